@@ -1,0 +1,11 @@
+// The real mains of the five tools; tools/tc-X/*.cpp only forward to these,
+// so tests and other tools can reuse the drivers.
+#pragma once
+
+namespace tc::tools {
+int tcImportMain(int argc, char **argv);
+int tcOptMain(int argc, char **argv);
+int tcCodegenMain(int argc, char **argv);
+int tcRunMain(int argc, char **argv);
+int tcProfMain(int argc, char **argv);
+} // namespace tc::tools

@@ -1,0 +1,52 @@
+// What every tc tool shares: option conventions (LLVM-style), reading IR in
+// either spelling, writing it, debug dumps, and turning errors into one line.
+#pragma once
+#include "tc/IR/IR.h"
+#include "tc/Support/MemoryBuffer.h"
+#include <boost/program_options.hpp>
+#include <functional>
+#include <string>
+
+namespace tc::tools {
+
+namespace po = boost::program_options;
+
+struct CommonOptions {
+  std::string input = "-";
+  std::string output = "-";
+  bool text = false;
+  std::string dumpDir;
+};
+
+// Runs a tool body: parses nothing itself, but catches tc::Error (and any
+// other exception) and prints `<tool>: error: <message>`, returning 1.
+int runTool(const char *tool, const std::function<int()> &body);
+
+// Parses argv with `opts` plus the common flags (--help, --version, -o, -S,
+// --dump-dir, and a positional input). Returns false when --help or
+// --version was handled (exit 0).
+bool parseCommandLine(const char *tool, const char *usage, int argc, char **argv,
+                      po::options_description &opts, CommonOptions &common, po::variables_map &vm,
+                      bool withOutput = true);
+
+// Reads .tcbc or .tcir (sniffed by magic) from a file or "-".
+std::unique_ptr<Module> loadModule(const std::string &path);
+std::unique_ptr<Module> loadModule(std::shared_ptr<const MemoryBuffer> buf);
+
+// --split-input-file (MLIR style): runs `body` on each chunk of the input
+// between lines `// -----`, each padded so line numbers match the whole
+// file. A failing chunk prints its error and the next one runs. Outputs are
+// joined with `// -----` lines. Returns the exit code (1 if any failed).
+int forEachChunk(const char *tool, const MemoryBuffer &input, const std::string &output,
+                 const std::function<std::string(std::shared_ptr<const MemoryBuffer>)> &body);
+// Writes binary (default) or text (-S); refuses binary to a terminal.
+void writeModule(const Module &m, const CommonOptions &common);
+// Writes raw bytes to -o (file or stdout).
+void writeOutput(const std::string &path, std::string_view bytes);
+
+// The debug dump folder for this tool: --dump-dir, else $TC_DEBUG_DIR, with
+// the tool name appended; empty when neither is set. Created on demand.
+std::string dumpDirFor(const char *tool, const CommonOptions &common);
+void dumpFile(const std::string &dir, const std::string &name, std::string_view contents);
+
+} // namespace tc::tools

@@ -1,0 +1,16 @@
+// Helpers shared by rewriting passes.
+#pragma once
+#include "tc/IR/IR.h"
+
+namespace tc {
+
+// Replaces `from` by `to` everywhere. A function result keeps its public
+// name: when `from` is returned, `to` takes over its name. Returns false
+// (and changes nothing) when that cannot be done without changing the
+// function's signature (`to` is an argument or already returned).
+bool replaceValue(Function &f, Value *from, Value *to);
+
+// Erases ops none of whose results are used; returns whether any were.
+bool eraseDeadOps(Function &f);
+
+} // namespace tc

@@ -1,0 +1,88 @@
+// Materializes Ops.def into the OpInfo table.
+#include "tc/IR/OpTable.h"
+#include "Ops/OpInference.h"
+#include <climits>
+#include <cstdint>
+#include <unordered_map>
+
+namespace tc {
+
+std::string_view fusionCategoryName(FusionCategory c) {
+  switch (c) {
+  case FusionCategory::Pointwise: return "pointwise";
+  case FusionCategory::Reduction: return "reduction";
+  case FusionCategory::Library: return "library";
+  case FusionCategory::Shape: return "shape";
+  case FusionCategory::Opaque: return "opaque";
+  }
+  return "?";
+}
+
+size_t OpInfo::minOperands() const {
+  size_t n = 0;
+  for (const auto &o : operands)
+    if (!o.optional)
+      ++n;
+  return n;
+}
+
+size_t OpInfo::maxOperands() const {
+  for (const auto &o : operands)
+    if (o.variadic)
+      return SIZE_MAX;
+  return operands.size();
+}
+
+const AttrSpec *OpInfo::findAttr(std::string_view attr) const {
+  for (const auto &a : attrs)
+    if (a.name == attr)
+      return &a;
+  return nullptr;
+}
+
+const std::vector<OpInfo> &allOps() {
+  using namespace infer;
+#define IN(n)                                                                                      \
+  OperandSpec { #n, false, false }
+#define OPT(n)                                                                                     \
+  OperandSpec { #n, true, false }
+#define VAR(n)                                                                                     \
+  OperandSpec { #n, false, true }
+#define OPERANDS(...)                                                                              \
+  std::vector<OperandSpec> { __VA_ARGS__ }
+#define ATTR(n, K, def, doc)                                                                       \
+  AttrSpec { n, AttrKind::K, parseAttribute(def, AttrKind::K), doc }
+#define REQ(n, K, doc)                                                                             \
+  AttrSpec { n, AttrKind::K, std::nullopt, doc }
+#define ATTRS(...)                                                                                 \
+  std::vector<AttrSpec> { __VA_ARGS__ }
+#define TC_OP(E, CAT, NRES, INFER, SUMMARY, OPS, ATTRS_)                                           \
+  OpInfo{OpKind::E, #E, FusionCategory::CAT, OPS, NRES, ATTRS_, INFER, SUMMARY},
+  static const std::vector<OpInfo> table = {
+#include "tc/IR/Ops.def"
+  };
+#undef TC_OP
+#undef IN
+#undef OPT
+#undef VAR
+#undef OPERANDS
+#undef ATTR
+#undef REQ
+#undef ATTRS
+  return table;
+}
+
+const OpInfo &opInfo(OpKind k) { return allOps()[size_t(k)]; }
+
+const OpInfo *lookupOp(std::string_view name) {
+  static const auto index = [] {
+    std::unordered_map<std::string_view, const OpInfo *> m;
+    for (const OpInfo &i : allOps())
+      m.emplace(i.name, &i);
+    return m;
+  }();
+  auto it = index.find(name);
+  return it == index.end() ? nullptr : it->second;
+}
+
+} // namespace tc

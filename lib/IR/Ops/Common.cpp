@@ -1,0 +1,90 @@
+#include "OpInference.h"
+#include <algorithm>
+
+namespace tc::infer {
+
+const TensorType &operandType(const Op &op, size_t i) {
+  const Value *v = op.operand(i);
+  if (!v)
+    fail("operand ", i, " (", op.info().operands[std::min(i, op.info().operands.size() - 1)].name,
+         ") is required");
+  return v->type;
+}
+
+static Dim broadcastDim(const Dim &a, const Dim &b) {
+  if (a == b)
+    return a;
+  if (a.isStatic() && b.isStatic()) {
+    if (a.size == 1)
+      return b;
+    if (b.size == 1)
+      return a;
+    fail("cannot broadcast dimension ", a.size, " with ", b.size);
+  }
+  if (a.isStatic() && a.size == 1)
+    return b;
+  if (b.isStatic() && b.size == 1)
+    return a;
+  if (a.isStatic())
+    return a; // b (symbolic/unknown) must equal a at run time
+  if (b.isStatic())
+    return b;
+  return Dim::unknown(); // two different symbols, or unknown: either may be 1
+}
+
+Shape broadcast(const Shape &a, const Shape &b) {
+  size_t r = std::max(a.size(), b.size());
+  Shape out(r);
+  for (size_t i = 0; i < r; ++i) {
+    Dim da = i < r - a.size() ? Dim::fixed(1) : a[i - (r - a.size())];
+    Dim db = i < r - b.size() ? Dim::fixed(1) : b[i - (r - b.size())];
+    out[i] = broadcastDim(da, db);
+  }
+  return out;
+}
+
+int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what) {
+  if (axis < -rank || axis >= std::max<int64_t>(rank, 1))
+    fail(what, " ", axis, " is out of range for rank ", rank);
+  return axis < 0 ? axis + rank : axis;
+}
+
+Dim product(const Shape &s, size_t begin, size_t end) {
+  int64_t n = 1;
+  const Dim *sym = nullptr;
+  for (size_t i = begin; i < end; ++i) {
+    if (s[i].isStatic()) {
+      n *= s[i].size;
+    } else if (s[i].isSymbolic() && !sym) {
+      sym = &s[i];
+    } else {
+      return Dim::unknown();
+    }
+  }
+  if (!sym)
+    return Dim::fixed(n);
+  return n == 1 ? *sym : Dim::unknown();
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Value *v) {
+  if (!v || !v->isConstant())
+    return std::nullopt;
+  auto n = staticNumElements(v->type.shape);
+  if (!n)
+    return std::nullopt;
+  std::vector<int64_t> r(*n);
+  if (v->type.dtype == DType::I64 && v->data->size == size_t(*n) * 8) {
+    std::memcpy(r.data(), v->data->ptr, r.size() * 8);
+  } else if (v->type.dtype == DType::I32 && v->data->size == size_t(*n) * 4) {
+    for (int64_t i = 0; i < *n; ++i) {
+      int32_t x;
+      std::memcpy(&x, v->data->ptr + i * 4, 4);
+      r[i] = x;
+    }
+  } else {
+    return std::nullopt;
+  }
+  return r;
+}
+
+} // namespace tc::infer

@@ -1,0 +1,26 @@
+// Shape/dtype inference rules referenced by Ops.def, and the helpers they share.
+#pragma once
+#include "tc/IR/IR.h"
+#include "tc/Support/Error.h"
+
+namespace tc::infer {
+
+// Numpy-style broadcast of two shapes; symbolic dims are kept where the
+// result is certain, unknown otherwise. Throws on a static mismatch.
+Shape broadcast(const Shape &a, const Shape &b);
+// Normalizes a possibly negative axis against `rank`; throws if out of range.
+int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what = "axis");
+// Product of dims as a Dim: static when all static, the symbol when exactly
+// one symbolic dim and the rest are 1, unknown otherwise.
+Dim product(const Shape &s, size_t begin, size_t end);
+// Values of a constant integer operand (i64/i32), or nullopt when the
+// operand is not a constant.
+std::optional<std::vector<int64_t>> constantInts(const Value *v);
+// Operand i's type; throws if the operand is absent.
+const TensorType &operandType(const Op &op, size_t i);
+
+#define TC_OP(ENUM, CAT, NRES, INFER, ...) std::vector<TensorType> INFER(const Op &op);
+#include "tc/IR/Ops.def"
+#undef TC_OP
+
+} // namespace tc::infer

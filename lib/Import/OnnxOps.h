@@ -1,0 +1,82 @@
+// Private to lib/Import: the per-op import table (OnnxOps.cpp) and the node
+// context through which a converter builds IR (implemented by the graph
+// builder in OnnxImporter.cpp). Adding an op is one Ops.def line; a converter
+// entry here is needed only where ONNX and the IR differ (legacy opsets,
+// inputs that become attributes, ops that lower to something else).
+#pragma once
+#include "onnx/onnx_pb.h"
+#include "tc/IR/IR.h"
+#include "tc/Support/Error.h"
+#include <sstream>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace tc::onnximport {
+
+using AttrList = std::vector<std::pair<std::string, Attribute>>;
+
+// The highest default-domain opset the converters know the semantics of.
+// Newer opsets are accepted; this only documents what was checked.
+constexpr int kNewestKnownOpset = 21;
+
+// The importer's side of one ONNX node.
+class NodeContext {
+public:
+  virtual ~NodeContext() = default;
+
+  virtual const onnx::NodeProto &node() const = 0;
+  // The node's name, or "<op_type>_<index>" when it has none.
+  virtual const std::string &nodeName() const = 0;
+  // Version of the default ONNX domain the model imports.
+  virtual int opset() const = 0;
+
+  // "file:node (OpType)", the prefix of every diagnostic about the node.
+  virtual std::string where() const = 0;
+  [[noreturn]] void error(const std::string &msg) const { throw Error(where() + ": " + msg); }
+  template <typename... Args> [[noreturn]] void fail(const Args &...args) const {
+    std::ostringstream os;
+    (os << ... << args);
+    error(os.str());
+  }
+
+  size_t numInputs() const { return size_t(node().input_size()); }
+  // Input i, or nullptr when absent ("" or past the end). Throws if the name
+  // is not defined by an input, initializer or earlier node.
+  virtual Value *input(size_t i) const = 0;
+  // True when output i has a name that some node or the graph outputs read.
+  virtual bool outputUsed(size_t i) const = 0;
+
+  // Appends one IR op at this node's location: checks arity, sets `attrs`,
+  // infers and assigns result types, verifies, and binds result i to the
+  // ONNX name outputs[i] ("" gets a fresh name and is not bound).
+  virtual Op *emit(OpKind kind, std::vector<Value *> operands, const AttrList &attrs,
+                   const std::vector<std::string> &outputs) = 0;
+  // Defines ONNX value `onnxName` as a constant located at this node.
+  virtual Value *defineConstant(const std::string &onnxName, TensorType type, TensorData data) = 0;
+  // A constant the importer synthesizes for this node (e.g. an attribute that
+  // is an operand in the IR); its name is made unique from `base`.
+  virtual Value *helperConstant(const std::string &base, TensorType type, TensorData data) = 0;
+  // Decodes a TensorProto (inline or external data); errors name `what`.
+  virtual TensorData loadTensor(const onnx::TensorProto &t, TensorType &type,
+                                const std::string &what) = 0;
+};
+
+// Converts one node. Called only for nodes findConverter accepted.
+using ConvertFn = void (*)(NodeContext &);
+
+// True for the default ONNX domain ("" or "ai.onnx").
+bool isDefaultDomain(std::string_view domain);
+
+// The converter for a node, or nullptr when tc cannot import that op type.
+ConvertFn findConverter(std::string_view domain, std::string_view opType);
+
+// "float", "int64", ... for a TensorProto::DataType number; "type N" if unknown.
+std::string onnxTypeName(int64_t t);
+
+// Converts an ONNX attribute to the kind the op table declares (with the
+// widenings ONNX text syntax needs, e.g. an INT literal for a float).
+Attribute convertAttribute(const NodeContext &ctx, const onnx::AttributeProto &a, AttrKind kind);
+
+} // namespace tc::onnximport

@@ -1,0 +1,98 @@
+#include "tc/Support/MemoryBuffer.h"
+#include "tc/Support/Error.h"
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <fcntl.h>
+#include <new>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace tc {
+
+namespace {
+
+class HeapBuffer : public MemoryBuffer {
+public:
+  HeapBuffer(std::string_view bytes, std::string name) {
+    // 64-byte alignment so constants of a .tcbc read from a pipe are as
+    // aligned as those of an mmapped file.
+    storage_ = static_cast<char *>(::operator new(bytes.size() + 1, std::align_val_t(64)));
+    if (!bytes.empty())
+      std::memcpy(storage_, bytes.data(), bytes.size());
+    storage_[bytes.size()] = 0;
+    data_ = storage_;
+    size_ = bytes.size();
+    name_ = std::move(name);
+  }
+  ~HeapBuffer() override { ::operator delete(storage_, std::align_val_t(64)); }
+
+private:
+  char *storage_;
+};
+
+class MappedBuffer : public MemoryBuffer {
+public:
+  MappedBuffer(void *addr, size_t len, std::string name) : addr_(addr) {
+    data_ = static_cast<const char *>(addr);
+    size_ = len;
+    name_ = std::move(name);
+  }
+  ~MappedBuffer() override { ::munmap(addr_, size_); }
+
+private:
+  void *addr_;
+};
+
+std::string readAll(int fd, const std::string &name) {
+  std::string s;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0)
+      return s;
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      fail(name, ": read failed: ", std::strerror(errno));
+    }
+    s.append(buf, size_t(n));
+  }
+}
+
+} // namespace
+
+std::shared_ptr<const MemoryBuffer> MemoryBuffer::copy(std::string_view bytes, std::string name) {
+  return std::make_shared<HeapBuffer>(bytes, std::move(name));
+}
+
+std::shared_ptr<const MemoryBuffer> MemoryBuffer::open(const std::string &path) {
+  if (path == "-")
+    return copy(readAll(0, "<stdin>"), "<stdin>");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    fail(path, ": cannot open: ", std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    fail(path, ": cannot stat: ", std::strerror(e));
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    fail(path, ": is a directory");
+  }
+  if (S_ISREG(st.st_mode) && st.st_size > 0) {
+    void *p = ::mmap(nullptr, size_t(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+    ::close(fd);
+    if (p == MAP_FAILED)
+      fail(path, ": cannot map: ", std::strerror(errno));
+    return std::make_shared<MappedBuffer>(p, size_t(st.st_size), path);
+  }
+  std::string s = readAll(fd, path);
+  ::close(fd);
+  return copy(s, path);
+}
+
+} // namespace tc

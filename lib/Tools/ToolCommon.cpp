@@ -1,0 +1,174 @@
+#include "tc/Tools/ToolCommon.h"
+#include "tc/Config.h"
+#include "tc/IR/Bytecode.h"
+#include "tc/IR/Parser.h"
+#include "tc/IR/Printer.h"
+#include "tc/Support/Error.h"
+#include "tc/Support/MemoryBuffer.h"
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <unistd.h>
+
+namespace tc::tools {
+
+int runTool(const char *tool, const std::function<int()> &body) {
+  try {
+    return body();
+  } catch (const Error &e) {
+    std::cerr << tool << ": error: " << e.what() << "\n";
+  } catch (const po::error &e) {
+    std::cerr << tool << ": error: " << e.what() << " (see --help)\n";
+  } catch (const std::bad_alloc &) {
+    std::cerr << tool << ": error: out of memory\n";
+  } catch (const std::exception &e) {
+    std::cerr << tool << ": error: internal: " << e.what() << "\n";
+  }
+  return 1;
+}
+
+bool parseCommandLine(const char *tool, const char *usage, int argc, char **argv,
+                      po::options_description &opts, CommonOptions &common, po::variables_map &vm,
+                      bool withOutput) {
+  po::options_description general("General options");
+  general.add_options()("help,h", "print this help and exit")("version",
+                                                              "print the version and exit")(
+      "dump-dir", po::value(&common.dumpDir)->value_name("DIR"),
+      "write what the tool did (IR after each stage, logs) to DIR; also $TC_DEBUG_DIR");
+  if (withOutput)
+    general.add_options()("output,o", po::value(&common.output)->value_name("FILE"),
+                          "output file ('-' for stdout, the default)")(
+        ",S", po::bool_switch(&common.text), "write the text form (.tcir) instead of bytecode");
+  po::options_description hidden;
+  hidden.add_options()("input", po::value(&common.input), "input file");
+  po::positional_options_description pos;
+  pos.add("input", 1);
+  po::options_description all;
+  all.add(opts).add(general).add(hidden);
+  po::store(po::command_line_parser(argc, argv)
+                .options(all)
+                .positional(pos)
+                .style(po::command_line_style::default_style |
+                       po::command_line_style::allow_long_disguise)
+                .run(),
+            vm);
+  if (vm.count("help")) {
+    std::cout << "USAGE: " << tool << " " << usage << "\n\n" << opts << "\n" << general;
+    return false;
+  }
+  if (vm.count("version")) {
+    std::cout << tool << " (tc) " << TC_VERSION << ", built with LLVM " << TC_LLVM_VERSION << "\n";
+    return false;
+  }
+  po::notify(vm);
+  return true;
+}
+
+std::unique_ptr<Module> loadModule(const std::string &path) {
+  return loadModule(MemoryBuffer::open(path));
+}
+
+std::unique_ptr<Module> loadModule(std::shared_ptr<const MemoryBuffer> buf) {
+  if (isBytecode(buf->str()))
+    return readBytecode(buf);
+  if (buf->str().find('\0') != std::string_view::npos)
+    fail(buf->name(), ": not a tc IR file (binary data without the TCBC magic)");
+  return parseModule(buf->str(), buf->name());
+}
+
+int forEachChunk(const char *tool, const MemoryBuffer &input, const std::string &output,
+                 const std::function<std::string(std::shared_ptr<const MemoryBuffer>)> &body) {
+  std::string_view text = input.str();
+  std::string out, padding;
+  bool failed = false;
+  size_t start = 0, chunkIndex = 0;
+  while (start <= text.size()) {
+    // A separator is a line that starts with "// -----".
+    size_t sep = start;
+    size_t end = std::string_view::npos;
+    while (sep < text.size()) {
+      if (text.substr(sep).starts_with("// -----")) {
+        end = sep;
+        break;
+      }
+      size_t nl = text.find('\n', sep);
+      if (nl == std::string_view::npos)
+        break;
+      sep = nl + 1;
+    }
+    std::string_view chunk =
+        text.substr(start, end == std::string_view::npos ? text.npos : end - start);
+    auto buf = MemoryBuffer::copy(padding + std::string(chunk), input.name());
+    if (chunkIndex++)
+      out += "// -----\n";
+    try {
+      out += body(buf);
+    } catch (const Error &e) {
+      std::cerr << tool << ": error: " << e.what() << "\n";
+      failed = true;
+    }
+    if (end == std::string_view::npos)
+      break;
+    padding.append(size_t(std::count(chunk.begin(), chunk.end(), '\n')), '\n');
+    size_t nl = text.find('\n', end);
+    if (nl == std::string_view::npos)
+      break;
+    padding += '\n';
+    start = nl + 1;
+  }
+  writeOutput(output, out);
+  return failed ? 1 : 0;
+}
+
+void writeOutput(const std::string &path, std::string_view bytes) {
+  if (path == "-") {
+    std::cout.write(bytes.data(), std::streamsize(bytes.size()));
+    std::cout.flush();
+    if (!std::cout)
+      fail("<stdout>: write failed");
+    return;
+  }
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f)
+    fail(path, ": cannot open for writing: ", std::strerror(errno));
+  f.write(bytes.data(), std::streamsize(bytes.size()));
+  if (!f)
+    fail(path, ": write failed");
+}
+
+void writeModule(const Module &m, const CommonOptions &common) {
+  if (common.text) {
+    writeOutput(common.output, printModuleToString(m));
+    return;
+  }
+  if (common.output == "-" && ::isatty(1))
+    fail("refusing to write bytecode to a terminal; use -S for text or -o FILE");
+  writeOutput(common.output, writeBytecode(m));
+}
+
+std::string dumpDirFor(const char *tool, const CommonOptions &common) {
+  std::string base = common.dumpDir;
+  if (base.empty())
+    if (const char *env = std::getenv("TC_DEBUG_DIR"))
+      base = env;
+  if (base.empty())
+    return "";
+  std::filesystem::path dir = std::filesystem::path(base) / tool;
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec)
+    fail(dir.string(), ": cannot create dump folder: ", ec.message());
+  return dir.string();
+}
+
+void dumpFile(const std::string &dir, const std::string &name, std::string_view contents) {
+  if (dir.empty())
+    return;
+  writeOutput((std::filesystem::path(dir) / name).string(), contents);
+}
+
+} // namespace tc::tools

@@ -1,0 +1,29 @@
+# lit configuration for tc. Tests are grouped by area in sub-folders:
+#   RUN: tc-import %s -S | tc-opt --passes=cse -S | FileCheck %s
+import os
+import shutil
+import sys
+
+import lit.formats
+
+config.name = "tc"
+config.test_format = lit.formats.ShTest(execute_external=False)
+config.suffixes = [".tcir", ".onnxtxt", ".test"]
+config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py", "CMakeLists.txt", "unit"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.tc_obj_root, "test")
+
+# Our tools first, then LLVM's FileCheck/not/count.
+path = os.pathsep.join([config.tc_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", os.environ["PATH"])])
+config.environment["PATH"] = path
+config.environment.pop("TC_DEBUG_DIR", None)
+for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
+    if var in os.environ:
+        config.environment[var] = os.environ[var]
+
+config.substitutions.append(("%models", os.path.join(config.tc_src_root, "models")))
+config.substitutions.append(("%python", sys.executable))
+
+# Tests that need (or must not have) a GPU driver.
+if os.path.exists("/dev/nvidiactl"):
+    config.available_features.add("gpu")

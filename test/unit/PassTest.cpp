@@ -1,0 +1,112 @@
+#include "tc/Transforms/Pass.h"
+#include "tc/IR/Parser.h"
+#include "tc/IR/Printer.h"
+#include "tc/IR/Verifier.h"
+#include "tc/Support/Error.h"
+#include <gtest/gtest.h>
+#include <sstream>
+
+using namespace tc;
+
+namespace {
+
+std::unique_ptr<Module> run(const char *text, const char *pipeline) {
+  auto m = parseModule(text, "t.tcir");
+  PassManagerOptions opts;
+  opts.verifyEach = true;
+  PassManager pm(opts);
+  for (auto &inv : parsePipeline(pipeline))
+    pm.add(inv);
+  std::ostringstream ignored;
+  pm.run(*m, ignored);
+  verifyModule(*m);
+  return m;
+}
+
+size_t countOps(const Module &m, OpKind k) {
+  size_t n = 0;
+  for (auto &op : m.main().ops)
+    n += op->is(k);
+  return n;
+}
+
+} // namespace
+
+TEST(Passes, CseMergesDuplicatesAndKeepsOutputNames) {
+  auto m = run(R"(module @m {
+  func @main(%x: f32[4]) -> (f32[4], f32[4]) {
+    %a = Relu(%x) : f32[4]
+    %b = Relu(%x) : f32[4]
+    %c = Add(%a, %b) : f32[4]
+    %d = Sin(%x) : f32[4]
+    return %c, %d
+  }
+})",
+               "cse");
+  EXPECT_EQ(countOps(*m, OpKind::Relu), 1u);
+  EXPECT_EQ(m->main().results[0]->name, "c");
+  EXPECT_EQ(m->main().ops.back()->operand(0), m->main().ops.back()->operand(0));
+}
+
+TEST(Passes, CseDoesNotMergeDifferentAttributes) {
+  auto m = run(R"(module @m {
+  func @main(%x: f32[2,3]) -> (f32[2,3], f32[2,3]) {
+    %a = Softmax(%x) {axis = 0} : f32[2,3]
+    %b = Softmax(%x) {axis = 1} : f32[2,3]
+    return %a, %b
+  }
+})",
+               "cse");
+  EXPECT_EQ(countOps(*m, OpKind::Softmax), 2u);
+}
+
+TEST(Passes, DceRemovesUnusedOpsAndConstants) {
+  auto m = run(R"(module @m {
+  func @main(%x: f32[2]) -> (f32[2]) {
+    %w = const f32[2] [1.0, 2.0]
+    %dead = Mul(%x, %w) : f32[2]
+    %y = Relu(%x) : f32[2]
+    return %y
+  }
+})",
+               "dce");
+  EXPECT_EQ(m->main().ops.size(), 1u);
+  EXPECT_TRUE(m->main().constants.empty());
+}
+
+TEST(Passes, CanonicalizeFoldsTransposePairsAndIdentities) {
+  auto m = run(R"(module @m {
+  func @main(%x: f32[2,3,4]) -> (f32[2,3,4]) {
+    %t1 = Transpose(%x) {perm = [1, 2, 0]} : f32[3,4,2]
+    %t2 = Transpose(%t1) {perm = [2, 0, 1]} : f32[2,3,4]
+    %i = Identity(%t2) : f32[2,3,4]
+    %y = Relu(%i) : f32[2,3,4]
+    return %y
+  }
+})",
+               "canonicalize");
+  ASSERT_EQ(m->main().ops.size(), 1u);
+  EXPECT_EQ(m->main().ops[0]->operand(0), m->main().args[0]);
+}
+
+TEST(Passes, CanonicalizeKeepsTheOutputNameWhenDroppingTheLastOp) {
+  auto m = run(R"(module @m {
+  func @main(%x: f32[2]) -> (f32[2]) {
+    %r = Relu(%x) : f32[2]
+    %out = Identity(%r) : f32[2]
+    return %out
+  }
+})",
+               "canonicalize");
+  ASSERT_EQ(m->main().ops.size(), 1u);
+  EXPECT_EQ(m->main().results[0]->name, "out");
+}
+
+TEST(Passes, PipelineParsingRejectsUnknownNamesAndOptions) {
+  EXPECT_THROW(parsePipeline("cse,nope"), Error);
+  EXPECT_THROW(parsePipeline("canonicalize{bogus=1}"), Error);
+  auto p = parsePipeline("canonicalize{max-iterations=3},dce");
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].spelling(), "canonicalize{max-iterations=3}");
+  EXPECT_EQ(p[0].options.getInt("max-iterations"), 3);
+}

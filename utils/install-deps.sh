@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs everything tc needs to build and test on Debian 12. Idempotent:
+# re-running only installs what is missing.
+set -euo pipefail
+SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+
+pkgs=(
+  cmake ninja-build ccache g++ python3
+  llvm-19-dev libclang-cpp19-dev clang-19 llvm-19-tools libclang-rt-19-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler
+  libboost-program-options-dev
+  libgtest-dev libgmock-dev
+  libdnnl-dev
+  clang-format-19 libonnx-testdata util-linux
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# lit drives the test suite; the onnx Python package builds test models.
+py=${PYTHON:-python3}
+$py -c 'import lit' 2>/dev/null || $py -m pip install -q lit
+$py -c 'import onnx, numpy' 2>/dev/null || $py -m pip install -q onnx numpy
+echo "install-deps: ok"
