@@ -23,6 +23,13 @@ void listPasses(std::ostream &os) {
      << "; -O2/-O3 = " << pipelineForLevel(2) << "\n";
 }
 
+std::string escapePipes(const std::string &s) {
+  std::string r;
+  for (char c : s)
+    r += c == '|' ? std::string("\\|") : std::string(1, c);
+  return r;
+}
+
 void listOpsMarkdown(std::ostream &os) {
   os << "# tc IR reference\n\n"
      << "Generated from include/tc/IR/Ops.def by `tc-opt --list-ops --format=markdown`;\n"
@@ -31,13 +38,13 @@ void listOpsMarkdown(std::ostream &os) {
      << "Fusion categories: pointwise, reduction, library (matmul/conv), shape, opaque.\n\n"
      << "| op | category | operands | results | summary |\n|---|---|---|---|---|\n";
   for (const OpInfo &op : allOps()) {
-    os << "| [" << op.name << "](#" << op.name << ") | " << fusionCategoryName(op.category)
-       << " | ";
+    os << "| " << (op.attrs.empty() ? op.name : "[" + op.name + "](#" + op.name + ")") << " | "
+       << fusionCategoryName(op.category) << " | ";
     for (size_t i = 0; i < op.operands.size(); ++i)
       os << (i ? ", " : "") << op.operands[i].name << (op.operands[i].optional ? "?" : "")
          << (op.operands[i].variadic ? "..." : "");
-    os << " | " << (op.numResults < 0 ? "1+" : std::to_string(op.numResults)) << " | " << op.summary
-       << " |\n";
+    os << " | " << (op.numResults < 0 ? "1+" : std::to_string(op.numResults)) << " | "
+       << escapePipes(op.summary) << " |\n";
   }
   for (const OpInfo &op : allOps()) {
     if (op.attrs.empty())
@@ -48,7 +55,7 @@ void listOpsMarkdown(std::ostream &os) {
     for (const AttrSpec &a : op.attrs)
       os << "| " << a.name << " | " << attrKindName(a.kind) << " | "
          << (a.defaultValue ? "`" + a.defaultValue->str() + "`" : std::string("required")) << " | "
-         << a.doc << " |\n";
+         << escapePipes(a.doc) << " |\n";
   }
 }
 

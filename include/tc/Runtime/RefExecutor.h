@@ -1,0 +1,27 @@
+// The reference executor: naive, obviously-correct C++ for every op of the
+// op table. It is the oracle every backend and pass is checked against.
+#pragma once
+#include "tc/IR/IR.h"
+#include "tc/Runtime/HostTensor.h"
+#include <functional>
+#include <vector>
+
+namespace tc {
+
+// Runs `f` on `inputs` (one per argument, in order). Checks each input's
+// dtype and dims against the signature (a symbolic dim binds to one size for
+// the whole call) and throws tc::Error naming the input and the expected type
+// on mismatch. Output shapes come from the op table's shape rules applied to
+// the concrete operand shapes, so kernels never compute shapes themselves.
+std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTensor> &inputs);
+
+// A kernel computes an op's results into preallocated `outs` (right dtype
+// and shape already) from `ins` (nullptr for absent optional operands).
+using RefKernel = void (*)(const Op &op, const std::vector<const HostTensor *> &ins,
+                           std::vector<HostTensor> &outs);
+
+// The kernel of an op kind, or nullptr. Kernel files register into one table
+// (lib/Runtime/Ref/Kernels.h); a unit test checks every op has a kernel.
+RefKernel lookupRefKernel(OpKind k);
+
+} // namespace tc
