@@ -121,7 +121,7 @@ void parseText(std::string_view bytes, const std::string &file, onnx::ModelProto
                 e.what() + ")");
   }
   if (!status.IsOK())
-    syntaxError(oneLineParseError(status.ErrorMessage()));
+    syntaxError(printable(oneLineParseError(status.ErrorMessage())));
   if (!parser.EndOfInput())
     syntaxError("unexpected text after the model at " + parser.GetCurrentPos());
 }
@@ -154,8 +154,10 @@ void parseModel(const MemoryBuffer &buf, const std::string &file, onnx::ModelPro
 
 // ---- Unsupported-op scan -------------------------------------------------------
 
+// Node names end up in every diagnostic and location: keep them printable.
 std::string nodeName(const onnx::NodeProto &n, size_t index) {
-  return n.name().empty() ? n.op_type() + "_" + std::to_string(index) : n.name();
+  return n.name().empty() ? printable(n.op_type()) + "_" + std::to_string(index)
+                          : printable(n.name());
 }
 
 std::vector<UnsupportedNode> scanUnsupported(const onnx::GraphProto &g) {
@@ -174,7 +176,7 @@ std::string formatUnsupported(const std::vector<UnsupportedNode> &nodes) {
   constexpr size_t kMaxNames = 3;
   std::vector<std::pair<std::string, std::vector<std::string>>> groups;
   for (const UnsupportedNode &u : nodes) {
-    std::string type = isDefaultDomain(u.domain) ? u.opType : u.domain + "." + u.opType;
+    std::string type = printable(isDefaultDomain(u.domain) ? u.opType : u.domain + "." + u.opType);
     auto it = std::find_if(groups.begin(), groups.end(), [&](auto &g) { return g.first == type; });
     if (it == groups.end())
       it = groups.insert(groups.end(), {type, {}});
@@ -262,7 +264,9 @@ public:
   int opset() const override { return b_.opset(); }
   Location loc() const { return Location{b_.file(), name_}; }
 
-  std::string where() const override { return b_.file() + ":" + name_ + " (" + n_.op_type() + ")"; }
+  std::string where() const override {
+    return b_.file() + ":" + name_ + " (" + printable(n_.op_type()) + ")";
+  }
 
   Value *input(size_t i) const override {
     if (i >= numInputs() || n_.input(int(i)).empty())
@@ -270,7 +274,7 @@ public:
     const std::string &name = n_.input(int(i));
     auto it = b_.values.find(name);
     if (it == b_.values.end())
-      fail("input '", name, "' is not defined");
+      fail("input ", quoteName(name), " is not defined");
     return it->second;
   }
 
@@ -291,7 +295,7 @@ public:
            hi == SIZE_MAX ? "at least " + std::to_string(lo)
            : lo == hi     ? std::to_string(lo)
                           : std::to_string(lo) + " to " + std::to_string(hi),
-           " inputs, got ", n);
+           lo == 1 && hi == 1 ? " input, got " : " inputs, got ", n);
     for (size_t i = 0; i < n; ++i) {
       const OperandSpec &spec = info.operands[std::min(i, info.operands.size() - 1)];
       if (!operands[i] && !spec.optional)
@@ -302,17 +306,18 @@ public:
     for (const AttrSpec &spec : info.attrs)
       if (!spec.defaultValue &&
           std::none_of(attrs.begin(), attrs.end(), [&](auto &a) { return a.first == spec.name; }))
-        fail("missing required attribute '", spec.name, "'");
+        fail("missing required attribute ", quoteName(spec.name));
     size_t numResults =
         info.numResults >= 0 ? size_t(info.numResults) : std::max<size_t>(1, outputs.size());
     for (size_t i = numResults; i < outputs.size(); ++i)
       if (!outputs[i].empty())
-        fail("output ", i, " ('", outputs[i], "') is not supported");
+        fail("output ", i, " (", quoteName(outputs[i]), ") is not supported");
     Function &f = b_.f_func();
     std::vector<std::string> names;
     for (size_t i = 0; i < numResults; ++i) {
-      const std::string onnx = i < outputs.size() ? outputs[i] : std::string();
-      std::string name = f.uniqueName(onnx.empty() ? name_ + "_out" + std::to_string(i) : onnx);
+      const std::string onnxName = i < outputs.size() ? outputs[i] : std::string();
+      std::string name =
+          f.uniqueName(onnxName.empty() ? name_ + "_out" + std::to_string(i) : onnxName);
       // uniqueName reserves nothing until addOp; keep this op's names apart.
       while (std::find(names.begin(), names.end(), name) != names.end())
         name = f.uniqueName(name + "_" + std::to_string(i));
@@ -324,7 +329,7 @@ public:
     try {
       std::vector<TensorType> types = inferResultTypes(*op);
       if (types.size() != op->results.size())
-        fail(op->where(), ": shape rule gave ", types.size(), " results for ", op->results.size());
+        fail("shape rule gave ", types.size(), " results for ", op->results.size());
       for (size_t i = 0; i < types.size(); ++i)
         op->results[i]->type = std::move(types[i]);
       verifyOp(*op);
@@ -333,7 +338,7 @@ public:
     } catch (const std::exception &e) {
       // A shape rule must only throw tc::Error; keep one-line diagnostics
       // (and no crash) even if one does not.
-      fail(op->where(), ": ", e.what());
+      fail(e.what());
     }
     for (size_t i = 0; i < numResults && i < outputs.size(); ++i)
       if (!outputs[i].empty())
@@ -367,13 +372,13 @@ private:
 void GraphBuilder::build() {
   const onnx::GraphProto &g = model_.graph();
   if (g.sparse_initializer_size())
-    fail(file_, ": sparse initializer '", g.sparse_initializer(0).values().name(),
-         "' is not supported");
+    fail(file_, ": sparse initializer ", quoteName(g.sparse_initializer(0).values().name()),
+         " is not supported");
   for (const onnx::TensorProto &t : g.initializer()) {
     if (t.name().empty())
       fail(file_, ": an initializer has no name");
     if (!initializerNames_.insert(t.name()).second)
-      fail(file_, ": initializer '", t.name(), "' is defined twice");
+      fail(file_, ": initializer ", quoteName(t.name()), " is defined twice");
   }
   importInputs();
   importInitializers();
@@ -402,8 +407,8 @@ void GraphBuilder::importInputs() {
     if (initializerNames_.count(name))
       continue;
     if (values.count(name))
-      fail(file_, ": graph input '", name, "' is listed twice");
-    auto where = [&] { return file_ + ": input '" + name + "'"; };
+      fail(file_, ": graph input ", quoteName(name), " is listed twice");
+    auto where = [&] { return file_ + ": input " + quoteName(name); };
     if (!vi.type().has_tensor_type())
       fail(where(), " is not a tensor (sequence, map and optional inputs are not supported)");
     const onnx::TypeProto_Tensor &tt = vi.type().tensor_type();
@@ -424,7 +429,16 @@ void GraphBuilder::importInputs() {
         shape.push_back(Dim::unknown());
       }
     }
-    values[name] = f_.addArgument(f_.uniqueName(name), TensorType{*dt, std::move(shape)});
+    // Like constants, no real tensor exceeds byteSize's 256 TiB; rejecting
+    // absurd static dims here keeps shape arithmetic far from overflow.
+    Shape staticPart;
+    for (const Dim &d : shape)
+      if (d.isStatic())
+        staticPart.push_back(d);
+    TensorType type{*dt, std::move(shape)};
+    if (!byteSize(TensorType{*dt, staticPart}))
+      fail(where(), " is too large: ", type.str());
+    values[name] = f_.addArgument(f_.uniqueName(name), std::move(type));
   }
 }
 
@@ -438,7 +452,7 @@ void GraphBuilder::importInitializers() {
       raw->swap(*t.mutable_raw_data());
     }
     TensorType type;
-    TensorData data = loadTensor(t, type, file_ + ": initializer '" + t.name() + "'", raw);
+    TensorData data = loadTensor(t, type, file_ + ": initializer " + quoteName(t.name()), raw);
     values[t.name()] = f_.addConstant(f_.uniqueName(t.name()), std::move(type), std::move(data),
                                       Location{file_, t.name()});
   }
@@ -452,7 +466,7 @@ std::vector<int> GraphBuilder::nodeOrder() {
   int numNodes = g.node_size();
   auto where = [&](int i) {
     const onnx::NodeProto &n = g.node(i);
-    return file_ + ":" + nodeName(n, size_t(i)) + " (" + n.op_type() + ")";
+    return file_ + ":" + nodeName(n, size_t(i)) + " (" + printable(n.op_type()) + ")";
   };
   std::unordered_map<std::string, int> producer;
   for (int i = 0; i < numNodes; ++i)
@@ -460,7 +474,8 @@ std::vector<int> GraphBuilder::nodeOrder() {
       if (o.empty())
         continue;
       if (values.count(o) || !producer.emplace(o, i).second)
-        fail(where(i), ": output '", o, "' is already defined (ONNX values are assigned once)");
+        fail(where(i), ": output ", quoteName(o),
+             " is already defined (ONNX values are assigned once)");
     }
   std::vector<int> pending(numNodes, 0);
   std::vector<std::vector<int>> consumers(numNodes);
@@ -470,7 +485,7 @@ std::vector<int> GraphBuilder::nodeOrder() {
         continue;
       auto it = producer.find(in);
       if (it == producer.end())
-        fail(where(i), ": input '", in, "' is not defined");
+        fail(where(i), ": input ", quoteName(in), " is not defined");
       ++pending[i];
       consumers[it->second].push_back(i);
     }
@@ -504,7 +519,7 @@ void GraphBuilder::importOutputs() {
       fail(file_, ": a graph output has no name");
     auto it = values.find(o.name());
     if (it == values.end())
-      fail(file_, ": graph output '", o.name(), "' is not defined");
+      fail(file_, ": graph output ", quoteName(o.name()), " is not defined");
     f_.results.push_back(it->second);
   }
 }
@@ -634,7 +649,7 @@ TensorData GraphBuilder::loadExternal(const onnx::TensorProto &t, const TensorTy
     } else if (kv.key() == "offset" || kv.key() == "length") {
       std::optional<uint64_t> v = parseU64(kv.value());
       if (!v)
-        fail(where, ": external data ", kv.key(), " '", kv.value(), "' is not a number");
+        fail(where, ": external data ", kv.key(), " ", quoteName(kv.value()), " is not a number");
       (kv.key() == "offset" ? offset : length.emplace()) = *v;
     } // "checksum" and unknown keys: nothing to do
   }
@@ -657,7 +672,7 @@ TensorData GraphBuilder::loadExternal(const onnx::TensorProto &t, const TensorTy
     fail(where, ": external data file '", path.string(),
          "' cannot be read: ", std::strerror(errno));
   if (!S_ISREG(st.st_mode))
-    fail(where, ": external data file '", path.string(), "' is not a regular file");
+    fail(where, ": external data file ", quoteName(path.string()), " is not a regular file");
   uint64_t fileSize = uint64_t(st.st_size);
   if (offset > fileSize || (length && *length > fileSize - offset))
     fail(where, ": external data range [", offset, ", +", length.value_or(0), ") lies outside '",
@@ -669,7 +684,7 @@ TensorData GraphBuilder::loadExternal(const onnx::TensorProto &t, const TensorTy
   if (!file)
     file = MemoryBuffer::open(path.string());
   if (offset + len > file->size()) // changed since stat
-    fail(where, ": external data file '", path.string(), "' is shorter than expected");
+    fail(where, ": external data file ", quoteName(path.string()), " is shorter than expected");
   const uint8_t *p = reinterpret_cast<const uint8_t *>(file->data()) + offset;
   // Share the mapping when the slice is aligned (exporters align to 4 KiB);
   // otherwise copy so typed access to the constant stays aligned.

@@ -106,10 +106,11 @@ AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,
                       std::initializer_list<std::string_view> skip = {}) {
   AttrList out;
   const onnx::NodeProto &n = ctx.node();
-  for (const AttributeProto &a : n.attribute()) {
-    for (const auto &[name, _] : out)
-      if (name == a.name())
-        ctx.fail("attribute '", a.name(), "' given twice");
+  for (int i = 0; i < n.attribute_size(); ++i) {
+    const AttributeProto &a = n.attribute(i);
+    for (int j = 0; j < i; ++j)
+      if (n.attribute(j).name() == a.name())
+        ctx.fail("attribute ", quoteName(a.name()), " given twice");
     if (std::find(skip.begin(), skip.end(), a.name()) != skip.end())
       continue;
     if (const AttrSpec *spec = info.findAttr(a.name())) {
@@ -118,7 +119,7 @@ AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,
     }
     if (isLegacyAttr(n.op_type(), a.name(), ctx.opset()))
       continue;
-    ctx.fail("unsupported attribute '", a.name(), "'");
+    ctx.fail("unsupported attribute ", quoteName(a.name()));
   }
   return out;
 }
@@ -171,7 +172,7 @@ void convertConstant(NodeContext &ctx) {
   int t = effectiveType(a);
   auto expect = [&](int want) {
     if (t != want)
-      ctx.fail("attribute '", a.name(), "' must be ", attrTypeName(want), ", got ",
+      ctx.fail("attribute ", quoteName(a.name()), " must be ", attrTypeName(want), ", got ",
                attrTypeName(t));
   };
   TensorType type;
@@ -205,7 +206,7 @@ void convertConstant(NodeContext &ctx) {
     fromVector(DType::I64, {Dim::fixed(a.ints_size())}, a.ints(), i64);
   } else {
     // value_string(s) and sparse_value: no IR element type / representation.
-    ctx.fail("unsupported attribute '", name, "'");
+    ctx.fail("unsupported attribute ", quoteName(name));
   }
   ctx.defineConstant(n.output(0), std::move(type), std::move(data));
 }
@@ -219,7 +220,7 @@ void convertDropout(NodeContext &ctx) {
         (a.name() == "is_test" && ctx.opset() < 7) ||
         isLegacyAttr("Dropout", a.name(), ctx.opset()))
       continue;
-    ctx.fail("unsupported attribute '", a.name(), "'");
+    ctx.fail("unsupported attribute ", quoteName(a.name()));
   }
   if (ctx.numInputs() > 3)
     ctx.fail("expects 1 to 3 inputs, got ", ctx.numInputs());
@@ -234,8 +235,8 @@ void convertDropout(NodeContext &ctx) {
   if (ctx.node().output_size() > 2)
     ctx.fail("expects at most 2 outputs, got ", ctx.node().output_size());
   if (ctx.outputUsed(1))
-    ctx.fail("output 'mask' ('", ctx.node().output(1),
-             "') is used; only inference Dropout without a mask is supported");
+    ctx.fail("output 'mask' (", quoteName(ctx.node().output(1)),
+             ") is used; only inference Dropout without a mask is supported");
   std::vector<std::string> outs = outputs(ctx);
   outs.resize(1);
   ctx.emit(OpKind::Identity, {ctx.input(0)}, {}, outs);
@@ -336,6 +337,24 @@ std::string onnxTypeName(int64_t t) {
   return "type " + std::to_string(t);
 }
 
+std::string printable(std::string_view s) {
+  std::string r;
+  for (char c : s) {
+    auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      static constexpr char kHex[] = "0123456789abcdef";
+      r += "\\x";
+      r += kHex[u >> 4];
+      r += kHex[u & 15];
+    } else {
+      r += c;
+    }
+  }
+  return r;
+}
+
+std::string quoteName(std::string_view s) { return "'" + printable(s) + "'"; }
+
 bool isDefaultDomain(std::string_view domain) { return domain.empty() || domain == "ai.onnx"; }
 
 ConvertFn findConverter(std::string_view domain, std::string_view opType) {
@@ -349,10 +368,12 @@ ConvertFn findConverter(std::string_view domain, std::string_view opType) {
 
 Attribute convertAttribute(const NodeContext &ctx, const AttributeProto &a, AttrKind kind) {
   if (!a.ref_attr_name().empty())
-    ctx.fail("attribute '", a.name(), "' refers to a function attribute, which is not supported");
+    ctx.fail("attribute ", quoteName(a.name()),
+             " refers to a function attribute, which is not supported");
   int t = effectiveType(a);
   auto mismatch = [&]() {
-    ctx.fail("attribute '", a.name(), "' must be ", attrKindName(kind), ", got ", attrTypeName(t));
+    ctx.fail("attribute ", quoteName(a.name()), " must be ", attrKindName(kind), ", got ",
+             attrTypeName(t));
   };
   switch (kind) {
   case AttrKind::Int:
@@ -398,7 +419,7 @@ Attribute convertAttribute(const NodeContext &ctx, const AttributeProto &a, Attr
       // Opset < 6 spelled Cast's `to` as a DataType name ("FLOAT").
       onnx::TensorProto_DataType dt;
       if (!onnx::TensorProto_DataType_Parse(a.s(), &dt))
-        ctx.fail("attribute '", a.name(), "': unknown element type '", a.s(), "'");
+        ctx.fail("attribute ", quoteName(a.name()), ": unknown element type ", quoteName(a.s()));
       code = dt;
     } else {
       mismatch();
@@ -407,12 +428,12 @@ Attribute convertAttribute(const NodeContext &ctx, const AttributeProto &a, Attr
     if (code >= INT_MIN && code <= INT_MAX)
       dt = dtypeFromOnnx(int(code));
     if (!dt)
-      ctx.fail("attribute '", a.name(), "': element type ", onnxTypeName(code),
+      ctx.fail("attribute ", quoteName(a.name()), ": element type ", onnxTypeName(code),
                " is not supported");
     return Attribute(*dt);
   }
   }
-  ctx.fail("attribute '", a.name(), "' has an unknown kind");
+  ctx.fail("attribute ", quoteName(a.name()), " has an unknown kind");
 }
 
 } // namespace tc::onnximport

@@ -72,6 +72,12 @@ bool isDefaultDomain(std::string_view domain);
 // The converter for a node, or nullptr when tc cannot import that op type.
 ConvertFn findConverter(std::string_view domain, std::string_view opType);
 
+// `s` with control characters as \xHH escapes: names from a model go into
+// diagnostics, which must stay one line.
+std::string printable(std::string_view s);
+// 'name', printable.
+std::string quoteName(std::string_view s);
+
 // "float", "int64", ... for a TensorProto::DataType number; "type N" if unknown.
 std::string onnxTypeName(int64_t t);
 
