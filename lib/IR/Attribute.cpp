@@ -33,6 +33,10 @@ std::string formatDouble(double d) {
   return s;
 }
 
+void Attribute::kindMismatch(AttrKind want) const {
+  fail("attribute is ", attrKindName(kind()), ", expected ", attrKindName(want));
+}
+
 bool Attribute::operator==(const Attribute &o) const {
   if (kind() != o.kind())
     return false;

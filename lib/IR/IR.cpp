@@ -37,9 +37,9 @@ const Attribute &Op::attr(std::string_view n) const {
     return *a;
   const AttrSpec *spec = info().findAttr(n);
   if (!spec)
-    fail(where(), ": op has no attribute '", n, "'");
+    fail("op has no attribute '", n, "'");
   if (!spec->defaultValue)
-    fail(where(), ": missing required attribute '", n, "'");
+    fail("missing required attribute '", n, "'");
   return *spec->defaultValue;
 }
 

@@ -4,14 +4,6 @@
 
 namespace tc {
 
-std::vector<TensorType> inferResultTypes(const Op &op) {
-  try {
-    return op.info().infer(op);
-  } catch (const Error &e) {
-    fail(op.where(), ": ", e.what());
-  }
-}
-
 static void verifyStructure(const Op &op) {
   const OpInfo &info = op.info();
   size_t n = op.operands.size();
@@ -48,12 +40,17 @@ static void verifyStructure(const Op &op) {
       fail("missing required attribute '", spec.name, "'");
 }
 
-void verifyOp(const Op &op) {
+// Structure first: shape rules may assume arity and attribute kinds.
+std::vector<TensorType> inferResultTypes(const Op &op) {
   try {
     verifyStructure(op);
+    return op.info().infer(op);
   } catch (const Error &e) {
     fail(op.where(), ": ", e.what());
   }
+}
+
+void verifyOp(const Op &op) {
   std::vector<TensorType> inferred = inferResultTypes(op);
   if (inferred.size() != op.results.size())
     fail(op.where(), ": shape rule gave ", inferred.size(), " results for ", op.results.size());

@@ -17,6 +17,7 @@ public:
                                std::vector<double>, std::vector<std::string>, DType>;
   Attribute() : v_(int64_t(0)) {}
   Attribute(int64_t i) : v_(i) {}
+  Attribute(int i) : v_(int64_t(i)) {}
   Attribute(double f) : v_(f) {}
   Attribute(std::string s) : v_(std::move(s)) {}
   Attribute(std::vector<int64_t> v) : v_(std::move(v)) {}
@@ -25,19 +26,28 @@ public:
   Attribute(DType t) : v_(t) {}
 
   AttrKind kind() const { return AttrKind(v_.index()); }
-  int64_t i() const { return std::get<int64_t>(v_); }
-  double f() const { return std::get<double>(v_); }
-  const std::string &s() const { return std::get<std::string>(v_); }
-  const std::vector<int64_t> &ints() const { return std::get<std::vector<int64_t>>(v_); }
-  const std::vector<double> &floats() const { return std::get<std::vector<double>>(v_); }
-  const std::vector<std::string> &strings() const { return std::get<std::vector<std::string>>(v_); }
-  DType type() const { return std::get<DType>(v_); }
+  // Typed access; a kind mismatch throws tc::Error (never bad_variant_access).
+  int64_t i() const { return get<int64_t>(AttrKind::Int); }
+  double f() const { return get<double>(AttrKind::Float); }
+  const std::string &s() const { return get<std::string>(AttrKind::String); }
+  const std::vector<int64_t> &ints() const { return get<std::vector<int64_t>>(AttrKind::Ints); }
+  const std::vector<double> &floats() const { return get<std::vector<double>>(AttrKind::Floats); }
+  const std::vector<std::string> &strings() const {
+    return get<std::vector<std::string>>(AttrKind::Strings);
+  }
+  DType type() const { return get<DType>(AttrKind::Type); }
 
   bool operator==(const Attribute &o) const;
   // Canonical text spelling; parseAttribute(str(), kind()) gives it back exactly.
   std::string str() const;
 
 private:
+  template <typename T> const T &get(AttrKind want) const {
+    if (const T *p = std::get_if<T>(&v_))
+      return *p;
+    kindMismatch(want);
+  }
+  [[noreturn]] void kindMismatch(AttrKind want) const;
   Storage v_;
 };
 

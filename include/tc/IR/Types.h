@@ -71,12 +71,12 @@ struct TensorType {
   std::string str() const; // f32[N,3,224,224]
 };
 
-// True when `declared` can describe a value whose inferred type is `inferred`:
-// same dtype and rank, and each declared dim equals the inferred one or the
-// inferred one is unknown.
 // Bytes of a static-shaped tensor; nullopt when not static or overflowing.
 std::optional<size_t> byteSize(const TensorType &t);
 
+// True when `declared` can describe a value whose inferred type is `inferred`:
+// same dtype and rank, and each declared dim equals the inferred one or the
+// inferred one is unknown.
 bool typeCompatible(const TensorType &declared, const TensorType &inferred);
 
 } // namespace tc

@@ -49,12 +49,26 @@ int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what) {
   return axis < 0 ? axis + rank : axis;
 }
 
+int64_t checkedMul(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_mul_overflow(a, b, &r))
+    fail("dimension arithmetic overflows (", a, " * ", b, ")");
+  return r;
+}
+
+int64_t checkedAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r))
+    fail("dimension arithmetic overflows (", a, " + ", b, ")");
+  return r;
+}
+
 Dim product(const Shape &s, size_t begin, size_t end) {
   int64_t n = 1;
   const Dim *sym = nullptr;
   for (size_t i = begin; i < end; ++i) {
     if (s[i].isStatic()) {
-      n *= s[i].size;
+      n = checkedMul(n, s[i].size);
     } else if (s[i].isSymbolic() && !sym) {
       sym = &s[i];
     } else {
@@ -74,7 +88,8 @@ std::optional<std::vector<int64_t>> constantInts(const Value *v) {
     return std::nullopt;
   std::vector<int64_t> r(*n);
   if (v->type.dtype == DType::I64 && v->data->size == size_t(*n) * 8) {
-    std::memcpy(r.data(), v->data->ptr, r.size() * 8);
+    if (*n)
+      std::memcpy(r.data(), v->data->ptr, r.size() * 8);
   } else if (v->type.dtype == DType::I32 && v->data->size == size_t(*n) * 4) {
     for (int64_t i = 0; i < *n; ++i) {
       int32_t x;

@@ -22,6 +22,19 @@ std::vector<TensorType> inferSameBool(const Op &op) {
   return same(op, [](DType t) { return t == DType::Bool; }, "a bool");
 }
 
+std::vector<TensorType> inferGelu(const Op &op) {
+  const std::string &a = op.getString("approximate");
+  if (a != "none" && a != "tanh")
+    fail("approximate must be \"none\" or \"tanh\", got \"", a, "\"");
+  return inferSameFloat(op);
+}
+
+std::vector<TensorType> inferSoftmax(const Op &op) {
+  std::vector<TensorType> r = inferSameFloat(op);
+  normalizeAxis(op.getInt("axis"), int64_t(r[0].rank()));
+  return r;
+}
+
 std::vector<TensorType> inferCast(const Op &op) {
   return {TensorType{op.attr("to").type(), operandType(op, 0).shape}};
 }

@@ -94,7 +94,7 @@ std::vector<TensorType> inferConv(const Op &op) {
       fail("pads must be >= 0");
   }
   const Dim &cin = x.shape[1], &wc = w.shape[1];
-  if (cin.isStatic() && wc.isStatic() && cin.size != wc.size * group)
+  if (cin.isStatic() && wc.isStatic() && cin.size != checkedMul(wc.size, group))
     fail("X has ", cin.size, " channels but W expects ", wc.size, " x group ", group);
   const Dim &m = w.shape[0];
   if (m.isStatic() && m.size % group != 0)
@@ -115,14 +115,16 @@ std::vector<TensorType> inferConv(const Op &op) {
       out.push_back(Dim::unknown());
       continue;
     }
-    int64_t effK = dil[i] * (kernel[i] - 1) + 1;
+    if (kernel[i] < 1)
+      fail("kernel_shape must be >= 1");
+    int64_t effK = checkedAdd(checkedMul(dil[i], kernel[i] - 1), 1);
     int64_t o;
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
       o = (in.size + strides[i] - 1) / strides[i];
     else if (autoPad == "VALID")
       o = (in.size - effK) / strides[i] + 1;
     else
-      o = (in.size + pads[i] + pads[i + sp] - effK) / strides[i] + 1;
+      o = (checkedAdd(checkedAdd(in.size, pads[i]), pads[i + sp]) - effK) / strides[i] + 1;
     if (o < 1)
       fail("spatial axis ", i, " of size ", in.size, " is smaller than the kernel");
     out.push_back(Dim::fixed(o));

@@ -13,6 +13,10 @@ int64_t normalizeAxis(int64_t axis, int64_t rank, const char *what = "axis");
 // Product of dims as a Dim: static when all static, the symbol when exactly
 // one symbolic dim and the rest are 1, unknown otherwise.
 Dim product(const Shape &s, size_t begin, size_t end);
+// Dimension arithmetic that throws instead of overflowing (hostile models
+// carry dims and attributes near INT64_MAX).
+int64_t checkedMul(int64_t a, int64_t b);
+int64_t checkedAdd(int64_t a, int64_t b);
 // Values of a constant integer operand (i64/i32), or nullopt when the
 // operand is not a constant.
 std::optional<std::vector<int64_t>> constantInts(const Value *v);

@@ -14,6 +14,8 @@ std::vector<TensorType> inferReshape(const Op &op) {
     // Shape computed at run time: only the rank is known.
     if (!s.shape[0].isStatic())
       fail("shape operand has unknown length");
+    if (s.shape[0].size > 64)
+      fail("shape operand has ", s.shape[0].size, " entries; tc supports rank <= 64");
     return {TensorType{x.dtype, Shape(s.shape[0].size, Dim::unknown())}};
   }
   bool allowZero = op.getInt("allowzero");
@@ -44,7 +46,7 @@ std::vector<TensorType> inferReshape(const Op &op) {
       if (int(i) == skip)
         continue;
       if (sh[i].isStatic())
-        n *= sh[i].size;
+        n = checkedMul(n, sh[i].size);
       else if (sh[i].isSymbolic())
         ++syms[sh[i].symbol];
       else
@@ -112,6 +114,8 @@ std::vector<TensorType> inferFlatten(const Op &op) {
 std::vector<TensorType> inferConcat(const Op &op) {
   const TensorType &first = operandType(op, 0);
   int64_t r = int64_t(first.rank());
+  if (r == 0)
+    fail("cannot concatenate scalars");
   int64_t axis = normalizeAxis(op.getInt("axis"), r);
   Shape out = first.shape;
   int64_t total = 0;
@@ -130,7 +134,7 @@ std::vector<TensorType> inferConcat(const Op &op) {
         out[d] = b;
     }
     if (t.shape[axis].isStatic())
-      total += t.shape[axis].size;
+      total = checkedAdd(total, t.shape[axis].size);
     else
       allStatic = false;
   }
