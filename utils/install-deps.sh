@@ -23,8 +23,10 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# lit drives the test suite; the onnx Python package builds test models.
+# lit drives the test suite; the onnx Python package builds test models;
+# onnxruntime is the independent oracle the reference executor is checked
+# against (test/Runtime).
 py=${PYTHON:-python3}
 $py -c 'import lit' 2>/dev/null || $py -m pip install -q lit
-$py -c 'import onnx, numpy' 2>/dev/null || $py -m pip install -q onnx numpy
+$py -c 'import onnx, numpy, onnxruntime' 2>/dev/null || $py -m pip install -q onnx numpy onnxruntime
 echo "install-deps: ok"

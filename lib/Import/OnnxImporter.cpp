@@ -386,15 +386,22 @@ void GraphBuilder::build() {
     used.insert(n.input().begin(), n.input().end());
   for (const onnx::ValueInfoProto &o : g.output())
     used.insert(o.name());
+  std::vector<Value *> folded;
   for (int i : nodeOrder()) {
     const onnx::NodeProto &n = g.node(i);
     NodeCtx ctx(*this, n, nodeName(n, size_t(i)));
     ConvertFn convert = findConverter(n.domain(), n.op_type());
     if (!convert) // the caller scanned for these first
       ctx.fail("unsupported op");
+    size_t firstNew = f_.ops.size();
     convert(ctx);
+    // Shape computations over static dims and constants become constants.
+    for (size_t k = firstNew; k < f_.ops.size();)
+      if (!foldAtImport(f_, f_.ops[k].get(), folded))
+        ++k;
   }
   importOutputs();
+  dropUnusedFolded(f_, folded);
   verifyFunction(f_);
 }
 

@@ -323,6 +323,7 @@ struct Converter {
 constexpr Converter kConverters[] = {
     {"Constant", convertConstant}, {"Dropout", convertDropout},    {"Reshape", convertReshape},
     {"Softmax", convertSoftmax},   {"LogSoftmax", convertSoftmax}, {"Concat", convertConcat},
+    {"Hardmax", convertSoftmax},
 };
 
 } // namespace
@@ -363,8 +364,23 @@ ConvertFn findConverter(std::string_view domain, std::string_view opType) {
   for (const Converter &c : kConverters)
     if (c.opType == opType)
       return c.convert;
+  if (ConvertFn c = findTensorOpConverter(opType))
+    return c;
+  if (ConvertFn c = findNNOpConverter(opType))
+    return c;
   return lookupOp(opType) ? convertGeneric : nullptr;
 }
+
+// Public faces of the helpers above, for converters in other files.
+AttrList collectNodeAttrs(const NodeContext &ctx, const OpInfo &info,
+                          std::initializer_list<std::string_view> skip) {
+  return collectAttrs(ctx, info, skip);
+}
+const onnx::AttributeProto *findNodeAttr(const NodeContext &ctx, std::string_view name) {
+  return findAttr(ctx, name);
+}
+std::vector<Value *> nodeInputs(const NodeContext &ctx) { return inputs(ctx); }
+std::vector<std::string> nodeOutputs(const NodeContext &ctx) { return outputs(ctx); }
 
 Attribute convertAttribute(const NodeContext &ctx, const AttributeProto &a, AttrKind kind) {
   if (!a.ref_attr_name().empty())

@@ -72,6 +72,32 @@ bool isDefaultDomain(std::string_view domain);
 // The converter for a node, or nullptr when tc cannot import that op type.
 ConvertFn findConverter(std::string_view domain, std::string_view opType);
 
+// Converters of the elementwise and shape/data-movement ops whose ONNX form
+// changed across opsets (OnnxTensorOps.cpp); nullptr for other op types.
+ConvertFn findTensorOpConverter(std::string_view opType);
+// Converters of the normalization, pooling, reduction and resampling ops
+// (OnnxNNOps.cpp); nullptr for other op types.
+ConvertFn findNNOpConverter(std::string_view opType);
+
+// For converters outside OnnxOps.cpp: the node's attributes converted to the
+// kinds `info` declares (unknown ones are an error unless legacy-harmless or
+// in `skip`), one attribute by name, and the node's inputs and output names.
+AttrList collectNodeAttrs(const NodeContext &ctx, const OpInfo &info,
+                          std::initializer_list<std::string_view> skip = {});
+const onnx::AttributeProto *findNodeAttr(const NodeContext &ctx, std::string_view name);
+std::vector<Value *> nodeInputs(const NodeContext &ctx);
+std::vector<std::string> nodeOutputs(const NodeContext &ctx);
+
+// Import-time folding (ImportFolding.cpp), run on each op a node emitted:
+// Shape/Size of static dims, and any op whose operands are all constants and
+// whose results are small, become constants (the op's result values, located
+// at the op; the op is erased, the values appended to `folded`). Returns
+// true when `op` was folded.
+bool foldAtImport(Function &f, Op *op, std::vector<Value *> &folded);
+// Drops the constants of `folded` that nothing reads once the graph is
+// built (the intermediate values of a folded chain).
+void dropUnusedFolded(Function &f, const std::vector<Value *> &folded);
+
 // `s` with control characters as \xHH escapes: names from a model go into
 // diagnostics, which must stay one line.
 std::string printable(std::string_view s);

@@ -1,6 +1,9 @@
+#include "tc/Runtime/RefExecutor.h"
+#include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include <charconv>
 #include <dlfcn.h>
 #include <iostream>
 
@@ -23,26 +26,83 @@ void requireCudaDevice() {
     fail("no CUDA device (the driver is installed but reports no usable GPU)");
 }
 
+// "NAME=VALUE" -> {NAME, VALUE}; `flag` names the option in errors.
+std::pair<std::string, std::string> splitAssignment(const std::string &s, const char *flag) {
+  size_t eq = s.find('=');
+  if (eq == 0 || eq == std::string::npos || eq + 1 == s.size())
+    fail("--", flag, " expects NAME=VALUE, got '", s, "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+int64_t parseDimSize(const std::string &name, const std::string &v) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0)
+    fail("--dim ", name, "=", v, ": the size must be a non-negative integer");
+  return n;
+}
+
 } // namespace
 
 int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
     CommonOptions common;
-    std::string target = "ref";
+    std::vector<std::string> inputFiles;
+    std::string target = "ref", outputDir, compareDir;
+    std::vector<std::string> dimFlags;
+    InputSources src;
+    double rtol = 1e-4, atol = 1e-5;
     po::options_description opts("tc-run options");
     opts.add_options()("target", po::value(&target)->value_name("ref|cpu|cuda"),
-                       "ref: the reference executor over IR; cpu/cuda: a compiled artifact");
+                       "ref: the reference executor over IR; cpu/cuda: a compiled artifact")(
+        "inputs", po::value(&src.dir)->value_name("DIR"),
+        "inputs from a test_data_set folder: input_N.pb for input N, or NAME.npy; "
+        "--input wins where both give an input")(
+        "input", po::value(&inputFiles)->composing()->value_name("NAME=FILE"),
+        "read input NAME from a .pb or .npy file (repeatable)")(
+        "random-inputs", po::bool_switch(&src.random),
+        "uniform random data for inputs given no other way (floats in [-1,1) without 0, "
+        "integers in [1,9])")("seed", po::value(&src.seed)->value_name("S"),
+                              "random seed (default 0)")(
+        "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
+        "size of symbolic dim NAME for random inputs (repeatable)")(
+        "output-dir", po::value(&outputDir)->value_name("DIR"),
+        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
+        "compare", po::value(&compareDir)->value_name("DIR"),
+        "compare outputs with DIR/output_N.pb (or NAME.npy); exit 1 on a mismatch")(
+        "rtol", po::value(&rtol)->value_name("R"), "relative tolerance of --compare (1e-4)")(
+        "atol", po::value(&atol)->value_name("A"), "absolute tolerance of --compare (1e-5)");
     po::variables_map vm;
-    if (!parseCommandLine("tc-run", "[options] <model.tcx | model.tcbc | model.tcir>", argc, argv,
-                          opts, common, vm, /*withOutput=*/false))
+    if (!parseCommandLine("tc-run",
+                          "[options] [--input NAME=FILE ...] <model.tcx | model.tcbc | model.tcir>",
+                          argc, argv, opts, common, vm, /*withOutput=*/false))
       return 0;
     if (target == "cuda")
       requireCudaDevice();
     if (target != "ref" && target != "cpu" && target != "cuda")
       fail("unknown target '", target, "' (ref, cpu or cuda)");
+    if (!(rtol >= 0) || !(atol >= 0))
+      fail("--rtol and --atol must be non-negative");
+    for (const std::string &s : inputFiles)
+      src.files.push_back(splitAssignment(s, "input"));
+    for (const std::string &s : dimFlags) {
+      auto [name, value] = splitAssignment(s, "dim");
+      src.dims[name] = parseDimSize(name, value);
+    }
     auto m = loadModule(common.input);
-    fail("execution on target '", target,
-         "' is not built yet (tracked by the import/reference-executor issue)");
+    if (target != "ref")
+      fail("execution on target '", target,
+           "' is not built yet (use --target=ref for the reference executor)");
+    const Function &f = m->main();
+    std::vector<HostTensor> inputs = gatherInputs(f, src);
+    std::vector<HostTensor> outputs = runReference(f, inputs);
+    if (!outputDir.empty())
+      writeTestDataSet(outputDir, f, inputs, outputs);
+    if (compareDir.empty()) {
+      printOutputSummary(f, outputs, std::cout);
+      return 0;
+    }
+    return compareOutputs(f, outputs, compareDir, rtol, atol, std::cout) ? 0 : 1;
   });
 }
 

@@ -44,9 +44,9 @@ bool parseCommandLine(const char *tool, const char *usage, int argc, char **argv
                           "output file ('-' for stdout, the default)")(
         ",S", po::bool_switch(&common.text), "write the text form (.tcir) instead of bytecode");
   po::options_description hidden;
-  hidden.add_options()("input", po::value(&common.input), "input file");
+  hidden.add_options()("input-file", po::value(&common.input), "input file");
   po::positional_options_description pos;
-  pos.add("input", 1);
+  pos.add("input-file", 1);
   po::options_description all;
   all.add(opts).add(general).add(hidden);
   po::store(po::command_line_parser(argc, argv)

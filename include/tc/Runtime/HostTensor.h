@@ -13,8 +13,13 @@ namespace tc {
 class HostTensor {
 public:
   HostTensor() = default;
-  // Zero-filled storage for `shape`.
+  // Zero-filled storage for `shape`. Throws tc::Error on a negative dim or a
+  // size that cannot be a real tensor (see byteSize(TensorType)).
   HostTensor(DType dtype, std::vector<int64_t> shape);
+  // A tensor holding a copy of `n` raw little-endian bytes; throws tc::Error
+  // unless n is exactly the byte size of dtype[shape]. Bool bytes other than
+  // 0/1 are normalized to 1.
+  static HostTensor fromBytes(DType dtype, std::vector<int64_t> shape, const void *data, size_t n);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
@@ -28,12 +33,18 @@ public:
 
   TensorType type() const { return TensorType{dtype_, makeShape(shape_)}; }
   std::string typeStr() const { return type().str(); }
+  bool sameType(const HostTensor &o) const { return dtype_ == o.dtype_ && shape_ == o.shape_; }
 
   // Element i converted to double / int64 (any dtype; f16/bf16 decoded).
+  // For u64, getInt returns the two's-complement bit pattern. Float to int
+  // truncates toward zero, clamped to the int64 range (NaN gives 0).
   double getDouble(int64_t i) const;
   int64_t getInt(int64_t i) const;
   // Stores v into element i, converting to the tensor's dtype (round to
   // nearest for floats, C++ truncation for ints, v != 0 for bool).
+  // Doubles are rounded to f16/bf16 once (no double rounding through f32);
+  // out-of-range and NaN doubles stored to an integer dtype clamp to its
+  // range (NaN gives 0). setInt wraps modulo 2^bits for integer dtypes.
   void setDouble(int64_t i, double v);
   void setInt(int64_t i, int64_t v);
 
@@ -42,5 +53,9 @@ private:
   std::vector<int64_t> shape_;
   std::vector<uint8_t> bytes_;
 };
+
+// `v` rounded to the nearest value representable in float dtype `t`
+// (identity for f64); for non-float dtypes, returns v unchanged.
+double roundToFloatDType(double v, DType t);
 
 } // namespace tc

@@ -81,4 +81,95 @@ std::vector<TensorType> inferWhere(const Op &op) {
   return {TensorType{x.dtype, broadcast(c.shape, broadcast(x.shape, y.shape))}};
 }
 
+// ---- More elementwise ------------------------------------------------------
+
+std::vector<TensorType> inferFloatPredicate(const Op &op) {
+  TensorType t = same(op, isFloat, "a float")[0];
+  t.dtype = DType::Bool;
+  return {t};
+}
+
+std::vector<TensorType> inferSameInteger(const Op &op) { return same(op, isInteger, "an integer"); }
+
+std::vector<TensorType> inferCastLike(const Op &op) {
+  return {TensorType{operandType(op, 1).dtype, operandType(op, 0).shape}};
+}
+
+std::vector<TensorType> inferPRelu(const Op &op) {
+  const TensorType &x = operandType(op, 0), &s = operandType(op, 1);
+  if (x.dtype != s.dtype)
+    fail("operand types differ: ", x.str(), " vs ", s.str());
+  if (!numeric(x.dtype))
+    fail("expects numeric operands, got ", dtypeName(x.dtype));
+  // Unidirectional: slope broadcasts to X, the result has X's shape.
+  if (s.rank() > x.rank())
+    fail("slope ", s.str(), " does not broadcast to X ", x.str());
+  for (size_t i = 0; i < s.rank(); ++i) {
+    const Dim &sd = s.shape[i], &xd = x.shape[x.rank() - s.rank() + i];
+    if (sd.isStatic() && sd.size != 1 && xd.isStatic() && sd.size != xd.size)
+      fail("slope ", s.str(), " does not broadcast to X ", x.str());
+  }
+  return {x};
+}
+
+std::vector<TensorType> inferClip(const Op &op) {
+  const TensorType &x = operandType(op, 0);
+  if (!numeric(x.dtype))
+    fail("expects a numeric input, got ", dtypeName(x.dtype));
+  for (size_t i = 1; i < 3; ++i) {
+    const Value *b = op.operand(i);
+    if (!b)
+      continue;
+    const char *what = i == 1 ? "min" : "max";
+    if (b->type.dtype != x.dtype)
+      fail(what, " type ", b->type.str(), " differs from input ", x.str());
+    auto n = staticNumElements(b->type.shape);
+    if (b->type.rank() > 1 || (n && *n != 1))
+      fail(what, " must be a scalar, got ", b->type.str());
+  }
+  return {x};
+}
+
+static std::vector<TensorType> variadic(const Op &op, bool (*ok)(DType), const char *want) {
+  const TensorType &first = operandType(op, 0);
+  if (!ok(first.dtype))
+    fail("expects ", want, " inputs, got ", dtypeName(first.dtype));
+  TensorType r = first;
+  for (size_t i = 1; i < op.operands.size(); ++i) {
+    const TensorType &t = operandType(op, i);
+    if (t.dtype != first.dtype)
+      fail("input ", i, " ", t.str(), " differs in type from input 0 ", first.str());
+    r.shape = broadcast(r.shape, t.shape);
+  }
+  return {r};
+}
+
+std::vector<TensorType> inferVariadicNumeric(const Op &op) {
+  return variadic(op, numeric, "numeric");
+}
+std::vector<TensorType> inferVariadicFloat(const Op &op) { return variadic(op, isFloat, "float"); }
+
+std::vector<TensorType> inferMod(const Op &op) {
+  TensorType t = broadcastSame(op, numeric, "numeric");
+  int64_t fmod = op.getInt("fmod");
+  if (fmod != 0 && fmod != 1)
+    fail("fmod must be 0 or 1, got ", fmod);
+  if (isFloat(t.dtype) && fmod != 1)
+    fail("fmod must be 1 for float operands (", dtypeName(t.dtype), ")");
+  return {t};
+}
+
+static bool isUnsignedInt(DType t) { return isInteger(t) && !isSigned(t); }
+
+std::vector<TensorType> inferBitShift(const Op &op) {
+  const std::string &dir = op.getString("direction");
+  if (dir != "LEFT" && dir != "RIGHT")
+    fail("direction must be \"LEFT\" or \"RIGHT\", got \"", dir, "\"");
+  return {broadcastSame(op, isUnsignedInt, "unsigned integer")};
+}
+
+std::vector<TensorType> inferBroadcastInteger(const Op &op) {
+  return {broadcastSame(op, isInteger, "integer")};
+}
+
 } // namespace tc::infer

@@ -1,5 +1,7 @@
-// Shape rules of matmul and convolution.
+// Shape rules of matmul, convolution, pooling and normalization.
 #include "OpInference.h"
+#include "tc/IR/NNMath.h"
+#include <set>
 
 namespace tc::infer {
 
@@ -130,6 +132,276 @@ std::vector<TensorType> inferConv(const Op &op) {
     out.push_back(Dim::fixed(o));
   }
   return {TensorType{x.dtype, out}};
+}
+
+// ---- Transposed convolution and pooling -------------------------------------
+
+// A per-spatial-axis attribute: `n` values, or [] for `dflt` on every axis.
+static std::vector<int64_t> perAxis(const Op &op, const char *name, int64_t dflt, size_t n) {
+  std::vector<int64_t> v = op.getInts(name);
+  if (v.empty())
+    v.assign(n, dflt);
+  if (v.size() != n)
+    fail(name, " has ", v.size(), " values, expected ", n);
+  return v;
+}
+
+static void requireFlag(const Op &op, const char *name) {
+  int64_t v = op.getInt(name);
+  if (v != 0 && v != 1)
+    fail(name, " must be 0 or 1, got ", v);
+}
+
+std::vector<TensorType> inferConvTranspose(const Op &op) {
+  const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
+  if (x.rank() < 3)
+    fail("X must be at least 3-D (N, C, spatial...), got ", x.str());
+  if (w.rank() != x.rank())
+    fail("W rank ", w.rank(), " differs from X rank ", x.rank());
+  if (x.dtype != w.dtype)
+    fail("operand types differ: ", x.str(), " vs ", w.str());
+  requireFloat(x, "X");
+  size_t sp = x.rank() - 2;
+  int64_t group = op.getInt("group");
+  if (group < 1)
+    fail("group must be >= 1, got ", group);
+  std::vector<int64_t> strides = perAxis(op, "strides", 1, sp),
+                       dil = perAxis(op, "dilations", 1, sp),
+                       pads = perAxis(op, "pads", 0, 2 * sp),
+                       outPad = perAxis(op, "output_padding", 0, sp);
+  std::vector<int64_t> outShape = op.getInts("output_shape");
+  if (!outShape.empty() && outShape.size() != sp)
+    fail("output_shape has ", outShape.size(), " values, expected ", sp);
+  std::vector<int64_t> kernel = op.getInts("kernel_shape");
+  if (kernel.empty())
+    for (size_t i = 0; i < sp; ++i)
+      kernel.push_back(w.shape[2 + i].isStatic() ? w.shape[2 + i].size : -1);
+  if (kernel.size() != sp)
+    fail("kernel_shape has ", kernel.size(), " values, expected ", sp);
+  for (size_t i = 0; i < sp; ++i)
+    if (w.shape[2 + i].isStatic() && kernel[i] >= 0 && kernel[i] != w.shape[2 + i].size)
+      fail("kernel_shape ", kernel[i], " differs from W's spatial dim ", w.shape[2 + i].size);
+  const std::string &autoPad = op.getString("auto_pad");
+  if (!nn::isAutoPad(autoPad))
+    fail("unknown auto_pad '", autoPad, "'");
+  const Dim &cin = x.shape[1], &wc = w.shape[0];
+  if (cin.isStatic() && wc.isStatic() && cin.size != wc.size)
+    fail("X has ", cin.size, " channels but W has ", wc.size);
+  if (wc.isStatic() && wc.size % group != 0)
+    fail("input channels ", wc.size, " not divisible by group ", group);
+  Dim m = w.shape[1].isStatic() ? Dim::fixed(checkedMul(w.shape[1].size, group))
+          : group == 1          ? w.shape[1]
+                                : Dim::unknown();
+  if (const Value *b = op.operand(2)) {
+    if (b->type.dtype != x.dtype || b->type.rank() != 1 ||
+        (m.isStatic() && b->type.shape[0].isStatic() && b->type.shape[0].size != m.size))
+      fail("B must be 1-D of size ", m.str(), ", got ", b->type.str());
+  }
+  Shape out{x.shape[0], m};
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim &in = x.shape[2 + i];
+    int64_t os = outShape.empty() ? -1 : outShape[i];
+    if (!outShape.empty() && os < 0)
+      fail("output_shape must be >= 0");
+    if (!in.isStatic() || kernel[i] < 0) {
+      out.push_back(os >= 0 ? Dim::fixed(os) : Dim::unknown());
+      continue;
+    }
+    out.push_back(Dim::fixed(nn::convTransposeWindow(in.size, kernel[i], strides[i], dil[i],
+                                                     pads[i], pads[i + sp], outPad[i], os, autoPad)
+                                 .out));
+  }
+  return {TensorType{x.dtype, out}};
+}
+
+// Output type of a pooling op (MaxPool, AveragePool, LpPool).
+static TensorType poolType(const Op &op, bool anyNumeric) {
+  const TensorType &x = operandType(op, 0);
+  if (x.rank() < 3)
+    fail("X must be at least 3-D (N, C, spatial...), got ", x.str());
+  if (anyNumeric ? x.dtype == DType::Bool : !isFloat(x.dtype))
+    fail("X has unsupported element type ", dtypeName(x.dtype));
+  size_t sp = x.rank() - 2;
+  const std::vector<int64_t> &kernel = op.getInts("kernel_shape");
+  if (kernel.size() != sp)
+    fail("kernel_shape has ", kernel.size(), " values, expected ", sp);
+  std::vector<int64_t> strides = perAxis(op, "strides", 1, sp),
+                       dil = perAxis(op, "dilations", 1, sp),
+                       pads = perAxis(op, "pads", 0, 2 * sp);
+  const std::string &autoPad = op.getString("auto_pad");
+  if (!nn::isAutoPad(autoPad))
+    fail("unknown auto_pad '", autoPad, "'");
+  requireFlag(op, "ceil_mode");
+  bool ceil = op.getInt("ceil_mode");
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  Shape out{x.shape[0], x.shape[1]};
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim &in = x.shape[2 + i];
+    // Checks the attributes even when the size is unknown.
+    nn::WindowAxis w = nn::poolWindow(
+        in.isStatic() ? in.size : checkedAdd(checkedMul(dil[i], kernel[i] - 1), 1), kernel[i],
+        strides[i], dil[i], pads[i], pads[i + sp], autoPad, ceil);
+    if (in.isStatic()) {
+      out.push_back(Dim::fixed(w.out));
+    } else if (strides[i] == 1 &&
+               (same || (autoPad == "NOTSET" &&
+                         pads[i] + pads[i + sp] == dil[i] * (kernel[i] - 1)))) {
+      out.push_back(in); // the size is kept
+    } else {
+      out.push_back(Dim::unknown());
+    }
+  }
+  return TensorType{x.dtype, out};
+}
+
+std::vector<TensorType> inferMaxPool(const Op &op) {
+  TensorType y = poolType(op, true);
+  requireFlag(op, "storage_order");
+  if (op.results.size() > 2)
+    fail("has at most 2 results (Y, Indices), got ", op.results.size());
+  if (op.results.size() == 2)
+    return {y, TensorType{DType::I64, y.shape}};
+  return {y};
+}
+
+std::vector<TensorType> inferAveragePool(const Op &op) {
+  requireFlag(op, "count_include_pad");
+  return {poolType(op, false)};
+}
+
+std::vector<TensorType> inferLpPool(const Op &op) {
+  if (op.getInt("p") < 1)
+    fail("p must be >= 1, got ", op.getInt("p"));
+  return {poolType(op, false)};
+}
+
+std::vector<TensorType> inferGlobalPool(const Op &op) {
+  const TensorType &x = operandType(op, 0);
+  if (x.rank() < 2)
+    fail("X must be at least 2-D (N, C, spatial...), got ", x.str());
+  if (!isFloat(x.dtype))
+    fail("X has unsupported element type ", dtypeName(x.dtype));
+  Shape out{x.shape[0], x.shape[1]};
+  out.resize(x.rank(), Dim::fixed(1));
+  return {TensorType{x.dtype, out}};
+}
+
+// ---- Normalization -------------------------------------------------------------
+
+static const TensorType &floatInput(const Op &op, size_t i, size_t minRank) {
+  const TensorType &x = operandType(op, i);
+  if (!isFloat(x.dtype))
+    fail("operand ", i, " (", op.info().operands[i].name, ") must be a float tensor, got ",
+         x.str());
+  if (x.rank() < minRank)
+    fail("operand ", i, " (", op.info().operands[i].name, ") must have rank >= ", minRank,
+         ", got ", x.str());
+  return x;
+}
+
+// A 1-D per-channel parameter of `channels` entries.
+static void requireChannelVector(const Op &op, size_t i, const Dim &channels) {
+  const TensorType &t = floatInput(op, i, 1);
+  if (t.rank() != 1 ||
+      (channels.isStatic() && t.shape[0].isStatic() && t.shape[0].size != channels.size))
+    fail(op.info().operands[i].name, " must be 1-D of size ", channels.str(), ", got ", t.str());
+}
+
+std::vector<TensorType> inferBatchNorm(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 2);
+  // Per channel ([C]) or, for the legacy spatial = 0 form, per activation
+  // (X's dims after N).
+  Shape perActivation(x.shape.begin() + 1, x.shape.end());
+  for (size_t i = 1; i < 5; ++i) {
+    const TensorType &p = floatInput(op, i, 1);
+    bool ok = p.rank() == 1 || p.rank() == perActivation.size();
+    for (size_t d = 0; ok && d < p.rank(); ++d)
+      ok = !p.shape[d].isStatic() || !perActivation[d].isStatic() ||
+           p.shape[d].size == perActivation[d].size;
+    if (!ok)
+      fail(op.info().operands[i].name, " must be [C] or X's dims after N, got ", p.str(),
+           " for X ", x.str());
+  }
+  return {x};
+}
+
+std::vector<TensorType> inferInstanceNorm(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 2);
+  requireChannelVector(op, 1, x.shape[1]);
+  requireChannelVector(op, 2, x.shape[1]);
+  return {x};
+}
+
+std::vector<TensorType> inferLayerNorm(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 1);
+  int64_t r = int64_t(x.rank());
+  int64_t axis = normalizeAxis(op.getInt("axis"), r);
+  // Scale and B broadcast (one way) to the normalized dims X[axis:].
+  for (size_t i = 1; i < 3; ++i) {
+    const Value *v = op.operand(i);
+    if (!v)
+      continue;
+    const TensorType &p = floatInput(op, i, 0);
+    bool ok = int64_t(p.rank()) <= r - axis;
+    for (size_t d = 0; ok && d < p.rank(); ++d) {
+      const Dim &pd = p.shape[d], &xd = x.shape[size_t(r) - p.rank() + d];
+      ok = !pd.isStatic() || pd.size == 1 || !xd.isStatic() || pd.size == xd.size;
+    }
+    if (!ok)
+      fail(op.info().operands[i].name, " ", p.str(), " does not broadcast to the normalized dims of ",
+           x.str(), " (from axis ", axis, ")");
+  }
+  if (op.results.size() > 3)
+    fail("has at most 3 results (Y, Mean, InvStdDev), got ", op.results.size());
+  DType stash = op.attr("stash_type").type();
+  if (!isFloat(stash))
+    fail("stash_type must be a float type, got ", dtypeName(stash));
+  Shape stat(x.shape.begin(), x.shape.begin() + axis);
+  stat.resize(size_t(r), Dim::fixed(1));
+  std::vector<TensorType> out{x};
+  for (size_t i = 1; i < op.results.size(); ++i)
+    out.push_back(TensorType{stash, stat});
+  return out;
+}
+
+std::vector<TensorType> inferGroupNorm(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 2);
+  int64_t g = op.getInt("num_groups");
+  if (g < 1)
+    fail("num_groups must be >= 1, got ", g);
+  const Dim &c = x.shape[1];
+  if (c.isStatic() && c.size % g != 0)
+    fail("num_groups ", g, " does not divide the ", c.size, " channels");
+  requireChannelVector(op, 1, c);
+  requireChannelVector(op, 2, c);
+  if (!isFloat(op.attr("stash_type").type()))
+    fail("stash_type must be a float type, got ", dtypeName(op.attr("stash_type").type()));
+  return {x};
+}
+
+std::vector<TensorType> inferLpNorm(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 1);
+  normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+  int64_t p = op.getInt("p");
+  if (p != 1 && p != 2)
+    fail("p must be 1 or 2, got ", p);
+  return {x};
+}
+
+std::vector<TensorType> inferSameFloatNN(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 0);
+  std::set<int64_t> seen;
+  for (int64_t a : op.getInts("axes"))
+    if (!seen.insert(normalizeAxis(a, int64_t(x.rank()))).second)
+      fail("axis ", a, " is listed twice");
+  return {x};
+}
+
+std::vector<TensorType> inferLRN(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 2);
+  if (op.getInt("size") < 1)
+    fail("size must be >= 1, got ", op.getInt("size"));
+  return {x};
 }
 
 } // namespace tc::infer

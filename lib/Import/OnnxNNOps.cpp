@@ -1,0 +1,423 @@
+// Converters of the normalization, pooling, reduction and resampling ops
+// whose ONNX form changed across opsets. The IR keeps one form per op: what
+// ONNX moved from attributes to inputs and what fixes a result's shape
+// (Reduce* axes, Pad pads and value, TopK k, CumSum axis, Resize scales,
+// sizes and roi) is an attribute, so a constant input becomes an attribute
+// and a computed one is an error ("...: axes must be a constant").
+// Training-only forms (BatchNormalization training_mode, its running
+// statistics outputs) are rejected; optional outputs nobody reads are
+// dropped.
+#include "OnnxOps.h"
+#include "tc/Runtime/HostTensor.h"
+#include <algorithm>
+#include <cstring>
+
+namespace tc::onnximport {
+
+namespace {
+
+using onnx::AttributeProto;
+
+const OpInfo &infoOf(const NodeContext &ctx) {
+  const OpInfo *info = lookupOp(ctx.node().op_type());
+  if (!info)
+    ctx.fail("no IR op for this op type");
+  return *info;
+}
+
+void expectInputs(const NodeContext &ctx, size_t lo, size_t hi) {
+  size_t n = ctx.numInputs();
+  if (n < lo || n > hi)
+    ctx.fail("expects ",
+             lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi),
+             hi == 1 ? " input" : " inputs", " at opset ", ctx.opset(), ", got ", n);
+}
+
+// IR attributes that are ONNX inputs at this opset: given as attributes,
+// they are an error (collectNodeAttrs would take them).
+void rejectAttrs(const NodeContext &ctx, std::initializer_list<const char *> names,
+                 const char *why) {
+  for (const char *n : names)
+    if (findNodeAttr(ctx, n))
+      ctx.fail("unsupported attribute '", n, "' (", why, ")");
+}
+
+// True when input i is absent or statically holds no elements (ONNX passes
+// "no scales" as an empty tensor).
+bool absentOrEmpty(const NodeContext &ctx, size_t i) {
+  Value *v = ctx.input(i);
+  if (!v)
+    return true;
+  auto n = staticNumElements(v->type.shape);
+  return n && *n == 0;
+}
+
+// The data of constant input i, which tc needs at compile time.
+HostTensor constantData(const NodeContext &ctx, size_t i, const char *what) {
+  Value *v = ctx.input(i);
+  if (!v)
+    ctx.fail("input '", what, "' is required");
+  if (!v->isConstant())
+    ctx.fail(what, " must be a constant: tc needs it at compile time, but input ",
+             quoteName(ctx.node().input(int(i))), " is computed at run time");
+  return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr,
+                               v->data->size);
+}
+
+// A constant 0-D or 1-D i32/i64 input.
+std::vector<int64_t> constantInts(const NodeContext &ctx, size_t i, const char *what) {
+  const TensorType &t = ctx.input(i) ? ctx.input(i)->type : TensorType{};
+  if (ctx.input(i) && (t.rank() > 1 || (t.dtype != DType::I64 && t.dtype != DType::I32)))
+    ctx.fail("input '", what, "' must be a 1-D i64 tensor, got ", t.str());
+  HostTensor h = constantData(ctx, i, what);
+  std::vector<int64_t> r;
+  for (int64_t k = 0; k < h.numElements(); ++k)
+    r.push_back(h.getInt(k));
+  return r;
+}
+
+// A constant 1-D float input, exactly (f32 values widen without rounding).
+std::vector<double> constantFloats(const NodeContext &ctx, size_t i, const char *what) {
+  const TensorType &t = ctx.input(i)->type;
+  if (t.rank() > 1 || !isFloat(t.dtype))
+    ctx.fail("input '", what, "' must be a 1-D float tensor, got ", t.str());
+  HostTensor h = constantData(ctx, i, what);
+  std::vector<double> r;
+  for (int64_t k = 0; k < h.numElements(); ++k)
+    r.push_back(h.getDouble(k));
+  return r;
+}
+
+int64_t intAttr(const NodeContext &ctx, const char *name, int64_t dflt) {
+  const AttributeProto *a = findNodeAttr(ctx, name);
+  return a ? convertAttribute(ctx, *a, AttrKind::Int).i() : dflt;
+}
+
+// The node's output names without trailing ones that are empty or unread
+// (optional outputs cost work in the IR); at least one stays.
+std::vector<std::string> usedOutputs(const NodeContext &ctx) {
+  std::vector<std::string> outs = nodeOutputs(ctx);
+  while (outs.size() > 1 && !ctx.outputUsed(outs.size() - 1))
+    outs.pop_back();
+  return outs;
+}
+
+// ---- Reductions ------------------------------------------------------------------
+
+// Reduce*: axes attribute until ReduceSum-13 / the others' 18, then an
+// optional input with noop_with_empty_axes (no axes then means identity).
+void convertReduce(NodeContext &ctx) {
+  const OpInfo &info = infoOf(ctx);
+  int since = info.kind == OpKind::ReduceSum ? 13 : 18;
+  if (ctx.opset() < since) {
+    expectInputs(ctx, 1, 1);
+    ctx.emit(info.kind, {ctx.input(0)}, collectNodeAttrs(ctx, info), nodeOutputs(ctx));
+    return;
+  }
+  expectInputs(ctx, 1, 2);
+  rejectAttrs(ctx, {"axes"}, "an input since this opset");
+  AttrList attrs = collectNodeAttrs(ctx, info, {"noop_with_empty_axes"});
+  int64_t noop = intAttr(ctx, "noop_with_empty_axes", 0);
+  std::vector<int64_t> axes;
+  if (!absentOrEmpty(ctx, 1))
+    axes = constantInts(ctx, 1, "axes");
+  if (axes.empty() && noop) {
+    ctx.emit(OpKind::Identity, {ctx.input(0)}, {}, nodeOutputs(ctx));
+    return;
+  }
+  attrs.emplace_back("axes", Attribute(axes));
+  ctx.emit(info.kind, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+}
+
+// CumSum: the axis is an input (0-D or 1-D of one element).
+void convertCumSum(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::CumSum);
+  expectInputs(ctx, 2, 2);
+  rejectAttrs(ctx, {"axis"}, "an input in ONNX");
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  std::vector<int64_t> axis = constantInts(ctx, 1, "axis");
+  if (axis.size() != 1)
+    ctx.fail("axis must hold one value, got ", axis.size());
+  attrs.emplace_back("axis", Attribute(axis[0]));
+  ctx.emit(OpKind::CumSum, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+}
+
+// TopK: k attribute before opset 10, a 1-D input of one element from 10.
+void convertTopK(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::TopK);
+  if (ctx.opset() < 10) {
+    expectInputs(ctx, 1, 1);
+    ctx.emit(OpKind::TopK, {ctx.input(0)}, collectNodeAttrs(ctx, info), nodeOutputs(ctx));
+    return;
+  }
+  expectInputs(ctx, 2, 2);
+  rejectAttrs(ctx, {"k"}, "an input since opset 10");
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  std::vector<int64_t> k = constantInts(ctx, 1, "k");
+  if (k.size() != 1)
+    ctx.fail("k must hold one value, got ", k.size());
+  attrs.emplace_back("k", Attribute(k[0]));
+  ctx.emit(OpKind::TopK, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+}
+
+// ---- Padding and resampling --------------------------------------------------
+
+// Pad: pads/value attributes before opset 11; then pads and constant_value
+// inputs, and from 18 an axes input that the pads refer to.
+void convertPad(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::Pad);
+  if (ctx.opset() < 11) {
+    expectInputs(ctx, 1, 1);
+    ctx.emit(OpKind::Pad, {ctx.input(0)}, collectNodeAttrs(ctx, info), nodeOutputs(ctx));
+    return;
+  }
+  expectInputs(ctx, 2, ctx.opset() >= 18 ? 4 : 3);
+  rejectAttrs(ctx, {"pads", "value"}, "inputs since opset 11");
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  Value *x = ctx.input(0);
+  int64_t r = int64_t(x->type.rank());
+  std::vector<int64_t> pads = constantInts(ctx, 1, "pads");
+  if (!absentOrEmpty(ctx, 3)) {
+    std::vector<int64_t> axes = constantInts(ctx, 3, "axes");
+    size_t n = axes.size();
+    if (pads.size() != 2 * n)
+      ctx.fail("pads has ", pads.size(), " values for ", n, " axes");
+    std::vector<int64_t> full(size_t(2 * r), 0);
+    std::vector<bool> seen(static_cast<size_t>(r));
+    for (size_t i = 0; i < n; ++i) {
+      int64_t a = axes[i] < 0 ? axes[i] + r : axes[i];
+      if (a < 0 || a >= r || seen[size_t(a)])
+        ctx.fail("axes ", axes[i], " is out of range for rank ", r, " or repeated");
+      seen[size_t(a)] = true;
+      full[size_t(a)] = pads[i];
+      full[size_t(a + r)] = pads[i + n];
+    }
+    pads = full;
+  }
+  attrs.emplace_back("pads", Attribute(pads));
+  if (!absentOrEmpty(ctx, 2)) {
+    HostTensor v = constantData(ctx, 2, "constant_value");
+    if (v.numElements() != 1)
+      ctx.fail("constant_value must be a scalar, got ", v.typeStr());
+    if (v.dtype() != x->type.dtype)
+      ctx.fail("constant_value ", v.typeStr(), " differs from the data type ", x->type.str());
+    attrs.emplace_back("value", Attribute(v.getDouble(0)));
+  }
+  ctx.emit(OpKind::Pad, {x}, attrs, nodeOutputs(ctx));
+}
+
+// Resize-10 and Upsample: scales only, the source coordinate is
+// output / scale (asymmetric); nearest rounds down when upsampling and up
+// when downsampling (what ONNX Runtime does for these forms).
+void emitLegacyResize(NodeContext &ctx, const std::string &mode, std::vector<double> scales) {
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    ctx.fail("unsupported mode '", mode, "'");
+  bool up = false, down = false;
+  for (double s : scales) {
+    up |= s > 1;
+    down |= s < 1;
+  }
+  if (mode == "nearest" && up && down)
+    ctx.fail("nearest mode upsampling some axes and downsampling others is not supported at "
+             "opset ",
+             ctx.opset(), " (it rounds differently per axis)");
+  AttrList attrs{{"coordinate_transformation_mode", Attribute(std::string("asymmetric"))},
+                 {"mode", Attribute(std::string(mode == "nearest" ? "nearest" : "linear"))},
+                 {"nearest_mode", Attribute(std::string(down ? "ceil" : "floor"))},
+                 {"scales", Attribute(std::move(scales))}};
+  ctx.emit(OpKind::Resize, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+}
+
+std::string modeAttr(const NodeContext &ctx) {
+  const AttributeProto *m = findNodeAttr(ctx, "mode");
+  return m ? convertAttribute(ctx, *m, AttrKind::String).s() : "nearest";
+}
+
+void rejectAttrsBut(const NodeContext &ctx, std::initializer_list<std::string_view> allowed) {
+  for (const AttributeProto &a : ctx.node().attribute())
+    if (std::find(allowed.begin(), allowed.end(), a.name()) == allowed.end())
+      ctx.fail("unsupported attribute ", quoteName(a.name()), " (opset ", ctx.opset(), ")");
+}
+
+// Upsample (deprecated): scales attribute before opset 9, an input from 9.
+void convertUpsample(NodeContext &ctx) {
+  std::vector<double> scales;
+  if (ctx.opset() < 9) {
+    expectInputs(ctx, 1, 1);
+    rejectAttrsBut(ctx, {"mode", "scales"});
+    const AttributeProto *s = findNodeAttr(ctx, "scales");
+    if (!s)
+      ctx.fail("missing attribute 'scales'");
+    if (s->type() != AttributeProto::FLOATS)
+      ctx.fail("attribute 'scales' must be floats");
+    for (float f : s->floats())
+      scales.push_back(double(f));
+  } else {
+    expectInputs(ctx, 2, 2);
+    rejectAttrsBut(ctx, {"mode"});
+    scales = constantFloats(ctx, 1, "scales");
+  }
+  emitLegacyResize(ctx, modeAttr(ctx), scales);
+}
+
+// Resize: opset 10 takes (X, scales); from 11 (X, roi, scales, sizes) with
+// roi and scales optional from 13; opset 18 adds axes, antialias and
+// keep_aspect_ratio_policy.
+void convertResize(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::Resize);
+  if (ctx.opset() < 11) {
+    expectInputs(ctx, 2, 2);
+    rejectAttrsBut(ctx, {"mode"});
+    emitLegacyResize(ctx, modeAttr(ctx), constantFloats(ctx, 1, "scales"));
+    return;
+  }
+  expectInputs(ctx, 1, 4);
+  rejectAttrs(ctx, {"roi", "scales", "sizes"}, "inputs in ONNX");
+  if (ctx.opset() < 18)
+    rejectAttrs(ctx, {"antialias", "axes", "keep_aspect_ratio_policy"}, "new in opset 18");
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  bool hasScales = !absentOrEmpty(ctx, 2), hasSizes = !absentOrEmpty(ctx, 3);
+  if (hasScales == hasSizes)
+    ctx.fail("exactly one of the inputs scales and sizes must be given (non-empty)");
+  if (hasScales)
+    attrs.emplace_back("scales", Attribute(constantFloats(ctx, 2, "scales")));
+  else
+    attrs.emplace_back("sizes", Attribute(constantInts(ctx, 3, "sizes")));
+  // roi only matters to tf_crop_and_resize; elsewhere it is dropped.
+  const AttributeProto *coord = findNodeAttr(ctx, "coordinate_transformation_mode");
+  if (coord && coord->s() == "tf_crop_and_resize") {
+    if (absentOrEmpty(ctx, 1))
+      ctx.fail("tf_crop_and_resize needs the roi input");
+    attrs.emplace_back("roi", Attribute(constantFloats(ctx, 1, "roi")));
+  }
+  ctx.emit(OpKind::Resize, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+}
+
+// ---- Pooling and normalization -------------------------------------------------
+
+// MaxPool: the Indices output (opset 8+) is computed only when read.
+void convertMaxPool(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::MaxPool);
+  expectInputs(ctx, 1, 1);
+  ctx.emit(OpKind::MaxPool, {ctx.input(0)}, collectNodeAttrs(ctx, info), usedOutputs(ctx));
+}
+
+// LayerNormalization: Mean and InvStdDev are computed only when read.
+void convertLayerNorm(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::LayerNormalization);
+  expectInputs(ctx, 2, 3);
+  ctx.emit(OpKind::LayerNormalization, nodeInputs(ctx), collectNodeAttrs(ctx, info),
+           usedOutputs(ctx));
+}
+
+// BatchNormalization in inference mode. Opset < 7 is_test and opset < 9
+// spatial (0: per-activation statistics, which the IR takes as parameters
+// shaped like X after N) are read; momentum only matters in training;
+// training_mode (14+) must be 0 and the running statistics outputs unread.
+void convertBatchNorm(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::BatchNormalization);
+  expectInputs(ctx, 5, 5);
+  if (ctx.opset() >= 7)
+    rejectAttrs(ctx, {"is_test"}, "removed in opset 7");
+  if (ctx.opset() >= 9)
+    rejectAttrs(ctx, {"spatial"}, "removed in opset 9");
+  if (ctx.opset() < 14)
+    rejectAttrs(ctx, {"training_mode"}, "new in opset 14");
+  AttrList attrs =
+      collectNodeAttrs(ctx, info, {"momentum", "is_test", "spatial", "training_mode"});
+  if (ctx.opset() >= 14 && intAttr(ctx, "training_mode", 0) != 0)
+    ctx.fail("training_mode = 1 is not supported: tc compiles inference only (use "
+             "training_mode = 0 and the running statistics)");
+  Value *x = ctx.input(0);
+  if (ctx.opset() < 9 && intAttr(ctx, "spatial", 1) == 0 && x) {
+    // Per-activation parameters must be shaped like X after N.
+    Shape want(x->type.shape.begin() + (x->type.rank() ? 1 : 0), x->type.shape.end());
+    for (size_t i = 1; i < 5; ++i)
+      if (Value *p = ctx.input(i); p && p->type.rank() != want.size())
+        ctx.fail("spatial = 0 needs parameters shaped like X after N, got ", p->type.str());
+  }
+  std::vector<std::string> outs = nodeOutputs(ctx);
+  for (size_t i = 1; i < outs.size(); ++i)
+    if (ctx.outputUsed(i))
+      ctx.fail("output ", i, " (", quoteName(outs[i]),
+               ") is used; only inference BatchNormalization, without the training "
+               "statistics outputs, is supported");
+  outs.resize(1);
+  ctx.emit(OpKind::BatchNormalization, nodeInputs(ctx), attrs, outs);
+}
+
+// GroupNormalization: opset 18 has one scale and bias per group, 21 one per
+// channel (the IR's form): constant per-group values are repeated.
+void convertGroupNorm(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::GroupNormalization);
+  expectInputs(ctx, 3, 3);
+  if (ctx.opset() >= 21) {
+    ctx.emit(OpKind::GroupNormalization, nodeInputs(ctx), collectNodeAttrs(ctx, info),
+             nodeOutputs(ctx));
+    return;
+  }
+  rejectAttrs(ctx, {"stash_type"}, "new in opset 21");
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  Value *x = ctx.input(0);
+  int64_t g = intAttr(ctx, "num_groups", 0);
+  if (x->type.rank() < 2 || !x->type.shape[1].isStatic())
+    ctx.fail("opset ", ctx.opset(), " GroupNormalization needs a static channel count, got ",
+             x->type.str());
+  int64_t c = x->type.shape[1].size;
+  if (g < 1 || c % g != 0)
+    ctx.fail("num_groups ", g, " does not divide the ", c, " channels");
+  std::vector<Value *> operands{x};
+  for (size_t i = 1; i < 3; ++i) {
+    const char *what = i == 1 ? "scale" : "bias";
+    Value *p = ctx.input(i);
+    if (p->type.rank() != 1 || !isFloat(p->type.dtype) || p->type.shape[0] != Dim::fixed(g))
+      ctx.fail(what, " must be a 1-D float tensor of num_groups (", g, ") values at opset ",
+               ctx.opset(), ", got ", p->type.str());
+    HostTensor per = constantData(ctx, i, what);
+    HostTensor full(per.dtype(), {c});
+    size_t es = dtypeSize(per.dtype());
+    for (int64_t k = 0; k < c; ++k)
+      std::memcpy(full.bytes() + size_t(k) * es, per.bytes() + size_t(k / (c / g)) * es, es);
+    operands.push_back(ctx.helperConstant(ctx.nodeName() + "_" + what, full.type(),
+                                          TensorData::copyOf(full.bytes(), full.byteSize())));
+  }
+  ctx.emit(OpKind::GroupNormalization, operands, attrs, nodeOutputs(ctx));
+}
+
+struct NNConverter {
+  std::string_view opType;
+  ConvertFn convert;
+};
+
+constexpr NNConverter kNNConverters[] = {
+    {"ReduceSum", convertReduce},
+    {"ReduceMean", convertReduce},
+    {"ReduceMax", convertReduce},
+    {"ReduceMin", convertReduce},
+    {"ReduceProd", convertReduce},
+    {"ReduceL1", convertReduce},
+    {"ReduceL2", convertReduce},
+    {"ReduceLogSum", convertReduce},
+    {"ReduceLogSumExp", convertReduce},
+    {"ReduceSumSquare", convertReduce},
+    {"CumSum", convertCumSum},
+    {"TopK", convertTopK},
+    {"Pad", convertPad},
+    {"Resize", convertResize},
+    {"Upsample", convertUpsample},
+    {"MaxPool", convertMaxPool},
+    {"LayerNormalization", convertLayerNorm},
+    {"BatchNormalization", convertBatchNorm},
+    {"GroupNormalization", convertGroupNorm},
+};
+
+} // namespace
+
+ConvertFn findNNOpConverter(std::string_view opType) {
+  for (const NNConverter &c : kNNConverters)
+    if (c.opType == opType)
+      return c.convert;
+  return nullptr;
+}
+
+} // namespace tc::onnximport

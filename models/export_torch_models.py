@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Exports real PyTorch models (random weights, no downloads) to ONNX with both
+exporters, for the import breadth check on the GPU machine (which has torch,
+torchvision, timm and transformers):
+
+    python3 models/export_torch_models.py OUTDIR [name,name,...]
+
+Writes OUTDIR/<model>.<exporter>.onnx for exporter in {dynamo (opset 20, IR
+10), torchscript (opset 17)}, with a symbolic batch dim, plus one
+OUTDIR/<model>.<exporter>.in/input_N.pb set of random inputs. A model that
+fails to export is reported and skipped (the run goes on).
+"""
+import os
+import sys
+import traceback
+
+import numpy as np
+import torch
+from onnx import numpy_helper
+
+torch.manual_seed(0)
+
+
+def models():
+    import torchvision
+    out = {
+        "resnet18": (lambda: torchvision.models.resnet18(), lambda: (torch.randn(2, 3, 224, 224),)),
+        "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(),
+                               lambda: (torch.randn(2, 3, 224, 224),)),
+        "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(), lambda: (torch.randn(2, 3, 224, 224),)),
+    }
+
+    def vit():
+        import timm
+        return timm.create_model("vit_tiny_patch16_224", pretrained=False)
+    out["vit_tiny"] = (vit, lambda: (torch.randn(2, 3, 224, 224),))
+
+    def bert():
+        from transformers import BertConfig, BertModel
+        cfg = BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512,
+                         vocab_size=1000)
+        return BertModel(cfg)
+    out["bert_tiny"] = (bert, lambda: (torch.randint(0, 1000, (2, 16)),))
+
+    def gpt2():
+        from transformers import GPT2Config, GPT2Model
+        cfg = GPT2Config(n_embd=128, n_layer=2, n_head=2, vocab_size=1000, n_positions=64)
+        return GPT2Model(cfg)
+    out["gpt2_tiny"] = (gpt2, lambda: (torch.randint(0, 1000, (2, 16)),))
+    return out
+
+
+class FirstOutput(torch.nn.Module):
+    """HF models return dataclasses; export the first tensor output."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        y = self.m(x)
+        if isinstance(y, torch.Tensor):
+            return y
+        return y[0]
+
+
+def export(name, make, make_inputs, outdir):
+    model = FirstOutput(make().eval())
+    inputs = make_inputs()
+    for exporter in os.environ.get("EXPORTERS", "dynamo,torchscript").split(","):
+        path = os.path.join(outdir, f"{name}.{exporter}.onnx")
+        try:
+            with torch.no_grad():
+                if exporter == "dynamo":
+                    batch = torch.export.Dim("batch", min=1, max=64)
+                    torch.onnx.export(model, inputs, path, dynamo=True, opset_version=20,
+                                      dynamic_shapes={"x": {0: batch}}, external_data=False)
+                else:
+                    torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17,
+                                      input_names=[f"input_{i}" for i in range(len(inputs))],
+                                      dynamic_axes={f"input_{i}": {0: "batch"} for i in range(len(inputs))})
+            ind = os.path.join(outdir, f"{name}.{exporter}.in")
+            os.makedirs(ind, exist_ok=True)
+            for i, x in enumerate(inputs):
+                with open(os.path.join(ind, f"input_{i}.pb"), "wb") as f:
+                    f.write(numpy_helper.from_array(x.numpy()).SerializeToString())
+            print(f"export: {name}.{exporter}: ok ({os.path.getsize(path) >> 10} KiB)", flush=True)
+        except Exception as e:  # keep going: one model failing is a data point
+            print(f"export: {name}.{exporter}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}",
+                  flush=True)
+            traceback.print_exc(limit=2, file=sys.stderr)
+
+
+def main():
+    outdir = sys.argv[1]
+    want = sys.argv[2].split(",") if len(sys.argv) > 2 else None
+    os.makedirs(outdir, exist_ok=True)
+    for name, (make, make_inputs) in models().items():
+        if want is None or name in want:
+            export(name, make, make_inputs, outdir)
+
+
+if __name__ == "__main__":
+    main()

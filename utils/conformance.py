@@ -1,0 +1,167 @@
+#!/usr/bin/env python3
+"""ONNX conformance driver: runs the ONNX backend test cases shipped by Debian's
+libonnx-testdata (data/node, data/pytorch-converted, data/pytorch-operator,
+data/simple) through `tc-import` and the reference executor (`tc-run
+--target=ref --compare`), classifies every case and checks the result against
+the expected-failure list, so CI catches any regression.
+
+    utils/conformance.py --bin build/bin [--report docs/conformance.md]
+
+Exit status 1 when a case outside test/conformance/expected-failures.txt fails;
+a listed case that now passes is reported (remove it from the list) and, with
+--strict, also fails the run.
+"""
+import argparse
+import concurrent.futures as cf
+import os
+import re
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = "/usr/share/libonnx-testdata/data"
+SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
+XFAIL = os.path.join(ROOT, "test", "conformance", "expected-failures.txt")
+# The ONNX backend test suite's default tolerances.
+RTOL, ATOL = "1e-3", "1e-7"
+
+
+def run(cmd, timeout):
+    try:
+        p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=timeout, errors="replace")
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, "timed out after %ss" % timeout
+
+
+def first_error(text):
+    for line in text.splitlines():
+        if ": error: " in line:
+            return line.split(": error: ", 1)[1].strip()
+    lines = [l for l in text.splitlines() if l.strip()]
+    return lines[-1].strip() if lines else "(no output)"
+
+
+def classify(case, bindir, tmp, timeout):
+    """Returns (status, detail): pass | unsupported | import | run | mismatch."""
+    model = os.path.join(case, "model.onnx")
+    name = os.path.relpath(case, DATA)
+    ir = os.path.join(tmp, name.replace("/", "__") + ".tcbc")
+    rc, out = run([os.path.join(bindir, "tc-import"), model, "-o", ir], timeout)
+    if rc != 0:
+        err = first_error(out)
+        return ("unsupported" if "unsupported ops:" in err else "import"), err
+    sets = sorted(d for d in os.listdir(case) if d.startswith("test_data_set_"))
+    if not sets:
+        return "run", "no test_data_set folders"
+    for s in sets:
+        d = os.path.join(case, s)
+        rc, out = run([os.path.join(bindir, "tc-run"), "--target=ref", ir, "--inputs", d,
+                       "--compare", d, "--rtol", RTOL, "--atol", ATOL], timeout)
+        if rc != 0:
+            status = "mismatch" if "MISMATCH" in out else "run"
+            return status, "%s: %s" % (s, first_error(out) if status == "run" else
+                                       next((l for l in out.splitlines() if "MISMATCH" in l), ""))
+    os.remove(ir)
+    return "pass", ""
+
+
+def load_xfail():
+    xfail = {}
+    if os.path.exists(XFAIL):
+        for line in open(XFAIL):
+            line = line.split("#", 1)[0].strip()
+            if line:
+                xfail[line] = True
+    return xfail
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--report", help="write a markdown report here")
+    ap.add_argument("--update-xfail", action="store_true", help="rewrite the expected-failure list")
+    ap.add_argument("--strict", action="store_true", help="fail when an expected failure passes")
+    ap.add_argument("--filter", default="", help="regex on case names")
+    ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
+    ap.add_argument("--timeout", type=int, default=60)
+    args = ap.parse_args()
+    if not os.path.isdir(DATA):
+        print("conformance: %s not found (apt-get install libonnx-testdata)" % DATA, file=sys.stderr)
+        return 1
+    cases = []
+    for suite in SUITES:
+        base = os.path.join(DATA, suite)
+        for c in sorted(os.listdir(base)) if os.path.isdir(base) else []:
+            path = os.path.join(base, c)
+            if os.path.exists(os.path.join(path, "model.onnx")) and re.search(args.filter, suite + "/" + c):
+                cases.append(path)
+    tmp = os.path.join(os.path.dirname(os.path.abspath(args.bin)), "conformance-tmp")
+    os.makedirs(tmp, exist_ok=True)
+    t0 = time.time()
+    results = {}
+    with cf.ThreadPoolExecutor(args.jobs) as ex:
+        futs = {ex.submit(classify, c, args.bin, tmp, args.timeout): c for c in cases}
+        for f in cf.as_completed(futs):
+            results[os.path.relpath(futs[f], DATA)] = f.result()
+    xfail = load_xfail()
+    counts = {}
+    by_suite = {}
+    regressions, fixed = [], []
+    for name, (status, detail) in sorted(results.items()):
+        counts[status] = counts.get(status, 0) + 1
+        suite = name.split("/")[0]
+        by_suite.setdefault(suite, {}).setdefault(status, 0)
+        by_suite[suite][status] += 1
+        if status != "pass" and name not in xfail:
+            regressions.append((name, status, detail))
+        if status == "pass" and name in xfail:
+            fixed.append(name)
+    total = len(results)
+    passed = counts.get("pass", 0)
+    print("conformance: %d cases in %.0fs: %d pass (%.1f%%), %s" % (
+        total, time.time() - t0, passed, 100.0 * passed / max(total, 1),
+        ", ".join("%d %s" % (n, s) for s, n in sorted(counts.items()) if s != "pass")))
+    for suite, c in sorted(by_suite.items()):
+        n = sum(c.values())
+        print("  %-18s %4d/%-4d pass" % (suite, c.get("pass", 0), n))
+    if args.update_xfail:
+        with open(XFAIL, "w") as f:
+            f.write("# Conformance cases that are expected to fail, with the reason.\n"
+                    "# Generated by utils/conformance.py --update-xfail; shrink it, never grow it silently.\n")
+            for name, (status, detail) in sorted(results.items()):
+                if status != "pass":
+                    f.write("%s  # %s: %s\n" % (name, status, detail[:150].replace("\n", " ")))
+        regressions = []
+    if args.report:
+        write_report(args.report, results, by_suite, total, passed)
+    for name in fixed:
+        print("conformance: %s now passes: remove it from %s" % (name, os.path.relpath(XFAIL, ROOT)))
+    for name, status, detail in regressions:
+        print("conformance: FAIL %s (%s): %s" % (name, status, detail))
+    if regressions or (args.strict and fixed):
+        return 1
+    return 0
+
+
+def write_report(path, results, by_suite, total, passed):
+    with open(path, "w") as f:
+        f.write("# ONNX conformance\n\n")
+        f.write("Generated by `utils/conformance.py --report %s` (import + reference executor,\n"
+                "rtol %s, atol %s, every test_data_set of every case).\n\n" % (path, RTOL, ATOL))
+        f.write("**%d / %d cases pass (%.1f%%).**\n\n" % (passed, total, 100.0 * passed / max(total, 1)))
+        f.write("| suite | pass | unsupported | import | run | mismatch | total |\n|---|---|---|---|---|---|---|\n")
+        for suite, c in sorted(by_suite.items()):
+            f.write("| %s | %d | %d | %d | %d | %d | %d |\n" % (
+                suite, c.get("pass", 0), c.get("unsupported", 0), c.get("import", 0),
+                c.get("run", 0), c.get("mismatch", 0), sum(c.values())))
+        f.write("\n## What does not pass, and why\n\n| case | status | first error |\n|---|---|---|\n")
+        for name, (status, detail) in sorted(results.items()):
+            if status != "pass":
+                f.write("| %s | %s | %s |\n" % (name, status, detail[:200].replace("|", "\\|")))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
