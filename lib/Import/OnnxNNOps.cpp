@@ -18,21 +18,6 @@ namespace {
 
 using onnx::AttributeProto;
 
-const OpInfo &infoOf(const NodeContext &ctx) {
-  const OpInfo *info = lookupOp(ctx.node().op_type());
-  if (!info)
-    ctx.fail("no IR op for this op type");
-  return *info;
-}
-
-void expectInputs(const NodeContext &ctx, size_t lo, size_t hi) {
-  size_t n = ctx.numInputs();
-  if (n < lo || n > hi)
-    ctx.fail("expects ",
-             lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi),
-             hi == 1 ? " input" : " inputs", " at opset ", ctx.opset(), ", got ", n);
-}
-
 // IR attributes that are ONNX inputs at this opset: given as attributes,
 // they are an error (collectNodeAttrs would take them).
 void rejectAttrs(const NodeContext &ctx, std::initializer_list<const char *> names,
@@ -105,7 +90,8 @@ std::vector<std::string> usedOutputs(const NodeContext &ctx) {
 // ---- Reductions ------------------------------------------------------------------
 
 // Reduce*: axes attribute until ReduceSum-13 / the others' 18, then an
-// optional input with noop_with_empty_axes (no axes then means identity).
+// optional input with noop_with_empty_axes (no axes then means reducing over
+// none: the pointwise op each reduction applies to one element).
 void convertReduce(NodeContext &ctx) {
   const OpInfo &info = infoOf(ctx);
   int since = info.kind == OpKind::ReduceSum ? 13 : 18;
@@ -122,10 +108,26 @@ void convertReduce(NodeContext &ctx) {
   if (!absentOrEmpty(ctx, 1))
     axes = constantInts(ctx, 1, "axes");
   if (axes.empty() && noop) {
-    ctx.emit(OpKind::Identity, {ctx.input(0)}, {}, nodeOutputs(ctx));
-    return;
+    // Reducing over no axes: each element on its own.
+    Value *x = ctx.input(0);
+    switch (info.kind) {
+    case OpKind::ReduceSumSquare:
+      ctx.emit(OpKind::Mul, {x, x}, {}, nodeOutputs(ctx));
+      return;
+    case OpKind::ReduceL1:
+    case OpKind::ReduceL2:
+      ctx.emit(OpKind::Abs, {x}, {}, nodeOutputs(ctx));
+      return;
+    case OpKind::ReduceLogSum:
+      ctx.emit(OpKind::Log, {x}, {}, nodeOutputs(ctx));
+      return;
+    default: // sum, mean, max, min, product, log-sum-exp of one element
+      ctx.emit(OpKind::Identity, {x}, {}, nodeOutputs(ctx));
+      return;
+    }
   }
-  attrs.emplace_back("axes", Attribute(axes));
+  if (!axes.empty()) // none: all of them
+    attrs.emplace_back("axes", Attribute(axes));
   ctx.emit(info.kind, {ctx.input(0)}, attrs, nodeOutputs(ctx));
 }
 
@@ -223,8 +225,9 @@ void emitLegacyResize(NodeContext &ctx, const std::string &mode, std::vector<dou
              ctx.opset(), " (it rounds differently per axis)");
   AttrList attrs{{"coordinate_transformation_mode", Attribute(std::string("asymmetric"))},
                  {"mode", Attribute(std::string(mode == "nearest" ? "nearest" : "linear"))},
-                 {"nearest_mode", Attribute(std::string(down ? "ceil" : "floor"))},
                  {"scales", Attribute(std::move(scales))}};
+  if (mode == "nearest")
+    attrs.emplace_back("nearest_mode", Attribute(std::string(down ? "ceil" : "floor")));
   ctx.emit(OpKind::Resize, {ctx.input(0)}, attrs, nodeOutputs(ctx));
 }
 
@@ -248,10 +251,15 @@ void convertUpsample(NodeContext &ctx) {
     const AttributeProto *s = findNodeAttr(ctx, "scales");
     if (!s)
       ctx.fail("missing attribute 'scales'");
-    if (s->type() != AttributeProto::FLOATS)
+    // Exact f32 values (ONNX text syntax writes whole numbers as ints).
+    if (s->type() == AttributeProto::INTS)
+      for (int64_t i : s->ints())
+        scales.push_back(double(i));
+    else if (s->type() == AttributeProto::FLOATS)
+      for (float f : s->floats())
+        scales.push_back(double(f));
+    else
       ctx.fail("attribute 'scales' must be floats");
-    for (float f : s->floats())
-      scales.push_back(double(f));
   } else {
     expectInputs(ctx, 2, 2);
     rejectAttrsBut(ctx, {"mode"});

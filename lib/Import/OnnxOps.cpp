@@ -83,20 +83,6 @@ int effectiveType(const AttributeProto &a) {
   return AttributeProto::UNDEFINED;
 }
 
-// ONNX stores float attributes as f32. Widen through the shortest decimal
-// spelling so 0.01f becomes 0.01 (not 0.009999999776), which prints cleanly,
-// equals the op table's default, and still rounds back to the same f32.
-double widenFloat(float f) {
-  if (!std::isfinite(f))
-    return double(f);
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
-  double d = double(f);
-  if (ec == std::errc())
-    std::from_chars(buf, end, d);
-  return d;
-}
-
 // ---- Generic conversion ------------------------------------------------------
 
 // The node's attributes converted to the kinds `info` declares. Unknown
@@ -140,13 +126,6 @@ std::vector<Value *> inputs(const NodeContext &ctx) {
 
 std::vector<std::string> outputs(const NodeContext &ctx) {
   return {ctx.node().output().begin(), ctx.node().output().end()};
-}
-
-const OpInfo &infoOf(const NodeContext &ctx) {
-  const OpInfo *info = lookupOp(ctx.node().op_type());
-  if (!info) // findConverter only hands out convertGeneric for table ops
-    ctx.fail("no IR op for this op type");
-  return *info;
 }
 
 void convertGeneric(NodeContext &ctx) {
@@ -450,6 +429,32 @@ Attribute convertAttribute(const NodeContext &ctx, const AttributeProto &a, Attr
   }
   }
   ctx.fail("attribute ", quoteName(a.name()), " has an unknown kind");
+}
+
+double widenFloat(float f) {
+  if (!std::isfinite(f))
+    return double(f);
+  char buf[32];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
+  double d = double(f);
+  if (ec == std::errc())
+    std::from_chars(buf, end, d);
+  return d;
+}
+
+const OpInfo &infoOf(const NodeContext &ctx) {
+  const OpInfo *info = lookupOp(ctx.node().op_type());
+  if (!info) // findConverter only hands out convertGeneric for table ops
+    ctx.fail("no IR op for this op type");
+  return *info;
+}
+
+void expectInputs(const NodeContext &ctx, size_t lo, size_t hi) {
+  size_t n = ctx.numInputs();
+  if (n < lo || n > hi)
+    ctx.fail("expects ",
+             lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi),
+             hi == 1 ? " input" : " inputs", " at opset ", ctx.opset(), ", got ", n);
 }
 
 } // namespace tc::onnximport

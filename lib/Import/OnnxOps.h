@@ -86,6 +86,15 @@ AttrList collectNodeAttrs(const NodeContext &ctx, const OpInfo &info,
                           std::initializer_list<std::string_view> skip = {});
 const onnx::AttributeProto *findNodeAttr(const NodeContext &ctx, std::string_view name);
 std::vector<Value *> nodeInputs(const NodeContext &ctx);
+// The op table entry named like the node's op type (converters are only
+// handed nodes that have one).
+const OpInfo &infoOf(const NodeContext &ctx);
+// Fails unless the node has lo..hi inputs ("expects 2 to 3 inputs at opset N").
+void expectInputs(const NodeContext &ctx, size_t lo, size_t hi);
+// ONNX stores float attributes as f32; widened through the shortest decimal
+// spelling so 0.01f becomes 0.01, which prints cleanly and equals the op
+// table's default, and still rounds back to the same f32.
+double widenFloat(float f);
 std::vector<std::string> nodeOutputs(const NodeContext &ctx);
 
 // Import-time folding (ImportFolding.cpp), run on each op a node emitted:

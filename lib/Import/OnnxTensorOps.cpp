@@ -17,21 +17,6 @@ namespace {
 
 using onnx::AttributeProto;
 
-const OpInfo &infoOf(const NodeContext &ctx) {
-  const OpInfo *info = lookupOp(ctx.node().op_type());
-  if (!info)
-    ctx.fail("no IR op for this op type");
-  return *info;
-}
-
-void expectInputs(const NodeContext &ctx, size_t lo, size_t hi) {
-  size_t n = ctx.numInputs();
-  if (n < lo || n > hi)
-    ctx.fail("expects ",
-             lo == hi ? std::to_string(lo) : std::to_string(lo) + " to " + std::to_string(hi),
-             hi == 1 ? " input" : " inputs", " at opset ", ctx.opset(), ", got ", n);
-}
-
 // The values of input `i`, which tc needs at compile time: a 0-D or 1-D
 // i32/i64 constant (an initializer, a Constant node, or a folded
 // subgraph).
@@ -183,18 +168,6 @@ void convertClip(NodeContext &ctx) {
     ops.push_back(scalarConstant(ctx, name, x->type.dtype, v));
   }
   ctx.emit(OpKind::Clip, ops, {}, nodeOutputs(ctx));
-}
-
-// A float as the shortest double that rounds back to it (0.1f -> 0.1).
-double widenFloat(float f) {
-  if (!std::isfinite(f))
-    return double(f);
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, f);
-  double d = double(f);
-  if (ec == std::errc())
-    std::from_chars(buf, end, d);
-  return d;
 }
 
 // ConstantOfShape: the `value` tensor attribute (one element, default f32

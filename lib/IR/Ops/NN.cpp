@@ -53,9 +53,16 @@ std::vector<TensorType> inferGemm(const Op &op) {
   if (const Value *c = op.operand(2)) {
     if (c->type.dtype != a.dtype)
       fail("C type ", c->type.str(), " differs from A ", a.str());
-    if (c->type.rank() > 2 || broadcast(out, c->type.shape).size() != 2)
-      fail("C ", c->type.str(), " does not broadcast to [M,N]");
-    broadcast(out, c->type.shape); // throws on mismatch
+    // One-way (unidirectional) broadcast: C stretches to [M,N], never the
+    // other way round.
+    const Shape &cs = c->type.shape;
+    bool ok = cs.size() <= 2;
+    for (size_t i = 0; ok && i < cs.size(); ++i) {
+      const Dim &d = cs[i], &o = out[2 - cs.size() + i];
+      ok = !(d.isStatic() && d.size != 1 && o.isStatic() && o.size != d.size);
+    }
+    if (!ok)
+      fail("C ", c->type.str(), " does not broadcast to [M,N] = ", TensorType{a.dtype, out}.str());
   }
   return {TensorType{a.dtype, out}};
 }
@@ -90,6 +97,8 @@ std::vector<TensorType> inferConv(const Op &op) {
   if (kernel.size() != sp)
     fail("kernel_shape has ", kernel.size(), " values, expected ", sp);
   for (size_t i = 0; i < sp; ++i) {
+    if (w.shape[2 + i].isStatic() && kernel[i] >= 0 && kernel[i] != w.shape[2 + i].size)
+      fail("kernel_shape ", kernel[i], " differs from W's spatial dim ", w.shape[2 + i].size);
     if (strides[i] < 1 || dil[i] < 1)
       fail("strides and dilations must be >= 1");
     if (pads[i] < 0 || pads[i + sp] < 0)
@@ -124,9 +133,13 @@ std::vector<TensorType> inferConv(const Op &op) {
     if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER")
       o = (in.size + strides[i] - 1) / strides[i];
     else if (autoPad == "VALID")
-      o = (in.size - effK) / strides[i] + 1;
+      o = in.size < effK ? 0 : (in.size - effK) / strides[i] + 1;
     else
-      o = (checkedAdd(checkedAdd(in.size, pads[i]), pads[i + sp]) - effK) / strides[i] + 1;
+    {
+      int64_t padded = checkedAdd(checkedAdd(in.size, pads[i]), pads[i + sp]);
+      // Truncating division would turn a negative span into size 1.
+      o = padded < effK ? 0 : (padded - effK) / strides[i] + 1;
+    }
     if (o < 1)
       fail("spatial axis ", i, " of size ", in.size, " is smaller than the kernel");
     out.push_back(Dim::fixed(o));

@@ -292,7 +292,8 @@ def resize_case(r):
     resized = list(range(rank)) if mode == "nearest" else list(range(max(0, rank - 2), rank))
     scales = [1.0] * rank
     for a in resized:
-        scales[a] = r.choice([0.5, 0.6, 1.0, 1.5, 2.0, 3.0, 0.75, 1.7])
+        # (binary fractions: onnxruntime computes coordinates in f32)
+        scales[a] = r.choice([0.5, 0.625, 1.0, 1.5, 2.0, 3.0, 0.75, 1.75])
     if opset == 10:
         if mode == "nearest" and any(s > 1 for s in scales) and any(s < 1 for s in scales):
             scales = [max(s, 1.0) for s in scales]
@@ -319,8 +320,10 @@ def resize_case(r):
         # roi (ONNX crops them too).
         moved = [a in resized and max(1, int(shape[a] * scales[a] + 0.5)) != shape[a]
                  for a in range(rank)]
-        starts = [r.choice([0.0, 0.1, 0.25]) if moved[a] else 0.0 for a in range(rank)]
-        ends = [r.choice([1.0, 0.8, 0.9]) if moved[a] else 1.0 for a in range(rank)]
+        # (binary fractions: onnxruntime computes coordinates in f32, and a
+        # nearest rounding must not hinge on that)
+        starts = [r.choice([0.0, 0.125, 0.25]) if moved[a] else 0.0 for a in range(rank)]
+        ends = [r.choice([1.0, 0.75, 0.875]) if moved[a] else 1.0 for a in range(rank)]
         inits.append(floats("roi", starts + ends))
         roi = "roi"
         attrs["extrapolation_value"] = r.choice([0.0, 5.0])
