@@ -21,7 +21,7 @@ using onnx::AttributeProto;
 // IR attributes that are ONNX inputs at this opset: given as attributes,
 // they are an error (collectNodeAttrs would take them).
 void rejectAttrs(const NodeContext &ctx, std::initializer_list<const char *> names,
-                 const char *why) {
+                 const std::string &why) {
   for (const char *n : names)
     if (findNodeAttr(ctx, n))
       ctx.fail("unsupported attribute '", n, "' (", why, ")");
@@ -101,7 +101,7 @@ void convertReduce(NodeContext &ctx) {
     return;
   }
   expectInputs(ctx, 1, 2);
-  rejectAttrs(ctx, {"axes"}, "an input since this opset");
+  rejectAttrs(ctx, {"axes"}, "an input since opset " + std::to_string(since));
   AttrList attrs = collectNodeAttrs(ctx, info, {"noop_with_empty_axes"});
   int64_t noop = intAttr(ctx, "noop_with_empty_axes", 0);
   std::vector<int64_t> axes;
@@ -111,16 +111,10 @@ void convertReduce(NodeContext &ctx) {
     // Reducing over no axes: each element on its own.
     Value *x = ctx.input(0);
     switch (info.kind) {
-    case OpKind::ReduceSumSquare:
-      ctx.emit(OpKind::Mul, {x, x}, {}, nodeOutputs(ctx));
-      return;
+    case OpKind::ReduceSumSquare: ctx.emit(OpKind::Mul, {x, x}, {}, nodeOutputs(ctx)); return;
     case OpKind::ReduceL1:
-    case OpKind::ReduceL2:
-      ctx.emit(OpKind::Abs, {x}, {}, nodeOutputs(ctx));
-      return;
-    case OpKind::ReduceLogSum:
-      ctx.emit(OpKind::Log, {x}, {}, nodeOutputs(ctx));
-      return;
+    case OpKind::ReduceL2: ctx.emit(OpKind::Abs, {x}, {}, nodeOutputs(ctx)); return;
+    case OpKind::ReduceLogSum: ctx.emit(OpKind::Log, {x}, {}, nodeOutputs(ctx)); return;
     default: // sum, mean, max, min, product, log-sum-exp of one element
       ctx.emit(OpKind::Identity, {x}, {}, nodeOutputs(ctx));
       return;
@@ -331,8 +325,7 @@ void convertBatchNorm(NodeContext &ctx) {
     rejectAttrs(ctx, {"spatial"}, "removed in opset 9");
   if (ctx.opset() < 14)
     rejectAttrs(ctx, {"training_mode"}, "new in opset 14");
-  AttrList attrs =
-      collectNodeAttrs(ctx, info, {"momentum", "is_test", "spatial", "training_mode"});
+  AttrList attrs = collectNodeAttrs(ctx, info, {"momentum", "is_test", "spatial", "training_mode"});
   if (ctx.opset() >= 14 && intAttr(ctx, "training_mode", 0) != 0)
     ctx.fail("training_mode = 1 is not supported: tc compiles inference only (use "
              "training_mode = 0 and the running statistics)");
@@ -374,6 +367,9 @@ void convertGroupNorm(NodeContext &ctx) {
   int64_t c = x->type.shape[1].size;
   if (g < 1 || c % g != 0)
     ctx.fail("num_groups ", g, " does not divide the ", c, " channels");
+  if (c > (int64_t(1) << 24)) // the per-channel copies below must stay small
+    ctx.fail("opset ", ctx.opset(), " GroupNormalization with ", c,
+             " channels is not supported (at most 2^24)");
   std::vector<Value *> operands{x};
   for (size_t i = 1; i < 3; ++i) {
     const char *what = i == 1 ? "scale" : "bias";

@@ -29,6 +29,13 @@ inline int64_t addChecked(int64_t a, int64_t b) {
   return r;
 }
 
+inline int64_t subChecked(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_sub_overflow(a, b, &r))
+    fail("dimension arithmetic overflows (", a, " - ", b, ")");
+  return r;
+}
+
 inline int64_t floorDiv(int64_t a, int64_t b) { // b > 0
   return a >= 0 ? a / b : -((-a + b - 1) / b);
 }
@@ -60,8 +67,8 @@ inline WindowAxis poolWindow(int64_t in, int64_t kernel, int64_t stride, int64_t
   WindowAxis w;
   if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
     w.out = in / stride + (in % stride != 0);
-    int64_t total =
-        std::max<int64_t>(0, addChecked(mulChecked(std::max<int64_t>(w.out - 1, 0), stride), effK) - in);
+    int64_t total = std::max<int64_t>(
+        0, addChecked(mulChecked(std::max<int64_t>(w.out - 1, 0), stride), effK) - in);
     w.padBegin = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
     return w;
   }
@@ -77,7 +84,7 @@ inline WindowAxis poolWindow(int64_t in, int64_t kernel, int64_t stride, int64_t
   w.out = span / stride + 1;
   if (ceilMode && span % stride != 0) {
     ++w.out;
-    if ((w.out - 1) * stride >= in + padBegin)
+    if (mulChecked(w.out - 1, stride) >= in + padBegin)
       --w.out;
   }
   w.padBegin = padBegin;
@@ -89,10 +96,9 @@ inline WindowAxis poolWindow(int64_t in, int64_t kernel, int64_t stride, int64_t
 // output is the window [padBegin, padBegin + out) of it. output_shape (when
 // >= 0) fixes `out` and the padding follows from it, as for SAME_*: the odd
 // one at the end for SAME_UPPER, else at the beginning.
-inline WindowAxis convTransposeWindow(int64_t in, int64_t kernel, int64_t stride,
-                                      int64_t dilation, int64_t padBegin, int64_t padEnd,
-                                      int64_t outputPadding, int64_t outputShape,
-                                      std::string_view autoPad) {
+inline WindowAxis convTransposeWindow(int64_t in, int64_t kernel, int64_t stride, int64_t dilation,
+                                      int64_t padBegin, int64_t padEnd, int64_t outputPadding,
+                                      int64_t outputShape, std::string_view autoPad) {
   if (kernel < 1 || stride < 1 || dilation < 1)
     fail("kernel_shape, strides and dilations must be >= 1");
   if (padBegin < 0 || padEnd < 0 || outputPadding < 0)
@@ -105,12 +111,12 @@ inline WindowAxis convTransposeWindow(int64_t in, int64_t kernel, int64_t stride
   bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
   if (outputShape >= 0 || same) {
     w.out = outputShape >= 0 ? outputShape : mulChecked(in, stride);
-    int64_t total = full - w.out;
+    int64_t total = subChecked(full, w.out);
     w.padBegin = autoPad == "SAME_UPPER" ? floorDiv(total, 2) : total - floorDiv(total, 2);
   } else if (autoPad == "VALID") {
     w.out = full;
   } else {
-    w.out = full - padBegin - padEnd;
+    w.out = subChecked(subChecked(full, padBegin), padEnd);
     w.padBegin = padBegin;
   }
   if (w.out < 0)

@@ -134,8 +134,7 @@ std::vector<TensorType> inferConv(const Op &op) {
       o = (in.size + strides[i] - 1) / strides[i];
     else if (autoPad == "VALID")
       o = in.size < effK ? 0 : (in.size - effK) / strides[i] + 1;
-    else
-    {
+    else {
       int64_t padded = checkedAdd(checkedAdd(in.size, pads[i]), pads[i + sp]);
       // Truncating division would turn a negative span into size 1.
       o = padded < effK ? 0 : (padded - effK) / strides[i] + 1;
@@ -179,8 +178,7 @@ std::vector<TensorType> inferConvTranspose(const Op &op) {
   if (group < 1)
     fail("group must be >= 1, got ", group);
   std::vector<int64_t> strides = perAxis(op, "strides", 1, sp),
-                       dil = perAxis(op, "dilations", 1, sp),
-                       pads = perAxis(op, "pads", 0, 2 * sp),
+                       dil = perAxis(op, "dilations", 1, sp), pads = perAxis(op, "pads", 0, 2 * sp),
                        outPad = perAxis(op, "output_padding", 0, sp);
   std::vector<int64_t> outShape = op.getInts("output_shape");
   if (!outShape.empty() && outShape.size() != sp)
@@ -239,8 +237,7 @@ static TensorType poolType(const Op &op, bool anyNumeric) {
   if (kernel.size() != sp)
     fail("kernel_shape has ", kernel.size(), " values, expected ", sp);
   std::vector<int64_t> strides = perAxis(op, "strides", 1, sp),
-                       dil = perAxis(op, "dilations", 1, sp),
-                       pads = perAxis(op, "pads", 0, 2 * sp);
+                       dil = perAxis(op, "dilations", 1, sp), pads = perAxis(op, "pads", 0, 2 * sp);
   const std::string &autoPad = op.getString("auto_pad");
   if (!nn::isAutoPad(autoPad))
     fail("unknown auto_pad '", autoPad, "'");
@@ -250,15 +247,19 @@ static TensorType poolType(const Op &op, bool anyNumeric) {
   Shape out{x.shape[0], x.shape[1]};
   for (size_t i = 0; i < sp; ++i) {
     const Dim &in = x.shape[2 + i];
+    if (kernel[i] < 1 || strides[i] < 1 || dil[i] < 1)
+      fail("kernel_shape, strides and dilations must be >= 1");
+    if (pads[i] < 0 || pads[i + sp] < 0)
+      fail("pads must be >= 0");
+    // The window's span less one: what padding must add for the size to stay.
+    int64_t reach = checkedMul(dil[i], kernel[i] - 1);
     // Checks the attributes even when the size is unknown.
-    nn::WindowAxis w = nn::poolWindow(
-        in.isStatic() ? in.size : checkedAdd(checkedMul(dil[i], kernel[i] - 1), 1), kernel[i],
-        strides[i], dil[i], pads[i], pads[i + sp], autoPad, ceil);
+    nn::WindowAxis w = nn::poolWindow(in.isStatic() ? in.size : checkedAdd(reach, 1), kernel[i],
+                                      strides[i], dil[i], pads[i], pads[i + sp], autoPad, ceil);
     if (in.isStatic()) {
       out.push_back(Dim::fixed(w.out));
     } else if (strides[i] == 1 &&
-               (same || (autoPad == "NOTSET" &&
-                         pads[i] + pads[i + sp] == dil[i] * (kernel[i] - 1)))) {
+               (same || (autoPad == "NOTSET" && checkedAdd(pads[i], pads[i + sp]) == reach))) {
       out.push_back(in); // the size is kept
     } else {
       out.push_back(Dim::unknown());
@@ -307,8 +308,8 @@ static const TensorType &floatInput(const Op &op, size_t i, size_t minRank) {
     fail("operand ", i, " (", op.info().operands[i].name, ") must be a float tensor, got ",
          x.str());
   if (x.rank() < minRank)
-    fail("operand ", i, " (", op.info().operands[i].name, ") must have rank >= ", minRank,
-         ", got ", x.str());
+    fail("operand ", i, " (", op.info().operands[i].name, ") must have rank >= ", minRank, ", got ",
+         x.str());
   return x;
 }
 
@@ -332,8 +333,8 @@ std::vector<TensorType> inferBatchNorm(const Op &op) {
       ok = !p.shape[d].isStatic() || !perActivation[d].isStatic() ||
            p.shape[d].size == perActivation[d].size;
     if (!ok)
-      fail(op.info().operands[i].name, " must be [C] or X's dims after N, got ", p.str(),
-           " for X ", x.str());
+      fail(op.info().operands[i].name, " must be [C] or X's dims after N, got ", p.str(), " for X ",
+           x.str());
   }
   return {x};
 }
@@ -361,8 +362,8 @@ std::vector<TensorType> inferLayerNorm(const Op &op) {
       ok = !pd.isStatic() || pd.size == 1 || !xd.isStatic() || pd.size == xd.size;
     }
     if (!ok)
-      fail(op.info().operands[i].name, " ", p.str(), " does not broadcast to the normalized dims of ",
-           x.str(), " (from axis ", axis, ")");
+      fail(op.info().operands[i].name, " ", p.str(),
+           " does not broadcast to the normalized dims of ", x.str(), " (from axis ", axis, ")");
   }
   if (op.results.size() > 3)
     fail("has at most 3 results (Y, Mean, InvStdDev), got ", op.results.size());

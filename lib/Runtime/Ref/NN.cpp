@@ -266,7 +266,6 @@ void convKernel(const Op &op, const Ins &ins, Outs &outs) {
     }
 }
 
-
 // ---- ConvTranspose ---------------------------------------------------------
 
 // Scatters every input element through the kernel into the full result
@@ -306,10 +305,9 @@ void convTransposeKernel(const Op &op, const Ins &ins, Outs &outs) {
     const int64_t big = int64_t(1) << 40; // keeps every product below in int64
     if (strides[d] > big || dil[d] > big || pads[d] > big || pads[d + sp] > big)
       fail("strides, dilations and pads must be at most 2^40");
-    nn::WindowAxis win = nn::convTransposeWindow(in[d], kernel[d], strides[d], dil[d], pads[d],
-                                                 pads[d + sp], outPad[d],
-                                                 outShape.empty() ? -1 : outShape[d],
-                                                 op.getString("auto_pad"));
+    nn::WindowAxis win = nn::convTransposeWindow(
+        in[d], kernel[d], strides[d], dil[d], pads[d], pads[d + sp], outPad[d],
+        outShape.empty() ? -1 : outShape[d], op.getString("auto_pad"));
     if (win.out != out[d])
       fail("internal: spatial axis ", d, " has size ", out[d], ", expected ", win.out);
     padBegin[d] = win.padBegin;
@@ -346,7 +344,8 @@ void convTransposeKernel(const Op &op, const Ins &ins, Outs &outs) {
             if (fp)
               acc[size_t(yAt)] += xv[size_t(xAt)] * wv[size_t(wAt)];
             else
-              iacc[size_t(yAt)] = wrapAdd(iacc[size_t(yAt)], wrapMul(xi[size_t(xAt)], wi[size_t(wAt)]));
+              iacc[size_t(yAt)] =
+                  wrapAdd(iacc[size_t(yAt)], wrapMul(xi[size_t(xAt)], wi[size_t(wAt)]));
           }
         }
       }

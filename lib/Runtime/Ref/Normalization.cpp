@@ -20,7 +20,8 @@ int64_t product(const Dims &d, size_t begin, size_t end) {
 }
 
 // Mean and population variance of v[at(0)], ..., v[at(n - 1)].
-template <typename At> std::pair<double, double> moments(const std::vector<double> &v, int64_t n, At at) {
+template <typename At>
+std::pair<double, double> moments(const std::vector<double> &v, int64_t n, At at) {
   double sum = 0;
   for (int64_t i = 0; i < n; ++i)
     sum += v[size_t(at(i))];
@@ -183,7 +184,8 @@ void mvnKernel(const Op &op, const Ins &ins, Outs &outs) {
         g = g * xs[d] + i / str[d] % xs[d];
     group[size_t(i)] = g;
   }
-  std::vector<double> v = loadDoubles(x), mean(static_cast<size_t>(groups)), sq(static_cast<size_t>(groups));
+  std::vector<double> v = loadDoubles(x), mean(static_cast<size_t>(groups)),
+                      sq(static_cast<size_t>(groups));
   for (int64_t i = 0; i < n; ++i)
     mean[size_t(group[size_t(i)])] += v[size_t(i)];
   for (double &m : mean)

@@ -51,11 +51,16 @@ template <Pool Kind> void poolKernel(const Op &op, const Ins &ins, Outs &outs) {
   Dims pads = perAxis(op, "pads", 0, 2 * sp);
   const std::string &autoPad = op.getString("auto_pad");
   bool ceil = op.getInt("ceil_mode") != 0;
+  // A real window is small; a hostile one must not exhaust memory below.
+  int64_t taps = 1;
+  for (int64_t k : kernel)
+    if (k < 1 || (taps *= k) > (int64_t(1) << 24))
+      fail("kernel_shape must be >= 1 with at most 2^24 taps in all");
   Dims in(xs.begin() + 2, xs.end()), out(ys.begin() + 2, ys.end());
   Dims padBegin(sp), padEnd(sp);
   for (size_t d = 0; d < sp; ++d) {
-    nn::WindowAxis w = nn::poolWindow(in[d], kernel[d], strides[d], dil[d], pads[d],
-                                      pads[d + sp], autoPad, ceil);
+    nn::WindowAxis w =
+        nn::poolWindow(in[d], kernel[d], strides[d], dil[d], pads[d], pads[d + sp], autoPad, ceil);
     if (w.out != out[d])
       fail("internal: spatial axis ", d, " has ", out[d], " windows, expected ", w.out);
     padBegin[d] = w.padBegin;

@@ -50,7 +50,6 @@ template <bool Log> void softmaxKernel(const Op &op, const Ins &ins, Outs &outs)
   }
 }
 
-
 // ---- Reduce* ---------------------------------------------------------------
 
 enum class Red { Sum, Mean, Max, Min, Prod, L1, L2, LogSum, LogSumExp, SumSquare };
@@ -93,9 +92,9 @@ template <Red R> void reduceKernel(const Op &op, const Ins &ins, Outs &outs) {
   int64_t n = x.numElements();
   int64_t members = groups ? n / groups : 0;
   DType t = x.dtype();
-  bool exactInt = !isFloat(t) && (R == Red::Sum || R == Red::Mean || R == Red::Max ||
-                                  R == Red::Min || R == Red::Prod || R == Red::L1 ||
-                                  R == Red::SumSquare);
+  bool exactInt =
+      !isFloat(t) && (R == Red::Sum || R == Red::Mean || R == Red::Max || R == Red::Min ||
+                      R == Red::Prod || R == Red::L1 || R == Red::SumSquare);
   if (exactInt) {
     std::vector<int64_t> v = loadInts(x);
     std::vector<int64_t> acc(static_cast<size_t>(groups));

@@ -31,9 +31,8 @@ struct AxisTaps {
 
 // Weights of the taps base + first, base + first + 1, ... for a source
 // coordinate `ratio` past `base` (ratio in (0, 1]).
-std::vector<double> coefficients(const std::string &mode, const std::string &nearest,
-                                 double ratio, double scale, bool antialias, double A,
-                                 int64_t &first) {
+std::vector<double> coefficients(const std::string &mode, const std::string &nearest, double ratio,
+                                 double scale, bool antialias, double A, int64_t &first) {
   if (mode == "nearest") {
     first = 0;
     bool hi;
@@ -66,6 +65,8 @@ std::vector<double> coefficients(const std::string &mode, const std::string &nea
   // Antialiasing: the kernel stretched by 1 / scale, normalized.
   bool linear = mode == "linear";
   double support = linear ? 1 : 2;
+  if (support / scale > double(int64_t(1) << 19))
+    fail("antialiasing a downscale by ", 1 / scale, " is not supported (at most 2^18)");
   first = int64_t(std::floor(-support / scale)) + 1;
   int64_t n = 2 - 2 * first;
   std::vector<double> w(static_cast<size_t>(n));
@@ -125,6 +126,10 @@ AxisTaps axisTaps(const Op &op, int64_t in, int64_t out, double scale, double ro
     } else {
       fail("unknown coordinate_transformation_mode '", coord, "'");
     }
+    if (r.outside[size_t(o)])
+      continue;                                // the extrapolation value, no taps
+    if (!(std::fabs(x) <= 4503599627370496.0)) // 2^52 (NaN fails too)
+      fail("the source coordinate ", x, " of output position ", o, " is out of range");
     // Taps are taken left of x: at an integer x, ratio 1 past x - 1.
     double base = std::floor(x);
     if (base == x)
@@ -132,18 +137,22 @@ AxisTaps axisTaps(const Op &op, int64_t in, int64_t out, double scale, double ro
     double ratio = x - base;
     int64_t first = 0;
     std::vector<double> w = coefficients(mode, nearest, ratio, scale, antialias, A, first);
-    std::vector<Tap> &taps = r.taps[size_t(o)];
+    std::vector<Tap> &taps = r.taps[size_t(o)], inside;
     double sum = 0;
     for (size_t i = 0; i < w.size(); ++i) {
       int64_t idx = int64_t(base) + first + int64_t(i);
-      if (exclude && (idx < 0 || idx >= in))
-        continue;
       taps.push_back({std::clamp<int64_t>(idx, 0, in - 1), w[i]});
-      sum += w[i];
+      if (idx >= 0 && idx < in) {
+        inside.push_back(taps.back());
+        sum += w[i];
+      }
     }
-    if (exclude && sum != 0)
+    // exclude_outside: only the taps inside, renormalized (when any).
+    if (exclude && sum != 0) {
+      taps = inside;
       for (Tap &t : taps)
         t.weight /= sum;
+    }
   }
   return r;
 }
@@ -176,8 +185,8 @@ void resizeKernel(const Op &op, const Ins &ins, Outs &outs) {
     // Not resized, or a scale of 1 that keeps the size and the region: the
     // identity (as in ONNX's reference, whatever the coordinate mode).
     auto near = [](double a, double b) { return std::fabs(a - b) <= 1e-9 * std::fabs(b); };
-    bool same = near(plan.scale[d], 1.0) && ys[d] == xs[d] && std::fabs(rs) <= 1e-9 &&
-                near(re, 1.0);
+    bool same =
+        near(plan.scale[d], 1.0) && ys[d] == xs[d] && std::fabs(rs) <= 1e-9 && near(re, 1.0);
     if (it == axes.end() || same) {
       taps[d].taps.resize(size_t(ys[d]));
       taps[d].outside.assign(size_t(ys[d]), false);

@@ -38,6 +38,10 @@ EXPECTED_FAILURES = {
     "test_batchnorm_example_training_mode": "training_mode = 1 is not supported",
 }
 
+# Tests whose expected values are rounded by hand: the ONNX backend's own
+# tolerance (rtol 1e-3) instead of tc-run's.
+LOOSE = {"test_averagepool_2d_ceil_last_window_starts_on_pad"}
+
 # Ops whose inputs after the first are compile-time values in tc.
 FREEZE_OPS = {
     "ReduceSum", "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1", "ReduceL2",
@@ -98,7 +102,8 @@ def run_test(test_dir, tmp):
         rc, out = run(["tc-import", model, "-o", ir])
         if rc != 0:
             return name, "import", out
-        rc, out = run(["tc-run", "--target=ref", ir, "--inputs", data, "--compare", data])
+        tol = ["--rtol", "1e-3"] if name in LOOSE else []
+        rc, out = run(["tc-run", "--target=ref", ir, "--inputs", data, "--compare", data] + tol)
         if rc != 0:
             return name, "run", f"{ds}: {out}"
     return name, "pass", ""
