@@ -95,9 +95,39 @@ void verifyFunction(const Function &f) {
       fail(f.name, ": returns undefined value %", r->name);
 }
 
+// A Fused op calls a function of the module whose signature is exactly the
+// op's operand and result types.
+static void verifyFusedCall(const Module &m, const Function &caller, const Op &op) {
+  const std::string &callee = op.getString("callee");
+  const Function *f = m.lookup(callee);
+  if (!f)
+    fail(op.where(), ": callee @", callee, " is not a function of the module");
+  if (f == &caller)
+    fail(op.where(), ": @", callee, " calls itself");
+  if (f->args.size() != op.operands.size() || f->results.size() != op.results.size())
+    fail(op.where(), ": @", callee, " takes ", f->args.size(), " arguments and returns ",
+         f->results.size(), " results; the op has ", op.operands.size(), " operands and ",
+         op.results.size(), " results");
+  for (size_t i = 0; i < f->args.size(); ++i)
+    if (!(f->args[i]->type == op.operands[i]->type))
+      fail(op.where(), ": operand ", i, " is ", op.operands[i]->type.str(), " but @", callee,
+           " takes ", f->args[i]->type.str());
+  for (size_t i = 0; i < f->results.size(); ++i)
+    if (!(f->results[i]->type == op.results[i]->type))
+      fail(op.where(), ": result ", i, " is ", op.results[i]->type.str(), " but @", callee,
+           " returns ", f->results[i]->type.str());
+  for (const auto &inner : f->ops)
+    if (inner->is(OpKind::Fused))
+      fail(inner->where(), ": fusion groups do not nest (in @", callee, ")");
+}
+
 void verifyModule(const Module &m) {
   for (const auto &f : m.functions)
     verifyFunction(*f);
+  for (const auto &f : m.functions)
+    for (const auto &op : f->ops)
+      if (op->is(OpKind::Fused))
+        verifyFusedCall(m, *f, *op);
 }
 
 } // namespace tc

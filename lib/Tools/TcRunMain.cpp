@@ -95,7 +95,7 @@ int tcRunMain(int argc, char **argv) {
            "' is not built yet (use --target=ref for the reference executor)");
     const Function &f = m->main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);
-    std::vector<HostTensor> outputs = runReference(f, inputs);
+    std::vector<HostTensor> outputs = runReference(m.get(), f, inputs);
     if (!outputDir.empty())
       writeTestDataSet(outputDir, f, inputs, outputs);
     if (compareDir.empty()) {

@@ -81,7 +81,9 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // added to Ops.def, write their kernels in lib/Runtime/Ref/.
 TEST(RefKernels, EveryOpHasAKernel) {
   for (const OpInfo &info : allOps())
-    EXPECT_NE(lookupRefKernel(info.kind), nullptr) << info.name << " has no reference kernel";
+    if (info.kind != OpKind::Fused) { // runs its callee: runReference(Module, ...)
+      EXPECT_NE(lookupRefKernel(info.kind), nullptr) << info.name << " has no reference kernel";
+    }
   EXPECT_EQ(lookupRefKernel(OpKind::NumOps), nullptr);
 }
 

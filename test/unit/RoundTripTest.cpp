@@ -5,8 +5,8 @@
 #include "tc/IR/Printer.h"
 #include "tc/Import/OnnxImporter.h"
 #include <filesystem>
-#include <vector>
 #include <gtest/gtest.h>
+#include <vector>
 
 using namespace tc;
 namespace fs = std::filesystem;

@@ -14,6 +14,11 @@ namespace tc {
 // on mismatch. Output shapes come from the op table's shape rules applied to
 // the concrete operand shapes, so kernels never compute shapes themselves.
 std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTensor> &inputs);
+// The same for a function of `m` (null: none), whose Fused ops run their
+// callees; and for m's entry function.
+std::vector<HostTensor> runReference(const Module *m, const Function &f,
+                                     const std::vector<HostTensor> &inputs);
+std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTensor> &inputs);
 
 // A kernel computes an op's results into preallocated `outs` (right dtype
 // and shape already) from `ins` (nullptr for absent optional operands).

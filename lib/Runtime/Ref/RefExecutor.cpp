@@ -108,9 +108,31 @@ std::vector<TensorType> concreteResultTypes(const Op &op,
   return types;
 }
 
+// A Fused op runs its callee's ops (the reference does not fuse anything).
+std::vector<HostTensor> runFused(const Module *m, const Op &op,
+                                 const std::vector<const HostTensor *> &ins) {
+  const std::string &callee = op.getString("callee");
+  const Function *f = m ? m->lookup(callee) : nullptr;
+  if (!f)
+    fail(op.where(), ": callee @", callee, " is not available to the reference executor");
+  std::vector<HostTensor> args;
+  for (const HostTensor *t : ins)
+    args.push_back(*t);
+  return runReference(m, *f, args);
+}
+
 } // namespace
 
 std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTensor> &inputs) {
+  return runReference(nullptr, f, inputs);
+}
+
+std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTensor> &inputs) {
+  return runReference(&m, m.main(), inputs);
+}
+
+std::vector<HostTensor> runReference(const Module *m, const Function &f,
+                                     const std::vector<HostTensor> &inputs) {
   verifyFunction(f); // kernels rely on arity, attribute kinds and operand types
   if (inputs.size() != f.args.size()) {
     std::string names;
@@ -164,6 +186,21 @@ std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTe
     std::vector<const HostTensor *> ins;
     for (const Value *v : op.operands)
       ins.push_back(v ? lookup(v) : nullptr);
+    if (op.is(OpKind::Fused)) {
+      std::vector<HostTensor> outs = runFused(m, op, ins);
+      for (size_t r = 0; r < outs.size(); ++r) {
+        const Value *res = op.results[r];
+        if (outs[r].dtype() != res->type.dtype ||
+            !bind.match(res->type.shape, outs[r].shape(), "result '" + res->name + "'"))
+          fail(op.where(), ": result ", r, " '", res->name, "' is declared ", res->type.str(),
+               " but is ", outs[r].typeStr(), " at run time", bind.describe(res->type.shape));
+        env[res] = &(owned[res] = std::move(outs[r]));
+      }
+      for (const Value *v : op.operands)
+        if (v && lastUse[v] == i && owned.erase(v))
+          env.erase(v);
+      continue;
+    }
     std::vector<TensorType> types = concreteResultTypes(op, ins);
     std::vector<HostTensor> outs;
     for (size_t r = 0; r < types.size(); ++r) {

@@ -1,0 +1,420 @@
+// The fuse pass: groups ops into kernels the way Inductor schedules them,
+// then outlines every group of two or more ops into a module function called
+// by one Fused op.
+//
+// Grouping walks the ops in order and puts each op into a group:
+//  - a Library op (MatMul, Gemm, Conv, ...) starts a group and takes the
+//    pointwise epilogue that follows it (bias, activation, residual, cast);
+//  - a Reduction op (ReduceMean, Softmax, LayerNormalization, ...) joins a
+//    pure pointwise group feeding its data operand (prologue), else starts one,
+//    and takes a pointwise epilogue over its output or its input domain;
+//  - a Pointwise op joins a producer's group with the same iteration domain,
+//    and merges the other producers' pointwise groups of that domain;
+//  - Shape and Opaque ops stay on their own.
+// Joining must keep the group graph acyclic: a group may not both feed and
+// consume another group through a third. Outlined groups are then scheduled
+// by a stable topological sort over the contracted graph.
+#include "tc/Support/Error.h"
+#include "tc/Transforms/Pass.h"
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <queue>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tc {
+
+namespace {
+
+enum class Anchor { None, Reduction, Library };
+
+struct Group {
+  std::vector<Op *> ops; // in original order
+  Anchor anchor = Anchor::None;
+  Op *anchorOp = nullptr;
+  Shape domain; // the iteration space pointwise members share
+  size_t first = 0, last = 0;
+  bool alive = true;
+};
+
+class Grouper {
+public:
+  explicit Grouper(Function &f) : f_(f) {
+    for (size_t i = 0; i < f.ops.size(); ++i)
+      index_[f.ops[i].get()] = i;
+  }
+
+  std::vector<Group> run() {
+    for (auto &p : f_.ops)
+      place(*p);
+    return std::move(groups_);
+  }
+
+private:
+  Function &f_;
+  std::unordered_map<const Op *, size_t> index_;
+  std::unordered_map<const Op *, size_t> groupOf_;
+  std::vector<Group> groups_;
+
+  size_t newGroup(Op &op, Anchor a, Shape domain) {
+    Group g;
+    g.ops = {&op};
+    g.anchor = a;
+    g.anchorOp = a == Anchor::None ? nullptr : &op;
+    g.domain = std::move(domain);
+    g.first = g.last = index_.at(&op);
+    groups_.push_back(std::move(g));
+    groupOf_[&op] = groups_.size() - 1;
+    return groups_.size() - 1;
+  }
+
+  void join(size_t g, Op &op) {
+    groups_[g].ops.push_back(&op);
+    groups_[g].last = index_.at(&op);
+    groupOf_[&op] = g;
+  }
+
+  // The group producing `v`, if an op of this function does.
+  std::optional<size_t> producer(const Value *v) const {
+    if (!v || !v->def)
+      return std::nullopt;
+    auto it = groupOf_.find(v->def);
+    return it == groupOf_.end() ? std::nullopt : std::optional(it->second);
+  }
+
+  // Groups whose results `g`'s ops read (other than g itself).
+  std::set<size_t> producersOf(size_t g) const {
+    std::set<size_t> out;
+    for (const Op *op : groups_[g].ops)
+      for (const Value *v : op->operands)
+        if (auto p = producer(v); p && *p != g)
+          out.insert(*p);
+    return out;
+  }
+
+  // Whether group `from` reads, directly or through other groups, a result
+  // of group `target`.
+  bool dependsOn(size_t from, size_t target) const {
+    std::vector<size_t> stack{from};
+    std::unordered_set<size_t> seen{from};
+    while (!stack.empty()) {
+      size_t g = stack.back();
+      stack.pop_back();
+      if (g == target)
+        return true;
+      for (size_t p : producersOf(g))
+        if (groups_[p].last >= groups_[target].first && seen.insert(p).second)
+          stack.push_back(p);
+    }
+    return false;
+  }
+
+  // Whether `a` reaches `b` through some third group (a direct edge between
+  // them becomes internal when they merge).
+  bool pathThroughOthers(size_t a, size_t b) const {
+    for (size_t h : producersOf(a))
+      if (h != b && dependsOn(h, b))
+        return true;
+    return false;
+  }
+
+  // The producer groups of op's operands.
+  std::set<size_t> operandGroups(const Op &op) const {
+    std::set<size_t> out;
+    for (const Value *v : op.operands)
+      if (auto p = producer(v))
+        out.insert(*p);
+    return out;
+  }
+
+  // Whether `op` may join group g without making the group graph cyclic:
+  // none of op's other producers may depend on g.
+  bool acyclicJoin(const Op &op, size_t g) const {
+    for (size_t h : operandGroups(op))
+      if (h != g && dependsOn(h, g))
+        return false;
+    return true;
+  }
+
+  bool sameDomain(const Shape &a, const Shape &b) const { return a == b; }
+
+  // Whether pointwise `op` (result shape `s`) fits group g's iteration space.
+  bool fitsDomain(const Group &g, const Shape &s) const {
+    switch (g.anchor) {
+    case Anchor::None: return sameDomain(g.domain, s);
+    case Anchor::Library: return sameDomain(g.anchorOp->result()->type.shape, s);
+    case Anchor::Reduction:
+      // An epilogue over the reduced values or back over the reduced rows
+      // (x - mean, softmax's divide): one persistent-reduction kernel.
+      return sameDomain(g.anchorOp->result()->type.shape, s) || sameDomain(g.domain, s);
+    }
+    return false;
+  }
+
+  void place(Op &op) {
+    FusionCategory cat = op.info().category;
+    if (op.is(OpKind::Fused) || op.results.empty() || cat == FusionCategory::Shape ||
+        cat == FusionCategory::Opaque) {
+      isolated_.insert(newGroup(op, Anchor::None, {})); // shape/opaque ops stay alone
+      return;
+    }
+    if (cat == FusionCategory::Library) {
+      newGroup(op, Anchor::Library, op.result()->type.shape);
+      return;
+    }
+    if (cat == FusionCategory::Reduction) {
+      const Value *data = op.operand(0);
+      Shape domain = data ? data->type.shape : op.result()->type.shape;
+      if (auto p = producer(data); p && !isolated_.count(*p) &&
+                                   groups_[*p].anchor == Anchor::None &&
+                                   sameDomain(groups_[*p].domain, domain) && acyclicJoin(op, *p)) {
+        join(*p, op);
+        groups_[*p].anchor = Anchor::Reduction;
+        groups_[*p].anchorOp = &op;
+        return;
+      }
+      newGroup(op, Anchor::Reduction, domain);
+      return;
+    }
+    placePointwise(op);
+  }
+
+  void placePointwise(Op &op) {
+    const Shape &s = op.result()->type.shape;
+    // Candidates: anchored groups first, then the most recent.
+    std::vector<size_t> cands;
+    for (size_t g : operandGroups(op))
+      if (!isolated_.count(g) && fitsDomain(groups_[g], s))
+        cands.push_back(g);
+    std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
+      auto rankOf = [&](size_t g) { return groups_[g].anchor == Anchor::None ? 0 : 1; };
+      if (rankOf(a) != rankOf(b))
+        return rankOf(a) > rankOf(b);
+      return groups_[a].last > groups_[b].last;
+    });
+    for (size_t g : cands) {
+      if (!acyclicJoin(op, g))
+        continue;
+      join(g, op);
+      // Pull the other pointwise producers of this domain in as well.
+      for (size_t h : cands)
+        if (h != g && groups_[h].alive && groups_[h].anchor == Anchor::None &&
+            !pathThroughOthers(g, h) && !pathThroughOthers(h, g))
+          merge(g, h);
+      return;
+    }
+    newGroup(op, Anchor::None, s);
+  }
+
+  void merge(size_t into, size_t from) {
+    Group &a = groups_[into], &b = groups_[from];
+    for (Op *o : b.ops)
+      groupOf_[o] = into;
+    a.ops.insert(a.ops.end(), b.ops.begin(), b.ops.end());
+    std::sort(a.ops.begin(), a.ops.end(),
+              [&](const Op *x, const Op *y) { return index_.at(x) < index_.at(y); });
+    a.first = std::min(a.first, b.first);
+    a.last = std::max(a.last, b.last);
+    b.ops.clear();
+    b.alive = false;
+  }
+
+  std::unordered_set<size_t> isolated_;
+};
+
+std::string snakeName(std::string_view opName) {
+  std::string s;
+  for (char c : opName)
+    s += char(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+// "fused_conv_add_relu_3": the distinct op names in order (at most four) and
+// the group's index among the module's groups.
+std::string groupName(const Group &g, size_t index) {
+  std::string name = "fused";
+  std::vector<std::string_view> seen;
+  for (const Op *op : g.ops) {
+    if (std::find(seen.begin(), seen.end(), op->name()) != seen.end())
+      continue;
+    seen.push_back(op->name());
+    if (seen.size() > 4)
+      break;
+    name += "_" + snakeName(op->name());
+  }
+  return name + "_" + std::to_string(index);
+}
+
+const char *anchorName(Anchor a) {
+  switch (a) {
+  case Anchor::None: return "pointwise";
+  case Anchor::Reduction: return "reduction";
+  case Anchor::Library: return "library";
+  }
+  return "pointwise";
+}
+
+// Small constants (scalars, epsilons, short vectors) are copied into the
+// kernel; larger ones (weights) stay operands so the artifact holds them once.
+constexpr int64_t kInlineConstantElements = 16;
+
+bool inlineable(const Value *v) {
+  if (!v->isConstant())
+    return false;
+  auto n = staticNumElements(v->type.shape);
+  return n && *n <= kInlineConstantElements;
+}
+
+// Moves group g's ops into a new function of `m` and returns the Fused op
+// (not yet inserted into f) that calls it.
+std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {
+  std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
+  std::unordered_set<const Value *> inside;
+  for (const Op *op : g.ops)
+    inside.insert(op->results.begin(), op->results.end());
+
+  // Results read outside the group (by another op or as function results).
+  std::unordered_set<const Value *> usedOutside(f.results.begin(), f.results.end());
+  for (const auto &op : f.ops)
+    if (!members.count(op.get()))
+      for (const Value *v : op->operands)
+        if (v && inside.count(v))
+          usedOutside.insert(v);
+
+  Function *callee = m.addFunction(name);
+  std::unordered_map<const Value *, Value *> map;
+  std::vector<Value *> operands;
+  for (const Op *op : g.ops)
+    for (Value *v : op->operands) {
+      if (!v || inside.count(v) || map.count(v))
+        continue;
+      if (inlineable(v)) {
+        map[v] = callee->addConstant(v->name, v->type, *v->data, v->loc);
+      } else {
+        map[v] = callee->addArgument(v->name, v->type);
+        operands.push_back(v);
+      }
+    }
+  for (Op *op : g.ops) {
+    std::vector<Value *> ins;
+    for (Value *v : op->operands)
+      ins.push_back(v ? map.at(v) : nullptr);
+    std::vector<std::string> names;
+    std::vector<TensorType> types;
+    for (const Value *r : op->results) {
+      names.push_back(r->name);
+      types.push_back(r->type);
+    }
+    Op *clone =
+        callee->addOp(op->kind, std::move(ins), std::move(names), std::move(types), op->loc);
+    clone->attrs = op->attrs;
+    for (size_t i = 0; i < op->results.size(); ++i)
+      map[op->results[i]] = clone->results[i];
+  }
+
+  auto fused = std::make_unique<Op>(OpKind::Fused);
+  fused->operands = std::move(operands);
+  fused->loc = (g.anchorOp ? g.anchorOp : g.ops.front())->loc;
+  fused->setAttr("callee", Attribute(name));
+  fused->setAttr("kind", Attribute(std::string(anchorName(g.anchor))));
+  for (const Op *op : g.ops)
+    for (Value *r : op->results)
+      if (usedOutside.count(r)) {
+        callee->results.push_back(map.at(r));
+        r->def = fused.get();
+        r->resultIndex = unsigned(fused->results.size());
+        fused->results.push_back(r);
+      }
+  return fused;
+}
+
+// Reorders f's ops topologically, breaking ties by original position.
+void scheduleStable(Function &f) {
+  size_t n = f.ops.size();
+  std::unordered_map<const Op *, size_t> pos;
+  for (size_t i = 0; i < n; ++i)
+    pos[f.ops[i].get()] = i;
+  std::vector<std::vector<size_t>> users(n);
+  std::vector<size_t> pending(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    std::set<size_t> preds;
+    for (const Value *v : f.ops[i]->operands)
+      if (v && v->def)
+        preds.insert(pos.at(v->def));
+    pending[i] = preds.size();
+    for (size_t p : preds)
+      users[p].push_back(i);
+  }
+  std::priority_queue<size_t, std::vector<size_t>, std::greater<>> ready;
+  for (size_t i = 0; i < n; ++i)
+    if (!pending[i])
+      ready.push(i);
+  std::vector<std::unique_ptr<Op>> order;
+  while (!ready.empty()) {
+    size_t i = ready.top();
+    ready.pop();
+    order.push_back(std::move(f.ops[i]));
+    for (size_t u : users[i])
+      if (--pending[u] == 0)
+        ready.push(u);
+  }
+  if (order.size() != n)
+    fail(f.name, ": fusion made a cycle (internal error)");
+  f.ops = std::move(order);
+}
+
+} // namespace
+
+bool runFusePass(Module &m, const PassOptions &) {
+  std::set<std::string> callees;
+  for (const auto &f : m.functions)
+    for (const auto &op : f->ops)
+      if (op->is(OpKind::Fused))
+        callees.insert(op->getString("callee"));
+  std::vector<Function *> todo;
+  for (const auto &f : m.functions)
+    if (!callees.count(f->name))
+      todo.push_back(f.get());
+
+  bool changed = false;
+  size_t index = callees.size();
+  for (Function *f : todo) {
+    std::vector<Group> groups = Grouper(*f).run();
+    std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
+    std::unordered_set<const Op *> absorbed;
+    for (const Group &g : groups) {
+      if (!g.alive || g.ops.size() < 2)
+        continue;
+      bool hasInput = false;
+      for (const Op *op : g.ops)
+        for (const Value *v : op->operands)
+          hasInput |=
+              v && !inlineable(v) && std::find(g.ops.begin(), g.ops.end(), v->def) == g.ops.end();
+      if (!hasInput)
+        continue; // all-constant groups are constant folding's business
+      std::string name = groupName(g, index++);
+      while (m.lookup(name))
+        name += "_";
+      replacement[g.ops.front()] = outline(m, *f, g, name);
+      absorbed.insert(g.ops.begin(), g.ops.end());
+    }
+    if (replacement.empty())
+      continue;
+    std::vector<std::unique_ptr<Op>> ops;
+    for (auto &op : f->ops) {
+      if (auto it = replacement.find(op.get()); it != replacement.end())
+        ops.push_back(std::move(it->second));
+      if (!absorbed.count(op.get()))
+        ops.push_back(std::move(op));
+    }
+    f->ops = std::move(ops);
+    f->removeUnusedConstants();
+    scheduleStable(*f);
+    changed = true;
+  }
+  return changed;
+}
+
+} // namespace tc
