@@ -145,7 +145,7 @@ public:
   TensorType type() {
     TensorType t;
     uint8_t dt = u8();
-    if (dt >= uint8_t(DType::Bool) + 1)
+    if (dt > uint8_t(DType::Str))
       error("unknown element type " + std::to_string(dt));
     t.dtype = DType(dt);
     size_t rank = count();
@@ -201,7 +201,7 @@ public:
     }
     case AttrKind::Type: {
       uint8_t dt = u8();
-      if (dt > uint8_t(DType::Bool))
+      if (dt > uint8_t(DType::Str))
         error("unknown element type in attribute");
       return Attribute(DType(dt));
     }
@@ -337,7 +337,9 @@ std::unique_ptr<Module> readBytecode(std::shared_ptr<const MemoryBuffer> buf) {
       if (off > dataSize || size > dataSize - off)
         r.error("constant %" + n + " data out of bounds");
       auto want = byteSize(t);
-      if (!want || *want != size)
+      if (t.dtype == DType::Str && !dataFitsType(t, {data + off, size_t(size)}))
+        r.error("constant %" + n + " of type " + t.str() + " holds malformed string data");
+      if (t.dtype != DType::Str && (!want || *want != size))
         r.error("constant %" + n + " of type " + t.str() + " has " + std::to_string(size) +
                 " bytes");
       TensorData d;

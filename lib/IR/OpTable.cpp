@@ -48,6 +48,8 @@ const std::vector<OpInfo> &allOps() {
   OperandSpec { #n, true, false }
 #define VAR(n)                                                                                     \
   OperandSpec { #n, false, true }
+#define OPTVAR(n)                                                                                  \
+  OperandSpec { #n, true, true }
 #define OPERANDS(...)                                                                              \
   std::vector<OperandSpec> { __VA_ARGS__ }
 #define ATTR(n, K, def, doc)                                                                       \
@@ -65,6 +67,7 @@ const std::vector<OpInfo> &allOps() {
 #undef IN
 #undef OPT
 #undef VAR
+#undef OPTVAR
 #undef OPERANDS
 #undef ATTR
 #undef REQ

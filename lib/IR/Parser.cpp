@@ -83,7 +83,8 @@ void parseElement(Lexer &lex, DType t, std::vector<uint8_t> &out) {
   case DType::U32: appendBytes(out, parseIntToken<uint32_t>(lex, tok, t)); break;
   case DType::U16: appendBytes(out, parseIntToken<uint16_t>(lex, tok, t)); break;
   case DType::U8: appendBytes(out, parseIntToken<uint8_t>(lex, tok, t)); break;
-  case DType::Bool: break;
+  case DType::Bool:
+  case DType::Str: break; // parsed by the caller
   }
   lex.advance(tok.size());
 }
@@ -110,6 +111,9 @@ public:
     lex_.expectEnd();
     if (m->functions.empty())
       lex_.error("module has no functions");
+    // Ops were checked as they were read; calls between functions (Fused,
+    // If, Loop, Scan) can only be checked now, as the bytecode reader does.
+    verifyModule(*m);
     return m;
   }
 
@@ -305,7 +309,7 @@ private:
     auto n = staticNumElements(t.shape);
     if (!isStaticShape(t.shape))
       errorAt(at, "constant %" + name + " must have a static shape");
-    if (!n || !byteSize(t))
+    if (!n || (t.dtype != DType::Str && !byteSize(t)))
       errorAt(at, "constant %" + name + " is too large");
     TensorData data;
     std::optional<size_t> blob;
@@ -342,7 +346,10 @@ private:
       if (it == blobs.end())
         errorAt(r.offset, "blob " + std::to_string(r.blob) + " is not defined");
       auto want = byteSize(r.value->type);
-      if (!want || it->second.size != *want)
+      if (r.value->type.dtype == DType::Str && !dataFitsType(r.value->type, it->second.bytes()))
+        errorAt(r.offset, "blob " + std::to_string(r.blob) + " is not valid string data for " +
+                              r.value->type.str());
+      if (r.value->type.dtype != DType::Str && (!want || it->second.size != *want))
         errorAt(r.offset, "blob " + std::to_string(r.blob) + " has " +
                               std::to_string(it->second.size) + " bytes, " + r.value->type.str() +
                               " needs " + (want ? std::to_string(*want) : std::string("too many")));
@@ -359,20 +366,28 @@ private:
 
 std::vector<uint8_t> parseElements(Lexer &lex, DType t, size_t count) {
   std::vector<uint8_t> out;
+  std::vector<std::string> strs;
   lex.expect('[', "to open the element list");
   size_t n = 0;
   if (!lex.consumeIf(']')) {
     do {
       if (n == count)
         lex.error("more than the " + std::to_string(count) + " elements the type holds");
-      parseElement(lex, t, out);
+      if (t == DType::Str) {
+        lex.skipSpace();
+        if (lex.peek() != '"')
+          lex.error("expected a quoted string element");
+        strs.push_back(lex.parseString());
+      } else {
+        parseElement(lex, t, out);
+      }
       ++n;
     } while (lex.consumeIf(','));
     lex.expect(']', "to close the element list");
   }
   if (n != count)
     lex.error("expected " + std::to_string(count) + " elements, got " + std::to_string(n));
-  return out;
+  return t == DType::Str ? packStrings(strs) : out;
 }
 
 std::unique_ptr<Module> parseModule(std::string_view text, const std::string &file) {

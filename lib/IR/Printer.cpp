@@ -56,8 +56,23 @@ std::string elementText(DType t, const uint8_t *p) {
   case DType::U16: return std::to_string(load<uint16_t>(p));
   case DType::U8: return std::to_string(load<uint8_t>(p));
   case DType::Bool: return *p == 0 ? "false" : *p == 1 ? "true" : "?";
+  case DType::Str: break; // see formatStrings
   }
   return "?";
+}
+
+// ["a", "b\n"]: each element quoted with escapes, which read back exactly.
+std::optional<std::string> formatStrings(std::span<const uint8_t> packed, size_t n) {
+  std::vector<std::string> elems;
+  try {
+    elems = unpackStrings(packed, n);
+  } catch (const Error &) {
+    return std::nullopt;
+  }
+  std::string s = "[";
+  for (size_t i = 0; i < elems.size(); ++i)
+    s += (i ? ", " : "") + quoteString(elems[i]);
+  return s + "]";
 }
 
 class ModulePrinter {
@@ -99,7 +114,8 @@ private:
     auto n = staticNumElements(c.type.shape);
     std::optional<std::string> inl;
     if (n && size_t(*n) <= kInlineElementLimit)
-      inl = formatElements(c.type.dtype, c.data->bytes());
+      inl = c.type.dtype == DType::Str ? formatStrings(c.data->bytes(), size_t(*n))
+                                       : formatElements(c.type.dtype, c.data->bytes());
     if (inl) {
       os_ << *inl;
     } else {
@@ -116,6 +132,8 @@ private:
 } // namespace
 
 std::optional<std::string> formatElements(DType t, std::span<const uint8_t> bytes) {
+  if (t == DType::Str)
+    return std::nullopt; // the count is not in the bytes: see formatStrings
   size_t es = dtypeSize(t);
   if (bytes.size() % es)
     return std::nullopt;

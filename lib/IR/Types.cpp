@@ -1,4 +1,6 @@
 #include "tc/IR/Types.h"
+#include "tc/Support/Error.h"
+#include <cstring>
 
 namespace tc {
 
@@ -37,7 +39,7 @@ std::optional<DType> dtypeFromOnnx(int onnxType) {
 bool isFloat(DType t) {
   return t == DType::F32 || t == DType::F16 || t == DType::BF16 || t == DType::F64;
 }
-bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool; }
+bool isInteger(DType t) { return !isFloat(t) && t != DType::Bool && t != DType::Str; }
 bool isSigned(DType t) {
   return isFloat(t) || t == DType::I64 || t == DType::I32 || t == DType::I16 || t == DType::I8;
 }
@@ -97,9 +99,58 @@ std::string TensorType::str() const {
 
 std::optional<size_t> byteSize(const TensorType &t) {
   auto n = staticNumElements(t.shape);
-  if (!n || uint64_t(*n) > (uint64_t(1) << 48) / dtypeSize(t.dtype))
+  if (!n || t.dtype == DType::Str || uint64_t(*n) > (uint64_t(1) << 48) / dtypeSize(t.dtype))
     return std::nullopt; // more than 256 TiB: not a real tensor
   return size_t(*n) * dtypeSize(t.dtype);
+}
+
+std::vector<uint8_t> packStrings(const std::vector<std::string> &s) {
+  std::vector<uint8_t> out;
+  for (const std::string &e : s) {
+    uint64_t n = e.size();
+    for (int b = 0; b < 8; ++b)
+      out.push_back(uint8_t(n >> (8 * b)));
+    out.insert(out.end(), e.begin(), e.end());
+  }
+  return out;
+}
+
+std::vector<std::string> unpackStrings(std::span<const uint8_t> packed, size_t count) {
+  std::vector<std::string> out;
+  size_t pos = 0;
+  for (size_t i = 0; i < count; ++i) {
+    if (packed.size() - pos < 8)
+      fail("malformed string data: element ", i, " of ", count, " is missing");
+    uint64_t n = 0;
+    for (int b = 0; b < 8; ++b)
+      n |= uint64_t(packed[pos + size_t(b)]) << (8 * b);
+    pos += 8;
+    if (n > packed.size() - pos)
+      fail("malformed string data: element ", i, " claims ", n, " bytes, ", packed.size() - pos,
+           " remain");
+    out.emplace_back(reinterpret_cast<const char *>(packed.data() + pos), size_t(n));
+    pos += size_t(n);
+  }
+  if (pos != packed.size())
+    fail("malformed string data: ", packed.size() - pos, " bytes after the last of ", count,
+         " elements");
+  return out;
+}
+
+bool dataFitsType(const TensorType &t, std::span<const uint8_t> data) {
+  if (t.dtype != DType::Str) {
+    std::optional<size_t> want = byteSize(t);
+    return want && *want == data.size();
+  }
+  std::optional<int64_t> n = staticNumElements(t.shape);
+  if (!n || uint64_t(*n) > data.size() / 8)
+    return false; // every element needs at least its 8-byte length
+  try {
+    unpackStrings(data, size_t(*n));
+  } catch (const Error &) {
+    return false;
+  }
+  return true;
 }
 
 bool typeCompatible(const TensorType &declared, const TensorType &inferred) {

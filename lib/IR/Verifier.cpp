@@ -1,4 +1,7 @@
 #include "tc/IR/Verifier.h"
+#include "tc/IR/ControlFlow.h"
+#include "tc/IR/RuntimeAttrs.h"
+#include "tc/IR/StringMath.h"
 #include "tc/Support/Error.h"
 #include <unordered_set>
 
@@ -35,8 +38,10 @@ static void verifyStructure(const Op &op) {
       fail("attribute '", name, "' must be ", attrKindName(spec->kind), ", got ",
            attrKindName(value.kind()));
   }
+  checkRuntimeAttrOperands(op);
   for (const AttrSpec &spec : info.attrs)
-    if (!spec.defaultValue && !op.findAttr(spec.name))
+    if (!spec.defaultValue && !op.findAttr(spec.name) &&
+        !runtimeAttrOperand(info, op.operands, spec.name))
       fail("missing required attribute '", spec.name, "'");
 }
 
@@ -44,6 +49,15 @@ static void verifyStructure(const Op &op) {
 std::vector<TensorType> inferResultTypes(const Op &op) {
   try {
     verifyStructure(op);
+    checkStringOperands(op);
+    if (hasRuntimeAttrOperands(op)) {
+      // Constant run-time attribute operands: infer the attribute form.
+      Function scratch;
+      if (const Op *bound = bindRuntimeAttrs(scratch, op)) {
+        verifyStructure(*bound);
+        return op.info().infer(*bound);
+      }
+    }
     return op.info().infer(op);
   } catch (const Error &e) {
     fail(op.where(), ": ", e.what());
@@ -73,10 +87,9 @@ void verifyFunction(const Function &f) {
   for (const Value *c : f.constants) {
     if (!c->data)
       fail(f.name, ": constant %", c->name, " has no data");
-    auto bytes = byteSize(c->type);
-    if (!bytes || *bytes != c->data->size)
+    if (!dataFitsType(c->type, c->data->bytes()))
       fail(c->loc.str(), ": constant %", c->name, " of type ", c->type.str(), " holds ",
-           c->data->size, " bytes");
+           c->type.dtype == DType::Str ? "malformed string data in " : "", c->data->size, " bytes");
     define(c, "constant");
   }
   for (const auto &op : f.ops) {
@@ -128,6 +141,8 @@ void verifyModule(const Module &m) {
     for (const auto &op : f->ops)
       if (op->is(OpKind::Fused))
         verifyFusedCall(m, *f, *op);
+      else if (isControlFlowOp(*op))
+        verifyControlFlowCall(m, *f, *op);
 }
 
 } // namespace tc

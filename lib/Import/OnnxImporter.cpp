@@ -7,6 +7,7 @@
 #include "tc/Import/OnnxImporter.h"
 #include "OnnxOps.h"
 #include "onnx/defs/parser.h"
+#include "tc/IR/RuntimeAttrs.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -160,14 +161,49 @@ std::string nodeName(const onnx::NodeProto &n, size_t index) {
                           : printable(n.name());
 }
 
-std::vector<UnsupportedNode> scanUnsupported(const onnx::GraphProto &g) {
-  std::vector<UnsupportedNode> r;
+// Subgraphs (If/Loop/Scan bodies) nest; the builder recurses once per
+// level, so a hostile model must not nest them without bound.
+constexpr int kMaxSubgraphDepth = 32;
+
+void scanUnsupported(const onnx::GraphProto &g, int depth, std::vector<UnsupportedNode> &r) {
   for (int i = 0; i < g.node_size(); ++i) {
     const onnx::NodeProto &n = g.node(i);
     if (!findConverter(n.domain(), n.op_type()))
       r.push_back({n.op_type(), n.domain(), nodeName(n, size_t(i))});
+    if (depth < kMaxSubgraphDepth) // deeper: the builder reports the depth
+      for (const onnx::AttributeProto &a : n.attribute())
+        if (a.has_g())
+          scanUnsupported(a.g(), depth + 1, r);
   }
+}
+
+std::vector<UnsupportedNode> scanUnsupported(const onnx::GraphProto &g) {
+  std::vector<UnsupportedNode> r;
+  scanUnsupported(g, 0, r);
   return r;
+}
+
+// Names the subgraphs of `n` read (at any depth): outer values they capture,
+// plus their own names (ONNX names are unique across scopes).
+void subgraphReads(const onnx::NodeProto &n, int depth, std::unordered_set<std::string> &out) {
+  for (const onnx::AttributeProto &a : n.attribute()) {
+    if (!a.has_g() && a.graphs_size() == 0)
+      continue;
+    if (depth >= kMaxSubgraphDepth)
+      return; // importing it reports the depth
+    auto visit = [&](const onnx::GraphProto &g) {
+      for (const onnx::NodeProto &inner : g.node()) {
+        out.insert(inner.input().begin(), inner.input().end());
+        subgraphReads(inner, depth + 1, out);
+      }
+      for (const onnx::ValueInfoProto &o : g.output())
+        out.insert(o.name());
+    };
+    if (a.has_g())
+      visit(a.g());
+    for (const onnx::GraphProto &g : a.graphs())
+      visit(g);
+  }
 }
 
 // "Foo (node_3), Bar (node_7, node_9)": every op type once, in order of first
@@ -219,12 +255,26 @@ std::optional<uint64_t> parseU64(const std::string &s) {
 
 class GraphBuilder {
 public:
-  GraphBuilder(onnx::ModelProto &model, Function &f, std::string file,
+  GraphBuilder(onnx::ModelProto &model, Module &m, Function &f, std::string file,
                std::optional<fs::path> dataDir, std::string noDataDirReason, int opset)
-      : model_(model), f_(f), file_(std::move(file)), dataDir_(std::move(dataDir)),
+      : graph_(model.graph()), mutableGraph_(model.mutable_graph()), m_(m), f_(f),
+        file_(std::move(file)), dataDir_(std::move(dataDir)),
         noDataDirReason_(std::move(noDataDirReason)), opset_(opset) {}
+  // A subgraph of `parent`'s graph, built into `f`.
+  GraphBuilder(GraphBuilder &parent, const onnx::GraphProto &g, Function &f)
+      : graph_(g), m_(parent.m_), f_(f), file_(parent.file_), dataDir_(parent.dataDir_),
+        noDataDirReason_(parent.noDataDirReason_), opset_(parent.opset_), parent_(&parent),
+        depth_(parent.depth_ + 1) {}
 
   void build();
+  // Subgraph: formal inputs of `types`, then the nodes and outputs.
+  void buildSubgraph(const std::vector<TensorType> &types, const std::string &where);
+  // The value ONNX name `name` denotes here: local, or an outer value, which
+  // becomes a new argument (a copy if it is a constant); nullptr if none.
+  Value *resolve(const std::string &name);
+  Module &module() { return m_; }
+  int depth() const { return depth_; }
+  std::vector<Value *> captures; // outer values behind the trailing arguments
 
   // Shared with NodeCtx.
   Function &f_func() { return f_; }
@@ -239,17 +289,22 @@ public:
 private:
   void importInputs();
   void importInitializers();
+  void importNodes();
   std::vector<int> nodeOrder();
   void importOutputs();
   TensorData loadExternal(const onnx::TensorProto &t, const TensorType &type, size_t bytes,
                           const std::string &where);
 
-  onnx::ModelProto &model_;
+  const onnx::GraphProto &graph_;
+  onnx::GraphProto *mutableGraph_ = nullptr; // the top-level graph only
+  Module &m_;
   Function &f_;
   std::string file_;
   std::optional<fs::path> dataDir_;
   std::string noDataDirReason_;
   int opset_;
+  GraphBuilder *parent_ = nullptr;
+  int depth_ = 0;
   std::unordered_set<std::string> initializerNames_;
   std::map<std::string, std::shared_ptr<const MemoryBuffer>> externalFiles_;
 };
@@ -272,10 +327,10 @@ public:
     if (i >= numInputs() || n_.input(int(i)).empty())
       return nullptr;
     const std::string &name = n_.input(int(i));
-    auto it = b_.values.find(name);
-    if (it == b_.values.end())
+    Value *v = b_.resolve(name);
+    if (!v)
       fail("input ", quoteName(name), " is not defined");
-    return it->second;
+    return v;
   }
 
   bool outputUsed(size_t i) const override {
@@ -285,6 +340,41 @@ public:
 
   Op *emit(OpKind kind, std::vector<Value *> operands, const AttrList &attrs,
            const std::vector<std::string> &outputs) override {
+    return emitImpl(kind, std::move(operands), attrs, outputs, nullptr);
+  }
+
+  Op *emitTyped(OpKind kind, std::vector<Value *> operands, const AttrList &attrs,
+                const std::vector<std::string> &outputs, std::vector<TensorType> types) override {
+    return emitImpl(kind, std::move(operands), attrs, outputs, &types);
+  }
+
+  Function &importSubgraph(const onnx::GraphProto &g, const std::string &suffix,
+                           const std::vector<TensorType> &types,
+                           std::vector<Value *> &captures) override {
+    if (b_.depth() >= kMaxSubgraphDepth)
+      fail("subgraphs are nested deeper than ", kMaxSubgraphDepth, " levels");
+    std::string name = name_ + "_" + suffix;
+    for (char &c : name)
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_')
+        c = '_';
+    while (b_.module().lookup(name))
+      name += "_";
+    Function &f = *b_.module().addFunction(name);
+    GraphBuilder sub(b_, g, f);
+    sub.buildSubgraph(types, where() + ": " + suffix);
+    captures.insert(captures.end(), sub.captures.begin(), sub.captures.end());
+    return f;
+  }
+
+  void discardSubgraph(Function &f) override {
+    auto &fs = b_.module().functions;
+    fs.erase(std::remove_if(fs.begin(), fs.end(), [&](auto &p) { return p.get() == &f; }),
+             fs.end());
+  }
+
+private:
+  Op *emitImpl(OpKind kind, std::vector<Value *> operands, const AttrList &attrs,
+               const std::vector<std::string> &outputs, std::vector<TensorType> *declared) {
     const OpInfo &info = opInfo(kind);
     // ONNX marks a skipped optional input with ""; trailing ones are just absent.
     while (!operands.empty() && !operands.back())
@@ -304,11 +394,12 @@ public:
     // Checked here because the shape rule reads attributes before verifyOp
     // would report them.
     for (const AttrSpec &spec : info.attrs)
-      if (!spec.defaultValue &&
+      if (!spec.defaultValue && !runtimeAttrOperand(info, operands, spec.name) &&
           std::none_of(attrs.begin(), attrs.end(), [&](auto &a) { return a.first == spec.name; }))
         fail("missing required attribute ", quoteName(spec.name));
-    size_t numResults =
-        info.numResults >= 0 ? size_t(info.numResults) : std::max<size_t>(1, outputs.size());
+    size_t numResults = declared               ? declared->size()
+                        : info.numResults >= 0 ? size_t(info.numResults)
+                                               : std::max<size_t>(1, outputs.size());
     for (size_t i = numResults; i < outputs.size(); ++i)
       if (!outputs[i].empty())
         fail("output ", i, " (", quoteName(outputs[i]), ") is not supported");
@@ -327,6 +418,9 @@ public:
     for (const auto &[name, value] : attrs)
       op->setAttr(name, value);
     try {
+      if (declared)
+        for (size_t i = 0; i < numResults; ++i)
+          op->results[i]->type = (*declared)[i];
       std::vector<TensorType> types = inferResultTypes(*op);
       if (types.size() != op->results.size())
         fail("shape rule gave ", types.size(), " results for ", op->results.size());
@@ -369,8 +463,54 @@ private:
   std::string name_;
 };
 
+Value *GraphBuilder::resolve(const std::string &name) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  Value *outer = parent_ ? parent_->resolve(name) : nullptr;
+  if (!outer)
+    return nullptr;
+  Value *local;
+  if (outer->isConstant()) {
+    local = f_.addConstant(f_.uniqueName(outer->name), outer->type, *outer->data, outer->loc);
+  } else {
+    local = f_.addArgument(f_.uniqueName(outer->name), outer->type);
+    captures.push_back(outer);
+  }
+  values[name] = local;
+  return local;
+}
+
+void GraphBuilder::buildSubgraph(const std::vector<TensorType> &types, const std::string &where) {
+  const onnx::GraphProto &g = graph_;
+  if (size_t(g.input_size()) != types.size())
+    fail(where, " has ", g.input_size(), " inputs, expected ", types.size());
+  if (g.sparse_initializer_size())
+    fail(where, ": sparse initializers are not supported");
+  for (int i = 0; i < g.input_size(); ++i) {
+    const onnx::ValueInfoProto &vi = g.input(i);
+    if (vi.name().empty() || values.count(vi.name()))
+      fail(where, ": input ", i, " has no name or a repeated one");
+    if (vi.type().has_tensor_type() && vi.type().tensor_type().elem_type() &&
+        dtypeFromOnnx(vi.type().tensor_type().elem_type()) != types[size_t(i)].dtype)
+      fail(where, ": input ", quoteName(vi.name()), " is declared ",
+           onnxTypeName(vi.type().tensor_type().elem_type()), " but receives ",
+           types[size_t(i)].str());
+    if (!vi.type().has_tensor_type() && vi.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      fail(where, ": input ", quoteName(vi.name()),
+           " is not a tensor (sequence, map and optional values are not supported)");
+    values[vi.name()] = f_.addArgument(f_.uniqueName(vi.name()), types[size_t(i)]);
+  }
+  importInitializers();
+  importNodes();
+  for (const onnx::ValueInfoProto &o : g.output())
+    if (!o.type().has_tensor_type() && o.type().value_case() != onnx::TypeProto::VALUE_NOT_SET)
+      fail(where, ": output ", quoteName(o.name()),
+           " is not a tensor (sequence, map and optional values are not supported)");
+  importOutputs();
+}
+
 void GraphBuilder::build() {
-  const onnx::GraphProto &g = model_.graph();
+  const onnx::GraphProto &g = graph_;
   if (g.sparse_initializer_size())
     fail(file_, ": sparse initializer ", quoteName(g.sparse_initializer(0).values().name()),
          " is not supported");
@@ -382,8 +522,16 @@ void GraphBuilder::build() {
   }
   importInputs();
   importInitializers();
-  for (const onnx::NodeProto &n : g.node())
+  importNodes();
+  importOutputs();
+}
+
+void GraphBuilder::importNodes() {
+  const onnx::GraphProto &g = graph_;
+  for (const onnx::NodeProto &n : g.node()) {
     used.insert(n.input().begin(), n.input().end());
+    subgraphReads(n, depth_, used);
+  }
   for (const onnx::ValueInfoProto &o : g.output())
     used.insert(o.name());
   std::vector<Value *> folded;
@@ -400,13 +548,14 @@ void GraphBuilder::build() {
       if (!foldAtImport(f_, f_.ops[k].get(), folded))
         ++k;
   }
-  importOutputs();
+  for (const onnx::ValueInfoProto &o : g.output()) // keep returned values
+    if (auto it = values.find(o.name()); it != values.end())
+      folded.erase(std::remove(folded.begin(), folded.end(), it->second), folded.end());
   dropUnusedFolded(f_, folded);
-  verifyFunction(f_);
 }
 
 void GraphBuilder::importInputs() {
-  for (const onnx::ValueInfoProto &vi : model_.graph().input()) {
+  for (const onnx::ValueInfoProto &vi : graph_.input()) {
     const std::string &name = vi.name();
     if (name.empty())
       fail(file_, ": a graph input has no name");
@@ -443,20 +592,22 @@ void GraphBuilder::importInputs() {
       if (d.isStatic())
         staticPart.push_back(d);
     TensorType type{*dt, std::move(shape)};
-    if (!byteSize(TensorType{*dt, staticPart}))
+    // A str element takes at least its 8-byte length in packed form.
+    if (!byteSize(TensorType{*dt == DType::Str ? DType::I64 : *dt, staticPart}))
       fail(where(), " is too large: ", type.str());
     values[name] = f_.addArgument(f_.uniqueName(name), std::move(type));
   }
 }
 
 void GraphBuilder::importInitializers() {
-  for (onnx::TensorProto &t : *model_.mutable_graph()->mutable_initializer()) {
+  for (int i = 0; i < graph_.initializer_size(); ++i) {
+    const onnx::TensorProto &t = graph_.initializer(i);
     // Take raw_data out of the proto instead of copying it: weights are most
     // of a model's bytes.
     std::shared_ptr<std::string> raw;
-    if (t.has_raw_data() && t.data_location() != onnx::TensorProto::EXTERNAL) {
+    if (mutableGraph_ && t.has_raw_data() && t.data_location() != onnx::TensorProto::EXTERNAL) {
       raw = std::make_shared<std::string>();
-      raw->swap(*t.mutable_raw_data());
+      raw->swap(*mutableGraph_->mutable_initializer(i)->mutable_raw_data());
     }
     TensorType type;
     TensorData data = loadTensor(t, type, file_ + ": initializer " + quoteName(t.name()), raw);
@@ -469,7 +620,7 @@ void GraphBuilder::importInitializers() {
 // order when it is already topological (the ONNX rule), else the stable
 // topological order. Also rejects undefined inputs, redefined names, cycles.
 std::vector<int> GraphBuilder::nodeOrder() {
-  const onnx::GraphProto &g = model_.graph();
+  const onnx::GraphProto &g = graph_;
   int numNodes = g.node_size();
   auto where = [&](int i) {
     const onnx::NodeProto &n = g.node(i);
@@ -486,16 +637,27 @@ std::vector<int> GraphBuilder::nodeOrder() {
     }
   std::vector<int> pending(numNodes, 0);
   std::vector<std::vector<int>> consumers(numNodes);
-  for (int i = 0; i < numNodes; ++i)
+  for (int i = 0; i < numNodes; ++i) {
     for (const std::string &in : g.node(i).input()) {
       if (in.empty() || values.count(in))
         continue;
       auto it = producer.find(in);
-      if (it == producer.end())
+      if (it == producer.end() && !resolve(in))
         fail(where(i), ": input ", quoteName(in), " is not defined");
+      if (it == producer.end())
+        continue;
       ++pending[i];
       consumers[it->second].push_back(i);
     }
+    // Values the node's subgraphs read come first too.
+    std::unordered_set<std::string> reads;
+    subgraphReads(g.node(i), depth_, reads);
+    for (const std::string &in : reads)
+      if (auto it = producer.find(in); it != producer.end() && it->second != i) {
+        ++pending[i];
+        consumers[it->second].push_back(i);
+      }
+  }
   std::priority_queue<int, std::vector<int>, std::greater<int>> ready;
   for (int i = 0; i < numNodes; ++i)
     if (!pending[i])
@@ -518,16 +680,16 @@ std::vector<int> GraphBuilder::nodeOrder() {
 }
 
 void GraphBuilder::importOutputs() {
-  const onnx::GraphProto &g = model_.graph();
+  const onnx::GraphProto &g = graph_;
   if (g.output_size() == 0)
     fail(file_, ": the graph has no outputs");
   for (const onnx::ValueInfoProto &o : g.output()) {
     if (o.name().empty())
       fail(file_, ": a graph output has no name");
-    auto it = values.find(o.name());
-    if (it == values.end())
+    Value *v = resolve(o.name());
+    if (!v)
       fail(file_, ": graph output ", quoteName(o.name()), " is not defined");
-    f_.results.push_back(it->second);
+    f_.results.push_back(v);
   }
 }
 
@@ -553,11 +715,21 @@ TensorData GraphBuilder::loadTensor(const onnx::TensorProto &t, TensorType &type
     shape.push_back(Dim::fixed(d));
   }
   type = TensorType{*dt, std::move(shape)};
+  if (t.has_segment())
+    fail(where, " is segmented, which is not supported");
+  if (*dt == DType::Str) { // string_data only: ONNX defines no raw or external form
+    std::optional<int64_t> n = staticNumElements(type.shape);
+    if (t.has_raw_data() || raw || t.data_location() == onnx::TensorProto::EXTERNAL)
+      fail(where, ": a string tensor must hold its elements in string_data");
+    if (!n || *n != t.string_data_size())
+      fail(where, " has ", t.string_data_size(), " values in string_data, but ", type.str(),
+           " needs ", n ? std::to_string(*n) : "too many");
+    return TensorData::fromVector(
+        packStrings(std::vector<std::string>(t.string_data().begin(), t.string_data().end())));
+  }
   std::optional<size_t> bytes = byteSize(type);
   if (!bytes)
     fail(where, ": ", type.str(), " is too large");
-  if (t.has_segment())
-    fail(where, " is segmented, which is not supported");
   size_t count = *bytes / dtypeSize(*dt);
 
   TensorData data;
@@ -627,6 +799,7 @@ TensorData GraphBuilder::loadTensor(const onnx::TensorProto &t, TensorType &type
       for (int32_t x : t.int32_data())
         v.push_back(x != 0);
       break;
+    case DType::Str: break; // handled above
     }
     data = TensorData::fromVector(std::move(v));
   }
@@ -807,7 +980,8 @@ std::unique_ptr<Module> importOnnx(const MemoryBuffer &buf, const ImportOptions 
   }
 
   Function *f = m->addFunction("main");
-  GraphBuilder(model, *f, file, std::move(dataDir), std::move(noDataDir), opset).build();
+  GraphBuilder(model, *m, *f, file, std::move(dataDir), std::move(noDataDir), opset).build();
+  verifyModule(*m);
   return m;
 }
 

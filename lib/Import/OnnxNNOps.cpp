@@ -2,10 +2,11 @@
 // whose ONNX form changed across opsets. The IR keeps one form per op: what
 // ONNX moved from attributes to inputs and what fixes a result's shape
 // (Reduce* axes, Pad pads and value, TopK k, CumSum axis, Resize scales,
-// sizes and roi) is an attribute, so a constant input becomes an attribute
-// and a computed one is an error ("...: axes must be a constant").
-// Training-only forms (BatchNormalization training_mode, its running
-// statistics outputs) are rejected; optional outputs nobody reads are
+// sizes and roi) is an attribute, so a constant input becomes an attribute;
+// a computed one becomes the op's run-time attribute operand (Ops.def).
+// BatchNormalization with training_mode = 1 imports as
+// BatchNormalizationTraining; the statistics outputs of inference mode and
+// of opsets before 14 are rejected; optional outputs nobody reads are
 // dropped.
 #include "OnnxOps.h"
 #include "tc/Runtime/HostTensor.h"
@@ -105,6 +106,17 @@ void convertReduce(NodeContext &ctx) {
   AttrList attrs = collectNodeAttrs(ctx, info, {"noop_with_empty_axes"});
   int64_t noop = intAttr(ctx, "noop_with_empty_axes", 0);
   std::vector<int64_t> axes;
+  Value *runtimeAxes = absentOrEmpty(ctx, 1) ? nullptr : runtimeInput(ctx, 1);
+  if (runtimeAxes) {
+    // Computed at run time: an empty value would switch to the noop or
+    // reduce-all form, which the IR decides at compile time.
+    auto n = staticNumElements(runtimeAxes->type.shape);
+    if (!n)
+      ctx.fail("axes computed at run time must have a static, non-zero length, got ",
+               runtimeAxes->type.str());
+    ctx.emit(info.kind, {ctx.input(0), runtimeAxes}, attrs, nodeOutputs(ctx));
+    return;
+  }
   if (!absentOrEmpty(ctx, 1))
     axes = constantInts(ctx, 1, "axes");
   if (axes.empty() && noop) {
@@ -131,6 +143,10 @@ void convertCumSum(NodeContext &ctx) {
   expectInputs(ctx, 2, 2);
   rejectAttrs(ctx, {"axis"}, "an input in ONNX");
   AttrList attrs = collectNodeAttrs(ctx, info);
+  if (Value *axis = runtimeInput(ctx, 1)) {
+    ctx.emit(OpKind::CumSum, {ctx.input(0), axis}, attrs, nodeOutputs(ctx));
+    return;
+  }
   std::vector<int64_t> axis = constantInts(ctx, 1, "axis");
   if (axis.size() != 1)
     ctx.fail("axis must hold one value, got ", axis.size());
@@ -149,6 +165,10 @@ void convertTopK(NodeContext &ctx) {
   expectInputs(ctx, 2, 2);
   rejectAttrs(ctx, {"k"}, "an input since opset 10");
   AttrList attrs = collectNodeAttrs(ctx, info);
+  if (Value *k = runtimeInput(ctx, 1)) {
+    ctx.emit(OpKind::TopK, {ctx.input(0), k}, attrs, nodeOutputs(ctx));
+    return;
+  }
   std::vector<int64_t> k = constantInts(ctx, 1, "k");
   if (k.size() != 1)
     ctx.fail("k must hold one value, got ", k.size());
@@ -172,8 +192,14 @@ void convertPad(NodeContext &ctx) {
   AttrList attrs = collectNodeAttrs(ctx, info);
   Value *x = ctx.input(0);
   int64_t r = int64_t(x->type.rank());
-  std::vector<int64_t> pads = constantInts(ctx, 1, "pads");
-  if (!absentOrEmpty(ctx, 3)) {
+  std::vector<Value *> operands{x};
+  Value *runtimePads = runtimeInput(ctx, 1);
+  if (runtimePads && !absentOrEmpty(ctx, 3))
+    ctx.fail("pads computed at run time with the axes input is not supported");
+  std::vector<int64_t> pads = runtimePads ? std::vector<int64_t>{} : constantInts(ctx, 1, "pads");
+  if (runtimePads) {
+    operands.push_back(runtimePads);
+  } else if (!absentOrEmpty(ctx, 3)) {
     std::vector<int64_t> axes = constantInts(ctx, 3, "axes");
     size_t n = axes.size();
     if (pads.size() != 2 * n)
@@ -190,8 +216,12 @@ void convertPad(NodeContext &ctx) {
     }
     pads = full;
   }
-  attrs.emplace_back("pads", Attribute(pads));
-  if (!absentOrEmpty(ctx, 2)) {
+  if (!runtimePads)
+    attrs.emplace_back("pads", Attribute(pads));
+  if (Value *value = absentOrEmpty(ctx, 2) ? nullptr : runtimeInput(ctx, 2)) {
+    operands.resize(2);
+    operands.push_back(value);
+  } else if (!absentOrEmpty(ctx, 2)) {
     HostTensor v = constantData(ctx, 2, "constant_value");
     if (v.numElements() != 1)
       ctx.fail("constant_value must be a scalar, got ", v.typeStr());
@@ -199,12 +229,28 @@ void convertPad(NodeContext &ctx) {
       ctx.fail("constant_value ", v.typeStr(), " differs from the data type ", x->type.str());
     attrs.emplace_back("value", Attribute(v.getDouble(0)));
   }
-  ctx.emit(OpKind::Pad, {x}, attrs, nodeOutputs(ctx));
+  ctx.emit(OpKind::Pad, operands, attrs, nodeOutputs(ctx));
 }
 
 // Resize-10 and Upsample: scales only, the source coordinate is
 // output / scale (asymmetric); nearest rounds down when upsampling and up
 // when downsampling (what ONNX Runtime does for these forms).
+void emitLegacyResize(NodeContext &ctx, const std::string &mode, std::vector<double> scales);
+
+// The same with scales computed at run time (the Resize takes them as its
+// run-time attribute operand). Nearest rounds down, which is right only
+// when no axis downsamples: Upsample's scales must be >= 1 (ONNX), and
+// Resize-10 in nearest mode keeps needing constant scales.
+void emitLegacyResize(NodeContext &ctx, const std::string &mode, Value *scales) {
+  if (mode != "nearest" && mode != "linear" && mode != "bilinear")
+    ctx.fail("unsupported mode '", mode, "'");
+  AttrList attrs{{"coordinate_transformation_mode", Attribute(std::string("asymmetric"))},
+                 {"mode", Attribute(std::string(mode == "nearest" ? "nearest" : "linear"))}};
+  if (mode == "nearest")
+    attrs.emplace_back("nearest_mode", Attribute(std::string("floor")));
+  ctx.emit(OpKind::Resize, {ctx.input(0), nullptr, scales}, attrs, nodeOutputs(ctx));
+}
+
 void emitLegacyResize(NodeContext &ctx, const std::string &mode, std::vector<double> scales) {
   if (mode != "nearest" && mode != "linear" && mode != "bilinear")
     ctx.fail("unsupported mode '", mode, "'");
@@ -257,6 +303,8 @@ void convertUpsample(NodeContext &ctx) {
   } else {
     expectInputs(ctx, 2, 2);
     rejectAttrsBut(ctx, {"mode"});
+    if (Value *v = runtimeInput(ctx, 1)) // ONNX: every scale is >= 1
+      return emitLegacyResize(ctx, modeAttr(ctx), v);
     scales = constantFloats(ctx, 1, "scales");
   }
   emitLegacyResize(ctx, modeAttr(ctx), scales);
@@ -270,6 +318,11 @@ void convertResize(NodeContext &ctx) {
   if (ctx.opset() < 11) {
     expectInputs(ctx, 2, 2);
     rejectAttrsBut(ctx, {"mode"});
+    // Computed scales: linear only (nearest rounds by whether an axis
+    // downsamples, which is not known before run time).
+    Value *v = runtimeInput(ctx, 1);
+    if (v && modeAttr(ctx) != "nearest")
+      return emitLegacyResize(ctx, modeAttr(ctx), v);
     emitLegacyResize(ctx, modeAttr(ctx), constantFloats(ctx, 1, "scales"));
     return;
   }
@@ -281,7 +334,12 @@ void convertResize(NodeContext &ctx) {
   bool hasScales = !absentOrEmpty(ctx, 2), hasSizes = !absentOrEmpty(ctx, 3);
   if (hasScales == hasSizes)
     ctx.fail("exactly one of the inputs scales and sizes must be given (non-empty)");
-  if (hasScales)
+  // Computed roi, scales or sizes become run-time attribute operands.
+  std::vector<Value *> operands{ctx.input(0), nullptr, nullptr, nullptr};
+  size_t which = hasScales ? 2 : 3;
+  if (Value *v = runtimeInput(ctx, which))
+    operands[which] = v;
+  else if (hasScales)
     attrs.emplace_back("scales", Attribute(constantFloats(ctx, 2, "scales")));
   else
     attrs.emplace_back("sizes", Attribute(constantInts(ctx, 3, "sizes")));
@@ -290,9 +348,14 @@ void convertResize(NodeContext &ctx) {
   if (coord && coord->s() == "tf_crop_and_resize") {
     if (absentOrEmpty(ctx, 1))
       ctx.fail("tf_crop_and_resize needs the roi input");
-    attrs.emplace_back("roi", Attribute(constantFloats(ctx, 1, "roi")));
+    if (Value *v = runtimeInput(ctx, 1))
+      operands[1] = v;
+    else
+      attrs.emplace_back("roi", Attribute(constantFloats(ctx, 1, "roi")));
   }
-  ctx.emit(OpKind::Resize, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+  while (!operands.back())
+    operands.pop_back();
+  ctx.emit(OpKind::Resize, operands, attrs, nodeOutputs(ctx));
 }
 
 // ---- Pooling and normalization -------------------------------------------------
@@ -315,7 +378,8 @@ void convertLayerNorm(NodeContext &ctx) {
 // BatchNormalization in inference mode. Opset < 7 is_test and opset < 9
 // spatial (0: per-activation statistics, which the IR takes as parameters
 // shaped like X after N) are read; momentum only matters in training;
-// training_mode (14+) must be 0 and the running statistics outputs unread.
+// training_mode = 1 (14+) imports as BatchNormalizationTraining; otherwise
+// the running statistics outputs must be unread.
 void convertBatchNorm(NodeContext &ctx) {
   const OpInfo &info = opInfo(OpKind::BatchNormalization);
   expectInputs(ctx, 5, 5);
@@ -325,10 +389,21 @@ void convertBatchNorm(NodeContext &ctx) {
     rejectAttrs(ctx, {"spatial"}, "removed in opset 9");
   if (ctx.opset() < 14)
     rejectAttrs(ctx, {"training_mode"}, "new in opset 14");
+  int64_t training = ctx.opset() >= 14 ? intAttr(ctx, "training_mode", 0) : 0;
+  if (training != 0 && training != 1)
+    ctx.fail("training_mode must be 0 or 1, got ", training);
+  if (training) {
+    // Opset 14+: Y, running_mean, running_var (optional).
+    const OpInfo &tinfo = opInfo(OpKind::BatchNormalizationTraining);
+    std::vector<std::string> outs = nodeOutputs(ctx);
+    if (outs.size() > 3)
+      ctx.fail("expects at most 3 outputs in training mode, got ", outs.size());
+    outs.resize(3);
+    ctx.emit(OpKind::BatchNormalizationTraining, nodeInputs(ctx),
+             collectNodeAttrs(ctx, tinfo, {"training_mode"}), outs);
+    return;
+  }
   AttrList attrs = collectNodeAttrs(ctx, info, {"momentum", "is_test", "spatial", "training_mode"});
-  if (ctx.opset() >= 14 && intAttr(ctx, "training_mode", 0) != 0)
-    ctx.fail("training_mode = 1 is not supported: tc compiles inference only (use "
-             "training_mode = 0 and the running statistics)");
   Value *x = ctx.input(0);
   if (ctx.opset() < 9 && intAttr(ctx, "spatial", 1) == 0 && x) {
     // Per-activation parameters must be shaped like X after N.
@@ -388,6 +463,38 @@ void convertGroupNorm(NodeContext &ctx) {
   ctx.emit(OpKind::GroupNormalization, operands, attrs, nodeOutputs(ctx));
 }
 
+// GridSample: opset 16 spells the modes bilinear and bicubic (default
+// bilinear), opset 20 linear and cubic, the IR's spelling.
+void convertGridSample(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::GridSample);
+  expectInputs(ctx, 2, 2);
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  for (auto &[name, value] : attrs) {
+    if (name != "mode" || ctx.opset() >= 20)
+      continue;
+    const std::string &m = value.s();
+    if (m != "bilinear" && m != "bicubic" && m != "nearest")
+      ctx.fail("unknown mode '", printable(m), "' at opset ", ctx.opset(),
+               " (bilinear, bicubic or nearest)");
+    value = Attribute(std::string(m == "bilinear" ? "linear" : m == "bicubic" ? "cubic" : m));
+  }
+  ctx.emit(OpKind::GridSample, nodeInputs(ctx), attrs, nodeOutputs(ctx));
+}
+
+// RoiAlign: before opset 16 there is no coordinate_transformation_mode and
+// the regions are not shifted by half a pixel (output_half_pixel).
+void convertRoiAlign(NodeContext &ctx) {
+  const OpInfo &info = opInfo(OpKind::RoiAlign);
+  expectInputs(ctx, 3, 3);
+  if (ctx.opset() < 16)
+    rejectAttrs(ctx, {"coordinate_transformation_mode"}, "new in opset 16");
+  AttrList attrs = collectNodeAttrs(ctx, info);
+  if (ctx.opset() < 16)
+    attrs.emplace_back("coordinate_transformation_mode",
+                       Attribute(std::string("output_half_pixel")));
+  ctx.emit(OpKind::RoiAlign, nodeInputs(ctx), attrs, nodeOutputs(ctx));
+}
+
 struct NNConverter {
   std::string_view opType;
   ConvertFn convert;
@@ -413,6 +520,8 @@ constexpr NNConverter kNNConverters[] = {
     {"LayerNormalization", convertLayerNorm},
     {"BatchNormalization", convertBatchNorm},
     {"GroupNormalization", convertGroupNorm},
+    {"GridSample", convertGridSample},
+    {"RoiAlign", convertRoiAlign},
 };
 
 } // namespace

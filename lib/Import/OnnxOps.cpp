@@ -190,11 +190,14 @@ void convertConstant(NodeContext &ctx) {
   ctx.defineConstant(n.output(0), std::move(type), std::move(data));
 }
 
-// Inference Dropout is the identity on its data input.
+// Inference Dropout (training_mode absent or a constant false) whose mask
+// nobody reads is the identity on its data input; otherwise it imports as the
+// IR's Dropout, which takes training_mode and ratio only when they can
+// matter (the reference executor runs training mode with ratio 0 only).
 void convertDropout(NodeContext &ctx) {
   for (const AttributeProto &a : ctx.node().attribute()) {
-    // ratio/seed only matter in training; is_test (opset < 7) selected
-    // inference mode, which is what tc compiles regardless.
+    // seed only matters in training with ratio > 0; is_test (opset < 7)
+    // selected inference mode, which is what tc compiles regardless.
     if (a.name() == "seed" || (a.name() == "ratio" && ctx.opset() < 12) ||
         (a.name() == "is_test" && ctx.opset() < 7) ||
         isLegacyAttr("Dropout", a.name(), ctx.opset()))
@@ -203,22 +206,22 @@ void convertDropout(NodeContext &ctx) {
   }
   if (ctx.numInputs() > 3)
     ctx.fail("expects 1 to 3 inputs, got ", ctx.numInputs());
-  // training_mode (opset 12+) may only be a constant false.
-  if (Value *train = ctx.input(2)) {
-    bool isFalse = train->isConstant() && train->type.dtype == DType::Bool &&
-                   train->data->size == 1 && train->data->ptr[0] == 0;
-    if (!isFalse)
-      ctx.fail("training_mode must be a constant false (tc compiles inference only)");
-  }
-  ctx.input(1); // ratio: only checked to be defined
+  Value *train = ctx.input(2), *ratio = ctx.input(1);
+  bool inference = !train || (train->isConstant() && train->type.dtype == DType::Bool &&
+                              train->data->size == 1 && train->data->ptr[0] == 0);
   if (ctx.node().output_size() > 2)
     ctx.fail("expects at most 2 outputs, got ", ctx.node().output_size());
-  if (ctx.outputUsed(1))
-    ctx.fail("output 'mask' (", quoteName(ctx.node().output(1)),
-             ") is used; only inference Dropout without a mask is supported");
   std::vector<std::string> outs = outputs(ctx);
-  outs.resize(1);
-  ctx.emit(OpKind::Identity, {ctx.input(0)}, {}, outs);
+  bool maskUsed = ctx.outputUsed(1);
+  outs.resize(maskUsed ? 2 : 1);
+  if (inference && !maskUsed) {
+    ctx.emit(OpKind::Identity, {ctx.input(0)}, {}, outs);
+    return;
+  }
+  std::vector<Value *> ins{ctx.input(0)};
+  if (!inference)
+    ins.insert(ins.end(), {ratio, train});
+  ctx.emit(OpKind::Dropout, ins, {}, outs);
 }
 
 // A shape operand longer than this cannot be real; it would make the IR's
@@ -339,13 +342,21 @@ bool isDefaultDomain(std::string_view domain) { return domain.empty() || domain 
 
 ConvertFn findConverter(std::string_view domain, std::string_view opType) {
   if (!isDefaultDomain(domain))
+    return findTrainingOpConverter(domain, opType);
+  if (isNonOnnxIROp(opType))
     return nullptr;
+  if (ConvertFn c = findTrainingOpConverter(domain, opType))
+    return c;
   for (const Converter &c : kConverters)
     if (c.opType == opType)
       return c.convert;
   if (ConvertFn c = findTensorOpConverter(opType))
     return c;
   if (ConvertFn c = findNNOpConverter(opType))
+    return c;
+  if (ConvertFn c = findSignalOpConverter(opType))
+    return c;
+  if (ConvertFn c = findControlFlowOpConverter(opType))
     return c;
   return lookupOp(opType) ? convertGeneric : nullptr;
 }
@@ -440,6 +451,11 @@ double widenFloat(float f) {
   if (ec == std::errc())
     std::from_chars(buf, end, d);
   return d;
+}
+
+Value *runtimeInput(const NodeContext &ctx, size_t i) {
+  Value *v = ctx.input(i);
+  return v && !v->isConstant() ? v : nullptr;
 }
 
 const OpInfo &infoOf(const NodeContext &ctx) {

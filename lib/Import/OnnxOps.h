@@ -58,6 +58,19 @@ public:
   // A constant the importer synthesizes for this node (e.g. an attribute that
   // is an operand in the IR); its name is made unique from `base`.
   virtual Value *helperConstant(const std::string &base, TensorType type, TensorData data) = 0;
+  // Imports subgraph `g` (attribute `attr` of the node) as a new module
+  // function named "<node>_<suffix>" whose arguments are g's formal inputs,
+  // of `types`, followed by the outer values g reads, which are appended to
+  // `captures` (the op passes them as trailing operands).
+  virtual Function &importSubgraph(const onnx::GraphProto &g, const std::string &suffix,
+                                   const std::vector<TensorType> &types,
+                                   std::vector<Value *> &captures) = 0;
+  // Removes a function importSubgraph made (to import it again).
+  virtual void discardSubgraph(Function &f) = 0;
+  // emit() with the result types given instead of inferred (ops whose result
+  // types come from their callees).
+  virtual Op *emitTyped(OpKind kind, std::vector<Value *> operands, const AttrList &attrs,
+                        const std::vector<std::string> &outputs, std::vector<TensorType> types) = 0;
   // Decodes a TensorProto (inline or external data); errors name `what`.
   virtual TensorData loadTensor(const onnx::TensorProto &t, TensorType &type,
                                 const std::string &what) = 0;
@@ -78,6 +91,18 @@ ConvertFn findTensorOpConverter(std::string_view opType);
 // Converters of the normalization, pooling, reduction and resampling ops
 // (OnnxNNOps.cpp); nullptr for other op types.
 ConvertFn findNNOpConverter(std::string_view opType);
+// Converters of the loss ops (default domain) and of the optimizers of the
+// ai.onnx.preview.training domain (OnnxTrainingOps.cpp); nullptr otherwise.
+ConvertFn findTrainingOpConverter(std::string_view domain, std::string_view opType);
+// Converters of the signal-processing ops (DFT, STFT, windows,
+// MelWeightMatrix) and the recurrent ops (OnnxSignalOps.cpp); nullptr otherwise.
+ConvertFn findSignalOpConverter(std::string_view opType);
+// Converters of If, Loop and Scan, whose subgraphs become module functions
+// (OnnxControlFlowOps.cpp); nullptr for other op types.
+ConvertFn findControlFlowOpConverter(std::string_view opType);
+// True for IR ops that are no op of the default ONNX domain (the optimizers,
+// BatchNormalizationTraining): a default-domain node of that type is unknown.
+bool isNonOnnxIROp(std::string_view opType);
 
 // For converters outside OnnxOps.cpp: the node's attributes converted to the
 // kinds `info` declares (unknown ones are an error unless legacy-harmless or
@@ -89,6 +114,10 @@ std::vector<Value *> nodeInputs(const NodeContext &ctx);
 // The op table entry named like the node's op type (converters are only
 // handed nodes that have one).
 const OpInfo &infoOf(const NodeContext &ctx);
+// Input i when it is computed at run time (the IR op then takes it as a
+// run-time attribute operand, see Ops.def); nullptr when absent or constant
+// (a constant becomes the attribute: the common, fast form).
+Value *runtimeInput(const NodeContext &ctx, size_t i);
 // Fails unless the node has lo..hi inputs ("expects 2 to 3 inputs at opset N").
 void expectInputs(const NodeContext &ctx, size_t lo, size_t hi);
 // ONNX stores float attributes as f32; widened through the shortest decimal

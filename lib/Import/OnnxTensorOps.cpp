@@ -60,17 +60,20 @@ void convertAxesOp(NodeContext &ctx) {
   const OpInfo &info = infoOf(ctx);
   rejectAttrSince(ctx, "axes", 13);
   AttrList attrs = collectNodeAttrs(ctx, info);
+  std::vector<Value *> operands{ctx.input(0)};
   if (ctx.opset() >= 13) {
     expectInputs(ctx, 1, 2);
-    if (ctx.input(1))
+    if (Value *axes = runtimeInput(ctx, 1))
+      operands.push_back(axes); // a run-time attribute operand (Ops.def)
+    else if (ctx.input(1))
       attrs.emplace_back("axes", Attribute(constantInput(ctx, 1, "axes")));
   } else {
     expectInputs(ctx, 1, 1);
   }
-  if (info.kind == OpKind::Unsqueeze &&
+  if (info.kind == OpKind::Unsqueeze && operands.size() == 1 &&
       std::none_of(attrs.begin(), attrs.end(), [](auto &a) { return a.first == "axes"; }))
     ctx.fail(ctx.opset() >= 13 ? "input 'axes' is required" : "missing attribute 'axes'");
-  ctx.emit(info.kind, {ctx.input(0)}, attrs, nodeOutputs(ctx));
+  ctx.emit(info.kind, operands, attrs, nodeOutputs(ctx));
 }
 
 // Split: `split` attribute before opset 13, input from 13; num_outputs from
@@ -86,9 +89,12 @@ void convertSplit(NodeContext &ctx) {
   if (numOutputs == 0)
     ctx.fail("has no outputs");
   bool hasSplit = findNodeAttr(ctx, "split");
+  Value *runtimeSplit = nullptr; // a run-time attribute operand (Ops.def)
   if (ctx.opset() >= 13) {
     expectInputs(ctx, 1, 2);
-    if (ctx.input(1)) {
+    if ((runtimeSplit = runtimeInput(ctx, 1))) {
+      hasSplit = true;
+    } else if (ctx.input(1)) {
       attrs.emplace_back("split", Attribute(constantInput(ctx, 1, "split")));
       hasSplit = true;
     }
@@ -115,7 +121,10 @@ void convertSplit(NodeContext &ctx) {
                  " equal parts (uneven parts need opset 18)");
     }
   }
-  ctx.emit(OpKind::Split, {x}, attrs, nodeOutputs(ctx));
+  std::vector<Value *> operands{x};
+  if (runtimeSplit)
+    operands.push_back(runtimeSplit);
+  ctx.emit(OpKind::Split, operands, attrs, nodeOutputs(ctx));
 }
 
 // Slice: starts/ends/axes attributes before opset 10, inputs from 10.
@@ -221,16 +230,36 @@ void convertScatter(NodeContext &ctx) {
            nodeOutputs(ctx));
 }
 
+// Compress and Unique: the optional int `axis` is an Ints attribute in the IR
+// ([] when absent: the flattened input); Unique's results are all four.
+void convertOptionalAxisOp(NodeContext &ctx) {
+  const OpInfo &info = infoOf(ctx);
+  AttrList attrs = collectNodeAttrs(ctx, info, {"axis"});
+  if (const onnx::AttributeProto *a = findNodeAttr(ctx, "axis"))
+    attrs.emplace_back(
+        "axis", Attribute(std::vector<int64_t>{convertAttribute(ctx, *a, AttrKind::Int).i()}));
+  std::vector<std::string> outs = nodeOutputs(ctx);
+  if (info.numResults > 0 && outs.size() < size_t(info.numResults))
+    outs.resize(size_t(info.numResults));
+  ctx.emit(info.kind, nodeInputs(ctx), attrs, outs);
+}
+
 struct TensorConverter {
   std::string_view opType;
   ConvertFn convert;
 };
 
 constexpr TensorConverter kTensorConverters[] = {
-    {"Squeeze", convertAxesOp},  {"Unsqueeze", convertAxesOp},
-    {"Split", convertSplit},     {"Slice", convertSlice},
-    {"Clip", convertClip},       {"ConstantOfShape", convertConstantOfShape},
-    {"EyeLike", convertEyeLike}, {"Scatter", convertScatter},
+    {"Squeeze", convertAxesOp},
+    {"Unsqueeze", convertAxesOp},
+    {"Split", convertSplit},
+    {"Slice", convertSlice},
+    {"Clip", convertClip},
+    {"ConstantOfShape", convertConstantOfShape},
+    {"EyeLike", convertEyeLike},
+    {"Scatter", convertScatter},
+    {"Compress", convertOptionalAxisOp},
+    {"Unique", convertOptionalAxisOp},
 };
 
 } // namespace

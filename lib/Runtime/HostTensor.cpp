@@ -66,6 +66,8 @@ template <typename T> T load(const uint8_t *p) {
 }
 template <typename T> void store(uint8_t *p, T x) { std::memcpy(p, &x, sizeof(T)); }
 
+[[noreturn]] void notANumber() { fail("a string element cannot be read or written as a number"); }
+
 } // namespace
 
 double roundToFloatDType(double v, DType t) {
@@ -82,10 +84,29 @@ HostTensor::HostTensor(DType dtype, std::vector<int64_t> shape)
   for (int64_t d : shape_)
     if (d < 0)
       fail("invalid tensor dimension ", d);
+  if (dtype_ == DType::Str) {
+    std::optional<int64_t> n = staticNumElements(makeShape(shape_));
+    if (!n || *n > (int64_t(1) << 40))
+      fail("tensor ", typeStr(), " is too large");
+    strs_.resize(size_t(*n));
+    return;
+  }
   std::optional<size_t> n = tc::byteSize(type());
   if (!n)
     fail("tensor ", typeStr(), " is too large");
   bytes_.assign(*n, 0);
+}
+
+HostTensor HostTensor::fromStrings(std::vector<int64_t> shape, std::vector<std::string> elems) {
+  HostTensor r(DType::Str, std::move(shape));
+  if (r.strs_.size() != elems.size())
+    fail(r.typeStr(), " needs ", r.strs_.size(), " strings, got ", elems.size());
+  r.strs_ = std::move(elems);
+  return r;
+}
+
+std::vector<uint8_t> HostTensor::packedData() const {
+  return dtype_ == DType::Str ? packStrings(strs_) : bytes_;
 }
 
 HostTensor HostTensor::fromBytes(DType dtype, std::vector<int64_t> shape, const void *data,
@@ -95,6 +116,13 @@ HostTensor HostTensor::fromBytes(DType dtype, std::vector<int64_t> shape, const 
     if (d < 0)
       fail("invalid tensor dimension ", d);
   TensorType t{dtype, makeShape(shape)};
+  if (dtype == DType::Str) {
+    std::optional<int64_t> count = staticNumElements(t.shape);
+    if (!count || uint64_t(*count) > n / 8)
+      fail(t.str(), " cannot be held in ", n, " bytes of string data");
+    return fromStrings(std::move(shape),
+                       unpackStrings({static_cast<const uint8_t *>(data), n}, size_t(*count)));
+  }
   std::optional<size_t> want = tc::byteSize(t);
   if (!want)
     fail("tensor ", t.str(), " is too large");
@@ -109,7 +137,11 @@ HostTensor HostTensor::fromBytes(DType dtype, std::vector<int64_t> shape, const 
   return r;
 }
 
-int64_t HostTensor::numElements() const { return int64_t(bytes_.size() / dtypeSize(dtype_)); }
+int64_t HostTensor::numElements() const {
+  if (dtype_ == DType::Str)
+    return int64_t(strs_.size());
+  return int64_t(bytes_.size() / dtypeSize(dtype_));
+}
 
 double HostTensor::getDouble(int64_t i) const {
   const uint8_t *p = bytes_.data() + size_t(i) * dtypeSize(dtype_);
@@ -127,6 +159,7 @@ double HostTensor::getDouble(int64_t i) const {
   case DType::U16: return double(load<uint16_t>(p));
   case DType::U8: return double(load<uint8_t>(p));
   case DType::Bool: return *p != 0 ? 1.0 : 0.0;
+  case DType::Str: notANumber();
   }
   return 0;
 }
@@ -147,6 +180,7 @@ int64_t HostTensor::getInt(int64_t i) const {
   case DType::U16: return load<uint16_t>(p);
   case DType::U8: return load<uint8_t>(p);
   case DType::Bool: return *p != 0;
+  case DType::Str: notANumber();
   }
   return 0;
 }
@@ -167,6 +201,7 @@ void HostTensor::setDouble(int64_t i, double v) {
   case DType::U16: store(p, clampToInt<uint16_t>(v)); return;
   case DType::U8: store(p, clampToInt<uint8_t>(v)); return;
   case DType::Bool: *p = v != 0; return;
+  case DType::Str: notANumber();
   }
 }
 
@@ -186,6 +221,7 @@ void HostTensor::setInt(int64_t i, int64_t v) {
   case DType::U16: store(p, uint16_t(v)); return;
   case DType::U8: store(p, uint8_t(v)); return;
   case DType::Bool: *p = v != 0; return;
+  case DType::Str: notANumber();
   }
 }
 

@@ -1,4 +1,5 @@
 #include "tc/Runtime/RunHarness.h"
+#include "tc/IR/TextLexer.h"
 #include "tc/Runtime/TensorIO.h"
 #include "tc/Support/Error.h"
 #include <cmath>
@@ -66,6 +67,11 @@ std::string fmtValue(double v) {
   return buf;
 }
 
+// Element i for a message: the number, or the string quoted with escapes.
+std::string fmtElement(const HostTensor &t, int64_t i) {
+  return t.dtype() == DType::Str ? quoteString(t.strings()[size_t(i)]) : fmtValue(t.getDouble(i));
+}
+
 std::string indexStr(const std::vector<int64_t> &shape, int64_t i) {
   std::vector<int64_t> idx(shape.size());
   for (size_t d = shape.size(); d-- > 0;) {
@@ -76,6 +82,28 @@ std::string indexStr(const std::vector<int64_t> &shape, int64_t i) {
   for (size_t d = 0; d < idx.size(); ++d)
     s += (d ? "," : "") + std::to_string(idx[d]);
   return s + "]";
+}
+
+// The bf16 tensor whose bit patterns are the elements of u16 tensor `t`
+// (InputSources::bf16AsU16).
+HostTensor bf16FromU16Bits(const HostTensor &t) {
+  return HostTensor::fromBytes(DType::BF16, t.shape(), t.bytes(), t.byteSize());
+}
+
+// Two bf16 tensors compared bit by bit, except that any NaN matches any NaN:
+// compareTensors without tolerance, which also tells -0 from +0.
+Comparison compareBF16Bits(const HostTensor &actual, const HostTensor &expected) {
+  Comparison c = compareTensors(actual, expected, 0, 0);
+  if (!c.typeProblem.empty())
+    return c;
+  const uint16_t *a = actual.data<uint16_t>(), *e = expected.data<uint16_t>();
+  for (int64_t i = 0, n = actual.numElements(); i < n; ++i)
+    if (a[i] != e[i] && actual.getDouble(i) == expected.getDouble(i)) { // +0 and -0
+      ++c.mismatches;
+      c.firstBad = c.firstBad < 0 ? i : std::min(c.firstBad, i);
+    }
+  c.ok = c.mismatches == 0 && c.extraNaNs == 0 && c.missingNaNs == 0;
+  return c;
 }
 
 } // namespace
@@ -107,6 +135,8 @@ HostTensor randomTensor(const TensorType &t, const std::map<std::string, int64_t
       r.setDouble(i, v);
     } else if (t.dtype == DType::Bool) {
       r.setInt(i, int64_t(rng() & 1));
+    } else if (t.dtype == DType::Str) { // short numerals, so a cast to a number works
+      r.strings()[size_t(i)] = std::to_string(1 + int64_t(rng() % 9));
     } else {
       r.setInt(i, 1 + int64_t(rng() % 9));
     }
@@ -159,6 +189,8 @@ std::vector<HostTensor> gatherInputs(const Function &f, const InputSources &src)
   for (size_t i = 0; i < n; ++i) {
     const Value *a = f.args[i];
     if (got[i]) {
+      if (src.bf16AsU16 && a->type.dtype == DType::BF16 && got[i]->dtype() == DType::U16)
+        got[i] = bf16FromU16Bits(*got[i]);
       inputs.push_back(std::move(*got[i]));
     } else if (src.random) {
       inputs.push_back(randomTensor(a->type, dims, rng, "input '" + a->name + "'"));
@@ -191,6 +223,13 @@ Comparison compareTensors(const HostTensor &actual, const HostTensor &expected, 
   if (!actual.sameType(expected)) {
     c.ok = false;
     c.typeProblem = "expected " + expected.typeStr() + ", got " + actual.typeStr();
+    return c;
+  }
+  if (actual.dtype() == DType::Str) { // strings match exactly
+    for (int64_t i = 0, n = actual.numElements(); i < n; ++i)
+      if (actual.strings()[size_t(i)] != expected.strings()[size_t(i)] && !c.mismatches++)
+        c.firstBad = i;
+    c.ok = c.mismatches == 0;
     return c;
   }
   for (int64_t i = 0, n = actual.numElements(); i < n; ++i) {
@@ -229,14 +268,20 @@ HostTensor loadExpectedOutput(const std::string &dir, size_t index, const std::s
 }
 
 bool compareOutputs(const Function &f, const std::vector<HostTensor> &outputs,
-                    const std::string &dir, double rtol, double atol, std::ostream &os) {
+                    const std::string &dir, double rtol, double atol, std::ostream &os,
+                    bool bf16AsU16) {
   requireDirectory(dir);
   rejectExtraNumbered(dir, "output_", f.results.size(), "outputs");
   bool allOk = true;
   for (size_t i = 0; i < outputs.size() && i < f.results.size(); ++i) {
     const std::string &name = f.results[i]->name;
     HostTensor expected = loadExpectedOutput(dir, i, name);
-    Comparison c = compareTensors(outputs[i], expected, rtol, atol);
+    bool bitExact =
+        bf16AsU16 && outputs[i].dtype() == DType::BF16 && expected.dtype() == DType::U16;
+    if (bitExact)
+      expected = bf16FromU16Bits(expected);
+    Comparison c = bitExact ? compareBF16Bits(outputs[i], expected)
+                            : compareTensors(outputs[i], expected, rtol, atol);
     allOk &= c.ok;
     os << "output " << i << " '" << name << "': ";
     if (!c.typeProblem.empty()) {
@@ -255,8 +300,8 @@ bool compareOutputs(const Function &f, const std::vector<HostTensor> &outputs,
     if (c.missingNaNs)
       os << ", " << c.missingNaNs << " numbers where expected has NaN";
     os << ", first at " << indexStr(expected.shape(), c.firstBad) << ": got "
-       << fmtValue(outputs[i].getDouble(c.firstBad)) << ", expected "
-       << fmtValue(expected.getDouble(c.firstBad)) << " [MISMATCH]\n";
+       << fmtElement(outputs[i], c.firstBad) << ", expected " << fmtElement(expected, c.firstBad)
+       << " [MISMATCH]\n";
   }
   return allOk;
 }
@@ -264,7 +309,10 @@ bool compareOutputs(const Function &f, const std::vector<HostTensor> &outputs,
 std::string summarizeTensor(const HostTensor &t, size_t maxValues) {
   std::string s = t.typeStr() + " [";
   int64_t n = t.numElements(), nans = 0, infs = 0;
-  for (int64_t i = 0; i < n; ++i) {
+  for (int64_t i = 0; i < n && t.dtype() == DType::Str; ++i)
+    if (size_t(i) < maxValues)
+      s += (i ? ", " : "") + fmtElement(t, i);
+  for (int64_t i = 0; i < n && t.dtype() != DType::Str; ++i) {
     double v = t.getDouble(i);
     nans += std::isnan(v);
     infs += std::isinf(v);

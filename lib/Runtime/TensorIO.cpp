@@ -78,12 +78,23 @@ NamedTensor parseTensorProto(std::string_view bytes, const std::string &file) {
   for (int64_t d : dims)
     if (d < 0)
       fail(file, ": invalid dimension ", d);
+  NamedTensor r;
+  r.name = p.name();
+  if (*dt == DType::Str) { // string_data only: ONNX defines no raw form for strings
+    std::optional<int64_t> n = staticNumElements(type.shape);
+    if (p.has_raw_data())
+      fail(file, ": a STRING tensor must hold its elements in string_data, not raw_data");
+    if (!n || *n != p.string_data_size())
+      fail(file, ": ", type.str(), " needs ", n ? std::to_string(*n) : "too many",
+           " values, but string_data has ", p.string_data_size());
+    r.tensor = HostTensor::fromStrings(
+        dims, std::vector<std::string>(p.string_data().begin(), p.string_data().end()));
+    return r;
+  }
   std::optional<size_t> nbytes = byteSize(type);
   if (!nbytes)
     fail(file, ": ", type.str(), " is too large");
   size_t count = *nbytes / dtypeSize(*dt);
-  NamedTensor r;
-  r.name = p.name();
   try {
     if (p.has_raw_data()) {
       const std::string &raw = p.raw_data();
@@ -110,6 +121,7 @@ NamedTensor parseTensorProto(std::string_view bytes, const std::string &file) {
       for (size_t i = 0; i < count; ++i)
         v[i] = p.int32_data(int(i)) != 0;
       break;
+    case DType::Str: break; // handled above
     }
     r.tensor = HostTensor::fromBytes(*dt, dims, v.data(), v.size());
   } catch (const Error &e) {
@@ -124,8 +136,13 @@ std::string serializeTensorProto(const HostTensor &t, const std::string &name) {
   p.set_data_type(dtypeToOnnx(t.dtype()));
   for (int64_t d : t.shape())
     p.add_dims(d);
-  p.set_raw_data(t.byteSize() ? std::string(reinterpret_cast<const char *>(t.bytes()), t.byteSize())
-                              : std::string());
+  if (t.dtype() == DType::Str)
+    for (const std::string &s : t.strings())
+      p.add_string_data(s);
+  else
+    p.set_raw_data(t.byteSize()
+                       ? std::string(reinterpret_cast<const char *>(t.bytes()), t.byteSize())
+                       : std::string());
   std::string out;
   if (!p.SerializeToString(&out))
     fail("cannot serialize tensor '", name, "' (", t.typeStr(), ")");
@@ -161,6 +178,7 @@ std::string npyDescr(DType t) {
   case DType::U16: return "<u2";
   case DType::U8: return "|u1";
   case DType::Bool: return "|b1";
+  case DType::Str: fail("str tensors have no .npy form here (write a .pb file instead)");
   case DType::BF16: break;
   }
   fail("bf16 has no NumPy dtype (write a .pb file instead)");

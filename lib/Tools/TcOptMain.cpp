@@ -1,11 +1,17 @@
+#include "tc/Analysis/KernelCount.h"
+#include "tc/Analysis/MemoryPlan.h"
 #include "tc/IR/OpTable.h"
 #include "tc/IR/Printer.h"
 #include "tc/IR/Verifier.h"
+#include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include "tc/Transforms/NumericsCheck.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/ShapeInference.h"
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace tc::tools {
@@ -19,8 +25,21 @@ void listPasses(std::ostream &os) {
     for (const PassOptionSpec &o : p.options)
       os << "      " << o.name << "=" << o.defaultValue << "  " << o.doc << "\n";
   }
-  os << "Pipelines: -O0 = " << pipelineForLevel(0) << "; -O1 = " << pipelineForLevel(1)
-     << "; -O2/-O3 = " << pipelineForLevel(2) << "\n";
+  os << "Pipelines:\n";
+  for (int level = 0; level <= 3; ++level)
+    os << "  -O" << level << " = " << pipelineForLevel(level) << "\n";
+}
+
+// Mixed precision goes right before fusion, so that fusion absorbs the
+// casts it inserts; with no fuse pass, at the end of the pipeline.
+std::string withMixedPrecision(const std::string &pipeline, const char *type) {
+  std::string mp = std::string("mixed-precision{type=") + type + "},canonicalize,dce";
+  std::string text = "," + pipeline + ",";
+  size_t at = text.find(",fuse,");
+  if (at == std::string::npos)
+    return pipeline + "," + mp;
+  text.insert(at + 1, mp + ",");
+  return text.substr(1, text.size() - 2);
 }
 
 std::string escapePipes(const std::string &s) {
@@ -82,8 +101,14 @@ int tcOptMain(int argc, char **argv) {
     std::string passes;
     int level = -1;
     PassManagerOptions pm;
-    bool list = false, ops = false, split = false;
+    bool list = false, ops = false, split = false, fuse = false, stats = false;
+    std::string memoryPlan;
+    std::vector<std::string> dimFlags;
     std::string format = "text";
+    bool verifyNumerics = false;
+    std::string precision = "fp32";
+    InputSources numericInputs;
+    NumericsCheckOptions numerics;
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(",O", po::value(&level)->value_name("N"),
@@ -95,11 +120,33 @@ int tcOptMain(int argc, char **argv) {
                                 "print the IR after every pass to stderr")(
         "print-ir-after", po::value(&pm.printAfter)->composing()->value_name("PASS"),
         "print the IR after each run of PASS to stderr")(
-        "time-passes", po::bool_switch(&pm.timePasses),
-        "print time per pass to stderr")("verify-each", po::bool_switch(&pm.verifyEach),
-                                         "verify the IR after every pass that changed it")(
+        "time-passes", po::bool_switch(&pm.timePasses), "print time per pass to stderr")(
+        "verify-each", po::bool_switch(&pm.verifyEach),
+        "verify the IR after every pass that changed it")("fuse", po::bool_switch(&fuse),
+                                                          "run the fusing pipeline (-O2)")(
+        "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
+        "specialize symbolic dim NAME to N before the pipeline")(
+        "stats", po::bool_switch(&stats),
+        "print op and kernel counts before and after the pipeline to stderr")(
+        "print-memory-plan",
+        po::value(&memoryPlan)->implicit_value("summary")->value_name("summary|full"),
+        "print the memory plan of the result (predicted vs naive peak) to stderr")(
         "split-input-file", po::bool_switch(&split),
-        "process each `// -----`-separated chunk of the input on its own; text output");
+        "process each `// -----`-separated chunk of the input on its own; text output")(
+        "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
+        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
+        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
+        "verify-numerics", po::bool_switch(&verifyNumerics),
+        "run the reference executor before the pipeline and after every pass that changes the "
+        "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
+        "value")("inputs", po::value(&numericInputs.dir)->value_name("DIR"),
+                 "inputs for --verify-numerics (test_data_set folder; default: random data)")(
+        "seed", po::value(&numericInputs.seed)->value_name("S"),
+        "seed of --verify-numerics' random inputs (0)")(
+        "rtol", po::value(&numerics.rtol)->value_name("R"), "--verify-numerics tolerance (1e-4)")(
+        "atol", po::value(&numerics.atol)->value_name("A"), "--verify-numerics tolerance (1e-5)")(
+        "dump-failing", po::value(&numerics.dumpFailingDir)->value_name("DIR"),
+        "with --verify-numerics: write the IR before and after the failing pass to DIR");
     po::variables_map vm;
     if (!parseCommandLine("tc-opt", "[options] <input.tcbc | input.tcir | ->", argc, argv, opts,
                           common, vm))
@@ -113,25 +160,66 @@ int tcOptMain(int argc, char **argv) {
         format == "markdown" ? listOpsMarkdown(std::cout) : listOps(std::cout);
       return 0;
     }
-    if (!passes.empty() && level >= 0)
-      fail("give either --passes or -O, not both");
+    if (int(!passes.empty()) + int(level >= 0) + int(fuse) > 1)
+      fail("give one of --passes, -O and --fuse");
+    if (fuse)
+      level = 2;
+    if (!memoryPlan.empty() && memoryPlan != "summary" && memoryPlan != "full")
+      fail("--print-memory-plan takes summary or full, not '", memoryPlan, "'");
+    std::map<std::string, int64_t> dims = parseDimFlags(dimFlags);
+    if (!verifyNumerics && (!numericInputs.dir.empty() || !numerics.dumpFailingDir.empty()))
+      fail("--inputs and --dump-failing go with --verify-numerics");
+    if (!(numerics.rtol >= 0) || !(numerics.atol >= 0))
+      fail("--rtol and --atol must be non-negative");
+    numericInputs.random = true; // for inputs the folder does not give
+    numericInputs.dims = dims;
     if (level > 3)
       fail("-O", level, " does not exist (use -O0 to -O3)");
     for (const std::string &p : pm.printAfter)
       if (!lookupPass(p))
         fail("--print-ir-after: unknown pass '", p, "'");
     std::string pipeline = passes.empty() ? pipelineForLevel(level < 0 ? 2 : level) : passes;
+    if (precision == "fp16" || precision == "bf16")
+      pipeline = withMixedPrecision(pipeline, precision == "fp16" ? "f16" : "bf16");
+    else if (precision != "fp32")
+      fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
     auto invocations = parsePipeline(pipeline);
     pm.dumpDir = dumpDirFor("tc-opt", common);
     auto optimize = [&](std::shared_ptr<const MemoryBuffer> buf) {
       auto m = loadModule(std::move(buf));
-      PassManager mgr(pm);
+      specializeDims(*m, dims);
+      size_t opsBefore = m->main().ops.size(), kernelsBefore = countKernels(m->main());
+      std::optional<NumericsChecker> checker;
+      PassManagerOptions runOpts = pm;
+      if (verifyNumerics) {
+        // Random inputs need sizes: a symbol --dim did not give runs at 2
+        // (the IR itself stays symbolic).
+        InputSources src = numericInputs;
+        for (const Value *a : m->main().args)
+          for (const Dim &d : a->type.shape)
+            if (d.isSymbolic())
+              src.dims.emplace(d.symbol, 2);
+        checker.emplace(*m, gatherInputs(m->main(), src), numerics);
+        runOpts.afterPass = [&](const PassInvocation &inv, size_t i, const Module &mod, bool ch) {
+          checker->afterPass(inv, i, mod, ch);
+        };
+      }
+      PassManager mgr(runOpts);
       for (auto &inv : invocations)
         mgr.add(inv);
       mgr.run(*m, std::cerr);
       if (pm.timePasses)
         mgr.printTimings(std::cerr);
       verifyModule(*m); // never hand on IR that does not verify
+      if (checker)
+        std::cerr << "verify-numerics: outputs match after all " << checker->passesChecked()
+                  << " passes that changed the IR (rtol " << numerics.rtol << ", atol "
+                  << numerics.atol << ")\n";
+      if (stats)
+        std::cerr << "ops: " << opsBefore << " -> " << m->main().ops.size()
+                  << "\nkernels: " << kernelsBefore << " -> " << countKernels(m->main()) << "\n";
+      if (!memoryPlan.empty())
+        printMemoryPlan(planMemory(m->main(), dims), std::cerr, memoryPlan == "full");
       return m;
     };
     if (split)

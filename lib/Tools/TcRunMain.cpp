@@ -26,22 +26,6 @@ void requireCudaDevice() {
     fail("no CUDA device (the driver is installed but reports no usable GPU)");
 }
 
-// "NAME=VALUE" -> {NAME, VALUE}; `flag` names the option in errors.
-std::pair<std::string, std::string> splitAssignment(const std::string &s, const char *flag) {
-  size_t eq = s.find('=');
-  if (eq == 0 || eq == std::string::npos || eq + 1 == s.size())
-    fail("--", flag, " expects NAME=VALUE, got '", s, "'");
-  return {s.substr(0, eq), s.substr(eq + 1)};
-}
-
-int64_t parseDimSize(const std::string &name, const std::string &v) {
-  int64_t n = 0;
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || p != v.data() + v.size() || n < 0)
-    fail("--dim ", name, "=", v, ": the size must be a non-negative integer");
-  return n;
-}
-
 } // namespace
 
 int tcRunMain(int argc, char **argv) {
@@ -71,7 +55,11 @@ int tcRunMain(int argc, char **argv) {
         "compare", po::value(&compareDir)->value_name("DIR"),
         "compare outputs with DIR/output_N.pb (or NAME.npy); exit 1 on a mismatch")(
         "rtol", po::value(&rtol)->value_name("R"), "relative tolerance of --compare (1e-4)")(
-        "atol", po::value(&atol)->value_name("A"), "absolute tolerance of --compare (1e-5)");
+        "atol", po::value(&atol)->value_name("A"), "absolute tolerance of --compare (1e-5)")(
+        "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
+        "read a u16 tensor given for a bf16 input as bf16 bit patterns, and compare a bf16 "
+        "result with a u16 expected value bit-exactly as bf16 (older ONNX test data stores "
+        "bf16 so); off by default");
     po::variables_map vm;
     if (!parseCommandLine("tc-run",
                           "[options] [--input NAME=FILE ...] <model.tcx | model.tcbc | model.tcir>",
@@ -85,10 +73,8 @@ int tcRunMain(int argc, char **argv) {
       fail("--rtol and --atol must be non-negative");
     for (const std::string &s : inputFiles)
       src.files.push_back(splitAssignment(s, "input"));
-    for (const std::string &s : dimFlags) {
-      auto [name, value] = splitAssignment(s, "dim");
-      src.dims[name] = parseDimSize(name, value);
-    }
+    for (auto &[name, n] : parseDimFlags(dimFlags))
+      src.dims[name] = n;
     auto m = loadModule(common.input);
     if (target != "ref")
       fail("execution on target '", target,
@@ -102,7 +88,7 @@ int tcRunMain(int argc, char **argv) {
       printOutputSummary(f, outputs, std::cout);
       return 0;
     }
-    return compareOutputs(f, outputs, compareDir, rtol, atol, std::cout) ? 0 : 1;
+    return compareOutputs(f, outputs, compareDir, rtol, atol, std::cout, src.bf16AsU16) ? 0 : 1;
   });
 }
 

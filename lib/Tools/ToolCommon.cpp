@@ -7,6 +7,7 @@
 #include "tc/Support/MemoryBuffer.h"
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -169,6 +170,31 @@ void dumpFile(const std::string &dir, const std::string &name, std::string_view 
   if (dir.empty())
     return;
   writeOutput((std::filesystem::path(dir) / name).string(), contents);
+}
+
+// "NAME=VALUE" -> {NAME, VALUE}; `flag` names the option in errors.
+std::pair<std::string, std::string> splitAssignment(const std::string &s, const char *flag) {
+  size_t eq = s.find('=');
+  if (eq == 0 || eq == std::string::npos || eq + 1 == s.size())
+    fail("--", flag, " expects NAME=VALUE, got '", s, "'");
+  return {s.substr(0, eq), s.substr(eq + 1)};
+}
+
+static int64_t parseDimSize(const std::string &name, const std::string &v) {
+  int64_t n = 0;
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || p != v.data() + v.size() || n < 0)
+    fail("--dim ", name, "=", v, ": the size must be a non-negative integer");
+  return n;
+}
+
+std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &flags) {
+  std::map<std::string, int64_t> dims;
+  for (const std::string &s : flags) {
+    auto [name, value] = splitAssignment(s, "dim");
+    dims[name] = parseDimSize(name, value);
+  }
+  return dims;
 }
 
 } // namespace tc::tools

@@ -1,7 +1,12 @@
 // Local rewrites to a canonical form; each returns true when it changed the IR.
+// Identity, mask-less inference Dropout, no-op Cast/Expand/Transpose/Reshape
+// forward their operand; Transpose pairs and Reshape chains merge; Where with
+// a uniform constant condition picks its side; inference BatchNormalization
+// folds into a preceding Conv/Gemm with constant weights.
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <algorithm>
 #include <numeric>
 
 namespace tc {
@@ -31,11 +36,53 @@ bool foldToOperand(Function &f, Op &op) {
   return replaceValue(f, op.result(), x);
 }
 
+// Every value of `from` is exactly representable in `to`.
+bool widensExactly(DType from, DType to) {
+  bool lowFloat = from == DType::F16 || from == DType::BF16;
+  return (lowFloat && (to == DType::F32 || to == DType::F64)) ||
+         (from == DType::F32 && to == DType::F64);
+}
+
+// A constant whose elements are all nonzero (1) or all zero (0); -1 otherwise.
+int constantTruth(const Value *v) {
+  if (!v->isConstant() || v->type.dtype != DType::Bool || v->data->size == 0)
+    return -1;
+  auto b = v->data->bytes();
+  bool all = std::all_of(b.begin(), b.end(), [](uint8_t x) { return x != 0; });
+  bool none = std::all_of(b.begin(), b.end(), [](uint8_t x) { return x == 0; });
+  return all ? 1 : none ? 0 : -1;
+}
+
+// Where with a uniform constant condition picks one side, when that side
+// already has the result's type (no broadcast needed).
+bool simplifyWhere(Function &f, Op &op) {
+  int truth = constantTruth(op.operand(0));
+  if (truth < 0)
+    return false;
+  Value *side = op.operand(truth ? 1 : 2);
+  return side->type == op.result()->type && replaceValue(f, op.result(), side);
+}
+
 bool rewrite(Function &f, Op &op) {
   switch (op.kind) {
   case OpKind::Identity: return foldToOperand(f, op);
-  case OpKind::Cast:
-    return op.attr("to").type() == op.operand(0)->type.dtype && foldToOperand(f, op);
+  // Inference Dropout whose mask nobody asked for is the identity.
+  case OpKind::Dropout: return op.results.size() == 1 && !op.operand(2) && foldToOperand(f, op);
+  // Expand to the shape x already has (static: a symbolic dim may be 1 at run time).
+  case OpKind::Expand: return isStaticShape(op.result()->type.shape) && foldToOperand(f, op);
+  case OpKind::Where: return simplifyWhere(f, op);
+  case OpKind::BatchNormalization: return foldBatchNormIntoProducer(f, op);
+  case OpKind::Cast: {
+    DType to = op.attr("to").type();
+    if (to == op.operand(0)->type.dtype)
+      return foldToOperand(f, op);
+    // Cast(Cast(x, wider), x's type) == x when the first cast is exact.
+    Op *inner = op.operand(0)->def;
+    if (!inner || !inner->is(OpKind::Cast) || inner->operand(0)->type.dtype != to ||
+        !widensExactly(to, inner->attr("to").type()))
+      return false;
+    return replaceValue(f, op.result(), inner->operand(0));
+  }
   case OpKind::Transpose: {
     std::vector<int64_t> p2 = transposePerm(op);
     if (isIdentityPerm(p2))

@@ -10,19 +10,27 @@
 
 namespace tc {
 
-const std::vector<PassInfo> &allPasses() {
+static std::vector<PassInfo> &registry() {
 #define OPTION(n, d, doc)                                                                          \
   PassOptionSpec { n, d, doc }
 #define OPTIONS(...)                                                                               \
   std::vector<PassOptionSpec> { __VA_ARGS__ }
 #define TC_PASS(NAME, FN, SUMMARY, OPTS) PassInfo{#NAME, FN, SUMMARY, OPTS},
-  static const std::vector<PassInfo> passes = {
+  static std::vector<PassInfo> passes = {
 #include "tc/Transforms/Passes.def"
   };
 #undef TC_PASS
 #undef OPTIONS
 #undef OPTION
   return passes;
+}
+
+const std::vector<PassInfo> &allPasses() { return registry(); }
+
+void registerExtraPass(PassInfo p) {
+  if (lookupPass(p.name))
+    fail("pass '", p.name, "' is already registered");
+  registry().push_back(std::move(p));
 }
 
 const PassInfo *lookupPass(std::string_view name) {
@@ -112,9 +120,10 @@ std::vector<PassInvocation> parsePipeline(std::string_view text) {
 
 std::string pipelineForLevel(int level) {
   switch (level) {
+  // -O0 runs op by op: the eager baseline.
   case 0: return "verify";
-  case 1: return "canonicalize,dce";
-  default: return "canonicalize,cse,dce";
+  case 1: return "infer-shapes,fold-constants,canonicalize,cse,dce";
+  default: return "infer-shapes,fold-constants,canonicalize,cse,dce,fuse";
   }
 }
 
@@ -138,6 +147,8 @@ void PassManager::run(Module &m, std::ostream &irOut) {
         fail("after pass '", inv.pass->name, "': ", e.what());
       }
     }
+    if (opts_.afterPass)
+      opts_.afterPass(inv, size_t(index), m, changed);
     bool print = opts_.printAfterAll;
     for (const std::string &n : opts_.printAfter)
       print |= n == inv.pass->name;

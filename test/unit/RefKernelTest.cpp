@@ -81,7 +81,8 @@ constexpr double kInf = std::numeric_limits<double>::infinity();
 // added to Ops.def, write their kernels in lib/Runtime/Ref/.
 TEST(RefKernels, EveryOpHasAKernel) {
   for (const OpInfo &info : allOps())
-    if (info.kind != OpKind::Fused) { // runs its callee: runReference(Module, ...)
+    if (info.kind != OpKind::Fused && info.kind != OpKind::If && info.kind != OpKind::Loop &&
+        info.kind != OpKind::Scan) { // run their callees: runReference(Module, ...)
       EXPECT_NE(lookupRefKernel(info.kind), nullptr) << info.name << " has no reference kernel";
     }
   EXPECT_EQ(lookupRefKernel(OpKind::NumOps), nullptr);

@@ -193,8 +193,18 @@ TEST(TensorProto, RejectsCorruptData) {
   q.add_int64_data(1);
   EXPECT_EQ(err(q.SerializeAsString()),
             "bad.pb: i64[1000000000] needs 1000000000 values, but int64_data has 1");
+  // STRING: only string_data, one value per element.
   q.set_data_type(onnx::TensorProto::STRING);
-  EXPECT_EQ(err(q.SerializeAsString()), "bad.pb: unsupported TensorProto element type STRING");
+  EXPECT_EQ(err(q.SerializeAsString()),
+            "bad.pb: str[1000000000] needs 1000000000 values, but string_data has 0");
+  onnx::TensorProto s;
+  s.set_data_type(onnx::TensorProto::STRING);
+  s.add_dims(1);
+  s.set_raw_data("abc");
+  EXPECT_EQ(err(s.SerializeAsString()),
+            "bad.pb: a STRING tensor must hold its elements in string_data, not raw_data");
+  q.set_data_type(onnx::TensorProto::COMPLEX64);
+  EXPECT_EQ(err(q.SerializeAsString()), "bad.pb: unsupported TensorProto element type COMPLEX64");
   q.set_data_type(onnx::TensorProto::FLOAT);
   q.set_data_location(onnx::TensorProto::EXTERNAL);
   EXPECT_EQ(err(q.SerializeAsString()), "bad.pb: tensors with external data are not supported");

@@ -324,4 +324,23 @@ inline EinsumSpec parseEinsum(std::string_view eq, const std::vector<size_t> &ra
   return spec;
 }
 
+// Keys' cubic convolution kernel with parameter A at distance t.
+inline double cubicKernel(double t, double A) {
+  t = std::fabs(t);
+  if (t <= 1)
+    return ((A + 2) * t - (A + 3)) * t * t + 1;
+  if (t < 2)
+    return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
+  return 0.0;
+}
+
+// The weights of the four samples floor(x) - 1 .. floor(x) + 2 for a point
+// at fraction `ratio` past floor(x) (Resize and GridSample's cubic mode).
+inline void cubicWeights(double ratio, double A, double w[4]) {
+  w[0] = cubicKernel(ratio + 1, A);
+  w[1] = cubicKernel(ratio, A);
+  w[2] = cubicKernel(1 - ratio, A);
+  w[3] = cubicKernel(2 - ratio, A);
+}
+
 } // namespace tc::nn

@@ -16,7 +16,8 @@ std::string printModuleToString(const Module &m);
 std::string printOp(const Op &op);
 
 // Inline element list of a constant, e.g. `[1.0, 2.5]`, or nullopt when some
-// element would not read back to the same bytes.
+// element would not read back to the same bytes (and for str, whose element
+// count the packed bytes do not carry).
 std::optional<std::string> formatElements(DType t, std::span<const uint8_t> bytes);
 
 } // namespace tc

@@ -18,24 +18,35 @@ public:
   HostTensor(DType dtype, std::vector<int64_t> shape);
   // A tensor holding a copy of `n` raw little-endian bytes; throws tc::Error
   // unless n is exactly the byte size of dtype[shape]. Bool bytes other than
-  // 0/1 are normalized to 1.
+  // 0/1 are normalized to 1. For str, the bytes are the packed form
+  // (packStrings) of exactly numElements strings.
   static HostTensor fromBytes(DType dtype, std::vector<int64_t> shape, const void *data, size_t n);
+  // A str tensor; throws unless `elems` has one string per element.
+  static HostTensor fromStrings(std::vector<int64_t> shape, std::vector<std::string> elems);
 
   DType dtype() const { return dtype_; }
   const std::vector<int64_t> &shape() const { return shape_; }
   size_t rank() const { return shape_.size(); }
   int64_t numElements() const;
+  // The flat byte buffer of numeric dtypes; empty for str (see strings()).
   size_t byteSize() const { return bytes_.size(); }
   uint8_t *bytes() { return bytes_.data(); }
   const uint8_t *bytes() const { return bytes_.data(); }
   template <typename T> T *data() { return reinterpret_cast<T *>(bytes_.data()); }
   template <typename T> const T *data() const { return reinterpret_cast<const T *>(bytes_.data()); }
 
+  // The elements of a str tensor (empty for other dtypes).
+  std::vector<std::string> &strings() { return strs_; }
+  const std::vector<std::string> &strings() const { return strs_; }
+  // The data as constant bytes: bytes() for numbers, packStrings for str.
+  std::vector<uint8_t> packedData() const;
+
   TensorType type() const { return TensorType{dtype_, makeShape(shape_)}; }
   std::string typeStr() const { return type().str(); }
   bool sameType(const HostTensor &o) const { return dtype_ == o.dtype_ && shape_ == o.shape_; }
 
-  // Element i converted to double / int64 (any dtype; f16/bf16 decoded).
+  // Element i converted to double / int64 (any dtype but str, which throws;
+  // f16/bf16 decoded).
   // For u64, getInt returns the two's-complement bit pattern. Float to int
   // truncates toward zero, clamped to the int64 range (NaN gives 0).
   double getDouble(int64_t i) const;
@@ -52,6 +63,7 @@ private:
   DType dtype_ = DType::F32;
   std::vector<int64_t> shape_;
   std::vector<uint8_t> bytes_;
+  std::vector<std::string> strs_; // str elements; bytes_ stays empty then
 };
 
 // `v` rounded to the nearest value representable in float dtype `t`

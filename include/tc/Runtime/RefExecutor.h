@@ -12,12 +12,19 @@ namespace tc {
 // dtype and dims against the signature (a symbolic dim binds to one size for
 // the whole call) and throws tc::Error naming the input and the expected type
 // on mismatch. Output shapes come from the op table's shape rules applied to
-// the concrete operand shapes, so kernels never compute shapes themselves.
+// the concrete operand shapes, so kernels never compute shapes themselves
+// (except the data-dependent ones, see refKernelSetsOutputDims).
 std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTensor> &inputs);
+// Sees every op result of the function run, in execution order, while it
+// is alive (numerics bisection compares intermediates of two IRs by name).
+using ValueObserver = std::function<void(const Value &, const HostTensor &)>;
+
 // The same for a function of `m` (null: none), whose Fused ops run their
-// callees; and for m's entry function.
+// callees; and for m's entry function. `observe`, when given, sees f's own
+// op results (a Fused op's results, not its callee's intermediates).
 std::vector<HostTensor> runReference(const Module *m, const Function &f,
-                                     const std::vector<HostTensor> &inputs);
+                                     const std::vector<HostTensor> &inputs,
+                                     const ValueObserver *observe = nullptr);
 std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTensor> &inputs);
 
 // A kernel computes an op's results into preallocated `outs` (right dtype
@@ -28,5 +35,11 @@ using RefKernel = void (*)(const Op &op, const std::vector<const HostTensor *> &
 // The kernel of an op kind, or nullptr. Kernel files register into one table
 // (lib/Runtime/Ref/Kernels.h); a unit test checks every op has a kernel.
 RefKernel lookupRefKernel(OpKind k);
+// True for the ops whose output sizes depend on operand values (NonZero,
+// Unique, ...): their shape rule gives `?` for those dims, and their kernel,
+// handed outputs whose `?` dims are 0, replaces them with the final shape
+// (runReference checks it against the rule). Every other kernel gets its
+// outputs with the final shape and keeps it.
+bool refKernelSetsOutputDims(OpKind k);
 
 } // namespace tc

@@ -27,6 +27,9 @@ struct InputSources {
   bool random = false;
   uint64_t seed = 0;
   std::map<std::string, int64_t> dims;
+  // Opt-in (tc-run --bf16-as-u16): a u16 tensor read for a bf16 input holds
+  // the bf16 bit patterns (older ONNX test data stores bf16 that way).
+  bool bf16AsU16 = false;
 };
 
 // One tensor per argument of `f`, in order. Throws tc::Error naming the
@@ -67,9 +70,12 @@ HostTensor loadExpectedOutput(const std::string &dir, size_t index, const std::s
 
 // Compares every result of `f` with the expected one in `dir`, printing one
 // line each: "output 0 'y': max abs err 1.2e-07, max rel err 3.4e-06 [ok]".
-// Returns true when all match.
+// Returns true when all match. With `bf16AsU16`, a u16 expected value of a
+// bf16 result holds bf16 bit patterns and must match them exactly (any NaN
+// matches any NaN).
 bool compareOutputs(const Function &f, const std::vector<HostTensor> &outputs,
-                    const std::string &dir, double rtol, double atol, std::ostream &os);
+                    const std::string &dir, double rtol, double atol, std::ostream &os,
+                    bool bf16AsU16 = false);
 
 // "f32[2,3] [0.5, -1.25, ...]": the type and up to `maxValues` values, plus
 // the count of NaN and infinite values when there are any.

@@ -5,6 +5,7 @@
 #include "tc/Support/MemoryBuffer.h"
 #include <boost/program_options.hpp>
 #include <functional>
+#include <map>
 #include <string>
 
 namespace tc::tools {
@@ -46,6 +47,11 @@ void writeOutput(const std::string &path, std::string_view bytes);
 
 // The debug dump folder for this tool: --dump-dir, else $TC_DEBUG_DIR, with
 // the tool name appended; empty when neither is set. Created on demand.
+// "NAME=VALUE" -> {NAME, VALUE}; `flag` names the option in errors.
+std::pair<std::string, std::string> splitAssignment(const std::string &s, const char *flag);
+// --dim NAME=N flags -> sizes of symbolic dims.
+std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &flags);
+
 std::string dumpDirFor(const char *tool, const CommonOptions &common);
 void dumpFile(const std::string &dir, const std::string &name, std::string_view contents);
 

@@ -33,6 +33,9 @@ struct PassInfo {
 };
 
 const std::vector<PassInfo> &allPasses();
+// Adds a pass outside Passes.def: only test tools do (a deliberately wrong
+// pass that the numerics bisection must catch). Call before any lookup.
+void registerExtraPass(PassInfo p);
 const PassInfo *lookupPass(std::string_view name);
 
 // A pass with its options, as written in --passes=name{k=v,k2=v2}.
@@ -53,6 +56,9 @@ struct PassManagerOptions {
   std::vector<std::string> printAfter; // pass names
   bool timePasses = false;
   std::string dumpDir; // writes NN-after-<pass>.tcir there when set
+  // Called after every pass with its 1-based index and whether it changed
+  // the module (tc-opt --verify-numerics); may throw tc::Error to stop.
+  std::function<void(const PassInvocation &, size_t, const Module &, bool)> afterPass;
 };
 
 struct PassTiming {

@@ -13,4 +13,9 @@ bool replaceValue(Function &f, Value *from, Value *to);
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);
 
+// BatchNormalization(Conv|Gemm(x, W, B)) with constant parameters becomes
+// Conv|Gemm(x, W', B') (lib/Transforms/FoldBatchNorm.cpp). The producer's
+// result must have no other use.
+bool foldBatchNormIntoProducer(Function &f, Op &bn);
+
 } // namespace tc

@@ -1,5 +1,7 @@
 #include "OpInference.h"
+#include "tc/Support/Float16.h"
 #include <algorithm>
+#include <cstring>
 
 namespace tc::infer {
 
@@ -100,6 +102,70 @@ std::optional<std::vector<int64_t>> constantInts(const Value *v) {
     return std::nullopt;
   }
   return r;
+}
+
+} // namespace tc::infer
+
+namespace tc::infer {
+
+// Element i of a constant, any dtype, as a double.
+double elementAsDouble(const Value &v, size_t i) {
+  const uint8_t *p = v.data->ptr + i * dtypeSize(v.type.dtype);
+  auto ld = [p](auto x) {
+    std::memcpy(&x, p, sizeof x);
+    return x;
+  };
+  switch (v.type.dtype) {
+  case DType::F32: return ld(float());
+  case DType::F16: return halfToFloat(ld(uint16_t()));
+  case DType::BF16: return bf16ToFloat(ld(uint16_t()));
+  case DType::F64: return ld(double());
+  case DType::I64: return double(ld(int64_t()));
+  case DType::I32: return ld(int32_t());
+  case DType::I16: return ld(int16_t());
+  case DType::I8: return ld(int8_t());
+  case DType::U64: return double(ld(uint64_t()));
+  case DType::U32: return ld(uint32_t());
+  case DType::U16: return ld(uint16_t());
+  case DType::U8: return ld(uint8_t());
+  case DType::Bool: return *p != 0;
+  case DType::Str: fail("constant %", v.name, " holds strings, not numbers");
+  }
+  return 0;
+}
+
+// Element i of a constant of integer dtype, exactly (u64: the bit pattern).
+int64_t elementAsInt(const Value &v, size_t i) {
+  const uint8_t *p = v.data->ptr + i * dtypeSize(v.type.dtype);
+  auto ld = [p](auto x) {
+    std::memcpy(&x, p, sizeof x);
+    return x;
+  };
+  switch (v.type.dtype) {
+  case DType::I64: return ld(int64_t());
+  case DType::I32: return ld(int32_t());
+  case DType::I16: return ld(int16_t());
+  case DType::I8: return ld(int8_t());
+  case DType::U64: return int64_t(ld(uint64_t()));
+  case DType::U32: return ld(uint32_t());
+  case DType::U16: return ld(uint16_t());
+  case DType::U8: return ld(uint8_t());
+  default: return int64_t(elementAsDouble(v, i));
+  }
+}
+
+// The static length of run-time attribute operand i (rank <= 1, i32/i64).
+int64_t runtimeIntsLength(const Op &op, size_t i) {
+  const TensorType &t = operandType(op, i);
+  const std::string &what = op.info().operands[i].name;
+  if (t.rank() > 1 || (t.dtype != DType::I64 && t.dtype != DType::I32))
+    fail("operand '", what, "' must be a 1-D i32 or i64 tensor, got ", t.str());
+  auto n = staticNumElements(t.shape);
+  if (!n)
+    fail("operand '", what, "' has unknown length");
+  if (*n > 1024)
+    fail("operand '", what, "' has ", *n, " entries; tc supports rank <= 1024");
+  return *n;
 }
 
 } // namespace tc::infer

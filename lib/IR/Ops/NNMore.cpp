@@ -47,8 +47,22 @@ std::vector<TensorType> inferResize(const Op &op) {
       fail(flag, " must be 0 or 1, got ", op.getInt(flag));
   int64_t r = int64_t(x.rank());
   std::vector<int64_t> axes = resizeAxes(op, r);
+  if (op.operand(2) || op.operand(3)) {
+    // Scales or sizes computed at run time: the resized dims are unknown.
+    if (bool(op.operand(2)) == bool(op.operand(3)) || !op.getInts("sizes").empty() ||
+        !op.attr("scales").floats().empty())
+      fail("exactly one of scales and sizes must be given");
+    if (op.operand(3) && runtimeIntsLength(op, 3) != int64_t(axes.size()))
+      fail("sizes operand has ", operandType(op, 3).str(), " for ", axes.size(), " axes");
+    if (op.operand(2) && !isFloat(operandType(op, 2).dtype))
+      fail("scales operand must be a float tensor, got ", operandType(op, 2).str());
+    Shape out = x.shape;
+    for (int64_t a : axes)
+      out[size_t(a)] = Dim::unknown();
+    return {TensorType{x.dtype, out}};
+  }
   const std::vector<double> &roi = op.attr("roi").floats();
-  if (coord == "tf_crop_and_resize" && roi.size() != 2 * axes.size())
+  if (coord == "tf_crop_and_resize" && !op.operand(1) && roi.size() != 2 * axes.size())
     fail("tf_crop_and_resize needs roi with ", 2 * axes.size(), " values, got ", roi.size());
   std::vector<int64_t> in;
   for (const Dim &d : x.shape)
@@ -71,8 +85,16 @@ std::vector<TensorType> inferPad(const Op &op) {
   const std::string &mode = op.getString("mode");
   if (!oneOf(mode, {"constant", "reflect", "edge", "wrap"}))
     fail("unknown mode '", mode, "'");
-  const std::vector<int64_t> &pads = op.getInts("pads");
   size_t r = x.rank();
+  if (op.operand(2) && operandType(op, 2).dtype != x.dtype)
+    fail("value operand ", operandType(op, 2).str(), " differs from the data type ", x.str());
+  if (op.operand(1)) { // pads computed at run time: every size may change
+    if (runtimeIntsLength(op, 1) != int64_t(2 * r))
+      fail("pads operand ", operandType(op, 1).str(), " must hold ", 2 * r, " values for ",
+           x.str());
+    return {TensorType{x.dtype, Shape(r, Dim::unknown())}};
+  }
+  const std::vector<int64_t> &pads = op.getInts("pads");
   if (pads.size() != 2 * r)
     fail("pads has ", pads.size(), " values, expected ", 2 * r, " for ", x.str());
   Shape out;

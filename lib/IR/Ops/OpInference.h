@@ -22,6 +22,13 @@ int64_t checkedAdd(int64_t a, int64_t b);
 std::optional<std::vector<int64_t>> constantInts(const Value *v);
 // Operand i's type; throws if the operand is absent.
 const TensorType &operandType(const Op &op, size_t i);
+// Element i of a constant, any dtype, as a double; and of an integer dtype
+// exactly (u64: the bit pattern; floats truncate).
+double elementAsDouble(const Value &v, size_t i);
+int64_t elementAsInt(const Value &v, size_t i);
+// The static length of run-time attribute operand i (see Ops.def), an i32 or
+// i64 tensor of rank <= 1 computed at run time.
+int64_t runtimeIntsLength(const Op &op, size_t i);
 
 #define TC_OP(ENUM, CAT, NRES, INFER, ...) std::vector<TensorType> INFER(const Op &op);
 #include "tc/IR/Ops.def"

@@ -20,6 +20,14 @@ std::vector<TensorType> inferReduce(const Op &op) {
   const TensorType &x = operandType(op, 0);
   requireNumeric(x, op.is(OpKind::ReduceMax) || op.is(OpKind::ReduceMin));
   int64_t r = int64_t(x.rank());
+  bool keep = keepDims(op);
+  if (op.operand(1)) {
+    // Axes computed at run time: which dims go is unknown.
+    int64_t n = runtimeIntsLength(op, 1);
+    if (n == 0 || n > r)
+      fail("axes operand has ", n, " entries for a rank-", r, " input");
+    return {TensorType{x.dtype, Shape(size_t(keep ? r : r - n), Dim::unknown())}};
+  }
   std::vector<bool> reduced(size_t(r), op.getInts("axes").empty());
   std::set<int64_t> seen;
   for (int64_t a : op.getInts("axes")) {
@@ -28,7 +36,6 @@ std::vector<TensorType> inferReduce(const Op &op) {
       fail("axis ", a, " is listed twice");
     reduced[size_t(n)] = true;
   }
-  bool keep = keepDims(op);
   Shape out;
   for (int64_t d = 0; d < r; ++d) {
     if (!reduced[size_t(d)])
@@ -64,7 +71,12 @@ std::vector<TensorType> inferCumSum(const Op &op) {
   requireNumeric(x);
   if (x.rank() == 0)
     fail("expects a tensor of rank >= 1, got ", x.str());
-  normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+  if (op.operand(1)) { // axis computed at run time
+    if (runtimeIntsLength(op, 1) != 1)
+      fail("axis operand must hold one value, got ", operandType(op, 1).str());
+  } else {
+    normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+  }
   for (const char *flag : {"exclusive", "reverse"})
     if (op.getInt(flag) != 0 && op.getInt(flag) != 1)
       fail(flag, " must be 0 or 1, got ", op.getInt(flag));
@@ -77,16 +89,22 @@ std::vector<TensorType> inferTopK(const Op &op) {
   if (x.rank() == 0)
     fail("expects a tensor of rank >= 1, got ", x.str());
   int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+  for (const char *flag : {"largest", "sorted"})
+    if (op.getInt(flag) != 0 && op.getInt(flag) != 1)
+      fail(flag, " must be 0 or 1, got ", op.getInt(flag));
+  Shape out = x.shape;
+  if (op.operand(1)) { // k computed at run time
+    if (runtimeIntsLength(op, 1) != 1)
+      fail("k operand must hold one value, got ", operandType(op, 1).str());
+    out[size_t(axis)] = Dim::unknown();
+    return {TensorType{x.dtype, out}, TensorType{DType::I64, out}};
+  }
   int64_t k = op.getInt("k");
   const Dim &d = x.shape[size_t(axis)];
   if (k < 0)
     fail("k must be >= 0, got ", k);
   if (d.isStatic() && k > d.size)
     fail("k = ", k, " is larger than axis ", axis, " (", d.size, ")");
-  for (const char *flag : {"largest", "sorted"})
-    if (op.getInt(flag) != 0 && op.getInt(flag) != 1)
-      fail(flag, " must be 0 or 1, got ", op.getInt(flag));
-  Shape out = x.shape;
   out[size_t(axis)] = Dim::fixed(k);
   return {TensorType{x.dtype, out}, TensorType{DType::I64, out}};
 }

@@ -170,51 +170,6 @@ int64_t vectorLength(const TensorType &t, const char *what, bool i64Only = false
   return t.shape[0].size;
 }
 
-// Element i of a constant, any dtype, as a double.
-double elementAsDouble(const Value &v, size_t i) {
-  const uint8_t *p = v.data->ptr + i * dtypeSize(v.type.dtype);
-  auto ld = [p](auto x) {
-    std::memcpy(&x, p, sizeof x);
-    return x;
-  };
-  switch (v.type.dtype) {
-  case DType::F32: return ld(float());
-  case DType::F16: return halfToFloat(ld(uint16_t()));
-  case DType::BF16: return bf16ToFloat(ld(uint16_t()));
-  case DType::F64: return ld(double());
-  case DType::I64: return double(ld(int64_t()));
-  case DType::I32: return ld(int32_t());
-  case DType::I16: return ld(int16_t());
-  case DType::I8: return ld(int8_t());
-  case DType::U64: return double(ld(uint64_t()));
-  case DType::U32: return ld(uint32_t());
-  case DType::U16: return ld(uint16_t());
-  case DType::U8: return ld(uint8_t());
-  case DType::Bool: return *p != 0;
-  }
-  return 0;
-}
-
-// Element i of a constant of integer dtype, exactly (u64: the bit pattern).
-int64_t elementAsInt(const Value &v, size_t i) {
-  const uint8_t *p = v.data->ptr + i * dtypeSize(v.type.dtype);
-  auto ld = [p](auto x) {
-    std::memcpy(&x, p, sizeof x);
-    return x;
-  };
-  switch (v.type.dtype) {
-  case DType::I64: return ld(int64_t());
-  case DType::I32: return ld(int32_t());
-  case DType::I16: return ld(int16_t());
-  case DType::I8: return ld(int8_t());
-  case DType::U64: return int64_t(ld(uint64_t()));
-  case DType::U32: return ld(uint32_t());
-  case DType::U16: return ld(uint16_t());
-  case DType::U8: return ld(uint8_t());
-  default: return int64_t(elementAsDouble(v, i));
-  }
-}
-
 // The value of a one-element constant operand, or nullopt when not constant.
 const Value *constantScalar(const Value *v) {
   if (!v || !v->isConstant())
@@ -238,6 +193,12 @@ void requireScalar(const TensorType &t, const char *what) {
 std::vector<TensorType> inferSqueeze(const Op &op) {
   const TensorType &x = operandType(op, 0);
   int64_t r = int64_t(x.rank());
+  if (op.operand(1)) { // axes computed at run time: rank r - n, sizes unknown
+    int64_t n = runtimeIntsLength(op, 1);
+    if (n == 0 || n > r)
+      fail("axes operand has ", n, " entries for a rank-", r, " input");
+    return {TensorType{x.dtype, Shape(size_t(r - n), Dim::unknown())}};
+  }
   std::vector<bool> drop(x.rank());
   const std::vector<int64_t> &axes = op.getInts("axes");
   if (axes.empty()) {
@@ -264,6 +225,10 @@ std::vector<TensorType> inferSqueeze(const Op &op) {
 
 std::vector<TensorType> inferUnsqueeze(const Op &op) {
   const TensorType &x = operandType(op, 0);
+  if (op.operand(1)) { // axes computed at run time: rank r + n, sizes unknown
+    int64_t n = runtimeIntsLength(op, 1);
+    return {TensorType{x.dtype, Shape(x.rank() + size_t(n), Dim::unknown())}};
+  }
   const std::vector<int64_t> &axes = op.getInts("axes");
   int64_t r = int64_t(x.rank()), outRank = checkedAdd(r, int64_t(axes.size()));
   std::vector<bool> added(static_cast<size_t>(outRank));
@@ -291,6 +256,13 @@ std::vector<TensorType> inferSplit(const Op &op) {
   const Dim &d = x.shape[axis];
   const std::vector<int64_t> &split = op.getInts("split");
   std::vector<TensorType> out(n, x);
+  if (op.operand(1)) { // sizes computed at run time
+    if (runtimeIntsLength(op, 1) != int64_t(n))
+      fail("split operand ", operandType(op, 1).str(), " must hold ", n, " sizes");
+    for (TensorType &t : out)
+      t.shape[axis] = Dim::unknown();
+    return out;
+  }
   if (!split.empty()) {
     if (split.size() != n)
       fail("split has ", split.size(), " sizes for ", n, " results");

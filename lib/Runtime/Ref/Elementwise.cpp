@@ -59,7 +59,9 @@ void castKernel(const Op &, const Ins &ins, Outs &outs) {
   HostTensor &y = outs[0];
   DType from = x.dtype(), to = y.dtype();
   int64_t n = y.numElements();
-  if (from == to) {
+  if (from == DType::Str || to == DType::Str) {
+    castStrings(x, y);
+  } else if (from == to) {
     if (x.byteSize())
       std::memcpy(y.bytes(), x.bytes(), x.byteSize());
   } else if (isFloat(from)) {

@@ -23,6 +23,33 @@ void registerPoolingKernels(KernelTable &t);
 void registerNormalizationKernels(KernelTable &t);
 void registerResampleKernels(KernelTable &t);
 void registerTensorKernels(KernelTable &t);
+// Losses, training-mode BatchNormalization and Dropout, optimizers.
+void registerTrainingKernels(KernelTable &t);
+// QuantizeLinear and friends; GridSample, RoiAlign, MaxUnpool, ReverseSequence, Det.
+void registerQuantizeKernels(KernelTable &t);
+void registerSpatialKernels(KernelTable &t);
+// RNN, GRU, LSTM; DFT, STFT, the window functions, MelWeightMatrix.
+void registerRecurrentKernels(KernelTable &t);
+void registerSignalKernels(KernelTable &t);
+
+// The ops whose output sizes depend on operand values (NonZero, Compress,
+// Unique, NonMaxSuppression; Ops.def): registered together with their
+// kernels, which alone may replace an output with one of the final dims
+// (the executor hands them the rule's `?` dims as 0 and then checks dtype,
+// rank and the rule's known dims). Every other kernel keeps its outputs'
+// shapes.
+using SetsOutputDimsTable = std::array<bool, size_t(OpKind::NumOps)>;
+void registerDataDependentKernels(KernelTable &t, SetsOutputDimsTable &setsDims);
+// StringNormalizer (sets its output dims) and TfIdfVectorizer (Strings.cpp).
+void registerStringKernels(KernelTable &t, SetsOutputDimsTable &setsDims);
+// Cast between str and the other dtypes, elementwise (Strings.cpp): numbers
+// spelled as NumPy's str() does, strings read as Python's float()/int() do.
+void castStrings(const HostTensor &x, HostTensor &y);
+
+// If, Loop and Scan (ControlFlow.cpp): run their callees, functions of `m`,
+// through runReference; the executor calls this instead of a kernel.
+std::vector<HostTensor> runControlFlow(const Module *m, const Op &op,
+                                       const std::vector<const HostTensor *> &ins);
 
 using Dims = std::vector<int64_t>;
 

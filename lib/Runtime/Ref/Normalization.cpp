@@ -1,4 +1,4 @@
-// Normalization kernels: BatchNormalization (inference), Instance-, Layer-,
+// Normalization kernels: BatchNormalization (inference and training), Instance-, Layer-,
 // Group-, Lp- and MeanVarianceNormalization, LRN. Statistics are computed in
 // double in two passes (mean, then the mean squared deviation: the
 // population variance), and every result is rounded once.
@@ -55,6 +55,35 @@ void batchNormKernel(const Op &op, const Ins &ins, Outs &outs) {
     int64_t c = i / inner % C, a = i % (C * inner);
     auto at = [&](size_t k) { return p[k][size_t(perChannel[k] ? c : a)]; };
     y.setDouble(i, (xv[size_t(i)] - at(2)) / std::sqrt(at(3) + eps) * at(0) + at(1));
+  }
+}
+
+// Training mode: each channel is normalized with the batch's mean and
+// population variance over all axes but 1; results 1 and 2 are the running
+// statistics input * momentum + batch * (1 - momentum).
+void batchNormTrainingKernel(const Op &op, const Ins &ins, Outs &outs) {
+  expectArity(ins, 5, outs, 3);
+  const HostTensor &x = *ins[0];
+  const Dims &xs = x.shape();
+  if (xs.size() < 2)
+    fail("X must have rank >= 2, got ", x.typeStr());
+  int64_t N = xs[0], C = xs[1], inner = product(xs, 2, xs.size());
+  std::vector<double> xv = loadDoubles(x), p[4];
+  for (size_t i = 0; i < 4; ++i) {
+    if (ins[i + 1]->numElements() != C)
+      fail("parameter ", i + 1, " ", ins[i + 1]->typeStr(), " must have ", C, " entries");
+    p[i] = loadDoubles(*ins[i + 1]);
+  }
+  double eps = op.getFloat("epsilon"), momentum = op.getFloat("momentum");
+  for (int64_t c = 0; c < C; ++c) {
+    auto at = [&](int64_t i) { return (i / inner * C + c) * inner + i % inner; };
+    auto [mean, var] = moments(xv, N * inner, at);
+    double inv = 1 / std::sqrt(var + eps);
+    for (int64_t i = 0; i < N * inner; ++i)
+      outs[0].setDouble(at(i),
+                        (xv[size_t(at(i))] - mean) * inv * p[0][size_t(c)] + p[1][size_t(c)]);
+    outs[1].setDouble(c, p[2][size_t(c)] * momentum + mean * (1 - momentum));
+    outs[2].setDouble(c, p[3][size_t(c)] * momentum + var * (1 - momentum));
   }
 }
 
@@ -226,6 +255,7 @@ void lrnKernel(const Op &op, const Ins &ins, Outs &outs) {
 
 void registerNormalizationKernels(KernelTable &t) {
   t[size_t(OpKind::BatchNormalization)] = batchNormKernel;
+  t[size_t(OpKind::BatchNormalizationTraining)] = batchNormTrainingKernel;
   t[size_t(OpKind::InstanceNormalization)] = instanceNormKernel;
   t[size_t(OpKind::LayerNormalization)] = layerNormKernel;
   t[size_t(OpKind::GroupNormalization)] = groupNormKernel;

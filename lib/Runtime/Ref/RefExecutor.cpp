@@ -4,6 +4,8 @@
 // so that e.g. a computed Reshape shape is known); kernels only fill them in.
 #include "tc/Runtime/RefExecutor.h"
 #include "Kernels.h"
+#include "tc/IR/ControlFlow.h"
+#include "tc/IR/RuntimeAttrs.h"
 #include "tc/IR/Verifier.h"
 #include <map>
 #include <set>
@@ -11,16 +13,43 @@
 
 namespace tc {
 
-RefKernel lookupRefKernel(OpKind k) {
-  static const ref::KernelTable table = [] {
-    ref::KernelTable t{};
+namespace {
+
+struct KernelTables {
+  ref::KernelTable kernels{};
+  ref::SetsOutputDimsTable setsDims{};
+};
+
+const KernelTables &kernelTables() {
+  static const KernelTables tables = [] {
+    KernelTables all;
+    ref::KernelTable &t = all.kernels;
     ref::registerElementwiseKernels(t);
     ref::registerReductionKernels(t);
     ref::registerNNKernels(t);
     ref::registerTensorKernels(t);
-    return t;
+    ref::registerTrainingKernels(t);
+    ref::registerQuantizeKernels(t);
+    ref::registerSpatialKernels(t);
+    ref::registerRecurrentKernels(t);
+    ref::registerSignalKernels(t);
+    ref::registerDataDependentKernels(t, all.setsDims);
+    ref::registerStringKernels(t, all.setsDims);
+    return all;
   }();
-  return size_t(k) < table.size() ? table[size_t(k)] : nullptr;
+  return tables;
+}
+
+} // namespace
+
+RefKernel lookupRefKernel(OpKind k) {
+  const ref::KernelTable &t = kernelTables().kernels;
+  return size_t(k) < t.size() ? t[size_t(k)] : nullptr;
+}
+
+bool refKernelSetsOutputDims(OpKind k) {
+  const ref::SetsOutputDimsTable &t = kernelTables().setsDims;
+  return size_t(k) < t.size() && t[size_t(k)];
 }
 
 namespace {
@@ -68,17 +97,58 @@ struct Bindings {
   }
 };
 
+// A run-time tensor as constant data (str: the packed form).
+TensorData constantData(const HostTensor &t) {
+  if (t.dtype() == DType::Str)
+    return TensorData::fromVector(t.packedData());
+  return TensorData::copyOf(t.bytes(), t.byteSize());
+}
+
 // Shape rules read these as constants: i64/i32 vectors (shapes, axes,
 // starts) and numeric scalars of any type (Range bounds, OneHot depth).
 bool smallIntData(const HostTensor &t) {
   return ((t.dtype() == DType::I64 || t.dtype() == DType::I32) && t.numElements() <= 1024) ||
-         (t.dtype() != DType::Bool && t.numElements() == 1);
+         (t.dtype() != DType::Bool && t.dtype() != DType::Str && t.numElements() == 1);
+}
+
+// The op with its run-time attribute operands (Ops.def) bound to attributes
+// from their data, so that shape rule and kernel see the attribute form; `op`
+// itself when it has none. `ins` then lines up with the bound op's operands.
+const Op &boundOp(Function &scratch, const Op &op, std::vector<const HostTensor *> &ins) {
+  if (!hasRuntimeAttrOperands(op))
+    return op;
+  Op *copy = scratch.addOp(op.kind, {}, {}, {}, op.loc);
+  copy->attrs = op.attrs;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    const HostTensor *t = ins[i];
+    const std::string &name = op.operands[i] ? op.operands[i]->name : "";
+    copy->operands.push_back(!t ? nullptr
+                             : runtimeAttrSpec(op.info(), i)
+                                 ? scratch.addConstant(name, t->type(), constantData(*t))
+                                 : scratch.addArgument(name, t->type()));
+  }
+  for (const Value *r : op.results)
+    copy->results.push_back(scratch.newValue(r->name, r->type));
+  Op *bound;
+  try {
+    bound = bindRuntimeAttrs(scratch, *copy);
+  } catch (const Error &e) {
+    fail(op.where(), ": ", e.what());
+  }
+  if (!bound) // every present operand is a constant here
+    fail(op.where(), ": internal error: run-time attribute operands were not bound");
+  ins.resize(bound->operands.size());
+  for (size_t i = 0; i < ins.size(); ++i)
+    if (!bound->operands[i])
+      ins[i] = nullptr;
+  return *bound;
 }
 
 // The op's result types for these concrete operands: the op table's rule on
-// a scratch copy of the op whose operands have the run-time types.
-std::vector<TensorType> concreteResultTypes(const Op &op,
-                                            const std::vector<const HostTensor *> &ins) {
+// a scratch copy of the op whose operands have the run-time types. Only an op
+// whose kernel sets its output dims may keep `?` dims (the data decides them).
+std::vector<TensorType>
+concreteResultTypes(const Op &op, const std::vector<const HostTensor *> &ins, bool dataDependent) {
   Function scratch;
   std::vector<Value *> operands;
   for (size_t i = 0; i < ins.size(); ++i) {
@@ -89,8 +159,7 @@ std::vector<TensorType> concreteResultTypes(const Op &op,
     }
     std::string name = op.operands[i]->name;
     if (smallIntData(*t))
-      operands.push_back(
-          scratch.addConstant(name, t->type(), TensorData::copyOf(t->bytes(), t->byteSize())));
+      operands.push_back(scratch.addConstant(name, t->type(), constantData(*t)));
     else
       operands.push_back(scratch.addArgument(name, t->type()));
   }
@@ -103,9 +172,22 @@ std::vector<TensorType> concreteResultTypes(const Op &op,
   if (types.size() != op.results.size())
     fail(op.where(), ": shape rule gave ", types.size(), " results for ", op.results.size());
   for (const TensorType &t : types)
-    if (!isStaticShape(t.shape))
-      fail(op.where(), ": cannot determine the output shape at run time");
+    for (const Dim &d : t.shape)
+      if (!d.isStatic() && !(dataDependent && d.isUnknown()))
+        fail(op.where(), ": cannot determine the output shape at run time");
   return types;
+}
+
+// What a kernel made of result `r` against the rule's type `want`: the
+// dtype, rank and known dims must match (a kernel that sets its output dims
+// fills in the `?` ones; any other kernel must keep the shape it was given).
+void checkKernelResult(const Op &op, size_t r, const TensorType &want, const HostTensor &got) {
+  bool ok = got.dtype() == want.dtype && got.rank() == want.rank();
+  for (size_t d = 0; ok && d < got.rank(); ++d)
+    ok = !want.shape[d].isStatic() || want.shape[d].size == got.shape()[d];
+  if (!ok)
+    fail(op.where(), ": internal error: the kernel produced ", got.typeStr(), " for result ", r,
+         ", which the shape rule gives as ", want.str());
 }
 
 // A Fused op runs its callee's ops (the reference does not fuse anything).
@@ -132,7 +214,8 @@ std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTens
 }
 
 std::vector<HostTensor> runReference(const Module *m, const Function &f,
-                                     const std::vector<HostTensor> &inputs) {
+                                     const std::vector<HostTensor> &inputs,
+                                     const ValueObserver *observe) {
   verifyFunction(f); // kernels rely on arity, attribute kinds and operand types
   if (inputs.size() != f.args.size()) {
     std::string names;
@@ -186,8 +269,9 @@ std::vector<HostTensor> runReference(const Module *m, const Function &f,
     std::vector<const HostTensor *> ins;
     for (const Value *v : op.operands)
       ins.push_back(v ? lookup(v) : nullptr);
-    if (op.is(OpKind::Fused)) {
-      std::vector<HostTensor> outs = runFused(m, op, ins);
+    if (op.is(OpKind::Fused) || isControlFlowOp(op)) {
+      std::vector<HostTensor> outs =
+          op.is(OpKind::Fused) ? runFused(m, op, ins) : ref::runControlFlow(m, op, ins);
       for (size_t r = 0; r < outs.size(); ++r) {
         const Value *res = op.results[r];
         if (outs[r].dtype() != res->type.dtype ||
@@ -195,35 +279,57 @@ std::vector<HostTensor> runReference(const Module *m, const Function &f,
           fail(op.where(), ": result ", r, " '", res->name, "' is declared ", res->type.str(),
                " but is ", outs[r].typeStr(), " at run time", bind.describe(res->type.shape));
         env[res] = &(owned[res] = std::move(outs[r]));
+        if (observe)
+          (*observe)(*res, *env[res]);
       }
       for (const Value *v : op.operands)
         if (v && lastUse[v] == i && owned.erase(v))
           env.erase(v);
       continue;
     }
-    std::vector<TensorType> types = concreteResultTypes(op, ins);
-    std::vector<HostTensor> outs;
-    for (size_t r = 0; r < types.size(); ++r) {
+    Function scratch;
+    const Op &run = boundOp(scratch, op, ins);
+    bool dataDependent = refKernelSetsOutputDims(op.kind);
+    std::vector<TensorType> types = concreteResultTypes(run, ins, dataDependent);
+    auto checkDeclared = [&](size_t r, const std::vector<int64_t> &dims) {
       const Value *res = op.results[r];
-      std::vector<int64_t> dims = staticDims(types[r].shape);
       std::string who = "result '" + res->name + "' of " + op.where();
       if (types[r].dtype != res->type.dtype || !bind.match(res->type.shape, dims, who))
         fail(op.where(), ": result ", r, " '", res->name, "' is declared ", res->type.str(),
-             " but is ", types[r].str(), " at run time", bind.describe(res->type.shape));
+             " but is ", TensorType{types[r].dtype, makeShape(dims)}.str(), " at run time",
+             bind.describe(res->type.shape));
+    };
+    std::vector<HostTensor> outs;
+    for (size_t r = 0; r < types.size(); ++r) {
+      std::vector<int64_t> dims;
+      for (const Dim &d : types[r].shape) // `?`: 0 until the kernel sets it
+        dims.push_back(d.isStatic() ? d.size : 0);
+      if (!dataDependent)
+        checkDeclared(r, dims);
       outs.emplace_back(types[r].dtype, std::move(dims));
     }
     RefKernel kernel = lookupRefKernel(op.kind);
     if (!kernel)
       fail(op.where(), ": the reference executor has no kernel for ", op.name());
     try {
-      kernel(op, ins, outs);
+      kernel(run, ins, outs);
     } catch (const Error &e) {
       fail(op.where(), ": ", e.what());
+    }
+    if (outs.size() != types.size())
+      fail(op.where(), ": internal error: the kernel produced ", outs.size(), " results for ",
+           types.size());
+    for (size_t r = 0; r < outs.size(); ++r) {
+      checkKernelResult(op, r, types[r], outs[r]);
+      if (dataDependent)
+        checkDeclared(r, outs[r].shape());
     }
     for (size_t r = 0; r < outs.size(); ++r) {
       const Value *res = op.results[r];
       const HostTensor *p = &(owned[res] = std::move(outs[r]));
       env[res] = p;
+      if (observe)
+        (*observe)(*res, *p);
     }
     // Free what no later op (and no function result) reads.
     for (const Value *v : op.operands)

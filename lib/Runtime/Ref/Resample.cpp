@@ -52,15 +52,9 @@ std::vector<double> coefficients(const std::string &mode, const std::string &nea
       return {1 - ratio, ratio};
     }
     first = -1;
-    auto c = [&](double t) { // the cubic convolution kernel at distance t
-      t = std::fabs(t);
-      if (t <= 1)
-        return ((A + 2) * t - (A + 3)) * t * t + 1;
-      if (t < 2)
-        return ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
-      return 0.0;
-    };
-    return {c(ratio + 1), c(ratio), c(1 - ratio), c(2 - ratio)};
+    double w[4];
+    nn::cubicWeights(ratio, A, w);
+    return {w[0], w[1], w[2], w[3]};
   }
   // Antialiasing: the kernel stretched by 1 / scale, normalized.
   bool linear = mode == "linear";
@@ -73,15 +67,7 @@ std::vector<double> coefficients(const std::string &mode, const std::string &nea
   double sum = 0;
   for (int64_t i = 0; i < n; ++i) {
     double t = std::fabs(scale * (double(first + i) - ratio));
-    double v;
-    if (linear)
-      v = std::max(0.0, 1 - t);
-    else if (t <= 1)
-      v = ((A + 2) * t - (A + 3)) * t * t + 1;
-    else if (t < 2)
-      v = ((A * t - 5 * A) * t + 8 * A) * t - 4 * A;
-    else
-      v = 0;
+    double v = linear ? std::max(0.0, 1 - t) : nn::cubicKernel(t, A);
     w[size_t(i)] = v;
     sum += v;
   }

@@ -13,14 +13,37 @@ namespace {
 using Ins = std::vector<const HostTensor *>;
 using Outs = std::vector<HostTensor>;
 
+// Copies element `si` of `src` to element `di` of `dst` (same dtype).
+inline void copyElem(HostTensor &dst, int64_t di, const HostTensor &src, int64_t si) {
+  if (dst.dtype() == DType::Str) {
+    dst.strings()[size_t(di)] = src.strings()[size_t(si)];
+    return;
+  }
+  size_t es = dtypeSize(dst.dtype());
+  std::memcpy(dst.bytes() + size_t(di) * es, src.bytes() + size_t(si) * es, es);
+}
+
+// Copies `n` consecutive elements (raw bytes, or str elements).
+void copyRun(HostTensor &dst, int64_t di, const HostTensor &src, int64_t si, int64_t n) {
+  if (dst.dtype() == DType::Str) {
+    std::copy_n(src.strings().begin() + si, n, dst.strings().begin() + di);
+    return;
+  }
+  size_t es = dtypeSize(dst.dtype());
+  if (n)
+    std::memcpy(dst.bytes() + size_t(di) * es, src.bytes() + size_t(si) * es, size_t(n) * es);
+}
+
 // Identity, Reshape and Flatten: same elements in the same row-major order.
 void copyKernel(const Op &, const Ins &ins, Outs &outs) {
   expectArity(ins, 1, outs, 1);
   const HostTensor &x = *ins[0];
   HostTensor &y = outs[0];
-  if (x.dtype() != y.dtype() || x.byteSize() != y.byteSize())
+  if (x.dtype() != y.dtype() || x.byteSize() != y.byteSize() || x.numElements() != y.numElements())
     fail("cannot copy ", x.typeStr(), " into ", y.typeStr(), " (element counts differ)");
-  if (x.byteSize())
+  if (x.dtype() == DType::Str)
+    y.strings() = x.strings();
+  else if (x.byteSize())
     std::memcpy(y.bytes(), x.bytes(), x.byteSize());
 }
 
@@ -69,7 +92,6 @@ void concatKernel(const Op &op, const Ins &ins, Outs &outs) {
   int64_t r = int64_t(y.rank());
   int64_t axis = normalizeAxis(op.getInt("axis"), r);
   const Dims &ys = y.shape();
-  size_t es = dtypeSize(y.dtype());
   int64_t outer = 1, inner = 1, total = 0;
   for (int64_t d = 0; d < axis; ++d)
     outer *= ys[size_t(d)];
@@ -86,23 +108,16 @@ void concatKernel(const Op &op, const Ins &ins, Outs &outs) {
   if (total != ys[size_t(axis)])
     fail("internal: operands do not add up to the result ", y.typeStr());
   // Each outer slice of the result is the operands' slices one after another.
-  size_t dst = 0;
+  int64_t dst = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (const HostTensor *t : ins) {
-      size_t chunk = size_t(t->shape()[size_t(axis)] * inner) * es;
-      if (chunk)
-        std::memcpy(y.bytes() + dst, t->bytes() + size_t(o) * chunk, chunk);
+      int64_t chunk = t->shape()[size_t(axis)] * inner;
+      copyRun(y, dst, *t, o * chunk, chunk);
       dst += chunk;
     }
 }
 
 // ---- More shape and data movement ------------------------------------------
-
-// Copies element `si` of `src` to element `di` of `dst` (same dtype).
-inline void copyElem(HostTensor &dst, int64_t di, const HostTensor &src, int64_t si) {
-  size_t es = dtypeSize(dst.dtype());
-  std::memcpy(dst.bytes() + size_t(di) * es, src.bytes() + size_t(si) * es, es);
-}
 
 // Calls fn(index, linear) for every multi-index of `dims` in row-major order.
 template <typename F> void forEachIndex(const Dims &dims, F &&fn) {
@@ -199,14 +214,12 @@ void gatherKernel(const Op &op, const Ins &ins, Outs &outs) {
   int64_t outer = product(xs, 0, axis), dim = xs[axis], inner = product(xs, axis + 1, xs.size());
   if (outer * int64_t(ind.size()) * inner != y.numElements())
     fail("internal: result ", y.typeStr(), " does not match the gather");
-  size_t es = dtypeSize(x.dtype()), chunk = size_t(inner) * es;
-  size_t dst = 0;
+  int64_t dst = 0;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : ind) {
       int64_t k = checkIndex(i, dim);
-      if (chunk)
-        std::memcpy(y.bytes() + dst, x.bytes() + size_t(o * dim + k) * chunk, chunk);
-      dst += chunk;
+      copyRun(y, dst, x, (o * dim + k) * inner, inner);
+      dst += inner;
     }
 }
 

@@ -32,11 +32,7 @@ PATTERNS = [
 ]
 
 # Test -> a piece of the import error it must fail with, and why.
-EXPECTED_FAILURES = {
-    # tc compiles inference only.
-    "test_batchnorm_epsilon_training_mode": "training_mode = 1 is not supported",
-    "test_batchnorm_example_training_mode": "training_mode = 1 is not supported",
-}
+EXPECTED_FAILURES = {}
 
 # Tests whose expected values are rounded by hand: the ONNX backend's own
 # tolerance (rtol 1e-3) instead of tc-run's.

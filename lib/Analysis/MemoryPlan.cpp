@@ -1,0 +1,215 @@
+#include "tc/Analysis/MemoryPlan.h"
+#include "tc/Analysis/KernelCount.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+#include <unordered_map>
+
+namespace tc {
+
+namespace {
+
+// A step that reads each element once, at the position it writes: it may
+// overwrite an operand of the same size that nobody reads later.
+bool writesInPlace(const Op &op) {
+  if (op.is(OpKind::Fused))
+    return op.getString("kind") == "pointwise";
+  return op.info().category == FusionCategory::Pointwise && op.results.size() == 1;
+}
+
+uint64_t alignUp(uint64_t n) {
+  return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
+}
+
+uint64_t bytesOf(const TensorType &t, const std::map<std::string, int64_t> &dims,
+                 std::map<std::string, int64_t> &assumed, const Value &v) {
+  TensorType s = t;
+  for (Dim &d : s.shape) {
+    if (d.isSymbolic()) {
+      auto it = dims.find(d.symbol);
+      if (it == dims.end())
+        assumed[d.symbol] = 1;
+      d = Dim::fixed(it == dims.end() ? 1 : it->second);
+    } else if (d.isUnknown()) {
+      fail("memory plan: %", v.name, " has type ", t.str(),
+           " with an unknown size (run shape inference or give --dim)");
+    }
+  }
+  auto b = byteSize(s);
+  if (!b)
+    fail("memory plan: %", v.name, " of type ", t.str(), " is too large");
+  return *b;
+}
+
+struct Block {
+  uint64_t bytes;
+  size_t start, end;
+  uint64_t offset = 0;
+  std::vector<size_t> members; // buffer indices
+};
+
+} // namespace
+
+MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &dims) {
+  MemoryPlan plan;
+  plan.function = f.name;
+  std::unordered_map<const Value *, size_t> index; // value -> buffer
+  std::unordered_map<const Value *, size_t> lastUse;
+  for (size_t i = 0; i < f.ops.size(); ++i)
+    for (const Value *v : f.ops[i]->operands)
+      if (v)
+        lastUse[v] = i;
+  for (const Value *r : f.results)
+    lastUse[r] = SIZE_MAX;
+
+  // Buffers, views resolved to their storage.
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const Op &op = *f.ops[i];
+    for (const Value *r : op.results) {
+      PlannedBuffer b;
+      b.value = r;
+      b.def = i;
+      b.lastUse = lastUse.count(r) ? lastUse[r] : i;
+      const Value *src = op.operand(0);
+      if (isViewOp(op) && src) {
+        b.base = src;
+        auto it = index.find(src);
+        if (it != index.end() && plan.buffers[it->second].base)
+          b.base = plan.buffers[it->second].base; // view of a view
+        ++plan.views;
+      } else {
+        b.bytes = bytesOf(r->type, dims, plan.assumedDims, *r);
+      }
+      index[r] = plan.buffers.size();
+      plan.buffers.push_back(b);
+    }
+  }
+
+  // Storage blocks: one per non-view buffer, merged for in-place writes.
+  std::vector<Block> blocks;
+  std::unordered_map<const Value *, size_t> blockOf;
+  auto storageEnd = [&](size_t bi) { return plan.buffers[bi].lastUse; };
+  for (size_t bi = 0; bi < plan.buffers.size(); ++bi) {
+    PlannedBuffer &b = plan.buffers[bi];
+    if (b.base) {
+      // A view keeps its base's storage alive (arguments and constants
+      // live outside the arena).
+      if (auto it = blockOf.find(b.base); it != blockOf.end()) {
+        blocks[it->second].end = std::max(blocks[it->second].end, storageEnd(bi));
+        blocks[it->second].members.push_back(bi);
+        blockOf[b.value] = it->second;
+      }
+      continue;
+    }
+    const Op &op = *b.value->def;
+    if (writesInPlace(op))
+      for (const Value *o : op.operands) {
+        auto it = o ? blockOf.find(o) : blockOf.end();
+        if (it == blockOf.end())
+          continue;
+        Block &blk = blocks[it->second];
+        if (blk.bytes == b.bytes && blk.end == b.def) {
+          blk.end = storageEnd(bi);
+          blk.members.push_back(bi);
+          blockOf[b.value] = it->second;
+          b.inPlaceOf = o;
+          ++plan.inPlace;
+          break;
+        }
+      }
+    if (b.inPlaceOf)
+      continue;
+    blocks.push_back({alignUp(b.bytes), b.def, storageEnd(bi), 0, {bi}});
+    blockOf[b.value] = blocks.size() - 1;
+  }
+
+  // Greedy by size: each block at the lowest offset that no block with an
+  // overlapping lifetime occupies.
+  std::vector<size_t> order(blocks.size());
+  for (size_t i = 0; i < order.size(); ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
+  std::vector<size_t> placed;
+  for (size_t bi : order) {
+    Block &b = blocks[bi];
+    std::vector<std::pair<uint64_t, uint64_t>> taken;
+    for (size_t pi : placed) {
+      const Block &p = blocks[pi];
+      if (p.start <= b.end && b.start <= p.end)
+        taken.push_back({p.offset, p.offset + p.bytes});
+    }
+    std::sort(taken.begin(), taken.end());
+    uint64_t offset = 0;
+    for (auto [lo, hi] : taken) {
+      if (offset + b.bytes <= lo)
+        break;
+      offset = std::max(offset, hi);
+    }
+    b.offset = offset;
+    plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
+    placed.push_back(bi);
+  }
+
+  for (const Block &b : blocks)
+    for (size_t m : b.members)
+      plan.buffers[m].offset = b.offset;
+  for (const PlannedBuffer &b : plan.buffers)
+    plan.naiveBytes += alignUp(b.bytes);
+  size_t steps = f.ops.size();
+  for (size_t s = 0; s < steps; ++s) {
+    uint64_t live = 0;
+    for (const Block &b : blocks)
+      if (b.start <= s && s <= b.end)
+        live += b.bytes;
+    plan.liveLowerBound = std::max(plan.liveLowerBound, live);
+  }
+  return plan;
+}
+
+static std::string human(uint64_t bytes) {
+  char buf[32];
+  if (bytes >= (1u << 20))
+    std::snprintf(buf, sizeof buf, "%.2f MiB", double(bytes) / double(1u << 20));
+  else if (bytes >= 1024)
+    std::snprintf(buf, sizeof buf, "%.1f KiB", double(bytes) / 1024.0);
+  else
+    std::snprintf(buf, sizeof buf, "%llu B", (unsigned long long)bytes);
+  return buf;
+}
+
+void printMemoryPlan(const MemoryPlan &plan, std::ostream &os, bool perBuffer) {
+  char ratio[32];
+  std::snprintf(ratio, sizeof ratio, "%.2fx", plan.compression());
+  os << "memory plan for @" << plan.function;
+  if (!plan.assumedDims.empty()) {
+    os << " (assuming";
+    for (auto &[s, n] : plan.assumedDims)
+      os << " " << s << "=" << n;
+    os << ")";
+  }
+  os << ": " << plan.buffers.size() << " tensors (" << plan.views << " views, " << plan.inPlace
+     << " in place)\n"
+     << "  predicted peak (arena): " << human(plan.arenaBytes) << " (" << plan.arenaBytes
+     << " bytes)\n"
+     << "  naive peak (no reuse):  " << human(plan.naiveBytes) << " (" << plan.naiveBytes
+     << " bytes)\n"
+     << "  compression:            " << ratio << "\n"
+     << "  live lower bound:       " << human(plan.liveLowerBound) << "\n";
+  if (!perBuffer)
+    return;
+  for (const PlannedBuffer &b : plan.buffers) {
+    os << "  %" << b.value->name << " " << b.value->type.str() << " steps " << b.def << ".."
+       << (b.lastUse == SIZE_MAX ? std::string("end") : std::to_string(b.lastUse));
+    if (b.base)
+      os << " view of %" << b.base->name;
+    else
+      os << " offset " << b.offset << " size " << b.bytes;
+    if (b.inPlaceOf)
+      os << " in place of %" << b.inPlaceOf->name;
+    os << "\n";
+  }
+}
+
+} // namespace tc

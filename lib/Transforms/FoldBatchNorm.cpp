@@ -1,0 +1,116 @@
+// Inference BatchNormalization after a Conv or Gemm whose weights are
+// constants folds into those weights: with s = scale / sqrt(var + eps), the
+// output channel o of the producer is scaled by s[o] and shifted by
+// beta[o] - mean[o] * s[o]. Runs in f64 and rounds once to the weights'
+// dtype; the original weights stay (they may be shared) and DCE drops them.
+#include "tc/Runtime/HostTensor.h"
+#include "tc/Transforms/Rewrite.h"
+#include <algorithm>
+#include <cmath>
+
+namespace tc {
+
+namespace {
+
+HostTensor tensorOf(const Value *v) {
+  return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr,
+                               v->data->size);
+}
+
+Value *addConstant(Function &f, const std::string &base, const HostTensor &t, const Location &loc) {
+  return f.addConstant(f.uniqueName(base), t.type(), TensorData::copyOf(t.bytes(), t.byteSize()),
+                       loc);
+}
+
+bool usedOnlyBy(const Function &f, const Value *v, const Op &user) {
+  if (std::find(f.results.begin(), f.results.end(), v) != f.results.end())
+    return false;
+  for (const auto &op : f.ops)
+    if (op.get() != &user &&
+        std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end())
+      return false;
+  return std::count(user.operands.begin(), user.operands.end(), v) == 1;
+}
+
+} // namespace
+
+bool foldBatchNormIntoProducer(Function &f, Op &bn) {
+  if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
+    return false;
+  Value *y = bn.operand(0);
+  Op *prod = y->def;
+  if (!prod || !(prod->is(OpKind::Conv) || prod->is(OpKind::Gemm)) || !usedOnlyBy(f, y, bn))
+    return false;
+  for (size_t i = 1; i <= 4; ++i) {
+    const Value *p = bn.operand(i);
+    if (!p || !p->isConstant() || p->type.rank() != 1 || !isFloat(p->type.dtype))
+      return false;
+  }
+  Value *w = prod->operand(1), *bias = prod->operand(2);
+  if (!w->isConstant() || !isFloat(w->type.dtype) || (bias && !bias->isConstant()) ||
+      y->type.rank() < 2 || !y->type.shape[1].isStatic())
+    return false;
+  int64_t channels = y->type.shape[1].size;
+  HostTensor scale = tensorOf(bn.operand(1)), beta = tensorOf(bn.operand(2)),
+             mean = tensorOf(bn.operand(3)), var = tensorOf(bn.operand(4));
+  for (const HostTensor *p : {&scale, &beta, &mean, &var})
+    if (p->numElements() != channels)
+      return false;
+  bool gemm = prod->is(OpKind::Gemm);
+  HostTensor wt = tensorOf(w);
+  // Which output channel each weight element feeds.
+  const std::vector<int64_t> &wd = wt.shape();
+  bool transB = gemm && prod->getInt("transB");
+  int64_t inner = 1;
+  if (!gemm) { // W: [M, C/group, k...]
+    if (wd.empty() || wd[0] != channels)
+      return false;
+    for (size_t i = 1; i < wd.size(); ++i)
+      inner *= wd[i];
+  } else if (wd.size() != 2 || wd[transB ? 0 : 1] != channels) {
+    return false;
+  }
+  auto channelOf = [&](int64_t i) {
+    if (!gemm)
+      return i / inner;
+    return transB ? i / wd[1] : i % wd[1];
+  };
+  // Gemm's C must broadcast along rows for a per-column shift: [], [1], [M], [1,M].
+  HostTensor c;
+  double cScale = 1.0;
+  if (bias) {
+    c = tensorOf(bias);
+    int64_t n = c.numElements();
+    bool rowVector =
+        gemm ? (c.rank() <= 2 && (n == 1 || n == channels) && (c.rank() < 2 || c.shape()[0] == 1))
+             : (c.rank() == 1 && n == channels);
+    if (!rowVector || !isFloat(c.dtype()))
+      return false;
+    if (gemm)
+      cScale = prod->getFloat("beta");
+  }
+  double eps = bn.getFloat("epsilon");
+  std::vector<double> s(size_t(channels), 0.0);
+  for (int64_t o = 0; o < channels; ++o)
+    s[size_t(o)] = scale.getDouble(o) / std::sqrt(var.getDouble(o) + eps);
+
+  HostTensor newW(wt.dtype(), wt.shape());
+  for (int64_t i = 0; i < wt.numElements(); ++i)
+    newW.setDouble(i, wt.getDouble(i) * s[size_t(channelOf(i))]);
+  DType biasType = bias ? c.dtype() : wt.dtype();
+  HostTensor newB(biasType, {channels});
+  for (int64_t o = 0; o < channels; ++o) {
+    double b = bias ? cScale * c.getDouble(c.numElements() == 1 ? 0 : o) : 0.0;
+    newB.setDouble(o, (b - mean.getDouble(o)) * s[size_t(o)] + beta.getDouble(o));
+  }
+  prod->operands[1] = addConstant(f, w->name + "_bn", newW, bn.loc);
+  Value *nb = addConstant(f, (bias ? bias->name : w->name) + "_bn_bias", newB, bn.loc);
+  if (prod->operands.size() < 3)
+    prod->operands.resize(3, nullptr);
+  prod->operands[2] = nb;
+  if (gemm)
+    prod->setAttr("beta", Attribute(1.0));
+  return replaceValue(f, bn.result(), y);
+}
+
+} // namespace tc

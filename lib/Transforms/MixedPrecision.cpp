@@ -1,0 +1,204 @@
+// mixed-precision: runs matmul/conv and pointwise math in f16 or bf16, the
+// way autocast does, and keeps in f32 what loses accuracy in a 10- or 7-bit
+// mantissa: reductions (softmax, layer/group norm statistics, means, sums),
+// exp/log/pow and friends, comparisons, and the function's outputs.
+//
+// Every op gets a precision: `low` (its float operands are cast to the low
+// type), `f32` (low operands are cast back up: always exact), or `follow`
+// for data movement (Reshape, Transpose, Concat, ...: runs in the type of
+// its data operand). Only values that were f32 before the pass change type;
+// f64 and integer values are left alone. Constants are converted at compile
+// time; activations get one shared Cast per (value, type). Result dtypes
+// are then re-inferred from the op table. The fuse pass afterwards absorbs
+// the casts into the neighbouring kernels.
+#include "tc/IR/Verifier.h"
+#include "tc/Runtime/HostTensor.h"
+#include "tc/Support/Error.h"
+#include "tc/Transforms/Pass.h"
+#include <map>
+#include <unordered_set>
+
+namespace tc {
+
+namespace {
+
+enum class Precision { Low, F32, Follow, Untouched };
+
+Precision precisionOf(const Op &op) {
+  switch (op.kind) {
+  // Accuracy-sensitive pointwise math, comparisons (exact when widened),
+  // and Batch norm's variance arithmetic stay in f32.
+  case OpKind::Exp:
+  case OpKind::Log:
+  case OpKind::Pow:
+  case OpKind::Reciprocal:
+  case OpKind::Softplus:
+  case OpKind::Tan:
+  case OpKind::Acos:
+  case OpKind::Asin:
+  case OpKind::Sinh:
+  case OpKind::Cosh:
+  case OpKind::Acosh:
+  case OpKind::Asinh:
+  case OpKind::Atanh:
+  case OpKind::Equal:
+  case OpKind::Less:
+  case OpKind::Greater:
+  case OpKind::LessOrEqual:
+  case OpKind::GreaterOrEqual:
+  case OpKind::IsNaN:
+  case OpKind::IsInf:
+  case OpKind::Mod:
+  case OpKind::BatchNormalization: return Precision::F32;
+  // Their float operand only gives a shape or is converted anyway.
+  case OpKind::Cast:
+  case OpKind::CastLike:
+  case OpKind::Shape:
+  case OpKind::Size: return Precision::Untouched;
+  case OpKind::MaxPool:
+  case OpKind::AveragePool: return Precision::Low;
+  case OpKind::Einsum: return Precision::F32;
+  default: break;
+  }
+  switch (op.info().category) {
+  case FusionCategory::Library:
+  case FusionCategory::Pointwise: return Precision::Low;
+  case FusionCategory::Shape: return Precision::Follow;
+  default: return Precision::F32; // reductions, opaque ops, control flow
+  }
+}
+
+// The operands that carry the data a Follow op moves (the rest are indices,
+// shapes or axes).
+bool isDataOperand(const Op &op, size_t i) {
+  switch (op.kind) {
+  case OpKind::Concat: return true;
+  case OpKind::Pad: return i == 0 || i == 2; // data and constant_value
+  default: return i == 0;
+  }
+}
+
+bool isWorkingFloat(DType t, DType low) { return t == DType::F32 || t == low; }
+
+class MixedPrecision {
+public:
+  MixedPrecision(Function &f, DType low) : f_(f), low_(low) {
+    for (Value *a : f.args)
+      noteF32(a);
+    for (Value *c : f.constants)
+      noteF32(c);
+    for (auto &op : f.ops)
+      for (Value *r : op->results)
+        noteF32(r);
+  }
+
+  bool run() {
+    std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
+    f_.ops.clear();
+    for (auto &owned : old) {
+      Op &op = *owned;
+      retype(op);
+      f_.ops.push_back(std::move(owned));
+    }
+    // Outputs keep the type the caller expects, and their public names.
+    for (Value *&r : f_.results) {
+      if (r->type.dtype == DType::F32 || !wasF32_.count(r))
+        continue;
+      // The public name moves to the f32 result; the low one says its type.
+      std::string lowName = f_.uniqueName(r->name + "_" + std::string(dtypeName(r->type.dtype)));
+      Op *up = f_.addOp(OpKind::Cast, {r}, {lowName}, {TensorType{DType::F32, r->type.shape}},
+                        r->def ? r->def->loc : Location{});
+      up->setAttr("to", Attribute(DType::F32));
+      std::swap(up->result()->name, r->name);
+      r = up->result();
+      changed_ = true;
+    }
+    return changed_;
+  }
+
+private:
+  Function &f_;
+  DType low_;
+  bool changed_ = false;
+  std::unordered_set<const Value *> wasF32_;
+  std::map<std::pair<const Value *, DType>, Value *> casts_;
+
+  void noteF32(const Value *v) {
+    if (v->type.dtype == DType::F32)
+      wasF32_.insert(v);
+  }
+
+  // `v` in dtype `t`: a converted constant or a (shared) Cast appended to
+  // the function's op list, which run() is rebuilding in order.
+  Value *castTo(Value *v, DType t) {
+    auto key = std::make_pair(static_cast<const Value *>(v), t);
+    if (auto it = casts_.find(key); it != casts_.end())
+      return it->second;
+    std::string name = f_.uniqueName(v->name + "_" + std::string(dtypeName(t)));
+    TensorType type{t, v->type.shape};
+    Value *out;
+    if (v->isConstant()) {
+      HostTensor src = HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr,
+                                             v->data->size);
+      HostTensor dst(t, src.shape());
+      for (int64_t i = 0; i < src.numElements(); ++i)
+        dst.setDouble(i, src.getDouble(i));
+      out = f_.addConstant(name, type, TensorData::copyOf(dst.bytes(), dst.byteSize()), v->loc);
+    } else {
+      Op *cast = f_.addOp(OpKind::Cast, {v}, {name}, {type}, v->def ? v->def->loc : Location{});
+      cast->setAttr("to", Attribute(t));
+      out = cast->result();
+    }
+    wasF32_.insert(out); // a working-precision copy of an f32 value
+    return casts_[key] = out;
+  }
+
+  void convertOperand(Op &op, size_t i, DType t) {
+    Value *v = op.operands[i];
+    if (!v || !wasF32_.count(v) || v->type.dtype == t || !isWorkingFloat(v->type.dtype, low_))
+      return;
+    op.operands[i] = castTo(v, t);
+    changed_ = true;
+  }
+
+  void retype(Op &op) {
+    Precision p = precisionOf(op);
+    if (p == Precision::Untouched)
+      return;
+    DType want = p == Precision::Low ? low_ : DType::F32;
+    if (p == Precision::Follow) {
+      const Value *data = op.operand(0);
+      if (!data || !isWorkingFloat(data->type.dtype, low_))
+        return;
+      want = data->type.dtype;
+    }
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (p != Precision::Follow || isDataOperand(op, i))
+        convertOperand(op, i, want);
+    // Result dtypes follow the operands (the shapes do not change).
+    std::vector<TensorType> types = inferResultTypes(op);
+    for (size_t r = 0; r < op.results.size() && r < types.size(); ++r)
+      if (op.results[r]->type.dtype != types[r].dtype) {
+        op.results[r]->type.dtype = types[r].dtype;
+        changed_ = true;
+      }
+  }
+};
+
+} // namespace
+
+bool runMixedPrecisionPass(Module &m, const PassOptions &opts) {
+  const std::string &type = opts.get("type");
+  DType low;
+  if (type == "f16" || type == "fp16")
+    low = DType::F16;
+  else if (type == "bf16")
+    low = DType::BF16;
+  else
+    fail("mixed-precision: type must be f16 or bf16, not '", type, "'");
+  // Only the entry function: callees (If/Loop bodies) keep their signatures,
+  // and the ops that call them run in f32.
+  return MixedPrecision(m.main(), low).run();
+}
+
+} // namespace tc
