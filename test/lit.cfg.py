@@ -23,6 +23,7 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
 
 config.substitutions.append(("%models", os.path.join(config.tc_src_root, "models")))
 config.substitutions.append(("%python", sys.executable))
+config.substitutions.append(("%tc_bin", config.tc_tools_dir))
 
 # Tests that need (or must not have) a GPU driver.
 if os.path.exists("/dev/nvidiactl"):

@@ -109,7 +109,7 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
         if (it == blockOf.end())
           continue;
         Block &blk = blocks[it->second];
-        if (blk.bytes == b.bytes && blk.end == b.def) {
+        if (blk.bytes == alignUp(b.bytes) && blk.end == b.def) {
           blk.end = storageEnd(bi);
           blk.members.push_back(bi);
           blockOf[b.value] = it->second;

@@ -158,7 +158,9 @@ bool typeCompatible(const TensorType &declared, const TensorType &inferred) {
     return false;
   for (size_t i = 0; i < declared.rank(); ++i) {
     const Dim &a = declared.shape[i], &b = inferred.shape[i];
-    if (!(a == b) && !b.isUnknown())
+    // `?` on either side says nothing: a declared `?` is merely less precise
+    // than the rule (passes that learn sizes refine it: infer-shapes).
+    if (!(a == b) && !a.isUnknown() && !b.isUnknown())
       return false;
   }
   return true;

@@ -88,6 +88,12 @@ int effectiveType(const AttributeProto &a) {
 // The node's attributes converted to the kinds `info` declares. Unknown
 // attributes are an error unless legacy-harmless or listed in `skip` (those a
 // converter reads itself).
+// Attributes tc's passes set that ONNX does not have: a model may not set
+// them (Conv's channels_last would reinterpret the data's layout).
+bool isCompilerAttr(std::string_view opType, std::string_view name) {
+  return opType == "Conv" && name == "channels_last";
+}
+
 AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,
                       std::initializer_list<std::string_view> skip = {}) {
   AttrList out;
@@ -99,7 +105,8 @@ AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,
         ctx.fail("attribute ", quoteName(a.name()), " given twice");
     if (std::find(skip.begin(), skip.end(), a.name()) != skip.end())
       continue;
-    if (const AttrSpec *spec = info.findAttr(a.name())) {
+    const AttrSpec *spec = info.findAttr(a.name());
+    if (spec && !isCompilerAttr(n.op_type(), a.name())) {
       out.emplace_back(a.name(), convertAttribute(ctx, a, spec->kind));
       continue;
     }

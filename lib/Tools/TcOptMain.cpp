@@ -30,15 +30,15 @@ void listPasses(std::ostream &os) {
     os << "  -O" << level << " = " << pipelineForLevel(level) << "\n";
 }
 
-// Mixed precision goes right before fusion, so that fusion absorbs the
-// casts it inserts; with no fuse pass, at the end of the pipeline.
-std::string withMixedPrecision(const std::string &pipeline, const char *type) {
-  std::string mp = std::string("mixed-precision{type=") + type + "},canonicalize,dce";
+// Target- and precision-driven passes go right before fusion, so that
+// fusion absorbs the casts and transposes they insert; with no fuse pass,
+// at the end of the pipeline.
+std::string insertBeforeFuse(const std::string &pipeline, const std::string &passes) {
   std::string text = "," + pipeline + ",";
   size_t at = text.find(",fuse,");
   if (at == std::string::npos)
-    return pipeline + "," + mp;
-  text.insert(at + 1, mp + ",");
+    return pipeline + "," + passes;
+  text.insert(at + 1, passes + ",");
   return text.substr(1, text.size() - 2);
 }
 
@@ -102,11 +102,11 @@ int tcOptMain(int argc, char **argv) {
     int level = -1;
     PassManagerOptions pm;
     bool list = false, ops = false, split = false, fuse = false, stats = false;
-    std::string memoryPlan;
+    bool memoryPlan = false, memoryPlanBuffers = false;
     std::vector<std::string> dimFlags;
     std::string format = "text";
     bool verifyNumerics = false;
-    std::string precision = "fp32";
+    std::string precision = "fp32", target = "any";
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     po::options_description opts("tc-opt options");
@@ -128,14 +128,17 @@ int tcOptMain(int argc, char **argv) {
         "specialize symbolic dim NAME to N before the pipeline")(
         "stats", po::bool_switch(&stats),
         "print op and kernel counts before and after the pipeline to stderr")(
-        "print-memory-plan",
-        po::value(&memoryPlan)->implicit_value("summary")->value_name("summary|full"),
+        "print-memory-plan", po::bool_switch(&memoryPlan),
         "print the memory plan of the result (predicted vs naive peak) to stderr")(
+        "print-memory-plan-buffers", po::bool_switch(&memoryPlanBuffers),
+        "the same with one line per buffer (offset, size, lifetime, view or in-place)")(
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
-        "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
-        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
-        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
+        "target", po::value(&target)->value_name("any|cpu|cuda"),
+        "cuda: run convolution chains channels-last (adds channels-last,canonicalize,dce "
+        "before fuse)")("precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
+                        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
+                        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
@@ -164,8 +167,6 @@ int tcOptMain(int argc, char **argv) {
       fail("give one of --passes, -O and --fuse");
     if (fuse)
       level = 2;
-    if (!memoryPlan.empty() && memoryPlan != "summary" && memoryPlan != "full")
-      fail("--print-memory-plan takes summary or full, not '", memoryPlan, "'");
     std::map<std::string, int64_t> dims = parseDimFlags(dimFlags);
     if (!verifyNumerics && (!numericInputs.dir.empty() || !numerics.dumpFailingDir.empty()))
       fail("--inputs and --dump-failing go with --verify-numerics");
@@ -179,8 +180,14 @@ int tcOptMain(int argc, char **argv) {
       if (!lookupPass(p))
         fail("--print-ir-after: unknown pass '", p, "'");
     std::string pipeline = passes.empty() ? pipelineForLevel(level < 0 ? 2 : level) : passes;
+    if (target == "cuda")
+      pipeline = insertBeforeFuse(pipeline, "channels-last,canonicalize,dce");
+    else if (target != "cpu" && target != "any")
+      fail("unknown --target '", target, "' (cuda, cpu or any)");
     if (precision == "fp16" || precision == "bf16")
-      pipeline = withMixedPrecision(pipeline, precision == "fp16" ? "f16" : "bf16");
+      pipeline = insertBeforeFuse(pipeline, std::string("mixed-precision{type=") +
+                                                (precision == "fp16" ? "f16" : "bf16") +
+                                                "},canonicalize,dce");
     else if (precision != "fp32")
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
     auto invocations = parsePipeline(pipeline);
@@ -218,8 +225,8 @@ int tcOptMain(int argc, char **argv) {
       if (stats)
         std::cerr << "ops: " << opsBefore << " -> " << m->main().ops.size()
                   << "\nkernels: " << kernelsBefore << " -> " << countKernels(m->main()) << "\n";
-      if (!memoryPlan.empty())
-        printMemoryPlan(planMemory(m->main(), dims), std::cerr, memoryPlan == "full");
+      if (memoryPlan || memoryPlanBuffers)
+        printMemoryPlan(planMemory(m->main(), dims), std::cerr, memoryPlanBuffers);
       return m;
     };
     if (split)

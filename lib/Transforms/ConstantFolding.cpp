@@ -5,25 +5,46 @@
 // trade a cheap kernel for weight bytes.
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/ShapeInference.h"
 
 namespace tc {
 
-bool runFoldConstantsPass(Module &m, const PassOptions &opts) {
-  int64_t maxBytes = opts.getInt("max-bytes");
+namespace {
+
+bool foldOnce(Module &m, size_t maxBytes) {
   bool changed = false;
   for (auto &f : m.functions) {
     std::vector<Op *> candidates;
     for (auto &op : f->ops)
       candidates.push_back(op.get());
     // In order, so a folded result makes its users foldable in the same run.
+    bool here = false;
     for (Op *op : candidates) {
-      if (auto outs = evaluateConstantOp(*op, size_t(std::max<int64_t>(maxBytes, 0)))) {
+      if (auto outs = evaluateConstantOp(*op, maxBytes)) {
         replaceOpByConstants(*f, op, std::move(*outs));
-        changed = true;
+        here = true;
       }
     }
-    if (changed)
+    if (here)
       f->removeUnusedConstants();
+    changed |= here;
+  }
+  return changed;
+}
+
+} // namespace
+
+bool runFoldConstantsPass(Module &m, const PassOptions &opts) {
+  size_t maxBytes = size_t(std::max<int64_t>(opts.getInt("max-bytes"), 0));
+  bool changed = false;
+  // Folding makes shapes known (a Reshape's shape becomes a constant), and
+  // known shapes make more folding possible (Shape of a now-static value):
+  // alternate with shape inference until neither learns anything.
+  for (int round = 0; round < 8; ++round) {
+    bool folded = foldOnce(m, maxBytes);
+    changed |= folded;
+    if (!folded || !inferShapes(m))
+      break;
   }
   return changed;
 }

@@ -1,5 +1,6 @@
 // Shape rules of matmul, convolution, pooling and normalization.
 #include "OpInference.h"
+#include "tc/IR/Layout.h"
 #include "tc/IR/NNMath.h"
 #include <set>
 
@@ -67,8 +68,11 @@ std::vector<TensorType> inferGemm(const Op &op) {
   return {TensorType{a.dtype, out}};
 }
 
-std::vector<TensorType> inferConv(const Op &op) {
-  const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
+namespace {
+
+// Conv's rule in ONNX's layout: X [N, C, spatial...], W [M, C/group, k...].
+std::vector<TensorType> inferConvChannelsFirst(const Op &op, const TensorType &x,
+                                               const TensorType &w) {
   if (x.rank() < 3)
     fail("X must be at least 3-D (N, C, spatial...), got ", x.str());
   if (w.rank() != x.rank())
@@ -144,6 +148,26 @@ std::vector<TensorType> inferConv(const Op &op) {
     out.push_back(Dim::fixed(o));
   }
   return {TensorType{x.dtype, out}};
+}
+
+} // namespace
+
+// channels_last = 1 (the channels-last pass): X is [N, spatial..., C], W is
+// [M, k..., C/group] and the result [N, spatial..., M].
+std::vector<TensorType> inferConv(const Op &op) {
+  const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
+  int64_t last = op.getInt("channels_last");
+  if (last == 0)
+    return inferConvChannelsFirst(op, x, w);
+  if (last != 1)
+    fail("channels_last must be 0 or 1, got ", last);
+  if (x.rank() < 3 || w.rank() != x.rank())
+    fail("X must be at least 3-D and W of the same rank, got ", x.str(), " and ", w.str());
+  auto first = [](const TensorType &t) {
+    return TensorType{t.dtype, permuteShape(t.shape, toChannelsFirstPerm(t.rank()))};
+  };
+  TensorType y = inferConvChannelsFirst(op, first(x), first(w)).at(0);
+  return {TensorType{y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))}};
 }
 
 // ---- Transposed convolution and pooling -------------------------------------

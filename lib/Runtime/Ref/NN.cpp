@@ -3,6 +3,7 @@
 // once to the result dtype; integer ones accumulate exactly (wrapping) in 64
 // bits.
 #include "Kernels.h"
+#include "tc/IR/Layout.h"
 #include "tc/IR/NNMath.h"
 #include <cmath>
 
@@ -154,7 +155,7 @@ void gemmKernel(const Op &op, const Ins &ins, Outs &outs) {
 
 // ---- Conv ------------------------------------------------------------------
 
-void convKernel(const Op &op, const Ins &ins, Outs &outs) {
+void convChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
   expectArity(ins, 2, outs, 1);
   const HostTensor &x = *ins[0], &w = *ins[1];
   const HostTensor *bias = ins.size() > 2 ? ins[2] : nullptr;
@@ -264,6 +265,29 @@ void convKernel(const Op &op, const Ins &ins, Outs &outs) {
           y.setInt(o, bias ? wrapAdd(iacc, bi[size_t(m)]) : iacc);
       }
     }
+}
+
+// channels_last = 1: the same convolution on NHWC data and OHWI weights,
+// computed by moving channels first, running the kernel above and moving
+// them back (obviously right, not fast).
+void convKernel(const Op &op, const Ins &ins, Outs &outs) {
+  if (op.getInt("channels_last") == 0) {
+    convChannelsFirst(op, ins, outs);
+    return;
+  }
+  expectArity(ins, 2, outs, 1);
+  size_t r = ins[0]->rank();
+  if (r < 3 || ins[1]->rank() != r || outs[0].rank() != r)
+    fail("internal: unexpected ranks ", ins[0]->typeStr(), ", ", ins[1]->typeStr());
+  HostTensor x = permuted(*ins[0], toChannelsFirstPerm(r));
+  HostTensor w = permuted(*ins[1], toChannelsFirstPerm(r));
+  Ins first{&x, &w};
+  if (ins.size() > 2)
+    first.push_back(ins[2]);
+  Outs y;
+  y.emplace_back(outs[0].dtype(), permuted(outs[0], toChannelsFirstPerm(r)).shape());
+  convChannelsFirst(op, first, y);
+  outs[0] = permuted(y[0], toChannelsLastPerm(r));
 }
 
 // ---- ConvTranspose ---------------------------------------------------------
