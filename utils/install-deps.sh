@@ -6,7 +6,7 @@ SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
 pkgs=(
   cmake ninja-build ccache g++ python3
-  llvm-19-dev libclang-cpp19-dev clang-19 llvm-19-tools libclang-rt-19-dev
+  llvm-19-dev libclang-cpp19-dev libclang-19-dev clang-19 llvm-19-tools libclang-rt-19-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libboost-program-options-dev
   libgtest-dev libgmock-dev

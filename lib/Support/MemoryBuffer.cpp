@@ -32,6 +32,20 @@ private:
   char *storage_;
 };
 
+class SliceBuffer : public MemoryBuffer {
+public:
+  SliceBuffer(std::shared_ptr<const MemoryBuffer> parent, size_t offset, size_t size,
+              std::string name)
+      : parent_(std::move(parent)) {
+    data_ = parent_->data() + offset;
+    size_ = size;
+    name_ = std::move(name);
+  }
+
+private:
+  std::shared_ptr<const MemoryBuffer> parent_;
+};
+
 class MappedBuffer : public MemoryBuffer {
 public:
   MappedBuffer(void *addr, size_t len, std::string name) : addr_(addr) {
@@ -93,6 +107,15 @@ std::shared_ptr<const MemoryBuffer> MemoryBuffer::open(const std::string &path) 
   std::string s = readAll(fd, path);
   ::close(fd);
   return copy(s, path);
+}
+
+std::shared_ptr<const MemoryBuffer> MemoryBuffer::slice(std::shared_ptr<const MemoryBuffer> parent,
+                                                        size_t offset, size_t size,
+                                                        std::string name) {
+  if (offset > parent->size() || size > parent->size() - offset)
+    fail(parent->name(), ": range [", offset, ", +", size, ") is outside the ", parent->size(),
+         " bytes of the file");
+  return std::make_shared<SliceBuffer>(std::move(parent), offset, size, std::move(name));
 }
 
 } // namespace tc

@@ -1,7 +1,9 @@
+#include "tc/CodeGen/CpuCodegen.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
 #include <iostream>
+#include <unistd.h>
 
 namespace tc::tools {
 
@@ -26,13 +28,19 @@ const TargetInfo kTargets[] = {
 int tcCodegenMain(int argc, char **argv) {
   return runTool("tc-codegen", [&] {
     CommonOptions common;
-    std::string target = "cpu";
-    bool list = false;
+    std::string target = "cpu", cpu = "native", emit = "artifact";
+    bool list = false, stats = false;
     po::options_description opts("tc-codegen options");
     opts.add_options()("target", po::value(&target)->value_name("cpu|cuda"),
                        "code generation target")(
         "list-targets", po::bool_switch(&list),
-        "list targets with their arches / CPU levels and exit");
+        "list targets with their arches / CPU levels and exit")(
+        "cpu", po::value(&cpu)->value_name("native|x86-64-v3|..."),
+        "CPU the kernels are compiled for (native: this machine's CPU and features)")(
+        "emit", po::value(&emit)->value_name("artifact|source|asm"),
+        "what to write: the .tcx artifact, the generated kernel source, or its assembly")(
+        "stats", po::bool_switch(&stats),
+        "print to stderr which groups got a kernel and which run on the reference kernels");
     po::variables_map vm;
     if (!parseCommandLine("tc-codegen", "[options] <input.tcbc | input.tcir | -> -o model.tcx",
                           argc, argv, opts, common, vm))
@@ -49,9 +57,33 @@ int tcCodegenMain(int argc, char **argv) {
       known |= target == t.name;
     if (!known)
       fail("unknown target '", target, "' (see --list-targets)");
+    if (emit != "artifact" && emit != "source" && emit != "asm")
+      fail("unknown --emit '", emit, "' (artifact, source or asm)");
+    if (target == "cuda")
+      fail(
+          "code generation for target 'cuda' is not built yet (tracked by the CUDA backend issue)");
     auto m = loadModule(common.input);
-    fail("code generation for target '", target,
-         "' is not built yet (tracked by the CPU and CUDA backend issues)");
+    CpuTarget t = resolveCpuTarget(cpu);
+    CpuCodegenResult r = compileForCpu(*m, t, /*withObject=*/emit == "artifact");
+    if (stats) {
+      std::cerr << "kernels: " << r.kernels.size() << " generated, " << r.fallback.size()
+                << " groups on the reference kernels\n";
+      for (const std::string &why : r.fallback)
+        std::cerr << "  fallback " << why << "\n";
+      for (const CompileStage &s : r.timeline)
+        std::cerr << "  " << s.name << ": " << s.seconds << " s\n";
+    }
+    dumpFile(dumpDirFor("tc-codegen", common), "kernels.cpp", r.source);
+    if (emit == "source")
+      writeOutput(common.output, r.source);
+    else if (emit == "asm")
+      writeOutput(common.output, compileCpp(r.source, t, CompileOutput::Assembly));
+    else {
+      if (common.output == "-" && ::isatty(1))
+        fail("refusing to write a binary artifact to a terminal (use -o FILE)");
+      writeOutput(common.output, writeArtifact(r.artifact));
+    }
+    return 0;
   });
 }
 

@@ -1,9 +1,14 @@
+#include "tc/CodeGen/Artifact.h"
+#include "tc/IR/Bytecode.h"
+#include "tc/Runtime/CpuModel.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include <algorithm>
 #include <charconv>
+#include <chrono>
 #include <dlfcn.h>
 #include <iostream>
 
@@ -32,7 +37,8 @@ int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
     CommonOptions common;
     std::vector<std::string> inputFiles;
-    std::string target = "ref", outputDir, compareDir;
+    std::string target, outputDir, compareDir;
+    int iterations = 0, warmup = 1;
     std::vector<std::string> dimFlags;
     InputSources src;
     double rtol = 1e-4, atol = 1e-5;
@@ -56,6 +62,9 @@ int tcRunMain(int argc, char **argv) {
         "compare outputs with DIR/output_N.pb (or NAME.npy); exit 1 on a mismatch")(
         "rtol", po::value(&rtol)->value_name("R"), "relative tolerance of --compare (1e-4)")(
         "atol", po::value(&atol)->value_name("A"), "absolute tolerance of --compare (1e-5)")(
+        "iterations", po::value(&iterations)->value_name("N"),
+        "time N runs after the warm-up and print min/median/p90 latency")(
+        "warmup", po::value(&warmup)->value_name("W"), "untimed runs before --iterations (1)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
         "read a u16 tensor given for a bf16 input as bf16 bit patterns, and compare a bf16 "
         "result with a u16 expected value bit-exactly as bf16 (older ONNX test data stores "
@@ -65,23 +74,64 @@ int tcRunMain(int argc, char **argv) {
                           "[options] [--input NAME=FILE ...] <model.tcx | model.tcbc | model.tcir>",
                           argc, argv, opts, common, vm, /*withOutput=*/false))
       return 0;
-    if (target == "cuda")
-      requireCudaDevice();
-    if (target != "ref" && target != "cpu" && target != "cuda")
-      fail("unknown target '", target, "' (ref, cpu or cuda)");
+    if (iterations < 0 || warmup < 0)
+      fail("--iterations and --warmup must be >= 0");
     if (!(rtol >= 0) || !(atol >= 0))
       fail("--rtol and --atol must be non-negative");
     for (const std::string &s : inputFiles)
       src.files.push_back(splitAssignment(s, "input"));
     for (auto &[name, n] : parseDimFlags(dimFlags))
       src.dims[name] = n;
-    auto m = loadModule(common.input);
-    if (target != "ref")
-      fail("execution on target '", target,
-           "' is not built yet (use --target=ref for the reference executor)");
+    auto buf = MemoryBuffer::open(common.input);
+    bool artifact = isArtifact(buf->str());
+    if (target.empty())
+      target = artifact ? readArtifact(buf).target : "ref";
+    if (target != "ref" && target != "cpu" && target != "cuda")
+      fail("unknown target '", target, "' (ref, cpu or cuda)");
+    if (target == "cuda")
+      requireCudaDevice();
+    std::unique_ptr<CpuModel> cpu;
+    std::unique_ptr<Module> ir;
+    if (artifact) {
+      if (target == "cuda")
+        fail("CUDA artifacts are not built yet (tracked by the CUDA backend issue)");
+      cpu = CpuModel::load(buf);
+      if (target == "ref") // the reference executor over the artifact's own IR
+        ir = readBytecode(cpu->artifact().share(kSectionModule));
+    } else {
+      if (target != "ref")
+        fail(common.input,
+             ": IR runs on the reference executor (--target=ref); compile it with "
+             "tc-codegen --target=",
+             target, " first");
+      ir = loadModule(buf);
+    }
+    const Module *m = ir ? ir.get() : &cpu->module();
     const Function &f = m->main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);
-    std::vector<HostTensor> outputs = runReference(m.get(), f, inputs);
+    auto runOnce = [&] { return ir ? runReference(m, f, inputs) : cpu->run(inputs); };
+    std::vector<HostTensor> outputs = runOnce();
+    if (iterations > 0) {
+      for (int i = 1; i < warmup; ++i)
+        runOnce();
+      std::vector<double> ms;
+      for (int i = 0; i < iterations; ++i) {
+        auto t0 = std::chrono::steady_clock::now();
+        runOnce();
+        ms.push_back(
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count());
+      }
+      std::sort(ms.begin(), ms.end());
+      auto at = [&](double q) {
+        return ms[std::min(ms.size() - 1, size_t(q * double(ms.size())))];
+      };
+      std::cerr << "latency over " << iterations << " runs (" << target << "): min " << ms.front()
+                << " ms, median " << at(0.5) << " ms, p90 " << at(0.9) << " ms\n";
+    }
+    if (cpu && !ir)
+      std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->fallbackSteps()
+                << " on the reference kernels\n";
     if (!outputDir.empty())
       writeTestDataSet(outputDir, f, inputs, outputs);
     if (compareDir.empty()) {

@@ -4,6 +4,7 @@
 #include "tc/IR/IR.h"
 #include "tc/Runtime/HostTensor.h"
 #include <functional>
+#include <optional>
 #include <vector>
 
 namespace tc {
@@ -18,13 +19,19 @@ std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTe
 // Sees every op result of the function run, in execution order, while it
 // is alive (numerics bisection compares intermediates of two IRs by name).
 using ValueObserver = std::function<void(const Value &, const HostTensor &)>;
+// Runs an op another way (a compiled kernel of a backend) and returns its
+// results, or nullopt to let the reference kernels run it. Results are
+// checked against the op's declared types like a Fused op's.
+using OpOverride = std::function<std::optional<std::vector<HostTensor>>(
+    const Op &, const std::vector<const HostTensor *> &)>;
 
 // The same for a function of `m` (null: none), whose Fused ops run their
 // callees; and for m's entry function. `observe`, when given, sees f's own
 // op results (a Fused op's results, not its callee's intermediates).
 std::vector<HostTensor> runReference(const Module *m, const Function &f,
                                      const std::vector<HostTensor> &inputs,
-                                     const ValueObserver *observe = nullptr);
+                                     const ValueObserver *observe = nullptr,
+                                     const OpOverride *override = nullptr);
 std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTensor> &inputs);
 
 // A kernel computes an op's results into preallocated `outs` (right dtype

@@ -19,6 +19,10 @@ public:
   // Reads a file, or stdin for "-". Throws tc::Error naming the file.
   static std::shared_ptr<const MemoryBuffer> open(const std::string &path);
   static std::shared_ptr<const MemoryBuffer> copy(std::string_view bytes, std::string name);
+  // Bytes [offset, offset + size) of `parent`, sharing its storage (and
+  // keeping it alive); throws tc::Error when the range is outside it.
+  static std::shared_ptr<const MemoryBuffer> slice(std::shared_ptr<const MemoryBuffer> parent,
+                                                   size_t offset, size_t size, std::string name);
 
 protected:
   const char *data_ = nullptr;

@@ -215,7 +215,7 @@ std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTens
 
 std::vector<HostTensor> runReference(const Module *m, const Function &f,
                                      const std::vector<HostTensor> &inputs,
-                                     const ValueObserver *observe) {
+                                     const ValueObserver *observe, const OpOverride *override) {
   verifyFunction(f); // kernels rely on arity, attribute kinds and operand types
   if (inputs.size() != f.args.size()) {
     std::string names;
@@ -269,9 +269,15 @@ std::vector<HostTensor> runReference(const Module *m, const Function &f,
     std::vector<const HostTensor *> ins;
     for (const Value *v : op.operands)
       ins.push_back(v ? lookup(v) : nullptr);
-    if (op.is(OpKind::Fused) || isControlFlowOp(op)) {
-      std::vector<HostTensor> outs =
-          op.is(OpKind::Fused) ? runFused(m, op, ins) : ref::runControlFlow(m, op, ins);
+    std::optional<std::vector<HostTensor>> external;
+    if (override)
+      external = (*override)(op, ins);
+    if (external || op.is(OpKind::Fused) || isControlFlowOp(op)) {
+      std::vector<HostTensor> outs = external               ? std::move(*external)
+                                     : op.is(OpKind::Fused) ? runFused(m, op, ins)
+                                                            : ref::runControlFlow(m, op, ins);
+      if (outs.size() != op.results.size())
+        fail(op.where(), ": internal error: ", outs.size(), " results for ", op.results.size());
       for (size_t r = 0; r < outs.size(); ++r) {
         const Value *res = op.results[r];
         if (outs[r].dtype() != res->type.dtype ||

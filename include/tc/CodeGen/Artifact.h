@@ -1,0 +1,56 @@
+// The deployable artifact (.tcx): ONE file holding everything tc-run needs
+// to run a compiled model on another machine: a header (format version,
+// toolchain, target, CPU features), the optimized module (plan order,
+// weights aligned for mmap, input/output signature), the object code of the
+// generated kernels with their table, the kernel sources, and the compile
+// timeline for tc-prof.
+//
+// Layout: "TCXA", u32 version, u32 section count, u32 0, then per section
+// {char name[24] (NUL-padded), u64 offset, u64 size}, then the sections,
+// each at a 64-byte aligned offset. All integers little-endian.
+#pragma once
+#include "tc/Support/MemoryBuffer.h"
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tc {
+
+constexpr char kArtifactMagic[4] = {'T', 'C', 'X', 'A'};
+constexpr uint32_t kArtifactVersion = 1;
+
+// Section names.
+inline constexpr const char *kSectionHeader = "header";     // key=value lines
+inline constexpr const char *kSectionModule = "module";     // .tcbc of the optimized IR
+inline constexpr const char *kSectionObject = "object";     // ELF object of the kernels
+inline constexpr const char *kSectionKernels = "kernels";   // "callee symbol" lines
+inline constexpr const char *kSectionSource = "source";     // generated kernel source
+inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline (JSON)
+
+struct Artifact {
+  // Header fields (kSectionHeader).
+  std::string toolchain; // "tc 0.1.0 (LLVM 19.1.7)"
+  std::string target;    // "cpu" or "cuda"
+  std::string cpu;       // CPU name the code was compiled for (x86-64-v3, znver3, ...)
+  std::vector<std::string> cpuFeatures; // "+avx2", ... the code may use
+  // Section bytes by name; views into the file when read.
+  std::map<std::string, std::shared_ptr<const MemoryBuffer>, std::less<>> sections;
+
+  const MemoryBuffer *section(std::string_view name) const;
+  // The section, or a tc::Error naming the file and the missing section.
+  const MemoryBuffer &require(std::string_view name) const;
+  std::shared_ptr<const MemoryBuffer> share(std::string_view name) const;
+  void setSection(const std::string &name, std::string_view bytes);
+
+  std::string file; // where it was read from
+};
+
+bool isArtifact(std::string_view bytes);
+std::string writeArtifact(const Artifact &a);
+// Throws tc::Error "<file>: <what>" for a truncated, corrupt or foreign file
+// or one written by another format version; never reads out of bounds.
+Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf);
+
+} // namespace tc

@@ -1,0 +1,49 @@
+// A CPU artifact loaded for running: the optimized module, and its
+// generated kernels linked into this process by LLVM's ORC JIT straight from
+// the artifact's object code (no temporary files, no dlopen). Steps without
+// a generated kernel run on the reference kernels and are counted as
+// fallbacks.
+#pragma once
+#include "tc/CodeGen/Artifact.h"
+#include "tc/IR/IR.h"
+#include "tc/Runtime/HostTensor.h"
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tc {
+
+class CpuModel {
+public:
+  // Reads and checks the artifact (target, format, CPU features of this
+  // machine) and links its kernels. Throws tc::Error naming the file.
+  static std::unique_ptr<CpuModel> load(std::shared_ptr<const MemoryBuffer> file);
+  ~CpuModel();
+
+  const Module &module() const { return *module_; }
+  const Artifact &artifact() const { return artifact_; }
+  // Runs the entry function (inputs in argument order, checked like the
+  // reference executor checks them).
+  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+
+  size_t kernelCount() const { return kernels_.size(); }
+  // Steps of the last run: by a generated kernel, and on the reference kernels.
+  size_t kernelSteps() const { return kernelSteps_; }
+  size_t fallbackSteps() const { return fallbackSteps_; }
+
+private:
+  CpuModel() = default;
+  using KernelFn = void (*)(void *const *, const int64_t *, int64_t, int64_t);
+  Artifact artifact_;
+  std::unique_ptr<Module> module_;
+  struct Jit;
+  std::unique_ptr<Jit> jit_;
+  std::map<std::string, KernelFn> kernels_; // Fused callee -> kernel
+  size_t kernelSteps_ = 0, fallbackSteps_ = 0;
+
+  std::optional<std::vector<HostTensor>> runKernel(const Op &op,
+                                                   const std::vector<const HostTensor *> &ins);
+};
+
+} // namespace tc

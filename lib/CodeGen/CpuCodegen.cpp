@@ -1,0 +1,72 @@
+#include "tc/CodeGen/CpuCodegen.h"
+#include "tc/CodeGen/KernelEmitter.h"
+#include "tc/Config.h"
+#include "tc/IR/Bytecode.h"
+#include <chrono>
+#include <set>
+#include <sstream>
+
+namespace tc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+std::string timelineJson(const std::vector<CompileStage> &stages) {
+  std::ostringstream os;
+  os << "{\"stages\": [";
+  for (size_t i = 0; i < stages.size(); ++i)
+    os << (i ? ", " : "") << "{\"name\": \"" << stages[i].name
+       << "\", \"seconds\": " << stages[i].seconds << "}";
+  os << "]}\n";
+  return os.str();
+}
+
+} // namespace
+
+CpuCodegenResult compileForCpu(const Module &m, const CpuTarget &target, bool withObject) {
+  CpuCodegenResult r;
+  auto t0 = Clock::now();
+  std::ostringstream source, table;
+  source << kernelPrelude(KernelDialect::Cpu);
+  std::set<std::string> seen;
+  for (const auto &op : m.main().ops) {
+    if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
+      continue;
+    const Function *callee = m.lookup(op->getString("callee"));
+    std::string why;
+    if (auto k = emitKernel(*callee, KernelDialect::Cpu, why)) {
+      source << k->source << "\n";
+      table << k->group << " " << k->symbol << "\n";
+      r.kernels.push_back(k->group);
+    } else {
+      r.fallback.push_back(why);
+    }
+  }
+  r.source = source.str();
+  r.timeline.push_back({"emit kernels", since(t0)});
+  if (!withObject)
+    return r;
+
+  auto t1 = Clock::now();
+  std::string object = compileCpp(r.source, target, CompileOutput::Object);
+  r.timeline.push_back({"compile kernels (clang -O3, " + target.cpu + ")", since(t1)});
+  auto t2 = Clock::now();
+  Artifact &a = r.artifact;
+  a.toolchain = std::string("tc ") + TC_VERSION + " (LLVM " + TC_LLVM_VERSION + ")";
+  a.target = "cpu";
+  a.cpu = target.cpu;
+  a.cpuFeatures = target.features;
+  a.setSection(kSectionModule, writeBytecode(m));
+  a.setSection(kSectionObject, object);
+  a.setSection(kSectionKernels, table.str());
+  a.setSection(kSectionSource, r.source);
+  r.timeline.push_back({"write artifact", since(t2)});
+  a.setSection(kSectionTimeline, timelineJson(r.timeline));
+  return r;
+}
+
+} // namespace tc

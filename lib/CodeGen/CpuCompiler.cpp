@@ -1,0 +1,132 @@
+#include "tc/CodeGen/CpuCompiler.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Basic/DiagnosticOptions.h>
+#include <clang/CodeGen/CodeGenAction.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Frontend/CompilerInvocation.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Lex/PreprocessorOptions.h>
+#include <llvm/ADT/SmallString.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Host.h>
+#include <llvm/TargetParser/X86TargetParser.h>
+#include <mutex>
+
+namespace tc {
+
+namespace {
+
+void initializeLLVM() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::InitializeNativeTargetAsmParser();
+  });
+}
+
+} // namespace
+
+CpuTarget resolveCpuTarget(const std::string &cpu) {
+  initializeLLVM();
+  CpuTarget t;
+  t.triple = llvm::sys::getProcessTriple();
+  if (cpu == "native") {
+    t.cpu = llvm::sys::getHostCPUName().str();
+    for (const auto &f : llvm::sys::getHostCPUFeatures())
+      if (f.second)
+        t.features.push_back("+" + f.first().str());
+    std::sort(t.features.begin(), t.features.end());
+    return t;
+  }
+  std::string err;
+  const llvm::Target *target = llvm::TargetRegistry::lookupTarget(t.triple, err);
+  if (!target)
+    fail("no LLVM target for ", t.triple, ": ", err);
+  if (!llvm::X86::parseArchX86(cpu, /*Only64Bit=*/true) && cpu.rfind("x86-64", 0) != 0)
+    fail("unknown --cpu '", cpu,
+         "' (native, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or an LLVM CPU name)");
+  t.cpu = cpu;
+  llvm::SmallVector<llvm::StringRef, 64> fs;
+  llvm::X86::getFeaturesForCPU(cpu, fs, /*NeedPlus=*/true);
+  for (llvm::StringRef f : fs)
+    t.features.push_back(f.str());
+  std::sort(t.features.begin(), t.features.end());
+  return t;
+}
+
+std::vector<std::string> missingHostFeatures(const std::vector<std::string> &required) {
+  auto host = llvm::sys::getHostCPUFeatures();
+  std::vector<std::string> missing;
+  for (const std::string &f : required) {
+    if (f.size() < 2 || f[0] != '+')
+      continue;
+    auto it = host.find(f.substr(1));
+    if (it == host.end() || !it->second)
+      missing.push_back(f);
+  }
+  return missing;
+}
+
+std::string compileCpp(const std::string &source, const CpuTarget &target, CompileOutput out) {
+  initializeLLVM();
+  std::string diagText;
+  llvm::raw_string_ostream diagOS(diagText);
+  auto diagOpts = llvm::makeIntrusiveRefCnt<clang::DiagnosticOptions>();
+  auto *printer = new clang::TextDiagnosticPrinter(diagOS, diagOpts.get());
+  auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), printer);
+
+  // cc1 arguments: what the driver would pass for -O3 -std=c++17, without
+  // its header search (the kernels include nothing). No -ffast-math: NaN and
+  // infinity keep their IEEE meaning, as in the reference kernels.
+  std::vector<std::string> args = {"-triple",
+                                   target.triple,
+                                   "-target-cpu",
+                                   target.cpu,
+                                   "-O3",
+                                   "-std=c++17",
+                                   "-x",
+                                   "c++",
+                                   "-vectorize-loops",
+                                   "-vectorize-slp",
+                                   "-mrelocation-model",
+                                   "pic",
+                                   "-pic-level",
+                                   "2",
+                                   out == CompileOutput::Object ? "-emit-obj" : "-S",
+                                   "tc-kernels.cpp"};
+  for (const std::string &f : target.features) {
+    args.insert(args.begin() + 4, f);
+    args.insert(args.begin() + 4, "-target-feature");
+  }
+  std::vector<const char *> argv;
+  for (const std::string &a : args)
+    argv.push_back(a.c_str());
+
+  auto inv = std::make_shared<clang::CompilerInvocation>();
+  if (!clang::CompilerInvocation::CreateFromArgs(*inv, argv, *diags))
+    fail("internal error: clang rejected its arguments: ", diagText);
+  inv->getPreprocessorOpts().addRemappedFile(
+      "tc-kernels.cpp", llvm::MemoryBuffer::getMemBufferCopy(source, "tc-kernels.cpp").release());
+
+  clang::CompilerInstance ci;
+  ci.setInvocation(inv);
+  ci.setDiagnostics(diags.get());
+  llvm::SmallString<0> bytes;
+  ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
+  std::unique_ptr<clang::CodeGenAction> action;
+  if (out == CompileOutput::Object)
+    action = std::make_unique<clang::EmitObjAction>();
+  else
+    action = std::make_unique<clang::EmitAssemblyAction>();
+  if (!ci.ExecuteAction(*action) || diags->hasErrorOccurred())
+    fail("internal error: the generated kernels do not compile:\n", diagText);
+  return std::string(bytes.str());
+}
+
+} // namespace tc
