@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <map>
 #include <sstream>
+#include <tuple>
 #include <unordered_map>
 
 namespace tc {
@@ -58,10 +59,44 @@ public:
       dimAt_[r] = at;
       at += r->type.rank();
     }
-    std::ostringstream body;
-    for (const auto &op : f_.ops)
-      if (!emitOp(*op, body))
+    const Op &first = *f_.ops.front();
+    if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm)) {
+      anchor_ = &first;
+      if (!checkMatmul())
         return std::nullopt;
+    } else if (first.is(OpKind::Conv)) {
+      anchor_ = &first;
+      if (!checkConv())
+        return std::nullopt;
+    }
+    for (const auto &op : f_.ops)
+      if (op->is(OpKind::Softmax) || op->is(OpKind::LogSoftmax) ||
+          op->is(OpKind::LayerNormalization)) {
+        if (anchor_)
+          return reject("two anchors");
+        anchor_ = rowReduction_ = op.get();
+        if (!checkRowReduction())
+          return std::nullopt;
+      } else if (op->info().category == FusionCategory::Reduction ||
+                 (op->info().category == FusionCategory::Library && op.get() != anchor_)) {
+        return reject("no code for " + std::string(op->name()));
+      }
+    for (const auto &op : f_.ops)
+      for (size_t k = 0; k < op->operands.size(); ++k)
+        if (op.get() != anchor_ || op.get() == rowReduction_ || (op->is(OpKind::Gemm) && k == 2))
+          for (size_t i = 0; i < f_.args.size(); ++i)
+            if (f_.args[i] == op->operands[k])
+              elementwise_[i] = true;
+    // Ops before a row reduction are its prologue (run in the first pass
+    // over the row, and again in the second where the epilogue needs them).
+    std::ostringstream pro, body;
+    bool before = rowReduction_ != nullptr;
+    for (const auto &op : f_.ops) {
+      if (op.get() == rowReduction_)
+        before = false;
+      if (!emitOp(*op, before ? pro : body))
+        return std::nullopt;
+    }
     for (const Value *r : f_.results)
       if (!names_.count(r))
         return reject("a result that is not computed in the group");
@@ -84,26 +119,45 @@ public:
          << cType(f_.results[i]->type.dtype) << " *)bufs[" << f_.args.size() + i << "];\n";
     bool anyBroadcast = false;
     for (size_t i = 0; i < f_.args.size(); ++i)
-      anyBroadcast |= access(i) == Access::Broadcast;
+      anyBroadcast |= elementwise_.count(i) && access(i) == Access::Broadcast;
     if (anyBroadcast)
       emitStrides(os);
+    if (anchor_ && anchor_->is(OpKind::Conv))
+      emitConvSetup(os);
+    else if (anchor_ && !rowReduction_)
+      emitMatmulSetup(os);
+    if (rowReduction_)
+      os << "  " << cType(rowReduction_->result()->type.dtype) << " *acc = ("
+         << cType(rowReduction_->result()->type.dtype)
+         << " *)malloc(sizeof(double) * (inner ? inner : 1));\n";
     os << "  for (int64_t row = begin; row < end; ++row) {\n";
     if (anyBroadcast)
       emitRowBases(os);
-    os << "    for (int64_t j = 0; j < inner; ++j) {\n";
-    for (size_t i = 0; i < f_.args.size(); ++i) {
-      const char *t = cType(f_.args[i]->type.dtype);
-      os << "      const " << t << " a" << i << " = in" << i;
-      switch (access(i)) {
-      case Access::Contiguous: os << "[row * inner + j];\n"; break;
-      case Access::Scalar: os << "[0];\n"; break;
-      case Access::Broadcast: os << "[base" << i << " + j * step" << i << "];\n"; break;
-      }
+    if (anchor_ && anchor_->is(OpKind::Conv))
+      emitConvRow(os);
+    else if (anchor_ && !rowReduction_)
+      emitMatmulRow(os);
+    if (rowReduction_) {
+      // Pass 1: the prologue, the reduced input kept in `acc`, prologue results.
+      os << "    for (int64_t j = 0; j < inner; ++j) {\n";
+      emitLoads(os);
+      os << pro.str() << "      acc[j] = " << reducedInput_ << ";\n";
+      for (size_t i = 0; i < f_.results.size(); ++i)
+        if (prologueValue(f_.results[i]))
+          os << "      out" << i << "[row * inner + j] = " << names_.at(f_.results[i]) << ";\n";
+      os << "    }\n";
+      emitRowStats(os);
     }
-    os << body.str();
+    os << "    for (int64_t j = 0; j < inner; ++j) {\n";
+    emitLoads(os);
+    os << pro.str() << body.str();
     for (size_t i = 0; i < f_.results.size(); ++i)
-      os << "      out" << i << "[row * inner + j] = " << names_.at(f_.results[i]) << ";\n";
-    os << "    }\n  }\n}\n";
+      if (!prologueValue(f_.results[i]))
+        os << "      out" << i << "[row * inner + j] = " << names_.at(f_.results[i]) << ";\n";
+    os << "    }\n  }\n";
+    if (anchor_)
+      os << "  free(acc);\n";
+    os << "}\n";
     return EmittedKernel{f_.name, symbol, os.str()};
   }
 
@@ -115,7 +169,221 @@ private:
   size_t rank_ = 0;
   std::unordered_map<const Value *, size_t> dimAt_;
   std::unordered_map<const Value *, std::string> names_;
+  std::map<size_t, bool> elementwise_; // arguments read per element of the domain
+  const Op *anchor_ = nullptr;         // the MatMul/Gemm of a library group
   size_t nextTemp_ = 0;
+
+  const Op *rowReduction_ = nullptr;                 // Softmax/LogSoftmax/LayerNormalization
+  std::string reducedInput_;                         // its input's expression in pass 1
+  std::unordered_map<const Value *, bool> prologue_; // values computed before it
+
+  bool prologueValue(const Value *v) const { return prologue_.count(v) != 0; }
+
+  void emitLoads(std::ostringstream &os) {
+    for (size_t i = 0; i < f_.args.size(); ++i) {
+      if (!elementwise_.count(i))
+        continue;
+      const char *t = cType(f_.args[i]->type.dtype);
+      os << "      const " << t << " a" << i << " = in" << i;
+      switch (access(i)) {
+      case Access::Contiguous: os << "[row * inner + j];\n"; break;
+      case Access::Scalar: os << "[0];\n"; break;
+      case Access::Broadcast: os << "[base" << i << " + j * step" << i << "];\n"; break;
+      }
+    }
+  }
+
+  // Over the last axis only: the row is the kernel's inner loop.
+  bool checkRowReduction() {
+    const Op &op = *rowReduction_;
+    const Value *x = op.operand(0);
+    size_t r = x->type.rank();
+    if (r == 0 || x->type.shape != domain_ || op.result()->type.shape != domain_)
+      return fail(std::string(op.name()) + " whose result is not the group's domain");
+    int64_t axis = op.getInt("axis");
+    if (axis != -1 && axis != int64_t(r) - 1)
+      return fail(std::string(op.name()) + " over an axis other than the last");
+    if (op.results.size() != 1)
+      return fail("LayerNormalization with Mean/InvStdDev results");
+    if (op.is(OpKind::LayerNormalization))
+      for (size_t k = 1; k < op.operands.size(); ++k)
+        if (const Value *p = op.operand(k);
+            p && argIndex(p) == SIZE_MAX &&
+            !(p->isConstant() && staticNumElements(p->type.shape) == 1))
+          return fail("LayerNormalization parameters computed in the group");
+    for (const auto &o : f_.ops) {
+      if (o.get() == rowReduction_)
+        break;
+      for (const Value *v : o->results)
+        prologue_[v] = true;
+    }
+    return true;
+  }
+
+  // Row statistics in double, as the reference kernels compute them.
+  void emitRowStats(std::ostringstream &os) {
+    const Op &op = *rowReduction_;
+    if (op.is(OpKind::LayerNormalization)) {
+      os << "    double mean = 0, var = 0;\n"
+         << "    for (int64_t j = 0; j < inner; ++j) mean += acc[j];\n"
+         << "    mean /= (double)inner;\n"
+         << "    for (int64_t j = 0; j < inner; ++j) { const double d = acc[j] - mean; var += d * "
+            "d; }\n"
+         << "    var /= (double)inner;\n"
+         << "    const double rstd = 1.0 / __builtin_sqrt(var + "
+         << floatLiteral(op.getFloat("epsilon"), DType::F64) << ");\n";
+      return;
+    }
+    os << "    double shift = -__builtin_inf(), sum = 0;\n"
+       << "    for (int64_t j = 0; j < inner; ++j) if (acc[j] > shift) shift = acc[j];\n"
+       << "    for (int64_t j = 0; j < inner; ++j) sum += __builtin_exp(acc[j] - shift);\n";
+    if (op.is(OpKind::LogSoftmax))
+      os << "    const double logsum = __builtin_log(sum);\n";
+  }
+
+  size_t argIndex(const Value *v) const {
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      if (f_.args[i] == v)
+        return i;
+    return SIZE_MAX;
+  }
+  std::string dim(const Value *v, size_t d) const {
+    return "dims[" + std::to_string(dimAt_.at(v) + d) + "]";
+  }
+
+  // MatMul: A [..., M, K] x B [..., K, N] with broadcast batch dims; Gemm:
+  // op(A) [M, K] x op(B) [K, N] (+ C in the epilogue). Both operands must be
+  // group arguments of rank >= 2 (1-D MatMul falls back).
+  bool checkMatmul() {
+    const Value *a = anchor_->operand(0), *b = anchor_->operand(1);
+    if (argIndex(a) == SIZE_MAX || argIndex(b) == SIZE_MAX)
+      return fail(std::string(anchor_->name()) + " on values computed in the group");
+    if (a->type.rank() < 2 || b->type.rank() < 2 || rank_ < 2)
+      return fail(std::string(anchor_->name()) + " with a 1-D operand");
+    if (a->type.dtype != DType::F32 && a->type.dtype != DType::F64)
+      return fail(std::string(anchor_->name()) + " on " + a->type.str());
+    if (anchor_->result() != f_.ops.front()->result() || anchor_->result()->type.shape != domain_)
+      return fail("an epilogue that changes the matmul's shape");
+    return true;
+  }
+
+  // 2-D convolution in ONNX's NCHW layout with explicit pads (auto_pad
+  // NOTSET): X, W (and B) must be group arguments.
+  bool checkConv() {
+    const Op &c = *anchor_;
+    const Value *x = c.operand(0), *w = c.operand(1), *b = c.operand(2);
+    if (x->type.rank() != 4 || c.getInt("channels_last") || c.getString("auto_pad") != "NOTSET")
+      return fail("Conv other than 2-D NCHW with explicit pads");
+    if (x->type.dtype != DType::F32 && x->type.dtype != DType::F64)
+      return fail("Conv on " + x->type.str());
+    if (argIndex(x) == SIZE_MAX || argIndex(w) == SIZE_MAX ||
+        (b && argIndex(b) == SIZE_MAX && staticNumElements(b->type.shape) != 1))
+      return fail("Conv on values computed in the group");
+    if (c.result()->type.shape != domain_)
+      return fail("an epilogue that changes the conv's shape");
+    return true;
+  }
+
+  void emitConvSetup(std::ostringstream &os) {
+    const Op &c = *anchor_;
+    const Value *x = c.operand(0), *w = c.operand(1), *y = f_.results[0];
+    const char *T = cType(c.result()->type.dtype);
+    auto attr = [&](const char *name, size_t i, int64_t dflt) {
+      const std::vector<int64_t> &v = c.getInts(name);
+      return std::to_string(v.empty() ? dflt : v.at(i));
+    };
+    os << "  const int64_t C = " << dim(x, 1) << ", H = " << dim(x, 2) << ", W = " << dim(x, 3)
+       << ", M = " << dim(y, 1) << ", OH = " << dim(y, 2) << ", OW = " << dim(y, 3)
+       << ", KH = " << dim(w, 2) << ", KW = " << dim(w, 3) << ";\n";
+    os << "  const int64_t G = " << c.getInt("group") << ", CG = C / G, MG = M / G;\n";
+    os << "  const int64_t SH = " << attr("strides", 0, 1) << ", SW = " << attr("strides", 1, 1)
+       << ", DH = " << attr("dilations", 0, 1) << ", DW = " << attr("dilations", 1, 1)
+       << ", PH = " << attr("pads", 0, 0) << ", PW = " << attr("pads", 1, 0) << ";\n";
+    os << "  const " << T << " *__restrict X = in" << argIndex(x) << ";\n  const " << T
+       << " *__restrict Wt = in" << argIndex(w) << ";\n";
+    os << "  " << T << " *acc = (" << T << " *)malloc(sizeof(" << T << ") * (OW ? OW : 1));\n";
+  }
+
+  // Row (n, m, oh) of the result: acc[ow] = sum over c, kh, kw; the ow loop
+  // is contiguous in X for stride 1, so it vectorizes.
+  void emitConvRow(std::ostringstream &os) {
+    os << "    const int64_t oh = row % OH, m = (row / OH) % M, n = row / (OH * M), g = m / MG;\n"
+       << "    for (int64_t j = 0; j < OW; ++j) acc[j] = 0;\n"
+       << "    for (int64_t c = 0; c < CG; ++c) {\n"
+       << "      for (int64_t kh = 0; kh < KH; ++kh) {\n"
+       << "        const int64_t ih = oh * SH - PH + kh * DH;\n"
+       << "        if (ih < 0 || ih >= H) continue;\n"
+       << "        const auto *__restrict xrow = X + ((n * C + g * CG + c) * H + ih) * W;\n"
+       << "        for (int64_t kw = 0; kw < KW; ++kw) {\n"
+       << "          const auto wv = Wt[((m * CG + c) * KH + kh) * KW + kw];\n"
+       << "          const int64_t off = kw * DW - PW;\n"
+       << "          int64_t lo = off >= 0 ? 0 : (-off + SW - 1) / SW;\n"
+       << "          int64_t hi = W - 1 - off < 0 ? 0 : (W - 1 - off) / SW + 1;\n"
+       << "          if (hi > OW) hi = OW;\n"
+       << "          if (SW == 1)\n"
+       << "            for (int64_t j = lo; j < hi; ++j) acc[j] += wv * xrow[j + off];\n"
+       << "          else\n"
+       << "            for (int64_t j = lo; j < hi; ++j) acc[j] += wv * xrow[j * SW + off];\n"
+       << "        }\n      }\n    }\n";
+  }
+
+  // Per call: sizes, batch strides (MatMul) and one accumulator row.
+  void emitMatmulSetup(std::ostringstream &os) {
+    const Value *a = anchor_->operand(0), *b = anchor_->operand(1), *y = f_.results[0];
+    size_t ia = argIndex(a), ib = argIndex(b), ra = a->type.rank(), rb = b->type.rank();
+    const char *T = cType(anchor_->result()->type.dtype);
+    bool gemm = anchor_->is(OpKind::Gemm);
+    bool ta = gemm && anchor_->getInt("transA");
+    os << "  const int64_t M = " << dim(y, rank_ - 2) << ", N = " << dim(y, rank_ - 1)
+       << ", K = " << dim(a, ta ? ra - 2 : ra - 1) << ";\n";
+    os << "  const " << T << " *__restrict A = in" << ia << ";\n  const " << T
+       << " *__restrict B = in" << ib << ";\n";
+    os << "  " << T << " *acc = (" << T << " *)malloc(sizeof(" << T << ") * (N ? N : 1));\n";
+    size_t batch = rank_ - 2;
+    if (batch == 0)
+      return;
+    // Batch strides over the result's batch axes (0 where broadcast).
+    for (auto [name, v, rk, block] : {std::tuple{"sa", a, ra, std::string("M * K")},
+                                      std::tuple{"sb", b, rb, std::string("K * N")}}) {
+      os << "  int64_t " << name << "[" << batch << "];\n  { int64_t s = " << block << ";\n";
+      for (size_t d = batch; d-- > 0;) {
+        size_t vb = rk - 2; // the operand's batch axes, aligned right
+        if (d + vb < batch) {
+          os << "    " << name << "[" << d << "] = 0;\n";
+          continue;
+        }
+        std::string vd = dim(v, d + vb - batch);
+        os << "    " << name << "[" << d << "] = " << vd << " == 1 && " << dim(y, d)
+           << " != 1 ? 0 : s; s *= " << vd << ";\n";
+      }
+      os << "  }\n";
+    }
+  }
+
+  // Row `row` of the result: acc[j] = sum_k A[i,k] * B[k,j].
+  void emitMatmulRow(std::ostringstream &os) {
+    const Value *y = f_.results[0];
+    bool gemm = anchor_->is(OpKind::Gemm);
+    bool ta = gemm && anchor_->getInt("transA"), tb = gemm && anchor_->getInt("transB");
+    size_t batch = rank_ - 2;
+    os << "    const int64_t i = row % M;\n    int64_t offA = 0, offB = 0;\n";
+    if (batch) {
+      os << "    { int64_t rem = row / M;\n";
+      for (size_t d = batch; d-- > 0;)
+        os << "      { const int64_t c = rem % " << dim(y, d) << "; rem /= " << dim(y, d)
+           << "; offA += c * sa[" << d << "]; offB += c * sb[" << d << "]; }\n";
+      os << "    }\n";
+    }
+    os << "    for (int64_t j = 0; j < N; ++j) acc[j] = 0;\n";
+    os << "    for (int64_t k = 0; k < K; ++k) {\n";
+    os << "      const auto av = A[offA + " << (ta ? "k * M + i" : "i * K + k") << "];\n";
+    if (tb)
+      os << "      for (int64_t j = 0; j < N; ++j) acc[j] += av * B[offB + j * K + k];\n";
+    else
+      os << "      const auto *__restrict brow = B + offB + k * N;\n"
+         << "      for (int64_t j = 0; j < N; ++j) acc[j] += av * brow[j];\n";
+    os << "    }\n";
+  }
 
   std::nullopt_t reject(const std::string &what) {
     fail(what);
@@ -212,6 +480,61 @@ private:
     const char *rt = cType(res->type.dtype);
     if (!rt)
       return fail(std::string(op.name()) + " producing " + res->type.str());
+    if (&op == rowReduction_) {
+      auto in = operandExpr(op.operand(0));
+      if (!in)
+        return fail(std::string(op.name()) + " reading a non-scalar constant");
+      reducedInput_ = *in;
+      std::string e;
+      if (op.is(OpKind::Softmax))
+        e = std::string(rt) + "(__builtin_exp(acc[j] - shift) / sum)";
+      else if (op.is(OpKind::LogSoftmax))
+        e = std::string(rt) + "(acc[j] - shift - logsum)";
+      else {
+        e = std::string(rt) + "((acc[j] - mean) * rstd)";
+        std::vector<std::string> p;
+        for (size_t k = 1; k < op.operands.size(); ++k)
+          if (const Value *v = op.operand(k)) {
+            auto pe = operandExpr(v);
+            if (!pe)
+              return fail("LayerNormalization with a non-scalar constant parameter");
+            p.push_back(*pe);
+          }
+        e = e + " * " + p.at(0);
+        if (p.size() > 1)
+          e += " + " + p[1];
+      }
+      std::string t = temp();
+      os << "      const " << rt << " " << t << " = " << e << ";\n";
+      names_[res] = t;
+      return true;
+    }
+    if (&op == anchor_ && op.is(OpKind::Conv)) {
+      std::string e = "acc[j]";
+      if (const Value *b = op.operand(2))
+        e += " + " + (argIndex(b) != SIZE_MAX ? "in" + std::to_string(argIndex(b)) + "[m]"
+                                              : *operandExpr(b));
+      std::string t = temp();
+      os << "      const " << rt << " " << t << " = " << e << ";\n";
+      names_[res] = t;
+      return true;
+    }
+    if (&op == anchor_) {
+      std::string e = "acc[j]";
+      if (op.is(OpKind::Gemm)) {
+        e = floatLiteral(op.getFloat("alpha"), res->type.dtype) + " * acc[j]";
+        if (const Value *c = op.operand(2)) {
+          auto ce = operandExpr(c);
+          if (!ce)
+            return fail("Gemm's C is a non-scalar constant %" + c->name);
+          e += " + " + floatLiteral(op.getFloat("beta"), res->type.dtype) + " * " + *ce;
+        }
+      }
+      std::string t = temp();
+      os << "      const " << rt << " " << t << " = " << e << ";\n";
+      names_[res] = t;
+      return true;
+    }
     std::vector<std::string> a;
     for (const Value *v : op.operands) {
       if (!v) {
@@ -287,6 +610,7 @@ private:
     case OpKind::LessOrEqual: e = a[0] + " <= " + a[1]; break;
     case OpKind::GreaterOrEqual: e = a[0] + " >= " + a[1]; break;
     case OpKind::Not: e = "!" + x; break;
+    case OpKind::IsNaN: e = x + " != " + x; break;
     case OpKind::And: e = a[0] + " && " + a[1]; break;
     case OpKind::Or: e = a[0] + " || " + a[1]; break;
     case OpKind::Xor: e = a[0] + " != " + a[1]; break;
@@ -325,6 +649,8 @@ std::string kernelPrelude(KernelDialect dialect) {
   p += dialect == KernelDialect::Cuda ? "#define TC_INLINE static __device__ __forceinline__\n"
                                       : "#define TC_INLINE static inline\n";
   p += R"(typedef long int64_t;
+extern "C" void *malloc(unsigned long);
+extern "C" void free(void *);
 // NaN-propagating min/max (ONNX Min/Max/Clip): a NaN operand wins.
 template <class T> TC_INLINE T tc_min(T a, T b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
 template <class T> TC_INLINE T tc_max(T a, T b) { return a != a ? a : b != b ? b : (b > a ? b : a); }

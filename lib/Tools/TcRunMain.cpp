@@ -39,6 +39,7 @@ int tcRunMain(int argc, char **argv) {
     std::vector<std::string> inputFiles;
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1;
+    unsigned threads = 0;
     std::vector<std::string> dimFlags;
     InputSources src;
     double rtol = 1e-4, atol = 1e-5;
@@ -65,6 +66,8 @@ int tcRunMain(int argc, char **argv) {
         "iterations", po::value(&iterations)->value_name("N"),
         "time N runs after the warm-up and print min/median/p90 latency")(
         "warmup", po::value(&warmup)->value_name("W"), "untimed runs before --iterations (1)")(
+        "threads", po::value(&threads)->value_name("N"),
+        "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
         "read a u16 tensor given for a bf16 input as bf16 bit patterns, and compare a bf16 "
         "result with a u16 expected value bit-exactly as bf16 (older ONNX test data stores "
@@ -95,7 +98,7 @@ int tcRunMain(int argc, char **argv) {
     if (artifact) {
       if (target == "cuda")
         fail("CUDA artifacts are not built yet (tracked by the CUDA backend issue)");
-      cpu = CpuModel::load(buf);
+      cpu = CpuModel::load(buf, threads);
       if (target == "ref") // the reference executor over the artifact's own IR
         ir = readBytecode(cpu->artifact().share(kSectionModule));
     } else {
@@ -126,8 +129,10 @@ int tcRunMain(int argc, char **argv) {
       auto at = [&](double q) {
         return ms[std::min(ms.size() - 1, size_t(q * double(ms.size())))];
       };
-      std::cerr << "latency over " << iterations << " runs (" << target << "): min " << ms.front()
-                << " ms, median " << at(0.5) << " ms, p90 " << at(0.9) << " ms\n";
+      std::cerr << "latency over " << iterations << " runs (" << target
+                << (cpu && !ir ? ", " + std::to_string(cpu->threads()) + " threads" : std::string())
+                << "): min " << ms.front() << " ms, median " << at(0.5) << " ms, p90 " << at(0.9)
+                << " ms\n";
     }
     if (cpu && !ir)
       std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->fallbackSteps()

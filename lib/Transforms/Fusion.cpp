@@ -367,7 +367,10 @@ void scheduleStable(Function &f) {
 
 } // namespace
 
-bool runFusePass(Module &m, const PassOptions &) {
+bool runFusePass(Module &m, const PassOptions &opts) {
+  // singles=1 (what codegen runs): a lone pointwise, reduction or library op
+  // becomes a group of one too, so every kernel is a Fused op.
+  bool singles = opts.getInt("singles") != 0;
   std::set<std::string> callees;
   for (const auto &f : m.functions)
     for (const auto &op : f->ops)
@@ -385,8 +388,14 @@ bool runFusePass(Module &m, const PassOptions &) {
     std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
     std::unordered_set<const Op *> absorbed;
     for (const Group &g : groups) {
-      if (!g.alive || g.ops.size() < 2)
+      if (!g.alive || g.ops.empty() || (g.ops.size() < 2 && !singles))
         continue;
+      if (g.ops.size() == 1) {
+        FusionCategory c = g.ops[0]->info().category;
+        if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
+            c != FusionCategory::Library)
+          continue;
+      }
       bool hasInput = false;
       for (const Op *op : g.ops)
         for (const Value *v : op->operands)

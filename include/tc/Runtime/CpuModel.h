@@ -7,6 +7,7 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
 #include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/ThreadPool.h"
 #include <map>
 #include <memory>
 #include <string>
@@ -18,7 +19,9 @@ class CpuModel {
 public:
   // Reads and checks the artifact (target, format, CPU features of this
   // machine) and links its kernels. Throws tc::Error naming the file.
-  static std::unique_ptr<CpuModel> load(std::shared_ptr<const MemoryBuffer> file);
+  // `threads` splits each kernel's rows (0: one per hardware thread).
+  static std::unique_ptr<CpuModel> load(std::shared_ptr<const MemoryBuffer> file,
+                                        unsigned threads = 0);
   ~CpuModel();
 
   const Module &module() const { return *module_; }
@@ -31,6 +34,7 @@ public:
   // Steps of the last run: by a generated kernel, and on the reference kernels.
   size_t kernelSteps() const { return kernelSteps_; }
   size_t fallbackSteps() const { return fallbackSteps_; }
+  unsigned threads() const { return pool_->size(); }
 
 private:
   CpuModel() = default;
@@ -41,6 +45,7 @@ private:
   std::unique_ptr<Jit> jit_;
   std::map<std::string, KernelFn> kernels_; // Fused callee -> kernel
   size_t kernelSteps_ = 0, fallbackSteps_ = 0;
+  std::unique_ptr<ThreadPool> pool_;
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,
                                                    const std::vector<const HostTensor *> &ins);

@@ -3,6 +3,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
@@ -10,6 +11,7 @@
 #include <llvm/Support/TargetSelect.h>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace tc {
 
@@ -34,8 +36,11 @@ void orFail(llvm::Error e, const std::string &what) {
 
 } // namespace
 
-std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> file) {
+std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> file,
+                                         unsigned threads) {
   std::unique_ptr<CpuModel> model(new CpuModel());
+  model->pool_ = std::make_unique<ThreadPool>(
+      threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   model->artifact_ = readArtifact(file);
   const Artifact &a = model->artifact_;
   if (a.target != "cpu")
@@ -129,7 +134,12 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   const std::vector<int64_t> &domain = outs[0].shape();
   int64_t inner = domain.empty() ? 1 : domain.back();
   int64_t rows = inner == 0 ? 0 : outs[0].numElements() / inner;
-  it->second(bufs.data(), dims.data(), 0, rows);
+  // Rows are independent: split them so each chunk has some 16K elements.
+  KernelFn kernel = it->second;
+  int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(inner, 1));
+  pool_->parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+    kernel(bufs.data(), dims.data(), begin, end);
+  });
   ++kernelSteps_;
   return outs;
 }
