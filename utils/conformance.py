@@ -3,7 +3,10 @@
 libonnx-testdata (data/node, data/pytorch-converted, data/pytorch-operator,
 data/simple) through `tc-import` and the reference executor (`tc-run
 --target=ref --compare`), classifies every case and checks the result against
-the expected-failure list, so CI catches any regression.
+the expected-failure list, so CI catches any regression. Every case that
+passes there also goes through the CPU backend (`tc-opt -O2 | tc-codegen
+--target=cpu`, then the artifact against the same expected outputs), checked
+against its own expected-failure list.
 
     utils/conformance.py --bin build/bin [--report docs/conformance.md]
 
@@ -23,6 +26,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = "/usr/share/libonnx-testdata/data"
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 XFAIL = os.path.join(ROOT, "test", "conformance", "expected-failures.txt")
+XFAIL_CPU = os.path.join(ROOT, "test", "conformance", "expected-failures-cpu.txt")
 # The ONNX backend test suite's default tolerances.
 RTOL, ATOL = "1e-3", "1e-7"
 
@@ -66,14 +70,47 @@ def classify(case, bindir, tmp, timeout):
             status = "mismatch" if "MISMATCH" in out else "run"
             return status, "%s: %s" % (s, first_error(out) if status == "run" else
                                        next((l for l in out.splitlines() if "MISMATCH" in l), ""))
-    os.remove(ir)
     return "pass", ""
 
 
-def load_xfail():
+def classify_cpu(case, bindir, tmp, timeout):
+    """The CPU backend on a case the reference passes: (status, detail)."""
+    name = os.path.relpath(case, DATA)
+    base = os.path.join(tmp, name.replace("/", "__"))
+    rc, out = run([os.path.join(bindir, "tc-opt"), "-O2", base + ".tcbc", "-o", base + ".o2.tcbc"], timeout)
+    if rc != 0:
+        return "opt", first_error(out)
+    rc, out = run([os.path.join(bindir, "tc-codegen"), "--target=cpu", base + ".o2.tcbc", "-o",
+                   base + ".tcx"], timeout)
+    if rc != 0:
+        return "codegen", first_error(out)
+    for s in sorted(d for d in os.listdir(case) if d.startswith("test_data_set_")):
+        d = os.path.join(case, s)
+        rc, out = run([os.path.join(bindir, "tc-run"), base + ".tcx", "--threads", "1", "--inputs", d,
+                       "--compare", d, "--rtol", RTOL, "--atol", ATOL, "--bf16-as-u16"], timeout)
+        if rc != 0:
+            status = "mismatch" if "MISMATCH" in out else "run"
+            return status, "%s: %s" % (s, first_error(out) if status == "run" else
+                                       next((l for l in out.splitlines() if "MISMATCH" in l), ""))
+    return "pass", ""
+
+
+def classify_both(case, bindir, tmp, timeout, cpu):
+    status, detail = classify(case, bindir, tmp, timeout)
+    cpu_result = None
+    if status == "pass" and cpu:
+        cpu_result = classify_cpu(case, bindir, tmp, timeout)
+    base = os.path.join(tmp, os.path.relpath(case, DATA).replace("/", "__"))
+    for ext in (".tcbc", ".o2.tcbc", ".tcx"):
+        if os.path.exists(base + ext):
+            os.remove(base + ext)
+    return (status, detail), cpu_result
+
+
+def load_xfail(path=XFAIL):
     xfail = {}
-    if os.path.exists(XFAIL):
-        for line in open(XFAIL):
+    if os.path.exists(path):
+        for line in open(path):
             line = line.split("#", 1)[0].strip()
             if line:
                 xfail[line] = True
@@ -89,6 +126,7 @@ def main():
     ap.add_argument("--filter", default="", help="regex on case names")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=int, default=60)
+    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU backend path")
     args = ap.parse_args()
     if not os.path.isdir(DATA):
         print("conformance: %s not found (apt-get install libonnx-testdata)" % DATA, file=sys.stderr)
@@ -103,11 +141,15 @@ def main():
     tmp = os.path.join(os.path.dirname(os.path.abspath(args.bin)), "conformance-tmp")
     os.makedirs(tmp, exist_ok=True)
     t0 = time.time()
-    results = {}
+    results, cpu_results = {}, {}
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        futs = {ex.submit(classify, c, args.bin, tmp, args.timeout): c for c in cases}
+        futs = {ex.submit(classify_both, c, args.bin, tmp, args.timeout, not args.no_cpu): c
+                for c in cases}
         for f in cf.as_completed(futs):
-            results[os.path.relpath(futs[f], DATA)] = f.result()
+            name = os.path.relpath(futs[f], DATA)
+            results[name], cpu = f.result()
+            if cpu:
+                cpu_results[name] = cpu
     xfail = load_xfail()
     counts = {}
     by_suite = {}
@@ -129,7 +171,22 @@ def main():
     for suite, c in sorted(by_suite.items()):
         n = sum(c.values())
         print("  %-18s %4d/%-4d pass" % (suite, c.get("pass", 0), n))
+    cpu_xfail = load_xfail(XFAIL_CPU)
+    cpu_pass = sum(1 for r in cpu_results.values() if r[0] == "pass")
+    cpu_regressions = [(n, st, d) for n, (st, d) in sorted(cpu_results.items())
+                       if st != "pass" and n not in cpu_xfail]
+    cpu_fixed = [n for n, (st, d) in sorted(cpu_results.items()) if st == "pass" and n in cpu_xfail]
+    if cpu_results:
+        print("  cpu backend: %d/%d of the cases the reference passes also pass" % (
+            cpu_pass, len(cpu_results)))
     if args.update_xfail:
+        with open(XFAIL_CPU, "w") as f:
+            f.write("# Cases the reference executor passes but the CPU backend does not.\n"
+                    "# Generated by utils/conformance.py --update-xfail; shrink it, never grow it silently.\n")
+            for name, (status, detail) in sorted(cpu_results.items()):
+                if status != "pass":
+                    f.write("%s  # %s: %s\n" % (name, status, detail[:150].replace("\n", " ")))
+        cpu_regressions = []
         with open(XFAIL, "w") as f:
             f.write("# Conformance cases that are expected to fail, with the reason.\n"
                     "# Generated by utils/conformance.py --update-xfail; shrink it, never grow it silently.\n")
@@ -138,17 +195,21 @@ def main():
                     f.write("%s  # %s: %s\n" % (name, status, detail[:150].replace("\n", " ")))
         regressions = []
     if args.report:
-        write_report(args.report, results, by_suite, total, passed)
+        write_report(args.report, results, by_suite, total, passed, cpu_results)
     for name in fixed:
         print("conformance: %s now passes: remove it from %s" % (name, os.path.relpath(XFAIL, ROOT)))
     for name, status, detail in regressions:
         print("conformance: FAIL %s (%s): %s" % (name, status, detail))
-    if regressions or (args.strict and fixed):
+    for name in cpu_fixed:
+        print("conformance: cpu %s now passes: remove it from %s" % (name, os.path.relpath(XFAIL_CPU, ROOT)))
+    for name, status, detail in cpu_regressions:
+        print("conformance: FAIL cpu %s (%s): %s" % (name, status, detail))
+    if regressions or cpu_regressions or (args.strict and (fixed or cpu_fixed)):
         return 1
     return 0
 
 
-def write_report(path, results, by_suite, total, passed):
+def write_report(path, results, by_suite, total, passed, cpu_results):
     with open(path, "w") as f:
         f.write("# ONNX conformance\n\n")
         f.write("Generated by `utils/conformance.py --report %s` (import + reference executor,\n"
@@ -159,6 +220,14 @@ def write_report(path, results, by_suite, total, passed):
             f.write("| %s | %d | %d | %d | %d | %d | %d |\n" % (
                 suite, c.get("pass", 0), c.get("unsupported", 0), c.get("import", 0),
                 c.get("run", 0), c.get("mismatch", 0), sum(c.values())))
+        cpu_pass = sum(1 for r in cpu_results.values() if r[0] == "pass")
+        f.write("\n**CPU backend** (`tc-opt -O2 | tc-codegen --target=cpu`, same outputs and tolerances): "
+                "%d / %d of the cases the reference executor passes.\n" % (cpu_pass, len(cpu_results)))
+        cpu_bad = [(n, r) for n, r in sorted(cpu_results.items()) if r[0] != "pass"]
+        if cpu_bad:
+            f.write("\n| case | cpu status | first error |\n|---|---|---|\n")
+            for name, (status, detail) in cpu_bad:
+                f.write("| %s | %s | %s |\n" % (name, status, detail[:200].replace("|", "\\|")))
         f.write("\n## What does not pass, and why\n\n| case | status | first error |\n|---|---|---|\n")
         for name, (status, detail) in sorted(results.items()):
             if status != "pass":

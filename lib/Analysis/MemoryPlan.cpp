@@ -109,7 +109,9 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
         if (it == blockOf.end())
           continue;
         Block &blk = blocks[it->second];
-        if (blk.bytes == alignUp(b.bytes) && blk.end == b.def) {
+        // Same byte count, not just the same aligned block: an operand half
+        // the result's size (broadcast) must not be overwritten as it is read.
+        if (plan.buffers[blk.members.front()].bytes == b.bytes && blk.end == b.def) {
           blk.end = storageEnd(bi);
           blk.members.push_back(bi);
           blockOf[b.value] = it->second;

@@ -136,7 +136,11 @@ int tcRunMain(int argc, char **argv) {
     }
     if (cpu && !ir)
       std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->fallbackSteps()
-                << " on the reference kernels\n";
+                << " on the reference kernels; "
+                << (cpu->arenaBytes()
+                        ? "one arena of " + std::to_string(cpu->arenaBytes()) + " bytes"
+                        : std::string("no arena (sizes known only at run time)"))
+                << "\n";
     if (!outputDir.empty())
       writeTestDataSet(outputDir, f, inputs, outputs);
     if (compareDir.empty()) {

@@ -27,8 +27,15 @@ public:
   const Module &module() const { return *module_; }
   const Artifact &artifact() const { return artifact_; }
   // Runs the entry function (inputs in argument order, checked like the
-  // reference executor checks them).
+  // reference executor checks them). Per distinct input shape, the module is
+  // specialized to those sizes and its memory plan computed once: every
+  // intermediate then lives at its planned offset in ONE arena, views alias
+  // their operand, weights are read in place from the artifact. A model whose
+  // sizes are not all known after specialization (data-dependent ops,
+  // control flow) runs step by step on freshly allocated tensors instead.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+  // Bytes of the arena of the last run (0: it ran without one).
+  uint64_t arenaBytes() const { return arenaBytes_; }
 
   size_t kernelCount() const { return kernels_.size(); }
   // Steps of the last run: by a generated kernel, and on the reference kernels.
@@ -46,6 +53,14 @@ private:
   std::map<std::string, KernelFn> kernels_; // Fused callee -> kernel
   size_t kernelSteps_ = 0, fallbackSteps_ = 0;
   std::unique_ptr<ThreadPool> pool_;
+  struct ShapePlan;
+  std::map<std::vector<int64_t>, std::unique_ptr<ShapePlan>> plans_; // by input dims
+  uint64_t arenaBytes_ = 0;
+
+  ShapePlan *planFor(const std::vector<HostTensor> &inputs);
+  std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
+  void launch(KernelFn kernel, std::vector<void *> &bufs, std::vector<int64_t> &dims,
+              const std::vector<int64_t> &domain);
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,
                                                    const std::vector<const HostTensor *> &ins);

@@ -1,9 +1,16 @@
 #include "tc/Runtime/CpuModel.h"
+#include "tc/Analysis/KernelCount.h"
+#include "tc/Analysis/MemoryPlan.h"
 #include "tc/CodeGen/CpuCompiler.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/ControlFlow.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
+#include "tc/Transforms/Pass.h"
+#include "tc/Transforms/ShapeInference.h"
 #include <algorithm>
+#include <cstring>
+#include <functional>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/Support/Error.h>
@@ -12,11 +19,20 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 namespace tc {
 
 struct CpuModel::Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
+};
+
+// The module specialized to one set of input sizes, and its arena.
+struct CpuModel::ShapePlan {
+  std::unique_ptr<Module> module;
+  MemoryPlan memory;
+  std::unordered_map<const Value *, size_t> bufferOf;
+  std::unique_ptr<uint8_t, void (*)(uint8_t *)> arena{nullptr, nullptr};
 };
 
 CpuModel::~CpuModel() = default;
@@ -127,25 +143,160 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
     outs.emplace_back(r->type.dtype, std::move(rd));
   }
   std::vector<void *> bufs;
-  for (const HostTensor *t : ins)
+  for (const HostTensor *t : ins) // the kernel only reads its inputs
     bufs.push_back(const_cast<uint8_t *>(t->bytes()));
   for (HostTensor &t : outs)
     bufs.push_back(t.bytes());
-  const std::vector<int64_t> &domain = outs[0].shape();
-  int64_t inner = domain.empty() ? 1 : domain.back();
-  int64_t rows = inner == 0 ? 0 : outs[0].numElements() / inner;
+  launch(it->second, bufs, dims, outs[0].shape());
+  return outs;
+}
+
+void CpuModel::launch(KernelFn kernel, std::vector<void *> &bufs, std::vector<int64_t> &dims,
+                      const std::vector<int64_t> &domain) {
+  int64_t inner = domain.empty() ? 1 : domain.back(), n = 1;
+  for (int64_t d : domain)
+    n *= d;
+  int64_t rows = inner == 0 ? 0 : n / inner;
   // Rows are independent: split them so each chunk has some 16K elements.
-  KernelFn kernel = it->second;
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(inner, 1));
   pool_->parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
     kernel(bufs.data(), dims.data(), begin, end);
   });
   ++kernelSteps_;
-  return outs;
+}
+
+// nullptr when this shape cannot be planned (sizes unknown until run time).
+CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
+  const Function &f = module_->main();
+  if (inputs.size() != f.args.size())
+    return nullptr; // runReference reports it
+  std::vector<int64_t> key;
+  std::map<std::string, int64_t> sizes;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Shape &s = f.args[i]->type.shape;
+    if (inputs[i].dtype() != f.args[i]->type.dtype || inputs[i].rank() != s.size())
+      return nullptr;
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t n = inputs[i].shape()[d];
+      key.push_back(n);
+      if ((s[d].isStatic() && s[d].size != n) ||
+          (s[d].isSymbolic() && !sizes.emplace(s[d].symbol, n).second && sizes[s[d].symbol] != n))
+        return nullptr;
+    }
+    key.push_back(-1);
+  }
+  if (auto it = plans_.find(key); it != plans_.end())
+    return it->second.get();
+  auto plan = std::make_unique<ShapePlan>();
+  try {
+    plan->module = readBytecode(artifact_.share(kSectionModule));
+    specializeDims(*plan->module, sizes);
+    // With the sizes known, shape computations (Shape -> Gather -> Concat ->
+    // Reshape) fold, and the sizes they decide become known too.
+    runFoldConstantsPass(*plan->module, parsePipeline("fold-constants").front().options);
+    const Function &sf = plan->module->main();
+    for (const auto &op : sf.ops) {
+      if (refKernelSetsOutputDims(op->kind) || isControlFlowOp(*op))
+        throw Error("data-dependent");
+      for (const Value *r : op->results)
+        if (!isStaticShape(r->type.shape))
+          throw Error("unknown size");
+    }
+    plan->memory = planMemory(sf, {});
+  } catch (const Error &) {
+    plans_[key] = nullptr;
+    return nullptr;
+  }
+  for (size_t i = 0; i < plan->memory.buffers.size(); ++i)
+    plan->bufferOf[plan->memory.buffers[i].value] = i;
+  size_t bytes = std::max<uint64_t>(plan->memory.arenaBytes, kArenaAlignment);
+  plan->arena = {static_cast<uint8_t *>(::operator new(bytes, std::align_val_t(kArenaAlignment))),
+                 [](uint8_t *p) { ::operator delete(p, std::align_val_t(kArenaAlignment)); }};
+  return (plans_[key] = std::move(plan)).get();
+}
+
+std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
+                                             const std::vector<HostTensor> &inputs) {
+  const Function &f = plan.module->main();
+  std::unordered_map<const Value *, size_t> argIndex;
+  for (size_t i = 0; i < f.args.size(); ++i)
+    argIndex[f.args[i]] = i;
+  std::function<uint8_t *(const Value *)> ptrOf = [&](const Value *v) -> uint8_t * {
+    if (auto a = argIndex.find(v); a != argIndex.end())
+      return const_cast<uint8_t *>(inputs[a->second].bytes());
+    if (v->isConstant()) // weights in place, from the artifact
+      return const_cast<uint8_t *>(v->data->ptr);
+    const PlannedBuffer &b = plan.memory.buffers.at(plan.bufferOf.at(v));
+    return b.base ? ptrOf(b.base) : plan.arena.get() + b.offset;
+  };
+  auto tensorAt = [&](const Value *v) {
+    std::optional<size_t> n = byteSize(v->type);
+    return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), ptrOf(v), n.value_or(0));
+  };
+  for (const auto &p : f.ops) {
+    const Op &op = *p;
+    if (isViewOp(op) && plan.memory.buffers.at(plan.bufferOf.at(op.result())).base)
+      continue; // same bytes, another shape: nothing to do
+    auto k = op.is(OpKind::Fused) ? kernels_.find(op.getString("callee")) : kernels_.end();
+    if (k != kernels_.end()) {
+      std::vector<void *> bufs;
+      std::vector<int64_t> dims;
+      for (const Value *v : op.operands) {
+        bufs.push_back(ptrOf(v));
+        for (const Dim &d : v->type.shape)
+          dims.push_back(d.size);
+      }
+      for (const Value *r : op.results) {
+        bufs.push_back(ptrOf(r));
+        for (const Dim &d : r->type.shape)
+          dims.push_back(d.size);
+      }
+      launch(k->second, bufs, dims, staticDims(op.result()->type.shape));
+      continue;
+    }
+    // Any other step: the reference kernels on copies, results copied into
+    // the arena.
+    ++fallbackSteps_;
+    Function scratch;
+    std::vector<Value *> operands;
+    std::vector<HostTensor> ins;
+    for (const Value *v : op.operands) {
+      if (!v)
+        operands.push_back(nullptr);
+      else if (v->isConstant())
+        operands.push_back(scratch.addConstant(v->name, v->type, *v->data, v->loc));
+      else {
+        operands.push_back(scratch.addArgument(v->name, v->type));
+        ins.push_back(tensorAt(v));
+      }
+    }
+    std::vector<std::string> names;
+    std::vector<TensorType> types;
+    for (const Value *r : op.results) {
+      names.push_back(r->name);
+      types.push_back(r->type);
+    }
+    Op *copy = scratch.addOp(op.kind, operands, names, types, op.loc);
+    copy->attrs = op.attrs;
+    scratch.results = copy->results;
+    std::vector<HostTensor> outs = runReference(plan.module.get(), scratch, ins);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].byteSize())
+        std::memcpy(ptrOf(op.results[i]), outs[i].bytes(), outs[i].byteSize());
+  }
+  std::vector<HostTensor> results;
+  for (const Value *r : f.results)
+    results.push_back(tensorAt(r));
+  return results;
 }
 
 std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
   kernelSteps_ = fallbackSteps_ = 0;
+  arenaBytes_ = 0;
+  if (ShapePlan *plan = planFor(inputs)) {
+    arenaBytes_ = plan->memory.arenaBytes;
+    return runPlanned(*plan, inputs);
+  }
   OpOverride viaKernels = [this](const Op &op, const std::vector<const HostTensor *> &ins) {
     auto r = runKernel(op, ins);
     if (!r)
