@@ -1,5 +1,6 @@
 #include "tc/CodeGen/CpuCodegen.h"
 #include "tc/Support/Error.h"
+#include "tc/Transforms/ShapeInference.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
 #include <iostream>
@@ -30,6 +31,7 @@ int tcCodegenMain(int argc, char **argv) {
     CommonOptions common;
     std::string target = "cpu", cpu = "native", emit = "artifact";
     bool list = false, stats = false;
+    std::vector<std::string> dimFlags;
     po::options_description opts("tc-codegen options");
     opts.add_options()("target", po::value(&target)->value_name("cpu|cuda"),
                        "code generation target")(
@@ -39,7 +41,9 @@ int tcCodegenMain(int argc, char **argv) {
         "CPU the kernels are compiled for (native: this machine's CPU and features)")(
         "emit", po::value(&emit)->value_name("artifact|source|asm"),
         "what to write: the .tcx artifact, the generated kernel source, or its assembly")(
-        "stats", po::bool_switch(&stats),
+        "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
+        "specialize symbolic dim NAME to N in the compiled model (default: one artifact for "
+        "every size)")("stats", po::bool_switch(&stats),
         "print to stderr which groups got a kernel and which run on the reference kernels");
     po::variables_map vm;
     if (!parseCommandLine("tc-codegen", "[options] <input.tcbc | input.tcir | -> -o model.tcx",
@@ -63,6 +67,7 @@ int tcCodegenMain(int argc, char **argv) {
       fail(
           "code generation for target 'cuda' is not built yet (tracked by the CUDA backend issue)");
     auto m = loadModule(common.input);
+    specializeDims(*m, parseDimFlags(dimFlags));
     CpuTarget t = resolveCpuTarget(cpu);
     CpuCodegenResult r = compileForCpu(*m, t, /*withObject=*/emit == "artifact");
     if (stats) {

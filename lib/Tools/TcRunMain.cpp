@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <sstream>
 #include <dlfcn.h>
 #include <iostream>
 
@@ -40,6 +41,7 @@ int tcRunMain(int argc, char **argv) {
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1;
     unsigned threads = 0;
+    std::string report;
     std::vector<std::string> dimFlags;
     InputSources src;
     double rtol = 1e-4, atol = 1e-5;
@@ -66,6 +68,8 @@ int tcRunMain(int argc, char **argv) {
         "iterations", po::value(&iterations)->value_name("N"),
         "time N runs after the warm-up and print min/median/p90 latency")(
         "warmup", po::value(&warmup)->value_name("W"), "untimed runs before --iterations (1)")(
+        "report", po::value(&report)->value_name("json"),
+        "json: print one JSON object (latency, steps, arena, compare results) instead of text")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
@@ -77,6 +81,8 @@ int tcRunMain(int argc, char **argv) {
                           "[options] [--input NAME=FILE ...] <model.tcx | model.tcbc | model.tcir>",
                           argc, argv, opts, common, vm, /*withOutput=*/false))
       return 0;
+    if (!report.empty() && report != "json")
+      fail("unknown --report '", report, "' (json)");
     if (iterations < 0 || warmup < 0)
       fail("--iterations and --warmup must be >= 0");
     if (!(rtol >= 0) || !(atol >= 0))
@@ -114,10 +120,10 @@ int tcRunMain(int argc, char **argv) {
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     auto runOnce = [&] { return ir ? runReference(m, f, inputs) : cpu->run(inputs); };
     std::vector<HostTensor> outputs = runOnce();
+    std::vector<double> ms; // sorted latencies of the timed runs
     if (iterations > 0) {
       for (int i = 1; i < warmup; ++i)
         runOnce();
-      std::vector<double> ms;
       for (int i = 0; i < iterations; ++i) {
         auto t0 = std::chrono::steady_clock::now();
         runOnce();
@@ -126,28 +132,56 @@ int tcRunMain(int argc, char **argv) {
                 .count());
       }
       std::sort(ms.begin(), ms.end());
-      auto at = [&](double q) {
-        return ms[std::min(ms.size() - 1, size_t(q * double(ms.size())))];
-      };
+    }
+    auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * double(ms.size())))]; };
+    bool compiled = cpu && !ir;
+    if (!outputDir.empty())
+      writeTestDataSet(outputDir, f, inputs, outputs);
+    std::ostringstream results;
+    bool ok = true;
+    if (compareDir.empty())
+      printOutputSummary(f, outputs, results);
+    else
+      ok = compareOutputs(f, outputs, compareDir, rtol, atol, results, src.bf16AsU16);
+    if (report == "json") {
+      // One JSON object on stdout, for scripts (utils/bench-cpu.py).
+      std::ostringstream js;
+      js << "{\"target\": \"" << target << "\", \"iterations\": " << iterations;
+      if (!ms.empty())
+        js << ", \"latency_ms\": {\"min\": " << ms.front() << ", \"median\": " << at(0.5)
+           << ", \"p90\": " << at(0.9) << ", \"max\": " << ms.back() << "}";
+      if (compiled)
+        js << ", \"threads\": " << cpu->threads() << ", \"kernel_steps\": " << cpu->kernelSteps()
+           << ", \"fallback_steps\": " << cpu->fallbackSteps()
+           << ", \"arena_bytes\": " << cpu->arenaBytes();
+      js << ", \"compared\": " << (compareDir.empty() ? "false" : "true")
+         << ", \"ok\": " << (ok ? "true" : "false") << ", \"outputs\": [";
+      std::istringstream lines(results.str());
+      bool first = true;
+      for (std::string line; std::getline(lines, line); first = false) {
+        js << (first ? "" : ", ") << "\"";
+        for (char c : line)
+          js << (c == '"' || c == '\\' ? "\\" : "") << c;
+        js << "\"";
+      }
+      js << "]}\n";
+      std::cout << js.str();
+      return ok ? 0 : 1;
+    }
+    if (!ms.empty())
       std::cerr << "latency over " << iterations << " runs (" << target
-                << (cpu && !ir ? ", " + std::to_string(cpu->threads()) + " threads" : std::string())
+                << (compiled ? ", " + std::to_string(cpu->threads()) + " threads" : std::string())
                 << "): min " << ms.front() << " ms, median " << at(0.5) << " ms, p90 " << at(0.9)
                 << " ms\n";
-    }
-    if (cpu && !ir)
+    if (compiled)
       std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->fallbackSteps()
                 << " on the reference kernels; "
                 << (cpu->arenaBytes()
                         ? "one arena of " + std::to_string(cpu->arenaBytes()) + " bytes"
                         : std::string("no arena (sizes known only at run time)"))
                 << "\n";
-    if (!outputDir.empty())
-      writeTestDataSet(outputDir, f, inputs, outputs);
-    if (compareDir.empty()) {
-      printOutputSummary(f, outputs, std::cout);
-      return 0;
-    }
-    return compareOutputs(f, outputs, compareDir, rtol, atol, std::cout, src.bf16AsU16) ? 0 : 1;
+    std::cout << results.str();
+    return ok ? 0 : 1;
   });
 }
 
