@@ -199,18 +199,18 @@ private:
     const Value *x = op.operand(0);
     size_t r = x->type.rank();
     if (r == 0 || x->type.shape != domain_ || op.result()->type.shape != domain_)
-      return fail(std::string(op.name()) + " whose result is not the group's domain");
+      return noKernel(std::string(op.name()) + " whose result is not the group's domain");
     int64_t axis = op.getInt("axis");
     if (axis != -1 && axis != int64_t(r) - 1)
-      return fail(std::string(op.name()) + " over an axis other than the last");
+      return noKernel(std::string(op.name()) + " over an axis other than the last");
     if (op.results.size() != 1)
-      return fail("LayerNormalization with Mean/InvStdDev results");
+      return noKernel("LayerNormalization with Mean/InvStdDev results");
     if (op.is(OpKind::LayerNormalization))
       for (size_t k = 1; k < op.operands.size(); ++k)
         if (const Value *p = op.operand(k);
             p && argIndex(p) == SIZE_MAX &&
             !(p->isConstant() && staticNumElements(p->type.shape) == 1))
-          return fail("LayerNormalization parameters computed in the group");
+          return noKernel("LayerNormalization parameters computed in the group");
     for (const auto &o : f_.ops) {
       if (o.get() == rowReduction_)
         break;
@@ -257,13 +257,13 @@ private:
   bool checkMatmul() {
     const Value *a = anchor_->operand(0), *b = anchor_->operand(1);
     if (argIndex(a) == SIZE_MAX || argIndex(b) == SIZE_MAX)
-      return fail(std::string(anchor_->name()) + " on values computed in the group");
+      return noKernel(std::string(anchor_->name()) + " on values computed in the group");
     if (a->type.rank() < 2 || b->type.rank() < 2 || rank_ < 2)
-      return fail(std::string(anchor_->name()) + " with a 1-D operand");
+      return noKernel(std::string(anchor_->name()) + " with a 1-D operand");
     if (a->type.dtype != DType::F32 && a->type.dtype != DType::F64)
-      return fail(std::string(anchor_->name()) + " on " + a->type.str());
+      return noKernel(std::string(anchor_->name()) + " on " + a->type.str());
     if (anchor_->result() != f_.ops.front()->result() || anchor_->result()->type.shape != domain_)
-      return fail("an epilogue that changes the matmul's shape");
+      return noKernel("an epilogue that changes the matmul's shape");
     return true;
   }
 
@@ -273,14 +273,14 @@ private:
     const Op &c = *anchor_;
     const Value *x = c.operand(0), *w = c.operand(1), *b = c.operand(2);
     if (x->type.rank() != 4 || c.getInt("channels_last") || c.getString("auto_pad") != "NOTSET")
-      return fail("Conv other than 2-D NCHW with explicit pads");
+      return noKernel("Conv other than 2-D NCHW with explicit pads");
     if (x->type.dtype != DType::F32 && x->type.dtype != DType::F64)
-      return fail("Conv on " + x->type.str());
+      return noKernel("Conv on " + x->type.str());
     if (argIndex(x) == SIZE_MAX || argIndex(w) == SIZE_MAX ||
         (b && argIndex(b) == SIZE_MAX && staticNumElements(b->type.shape) != 1))
-      return fail("Conv on values computed in the group");
+      return noKernel("Conv on values computed in the group");
     if (c.result()->type.shape != domain_)
-      return fail("an epilogue that changes the conv's shape");
+      return noKernel("an epilogue that changes the conv's shape");
     return true;
   }
 
@@ -386,11 +386,11 @@ private:
   }
 
   std::nullopt_t reject(const std::string &what) {
-    fail(what);
+    noKernel(what);
     return std::nullopt;
   }
   // Records why the group gets no kernel; false stops emitting.
-  bool fail(const std::string &what) {
+  bool noKernel(const std::string &what) {
     why_ = "@" + f_.name + ": " + what;
     return false;
   }
@@ -475,15 +475,15 @@ private:
 
   bool emitOp(const Op &op, std::ostringstream &os) {
     if (op.results.size() != 1)
-      return fail(std::string(op.name()) + " with several results");
+      return noKernel(std::string(op.name()) + " with several results");
     const Value *res = op.result();
     const char *rt = cType(res->type.dtype);
     if (!rt)
-      return fail(std::string(op.name()) + " producing " + res->type.str());
+      return noKernel(std::string(op.name()) + " producing " + res->type.str());
     if (&op == rowReduction_) {
       auto in = operandExpr(op.operand(0));
       if (!in)
-        return fail(std::string(op.name()) + " reading a non-scalar constant");
+        return noKernel(std::string(op.name()) + " reading a non-scalar constant");
       reducedInput_ = *in;
       std::string e;
       if (op.is(OpKind::Softmax))
@@ -497,7 +497,7 @@ private:
           if (const Value *v = op.operand(k)) {
             auto pe = operandExpr(v);
             if (!pe)
-              return fail("LayerNormalization with a non-scalar constant parameter");
+              return noKernel("LayerNormalization with a non-scalar constant parameter");
             p.push_back(*pe);
           }
         e = e + " * " + p.at(0);
@@ -526,7 +526,7 @@ private:
         if (const Value *c = op.operand(2)) {
           auto ce = operandExpr(c);
           if (!ce)
-            return fail("Gemm's C is a non-scalar constant %" + c->name);
+            return noKernel("Gemm's C is a non-scalar constant %" + c->name);
           e += " + " + floatLiteral(op.getFloat("beta"), res->type.dtype) + " * " + *ce;
         }
       }
@@ -542,10 +542,10 @@ private:
         continue;
       }
       if (!cType(v->type.dtype))
-        return fail(std::string(op.name()) + " reading " + v->type.str());
+        return noKernel(std::string(op.name()) + " reading " + v->type.str());
       auto e = operandExpr(v);
       if (!e)
-        return fail(std::string(op.name()) + " reading the non-scalar constant %" + v->name);
+        return noKernel(std::string(op.name()) + " reading the non-scalar constant %" + v->name);
       a.push_back(*e);
     }
     bool isFloat = res->type.dtype != DType::Bool;
@@ -629,7 +629,7 @@ private:
       else
         e = T + "(" + x + ")";
       break;
-    default: return fail("no code for " + std::string(op.name()));
+    default: return noKernel("no code for " + std::string(op.name()));
     }
     std::string t = temp();
     os << "      const " << T << " " << t << " = " << e << ";\n";
