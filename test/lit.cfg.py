@@ -24,6 +24,10 @@ for var in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS"):
 config.substitutions.append(("%models", os.path.join(config.tc_src_root, "models")))
 config.substitutions.append(("%python", sys.executable))
 config.substitutions.append(("%tc_bin", config.tc_tools_dir))
+config.substitutions.append(("%tc_build", os.path.dirname(config.tc_tools_dir)))
+# A program linked to an instrumented libtcrt must carry the sanitizer runtime.
+config.substitutions.append(("%sanitize_flags",
+                             "-fsanitize=address,undefined" if config.tc_sanitize else ""))
 
 # Tests that need (or must not have) a GPU driver.
 if os.path.exists("/dev/nvidiactl"):

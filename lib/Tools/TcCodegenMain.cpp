@@ -1,8 +1,8 @@
 #include "tc/CodeGen/CpuCodegen.h"
 #include "tc/Support/Error.h"
-#include "tc/Transforms/ShapeInference.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include "tc/Transforms/ShapeInference.h"
 #include <iostream>
 #include <unistd.h>
 
@@ -43,7 +43,8 @@ int tcCodegenMain(int argc, char **argv) {
         "what to write: the .tcx artifact, the generated kernel source, or its assembly")(
         "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
         "specialize symbolic dim NAME to N in the compiled model (default: one artifact for "
-        "every size)")("stats", po::bool_switch(&stats),
+        "every size)")(
+        "stats", po::bool_switch(&stats),
         "print to stderr which groups got a kernel and which run on the reference kernels");
     po::variables_map vm;
     if (!parseCommandLine("tc-codegen", "[options] <input.tcbc | input.tcir | -> -o model.tcx",

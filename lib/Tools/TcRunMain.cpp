@@ -9,9 +9,9 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <sstream>
 #include <dlfcn.h>
 #include <iostream>
+#include <sstream>
 
 namespace tc::tools {
 
