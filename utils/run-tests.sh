@@ -8,7 +8,9 @@ BUILD=build
 flags=(-DTC_WERROR=ON)
 if [ "${1:-}" = "--sanitize" ]; then
   BUILD=build-asan
-  flags+=(-DTC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo)
+  # -O1 -g1: line tables are enough for sanitizer stack traces, and the
+  # build takes far less of CI's time than -O2 -g.
+  flags+=(-DTC_SANITIZE=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1 -g1 -DNDEBUG")
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi
 cmake -S . -B "$BUILD" -G Ninja "${flags[@]}" >/dev/null
