@@ -45,8 +45,9 @@ public:
     for (const Value *r : f_.results)
       if (r->type.shape != domain_)
         return reject("results of different shapes");
+    bool movesBytes = f_.ops.front()->is(OpKind::Transpose); // any element type
     for (const Value *a : f_.args)
-      if (!cType(a->type.dtype))
+      if (!cType(a->type.dtype) && !movesBytes)
         return reject("argument %" + a->name + " of type " + a->type.str());
     rank_ = domain_.size();
     // dims[] layout: every argument's dims, then every result's.
@@ -60,6 +61,8 @@ public:
       at += r->type.rank();
     }
     const Op &first = *f_.ops.front();
+    if (first.is(OpKind::Transpose))
+      return emitTranspose(first);
     if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm)) {
       anchor_ = &first;
       if (!checkMatmul())
@@ -265,6 +268,51 @@ private:
     if (anchor_->result() != f_.ops.front()->result() || anchor_->result()->type.shape != domain_)
       return noKernel("an epilogue that changes the matmul's shape");
     return true;
+  }
+
+  // A lone Transpose: each output row reads the input with the stride of
+  // the axis that became the last one; any element type (bytes are moved).
+  std::optional<EmittedKernel> emitTranspose(const Op &op) {
+    const Value *x = op.operand(0), *y = op.result();
+    if (f_.ops.size() != 1 || f_.results.size() != 1 || f_.results[0] != y ||
+        argIndex(x) == SIZE_MAX)
+      return reject("a Transpose with other ops in its group");
+    size_t esz = dtypeSize(x->type.dtype);
+    const char *T = esz == 8   ? "int64_t"
+                    : esz == 4 ? "int"
+                    : esz == 2 ? "short"
+                    : esz == 1 ? "char"
+                               : nullptr;
+    if (!T)
+      return reject("a Transpose of " + x->type.str());
+    size_t r = x->type.rank();
+    std::vector<int64_t> perm = op.getInts("perm");
+    if (perm.empty())
+      for (size_t i = 0; i < r; ++i)
+        perm.push_back(int64_t(r - 1 - i));
+    if (r == 0 || perm.size() != r)
+      return reject("a Transpose of rank 0");
+    std::string symbol = "tc_" + f_.name;
+    std::ostringstream os;
+    os << "// group @" << f_.name << ": Transpose, perm";
+    for (int64_t p : perm)
+      os << " " << p;
+    os << "\nextern \"C\" void " << symbol
+       << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
+    os << "  const " << T << " *__restrict in = (const " << T << " *)bufs[0];\n  " << T
+       << " *__restrict out = (" << T << " *)bufs[1];\n";
+    os << "  int64_t st[" << r << "];\n  { int64_t s = 1;\n";
+    for (size_t d = r; d-- > 0;)
+      os << "    st[" << d << "] = s; s *= " << dim(x, d) << ";\n";
+    os << "  }\n  const int64_t inner = " << dim(y, r - 1) << ", step = st[" << perm[r - 1]
+       << "];\n";
+    os << "  for (int64_t row = begin; row < end; ++row) {\n    int64_t base = 0, rem = row;\n";
+    for (size_t d = r - 1; d-- > 0;)
+      os << "    { const int64_t c = rem % " << dim(y, d) << "; rem /= " << dim(y, d)
+         << "; base += c * st[" << perm[d] << "]; }\n";
+    os << "    for (int64_t j = 0; j < inner; ++j) out[row * inner + j] = in[base + j * step];\n"
+       << "  }\n}\n";
+    return EmittedKernel{f_.name, symbol, os.str()};
   }
 
   // 2-D convolution in ONNX's NCHW layout with explicit pads (auto_pad

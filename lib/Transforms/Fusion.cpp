@@ -318,7 +318,10 @@ std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::s
   fused->operands = std::move(operands);
   fused->loc = (g.anchorOp ? g.anchorOp : g.ops.front())->loc;
   fused->setAttr("callee", Attribute(name));
-  fused->setAttr("kind", Attribute(std::string(anchorName(g.anchor))));
+  // A lone data-movement op is not pointwise: it reads other positions than
+  // it writes (the memory planner must not run it in place).
+  bool moves = g.ops.size() == 1 && g.ops[0]->info().category == FusionCategory::Shape;
+  fused->setAttr("kind", Attribute(std::string(moves ? "shape" : anchorName(g.anchor))));
   for (const Op *op : g.ops)
     for (Value *r : op->results)
       if (usedOutside.count(r)) {
@@ -369,7 +372,8 @@ void scheduleStable(Function &f) {
 
 bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
-  // becomes a group of one too, so every kernel is a Fused op.
+  // (or Transpose, which moves data) becomes a group of one too, so every
+  // kernel is a Fused op.
   bool singles = opts.getInt("singles") != 0;
   std::set<std::string> callees;
   for (const auto &f : m.functions)
@@ -393,7 +397,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
       if (g.ops.size() == 1) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
-            c != FusionCategory::Library)
+            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose))
           continue;
       }
       bool hasInput = false;

@@ -195,11 +195,16 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
     // Reshape) fold, and the sizes they decide become known too.
     runFoldConstantsPass(*plan->module, parsePipeline("fold-constants").front().options);
     const Function &sf = plan->module->main();
+    // Every value must have a size now, and a fixed one (not strings).
+    for (const auto *values : {&sf.args, &sf.results})
+      for (const Value *v : *values)
+        if (!byteSize(v->type))
+          throw Error("no fixed size");
     for (const auto &op : sf.ops) {
       if (refKernelSetsOutputDims(op->kind) || isControlFlowOp(*op))
         throw Error("data-dependent");
       for (const Value *r : op->results)
-        if (!isStaticShape(r->type.shape))
+        if (!isStaticShape(r->type.shape) || !byteSize(r->type))
           throw Error("unknown size");
     }
     plan->memory = planMemory(sf, {});
@@ -260,15 +265,20 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
     Function scratch;
     std::vector<Value *> operands;
     std::vector<HostTensor> ins;
+    std::unordered_map<const Value *, Value *> copied; // an operand may repeat
     for (const Value *v : op.operands) {
-      if (!v)
+      if (!v) {
         operands.push_back(nullptr);
-      else if (v->isConstant())
-        operands.push_back(scratch.addConstant(v->name, v->type, *v->data, v->loc));
-      else {
-        operands.push_back(scratch.addArgument(v->name, v->type));
+        continue;
+      }
+      Value *&c = copied[v];
+      if (!c && v->isConstant())
+        c = scratch.addConstant(v->name, v->type, *v->data, v->loc);
+      else if (!c) {
+        c = scratch.addArgument(v->name, v->type);
         ins.push_back(tensorAt(v));
       }
+      operands.push_back(c);
     }
     std::vector<std::string> names;
     std::vector<TensorType> types;
