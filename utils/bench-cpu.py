@@ -7,20 +7,9 @@ geomean, and tc's compile time (import + opt + codegen).
 
     utils/bench-cpu.py [--bin build/bin] [--threads 2] [--iterations 20] [--markdown docs/cpu-bench.md]
 """
-import argparse, glob, json, math, os, subprocess, sys, tempfile, time
+import argparse, json, math, os, subprocess, sys, tempfile, time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def models():
-    ms = sorted(glob.glob(os.path.join(ROOT, "models", "ci", "*.onnx")))
-    ms += sorted(glob.glob(os.path.join(ROOT, "models", "small", "*", "model.onnx")))
-    return ms
-
-
-def name_of(path):
-    rel = os.path.relpath(path, os.path.join(ROOT, "models"))
-    return rel[: -len("/model.onnx")] if rel.endswith("/model.onnx") else rel[: -len(".onnx")]
+from committed_models import ROOT, committed_models, name_of
 
 
 def sh(cmd, **kw):
@@ -28,7 +17,7 @@ def sh(cmd, **kw):
 
 
 def ort_median(model, data, threads, iterations, warmup):
-    import numpy as np, onnx, onnxruntime as ort
+    import onnx, onnxruntime as ort
     from onnx import numpy_helper
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
@@ -61,7 +50,7 @@ def main():
     tool = lambda t: os.path.join(args.bin, t)
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
-        for model in models():
+        for model in committed_models():
             name = name_of(model)
             base = os.path.join(tmp, name.replace("/", "_"))
             data = os.path.join(os.path.dirname(model), "test_data_set_0")

@@ -10,22 +10,11 @@ the optimized IR is also compared with the model's own reference outputs).
 Exit status 1 when fusion does not reduce a model's kernel count, the
 plan's peak is not below the naive peak, or numerics do not hold.
 """
-import argparse, glob, os, re, subprocess, sys, tempfile
+import argparse, os, re, subprocess, sys, tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from committed_models import ROOT, committed_models, name_of
 FP32_TOL = ("1e-4", "1e-5")
 FP16_TOL = ("3e-2", "3e-2")
-
-
-def committed_models():
-    ms = sorted(glob.glob(os.path.join(ROOT, "models", "ci", "*.onnx")))
-    ms += sorted(glob.glob(os.path.join(ROOT, "models", "small", "*", "model.onnx")))
-    return ms
-
-
-def name_of(path):
-    rel = os.path.relpath(path, os.path.join(ROOT, "models"))
-    return rel[: -len("/model.onnx")] if rel.endswith("/model.onnx") else rel[: -len(".onnx")]
 
 
 def run(cmd):
