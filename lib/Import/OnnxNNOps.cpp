@@ -9,6 +9,7 @@
 // of opsets before 14 are rejected; optional outputs nobody reads are
 // dropped.
 #include "OnnxOps.h"
+#include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"
 #include <algorithm>
 #include <cstring>
@@ -46,8 +47,7 @@ HostTensor constantData(const NodeContext &ctx, size_t i, const char *what) {
   if (!v->isConstant())
     ctx.fail(what, " must be a constant: tc needs it at compile time, but input ",
              quoteName(ctx.node().input(int(i))), " is computed at run time");
-  return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr,
-                               v->data->size);
+  return constantTensor(*v);
 }
 
 // A constant 0-D or 1-D i32/i64 input.

@@ -35,6 +35,10 @@ std::optional<HostTensor> evaluateShapeOp(const Op &op) {
 
 } // namespace
 
+HostTensor constantTensor(const Value &v) {
+  return HostTensor::fromBytes(v.type.dtype, staticDims(v.type.shape), v.data->ptr, v.data->size);
+}
+
 std::optional<std::vector<HostTensor>> evaluateConstantOp(const Op &op, size_t maxResultBytes) {
   if ((op.is(OpKind::Shape) || op.is(OpKind::Size)) && op.operand(0)) {
     auto t = evaluateShapeOp(op);
@@ -67,8 +71,7 @@ std::optional<std::vector<HostTensor>> evaluateConstantOp(const Op &op, size_t m
         ins.push_back(nullptr);
         continue;
       }
-      storage.push_back(HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape),
-                                              v->data->ptr, v->data->size));
+      storage.push_back(constantTensor(*v));
       ins.push_back(&storage.back());
     }
     std::vector<HostTensor> outs;

@@ -3,6 +3,7 @@
 #include "tc/Support/Float16.h"
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace tc {
@@ -223,6 +224,35 @@ void HostTensor::setInt(int64_t i, int64_t v) {
   case DType::Bool: *p = v != 0; return;
   case DType::Str: notANumber();
   }
+}
+
+HostTensor permuteAxes(const HostTensor &x, const std::vector<int64_t> &perm) {
+  const std::vector<int64_t> &xs = x.shape();
+  if (perm.size() != xs.size())
+    fail("permutation of ", perm.size(), " axes for ", x.typeStr());
+  std::vector<int64_t> ys, step, xStrides(xs.size(), 1);
+  for (size_t d = xs.size(); d-- > 1;)
+    xStrides[d - 1] = xStrides[d] * xs[d];
+  for (int64_t a : perm) {
+    ys.push_back(xs[size_t(a)]);
+    step.push_back(xStrides[size_t(a)]);
+  }
+  HostTensor y(x.dtype(), ys);
+  size_t esz = dtypeSize(x.dtype());
+  std::vector<int64_t> idx(ys.size(), 0);
+  int64_t src = 0;
+  for (int64_t o = 0, n = y.numElements(); o < n; ++o) {
+    std::memcpy(y.bytes() + size_t(o) * esz, x.bytes() + size_t(src) * esz, esz);
+    for (size_t d = ys.size(); d-- > 0;) {
+      if (++idx[d] < ys[d]) {
+        src += step[d];
+        break;
+      }
+      src -= step[d] * (ys[d] - 1);
+      idx[d] = 0;
+    }
+  }
+  return y;
 }
 
 } // namespace tc

@@ -12,39 +12,13 @@
 // canonicalize then cancels Transpose pairs the walk left behind.
 #include "tc/IR/Layout.h"
 #include "tc/IR/Verifier.h"
-#include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
 #include <unordered_map>
 
 namespace tc {
 
 namespace {
-
-HostTensor permutedConstant(const Value *v, const std::vector<int64_t> &perm) {
-  HostTensor x =
-      HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr, v->data->size);
-  std::vector<int64_t> ys;
-  for (int64_t a : perm)
-    ys.push_back(x.shape()[size_t(a)]);
-  HostTensor y(x.dtype(), ys);
-  // Walk the result in order; map each index back through perm.
-  std::vector<int64_t> idx(ys.size(), 0), xStride(x.rank(), 1);
-  for (size_t d = x.rank(); d-- > 1;)
-    xStride[d - 1] = xStride[d] * x.shape()[d];
-  size_t esz = dtypeSize(x.dtype());
-  for (int64_t o = 0; o < y.numElements(); ++o) {
-    int64_t src = 0;
-    for (size_t d = 0; d < ys.size(); ++d)
-      src += idx[d] * xStride[size_t(perm[d])];
-    std::memcpy(y.bytes() + size_t(o) * esz, x.bytes() + size_t(src) * esz, esz);
-    for (size_t d = ys.size(); d-- > 0;) {
-      if (++idx[d] < ys[d])
-        break;
-      idx[d] = 0;
-    }
-  }
-  return y;
-}
 
 class ChannelsLast {
 public:
@@ -94,7 +68,7 @@ private:
   }
 
   Value *constant(const Value *v, const std::vector<int64_t> &perm, const std::string &suffix) {
-    HostTensor t = permutedConstant(v, perm);
+    HostTensor t = permuteAxes(constantTensor(*v), perm);
     return f_.addConstant(f_.uniqueName(v->name + suffix), t.type(),
                           TensorData::copyOf(t.bytes(), t.byteSize()), v->loc);
   }

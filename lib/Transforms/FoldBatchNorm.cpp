@@ -3,7 +3,7 @@
 // output channel o of the producer is scaled by s[o] and shifted by
 // beta[o] - mean[o] * s[o]. Runs in f64 and rounds once to the weights'
 // dtype; the original weights stay (they may be shared) and DCE drops them.
-#include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 #include <cmath>
@@ -11,11 +11,6 @@
 namespace tc {
 
 namespace {
-
-HostTensor tensorOf(const Value *v) {
-  return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr,
-                               v->data->size);
-}
 
 Value *addConstant(Function &f, const std::string &base, const HostTensor &t, const Location &loc) {
   return f.addConstant(f.uniqueName(base), t.type(), TensorData::copyOf(t.bytes(), t.byteSize()),
@@ -51,13 +46,13 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
       y->type.rank() < 2 || !y->type.shape[1].isStatic())
     return false;
   int64_t channels = y->type.shape[1].size;
-  HostTensor scale = tensorOf(bn.operand(1)), beta = tensorOf(bn.operand(2)),
-             mean = tensorOf(bn.operand(3)), var = tensorOf(bn.operand(4));
+  HostTensor scale = constantTensor(*bn.operand(1)), beta = constantTensor(*bn.operand(2)),
+             mean = constantTensor(*bn.operand(3)), var = constantTensor(*bn.operand(4));
   for (const HostTensor *p : {&scale, &beta, &mean, &var})
     if (p->numElements() != channels)
       return false;
   bool gemm = prod->is(OpKind::Gemm);
-  HostTensor wt = tensorOf(w);
+  HostTensor wt = constantTensor(*w);
   // Which output channel each weight element feeds.
   const std::vector<int64_t> &wd = wt.shape();
   bool transB = gemm && prod->getInt("transB");
@@ -79,7 +74,7 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
   HostTensor c;
   double cScale = 1.0;
   if (bias) {
-    c = tensorOf(bias);
+    c = constantTensor(*bias);
     int64_t n = c.numElements();
     bool rowVector =
         gemm ? (c.rank() <= 2 && (n == 1 || n == channels) && (c.rank() < 2 || c.shape()[0] == 1))

@@ -12,7 +12,7 @@
 // are then re-inferred from the op table. The fuse pass afterwards absorbs
 // the casts into the neighbouring kernels.
 #include "tc/IR/Verifier.h"
-#include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/ConstantEval.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include <map>
@@ -138,8 +138,7 @@ private:
     TensorType type{t, v->type.shape};
     Value *out;
     if (v->isConstant()) {
-      HostTensor src = HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), v->data->ptr,
-                                             v->data->size);
+      HostTensor src = constantTensor(*v);
       HostTensor dst(t, src.shape());
       for (int64_t i = 0; i < src.numElements(); ++i)
         dst.setDouble(i, src.getDouble(i));

@@ -8,6 +8,9 @@
 
 namespace tc {
 
+// The data of constant `v` as a tensor (a copy). Requires v->isConstant().
+HostTensor constantTensor(const Value &v);
+
 // The results of `op` when they can be known now: every operand is a
 // constant (or, for Shape and Size, the operand's dims are static), the op
 // has a reference kernel, the results together take at most `maxResultBytes`,

@@ -66,6 +66,10 @@ private:
   std::vector<std::string> strs_; // str elements; bytes_ stays empty then
 };
 
+// `x` with its axes permuted: result axis i is x's axis perm[i] (Transpose's
+// convention). Any fixed-size dtype; throws unless perm has x's rank.
+HostTensor permuteAxes(const HostTensor &x, const std::vector<int64_t> &perm);
+
 // `v` rounded to the nearest value representable in float dtype `t`
 // (identity for f64); for non-float dtypes, returns v unchanged.
 double roundToFloatDType(double v, DType t);

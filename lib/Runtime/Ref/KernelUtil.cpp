@@ -12,33 +12,6 @@ int64_t numElements(const Dims &d) {
   return n;
 }
 
-HostTensor permuted(const HostTensor &x, const std::vector<int64_t> &perm) {
-  const Dims &xs = x.shape();
-  if (perm.size() != xs.size())
-    fail("internal: permutation of ", perm.size(), " axes for ", x.typeStr());
-  Dims ys, xStrides = stridesOf(xs), step;
-  for (int64_t a : perm) {
-    ys.push_back(xs[size_t(a)]);
-    step.push_back(xStrides[size_t(a)]);
-  }
-  HostTensor y(x.dtype(), ys);
-  size_t esz = dtypeSize(x.dtype());
-  std::vector<int64_t> idx(ys.size(), 0);
-  int64_t src = 0;
-  for (int64_t o = 0, n = numElements(ys); o < n; ++o) {
-    std::memcpy(y.bytes() + size_t(o) * esz, x.bytes() + size_t(src) * esz, esz);
-    for (size_t d = ys.size(); d-- > 0;) {
-      if (++idx[d] < ys[d]) {
-        src += step[d];
-        break;
-      }
-      src -= step[d] * (ys[d] - 1);
-      idx[d] = 0;
-    }
-  }
-  return y;
-}
-
 Dims stridesOf(const Dims &d) {
   Dims s(d.size(), 1);
   for (size_t i = d.size(); i-- > 1;)

@@ -54,8 +54,6 @@ std::vector<HostTensor> runControlFlow(const Module *m, const Op &op,
 using Dims = std::vector<int64_t>;
 
 int64_t numElements(const Dims &d);
-// x with its axes permuted: result axis i is x's axis perm[i] (Transpose).
-HostTensor permuted(const HostTensor &x, const std::vector<int64_t> &perm);
 // Row-major strides of `d`, in elements.
 Dims stridesOf(const Dims &d);
 // Normalizes axis into [0, rank); throws when out of range.

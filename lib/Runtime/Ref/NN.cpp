@@ -279,15 +279,18 @@ void convKernel(const Op &op, const Ins &ins, Outs &outs) {
   size_t r = ins[0]->rank();
   if (r < 3 || ins[1]->rank() != r || outs[0].rank() != r)
     fail("internal: unexpected ranks ", ins[0]->typeStr(), ", ", ins[1]->typeStr());
-  HostTensor x = permuted(*ins[0], toChannelsFirstPerm(r));
-  HostTensor w = permuted(*ins[1], toChannelsFirstPerm(r));
+  HostTensor x = permuteAxes(*ins[0], toChannelsFirstPerm(r));
+  HostTensor w = permuteAxes(*ins[1], toChannelsFirstPerm(r));
   Ins first{&x, &w};
   if (ins.size() > 2)
     first.push_back(ins[2]);
   Outs y;
-  y.emplace_back(outs[0].dtype(), permuted(outs[0], toChannelsFirstPerm(r)).shape());
+  std::vector<int64_t> firstDims;
+  for (int64_t a : toChannelsFirstPerm(r))
+    firstDims.push_back(outs[0].shape()[size_t(a)]);
+  y.emplace_back(outs[0].dtype(), std::move(firstDims));
   convChannelsFirst(op, first, y);
-  outs[0] = permuted(y[0], toChannelsLastPerm(r));
+  outs[0] = permuteAxes(y[0], toChannelsLastPerm(r));
 }
 
 // ---- ConvTranspose ---------------------------------------------------------
