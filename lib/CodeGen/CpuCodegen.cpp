@@ -1,5 +1,6 @@
 #include "tc/CodeGen/CpuCodegen.h"
 #include "tc/CodeGen/KernelEmitter.h"
+#include "tc/CodeGen/LibraryCall.h"
 #include "tc/Config.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/Verifier.h"
@@ -53,7 +54,8 @@ void passArrayConstantsAsArguments(Module &m) {
 
 } // namespace
 
-CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, bool withObject) {
+CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, bool withObject,
+                               CpuLibrary library) {
   CpuCodegenResult r;
   auto t0 = Clock::now();
   // Every kernel is a Fused op: lone ops the fuse pass left become groups of
@@ -73,14 +75,32 @@ CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, boo
     if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
       continue;
     const Function *callee = m.lookup(op->getString("callee"));
-    std::string why;
+    // Table line: group, its kernel, then for a library call the library and
+    // the epilogue's kernel ("-": none). The whole group's kernel stays as
+    // the fallback for sizes or attributes the library turns down.
+    std::string why, symbol = "-", lib = "-", epilogue = "-";
     if (auto k = emitKernel(*callee, KernelDialect::Cpu, why)) {
       source << k->source << "\n";
-      table << k->group << " " << k->symbol << "\n";
+      symbol = k->symbol;
       r.kernels.push_back(k->group);
-    } else {
-      r.fallback.push_back(why);
     }
+    if (library == CpuLibrary::OneDnn && isLibraryAnchored(*callee)) {
+      std::string epiWhy;
+      std::unique_ptr<Function> e = epilogueGroup(*callee);
+      std::optional<EmittedKernel> ek;
+      // Without an epilogue kernel oneDNN takes the group only where its
+      // post-ops cover the whole epilogue.
+      if (e && (ek = emitKernel(*e, KernelDialect::Cpu, epiWhy))) {
+        source << ek->source << "\n";
+        epilogue = ek->symbol;
+      }
+      lib = "onednn";
+      r.library.push_back(callee->name);
+    }
+    if (symbol == "-" && lib == "-")
+      r.fallback.push_back(why);
+    else
+      table << callee->name << " " << symbol << " " << lib << " " << epilogue << "\n";
   }
   r.source = source.str();
   r.timeline.push_back({"emit kernels", since(t0)});

@@ -29,7 +29,7 @@ const TargetInfo kTargets[] = {
 int tcCodegenMain(int argc, char **argv) {
   return runTool("tc-codegen", [&] {
     CommonOptions common;
-    std::string target = "cpu", cpu = "native", emit = "artifact";
+    std::string target = "cpu", cpu = "native", emit = "artifact", cpuLibrary = "onednn";
     bool list = false, stats = false;
     std::vector<std::string> dimFlags;
     po::options_description opts("tc-codegen options");
@@ -39,6 +39,9 @@ int tcCodegenMain(int argc, char **argv) {
         "list targets with their arches / CPU levels and exit")(
         "cpu", po::value(&cpu)->value_name("native|x86-64-v3|..."),
         "CPU the kernels are compiled for (native: this machine's CPU and features)")(
+        "cpu-library", po::value(&cpuLibrary)->value_name("onednn|none"),
+        "what Conv/MatMul/Gemm groups call on CPU: oneDNN (epilogues as post-ops where it "
+        "has them) or only generated kernels")(
         "emit", po::value(&emit)->value_name("artifact|source|asm"),
         "what to write: the .tcx artifact, the generated kernel source, or its assembly")(
         "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
@@ -64,16 +67,21 @@ int tcCodegenMain(int argc, char **argv) {
       fail("unknown target '", target, "' (see --list-targets)");
     if (emit != "artifact" && emit != "source" && emit != "asm")
       fail("unknown --emit '", emit, "' (artifact, source or asm)");
+    if (cpuLibrary != "onednn" && cpuLibrary != "none")
+      fail("unknown --cpu-library '", cpuLibrary, "' (onednn or none)");
     if (target == "cuda")
       fail(
           "code generation for target 'cuda' is not built yet (tracked by the CUDA backend issue)");
     auto m = loadModule(common.input);
     specializeDims(*m, parseDimFlags(dimFlags));
     CpuTarget t = resolveCpuTarget(cpu);
-    CpuCodegenResult r = compileForCpu(*m, t, /*withObject=*/emit == "artifact");
+    CpuCodegenResult r =
+        compileForCpu(*m, t, /*withObject=*/emit == "artifact",
+                      cpuLibrary == "onednn" ? CpuLibrary::OneDnn : CpuLibrary::None);
     if (stats) {
       std::cerr << "kernels: " << r.kernels.size() << " generated, " << r.fallback.size()
-                << " groups on the reference kernels\n";
+                << " groups on the reference kernels, " << r.library.size()
+                << " groups call oneDNN\n";
       for (const std::string &why : r.fallback)
         std::cerr << "  fallback " << why << "\n";
       for (const CompileStage &s : r.timeline)

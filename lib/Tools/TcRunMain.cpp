@@ -42,6 +42,7 @@ int tcRunMain(int argc, char **argv) {
     int iterations = 0, warmup = 1;
     unsigned threads = 0;
     std::string report;
+    bool printSteps = false;
     std::vector<std::string> dimFlags;
     InputSources src;
     double rtol = 1e-4, atol = 1e-5;
@@ -70,6 +71,9 @@ int tcRunMain(int argc, char **argv) {
         "warmup", po::value(&warmup)->value_name("W"), "untimed runs before --iterations (1)")(
         "report", po::value(&report)->value_name("json"),
         "json: print one JSON object (latency, steps, arena, compare results) instead of text")(
+        "print-steps", po::bool_switch(&printSteps),
+        "CPU artifacts: print to stderr what ran each step (generated kernel, library call, "
+        "reference kernels, view)")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
@@ -120,6 +124,9 @@ int tcRunMain(int argc, char **argv) {
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     auto runOnce = [&] { return ir ? runReference(m, f, inputs) : cpu->run(inputs); };
     std::vector<HostTensor> outputs = runOnce();
+    if (printSteps && cpu)
+      for (const std::string &line : cpu->stepReport())
+        std::cerr << "step " << line << "\n";
     std::vector<double> ms; // sorted latencies of the timed runs
     if (iterations > 0) {
       for (int i = 1; i < warmup; ++i)
@@ -152,6 +159,7 @@ int tcRunMain(int argc, char **argv) {
            << ", \"p90\": " << at(0.9) << ", \"max\": " << ms.back() << "}";
       if (compiled)
         js << ", \"threads\": " << cpu->threads() << ", \"kernel_steps\": " << cpu->kernelSteps()
+           << ", \"library_steps\": " << cpu->librarySteps()
            << ", \"fallback_steps\": " << cpu->fallbackSteps()
            << ", \"arena_bytes\": " << cpu->arenaBytes();
       js << ", \"compared\": " << (compareDir.empty() ? "false" : "true")
@@ -174,8 +182,8 @@ int tcRunMain(int argc, char **argv) {
                 << "): min " << ms.front() << " ms, median " << at(0.5) << " ms, p90 " << at(0.9)
                 << " ms\n";
     if (compiled)
-      std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->fallbackSteps()
-                << " on the reference kernels; "
+      std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->librarySteps()
+                << " library calls, " << cpu->fallbackSteps() << " on the reference kernels; "
                 << (cpu->arenaBytes()
                         ? "one arena of " + std::to_string(cpu->arenaBytes()) + " bytes"
                         : std::string("no arena (sizes known only at run time)"))

@@ -1,8 +1,9 @@
 // A CPU artifact loaded for running: the optimized module, and its
 // generated kernels linked into this process by LLVM's ORC JIT straight from
-// the artifact's object code (no temporary files, no dlopen). Steps without
-// a generated kernel run on the reference kernels and are counted as
-// fallbacks.
+// the artifact's object code (no temporary files, no dlopen). Groups the
+// artifact marks for a library (Conv/MatMul/Gemm plus epilogue) run as oneDNN
+// primitives where oneDNN takes them, else on their generated kernel. Steps
+// with neither run on the reference kernels and are counted as fallbacks.
 #pragma once
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
@@ -38,9 +39,16 @@ public:
   uint64_t arenaBytes() const { return arenaBytes_; }
 
   size_t kernelCount() const { return kernels_.size(); }
-  // Steps of the last run: by a generated kernel, and on the reference kernels.
+  // Steps of the last run: by a generated kernel, by a library call, and on
+  // the reference kernels.
   size_t kernelSteps() const { return kernelSteps_; }
+  size_t librarySteps() const { return librarySteps_; }
   size_t fallbackSteps() const { return fallbackSteps_; }
+  // One line per step of the last run when it ran planned (else empty): what
+  // ran it ("%y = @fused_conv_relu_0: onednn conv jit:avx2 + 1 post-ops").
+  std::vector<std::string> stepReport() const {
+    return stepReport_ ? *stepReport_ : std::vector<std::string>();
+  }
   unsigned threads() const { return pool_->size(); }
 
 private:
@@ -50,8 +58,15 @@ private:
   std::unique_ptr<Module> module_;
   struct Jit;
   std::unique_ptr<Jit> jit_;
-  std::map<std::string, KernelFn> kernels_; // Fused callee -> kernel
-  size_t kernelSteps_ = 0, fallbackSteps_ = 0;
+  // A Fused callee's entry in the artifact's kernel table.
+  struct GroupCode {
+    KernelFn kernel = nullptr;   // the whole group; null: none generated
+    std::string library;         // "onednn" or empty
+    KernelFn epilogue = nullptr; // after a library call whose post-ops do not cover it
+  };
+  std::map<std::string, GroupCode> kernels_; // by Fused callee
+  size_t kernelSteps_ = 0, librarySteps_ = 0, fallbackSteps_ = 0;
+  const std::vector<std::string> *stepReport_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;
   struct ShapePlan;
   std::map<std::vector<int64_t>, std::unique_ptr<ShapePlan>> plans_; // by input dims
@@ -59,8 +74,9 @@ private:
 
   ShapePlan *planFor(const std::vector<HostTensor> &inputs);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
-  void launch(KernelFn kernel, std::vector<void *> &bufs, std::vector<int64_t> &dims,
+  void launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
               const std::vector<int64_t> &domain);
+  void buildSteps(ShapePlan &plan);
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,
                                                    const std::vector<const HostTensor *> &ins);

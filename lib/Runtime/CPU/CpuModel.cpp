@@ -1,4 +1,5 @@
 #include "tc/Runtime/CpuModel.h"
+#include "OneDnnCall.h"
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/CodeGen/CpuCompiler.h"
@@ -27,12 +28,25 @@ struct CpuModel::Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
 };
 
-// The module specialized to one set of input sizes, and its arena.
+// The module specialized to one set of input sizes, its arena, and its
+// steps with every pointer and size resolved (inputs bound per run).
 struct CpuModel::ShapePlan {
   std::unique_ptr<Module> module;
   MemoryPlan memory;
   std::unordered_map<const Value *, size_t> bufferOf;
   std::unique_ptr<uint8_t, void (*)(uint8_t *)> arena{nullptr, nullptr};
+  struct Step {
+    const Op *op = nullptr;
+    enum class Kind { View, Kernel, Library, Reference } kind = Kind::Reference;
+    KernelFn kernel = nullptr; // Kernel: the group's; Library: its epilogue, if left
+    std::unique_ptr<OneDnnCall> call;
+    std::vector<void *> bufs; // operands then results (Library: operands, result, result)
+    std::vector<int64_t> dims;
+    std::vector<int64_t> domain;
+    std::vector<std::pair<size_t, size_t>> inputSlots; // bufs[first] = inputs[second]
+  };
+  std::vector<Step> steps;
+  std::vector<std::string> report; // CpuModel::stepReport
 };
 
 CpuModel::~CpuModel() = default;
@@ -71,14 +85,26 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
   }
   model->module_ = readBytecode(a.share(kSectionModule));
 
+  // Kernel table lines: "group symbol [library epilogue-symbol]", "-" for none.
   std::istringstream table{std::string(a.require(kSectionKernels).str())};
-  std::vector<std::pair<std::string, std::string>> entries;
-  for (std::string group, symbol; table >> group >> symbol;) {
-    const Function *f = model->module_->lookup(group);
-    if (!f)
-      fail(a.file, ": the kernel table names group @", group, ", which the module lacks");
-    entries.emplace_back(group, symbol);
+  struct Entry {
+    std::string group, symbol, library = "-", epilogue = "-";
+  };
+  std::vector<Entry> entries;
+  for (std::string line; std::getline(table, line);) {
+    std::istringstream fields(line);
+    Entry e;
+    if (!(fields >> e.group >> e.symbol))
+      continue;
+    fields >> e.library >> e.epilogue;
+    if (!model->module_->lookup(e.group))
+      fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");
+    if (e.library != "-" && e.library != "onednn")
+      fail(a.file, ": group @", e.group, " asks for library '", e.library,
+           "', which this tc-run lacks");
+    entries.push_back(e);
   }
+  OneDnnCall::setThreads(model->pool_->size());
   if (entries.empty())
     return model;
   static std::once_flag once;
@@ -98,10 +124,14 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
   orFail(jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
              llvm::StringRef(obj.data(), obj.size()), a.file + ":object")),
          a.file + ": cannot load the kernels' object code");
-  for (const auto &[group, symbol] : entries) {
-    auto addr = orFail(jit->lookup(symbol), a.file + ": kernel " + symbol);
-    model->kernels_[group] = addr.toPtr<KernelFn>();
-  }
+  auto lookup = [&](const std::string &symbol) -> KernelFn {
+    if (symbol == "-")
+      return nullptr;
+    return orFail(jit->lookup(symbol), a.file + ": kernel " + symbol).toPtr<KernelFn>();
+  };
+  for (const Entry &e : entries)
+    model->kernels_[e.group] = {lookup(e.symbol), e.library == "-" ? "" : e.library,
+                                lookup(e.epilogue)};
   return model;
 }
 
@@ -112,7 +142,7 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   if (!op.is(OpKind::Fused))
     return std::nullopt;
   auto it = kernels_.find(op.getString("callee"));
-  if (it == kernels_.end())
+  if (it == kernels_.end() || !it->second.kernel)
     return std::nullopt;
   const Function &f = *module_->lookup(it->first);
   std::map<std::string, int64_t> sizes;
@@ -147,11 +177,12 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
     bufs.push_back(const_cast<uint8_t *>(t->bytes()));
   for (HostTensor &t : outs)
     bufs.push_back(t.bytes());
-  launch(it->second, bufs, dims, outs[0].shape());
+  launch(it->second.kernel, bufs.data(), dims.data(), outs[0].shape());
+  ++kernelSteps_;
   return outs;
 }
 
-void CpuModel::launch(KernelFn kernel, std::vector<void *> &bufs, std::vector<int64_t> &dims,
+void CpuModel::launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
                       const std::vector<int64_t> &domain) {
   int64_t inner = domain.empty() ? 1 : domain.back(), n = 1;
   for (int64_t d : domain)
@@ -159,10 +190,8 @@ void CpuModel::launch(KernelFn kernel, std::vector<void *> &bufs, std::vector<in
   int64_t rows = inner == 0 ? 0 : n / inner;
   // Rows are independent: split them so each chunk has some 16K elements.
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(inner, 1));
-  pool_->parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
-    kernel(bufs.data(), dims.data(), begin, end);
-  });
-  ++kernelSteps_;
+  pool_->parallelFor(rows, grain,
+                     [&](int64_t begin, int64_t end) { kernel(bufs, dims, begin, end); });
 }
 
 // nullptr when this shape cannot be planned (sizes unknown until run time).
@@ -217,7 +246,76 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   size_t bytes = std::max<uint64_t>(plan->memory.arenaBytes, kArenaAlignment);
   plan->arena = {static_cast<uint8_t *>(::operator new(bytes, std::align_val_t(kArenaAlignment))),
                  [](uint8_t *p) { ::operator delete(p, std::align_val_t(kArenaAlignment)); }};
+  buildSteps(*plan);
   return (plans_[key] = std::move(plan)).get();
+}
+
+// Resolves every step of a plan once: which code runs it, and the pointer
+// and dims of each operand and result (inputs are bound on each run).
+void CpuModel::buildSteps(ShapePlan &plan) {
+  using Step = ShapePlan::Step;
+  const Function &f = plan.module->main();
+  std::unordered_map<const Value *, size_t> argIndex;
+  for (size_t i = 0; i < f.args.size(); ++i)
+    argIndex[f.args[i]] = i;
+  // A value's bytes: in the arena, a weight in the artifact, or input `arg`.
+  struct Place {
+    uint8_t *ptr = nullptr;
+    size_t arg = SIZE_MAX;
+  };
+  std::function<Place(const Value *)> placeOf = [&](const Value *v) -> Place {
+    if (auto a = argIndex.find(v); a != argIndex.end())
+      return {nullptr, a->second};
+    if (v->isConstant())
+      return {const_cast<uint8_t *>(v->data->ptr)};
+    const PlannedBuffer &b = plan.memory.buffers.at(plan.bufferOf.at(v));
+    return b.base ? placeOf(b.base) : Place{plan.arena.get() + b.offset};
+  };
+  for (const auto &p : f.ops) {
+    const Op &op = *p;
+    Step s;
+    s.op = &op;
+    std::string what = "reference kernels";
+    auto code = op.is(OpKind::Fused) ? kernels_.find(op.getString("callee")) : kernels_.end();
+    if (isViewOp(op) && plan.memory.buffers.at(plan.bufferOf.at(op.result())).base) {
+      s.kind = Step::Kind::View; // same bytes, another shape: nothing to do
+      what = "view";
+    } else if (code != kernels_.end()) {
+      std::string why;
+      if (code->second.library == "onednn")
+        s.call = OneDnnCall::create(*plan.module->lookup(code->first), op, why);
+      if (s.call && (!s.call->epilogueLeft() || code->second.epilogue)) {
+        s.kind = Step::Kind::Library;
+        s.kernel = s.call->epilogueLeft() ? code->second.epilogue : nullptr;
+        what = s.call->describe() + (s.kernel ? " + epilogue kernel" : "");
+      } else if (code->second.kernel) {
+        s.call.reset();
+        s.kind = Step::Kind::Kernel;
+        s.kernel = code->second.kernel;
+        what = "generated kernel" + (why.empty() ? "" : " (" + why + ")");
+      }
+    }
+    if (s.kind == Step::Kind::Kernel || s.kind == Step::Kind::Library) {
+      std::vector<const Value *> vals(op.operands.begin(), op.operands.end());
+      vals.insert(vals.end(), op.results.begin(), op.results.end());
+      if (s.kind == Step::Kind::Library) // the epilogue reads the call's result in place
+        vals.insert(vals.end() - 1, op.result());
+      for (const Value *v : vals) {
+        Place at = placeOf(v);
+        if (at.arg != SIZE_MAX)
+          s.inputSlots.emplace_back(s.bufs.size(), at.arg);
+        s.bufs.push_back(at.ptr);
+        for (const Dim &d : v->type.shape)
+          s.dims.push_back(d.size);
+      }
+      s.domain = staticDims(op.result()->type.shape);
+    }
+    plan.report.push_back(
+        "%" + op.result()->name + " = " +
+        (op.is(OpKind::Fused) ? "@" + op.getString("callee") : std::string(op.name())) + ": " +
+        what);
+    plan.steps.push_back(std::move(s));
+  }
 }
 
 std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
@@ -238,27 +336,26 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
     std::optional<size_t> n = byteSize(v->type);
     return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), ptrOf(v), n.value_or(0));
   };
-  for (const auto &p : f.ops) {
-    const Op &op = *p;
-    if (isViewOp(op) && plan.memory.buffers.at(plan.bufferOf.at(op.result())).base)
-      continue; // same bytes, another shape: nothing to do
-    auto k = op.is(OpKind::Fused) ? kernels_.find(op.getString("callee")) : kernels_.end();
-    if (k != kernels_.end()) {
-      std::vector<void *> bufs;
-      std::vector<int64_t> dims;
-      for (const Value *v : op.operands) {
-        bufs.push_back(ptrOf(v));
-        for (const Dim &d : v->type.shape)
-          dims.push_back(d.size);
-      }
-      for (const Value *r : op.results) {
-        bufs.push_back(ptrOf(r));
-        for (const Dim &d : r->type.shape)
-          dims.push_back(d.size);
-      }
-      launch(k->second, bufs, dims, staticDims(op.result()->type.shape));
+  for (ShapePlan::Step &step : plan.steps) {
+    using Kind = ShapePlan::Step::Kind;
+    for (auto [slot, arg] : step.inputSlots)
+      step.bufs[slot] = const_cast<uint8_t *>(inputs[arg].bytes());
+    if (step.kind == Kind::View)
+      continue;
+    if (step.kind == Kind::Kernel) {
+      launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
+      ++kernelSteps_;
       continue;
     }
+    if (step.kind == Kind::Library) {
+      size_t n = step.op->operands.size();
+      step.call->run(step.bufs.data(), step.bufs[n]);
+      ++librarySteps_;
+      if (step.kernel)
+        launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
+      continue;
+    }
+    const Op &op = *step.op;
     // Any other step: the reference kernels on copies, results copied into
     // the arena.
     ++fallbackSteps_;
@@ -301,10 +398,12 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
 }
 
 std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
-  kernelSteps_ = fallbackSteps_ = 0;
+  kernelSteps_ = librarySteps_ = fallbackSteps_ = 0;
+  stepReport_ = nullptr;
   arenaBytes_ = 0;
   if (ShapePlan *plan = planFor(inputs)) {
     arenaBytes_ = plan->memory.arenaBytes;
+    stepReport_ = &plan->report;
     return runPlanned(*plan, inputs);
   }
   OpOverride viaKernels = [this](const Op &op, const std::vector<const HostTensor *> &ins) {

@@ -1,0 +1,23 @@
+// Groups anchored by a library op (Conv, MatMul, Gemm: their first op) can run
+// as a call into a tuned library (oneDNN on CPU, cuBLASLt/cuDNN on CUDA)
+// writing the anchor's result straight into the group's result buffer,
+// followed by the group's pointwise epilogue, run in place over that buffer
+// by a generated kernel (or folded into the library's post-ops where the
+// library offers them). Both backends split groups the same way, here.
+#pragma once
+#include "tc/IR/IR.h"
+#include <memory>
+
+namespace tc {
+
+// True when `group` starts with a Conv/MatMul/Gemm whose result has the
+// group's one result's type, and every later op is pointwise: the shape a
+// library call plus an in-place epilogue can compute.
+bool isLibraryAnchored(const Function &group);
+
+// The ops after the anchor as a group of their own, named `<group>__epilogue`:
+// arguments are the group's arguments followed by the anchor's result; its one
+// result is the group's. nullptr when the anchor is the whole group.
+std::unique_ptr<Function> epilogueGroup(const Function &group);
+
+} // namespace tc

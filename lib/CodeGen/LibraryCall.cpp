@@ -1,0 +1,58 @@
+#include "tc/CodeGen/LibraryCall.h"
+#include "tc/IR/OpTable.h"
+#include <unordered_map>
+
+namespace tc {
+
+bool isLibraryAnchored(const Function &group) {
+  if (group.ops.empty() || group.results.size() != 1)
+    return false;
+  const Op &anchor = *group.ops.front();
+  if (!anchor.is(OpKind::Conv) && !anchor.is(OpKind::MatMul) && !anchor.is(OpKind::Gemm))
+    return false;
+  if (anchor.results.size() != 1 || anchor.result()->type != group.results[0]->type)
+    return false;
+  for (size_t i = 1; i < group.ops.size(); ++i) {
+    const Op &op = *group.ops[i];
+    if (op.info().category != FusionCategory::Pointwise)
+      return false;
+    for (const Value *r : op.results) // the epilogue writes the domain, element for element
+      if (r->type.shape != group.results[0]->type.shape)
+        return false;
+  }
+  return true;
+}
+
+std::unique_ptr<Function> epilogueGroup(const Function &group) {
+  if (!isLibraryAnchored(group) || group.ops.size() == 1)
+    return nullptr;
+  auto e = std::make_unique<Function>();
+  e->name = group.name + "__epilogue";
+  std::unordered_map<const Value *, Value *> map;
+  for (const Value *a : group.args)
+    map[a] = e->addArgument(a->name, a->type);
+  const Value *anchored = group.ops.front()->result();
+  map[anchored] = e->addArgument(anchored->name, anchored->type);
+  for (const Value *c : group.constants)
+    map[c] = e->addConstant(c->name, c->type, *c->data, c->loc);
+  for (size_t i = 1; i < group.ops.size(); ++i) {
+    const Op &op = *group.ops[i];
+    std::vector<Value *> ins;
+    for (const Value *v : op.operands)
+      ins.push_back(v ? map.at(v) : nullptr);
+    std::vector<std::string> names;
+    std::vector<TensorType> types;
+    for (const Value *r : op.results) {
+      names.push_back(r->name);
+      types.push_back(r->type);
+    }
+    Op *copy = e->addOp(op.kind, std::move(ins), std::move(names), std::move(types), op.loc);
+    copy->attrs = op.attrs;
+    for (size_t k = 0; k < op.results.size(); ++k)
+      map[op.results[k]] = copy->results[k];
+  }
+  e->results.push_back(map.at(group.results[0]));
+  return e;
+}
+
+} // namespace tc

@@ -1,0 +1,42 @@
+// A library-anchored group (Conv, MatMul or Gemm then a pointwise epilogue,
+// see tc/CodeGen/LibraryCall.h) at fixed sizes as ONE oneDNN primitive: the
+// anchor, its bias, and as much of the epilogue as maps onto oneDNN post-ops
+// (eltwise relu/leaky relu/sigmoid/tanh/gelu/elu/clip, binary add/sub/mul/div
+// with a broadcast operand). Whatever does not map is left to the group's
+// generated epilogue kernel, run in place after the call.
+#pragma once
+#include "tc/IR/IR.h"
+#include <memory>
+#include <string>
+
+namespace tc {
+
+class OneDnnCall {
+public:
+  // `group` is the Fused op's callee; `fused` the op itself, with static
+  // operand and result types. nullptr with `why` set when oneDNN does not
+  // take this group (dtype, layout, an attribute it lacks): the caller then
+  // runs the generated kernel. Constant weights are reordered here, once.
+  static std::unique_ptr<OneDnnCall> create(const Function &group, const Op &fused,
+                                            std::string &why);
+  ~OneDnnCall();
+
+  // Runs the primitive: `args` are the Fused op's operands, `result` its result.
+  void run(void *const *args, void *result);
+  // True when the epilogue did not fold into post-ops (run its kernel after).
+  bool epilogueLeft() const { return epilogueLeft_; }
+  // "conv jit:avx2 + 2 post-ops", for tc-run's step report.
+  const std::string &describe() const { return describe_; }
+
+  // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
+  static void setThreads(unsigned n);
+
+private:
+  OneDnnCall() = default;
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  bool epilogueLeft_ = false;
+  std::string describe_;
+};
+
+} // namespace tc
