@@ -3,6 +3,7 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/Config.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/CompileTimeline.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
 #include <chrono>
@@ -16,16 +17,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
-}
-
-std::string timelineJson(const std::vector<CompileStage> &stages) {
-  std::ostringstream os;
-  os << "{\"stages\": [";
-  for (size_t i = 0; i < stages.size(); ++i)
-    os << (i ? ", " : "") << "{\"name\": \"" << stages[i].name
-       << "\", \"seconds\": " << stages[i].seconds << "}";
-  os << "]}\n";
-  return os.str();
 }
 
 // The fuse pass copies small constants into a group; the emitter reads
@@ -84,7 +75,12 @@ CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, boo
       symbol = k->symbol;
       r.kernels.push_back(k->group);
     }
-    if (library == CpuLibrary::OneDnn && isLibraryAnchored(*callee)) {
+    // Pooling: oneDNN's NCHW pooling measured slower than the generated
+    // kernel (docs/cpu-backend.md); it takes only what the emitter cannot.
+    bool pooling =
+        callee->ops.front()->is(OpKind::MaxPool) || callee->ops.front()->is(OpKind::AveragePool);
+    if (library == CpuLibrary::OneDnn && isLibraryAnchored(*callee) &&
+        !(pooling && symbol != "-")) {
       std::string epiWhy;
       std::unique_ptr<Function> e = epilogueGroup(*callee);
       std::optional<EmittedKernel> ek;
@@ -121,7 +117,11 @@ CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, boo
   a.setSection(kSectionKernels, table.str());
   a.setSection(kSectionSource, r.source);
   r.timeline.push_back({"write artifact", since(t2)});
-  a.setSection(kSectionTimeline, timelineJson(r.timeline));
+  // The whole compile: the tools before this one (module metadata), then ours.
+  std::vector<TimelineEntry> all = readTimeline(input);
+  for (const CompileStage &st : r.timeline)
+    all.push_back({"tc-codegen", st.name, st.seconds});
+  a.setSection(kSectionTimeline, timelineJson(all));
   return r;
 }
 

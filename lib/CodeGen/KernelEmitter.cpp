@@ -63,6 +63,8 @@ public:
     const Op &first = *f_.ops.front();
     if (first.is(OpKind::Transpose))
       return emitTranspose(first);
+    if (first.is(OpKind::MaxPool) || first.is(OpKind::AveragePool))
+      return emitPool(first);
     if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm)) {
       anchor_ = &first;
       if (!checkMatmul())
@@ -142,7 +144,7 @@ public:
       emitMatmulRow(os);
     if (rowReduction_) {
       // Pass 1: the prologue, the reduced input kept in `acc`, prologue results.
-      os << "    for (int64_t j = 0; j < inner; ++j) {\n";
+      os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
       emitLoads(os);
       os << pro.str() << "      acc[j] = " << reducedInput_ << ";\n";
       for (size_t i = 0; i < f_.results.size(); ++i)
@@ -151,7 +153,10 @@ public:
       os << "    }\n";
       emitRowStats(os);
     }
-    os << "    for (int64_t j = 0; j < inner; ++j) {\n";
+    // In-place plans make out0 == in0, which the vectorizer's overlap check
+    // sends down the scalar loop; element j only reads position j, so the
+    // hint is safe (and `__restrict` on locals is not honoured).
+    os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
     emitLoads(os);
     os << pro.str() << body.str();
     for (size_t i = 0; i < f_.results.size(); ++i)
@@ -244,6 +249,17 @@ private:
       os << "    const double logsum = __builtin_log(sum);\n";
   }
 
+  // The value of a one-element f32/f64 constant.
+  static std::optional<double> scalarConstant(const Value *v) {
+    if (!v || !v->isConstant())
+      return std::nullopt;
+    if (v->type.dtype == DType::F32 && v->data->size == 4)
+      return double(*v->data->as<float>());
+    if (v->type.dtype == DType::F64 && v->data->size == 8)
+      return *v->data->as<double>();
+    return std::nullopt;
+  }
+
   size_t argIndex(const Value *v) const {
     for (size_t i = 0; i < f_.args.size(); ++i)
       if (f_.args[i] == v)
@@ -312,6 +328,70 @@ private:
          << "; base += c * st[" << perm[d] << "]; }\n";
     os << "    for (int64_t j = 0; j < inner; ++j) out[row * inner + j] = in[base + j * step];\n"
        << "  }\n}\n";
+    return EmittedKernel{f_.name, symbol, os.str()};
+  }
+
+  // A lone 2-D NCHW MaxPool (no indices) or AveragePool: row (n, c, oh),
+  // ow inner. Windows are clipped to the input (ceil_mode's last window
+  // too); AveragePool divides by the valid count, or with count_include_pad
+  // by the window's extent inside the padded input, as onnxruntime does.
+  std::optional<EmittedKernel> emitPool(const Op &op) {
+    const Value *x = op.operand(0), *y = op.result();
+    bool avg = op.is(OpKind::AveragePool);
+    if (f_.ops.size() != 1 || f_.results.size() != 1 || op.results.size() != 1 ||
+        argIndex(x) == SIZE_MAX || x->type.rank() != 4 || op.getString("auto_pad") != "NOTSET")
+      return reject("pooling other than a lone 2-D NCHW op with explicit pads");
+    if (x->type.dtype != DType::F32 && x->type.dtype != DType::F64)
+      return reject("pooling on " + x->type.str());
+    auto attr = [&](const char *name, size_t i, int64_t dflt) {
+      const std::vector<int64_t> &v = op.getInts(name);
+      return std::to_string(v.empty() ? dflt : v.at(i));
+    };
+    if (avg && (attr("dilations", 0, 1) != "1" || attr("dilations", 1, 1) != "1"))
+      return reject("a dilated AveragePool");
+    const char *T = cType(x->type.dtype);
+    std::string symbol = "tc_" + f_.name;
+    std::ostringstream os;
+    os << "// group @" << f_.name << ": " << op.name() << "\nextern \"C\" void " << symbol
+       << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
+    os << "  const " << T << " *__restrict X = (const " << T << " *)bufs[0];\n  " << T
+       << " *__restrict Y = (" << T << " *)bufs[1];\n";
+    os << "  const int64_t H = " << dim(x, 2) << ", W = " << dim(x, 3) << ", OH = " << dim(y, 2)
+       << ", OW = " << dim(y, 3) << ";\n";
+    os << "  const int64_t KH = " << op.getInts("kernel_shape").at(0)
+       << ", KW = " << op.getInts("kernel_shape").at(1) << ", SH = " << attr("strides", 0, 1)
+       << ", SW = " << attr("strides", 1, 1) << ", DH = " << attr("dilations", 0, 1)
+       << ", DW = " << attr("dilations", 1, 1) << ", PH = " << attr("pads", 0, 0)
+       << ", PW = " << attr("pads", 1, 0) << ", PHE = " << attr("pads", 2, 0)
+       << ", PWE = " << attr("pads", 3, 0) << ";\n";
+    os << "  for (int64_t row = begin; row < end; ++row) {\n"
+       << "    const int64_t oh = row % OH;\n"
+       << "    const " << T << " *__restrict xp = X + (row / OH) * H * W;\n"
+       << "    for (int64_t ow = 0; ow < OW; ++ow) {\n"
+       << "      const int64_t h0 = oh * SH - PH, w0 = ow * SW - PW;\n";
+    if (avg) {
+      os << "      int64_t h1 = h0 + KH, w1 = w0 + KW;\n"
+         << "      if (h1 > H + PHE) h1 = H + PHE;\n      if (w1 > W + PWE) w1 = W + PWE;\n"
+         << "      const int64_t padded = (h1 - h0) * (w1 - w0);\n"
+         << "      const int64_t ha = h0 < 0 ? 0 : h0, wa = w0 < 0 ? 0 : w0;\n"
+         << "      const int64_t hb = h1 > H ? H : h1, wb = w1 > W ? W : w1;\n"
+         << "      " << T << " acc = 0;\n"
+         << "      for (int64_t h = ha; h < hb; ++h)\n"
+         << "        for (int64_t w = wa; w < wb; ++w) acc += xp[h * W + w];\n"
+         << "      const int64_t count = "
+         << (op.getInt("count_include_pad") ? "padded" : "(hb - ha) * (wb - wa)") << ";\n"
+         << "      Y[row * OW + ow] = acc / " << T << "(count > 0 ? count : 1);\n";
+    } else {
+      os << "      " << T << " acc = -__builtin_inf" << (x->type.dtype == DType::F32 ? "f" : "")
+         << "();\n"
+         << "      for (int64_t kh = 0; kh < KH; ++kh) {\n"
+         << "        const int64_t h = h0 + kh * DH;\n        if (h < 0 || h >= H) continue;\n"
+         << "        for (int64_t kw = 0; kw < KW; ++kw) {\n"
+         << "          const int64_t w = w0 + kw * DW;\n          if (w < 0 || w >= W) continue;\n"
+         << "          acc = tc_max(acc, xp[h * W + w]);\n        }\n      }\n"
+         << "      Y[row * OW + ow] = acc;\n";
+    }
+    os << "    }\n  }\n}\n";
     return EmittedKernel{f_.name, symbol, os.str()};
   }
 
@@ -642,7 +722,21 @@ private:
     case OpKind::Sub: e = a[0] + " - " + a[1]; break;
     case OpKind::Mul: e = a[0] + " * " + a[1]; break;
     case OpKind::Div: e = a[0] + " / " + a[1]; break;
-    case OpKind::Pow: e = "tc_pow(" + a[0] + ", " + a[1] + ")"; break;
+    case OpKind::Pow: {
+      // Small constant exponents (GPT-2's x^3, variance's x^2) without powf.
+      std::optional<double> k = scalarConstant(op.operand(1));
+      if (k == 1.0)
+        e = a[0];
+      else if (k == 2.0)
+        e = "(" + a[0] + " * " + a[0] + ")";
+      else if (k == 3.0)
+        e = "(" + a[0] + " * " + a[0] + " * " + a[0] + ")";
+      else if (k == 0.5)
+        e = "tc_sqrt(" + a[0] + ")";
+      else
+        e = "tc_pow(" + a[0] + ", " + a[1] + ")";
+      break;
+    }
     case OpKind::Min:
     case OpKind::Max: {
       const char *fn = op.is(OpKind::Min) ? "tc_min" : "tc_max";
@@ -692,10 +786,68 @@ std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect, s
   return Emitter(callee, why).run();
 }
 
+namespace {
+
+// f32 exp, tanh and erf without libm calls, so loops over them vectorize
+// (libm's scalar expf/tanhf/erff were the hot spots of GELU and sigmoid
+// kernels). Branch-free: every path is computed and selected. Accuracy:
+// exp within 2 ulp, tanh 1e-6 relative, erf 1.5e-7 absolute; NaN and
+// infinities as libm (test/CodeGen/cpu-math.test checks both).
+constexpr const char *kCpuFloatMath = R"(
+TC_INLINE float tc_exp(float x) {
+  // e^x = 2^n e^r, n = rint(x / ln 2), |r| <= ln2 / 2 (ln 2 split in two
+  // parts so r is exact), e^r by its Taylor series to r^7.
+  const float xc = x > 88.7f ? 88.7f : x < -87.4f ? -87.4f : x;
+  const float n = __builtin_rintf(xc * 1.44269504088896341f);
+  float r = xc - n * 0.693359375f;
+  r = r + n * 2.12194440e-4f;
+  float p = 1.f / 5040.f;
+  p = p * r + 1.f / 720.f;
+  p = p * r + 1.f / 120.f;
+  p = p * r + 1.f / 24.f;
+  p = p * r + 1.f / 6.f;
+  p = p * r + 0.5f;
+  p = p * r + 1.f;
+  p = p * r + 1.f;
+  // 2^n as two factors: n reaches 128 just below overflow.
+  const int half = int(n) > 0 ? int(n) - 1 : int(n);
+  const float y = p * __builtin_bit_cast(float, (half + 127) << 23) * (int(n) > 0 ? 2.f : 1.f);
+  return x != x ? x : x > 88.72283935546875f ? __builtin_inff() : x < -87.33654475f ? 0.f : y;
+}
+TC_INLINE float tc_tanh(float x) {
+  const float a = __builtin_fabsf(x), z = x * x;
+  // Near 0 the Taylor series (error below x^9 / 45), else 1 - 2 / (e^2a + 1).
+  const float small = x + x * z * (-1.f / 3.f + z * (2.f / 15.f + z * (-17.f / 315.f)));
+  const float big = 1.f - 2.f / (tc_exp(2.f * a) + 1.f);
+  return a < 0.1f ? small : __builtin_copysignf(big, x);
+}
+TC_INLINE float tc_erf(float x) {
+  const float a = __builtin_fabsf(x), z = x * x;
+  // Near 0 the Taylor series, else Abramowitz and Stegun 7.1.26.
+  const float small = 1.12837916709551257f * x *
+      (1.f + z * (-1.f / 3.f + z * (1.f / 10.f + z * (-1.f / 42.f + z * (1.f / 216.f + z * (-1.f / 1320.f))))));
+  const float t = 1.f / (1.f + 0.3275911f * a);
+  const float poly = t * (0.254829592f + t * (-0.284496736f + t * (1.421413741f + t * (-1.453152027f + t * 1.061405429f))));
+  const float big = 1.f - poly * tc_exp(-z);
+  return a < 0.5f ? small : __builtin_copysignf(big, x);
+}
+)";
+
+// Where a device library already has fast versions (CUDA).
+constexpr const char *kLibmFloatMath = R"(
+TC_INLINE float tc_exp(float x) { return __builtin_expf(x); }
+TC_INLINE float tc_tanh(float x) { return __builtin_tanhf(x); }
+TC_INLINE float tc_erf(float x) { return __builtin_erff(x); }
+)";
+
+} // namespace
+
 std::string kernelPrelude(KernelDialect dialect) {
   std::string p = "// Generated by tc-codegen. Kernel ABI: include/tc/CodeGen/KernelEmitter.h\n";
-  p += dialect == KernelDialect::Cuda ? "#define TC_INLINE static __device__ __forceinline__\n"
-                                      : "#define TC_INLINE static inline\n";
+  p += dialect == KernelDialect::Cuda
+           ? "#define TC_INLINE static __device__ __forceinline__\n#define TC_SIMD_LOOP\n"
+           : "#define TC_INLINE static inline\n"
+             "#define TC_SIMD_LOOP _Pragma(\"clang loop vectorize(assume_safety)\")\n";
   p += R"(typedef long int64_t;
 extern "C" void *malloc(unsigned long);
 extern "C" void free(void *);
@@ -707,19 +859,19 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
   TC_INLINE float name(float x) { return f32(x); } \
   TC_INLINE double name(double x) { return f64(x); }
 TC_MATH1(tc_abs, __builtin_fabsf, __builtin_fabs)
-TC_MATH1(tc_exp, __builtin_expf, __builtin_exp)
 TC_MATH1(tc_log, __builtin_logf, __builtin_log)
 TC_MATH1(tc_sqrt, __builtin_sqrtf, __builtin_sqrt)
-TC_MATH1(tc_tanh, __builtin_tanhf, __builtin_tanh)
 TC_MATH1(tc_cos, __builtin_cosf, __builtin_cos)
 TC_MATH1(tc_sin, __builtin_sinf, __builtin_sin)
-TC_MATH1(tc_erf, __builtin_erff, __builtin_erf)
 TC_MATH1(tc_floor, __builtin_floorf, __builtin_floor)
 TC_MATH1(tc_ceil, __builtin_ceilf, __builtin_ceil)
 TC_INLINE float tc_pow(float a, float b) { return __builtin_powf(a, b); }
 TC_INLINE double tc_pow(double a, double b) { return __builtin_pow(a, b); }
-
+TC_INLINE double tc_exp(double x) { return __builtin_exp(x); }
+TC_INLINE double tc_tanh(double x) { return __builtin_tanh(x); }
+TC_INLINE double tc_erf(double x) { return __builtin_erf(x); }
 )";
+  p += dialect == KernelDialect::Cpu ? kCpuFloatMath : kLibmFloatMath;
   return p;
 }
 

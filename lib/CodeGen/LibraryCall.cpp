@@ -4,11 +4,29 @@
 
 namespace tc {
 
+bool isLibraryOp(const Op &op) {
+  switch (op.kind) {
+  case OpKind::Conv:
+  case OpKind::MatMul:
+  case OpKind::Gemm:
+  case OpKind::ReduceSum:
+  case OpKind::ReduceMean:
+  case OpKind::ReduceMax:
+  case OpKind::ReduceMin:
+  case OpKind::ReduceProd:
+  case OpKind::GlobalAveragePool:
+  case OpKind::GlobalMaxPool:
+  case OpKind::MaxPool:
+  case OpKind::AveragePool: return true;
+  default: return false;
+  }
+}
+
 bool isLibraryAnchored(const Function &group) {
   if (group.ops.empty() || group.results.size() != 1)
     return false;
   const Op &anchor = *group.ops.front();
-  if (!anchor.is(OpKind::Conv) && !anchor.is(OpKind::MatMul) && !anchor.is(OpKind::Gemm))
+  if (!isLibraryOp(anchor))
     return false;
   if (anchor.results.size() != 1 || anchor.result()->type != group.results[0]->type)
     return false;

@@ -1,4 +1,5 @@
 #include "tc/IR/Printer.h"
+#include "tc/IR/CompileTimeline.h"
 #include "tc/IR/Parser.h"
 #include "tc/IR/TextLexer.h"
 #include "tc/Support/Base64.h"
@@ -82,7 +83,8 @@ public:
   void print(const Module &m) {
     os_ << "module @" << (isBareName(m.name) ? m.name : quoteString(m.name)) << " {\n";
     for (const auto &[k, v] : m.metadata)
-      os_ << "  meta " << quoteString(k) << " = " << quoteString(v) << "\n";
+      if (k != kTimelineMetadata)
+        os_ << "  meta " << quoteString(k) << " = " << quoteString(v) << "\n";
     for (const auto &f : m.functions)
       printFunction(*f);
     os_ << "}\n";

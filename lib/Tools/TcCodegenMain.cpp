@@ -1,4 +1,5 @@
 #include "tc/CodeGen/CpuCodegen.h"
+#include "tc/IR/CompileTimeline.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
@@ -84,8 +85,11 @@ int tcCodegenMain(int argc, char **argv) {
                 << " groups call oneDNN\n";
       for (const std::string &why : r.fallback)
         std::cerr << "  fallback " << why << "\n";
+      std::cerr << "compile timeline:\n";
+      for (const TimelineEntry &e : readTimeline(*m))
+        std::cerr << "  " << e.tool << ": " << e.stage << ": " << e.seconds << " s\n";
       for (const CompileStage &s : r.timeline)
-        std::cerr << "  " << s.name << ": " << s.seconds << " s\n";
+        std::cerr << "  tc-codegen: " << s.name << ": " << s.seconds << " s\n";
     }
     dumpFile(dumpDirFor("tc-codegen", common), "kernels.cpp", r.source);
     if (emit == "source")

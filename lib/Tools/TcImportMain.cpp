@@ -1,7 +1,9 @@
+#include "tc/IR/CompileTimeline.h"
 #include "tc/IR/Printer.h"
 #include "tc/Import/OnnxImporter.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include <chrono>
 #include <iostream>
 #include <map>
 
@@ -33,7 +35,11 @@ int tcImportMain(int argc, char **argv) {
       }
       return 0;
     }
+    auto t0 = std::chrono::steady_clock::now();
     auto m = importOnnx(*buf);
+    appendTimeline(*m,
+                   {"tc-import", "import",
+                    std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
     dumpFile(dumpDirFor("tc-import", common), "imported.tcir", printModuleToString(*m));
     writeModule(*m, common);
     return 0;

@@ -1,5 +1,6 @@
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
+#include "tc/IR/CompileTimeline.h"
 #include "tc/IR/OpTable.h"
 #include "tc/IR/Printer.h"
 #include "tc/IR/Verifier.h"
@@ -215,6 +216,8 @@ int tcOptMain(int argc, char **argv) {
       for (auto &inv : invocations)
         mgr.add(inv);
       mgr.run(*m, std::cerr);
+      for (const PassTiming &t : mgr.timings())
+        appendTimeline(*m, {"tc-opt", t.pass, t.seconds});
       if (pm.timePasses)
         mgr.printTimings(std::cerr);
       verifyModule(*m); // never hand on IR that does not verify

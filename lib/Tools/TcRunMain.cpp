@@ -73,7 +73,7 @@ int tcRunMain(int argc, char **argv) {
         "json: print one JSON object (latency, steps, arena, compare results) instead of text")(
         "print-steps", po::bool_switch(&printSteps),
         "CPU artifacts: print to stderr what ran each step (generated kernel, library call, "
-        "reference kernels, view)")(
+        "reference kernels, view); with --iterations also its mean time")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
@@ -124,10 +124,12 @@ int tcRunMain(int argc, char **argv) {
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     auto runOnce = [&] { return ir ? runReference(m, f, inputs) : cpu->run(inputs); };
     std::vector<HostTensor> outputs = runOnce();
-    if (printSteps && cpu)
+    if (printSteps && cpu && iterations <= 0)
       for (const std::string &line : cpu->stepReport())
         std::cerr << "step " << line << "\n";
-    std::vector<double> ms; // sorted latencies of the timed runs
+    if (printSteps && cpu)
+      cpu->setProfiling(true); // the timed runs also time each step
+    std::vector<double> ms;    // sorted latencies of the timed runs
     if (iterations > 0) {
       for (int i = 1; i < warmup; ++i)
         runOnce();
@@ -139,6 +141,9 @@ int tcRunMain(int argc, char **argv) {
                 .count());
       }
       std::sort(ms.begin(), ms.end());
+      if (printSteps && cpu)
+        for (const CpuModel::StepProfile &p : cpu->stepProfile())
+          std::cerr << "step " << p.step << " [" << p.meanSeconds * 1e3 << " ms]\n";
     }
     auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * double(ms.size())))]; };
     bool compiled = cpu && !ir;
@@ -160,6 +165,7 @@ int tcRunMain(int argc, char **argv) {
       if (compiled)
         js << ", \"threads\": " << cpu->threads() << ", \"kernel_steps\": " << cpu->kernelSteps()
            << ", \"library_steps\": " << cpu->librarySteps()
+           << ", \"copy_steps\": " << cpu->moveSteps()
            << ", \"fallback_steps\": " << cpu->fallbackSteps()
            << ", \"arena_bytes\": " << cpu->arenaBytes();
       js << ", \"compared\": " << (compareDir.empty() ? "false" : "true")
@@ -183,7 +189,8 @@ int tcRunMain(int argc, char **argv) {
                 << " ms\n";
     if (compiled)
       std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->librarySteps()
-                << " library calls, " << cpu->fallbackSteps() << " on the reference kernels; "
+                << " library calls, " << cpu->moveSteps() << " copies, " << cpu->fallbackSteps()
+                << " on the reference kernels; "
                 << (cpu->arenaBytes()
                         ? "one arena of " + std::to_string(cpu->arenaBytes()) + " bytes"
                         : std::string("no arena (sizes known only at run time)"))

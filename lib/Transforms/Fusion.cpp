@@ -269,6 +269,13 @@ bool inlineable(const Value *v) {
 
 // Moves group g's ops into a new function of `m` and returns the Fused op
 // (not yet inserted into f) that calls it.
+// Sliding-window pooling is opaque to fusion, but a backend library
+// computes it: codegen outlines a lone one so it gets a library call.
+bool isLonePooling(const Group &g) {
+  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 &&
+         (g.ops[0]->is(OpKind::MaxPool) || g.ops[0]->is(OpKind::AveragePool));
+}
+
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {
   std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
   std::unordered_set<const Value *> inside;
@@ -321,7 +328,8 @@ std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::s
   // A lone data-movement op is not pointwise: it reads other positions than
   // it writes (the memory planner must not run it in place).
   bool moves = g.ops.size() == 1 && g.ops[0]->info().category == FusionCategory::Shape;
-  fused->setAttr("kind", Attribute(std::string(moves ? "shape" : anchorName(g.anchor))));
+  std::string kind = moves ? "shape" : isLonePooling(g) ? "library" : anchorName(g.anchor);
+  fused->setAttr("kind", Attribute(kind));
   for (const Op *op : g.ops)
     for (Value *r : op->results)
       if (usedOutside.count(r)) {
@@ -397,7 +405,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
       if (g.ops.size() == 1) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
-            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose))
+            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g))
           continue;
       }
       bool hasInput = false;

@@ -1,4 +1,5 @@
-// Groups anchored by a library op (Conv, MatMul, Gemm: their first op) can run
+// Groups anchored by a library op (their first op: Conv, MatMul, Gemm,
+// Reduce*, pooling) can run
 // as a call into a tuned library (oneDNN on CPU, cuBLASLt/cuDNN on CUDA)
 // writing the anchor's result straight into the group's result buffer,
 // followed by the group's pointwise epilogue, run in place over that buffer
@@ -10,7 +11,10 @@
 
 namespace tc {
 
-// True when `group` starts with a Conv/MatMul/Gemm whose result has the
+// Ops a tuned library computes better than a generated loop nest.
+bool isLibraryOp(const Op &op);
+
+// True when `group` starts with a library op whose result has the
 // group's one result's type, and every later op is pointwise: the shape a
 // library call plus an in-place epilogue can compute.
 bool isLibraryAnchored(const Function &group);

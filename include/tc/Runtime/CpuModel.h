@@ -2,8 +2,9 @@
 // generated kernels linked into this process by LLVM's ORC JIT straight from
 // the artifact's object code (no temporary files, no dlopen). Groups the
 // artifact marks for a library (Conv/MatMul/Gemm plus epilogue) run as oneDNN
-// primitives where oneDNN takes them, else on their generated kernel. Steps
-// with neither run on the reference kernels and are counted as fallbacks.
+// primitives where oneDNN takes them, else on their generated kernel;
+// Gather/Concat/Split/Slice are copies over the arena (MoveStep.h). Steps
+// with none of these run on the reference kernels and count as fallbacks.
 #pragma once
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
@@ -43,6 +44,7 @@ public:
   // the reference kernels.
   size_t kernelSteps() const { return kernelSteps_; }
   size_t librarySteps() const { return librarySteps_; }
+  size_t moveSteps() const { return moveSteps_; } // Gather/Concat/Split/Slice copies
   size_t fallbackSteps() const { return fallbackSteps_; }
   // One line per step of the last run when it ran planned (else empty): what
   // ran it ("%y = @fused_conv_relu_0: onednn conv jit:avx2 + 1 post-ops").
@@ -50,6 +52,15 @@ public:
     return stepReport_ ? *stepReport_ : std::vector<std::string>();
   }
   unsigned threads() const { return pool_->size(); }
+
+  // Per-step wall time of planned runs while profiling is on (off by
+  // default: two clock reads per step).
+  void setProfiling(bool on) { profile_ = on; }
+  struct StepProfile {
+    std::string step;   // as stepReport()
+    double meanSeconds; // over the profiled runs at the last run's shape
+  };
+  std::vector<StepProfile> stepProfile() const;
 
 private:
   CpuModel() = default;
@@ -65,12 +76,14 @@ private:
     KernelFn epilogue = nullptr; // after a library call whose post-ops do not cover it
   };
   std::map<std::string, GroupCode> kernels_; // by Fused callee
-  size_t kernelSteps_ = 0, librarySteps_ = 0, fallbackSteps_ = 0;
+  size_t kernelSteps_ = 0, librarySteps_ = 0, moveSteps_ = 0, fallbackSteps_ = 0;
   const std::vector<std::string> *stepReport_ = nullptr;
+  bool profile_ = false;
   std::unique_ptr<ThreadPool> pool_;
   struct ShapePlan;
   std::map<std::vector<int64_t>, std::unique_ptr<ShapePlan>> plans_; // by input dims
   uint64_t arenaBytes_ = 0;
+  const ShapePlan *lastPlan_ = nullptr;
 
   ShapePlan *planFor(const std::vector<HostTensor> &inputs);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);

@@ -1,4 +1,5 @@
 #include "tc/Runtime/CpuModel.h"
+#include "MoveStep.h"
 #include "OneDnnCall.h"
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
@@ -10,6 +11,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeInference.h"
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <functional>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -37,9 +39,10 @@ struct CpuModel::ShapePlan {
   std::unique_ptr<uint8_t, void (*)(uint8_t *)> arena{nullptr, nullptr};
   struct Step {
     const Op *op = nullptr;
-    enum class Kind { View, Kernel, Library, Reference } kind = Kind::Reference;
+    enum class Kind { View, Kernel, Library, Move, Reference } kind = Kind::Reference;
     KernelFn kernel = nullptr; // Kernel: the group's; Library: its epilogue, if left
     std::unique_ptr<OneDnnCall> call;
+    MoveStep move;
     std::vector<void *> bufs; // operands then results (Library: operands, result, result)
     std::vector<int64_t> dims;
     std::vector<int64_t> domain;
@@ -47,6 +50,8 @@ struct CpuModel::ShapePlan {
   };
   std::vector<Step> steps;
   std::vector<std::string> report; // CpuModel::stepReport
+  std::vector<double> seconds;     // per step, summed over profiled runs
+  size_t runs = 0;                 // profiled runs
 };
 
 CpuModel::~CpuModel() = default;
@@ -280,6 +285,9 @@ void CpuModel::buildSteps(ShapePlan &plan) {
     if (isViewOp(op) && plan.memory.buffers.at(plan.bufferOf.at(op.result())).base) {
       s.kind = Step::Kind::View; // same bytes, another shape: nothing to do
       what = "view";
+    } else if ((s.move = makeMoveStep(op))) {
+      s.kind = Step::Kind::Move;
+      what = "copy";
     } else if (code != kernels_.end()) {
       std::string why;
       if (code->second.library == "onednn")
@@ -295,7 +303,8 @@ void CpuModel::buildSteps(ShapePlan &plan) {
         what = "generated kernel" + (why.empty() ? "" : " (" + why + ")");
       }
     }
-    if (s.kind == Step::Kind::Kernel || s.kind == Step::Kind::Library) {
+    if (s.kind == Step::Kind::Kernel || s.kind == Step::Kind::Library ||
+        s.kind == Step::Kind::Move) {
       std::vector<const Value *> vals(op.operands.begin(), op.operands.end());
       vals.insert(vals.end(), op.results.begin(), op.results.end());
       if (s.kind == Step::Kind::Library) // the epilogue reads the call's result in place
@@ -336,16 +345,21 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
     std::optional<size_t> n = byteSize(v->type);
     return HostTensor::fromBytes(v->type.dtype, staticDims(v->type.shape), ptrOf(v), n.value_or(0));
   };
-  for (ShapePlan::Step &step : plan.steps) {
-    using Kind = ShapePlan::Step::Kind;
+  using Kind = ShapePlan::Step::Kind;
+  auto runStep = [&](ShapePlan::Step &step) {
     for (auto [slot, arg] : step.inputSlots)
       step.bufs[slot] = const_cast<uint8_t *>(inputs[arg].bytes());
     if (step.kind == Kind::View)
-      continue;
+      return;
     if (step.kind == Kind::Kernel) {
       launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
       ++kernelSteps_;
-      continue;
+      return;
+    }
+    if (step.kind == Kind::Move) {
+      step.move(step.bufs.data());
+      ++moveSteps_;
+      return;
     }
     if (step.kind == Kind::Library) {
       size_t n = step.op->operands.size();
@@ -353,7 +367,7 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
       ++librarySteps_;
       if (step.kernel)
         launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
-      continue;
+      return;
     }
     const Op &op = *step.op;
     // Any other step: the reference kernels on copies, results copied into
@@ -390,20 +404,43 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i].byteSize())
         std::memcpy(ptrOf(op.results[i]), outs[i].bytes(), outs[i].byteSize());
+  };
+  if (profile_ && plan.seconds.size() != plan.steps.size())
+    plan.seconds.assign(plan.steps.size(), 0.0);
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    if (!profile_) {
+      runStep(plan.steps[i]);
+      continue;
+    }
+    auto t0 = std::chrono::steady_clock::now();
+    runStep(plan.steps[i]);
+    plan.seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
+  plan.runs += profile_;
   std::vector<HostTensor> results;
   for (const Value *r : f.results)
     results.push_back(tensorAt(r));
   return results;
 }
 
+std::vector<CpuModel::StepProfile> CpuModel::stepProfile() const {
+  std::vector<StepProfile> out;
+  if (!lastPlan_ || !lastPlan_->runs)
+    return out;
+  for (size_t i = 0; i < lastPlan_->steps.size(); ++i)
+    out.push_back({lastPlan_->report[i], lastPlan_->seconds[i] / double(lastPlan_->runs)});
+  return out;
+}
+
 std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
-  kernelSteps_ = librarySteps_ = fallbackSteps_ = 0;
+  kernelSteps_ = librarySteps_ = moveSteps_ = fallbackSteps_ = 0;
   stepReport_ = nullptr;
+  lastPlan_ = nullptr;
   arenaBytes_ = 0;
   if (ShapePlan *plan = planFor(inputs)) {
     arenaBytes_ = plan->memory.arenaBytes;
     stepReport_ = &plan->report;
+    lastPlan_ = plan;
     return runPlanned(*plan, inputs);
   }
   OpOverride viaKernels = [this](const Op &op, const std::vector<const HostTensor *> &ins) {

@@ -74,10 +74,59 @@ struct Source {
   const Value *type = nullptr; // the static type (the Fused operand's for arguments)
 };
 
+std::optional<dnnl::algorithm> reductionOf(const Op &op) {
+  using A = dnnl::algorithm;
+  switch (op.kind) {
+  case OpKind::ReduceSum: return A::reduction_sum;
+  case OpKind::ReduceMean:
+  case OpKind::GlobalAveragePool: return A::reduction_mean;
+  case OpKind::ReduceMax:
+  case OpKind::GlobalMaxPool: return A::reduction_max;
+  case OpKind::ReduceMin: return A::reduction_min;
+  case OpKind::ReduceProd: return A::reduction_mul;
+  default: return std::nullopt;
+  }
+}
+
+// The axes a Reduce*/Global*Pool reduces, non-negative and sorted.
+std::vector<int64_t> reducedAxes(const Op &op, size_t rank) {
+  std::vector<int64_t> axes;
+  if (op.is(OpKind::GlobalAveragePool) || op.is(OpKind::GlobalMaxPool)) {
+    for (size_t a = 2; a < rank; ++a)
+      axes.push_back(int64_t(a));
+    return axes;
+  }
+  if (const Value *v = op.operand(1)) {
+    if (!v->isConstant() || v->type.dtype != DType::I64)
+      throw Reject{"axes known only at run time"};
+    axes.assign(v->data->as<int64_t>(), v->data->as<int64_t>() + v->data->size / 8);
+  } else {
+    axes = op.getInts("axes");
+  }
+  if (axes.empty()) {
+    if (const Attribute *noop = op.findAttr("noop_with_empty_axes"); noop && noop->i())
+      throw Reject{"noop_with_empty_axes"};
+    for (size_t a = 0; a < rank; ++a)
+      axes.push_back(int64_t(a));
+  }
+  for (int64_t &a : axes)
+    a = a < 0 ? a + int64_t(rank) : a;
+  return axes;
+}
+
 } // namespace
 
 std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &fused,
                                                std::string &why) {
+  // Some primitives lack some post-ops: then the epilogue kernel takes them.
+  if (auto call = build(group, fused, /*fold=*/true, why))
+    return call;
+  return group.ops.size() > 1 && why.rfind("oneDNN", 0) == 0 ? build(group, fused, false, why)
+                                                             : nullptr;
+}
+
+std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &fused, bool fold,
+                                              std::string &why) {
   if (!isLibraryAnchored(group)) {
     why = "not a library call plus a pointwise epilogue";
     return nullptr;
@@ -108,15 +157,37 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
     const Value &result = *fused.result();
     Dims dst = dimsOf(result);
 
-    // The epilogue as post-ops: a chain where each op takes the previous
-    // value and, for binary ops, one operand from outside the group.
+    // The epilogue: an Add of a per-output-channel vector straight after an
+    // anchor without a bias becomes its bias, then a chain of activations
+    // becomes eltwise post-ops. Anything else (a residual add, a scale)
+    // leaves the whole epilogue to the generated kernel: oneDNN's binary
+    // post-ops measured slower than that kernel (docs/cpu-backend.md).
+    const Value *chain = anchor.result(), *addedBias = nullptr;
+    size_t next = 1;
+    int channelAxis = anchor.is(OpKind::Conv) ? 1 : int(dst.size()) - 1;
+    bool hasBias = anchor.is(OpKind::Conv) || anchor.is(OpKind::MatMul) || anchor.is(OpKind::Gemm);
+    if (fold && hasBias && group.ops.size() > 1 && group.ops[1]->is(OpKind::Add) &&
+        !anchor.operand(2)) {
+      const Op &add = *group.ops[1];
+      const Value *other = add.operand(0) == chain ? add.operand(1) : add.operand(0);
+      if (other != chain && sources.count(other) &&
+          sources.at(other).type->type.rank() <= dst.size()) {
+        Dims d = padTo(dimsOf(*sources.at(other).type), dst.size());
+        bool perChannel = true;
+        for (size_t k = 0; k < d.size(); ++k)
+          perChannel &= d[k] == (int(k) == channelAxis ? dst[k] : 1);
+        if (perChannel) {
+          addedBias = other;
+          chain = add.result();
+          next = 2;
+        }
+      }
+    }
     dnnl::post_ops post;
-    const Value *chain = anchor.result();
-    size_t folded = 0;
-    for (size_t i = 1; i < group.ops.size(); ++i) {
-      const Op &op = *group.ops[i];
+    for (; fold && next < group.ops.size(); ++next) {
+      const Op &op = *group.ops[next];
       using A = dnnl::algorithm;
-      std::optional<A> eltwise, binary;
+      std::optional<A> eltwise;
       float alpha = 0, beta = 0;
       switch (op.kind) {
       case OpKind::Relu: eltwise = A::eltwise_relu; break;
@@ -128,69 +199,88 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
         eltwise =
             op.getString("approximate") == "tanh" ? A::eltwise_gelu_tanh : A::eltwise_gelu_erf;
         break;
-      case OpKind::Add: binary = A::binary_add; break;
-      case OpKind::Sub: binary = A::binary_sub; break;
-      case OpKind::Mul: binary = A::binary_mul; break;
-      case OpKind::Div: binary = A::binary_div; break;
-      default: break;
-      }
-      // Add and Mul commute: the chain may come second.
-      std::vector<Value *> operands = op.operands;
-      if ((op.is(OpKind::Add) || op.is(OpKind::Mul)) && operands.size() == 2 &&
-          operands[1] == chain)
-        std::swap(operands[0], operands[1]);
-      bool chained = operands[0] == chain && op.results.size() == 1;
-      if (op.is(OpKind::Clip) && chained) {
-        const Value *lo = op.operand(1), *hi = op.operand(2);
-        auto scalar = [&](const Value *v, float dflt, float &out) {
-          if (!v) {
-            out = dflt;
-            return true;
-          }
+      case OpKind::Clip: {
+        // Bounds must be f32 scalar constants; an absent one does not clip.
+        auto bound = [](const Value *v, float dflt, float &out) {
+          if (!v)
+            return out = dflt, true;
           if (!v->isConstant() || v->type.dtype != DType::F32 || v->data->size != 4)
             return false;
-          out = *v->data->as<float>();
-          return true;
+          return out = *v->data->as<float>(), true;
         };
-        if (scalar(lo, -INFINITY, alpha) && scalar(hi, INFINITY, beta))
+        if (bound(op.operand(1), -INFINITY, alpha) && bound(op.operand(2), INFINITY, beta))
           eltwise = A::eltwise_clip;
-      }
-      if (eltwise && chained && op.operands.size() == 1 + (op.is(OpKind::Clip) ? 2 : 0)) {
-        post.append_eltwise(1.f, *eltwise, alpha, beta);
-      } else if (binary && chained && operands.size() == 2 && operands[1] != chain &&
-                 sources.count(operands[1])) {
-        const Source &s = sources.at(operands[1]);
-        if (s.type->type.rank() > dst.size())
-          break;
-        Dims d = padTo(dimsOf(*s.type), dst.size());
-        post.append_binary(*binary, plain(d));
-        bind(operands[1], DNNL_ARG_ATTR_MULTIPLE_POST_OP(int(i - 1)) | DNNL_ARG_SRC_1, plain(d));
-      } else {
         break;
       }
+      default: break;
+      }
+      if (!eltwise || op.operand(0) != chain || op.results.size() != 1)
+        break;
+      post.append_eltwise(1.f, *eltwise, alpha, beta);
       chain = op.result();
-      ++folded;
     }
-    // Post-ops are all or nothing: a partial chain would leave the epilogue
-    // kernel a value it cannot see.
-    if (folded + 1 != group.ops.size()) {
+    if (next != group.ops.size()) { // all or nothing: the kernel takes the whole epilogue
       post = dnnl::post_ops();
-      for (auto it = impl.args.begin(); it != impl.args.end();)
-        it = it->first & DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE ? impl.args.erase(it) : std::next(it);
-      std::erase_if(impl.bindings, [](const Impl::Binding &b) {
-        return b.arg & DNNL_ARG_ATTR_MULTIPLE_POST_OP_BASE;
-      });
-      call->epilogueLeft_ = group.ops.size() > 1;
+      addedBias = nullptr;
+      call->epilogueLeft_ = true;
     }
+    size_t folded = post.len() + (addedBias ? 1 : 0);
     dnnl::primitive_attr attr;
     attr.set_post_ops(post);
 
     memory::desc weightsWant;
-    const Value *weightsValue = anchor.operand(1);
-    if (anchor.is(OpKind::Conv)) {
+    const Value *weightsValue = nullptr;
+    const Value &x = *sources.at(anchor.operand(0)).type;
+    if (std::optional<dnnl::algorithm> reduce = reductionOf(anchor)) {
+      // Reduced axes keep a 1 in dst (keepdims=0 drops them: the same bytes).
+      std::vector<int64_t> axes = reducedAxes(anchor, x.type.rank());
+      Dims src = dimsOf(x), kept = src;
+      for (int64_t a : axes)
+        kept[size_t(a)] = 1;
+      for (int64_t d : src)
+        if (d == 0)
+          throw Reject{"an empty reduction"};
+      dnnl::reduction::desc d(*reduce, plain(src), plain(kept), 0.f, 0.f);
+      dnnl::reduction::primitive_desc pd(d, attr, impl.engine);
+      impl.primitive = dnnl::reduction(pd);
+      call->describe_ = std::string("onednn reduction ") + pd.impl_info_str();
+      dst = kept;
+      bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
+    } else if (anchor.is(OpKind::MaxPool) || anchor.is(OpKind::AveragePool)) {
+      if (anchor.results.size() != 1 || anchor.getString("auto_pad") != "NOTSET")
+        throw Reject{"pooling with indices or auto_pad"};
+      size_t sp = x.type.rank() - 2;
+      Dims src = dimsOf(x), kernel = anchor.getInts("kernel_shape");
+      Dims strides = intsOr(anchor, "strides", sp, 1), dil = intsOr(anchor, "dilations", sp, 1);
+      std::vector<int64_t> pads = intsOr(anchor, "pads", 2 * sp, 0);
+      Dims padL(pads.begin(), pads.begin() + long(sp)), padR(pads.begin() + long(sp), pads.end());
+      bool extended = false;
+      for (size_t i = 0; i < sp; ++i) {
+        // ceil_mode: oneDNN's output size formula needs the end pad grown
+        // to cover the last window.
+        int64_t window = (kernel[i] - 1) * dil[i] + 1;
+        int64_t need = (dst[i + 2] - 1) * strides[i] + window - src[i + 2] - padL[i];
+        extended |= need > padR[i];
+        padR[i] = std::max(padR[i], need);
+        --dil[i]; // oneDNN counts the gaps
+      }
+      dnnl::algorithm alg = dnnl::algorithm::pooling_max;
+      if (anchor.is(OpKind::AveragePool)) {
+        if (anchor.getInt("count_include_pad") && extended)
+          throw Reject{"ceil_mode average pooling counting pads"};
+        alg = anchor.getInt("count_include_pad") ? dnnl::algorithm::pooling_avg_include_padding
+                                                 : dnnl::algorithm::pooling_avg_exclude_padding;
+      }
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, plain(src),
+                                       plain(dst), strides, kernel, dil, padL, padR);
+      dnnl::pooling_v2_forward::primitive_desc pd(d, attr, impl.engine);
+      impl.primitive = dnnl::pooling_v2_forward(pd);
+      call->describe_ = std::string("onednn pooling ") + pd.impl_info_str();
+      bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
+    } else if (anchor.is(OpKind::Conv)) {
+      weightsValue = anchor.operand(1);
       if (anchor.getString("auto_pad") != "NOTSET" || anchor.getInt("channels_last"))
         throw Reject{"auto_pad or channels_last"};
-      const Value &x = *sources.at(anchor.operand(0)).type;
       const Value &w = *sources.at(weightsValue).type;
       size_t sp = x.type.rank() - 2;
       if (sp < 1 || sp > 3)
@@ -209,8 +299,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
         wUser = plain(wd);
       }
       memory::desc bias;
-      if (const Value *b = anchor.operand(2))
-        bind(b, DNNL_ARG_BIAS, bias = plain(dimsOf(*sources.at(b).type)));
+      if (const Value *b = anchor.operand(2) ? anchor.operand(2) : addedBias)
+        bind(b, DNNL_ARG_BIAS, bias = plain({dst[1]}));
       bind(anchor.operand(0), DNNL_ARG_SRC, plain(dimsOf(x)));
       memory::desc wAny(wd, memory::data_type::f32, memory::format_tag::any);
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
@@ -222,7 +312,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
       impl.primitive = dnnl::convolution_forward(pd);
       call->describe_ = std::string("onednn conv ") + pd.impl_info_str();
     } else {
-      const Value &a = *sources.at(anchor.operand(0)).type;
+      weightsValue = anchor.operand(1);
+      const Value &a = x;
       const Value &b = *sources.at(weightsValue).type;
       if (a.type.rank() < 2 || b.type.rank() < 2)
         throw Reject{"a matrix-vector product"};
@@ -245,9 +336,14 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
             throw Reject{"a C of rank > 2"};
           bind(c, DNNL_ARG_BIAS, bias = plain(padTo(dimsOf(ct), 2)));
         } else if (alpha != 1.f) {
+          if (addedBias)
+            throw Reject{"Gemm with alpha other than 1 and a bias"};
           attr.set_output_scales(0, {alpha});
         }
       }
+      if (addedBias)
+        bind(addedBias, DNNL_ARG_BIAS,
+             bias = plain(padTo(dimsOf(*sources.at(addedBias).type), dst.size())));
       dnnl::matmul::desc d(am, bm, bias, plain(dst));
       dnnl::matmul::primitive_desc pd(d, attr, impl.engine);
       weightsWant = pd.weights_desc();
@@ -259,6 +355,10 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
     impl.args[DNNL_ARG_DST] = memory(plain(dst), impl.engine, DNNL_MEMORY_NONE);
     impl.bindings.push_back({DNNL_ARG_DST, -1});
 
+    if (folded)
+      call->describe_ += " + " + std::to_string(folded) + " post-ops";
+    if (!weightsValue)
+      return call;
     // Weights: used as they are when the primitive wants the user's layout,
     // else reordered (once, here, when they are a constant).
     const Source &ws = sources.at(weightsValue);
@@ -281,8 +381,6 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
       }
     }
     impl.args[DNNL_ARG_WEIGHTS] = impl.weights;
-    if (folded)
-      call->describe_ += " + " + std::to_string(folded) + " post-ops";
   } catch (const Reject &r) {
     why = r.why;
     return nullptr;
@@ -297,7 +395,7 @@ void OneDnnCall::run(void *const *args, void *result) {
   Impl &impl = *impl_;
   for (const Impl::Binding &b : impl.bindings)
     impl.args.at(b.arg).set_data_handle(b.operand < 0 ? result : args[b.operand]);
-  if (!impl.weightsConstant) {
+  if (impl.weightsOperand >= 0 && !impl.weightsConstant) {
     impl.userWeights.set_data_handle(args[impl.weightsOperand]);
     if (impl.weights != impl.userWeights)
       dnnl::reorder(impl.userWeights, impl.weights)

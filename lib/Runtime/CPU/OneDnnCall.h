@@ -1,6 +1,7 @@
-// A library-anchored group (Conv, MatMul or Gemm then a pointwise epilogue,
-// see tc/CodeGen/LibraryCall.h) at fixed sizes as ONE oneDNN primitive: the
-// anchor, its bias, and as much of the epilogue as maps onto oneDNN post-ops
+// A library-anchored group (Conv, MatMul, Gemm, Reduce*, pooling, then a
+// pointwise epilogue; see tc/CodeGen/LibraryCall.h) at fixed sizes as ONE
+// oneDNN primitive: the anchor, its bias, and the epilogue where it maps onto
+// oneDNN post-ops
 // (eltwise relu/leaky relu/sigmoid/tanh/gelu/elu/clip, binary add/sub/mul/div
 // with a broadcast operand). Whatever does not map is left to the group's
 // generated epilogue kernel, run in place after the call.
@@ -33,6 +34,8 @@ public:
 
 private:
   OneDnnCall() = default;
+  static std::unique_ptr<OneDnnCall> build(const Function &group, const Op &fused, bool fold,
+                                           std::string &why);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool epilogueLeft_ = false;
