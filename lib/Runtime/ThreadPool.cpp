@@ -1,43 +1,8 @@
 #include "tc/Runtime/ThreadPool.h"
 #include <algorithm>
+#include <omp.h>
 
 namespace tc {
-
-ThreadPool::ThreadPool(unsigned threads) {
-  for (unsigned i = 1; i < std::max(threads, 1u); ++i)
-    workers_.emplace_back([this, i] { work(i); });
-}
-
-ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    stop_ = true;
-  }
-  wake_.notify_all();
-  for (std::thread &t : workers_)
-    t.join();
-}
-
-// Worker i runs chunk i of each call; the caller runs chunk 0.
-void ThreadPool::work(unsigned index) {
-  uint64_t seen = 0;
-  while (true) {
-    std::unique_lock<std::mutex> lock(mutex_);
-    wake_.wait(lock, [&] { return stop_ || generation_ != seen; });
-    if (stop_)
-      return;
-    seen = generation_;
-    if (index >= chunks_)
-      continue;
-    const auto *fn = fn_;
-    int64_t begin = int64_t(index) * chunk_, end = std::min(n_, begin + chunk_);
-    lock.unlock();
-    (*fn)(begin, end);
-    lock.lock();
-    if (--pending_ == 0)
-      done_.notify_one();
-  }
-}
 
 void ThreadPool::parallelFor(int64_t n, int64_t grain,
                              const std::function<void(int64_t, int64_t)> &fn) {
@@ -48,19 +13,13 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
     fn(0, n);
     return;
   }
+  int64_t chunk = (n + want - 1) / want;
+#pragma omp parallel num_threads(int(want))
   {
-    std::lock_guard<std::mutex> lock(mutex_);
-    fn_ = &fn;
-    n_ = n;
-    chunk_ = (n + want - 1) / want;
-    chunks_ = unsigned((n + chunk_ - 1) / chunk_);
-    pending_ = chunks_ - 1;
-    ++generation_;
+    int64_t begin = int64_t(omp_get_thread_num()) * chunk, end = std::min(n, begin + chunk);
+    if (begin < end)
+      fn(begin, end);
   }
-  wake_.notify_all();
-  fn(0, std::min(n, chunk_));
-  std::unique_lock<std::mutex> lock(mutex_);
-  done_.wait(lock, [&] { return pending_ == 0; });
 }
 
 } // namespace tc

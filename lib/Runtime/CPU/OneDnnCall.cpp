@@ -17,10 +17,13 @@ struct OneDnnCall::Impl {
   std::unordered_map<int, memory> args; // by DNNL_ARG_*
   // Where each argument's data comes from on a run.
   struct Binding {
-    int arg;
+    memory m;
     int operand; // index into the Fused op's operands; -1: the result
   };
   std::vector<Binding> bindings;
+  // Activations in the layout the primitive picked (blocked), reordered in
+  // from and out to the user's plain layout on each run.
+  std::optional<memory> userSrc, userDst;
   // Weights in a layout the user's bytes are not in: reordered once when
   // constant, else on every run.
   memory userWeights, weights;
@@ -146,7 +149,7 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     if (s.constant)
       m.set_data_handle(const_cast<uint8_t *>(s.constant->data->ptr));
     else
-      impl.bindings.push_back({arg, s.operand});
+      impl.bindings.push_back({m, s.operand});
     impl.args[arg] = m;
   };
   try {
@@ -303,10 +306,21 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
         bind(b, DNNL_ARG_BIAS, bias = plain({dst[1]}));
       bind(anchor.operand(0), DNNL_ARG_SRC, plain(dimsOf(x)));
       memory::desc wAny(wd, memory::data_type::f32, memory::format_tag::any);
+      // Activations in the layout oneDNN prefers (blocked nChw8c: its jit
+      // kernels), with reorders in and out: faster than its NCHW im2col
+      // path even for small convs (docs/cpu-backend.md).
+      memory::desc anyX(dimsOf(x), memory::data_type::f32, memory::format_tag::any);
+      memory::desc anyY(dst, memory::data_type::f32, memory::format_tag::any);
       dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_inference,
-                                        dnnl::algorithm::convolution_direct, plain(dimsOf(x)), wAny,
-                                        bias, plain(dst), strides, dil, padL, padR);
+                                        dnnl::algorithm::convolution_direct, anyX, wAny, bias, anyY,
+                                        strides, dil, padL, padR);
       dnnl::convolution_forward::primitive_desc pd(d, attr, impl.engine);
+      if (pd.src_desc() != plain(dimsOf(x))) {
+        impl.userSrc = impl.args.at(DNNL_ARG_SRC);
+        impl.args[DNNL_ARG_SRC] = memory(pd.src_desc(), impl.engine);
+      }
+      if (pd.dst_desc() != plain(dst))
+        impl.userDst = memory(pd.dst_desc(), impl.engine);
       weightsWant = pd.weights_desc();
       impl.userWeights = memory(wUser, impl.engine, DNNL_MEMORY_NONE);
       impl.primitive = dnnl::convolution_forward(pd);
@@ -352,8 +366,11 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       call->describe_ = std::string("onednn matmul ") + pd.impl_info_str();
       bind(anchor.operand(0), DNNL_ARG_SRC, am);
     }
-    impl.args[DNNL_ARG_DST] = memory(plain(dst), impl.engine, DNNL_MEMORY_NONE);
-    impl.bindings.push_back({DNNL_ARG_DST, -1});
+    memory userDst(plain(dst), impl.engine, DNNL_MEMORY_NONE);
+    impl.bindings.push_back({userDst, -1});
+    if (impl.userDst) // the primitive writes its own layout; swap roles
+      std::swap(*impl.userDst, userDst);
+    impl.args[DNNL_ARG_DST] = userDst;
 
     if (folded)
       call->describe_ += " + " + std::to_string(folded) + " post-ops";
@@ -393,8 +410,11 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
 
 void OneDnnCall::run(void *const *args, void *result) {
   Impl &impl = *impl_;
-  for (const Impl::Binding &b : impl.bindings)
-    impl.args.at(b.arg).set_data_handle(b.operand < 0 ? result : args[b.operand]);
+  for (Impl::Binding &b : impl.bindings)
+    b.m.set_data_handle(b.operand < 0 ? result : args[b.operand]);
+  if (impl.userSrc)
+    dnnl::reorder(*impl.userSrc, impl.args.at(DNNL_ARG_SRC))
+        .execute(impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
   if (impl.weightsOperand >= 0 && !impl.weightsConstant) {
     impl.userWeights.set_data_handle(args[impl.weightsOperand]);
     if (impl.weights != impl.userWeights)
@@ -402,6 +422,9 @@ void OneDnnCall::run(void *const *args, void *result) {
           .execute(impl.stream, impl.userWeights, impl.weights);
   }
   impl.primitive.execute(impl.stream, impl.args);
+  if (impl.userDst)
+    dnnl::reorder(impl.args.at(DNNL_ARG_DST), *impl.userDst)
+        .execute(impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
   impl.stream.wait();
 }
 
