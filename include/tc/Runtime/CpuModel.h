@@ -82,6 +82,8 @@ private:
   std::unique_ptr<ThreadPool> pool_;
   struct ShapePlan;
   std::map<std::vector<int64_t>, std::unique_ptr<ShapePlan>> plans_; // by input dims
+  static constexpr size_t kMaxShapePlans = 8;
+  uint64_t useClock_ = 0;
   uint64_t arenaBytes_ = 0;
   const ShapePlan *lastPlan_ = nullptr;
 

@@ -51,6 +51,7 @@ struct CpuModel::ShapePlan {
   std::vector<Step> steps;
   std::vector<std::string> report; // CpuModel::stepReport
   std::vector<double> seconds;     // per step, summed over profiled runs
+  uint64_t lastUse = 0;            // CpuModel::useClock_ at the last run
   size_t runs = 0;                 // profiled runs
 };
 
@@ -219,8 +220,19 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
     }
     key.push_back(-1);
   }
-  if (auto it = plans_.find(key); it != plans_.end())
+  if (auto it = plans_.find(key); it != plans_.end()) {
+    if (it->second)
+      it->second->lastUse = ++useClock_;
     return it->second.get();
+  }
+  // Each plan holds an arena: keep the most recently used few, so a model fed
+  // ever new sizes (sequence lengths) does not grow without bound.
+  if (plans_.size() >= kMaxShapePlans) {
+    auto lru = std::min_element(plans_.begin(), plans_.end(), [](const auto &a, const auto &b) {
+      return (a.second ? a.second->lastUse : 0) < (b.second ? b.second->lastUse : 0);
+    });
+    plans_.erase(lru);
+  }
   auto plan = std::make_unique<ShapePlan>();
   try {
     plan->module = readBytecode(artifact_.share(kSectionModule));
@@ -252,6 +264,7 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   plan->arena = {static_cast<uint8_t *>(::operator new(bytes, std::align_val_t(kArenaAlignment))),
                  [](uint8_t *p) { ::operator delete(p, std::align_val_t(kArenaAlignment)); }};
   buildSteps(*plan);
+  plan->lastUse = ++useClock_;
   return (plans_[key] = std::move(plan)).get();
 }
 
