@@ -1,11 +1,7 @@
 #include "tc/CodeGen/CpuCodegen.h"
-#include "tc/CodeGen/KernelEmitter.h"
 #include "tc/Config.h"
 #include "tc/IR/Bytecode.h"
-#include "tc/IR/Verifier.h"
-#include "tc/Transforms/Pass.h"
 #include <chrono>
-#include <set>
 #include <sstream>
 
 namespace tc {
@@ -17,71 +13,24 @@ double since(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
 
-std::string timelineJson(const std::vector<CompileStage> &stages) {
-  std::ostringstream os;
-  os << "{\"stages\": [";
-  for (size_t i = 0; i < stages.size(); ++i)
-    os << (i ? ", " : "") << "{\"name\": \"" << stages[i].name
-       << "\", \"seconds\": " << stages[i].seconds << "}";
-  os << "]}\n";
-  return os.str();
-}
-
-// The fuse pass copies small constants into a group; the emitter reads
-// scalars as literals and everything else as a kernel argument, so a
-// non-scalar constant moves back out to be passed like a weight.
-void passArrayConstantsAsArguments(Module &m) {
-  Function &main = m.main();
-  for (auto &op : main.ops) {
-    if (!op->is(OpKind::Fused))
-      continue;
-    Function *callee = m.lookup(op->getString("callee"));
-    std::vector<Value *> keep;
-    for (Value *c : callee->constants) {
-      auto n = staticNumElements(c->type.shape);
-      if (n && *n == 1) {
-        keep.push_back(c);
-        continue;
-      }
-      Value *arg = callee->addArgument(callee->uniqueName(c->name + "_arg"), c->type);
-      callee->replaceAllUsesWith(c, arg);
-      op->operands.push_back(main.addConstant(main.uniqueName(c->name), c->type, *c->data, c->loc));
-    }
-    callee->constants = keep;
-  }
-}
-
 } // namespace
 
 CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, bool withObject) {
   CpuCodegenResult r;
   auto t0 = Clock::now();
-  // Every kernel is a Fused op: lone ops the fuse pass left become groups of
-  // one (the module travels in the artifact, so it is copied here).
-  std::unique_ptr<Module> owned =
-      readBytecode(MemoryBuffer::copy(writeBytecode(input), "<codegen>"));
+  std::unique_ptr<Module> owned = prepareForCodegen(input);
   Module &m = *owned;
-  runFusePass(m, parsePipeline("fuse{singles=1}").front().options);
-  passArrayConstantsAsArguments(m);
-  verifyModule(m);
   r.timeline.push_back({"outline lone ops", since(t0)});
   t0 = Clock::now();
   std::ostringstream source, table;
   source << kernelPrelude(KernelDialect::Cpu);
-  std::set<std::string> seen;
-  for (const auto &op : m.main().ops) {
-    if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
-      continue;
-    const Function *callee = m.lookup(op->getString("callee"));
-    std::string why;
-    if (auto k = emitKernel(*callee, KernelDialect::Cpu, why)) {
-      source << k->source << "\n";
-      table << k->group << " " << k->symbol << "\n";
-      r.kernels.push_back(k->group);
-    } else {
-      r.fallback.push_back(why);
-    }
+  EmittedKernels ks = emitKernels(m, KernelDialect::Cpu);
+  for (const EmittedKernel &k : ks.kernels) {
+    source << k.source << "\n";
+    table << k.group << " " << k.symbol << "\n";
+    r.kernels.push_back(k.group);
   }
+  r.fallback = ks.fallback;
   r.source = source.str();
   r.timeline.push_back({"emit kernels", since(t0)});
   if (!withObject)

@@ -1,4 +1,6 @@
 #include "tc/CodeGen/CpuCodegen.h"
+#include "tc/CodeGen/CudaCodegen.h"
+#include "tc/CodeGen/CudaCompiler.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
@@ -21,15 +23,27 @@ struct TargetInfo {
 const TargetInfo kTargets[] = {
     {"cpu", "cpu", "native x86-64 x86-64-v2 x86-64-v3 x86-64-v4",
      "vectorized C++ kernels compiled in-process with clang (LLVM 19)"},
-    {"cuda", "arch", "sm_80 sm_86 sm_89 sm_90", "CUDA C++ kernels compiled ahead of time to cubin"},
+    {"cuda", "arch", "sm_80 sm_86 sm_89 sm_90 (any NVRTC knows; several: sm_80,sm_90)",
+     "CUDA C++ kernels compiled ahead of time to cubin with NVRTC"},
 };
+
+// --stats: which groups got a kernel, the rest, and the compile stages.
+void printStats(size_t kernels, const std::vector<std::string> &fallback,
+                const std::vector<CompileStage> &timeline, const char *without) {
+  std::cerr << "kernels: " << kernels << " generated, " << fallback.size() << " groups " << without
+            << "\n";
+  for (const std::string &why : fallback)
+    std::cerr << "  fallback " << why << "\n";
+  for (const CompileStage &s : timeline)
+    std::cerr << "  " << s.name << ": " << s.seconds << " s\n";
+}
 
 } // namespace
 
 int tcCodegenMain(int argc, char **argv) {
   return runTool("tc-codegen", [&] {
     CommonOptions common;
-    std::string target = "cpu", cpu = "native", emit = "artifact";
+    std::string target = "cpu", cpu = "native", arch = "sm_90", emit = "artifact";
     bool list = false, stats = false;
     std::vector<std::string> dimFlags;
     po::options_description opts("tc-codegen options");
@@ -39,8 +53,11 @@ int tcCodegenMain(int argc, char **argv) {
         "list targets with their arches / CPU levels and exit")(
         "cpu", po::value(&cpu)->value_name("native|x86-64-v3|..."),
         "CPU the kernels are compiled for (native: this machine's CPU and features)")(
-        "emit", po::value(&emit)->value_name("artifact|source|asm"),
-        "what to write: the .tcx artifact, the generated kernel source, or its assembly")(
+        "arch", po::value(&arch)->value_name("sm_90|sm_80,sm_90"),
+        "CUDA arches to compile cubin for (default sm_90); several make one fat artifact")(
+        "emit", po::value(&emit)->value_name("artifact|source|asm|ptx"),
+        "what to write: the .tcx artifact, the generated kernel source, or its assembly (CPU: "
+        "asm, CUDA: ptx)")(
         "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
         "specialize symbolic dim NAME to N in the compiled model (default: one artifact for "
         "every size)")(
@@ -62,23 +79,41 @@ int tcCodegenMain(int argc, char **argv) {
       known |= target == t.name;
     if (!known)
       fail("unknown target '", target, "' (see --list-targets)");
-    if (emit != "artifact" && emit != "source" && emit != "asm")
-      fail("unknown --emit '", emit, "' (artifact, source or asm)");
-    if (target == "cuda")
-      fail(
-          "code generation for target 'cuda' is not built yet (tracked by the CUDA backend issue)");
+    const char *assembly = target == "cuda" ? "ptx" : "asm";
+    if (emit != "artifact" && emit != "source" && emit != assembly)
+      fail("unknown --emit '", emit, "' (artifact, source or ", assembly, ")");
+    std::vector<std::string> arches;
+    if (target == "cuda") {
+      arches = parseCudaArchs(arch);
+      if (emit == "ptx" && arches.size() != 1)
+        fail("--emit=ptx writes the PTX of one arch; --arch names ", arches.size());
+    }
     auto m = loadModule(common.input);
     specializeDims(*m, parseDimFlags(dimFlags));
+    if (target == "cuda") {
+      CudaCodegenResult r = compileForCuda(*m, arches, /*withCubin=*/emit == "artifact");
+      if (stats) {
+        printStats(r.kernels.size(), r.fallback, r.timeline, "without a generated kernel");
+        for (const std::string &a : r.artifact.arches)
+          std::cerr << "  cubin " << a << ": " << r.artifact.require(cubinSection(a)).size()
+                    << " bytes\n";
+      }
+      dumpFile(dumpDirFor("tc-codegen", common), "kernels.cu", r.source);
+      if (emit == "source")
+        writeOutput(common.output, r.source);
+      else if (emit == "ptx")
+        writeOutput(common.output, compileCuda(r.source, arches[0], CudaOutput::Ptx));
+      else {
+        if (common.output == "-" && ::isatty(1))
+          fail("refusing to write a binary artifact to a terminal (use -o FILE)");
+        writeOutput(common.output, writeArtifact(r.artifact));
+      }
+      return 0;
+    }
     CpuTarget t = resolveCpuTarget(cpu);
     CpuCodegenResult r = compileForCpu(*m, t, /*withObject=*/emit == "artifact");
-    if (stats) {
-      std::cerr << "kernels: " << r.kernels.size() << " generated, " << r.fallback.size()
-                << " groups on the reference kernels\n";
-      for (const std::string &why : r.fallback)
-        std::cerr << "  fallback " << why << "\n";
-      for (const CompileStage &s : r.timeline)
-        std::cerr << "  " << s.name << ": " << s.seconds << " s\n";
-    }
+    if (stats)
+      printStats(r.kernels.size(), r.fallback, r.timeline, "on the reference kernels");
     dumpFile(dumpDirFor("tc-codegen", common), "kernels.cpp", r.source);
     if (emit == "source")
       writeOutput(common.output, r.source);
