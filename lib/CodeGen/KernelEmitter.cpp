@@ -6,6 +6,7 @@
 // group reads each operand once and writes each result once.
 #include "tc/CodeGen/KernelEmitter.h"
 #include "tc/Support/Float16.h"
+#include <algorithm>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -95,6 +96,9 @@ public:
       at += r->type.rank();
     }
     numDims_ = at;
+    // CUDA passes bufs and dims by value: kernel parameters hold 4 KB.
+    if (cuda() && 8 * (f_.args.size() + f_.results.size() + std::max<size_t>(numDims_, 1)) > 4096)
+      return reject("more arguments and dims than a CUDA kernel's 4 KB of parameters hold");
     const Op &first = *f_.ops.front();
     if (first.is(OpKind::Transpose))
       return emitTranspose(first);
