@@ -156,9 +156,7 @@ public:
     os << "extern \"C\" void " << symbol
        << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
     emitPointers(os);
-    bool anyBroadcast = false;
-    for (size_t i = 0; i < f_.args.size(); ++i)
-      anyBroadcast |= elementwise_.count(i) && access(i) == Access::Broadcast;
+    bool anyBroadcast = readsBroadcast();
     if (anyBroadcast)
       emitStrides(os);
     if (anchor_ && anchor_->is(OpKind::Conv))
@@ -574,6 +572,7 @@ private:
     return e.empty() ? "(int64_t)1" : e;
   }
 
+  // The kernel's symbol, and the comment line naming its group and domain.
   std::string head(std::string &symbol) {
     symbol = "tc_" + f_.name;
     return "// group @" + f_.name + ": domain " + TensorType{DType::F32, domain_}.str().substr(3) +
@@ -591,14 +590,11 @@ private:
     os << head(symbol);
     emitCudaHead(os, symbol, kPointwiseBlock);
     emitPointers(os);
-    bool anyBroadcast = false;
+    bool anyBroadcast = readsBroadcast();
     size_t widest = 1;
     for (size_t i = 0; i < f_.args.size(); ++i)
-      if (elementwise_.count(i)) {
-        anyBroadcast |= access(i) == Access::Broadcast;
-        if (access(i) == Access::Contiguous)
-          widest = std::max(widest, dtypeSize(f_.args[i]->type.dtype));
-      }
+      if (elementwise_.count(i) && access(i) == Access::Contiguous)
+        widest = std::max(widest, dtypeSize(f_.args[i]->type.dtype));
     for (const Value *r : f_.results)
       widest = std::max(widest, dtypeSize(r->type.dtype));
     unsigned vec = anyBroadcast ? 1 : unsigned(16 / widest);
@@ -607,7 +603,7 @@ private:
     os << "  const int64_t n = " << rowsExpr() << " * inner;\n" << kGridHead;
     std::string vecEnd = "0";
     if (vec > 1) {
-      // Vector of `vec` elements of tensor `name` (type T): tc_vec<T, vec>.
+      // The type of `vec` elements of type t moved as one access.
       auto vt = [&](DType t) {
         return "tc_vec<" + std::string(st(t)) + ", " + std::to_string(vec) + ">";
       };
@@ -690,9 +686,7 @@ private:
     os << head(symbol);
     emitCudaHead(os, symbol, kRowsBlock);
     emitPointers(os);
-    bool anyBroadcast = false;
-    for (size_t i = 0; i < f_.args.size(); ++i)
-      anyBroadcast |= elementwise_.count(i) && access(i) == Access::Broadcast;
+    bool anyBroadcast = readsBroadcast();
     if (anyBroadcast)
       emitStrides(os);
     std::string K = std::to_string(kRowCache);
@@ -778,6 +772,14 @@ private:
   // Records why the group gets no kernel; false stops emitting.
   bool noKernel(const std::string &what) {
     why_ = "@" + f_.name + ": " + what;
+    return false;
+  }
+
+  // Some argument is read per element through broadcast strides.
+  bool readsBroadcast() const {
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      if (elementwise_.count(i) && access(i) == Access::Broadcast)
+        return true;
     return false;
   }
 

@@ -79,6 +79,11 @@ int tcCodegenMain(int argc, char **argv) {
       known |= target == t.name;
     if (!known)
       fail("unknown target '", target, "' (see --list-targets)");
+    // A flag of the other target is a mistake worth saying, not ignoring.
+    if (vm.count("arch") && target != "cuda")
+      fail("--arch is for --target=cuda (the CPU target takes --cpu)");
+    if (vm.count("cpu") && target != "cpu")
+      fail("--cpu is for --target=cpu (the CUDA target takes --arch)");
     const char *assembly = target == "cuda" ? "ptx" : "asm";
     if (emit != "artifact" && emit != "source" && emit != assembly)
       fail("unknown --emit '", emit, "' (artifact, source or ", assembly, ")");
