@@ -32,3 +32,6 @@ config.substitutions.append(("%sanitize_flags",
 # Tests that need (or must not have) a GPU driver.
 if os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")
+# CUDA code generation (NVRTC) is built when the toolkit was found.
+if config.tc_nvrtc:
+    config.available_features.add("nvrtc")

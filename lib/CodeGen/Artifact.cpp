@@ -31,8 +31,11 @@ std::string headerText(const Artifact &a) {
   std::string features;
   for (const std::string &f : a.cpuFeatures)
     features += (features.empty() ? "" : ",") + f;
+  std::string arches;
+  for (const std::string &s : a.arches)
+    arches += (arches.empty() ? "" : ",") + s;
   return "toolchain=" + a.toolchain + "\ntarget=" + a.target + "\ncpu=" + a.cpu +
-         "\nfeatures=" + features + "\n";
+         "\nfeatures=" + features + "\n" + (arches.empty() ? "" : "arch=" + arches + "\n");
 }
 
 void parseHeader(Artifact &a, std::string_view text, const std::string &file) {
@@ -49,11 +52,11 @@ void parseHeader(Artifact &a, std::string_view text, const std::string &file) {
       a.target = v;
     else if (k == "cpu")
       a.cpu = v;
-    else if (k == "features") {
+    else if (k == "features" || k == "arch") {
       std::istringstream fs(v);
       for (std::string f; std::getline(fs, f, ',');)
         if (!f.empty())
-          a.cpuFeatures.push_back(f);
+          (k == "arch" ? a.arches : a.cpuFeatures).push_back(f);
     }
   }
   if (a.target.empty())

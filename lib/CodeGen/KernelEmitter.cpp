@@ -5,7 +5,10 @@
 // Every op of the group is one expression over register values, so the
 // group reads each operand once and writes each result once.
 #include "tc/CodeGen/KernelEmitter.h"
+#include "tc/Support/Float16.h"
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -15,28 +18,60 @@ namespace tc {
 
 namespace {
 
-const char *cType(DType t) {
+// What differs between the dialects, as data; the loop structure around
+// the shared expressions is the only code per dialect (a CPU row loop, a
+// CUDA grid-stride loop or one block per row).
+struct HalfType {
+  const char *type, *toFloat, *fromFloat; // nullptr: the dialect has none
+};
+struct DialectInfo {
+  const char *kernelHead; // what precedes the symbol in a kernel definition
+  const char *mathPrefix; // of libm's names (expf, ...) in the prelude
+  HalfType f16, bf16;     // storage type and conversions (round to nearest even)
+  const char *inf, *nan;  // double infinity and quiet NaN
+};
+constexpr DialectInfo kDialects[] = {
+    {"extern \"C\" void ", "__builtin_", {}, {}, "__builtin_inf()", "__builtin_nan(\"\")"},
+    {"extern \"C\" __global__ void ",
+     "",
+     {"__half", "__half2float", "__float2half_rn"},
+     {"__nv_bfloat16", "__bfloat162float", "__float2bfloat16_rn"},
+     "__longlong_as_double(0x7ff0000000000000LL)",
+     "__longlong_as_double(0x7ff8000000000000LL)"},
+};
+const DialectInfo &info(KernelDialect d) { return kDialects[d == KernelDialect::Cuda]; }
+
+// The element type tensors of `t` are stored as, or nullptr (no kernel).
+const char *storageType(DType t, KernelDialect d) {
   switch (t) {
   case DType::F32: return "float";
   case DType::F64: return "double";
   case DType::Bool: return "bool";
+  case DType::F16: return info(d).f16.type;
+  case DType::BF16: return info(d).bf16.type;
   default: return nullptr;
   }
 }
+// The type values of `t` are computed in: half floats in float.
+const char *computeType(DType t, KernelDialect d) {
+  const char *s = storageType(t, d);
+  return s && (t == DType::F16 || t == DType::BF16) ? "float" : s;
+}
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-std::string floatLiteral(double v, DType t) {
+std::string floatLiteral(double v, DType t, KernelDialect d = KernelDialect::Cpu) {
   char buf[64];
   std::snprintf(buf, sizeof buf, "%a", v); // exact
   std::string s = buf;
   if (s == "inf" || s == "-inf" || s == "nan" || s == "-nan")
-    return std::string(s[0] == '-' ? "-" : "") +
-           (s.find("inf") != std::string::npos ? "__builtin_inf()" : "__builtin_nan(\"\")");
-  return t == DType::F32 ? "(float)" + s : s;
+    s = std::string(s[0] == '-' ? "-" : "") +
+        (s.find("inf") != std::string::npos ? info(d).inf : info(d).nan);
+  return t == DType::F64 ? s : "(float)" + s;
 }
 
 class Emitter {
 public:
-  Emitter(const Function &f, std::string &why) : f_(f), why_(why) {}
+  Emitter(const Function &f, KernelDialect d, std::string &why) : f_(f), d_(d), why_(why) {}
 
   std::optional<EmittedKernel> run() {
     if (f_.results.empty() || f_.ops.empty())
@@ -47,7 +82,7 @@ public:
         return reject("results of different shapes");
     bool movesBytes = f_.ops.front()->is(OpKind::Transpose); // any element type
     for (const Value *a : f_.args)
-      if (!cType(a->type.dtype) && !movesBytes)
+      if (!st(a->type.dtype) && !movesBytes)
         return reject("argument %" + a->name + " of type " + a->type.str());
     rank_ = domain_.size();
     // dims[] layout: every argument's dims, then every result's.
@@ -60,11 +95,20 @@ public:
       dimAt_[r] = at;
       at += r->type.rank();
     }
+    numDims_ = at;
+    // CUDA passes bufs and dims by value: kernel parameters hold 4 KB.
+    if (cuda() && 8 * (f_.args.size() + f_.results.size() + std::max<size_t>(numDims_, 1)) > 4096)
+      return reject("more arguments and dims than a CUDA kernel's 4 KB of parameters hold");
     const Op &first = *f_.ops.front();
     if (first.is(OpKind::Transpose))
       return emitTranspose(first);
+    if (cuda())
+      for (const auto &op : f_.ops)
+        if (op->info().category == FusionCategory::Library)
+          return reject(std::string(op->name()) + " is a library call on CUDA (cuBLASLt/cuDNN), "
+                                                  "not a generated kernel");
     if (first.is(OpKind::MaxPool) || first.is(OpKind::AveragePool))
-      return emitPool(first);
+      return cuda() ? reject("pooling has no CUDA kernel yet") : emitPool(first);
     if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm)) {
       anchor_ = &first;
       if (!checkMatmul())
@@ -105,26 +149,16 @@ public:
     for (const Value *r : f_.results)
       if (!names_.count(r))
         return reject("a result that is not computed in the group");
+    if (cuda())
+      return rowReduction_ ? emitCudaRows(pro.str(), body.str()) : emitCudaPointwise(body.str());
 
-    std::string symbol = "tc_" + f_.name;
+    std::string symbol;
     std::ostringstream os;
-    os << "// group @" << f_.name << ": domain " << TensorType{DType::F32, domain_}.str().substr(3)
-       << "\n";
+    os << head(symbol);
     os << "extern \"C\" void " << symbol
        << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
-    // Dims of the domain come from result 0.
-    size_t r0 = dimAt_.at(f_.results[0]);
-    os << "  const int64_t inner = "
-       << (rank_ ? "dims[" + std::to_string(r0 + rank_ - 1) + "]" : "1") << ";\n";
-    for (size_t i = 0; i < f_.args.size(); ++i)
-      os << "  const " << cType(f_.args[i]->type.dtype) << " *__restrict in" << i << " = (const "
-         << cType(f_.args[i]->type.dtype) << " *)bufs[" << i << "];\n";
-    for (size_t i = 0; i < f_.results.size(); ++i)
-      os << "  " << cType(f_.results[i]->type.dtype) << " *__restrict out" << i << " = ("
-         << cType(f_.results[i]->type.dtype) << " *)bufs[" << f_.args.size() + i << "];\n";
-    bool anyBroadcast = false;
-    for (size_t i = 0; i < f_.args.size(); ++i)
-      anyBroadcast |= elementwise_.count(i) && access(i) == Access::Broadcast;
+    emitPointers(os);
+    bool anyBroadcast = readsBroadcast();
     if (anyBroadcast)
       emitStrides(os);
     if (anchor_ && anchor_->is(OpKind::Conv))
@@ -132,8 +166,8 @@ public:
     else if (anchor_ && !rowReduction_)
       emitMatmulSetup(os);
     if (rowReduction_)
-      os << "  " << cType(rowReduction_->result()->type.dtype) << " *acc = ("
-         << cType(rowReduction_->result()->type.dtype)
+      os << "  " << ct(rowReduction_->result()->type.dtype) << " *acc = ("
+         << ct(rowReduction_->result()->type.dtype)
          << " *)malloc(sizeof(double) * (inner ? inner : 1));\n";
     os << "  for (int64_t row = begin; row < end; ++row) {\n";
     if (anyBroadcast)
@@ -147,9 +181,7 @@ public:
       os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
       emitLoads(os);
       os << pro.str() << "      acc[j] = " << reducedInput_ << ";\n";
-      for (size_t i = 0; i < f_.results.size(); ++i)
-        if (prologueValue(f_.results[i]))
-          os << "      out" << i << "[row * inner + j] = " << names_.at(f_.results[i]) << ";\n";
+      emitStores(os, "row * inner + j", /*prologue=*/true);
       os << "    }\n";
       emitRowStats(os);
     }
@@ -159,9 +191,7 @@ public:
     os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
     emitLoads(os);
     os << pro.str() << body.str();
-    for (size_t i = 0; i < f_.results.size(); ++i)
-      if (!prologueValue(f_.results[i]))
-        os << "      out" << i << "[row * inner + j] = " << names_.at(f_.results[i]) << ";\n";
+    emitStores(os, "row * inner + j", /*prologue=*/false);
     os << "    }\n  }\n";
     if (anchor_)
       os << "  free(acc);\n";
@@ -172,10 +202,12 @@ public:
 private:
   enum class Access { Contiguous, Scalar, Broadcast };
   const Function &f_;
+  KernelDialect d_;
   std::string &why_;
   Shape domain_;
   size_t rank_ = 0;
   std::unordered_map<const Value *, size_t> dimAt_;
+  size_t numDims_ = 0; // entries of dims[]
   std::unordered_map<const Value *, std::string> names_;
   std::map<size_t, bool> elementwise_; // arguments read per element of the domain
   const Op *anchor_ = nullptr;         // the MatMul/Gemm of a library group
@@ -186,19 +218,56 @@ private:
   std::unordered_map<const Value *, bool> prologue_; // values computed before it
 
   bool prologueValue(const Value *v) const { return prologue_.count(v) != 0; }
+  bool cuda() const { return d_ == KernelDialect::Cuda; }
+  const char *st(DType t) const { return storageType(t, d_); }
+  const char *ct(DType t) const { return computeType(t, d_); }
+  // A stored element as a computed value, and back.
+  std::string load(DType t, const std::string &ref) const {
+    const HalfType &h = t == DType::F16 ? info(d_).f16 : info(d_).bf16;
+    return isHalf(t) ? h.toFloat + ("(" + ref + ")") : ref;
+  }
+  std::string store(DType t, const std::string &value) const {
+    const HalfType &h = t == DType::F16 ? info(d_).f16 : info(d_).bf16;
+    return isHalf(t) ? h.fromFloat + ("(" + value + ")") : value;
+  }
 
-  void emitLoads(std::ostringstream &os) {
+  // Typed views of `bufs` and `inner`, the domain's last dim (from result 0).
+  void emitPointers(std::ostringstream &os) {
+    size_t r0 = dimAt_.at(f_.results[0]);
+    os << "  const int64_t inner = "
+       << (rank_ ? "dims[" + std::to_string(r0 + rank_ - 1) + "]" : "1") << ";\n";
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      os << "  const " << st(f_.args[i]->type.dtype) << " *__restrict in" << i << " = (const "
+         << st(f_.args[i]->type.dtype) << " *)bufs[" << i << "];\n";
+    for (size_t i = 0; i < f_.results.size(); ++i)
+      os << "  " << st(f_.results[i]->type.dtype) << " *__restrict out" << i << " = ("
+         << st(f_.results[i]->type.dtype) << " *)bufs[" << f_.args.size() + i << "];\n";
+  }
+
+  // `contiguous`: the element's offset in a tensor of the domain's shape.
+  void emitLoads(std::ostringstream &os, const std::string &contiguous = "row * inner + j") {
     for (size_t i = 0; i < f_.args.size(); ++i) {
       if (!elementwise_.count(i))
         continue;
-      const char *t = cType(f_.args[i]->type.dtype);
-      os << "      const " << t << " a" << i << " = in" << i;
+      DType t = f_.args[i]->type.dtype;
+      std::string ref = "in" + std::to_string(i);
       switch (access(i)) {
-      case Access::Contiguous: os << "[row * inner + j];\n"; break;
-      case Access::Scalar: os << "[0];\n"; break;
-      case Access::Broadcast: os << "[base" << i << " + j * step" << i << "];\n"; break;
+      case Access::Contiguous: ref += "[" + contiguous + "]"; break;
+      case Access::Scalar: ref += "[0]"; break;
+      case Access::Broadcast:
+        ref += "[base" + std::to_string(i) + " + j * step" + std::to_string(i) + "]";
+        break;
       }
+      os << "      const " << ct(t) << " a" << i << " = " << load(t, ref) << ";\n";
     }
+  }
+
+  // The results computed in the prologue (`prologue`) or after it.
+  void emitStores(std::ostringstream &os, const std::string &at, bool prologue) {
+    for (size_t i = 0; i < f_.results.size(); ++i)
+      if (prologueValue(f_.results[i]) == prologue)
+        os << "      out" << i << "[" << at
+           << "] = " << store(f_.results[i]->type.dtype, names_.at(f_.results[i])) << ";\n";
   }
 
   // Over the last axis only: the row is the kernel's inner loop.
@@ -233,7 +302,7 @@ private:
   // rounding of a double sum of floats, far inside any tolerance).
   void emitRowStats(std::ostringstream &os) {
     const Op &op = *rowReduction_;
-    const char *T = cType(op.result()->type.dtype);
+    const char *T = ct(op.result()->type.dtype);
     if (op.is(OpKind::LayerNormalization)) {
       os << "    double mean = 0, var = 0;\n"
          << "    TC_REDUCE_LOOP for (int64_t j = 0; j < inner; ++j) mean += acc[j];\n"
@@ -317,8 +386,12 @@ private:
     os << "// group @" << f_.name << ": Transpose, perm";
     for (int64_t p : perm)
       os << " " << p;
-    os << "\nextern \"C\" void " << symbol
-       << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
+    os << "\n";
+    if (cuda())
+      emitCudaHead(os, symbol, kPointwiseBlock);
+    else
+      os << "extern \"C\" void " << symbol
+         << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
     os << "  const " << T << " *__restrict in = (const " << T << " *)bufs[0];\n  " << T
        << " *__restrict out = (" << T << " *)bufs[1];\n";
     os << "  int64_t st[" << r << "];\n  { int64_t s = 1;\n";
@@ -326,13 +399,31 @@ private:
       os << "    st[" << d << "] = s; s *= " << dim(x, d) << ";\n";
     os << "  }\n  const int64_t inner = " << dim(y, r - 1) << ", step = st[" << perm[r - 1]
        << "];\n";
-    os << "  for (int64_t row = begin; row < end; ++row) {\n    int64_t base = 0, rem = row;\n";
-    for (size_t d = r - 1; d-- > 0;)
-      os << "    { const int64_t c = rem % " << dim(y, d) << "; rem /= " << dim(y, d)
-         << "; base += c * st[" << perm[d] << "]; }\n";
-    os << "    for (int64_t j = 0; j < inner; ++j) out[row * inner + j] = in[base + j * step];\n"
-       << "  }\n}\n";
-    return EmittedKernel{f_.name, symbol, os.str()};
+    // The input offset of a row's first element.
+    auto rowBase = [&](const std::string &index) {
+      std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+      os << "    int64_t base = 0"
+         << (cast.empty() ? ", rem = row;\n" : ";\n    " + index + " rem = row;\n");
+      for (size_t d = r - 1; d-- > 0;)
+        os << "    { const " << index << " c = rem % " << cast << dim(y, d) << "; rem /= " << cast
+           << dim(y, d) << "; base += c * st[" << perm[d] << "]; }\n";
+    };
+    if (cuda()) { // one thread per output element
+      os << "  const int64_t n = " << rowsExpr() << " * inner;\n" << kGridHead;
+      emitGridLoops(os, "0", true, [&](const std::string &index) {
+        rowBase(index);
+        os << "    out[i] = in[base + j * step];\n";
+      });
+      os << "}\n";
+    } else {
+      os << "  for (int64_t row = begin; row < end; ++row) {\n";
+      rowBase("int64_t");
+      os << "    for (int64_t j = 0; j < inner; ++j) out[row * inner + j] = in[base + j * step];\n"
+         << "  }\n}\n";
+    }
+    EmittedKernel k{f_.name, symbol, os.str()};
+    k.block = cuda() ? kPointwiseBlock : 0;
+    return k;
   }
 
   // A lone 2-D NCHW MaxPool (no indices) or AveragePool: row (n, c, oh),
@@ -353,7 +444,7 @@ private:
     };
     if (avg && (attr("dilations", 0, 1) != "1" || attr("dilations", 1, 1) != "1"))
       return reject("a dilated AveragePool");
-    const char *T = cType(x->type.dtype);
+    const char *T = ct(x->type.dtype);
     std::string symbol = "tc_" + f_.name;
     std::ostringstream os;
     os << "// group @" << f_.name << ": " << op.name() << "\nextern \"C\" void " << symbol
@@ -419,7 +510,7 @@ private:
   void emitConvSetup(std::ostringstream &os) {
     const Op &c = *anchor_;
     const Value *x = c.operand(0), *w = c.operand(1), *y = f_.results[0];
-    const char *T = cType(c.result()->type.dtype);
+    const char *T = ct(c.result()->type.dtype);
     auto attr = [&](const char *name, size_t i, int64_t dflt) {
       const std::vector<int64_t> &v = c.getInts(name);
       return std::to_string(v.empty() ? dflt : v.at(i));
@@ -463,7 +554,7 @@ private:
   void emitMatmulSetup(std::ostringstream &os) {
     const Value *a = anchor_->operand(0), *b = anchor_->operand(1), *y = f_.results[0];
     size_t ia = argIndex(a), ib = argIndex(b), ra = a->type.rank(), rb = b->type.rank();
-    const char *T = cType(anchor_->result()->type.dtype);
+    const char *T = ct(anchor_->result()->type.dtype);
     bool gemm = anchor_->is(OpKind::Gemm);
     bool ta = gemm && anchor_->getInt("transA");
     os << "  const int64_t M = " << dim(y, rank_ - 2) << ", N = " << dim(y, rank_ - 1)
@@ -517,6 +608,247 @@ private:
     os << "    }\n";
   }
 
+  // ---- CUDA: the loops around the shared per-element code ----------------
+  static constexpr unsigned kPointwiseBlock = 256, kRowsBlock = 1024, kRowCache = 8;
+  static constexpr const char *kGridHead =
+      "  const int64_t stride = (int64_t)gridDim.x * blockDim.x,\n"
+      "                tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n";
+
+  // The parameter struct, the kernel's head and the CPU ABI's two names.
+  void emitCudaHead(std::ostringstream &os, const std::string &symbol, unsigned block) {
+    size_t nb = f_.args.size() + f_.results.size();
+    os << "struct " << symbol << "_params { void *bufs[" << nb << "]; int64_t dims["
+       << (numDims_ ? numDims_ : 1) << "]; };\n"
+       << info(d_).kernelHead << "__launch_bounds__(" << block << ") " << symbol << "(const "
+       << "__grid_constant__ " << symbol << "_params p) {\n"
+       << "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
+  }
+
+  // The grid-stride loop over elements [begin, n) of the domain. With
+  // `divides` the element's row and j are needed: the loop is emitted twice,
+  // dividing in 32 bits where n allows (a 64-bit division is far slower).
+  void emitGridLoops(std::ostringstream &os, const std::string &begin, bool divides,
+                     const std::function<void(const std::string &index)> &body) {
+    auto loop = [&](const std::string &index) {
+      os << "  for (int64_t i = " << begin << " + tid; i < n; i += stride) {\n";
+      if (divides) {
+        std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+        os << "    const int64_t row = " << cast << "i / " << cast
+           << "inner, j = i - row * inner;\n";
+      }
+      body(index);
+      os << "  }\n";
+    };
+    if (!divides)
+      return loop("int64_t");
+    os << "  if (n <= 0x7fffffff) {\n";
+    loop("unsigned");
+    os << "  } else {\n";
+    loop("int64_t");
+    os << "  }\n";
+  }
+
+  // The number of rows of the domain (all dims of result 0 but the last).
+  std::string rowsExpr() const {
+    std::string e;
+    for (size_t d = 0; d + 1 < rank_; ++d)
+      e += (e.empty() ? "" : " * ") + dim(f_.results[0], d);
+    return e.empty() ? "(int64_t)1" : e;
+  }
+
+  // The kernel's symbol, and the comment line naming its group and domain.
+  std::string head(std::string &symbol) {
+    symbol = "tc_" + f_.name;
+    return "// group @" + f_.name + ": domain " + TensorType{DType::F32, domain_}.str().substr(3) +
+           "\n";
+  }
+
+  // One thread per element, grid-stride. Without broadcast operands, a
+  // 16-byte vectorized path (every contiguous tensor read and written
+  // `vec` elements at a time) runs while all pointers are aligned, the
+  // scalar loop takes the tail. Broadcast operands need the element's row:
+  // its division runs in 32 bits when n allows.
+  std::optional<EmittedKernel> emitCudaPointwise(const std::string &body) {
+    std::string symbol;
+    std::ostringstream os;
+    os << head(symbol);
+    emitCudaHead(os, symbol, kPointwiseBlock);
+    emitPointers(os);
+    bool anyBroadcast = readsBroadcast();
+    size_t widest = 1;
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      if (elementwise_.count(i) && access(i) == Access::Contiguous)
+        widest = std::max(widest, dtypeSize(f_.args[i]->type.dtype));
+    for (const Value *r : f_.results)
+      widest = std::max(widest, dtypeSize(r->type.dtype));
+    unsigned vec = anyBroadcast ? 1 : unsigned(16 / widest);
+    if (anyBroadcast)
+      emitStrides(os);
+    os << "  const int64_t n = " << rowsExpr() << " * inner;\n" << kGridHead;
+    std::string vecEnd = "0";
+    if (vec > 1) {
+      // The type of `vec` elements of type t moved as one access.
+      auto vt = [&](DType t) {
+        return "tc_vec<" + std::string(st(t)) + ", " + std::to_string(vec) + ">";
+      };
+      std::string aligned;
+      auto check = [&](const std::string &ptr, DType t) {
+        aligned +=
+            (aligned.empty() ? "" : " && ") + ("tc_aligned(" + ptr + ", sizeof(" + vt(t) + "))");
+      };
+      for (size_t i = 0; i < f_.args.size(); ++i)
+        if (elementwise_.count(i) && access(i) == Access::Contiguous)
+          check("in" + std::to_string(i), f_.args[i]->type.dtype);
+      for (size_t i = 0; i < f_.results.size(); ++i)
+        check("out" + std::to_string(i), f_.results[i]->type.dtype);
+      os << "  const int64_t nv = " << aligned << " ? n / " << vec << " : 0;\n";
+      os << "  for (int64_t v = tid; v < nv; v += stride) {\n"
+         << "    const int64_t i = v * " << vec << ";\n";
+      for (size_t i = 0; i < f_.args.size(); ++i)
+        if (elementwise_.count(i) && access(i) == Access::Contiguous)
+          os << "    const " << vt(f_.args[i]->type.dtype) << " v" << i << " = *(const "
+             << vt(f_.args[i]->type.dtype) << " *)(in" << i << " + i);\n";
+      for (size_t i = 0; i < f_.results.size(); ++i)
+        os << "    " << vt(f_.results[i]->type.dtype) << " w" << i << ";\n";
+      os << "#pragma unroll\n    for (int k = 0; k < " << vec << "; ++k) {\n";
+      for (size_t i = 0; i < f_.args.size(); ++i)
+        if (elementwise_.count(i)) {
+          DType t = f_.args[i]->type.dtype;
+          std::string ref = access(i) == Access::Contiguous ? "v" + std::to_string(i) + ".v[k]"
+                                                            : "in" + std::to_string(i) + "[0]";
+          os << "      const " << ct(t) << " a" << i << " = " << load(t, ref) << ";\n";
+        }
+      os << body;
+      for (size_t i = 0; i < f_.results.size(); ++i)
+        os << "      w" << i
+           << ".v[k] = " << store(f_.results[i]->type.dtype, names_.at(f_.results[i])) << ";\n";
+      os << "    }\n";
+      for (size_t i = 0; i < f_.results.size(); ++i)
+        os << "    *(" << vt(f_.results[i]->type.dtype) << " *)(out" << i << " + i) = w" << i
+           << ";\n";
+      os << "  }\n";
+      vecEnd = "nv * " + std::to_string(vec);
+    }
+    // The scalar loop: its body once per index type when rows are divided.
+    std::ostringstream scalar;
+    emitLoads(scalar, "i");
+    scalar << body;
+    emitStores(scalar, "i", /*prologue=*/false);
+    emitGridLoops(os, vecEnd, anyBroadcast, [&](const std::string &index) {
+      if (anyBroadcast)
+        emitRowBases(os, index);
+      os << scalar.str();
+    });
+    os << "}\n";
+    EmittedKernel k{f_.name, symbol, os.str()};
+    k.block = kPointwiseBlock;
+    k.vec = vec;
+    k.halfTypes = usesHalf();
+    return k;
+  }
+
+  // One block per row: pass 1 computes the prologue and keeps the reduced
+  // input (up to kRowCache elements per thread in registers; longer rows
+  // recompute the rest from memory), block reductions give the statistics
+  // in float (double for f64), the last pass runs the epilogue.
+  std::optional<EmittedKernel> emitCudaRows(const std::string &pro, const std::string &body) {
+    const Op &op = *rowReduction_;
+    const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
+    bool layerNorm = op.is(OpKind::LayerNormalization);
+    // The epilogue reads a prologue value other than through the reduction:
+    // the last pass recomputes the prologue.
+    bool rerunPrologue = false;
+    bool after = false;
+    for (const auto &o : f_.ops) {
+      if (after)
+        for (const Value *v : o->operands)
+          rerunPrologue |= v && prologueValue(v);
+      after |= o.get() == rowReduction_;
+    }
+    std::string symbol;
+    std::ostringstream os;
+    os << head(symbol);
+    emitCudaHead(os, symbol, kRowsBlock);
+    emitPointers(os);
+    bool anyBroadcast = readsBroadcast();
+    if (anyBroadcast)
+      emitStrides(os);
+    std::string K = std::to_string(kRowCache);
+    os << "  const int64_t rows = " << rowsExpr() << ";\n"
+       << "  __shared__ " << A << " tc_red[32];\n"
+       << "  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {\n";
+    if (anyBroadcast)
+      emitRowBases(os);
+    os << "    " << A << " cache[" << K << "];\n";
+    // A pass over the row: `stmt` per element with x its reduced input.
+    auto pass = [&](const std::string &stmt, bool first, bool last) {
+      std::ostringstream el; // the element's x, recomputed from memory
+      emitLoads(el);
+      el << pro << "      const " << A << " x = " << reducedInput_ << ";\n";
+      if (first)
+        emitStores(el, "row * inner + j", /*prologue=*/true);
+      std::ostringstream lastLoads;
+      if (last) {
+        emitLoads(lastLoads);
+        if (rerunPrologue)
+          lastLoads << pro;
+      }
+      os << "#pragma unroll\n    for (int k = 0; k < " << K << "; ++k) {\n"
+         << "      const int64_t j = threadIdx.x + (int64_t)k * blockDim.x;\n"
+         << "      if (j >= inner) break;\n";
+      if (first)
+        os << el.str() << "      cache[k] = x;\n";
+      else
+        os << lastLoads.str() << "      const " << A << " x = cache[k];\n";
+      os << stmt << "    }\n";
+      os << "    for (int64_t j = threadIdx.x + " << K << " * (int64_t)blockDim.x; j < inner; j += "
+         << "blockDim.x) {\n"
+         << el.str() << stmt << "    }\n";
+    };
+    std::ostringstream epilogue;
+    epilogue << body;
+    emitStores(epilogue, "row * inner + j", /*prologue=*/false);
+    if (layerNorm) {
+      os << "    " << A << " mean = 0;\n";
+      pass("      mean += x;\n", true, false);
+      os << "    mean = tc_block_sum(mean, tc_red) / (" << A << ")inner;\n"
+         << "    " << A << " var = 0;\n";
+      pass("      var += (x - mean) * (x - mean);\n", false, false);
+      os << "    var = tc_block_sum(var, tc_red) / (" << A << ")inner;\n"
+         << "    const " << A << " rstd = " << A << "(1) / tc_sqrt(var + "
+         << floatLiteral(op.getFloat("epsilon"),
+                         op.result()->type.dtype == DType::F64 ? DType::F64 : DType::F32, d_)
+         << ");\n";
+    } else {
+      os << "    " << A << " shift = -" << info(d_).inf << ";\n";
+      pass("      shift = tc_fmax(shift, x);\n", true, false);
+      os << "    shift = tc_block_max(shift, tc_red);\n    " << A << " sum = 0;\n";
+      pass("      sum += tc_exp(x - shift);\n", false, false);
+      os << "    sum = tc_block_sum(sum, tc_red);\n";
+      if (op.is(OpKind::LogSoftmax))
+        os << "    const " << A << " logsum = tc_log(sum);\n";
+    }
+    pass(epilogue.str(), false, true);
+    os << "  }\n}\n";
+    EmittedKernel k{f_.name, symbol, os.str()};
+    k.launch = LaunchKind::Rows;
+    k.block = kRowsBlock;
+    k.vec = kRowCache;
+    k.halfTypes = usesHalf();
+    return k;
+  }
+
+  bool usesHalf() const {
+    for (const Value *v : f_.args)
+      if (isHalf(v->type.dtype))
+        return true;
+    for (const auto &op : f_.ops)
+      for (const Value *v : op->results)
+        if (isHalf(v->type.dtype))
+          return true;
+    return false;
+  }
+
   std::nullopt_t reject(const std::string &what) {
     noKernel(what);
     return std::nullopt;
@@ -524,6 +856,14 @@ private:
   // Records why the group gets no kernel; false stops emitting.
   bool noKernel(const std::string &what) {
     why_ = "@" + f_.name + ": " + what;
+    return false;
+  }
+
+  // Some argument is read per element through broadcast strides.
+  bool readsBroadcast() const {
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      if (elementwise_.count(i) && access(i) == Access::Broadcast)
+        return true;
     return false;
   }
 
@@ -561,16 +901,18 @@ private:
     }
   }
 
-  void emitRowBases(std::ostringstream &os) {
+  // `index`: the type the row is divided in (CUDA: 32 bits where n allows).
+  void emitRowBases(std::ostringstream &os, const std::string &index = "int64_t") {
     size_t r0 = dimAt_.at(f_.results[0]);
+    std::string cast = index == "int64_t" ? "" : "(" + index + ")";
     for (size_t i = 0; i < f_.args.size(); ++i)
       if (access(i) == Access::Broadcast)
         os << "    int64_t base" << i << " = 0;\n";
     if (rank_ >= 2) {
-      os << "    { int64_t rem = row;\n";
+      os << "    { " << index << " rem = row;\n";
       for (size_t d = rank_ - 1; d-- > 0;) {
-        os << "      { const int64_t c = rem % dims[" << r0 + d << "]; rem /= dims[" << r0 + d
-           << "];";
+        os << "      { const " << index << " c = rem % " << cast << "dims[" << r0 + d
+           << "]; rem /= " << cast << "dims[" << r0 + d << "];";
         for (size_t i = 0; i < f_.args.size(); ++i)
           if (access(i) == Access::Broadcast)
             os << " base" << i << " += c * st" << i << "[" << d << "];";
@@ -590,17 +932,21 @@ private:
         return names_[v] = "a" + std::to_string(i);
     if (v->isConstant()) {
       auto n = staticNumElements(v->type.shape);
-      if (!n || *n != 1 || !cType(v->type.dtype))
+      if (!n || *n != 1 || !st(v->type.dtype))
         return std::nullopt;
       double x = 0;
       if (v->type.dtype == DType::F32)
         x = double(*v->data->as<float>());
       else if (v->type.dtype == DType::F64)
         x = *v->data->as<double>();
+      else if (v->type.dtype == DType::F16)
+        x = double(halfToFloat(*v->data->as<uint16_t>()));
+      else if (v->type.dtype == DType::BF16)
+        x = double(bf16ToFloat(*v->data->as<uint16_t>()));
       else
         x = v->data->ptr[0] ? 1 : 0;
       return names_[v] = v->type.dtype == DType::Bool ? (x != 0 ? "true" : "false")
-                                                      : floatLiteral(x, v->type.dtype);
+                                                      : floatLiteral(x, v->type.dtype, d_);
     }
     return std::nullopt;
   }
@@ -609,7 +955,7 @@ private:
     if (op.results.size() != 1)
       return noKernel(std::string(op.name()) + " with several results");
     const Value *res = op.result();
-    const char *rt = cType(res->type.dtype);
+    const char *rt = ct(res->type.dtype);
     if (!rt)
       return noKernel(std::string(op.name()) + " producing " + res->type.str());
     if (&op == rowReduction_) {
@@ -617,13 +963,14 @@ private:
       if (!in)
         return noKernel(std::string(op.name()) + " reading a non-scalar constant");
       reducedInput_ = *in;
-      std::string e;
+      // The row's element: kept in `acc` (CPU) or `x` (CUDA).
+      std::string e, xj = cuda() ? "x" : "acc[j]";
       if (op.is(OpKind::Softmax))
-        e = std::string(rt) + "(tc_exp(acc[j] - (" + rt + ")shift) / sum)";
+        e = std::string(rt) + "(tc_exp(" + xj + " - (" + rt + ")shift) / sum)";
       else if (op.is(OpKind::LogSoftmax))
-        e = std::string(rt) + "(acc[j] - shift - logsum)";
+        e = std::string(rt) + "(" + xj + " - shift - logsum)";
       else {
-        e = std::string(rt) + "((acc[j] - mean) * rstd)";
+        e = std::string(rt) + "((" + xj + " - mean) * rstd)";
         std::vector<std::string> p;
         for (size_t k = 1; k < op.operands.size(); ++k)
           if (const Value *v = op.operand(k)) {
@@ -673,7 +1020,7 @@ private:
         a.push_back("");
         continue;
       }
-      if (!cType(v->type.dtype))
+      if (!st(v->type.dtype))
         return noKernel(std::string(op.name()) + " reading " + v->type.str());
       auto e = operandExpr(v);
       if (!e)
@@ -683,7 +1030,7 @@ private:
     bool isFloat = res->type.dtype != DType::Bool;
     std::string T = rt, x = a.empty() ? "" : a[0];
     auto call = [&](const char *fn) { return std::string(fn) + "(" + x + ")"; };
-    auto lit = [&](double v) { return floatLiteral(v, res->type.dtype); };
+    auto lit = [&](double v) { return floatLiteral(v, res->type.dtype, d_); };
     std::string e;
     switch (op.kind) {
     case OpKind::Neg: e = "-(" + x + ")"; break;
@@ -772,6 +1119,8 @@ private:
     case OpKind::Cast:
       if (!isFloat && op.operand(0)->type.dtype != DType::Bool)
         e = x + " != 0";
+      else if (isHalf(res->type.dtype)) // rounded to the half type, computed in float
+        e = load(res->type.dtype, store(res->type.dtype, T + "(" + x + ")"));
       else
         e = T + "(" + x + ")";
       break;
@@ -786,8 +1135,9 @@ private:
 
 } // namespace
 
-std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect, std::string &why) {
-  return Emitter(callee, why).run();
+std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect dialect,
+                                        std::string &why) {
+  return Emitter(callee, dialect, why).run();
 }
 
 namespace {
@@ -837,49 +1187,74 @@ TC_INLINE float tc_erf(float x) {
 }
 )";
 
-// Where a device library already has fast versions (CUDA).
-constexpr const char *kLibmFloatMath = R"(
-TC_INLINE float tc_exp(float x) { return __builtin_expf(x); }
-TC_INLINE float tc_tanh(float x) { return __builtin_tanhf(x); }
-TC_INLINE float tc_erf(float x) { return __builtin_erff(x); }
-)";
-
 } // namespace
 
-std::string kernelPrelude(KernelDialect dialect) {
+const char *launchKindName(LaunchKind k) { return k == LaunchKind::Rows ? "rows" : "pointwise"; }
+
+std::string kernelPrelude(KernelDialect dialect, bool halfTypes) {
+  bool cuda = dialect == KernelDialect::Cuda;
   std::string p = "// Generated by tc-codegen. Kernel ABI: include/tc/CodeGen/KernelEmitter.h\n";
+  if (cuda && halfTypes)
+    p += "#include <cuda_fp16.h>\n#include <cuda_bf16.h>\n";
   p +=
-      dialect == KernelDialect::Cuda
+      cuda
           ? "#define TC_INLINE static __device__ __forceinline__\n#define TC_SIMD_LOOP\n"
             "#define TC_REDUCE_LOOP\n"
           : "#define TC_INLINE static inline\n"
             "#define TC_SIMD_LOOP _Pragma(\"clang loop vectorize(assume_safety)\")\n"
             "#define TC_REDUCE_LOOP _Pragma(\"clang loop vectorize(enable) interleave(enable)\")\n";
-  p += R"(typedef long int64_t;
-extern "C" void *malloc(unsigned long);
-extern "C" void free(void *);
-// NaN-propagating min/max (ONNX Min/Max/Clip): a NaN operand wins.
+  p += "typedef long int64_t;\n";
+  if (!cuda)
+    p += "extern \"C\" void *malloc(unsigned long);\nextern \"C\" void free(void *);\n";
+  p += R"(// NaN-propagating min/max (ONNX Min/Max/Clip): a NaN operand wins.
 template <class T> TC_INLINE T tc_min(T a, T b) { return a != a ? a : b != b ? b : (b < a ? b : a); }
 template <class T> TC_INLINE T tc_max(T a, T b) { return a != a ? a : b != b ? b : (b > a ? b : a); }
 template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(1) ? T(1) : x; }
 #define TC_MATH1(name, f32, f64) \
   TC_INLINE float name(float x) { return f32(x); } \
   TC_INLINE double name(double x) { return f64(x); }
-TC_MATH1(tc_abs, __builtin_fabsf, __builtin_fabs)
-TC_MATH1(tc_log, __builtin_logf, __builtin_log)
-TC_MATH1(tc_sqrt, __builtin_sqrtf, __builtin_sqrt)
-TC_MATH1(tc_cos, __builtin_cosf, __builtin_cos)
-TC_MATH1(tc_sin, __builtin_sinf, __builtin_sin)
-TC_MATH1(tc_floor, __builtin_floorf, __builtin_floor)
-TC_MATH1(tc_ceil, __builtin_ceilf, __builtin_ceil)
-TC_INLINE float tc_pow(float a, float b) { return __builtin_powf(a, b); }
-TC_INLINE double tc_pow(double a, double b) { return __builtin_pow(a, b); }
-TC_INLINE double tc_exp(double x) { return __builtin_exp(x); }
-TC_INLINE double tc_tanh(double x) { return __builtin_tanh(x); }
-TC_INLINE double tc_erf(double x) { return __builtin_erf(x); }
 )";
-  p += dialect == KernelDialect::Cpu ? kCpuFloatMath : kLibmFloatMath;
-  return p;
+  std::string m = info(dialect).mathPrefix;
+  for (std::string f :
+       {"abs", "exp", "log", "sqrt", "tanh", "cos", "sin", "erf", "floor", "ceil"}) {
+    std::string lib = m + (f == "abs" ? "fabs" : f);
+    if (!cuda && (f == "exp" || f == "tanh" || f == "erf")) // f32 ones: kCpuFloatMath
+      p += "TC_INLINE double tc_" + f + "(double x) { return " + lib + "(x); }\n";
+    else
+      p += "TC_MATH1(tc_" + f + ", " + lib + "f, " + lib + ")\n";
+  }
+  p += "TC_INLINE float tc_pow(float a, float b) { return " + m + "powf(a, b); }\n";
+  p += "TC_INLINE double tc_pow(double a, double b) { return " + m + "pow(a, b); }\n";
+  if (!cuda)
+    p += kCpuFloatMath;
+  if (cuda)
+    p += R"(// `V` elements moved as one access of sizeof(T) * V bytes (16: LDG.128).
+template <class T, int V> struct alignas(sizeof(T) * V) tc_vec { T v[V]; };
+TC_INLINE bool tc_aligned(const void *p, unsigned long long bytes) {
+  return ((unsigned long long)p & (bytes - 1)) == 0;
+}
+// Max that skips NaN, as the CPU kernels' `>` scan over a row.
+template <class T> TC_INLINE T tc_fmax(T a, T b) { return a != a || b > a ? b : a; }
+// Block-wide reduction (blockDim.x a multiple of 32): warp shuffles, then one
+// value per warp through `sh` (32 entries); every thread gets the result.
+template <class T, class F> TC_INLINE T tc_block_reduce(T v, T *sh, F f) {
+  for (int o = 16; o > 0; o >>= 1)
+    v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  __syncthreads(); // the previous reduction may still read `sh`
+  if ((threadIdx.x & 31) == 0)
+    sh[threadIdx.x >> 5] = v;
+  __syncthreads();
+  v = sh[0];
+  for (unsigned w = 1; w < blockDim.x >> 5; ++w)
+    v = f(v, sh[w]);
+  return v;
+}
+struct tc_add_op { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };
+struct tc_max_op { template <class T> __device__ T operator()(T a, T b) const { return tc_fmax(a, b); } };
+template <class T> TC_INLINE T tc_block_sum(T v, T *sh) { return tc_block_reduce(v, sh, tc_add_op()); }
+template <class T> TC_INLINE T tc_block_max(T v, T *sh) { return tc_block_reduce(v, sh, tc_max_op()); }
+)";
+  return p + "\n";
 }
 
 } // namespace tc

@@ -1,4 +1,6 @@
 #include "tc/CodeGen/CpuCodegen.h"
+#include "tc/CodeGen/CudaCodegen.h"
+#include "tc/CodeGen/CudaCompiler.h"
 #include "tc/IR/CompileTimeline.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
@@ -22,15 +24,33 @@ struct TargetInfo {
 const TargetInfo kTargets[] = {
     {"cpu", "cpu", "native x86-64 x86-64-v2 x86-64-v3 x86-64-v4",
      "vectorized C++ kernels compiled in-process with clang (LLVM 19)"},
-    {"cuda", "arch", "sm_80 sm_86 sm_89 sm_90", "CUDA C++ kernels compiled ahead of time to cubin"},
+    {"cuda", "arch", "sm_80 sm_86 sm_89 sm_90 (any NVRTC knows; several: sm_80,sm_90)",
+     "CUDA C++ kernels compiled ahead of time to cubin with NVRTC"},
 };
+
+// --stats: which groups got a kernel, the rest, and the compile stages.
+// `input`'s timeline holds the tools before tc-codegen; `timeline` its own.
+void printStats(size_t kernels, const std::vector<std::string> &fallback, const char *without,
+                const std::string &more, const Module &input,
+                const std::vector<CompileStage> &timeline) {
+  std::cerr << "kernels: " << kernels << " generated, " << fallback.size() << " groups " << without
+            << more << "\n";
+  for (const std::string &why : fallback)
+    std::cerr << "  fallback " << why << "\n";
+  std::cerr << "compile timeline:\n";
+  for (const TimelineEntry &e : readTimeline(input))
+    std::cerr << "  " << e.tool << ": " << e.stage << ": " << e.seconds << " s\n";
+  for (const CompileStage &s : timeline)
+    std::cerr << "  tc-codegen: " << s.name << ": " << s.seconds << " s\n";
+}
 
 } // namespace
 
 int tcCodegenMain(int argc, char **argv) {
   return runTool("tc-codegen", [&] {
     CommonOptions common;
-    std::string target = "cpu", cpu = "native", emit = "artifact", cpuLibrary = "onednn";
+    std::string target = "cpu", cpu = "native", arch = "sm_90", emit = "artifact",
+                cpuLibrary = "onednn";
     bool list = false, stats = false;
     std::vector<std::string> dimFlags;
     po::options_description opts("tc-codegen options");
@@ -43,8 +63,11 @@ int tcCodegenMain(int argc, char **argv) {
         "cpu-library", po::value(&cpuLibrary)->value_name("onednn|none"),
         "what Conv/MatMul/Gemm groups call on CPU: oneDNN (epilogues as post-ops where it "
         "has them) or only generated kernels")(
-        "emit", po::value(&emit)->value_name("artifact|source|asm"),
-        "what to write: the .tcx artifact, the generated kernel source, or its assembly")(
+        "arch", po::value(&arch)->value_name("sm_90|sm_80,sm_90"),
+        "CUDA arches to compile cubin for (default sm_90); several make one fat artifact")(
+        "emit", po::value(&emit)->value_name("artifact|source|asm|ptx"),
+        "what to write: the .tcx artifact, the generated kernel source, or its assembly (CPU: "
+        "asm, CUDA: ptx)")(
         "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
         "specialize symbolic dim NAME to N in the compiled model (default: one artifact for "
         "every size)")(
@@ -66,31 +89,51 @@ int tcCodegenMain(int argc, char **argv) {
       known |= target == t.name;
     if (!known)
       fail("unknown target '", target, "' (see --list-targets)");
-    if (emit != "artifact" && emit != "source" && emit != "asm")
-      fail("unknown --emit '", emit, "' (artifact, source or asm)");
+    // A flag of the other target is a mistake worth saying, not ignoring.
+    if (vm.count("arch") && target != "cuda")
+      fail("--arch is for --target=cuda (the CPU target takes --cpu)");
+    if ((vm.count("cpu") || vm.count("cpu-library")) && target != "cpu")
+      fail("--cpu and --cpu-library are for --target=cpu (the CUDA target takes --arch)");
     if (cpuLibrary != "onednn" && cpuLibrary != "none")
       fail("unknown --cpu-library '", cpuLibrary, "' (onednn or none)");
-    if (target == "cuda")
-      fail(
-          "code generation for target 'cuda' is not built yet (tracked by the CUDA backend issue)");
+    const char *assembly = target == "cuda" ? "ptx" : "asm";
+    if (emit != "artifact" && emit != "source" && emit != assembly)
+      fail("unknown --emit '", emit, "' (artifact, source or ", assembly, ")");
+    std::vector<std::string> arches;
+    if (target == "cuda") {
+      arches = parseCudaArchs(arch);
+      if (emit == "ptx" && arches.size() != 1)
+        fail("--emit=ptx writes the PTX of one arch; --arch names ", arches.size());
+    }
     auto m = loadModule(common.input);
     specializeDims(*m, parseDimFlags(dimFlags));
+    if (target == "cuda") {
+      CudaCodegenResult r = compileForCuda(*m, arches, /*withCubin=*/emit == "artifact");
+      if (stats) {
+        printStats(r.kernels.size(), r.fallback, "without a generated kernel", "", *m, r.timeline);
+        for (const std::string &a : r.artifact.arches)
+          std::cerr << "  cubin " << a << ": " << r.artifact.require(cubinSection(a)).size()
+                    << " bytes\n";
+      }
+      dumpFile(dumpDirFor("tc-codegen", common), "kernels.cu", r.source);
+      if (emit == "source")
+        writeOutput(common.output, r.source);
+      else if (emit == "ptx")
+        writeOutput(common.output, compileCuda(r.source, arches[0], CudaOutput::Ptx));
+      else {
+        if (common.output == "-" && ::isatty(1))
+          fail("refusing to write a binary artifact to a terminal (use -o FILE)");
+        writeOutput(common.output, writeArtifact(r.artifact));
+      }
+      return 0;
+    }
     CpuTarget t = resolveCpuTarget(cpu);
     CpuCodegenResult r =
         compileForCpu(*m, t, /*withObject=*/emit == "artifact",
                       cpuLibrary == "onednn" ? CpuLibrary::OneDnn : CpuLibrary::None);
-    if (stats) {
-      std::cerr << "kernels: " << r.kernels.size() << " generated, " << r.fallback.size()
-                << " groups on the reference kernels, " << r.library.size()
-                << " groups call oneDNN\n";
-      for (const std::string &why : r.fallback)
-        std::cerr << "  fallback " << why << "\n";
-      std::cerr << "compile timeline:\n";
-      for (const TimelineEntry &e : readTimeline(*m))
-        std::cerr << "  " << e.tool << ": " << e.stage << ": " << e.seconds << " s\n";
-      for (const CompileStage &s : r.timeline)
-        std::cerr << "  tc-codegen: " << s.name << ": " << s.seconds << " s\n";
-    }
+    if (stats)
+      printStats(r.kernels.size(), r.fallback, "on the reference kernels",
+                 ", " + std::to_string(r.library.size()) + " groups call oneDNN", *m, r.timeline);
     dumpFile(dumpDirFor("tc-codegen", common), "kernels.cpp", r.source);
     if (emit == "source")
       writeOutput(common.output, r.source);

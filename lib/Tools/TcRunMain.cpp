@@ -1,6 +1,7 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/Runtime/CpuModel.h"
+#include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
@@ -9,30 +10,10 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
-#include <dlfcn.h>
 #include <iostream>
 #include <sstream>
 
 namespace tc::tools {
-
-namespace {
-
-// The CUDA driver is opened at run time so that every tool starts on a
-// machine without one; this is the only place that decides "no GPU".
-void requireCudaDevice() {
-  void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib)
-    fail("no CUDA device (the CUDA driver libcuda.so.1 is not installed: ", ::dlerror(), ")");
-  using InitFn = int (*)(unsigned);
-  using CountFn = int (*)(int *);
-  auto init = reinterpret_cast<InitFn>(::dlsym(lib, "cuInit"));
-  auto count = reinterpret_cast<CountFn>(::dlsym(lib, "cuDeviceGetCount"));
-  int n = 0;
-  if (!init || !count || init(0) != 0 || count(&n) != 0 || n == 0)
-    fail("no CUDA device (the driver is installed but reports no usable GPU)");
-}
-
-} // namespace
 
 int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
@@ -101,16 +82,20 @@ int tcRunMain(int argc, char **argv) {
       target = artifact ? readArtifact(buf).target : "ref";
     if (target != "ref" && target != "cpu" && target != "cuda")
       fail("unknown target '", target, "' (ref, cpu or cuda)");
-    if (target == "cuda")
-      requireCudaDevice();
+    if (target == "cuda") // the driver, opened now: "no CUDA device" without one
+      cuda::driver();
     std::unique_ptr<CpuModel> cpu;
     std::unique_ptr<Module> ir;
     if (artifact) {
-      if (target == "cuda")
-        fail("CUDA artifacts are not built yet (tracked by the CUDA backend issue)");
-      cpu = CpuModel::load(buf, threads);
-      if (target == "ref") // the reference executor over the artifact's own IR
-        ir = readBytecode(cpu->artifact().share(kSectionModule));
+      if (target == "cuda") {
+        auto gpu = CudaModel::load(buf);
+        fail(common.input, ": running CUDA artifacts is not built yet (the ", gpu->arch(),
+             " cubin and its ", gpu->kernelCount(), " kernels load on ", gpu->device(), ")");
+      }
+      if (target == "ref") // the reference executor over the artifact's own IR, any target's
+        ir = readBytecode(readArtifact(buf).share(kSectionModule));
+      else
+        cpu = CpuModel::load(buf, threads);
     } else {
       if (target != "ref")
         fail(common.input,

@@ -62,3 +62,19 @@ TEST(Artifact, CorruptTablesAreRejected) {
   EXPECT_NE(readError(huge).find("truncated artifact"), std::string::npos);
   EXPECT_NE(readError("TCXB").find("not a tc artifact"), std::string::npos);
 }
+
+TEST(Artifact, CudaArchesRoundTripWithACubinEach) {
+  Artifact a = sample();
+  a.target = "cuda";
+  a.cpu.clear();
+  a.cpuFeatures.clear();
+  a.arches = {"sm_80", "sm_90"};
+  for (const std::string &arch : a.arches)
+    a.setSection(cubinSection(arch), "cubin for " + arch);
+  Artifact b = readArtifact(MemoryBuffer::copy(writeArtifact(a), "x.tcx"));
+  EXPECT_EQ(b.target, "cuda");
+  EXPECT_EQ(b.arches, (std::vector<std::string>{"sm_80", "sm_90"}));
+  EXPECT_EQ(b.require("cubin.sm_90").str(), "cubin for sm_90");
+  // A CPU artifact's header has no arch line.
+  EXPECT_TRUE(readArtifact(MemoryBuffer::copy(writeArtifact(sample()), "x.tcx")).arches.empty());
+}

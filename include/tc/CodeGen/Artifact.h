@@ -2,8 +2,8 @@
 // to run a compiled model on another machine: a header (format version,
 // toolchain, target, CPU features), the optimized module (plan order,
 // weights aligned for mmap, input/output signature), the object code of the
-// generated kernels with their table, the kernel sources, and the compile
-// timeline for tc-prof.
+// generated kernels with their table (CPU: an ELF object; CUDA: a cubin per
+// arch), the kernel sources, and the compile timeline for tc-prof.
 //
 // Layout: "TCXA", u32 version, u32 section count, u32 0, then per section
 // {char name[24] (NUL-padded), u64 offset, u64 size}, then the sections,
@@ -28,6 +28,9 @@ inline constexpr const char *kSectionObject = "object";     // ELF object of the
 inline constexpr const char *kSectionKernels = "kernels";   // "callee symbol" lines
 inline constexpr const char *kSectionSource = "source";     // generated kernel source
 inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline (JSON)
+// CUDA: one cubin per arch ("cubin.sm_90"); the kernel table's lines are
+// "group symbol launch block vec" (KernelEmitter.h: the launch rule).
+inline std::string cubinSection(const std::string &arch) { return "cubin." + arch; }
 
 struct Artifact {
   // Header fields (kSectionHeader).
@@ -35,6 +38,7 @@ struct Artifact {
   std::string target;    // "cpu" or "cuda"
   std::string cpu;       // CPU name the code was compiled for (x86-64-v3, znver3, ...)
   std::vector<std::string> cpuFeatures; // "+avx2", ... the code may use
+  std::vector<std::string> arches;      // CUDA: "sm_80", "sm_90", ... one cubin each
   // Section bytes by name; views into the file when read.
   std::map<std::string, std::shared_ptr<const MemoryBuffer>, std::less<>> sections;
 

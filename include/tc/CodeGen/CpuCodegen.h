@@ -4,17 +4,13 @@
 // sources and the compile timeline.
 #pragma once
 #include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/Codegen.h"
 #include "tc/CodeGen/CpuCompiler.h"
 #include "tc/IR/IR.h"
 #include <string>
 #include <vector>
 
 namespace tc {
-
-struct CompileStage {
-  std::string name;
-  double seconds;
-};
 
 // What Conv/MatMul/Gemm groups call: oneDNN (with its post-ops, else the
 // group's epilogue kernel after it), or only generated kernels.

@@ -1,0 +1,31 @@
+// What every code generation target shares: the module prepared for the
+// emitter, every group's kernel (or why it has none), the compile timeline.
+#pragma once
+#include "tc/CodeGen/KernelEmitter.h"
+#include "tc/IR/IR.h"
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tc {
+
+struct CompileStage {
+  std::string name;
+  double seconds;
+};
+
+// A copy of `input` where every kernel is a Fused op (lone ops outlined as
+// groups of one) and non-scalar constants of a group are its arguments.
+std::unique_ptr<Module> prepareForCodegen(const Module &input);
+
+struct EmittedKernels {
+  std::vector<EmittedKernel> kernels; // one per distinct group, in plan order
+  std::vector<std::string> fallback;  // "@group: why" for groups without one
+};
+EmittedKernels emitKernels(const Module &m, KernelDialect dialect);
+
+// The artifact's "timeline" section: the whole compile, the tools before
+// tc-codegen (the input's timeline metadata) and then `stages`.
+std::string artifactTimeline(const Module &input, const std::vector<CompileStage> &stages);
+
+} // namespace tc

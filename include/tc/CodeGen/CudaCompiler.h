@@ -1,0 +1,23 @@
+// Compiling generated CUDA C++ in-process with NVRTC (the toolkit's runtime
+// compiler library): no nvcc, no temporary files, no GPU, and no libcuda.
+// A tc built without the CUDA toolkit says so (tc::Error) instead.
+#pragma once
+#include <string>
+#include <vector>
+
+namespace tc {
+
+// The NVRTC version, "13.0"; "" when tc was built without NVRTC.
+std::string cudaCompilerVersion();
+
+// "sm_80,sm_90" -> {"sm_80", "sm_90"} (duplicates dropped), each an arch
+// this NVRTC compiles cubin for; throws tc::Error naming the ones it knows.
+std::vector<std::string> parseCudaArchs(const std::string &list);
+
+enum class CudaOutput { Cubin, Ptx };
+
+// Compiles `source` (C++17) for `arch` ("sm_90"): cubin, or PTX for the
+// matching virtual arch. Throws tc::Error with NVRTC's log when it fails.
+std::string compileCuda(const std::string &source, const std::string &arch, CudaOutput out);
+
+} // namespace tc

@@ -1,0 +1,37 @@
+// What the CUDA runtime decides without a GPU, from the artifact alone:
+// the kernel table's entries, each launch's grid and block (the launch rule
+// of include/tc/CodeGen/KernelEmitter.h), and which cubin a device runs.
+#pragma once
+#include "tc/CodeGen/KernelEmitter.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tc {
+
+struct CudaKernelEntry {
+  std::string group, symbol;
+  LaunchKind launch = LaunchKind::Pointwise;
+  unsigned block = 0, vec = 1;
+};
+
+// The "kernels" section of a CUDA artifact: "group symbol launch block vec"
+// lines. Throws tc::Error naming `file` for a malformed line.
+std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const std::string &file);
+
+struct LaunchDims {
+  unsigned grid = 0, block = 0;
+};
+
+// Grid and block for a kernel whose domain (result 0) has dims `domain`;
+// nullopt when the domain is empty (no launch).
+std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain);
+
+// Of `arches` ("sm_80", ...), the cubin a device of compute capability
+// major.minor runs: the same major, the highest minor not above its own.
+std::optional<std::string> pickCubinArch(const std::vector<std::string> &arches, int major,
+                                         int minor);
+
+} // namespace tc

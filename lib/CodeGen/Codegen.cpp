@@ -1,0 +1,70 @@
+#include "tc/CodeGen/Codegen.h"
+#include "tc/IR/Bytecode.h"
+#include "tc/IR/CompileTimeline.h"
+#include "tc/IR/Verifier.h"
+#include "tc/Transforms/Pass.h"
+#include <set>
+#include <sstream>
+
+namespace tc {
+
+namespace {
+
+// The fuse pass copies small constants into a group; the emitter reads
+// scalars as literals and everything else as a kernel argument, so a
+// non-scalar constant moves back out to be passed like a weight.
+void passArrayConstantsAsArguments(Module &m) {
+  Function &main = m.main();
+  for (auto &op : main.ops) {
+    if (!op->is(OpKind::Fused))
+      continue;
+    Function *callee = m.lookup(op->getString("callee"));
+    std::vector<Value *> keep;
+    for (Value *c : callee->constants) {
+      auto n = staticNumElements(c->type.shape);
+      if (n && *n == 1) {
+        keep.push_back(c);
+        continue;
+      }
+      Value *arg = callee->addArgument(callee->uniqueName(c->name + "_arg"), c->type);
+      callee->replaceAllUsesWith(c, arg);
+      op->operands.push_back(main.addConstant(main.uniqueName(c->name), c->type, *c->data, c->loc));
+    }
+    callee->constants = keep;
+  }
+}
+
+} // namespace
+
+std::unique_ptr<Module> prepareForCodegen(const Module &input) {
+  // The module travels in the artifact, so it is copied here.
+  std::unique_ptr<Module> m = readBytecode(MemoryBuffer::copy(writeBytecode(input), "<codegen>"));
+  runFusePass(*m, parsePipeline("fuse{singles=1}").front().options);
+  passArrayConstantsAsArguments(*m);
+  verifyModule(*m);
+  return m;
+}
+
+EmittedKernels emitKernels(const Module &m, KernelDialect dialect) {
+  EmittedKernels r;
+  std::set<std::string> seen;
+  for (const auto &op : m.main().ops) {
+    if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
+      continue;
+    std::string why;
+    if (auto k = emitKernel(*m.lookup(op->getString("callee")), dialect, why))
+      r.kernels.push_back(std::move(*k));
+    else
+      r.fallback.push_back(why);
+  }
+  return r;
+}
+
+std::string artifactTimeline(const Module &input, const std::vector<CompileStage> &stages) {
+  std::vector<TimelineEntry> all = readTimeline(input);
+  for (const CompileStage &st : stages)
+    all.push_back({"tc-codegen", st.name, st.seconds});
+  return timelineJson(all);
+}
+
+} // namespace tc

@@ -1,0 +1,63 @@
+#include "tc/Runtime/CudaDriver.h"
+#include "tc/Support/Error.h"
+#include <dlfcn.h>
+#include <type_traits>
+
+namespace tc::cuda {
+
+namespace {
+
+// Resolves every entry point (the versioned names cuda.h maps the API to),
+// or says which one the installed driver lacks.
+Driver open() {
+  void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  if (!lib)
+    fail("no CUDA device (the CUDA driver libcuda.so.1 is not installed: ", ::dlerror(), ")");
+  Driver d{};
+  auto bind = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+    if (!fn)
+      fail("no CUDA device (the CUDA driver lacks ", name, ": too old)");
+  };
+  bind(d.init, "cuInit");
+  bind(d.deviceGetCount, "cuDeviceGetCount");
+  bind(d.deviceGet, "cuDeviceGet");
+  bind(d.deviceGetAttribute, "cuDeviceGetAttribute");
+  bind(d.deviceGetName, "cuDeviceGetName");
+  bind(d.primaryCtxRetain, "cuDevicePrimaryCtxRetain");
+  bind(d.primaryCtxRelease, "cuDevicePrimaryCtxRelease_v2");
+  bind(d.ctxSetCurrent, "cuCtxSetCurrent");
+  bind(d.moduleLoadData, "cuModuleLoadData");
+  bind(d.moduleUnload, "cuModuleUnload");
+  bind(d.moduleGetFunction, "cuModuleGetFunction");
+  bind(d.memAlloc, "cuMemAlloc_v2");
+  bind(d.memFree, "cuMemFree_v2");
+  bind(d.memcpyHtoD, "cuMemcpyHtoD_v2");
+  bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(d.launchKernel, "cuLaunchKernel");
+  bind(d.ctxSynchronize, "cuCtxSynchronize");
+  bind(d.getErrorString, "cuGetErrorString");
+  int n = 0;
+  if (d.init(0) != 0 || d.deviceGetCount(&n) != 0 || n == 0)
+    fail("no CUDA device (the driver is installed but reports no usable GPU)");
+  return d;
+}
+
+} // namespace
+
+void Driver::check(CUresult r, const char *call) const {
+  if (r == 0)
+    return;
+  const char *text = nullptr;
+  if (getErrorString(r, &text) != 0 || !text)
+    text = "unknown error";
+  fail(call, ": ", text, " (CUDA error ", r, ")");
+}
+
+const Driver &driver() {
+  // A failed load is not cached: the error is thrown again on the next call.
+  static const Driver d = open();
+  return d;
+}
+
+} // namespace tc::cuda

@@ -1,0 +1,59 @@
+#include "tc/Runtime/CudaLaunch.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <sstream>
+
+namespace tc {
+
+std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const std::string &file) {
+  std::vector<CudaKernelEntry> entries;
+  std::istringstream in{std::string(text)};
+  for (std::string line; std::getline(in, line);) {
+    std::istringstream fields(line);
+    CudaKernelEntry e;
+    std::string launch;
+    if (!(fields >> e.group >> e.symbol >> launch >> e.block >> e.vec) ||
+        (launch != "pointwise" && launch != "rows") || e.block == 0 || e.block > 1024 ||
+        e.block % 32 || e.vec == 0)
+      fail(file, ": malformed CUDA kernel table line '", line.substr(0, 60), "'");
+    e.launch = launch == "rows" ? LaunchKind::Rows : LaunchKind::Pointwise;
+    entries.push_back(std::move(e));
+  }
+  return entries;
+}
+
+std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain) {
+  int64_t n = 1;
+  for (int64_t d : domain)
+    n *= d;
+  if (n <= 0)
+    return std::nullopt;
+  int64_t inner = domain.empty() ? 1 : domain.back(), rows = n / inner;
+  constexpr int64_t kMaxGrid = (int64_t(1) << 31) - 1;
+  if (k.launch == LaunchKind::Rows) {
+    // About 4 elements per thread, whole warps, at most `block` threads.
+    int64_t warps = std::clamp<int64_t>((inner + 127) / 128, 1, k.block / 32);
+    return LaunchDims{unsigned(std::min(rows, kMaxGrid)), unsigned(warps * 32)};
+  }
+  int64_t perBlock = int64_t(k.block) * k.vec;
+  return LaunchDims{unsigned(std::clamp<int64_t>((n + perBlock - 1) / perBlock, 1, kMaxGrid)),
+                    k.block};
+}
+
+std::optional<std::string> pickCubinArch(const std::vector<std::string> &arches, int major,
+                                         int minor) {
+  std::optional<std::string> best;
+  int bestMinor = -1;
+  for (const std::string &a : arches) {
+    if (a.size() < 5 || a.rfind("sm_", 0) != 0)
+      continue;
+    int sm = std::atoi(a.c_str() + 3);
+    if (sm / 10 == major && sm % 10 <= minor && sm % 10 > bestMinor) {
+      best = a;
+      bestMinor = sm % 10;
+    }
+  }
+  return best;
+}
+
+} // namespace tc

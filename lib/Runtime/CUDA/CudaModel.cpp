@@ -1,0 +1,62 @@
+#include "tc/Runtime/CudaModel.h"
+#include "tc/Support/Error.h"
+
+namespace tc {
+
+std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file) {
+  std::unique_ptr<CudaModel> m(new CudaModel());
+  Artifact &a = m->artifact_ = readArtifact(std::move(file));
+  if (a.target != "cuda")
+    fail(a.file, ": the artifact is for target '", a.target, "', not cuda");
+  std::vector<CudaKernelEntry> table =
+      parseCudaKernelTable(a.require(kSectionKernels).str(), a.file);
+
+  const cuda::Driver &d = cuda::driver();
+  d.check(d.deviceGet(&m->dev_, 0), "cuDeviceGet");
+  int major = 0, minor = 0;
+  d.check(d.deviceGetAttribute(&major, cuda::kComputeCapabilityMajor, m->dev_),
+          "cuDeviceGetAttribute");
+  d.check(d.deviceGetAttribute(&minor, cuda::kComputeCapabilityMinor, m->dev_),
+          "cuDeviceGetAttribute");
+  char name[256] = {};
+  d.check(d.deviceGetName(name, sizeof name - 1, m->dev_), "cuDeviceGetName");
+  m->device_ = name;
+  std::optional<std::string> arch = pickCubinArch(a.arches, major, minor);
+  if (!arch) {
+    std::string built;
+    for (const std::string &s : a.arches)
+      built += (built.empty() ? "" : ",") + s;
+    std::string sm = "sm_" + std::to_string(major * 10 + minor);
+    fail(a.file, ": compiled for ", built, "; this GPU (", m->device_, ") is ", sm,
+         ": recompile with tc-codegen --target=cuda --arch=", sm);
+  }
+  m->arch_ = *arch;
+  d.check(d.primaryCtxRetain(&m->ctx_, m->dev_), "cuDevicePrimaryCtxRetain");
+  d.check(d.ctxSetCurrent(m->ctx_), "cuCtxSetCurrent");
+  const MemoryBuffer &cubin = a.require(cubinSection(m->arch_));
+  // The driver reads the cubin's size from its ELF header; the section is
+  // a view of the artifact, which outlives this call.
+  try {
+    d.check(d.moduleLoadData(&m->module_, cubin.data()), "cuModuleLoadData");
+    for (CudaKernelEntry &e : table) {
+      Kernel k{std::move(e), nullptr};
+      d.check(d.moduleGetFunction(&k.fn, m->module_, k.entry.symbol.c_str()),
+              "cuModuleGetFunction");
+      m->kernels_[k.entry.group] = std::move(k);
+    }
+  } catch (const Error &e) {
+    fail(a.file, ": cannot load the ", m->arch_, " cubin: ", e.what());
+  }
+  return m;
+}
+
+CudaModel::~CudaModel() {
+  if (!ctx_)
+    return;
+  const cuda::Driver &d = cuda::driver(); // loaded, or there would be no context
+  if (module_)
+    d.moduleUnload(module_);
+  d.primaryCtxRelease(dev_);
+}
+
+} // namespace tc

@@ -1,0 +1,76 @@
+// Runs generated CUDA kernels on the host, for tests on machines without a
+// GPU: each block's threads are std::threads, __syncthreads a barrier, warp
+// shuffles an exchange through the block, blocks one after another (so
+// __shared__ arrays can be function statics). Slow and only for small
+// tensors, but it runs the very source NVRTC compiles.
+#pragma once
+#include "tc/Support/Float16.h"
+#include <barrier>
+#include <cstdint>
+#include <cstring>
+#include <math.h>
+#include <thread>
+#include <vector>
+
+struct tc_dim3 {
+  unsigned x = 0, y = 0, z = 0;
+};
+inline thread_local tc_dim3 threadIdx, blockIdx;
+inline tc_dim3 blockDim, gridDim;
+
+#define __global__
+#define __device__
+#define __forceinline__ inline
+#define __launch_bounds__(n)
+#define __grid_constant__
+#define __shared__ static
+
+struct tc_block_state {
+  std::barrier<> *barrier;
+  double exchange[1024];
+};
+inline tc_block_state *tc_block;
+
+inline void __syncthreads() { tc_block->barrier->arrive_and_wait(); }
+template <class T> T __shfl_xor_sync(unsigned, T v, int lane) {
+  tc_block->exchange[threadIdx.x] = double(v);
+  __syncthreads();
+  T r = T(tc_block->exchange[threadIdx.x ^ unsigned(lane)]);
+  __syncthreads();
+  return r;
+}
+inline double __longlong_as_double(long long x) {
+  double d;
+  std::memcpy(&d, &x, sizeof d);
+  return d;
+}
+
+struct __half {
+  uint16_t bits;
+};
+struct __nv_bfloat16 {
+  uint16_t bits;
+};
+inline float __half2float(__half h) { return tc::halfToFloat(h.bits); }
+inline __half __float2half_rn(float f) { return {tc::floatToHalf(f)}; }
+inline float __bfloat162float(__nv_bfloat16 b) { return tc::bf16ToFloat(b.bits); }
+inline __nv_bfloat16 __float2bfloat16_rn(float f) { return {tc::floatToBf16(f)}; }
+
+template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, unsigned block) {
+  gridDim = {grid, 1, 1};
+  blockDim = {block, 1, 1};
+  for (unsigned b = 0; b < grid; ++b) {
+    std::barrier<> barrier(block);
+    tc_block_state state{&barrier, {}};
+    tc_block = &state;
+    std::vector<std::thread> threads;
+    for (unsigned t = 0; t < block; ++t)
+      threads.emplace_back([&, t, b] {
+        threadIdx = {t, 0, 0};
+        blockIdx = {b, 0, 0};
+        kernel(p);
+      });
+    for (std::thread &t : threads)
+      t.join();
+  }
+}

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""run_cuda_on_host.py MODEL.tcir WORKDIR: the generated CUDA kernels of a
+module, run on the host (cuda_host_shim.h) against the reference executor.
+
+The module is fused with every op in a group (fuse{singles=1}, as
+tc-codegen does); each Fused step must read model inputs or earlier results
+and every result must be a model output, so every tensor's shape is known
+from the reference data. Each kernel runs at its launch rule's block size
+(KernelEmitter.h) and a grid of at most 3 blocks, which the grid-stride
+loops must cover. Prints one line per output and "N outputs match"."""
+import os, re, subprocess, sys
+import numpy as np
+import onnx
+from onnx import numpy_helper
+
+src, work = sys.argv[1], sys.argv[2]
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", "..", ".."))
+sys.path.insert(0, here)
+from artifact_info import sections
+
+def run(cmd):
+    subprocess.run(cmd, shell=True, check=True)
+
+os.makedirs(work, exist_ok=True)
+m = os.path.join(work, "m.tcbc")
+run(f"tc-opt --passes='fuse{{singles=1}}' {src} -o {m}")
+run(f"tc-codegen --target=cuda --emit=source {m} -o {work}/kernels.cu")
+run(f"tc-codegen --target=cuda {m} -o {work}/m.tcx")
+run(f"tc-run --target=ref {m} --random-inputs --dim N=5 --output-dir {work}/ref > /dev/null")
+text = subprocess.run(f"tc-opt --passes=dce {m} -S", shell=True, check=True,
+                      capture_output=True, text=True).stdout
+main = text[text.index("func @main("):]
+main = main[:main.index("\n  }\n")]
+args = re.findall(r"%(\w+): \w+\[", main[:main.index("->")])
+rets = re.findall(r"%(\w+)", main[main.index("return "):])
+tensors = {}
+for i, name in enumerate(args):
+    tensors[name] = numpy_helper.to_array(onnx.load_tensor(f"{work}/ref/input_{i}.pb"))
+expected = {n: numpy_helper.to_array(onnx.load_tensor(f"{work}/ref/output_{i}.pb"))
+            for i, n in enumerate(rets)}
+table = {}
+for line in sections(f"{work}/m.tcx")["kernels"].decode().splitlines():
+    group, symbol, launch, block, vec = line.split()
+    table[group] = (symbol, launch, int(block), int(vec))
+
+# The shim defines the half types: the toolkit's headers are not for the host.
+source = open(f"{work}/kernels.cu").read()
+open(f"{work}/kernels.host.cu", "w").write(re.sub(r"#include <cuda_\w+\.h>\n", "", source))
+code = ['#include "cuda_host_shim.h"', '#include "kernels.host.cu"', "#include <cstdio>",
+        "static std::vector<char> load(const char *f, size_t n) { std::vector<char> b(n);",
+        "  FILE *p = fopen(f, \"rb\"); if (fread(b.data(), 1, n, p) != n) return {}; fclose(p); return b; }",
+        "int main() {"]
+buffers, decls, launches = {}, [], []
+halfGroup = set()  # outputs of groups that compute on half floats
+def buffer(name, array):
+    if name not in buffers:
+        buffers[name] = array
+        path = f"{work}/{name}.in"
+        array.tobytes() and open(path, "wb").write(array.tobytes())
+        decls.append(f'  std::vector<char> t_{name} = load("{path}", {array.nbytes});'
+                     if name in tensors else f"  std::vector<char> t_{name}({max(array.nbytes, 1)});")
+    return f"t_{name}.data()"
+
+ran = 0
+for results, operands, callee in re.findall(
+        r"^\s*((?:%\w+(?:, )?)+) = Fused\(([^)]*)\) \{callee = \"(\w+)\"", main, re.M):
+    if callee not in table:
+        continue  # a library group (MatMul ...): not generated on CUDA
+    outs = re.findall(r"%(\w+)", results)
+    ins = re.findall(r"%(\w+)", operands)
+    symbol, launch, block, vec = table[callee]
+    if any((tensors[v] if v in tensors else expected[v]).dtype.itemsize == 2 and
+           (tensors[v] if v in tensors else expected[v]).dtype.kind not in "iu" for v in ins + outs):
+        halfGroup.update(outs)
+    launches.append(f"  {{ {symbol}_params p;")
+    dims = []
+    for k, name in enumerate(ins + outs):
+        array = tensors[name] if name in tensors else expected[name]
+        launches.append(f"    p.bufs[{k}] = {buffer(name, array)};")
+        dims += list(array.shape)
+    for k, d in enumerate(dims):
+        launches.append(f"    p.dims[{k}] = {d};")
+    shape = expected[outs[0]].shape
+    n = int(np.prod(shape)); inner = shape[-1] if shape else 1
+    if launch == "rows":
+        grid, threads = n // inner, min(max(-(-inner // 128), 1), block // 32) * 32
+    else:
+        grid, threads = -(-n // (block * vec)), block
+    launches.append(f"    tc_launch({symbol}, p, {min(grid, 3)}, {threads}); }}")
+    for name in outs:
+        launches.append(f'  {{ FILE *f = fopen("{work}/{name}.out", "wb"); '
+                    f"fwrite(t_{name}.data(), 1, {expected[name].nbytes}, f); fclose(f); }}")
+    ran += 1
+code += decls + launches + ["}"]
+open(f"{work}/harness.cpp", "w").write("\n".join(code) + "\n")
+run(f"clang++ -std=c++20 -O1 -w -pthread -I{here} -I{root}/include -I{work} "
+    f"{work}/harness.cpp -o {work}/harness")
+run(f"{work}/harness")
+ok = 0
+for name, want in expected.items():
+    if not os.path.exists(f"{work}/{name}.out"):
+        continue
+    got = np.fromfile(f"{work}/{name}.out", dtype=want.dtype).reshape(want.shape)
+    # A group on half floats computes in float and rounds once where the
+    # reference rounds every op's result: half-float tolerance.
+    tol = 1e-2 if name in halfGroup else 1e-4
+    err = float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) if want.size else 0
+    good = np.allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol, atol=tol / 10,
+                       equal_nan=True)
+    ok += good
+    print(f"output '{name}' {want.dtype}{list(want.shape)}: max abs err {err:.3g} "
+          f"[{'ok' if good else 'MISMATCH'}]")
+print(f"{ran} kernels ran, {ok} outputs match")

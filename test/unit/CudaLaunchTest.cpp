@@ -1,0 +1,48 @@
+#include "tc/Runtime/CudaLaunch.h"
+#include "tc/Support/Error.h"
+#include <gtest/gtest.h>
+
+using namespace tc;
+
+TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
+  auto t = parseCudaKernelTable("g0 tc_g0 pointwise 256 4\ng1 tc_g0 rows 1024 8\n", "m.tcx");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].group, "g1");
+  EXPECT_EQ(t[1].symbol, "tc_g0"); // equal groups share a kernel
+  EXPECT_EQ(t[1].launch, LaunchKind::Rows);
+  EXPECT_EQ(t[0].vec, 4u);
+  for (const char *bad : {"g tc_g pointwise\n", "g tc_g tiles 256 4\n", "g tc_g rows 1000 8\n",
+                          "g tc_g pointwise 0 4\n"})
+    EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
+}
+
+TEST(CudaLaunch, PointwiseGridCoversTheDomainOnce) {
+  CudaKernelEntry k{"g", "tc_g", LaunchKind::Pointwise, 256, 4};
+  auto l = launchDims(k, {3, 1000});
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->block, 256u);
+  EXPECT_EQ(l->grid, 3u);                 // 3000 elements, 1024 per block and step
+  EXPECT_EQ(launchDims(k, {})->grid, 1u); // a scalar
+  EXPECT_FALSE(launchDims(k, {0, 4}));    // nothing to launch
+  // Beyond 2^31 blocks the grid-stride loop covers the rest.
+  EXPECT_EQ(launchDims(k, {int64_t(1) << 42, 1024})->grid, (1u << 31) - 1);
+}
+
+TEST(CudaLaunch, RowsGetOneBlockEachOfWholeWarps) {
+  CudaKernelEntry k{"g", "tc_g", LaunchKind::Rows, 1024, 8};
+  auto l = launchDims(k, {2, 4, 9});
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->grid, 8u);
+  EXPECT_EQ(l->block, 32u);
+  EXPECT_EQ(launchDims(k, {16, 768})->block, 192u);
+  EXPECT_EQ(launchDims(k, {1, 1 << 20})->block, 1024u);
+}
+
+TEST(CudaLaunch, DevicesRunTheCubinOfTheirMajorUpToTheirMinor) {
+  std::vector<std::string> fat = {"sm_80", "sm_90"};
+  EXPECT_EQ(pickCubinArch(fat, 9, 0), "sm_90");
+  EXPECT_EQ(pickCubinArch(fat, 8, 6), "sm_80");
+  EXPECT_EQ(pickCubinArch({"sm_80", "sm_86"}, 8, 9), "sm_86");
+  EXPECT_FALSE(pickCubinArch(fat, 7, 5));
+  EXPECT_FALSE(pickCubinArch({"sm_86"}, 8, 0));
+}
