@@ -71,8 +71,9 @@ std::vector<std::string> missingHostFeatures(const std::vector<std::string> &req
     if (f.size() < 2 || f[0] != '+')
       continue;
     auto it = host.find(f.substr(1));
-    bool present = it != host.end() ? it->second
-                                    : std::find(baseline.begin(), baseline.end(), f) != baseline.end();
+    bool present = it != host.end()
+                       ? it->second
+                       : std::find(baseline.begin(), baseline.end(), f) != baseline.end();
     if (!present)
       missing.push_back(f);
   }
