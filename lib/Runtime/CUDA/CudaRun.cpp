@@ -100,7 +100,6 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
 std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
                                               const std::vector<HostTensor> &inputs) {
   const cuda::Driver &d = cuda::driver();
-  d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].byteSize())
       d.check(d.memcpyHtoD(plan.arena.get() + plan.inputOffsets[i], inputs[i].bytes(),
@@ -148,6 +147,9 @@ std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
   kernelSteps_ = hostSteps_ = 0;
   arenaBytes_ = 0;
   lastPlan_ = nullptr;
+  // Plans allocate and upload too: the context must be this thread's.
+  const cuda::Driver &d = cuda::driver();
+  d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
   if (std::optional<ShapeKey> key = shapeKeyOf(module_->main(), inputs))
     if (ShapePlan *plan = plans_->get(key->dims, [&] { return makePlan(key->sizes); })) {
       arenaBytes_ = plan->planned->memory.arenaBytes;
