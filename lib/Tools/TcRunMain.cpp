@@ -53,8 +53,8 @@ int tcRunMain(int argc, char **argv) {
         "report", po::value(&report)->value_name("json"),
         "json: print one JSON object (latency, steps, arena, compare results) instead of text")(
         "print-steps", po::bool_switch(&printSteps),
-        "CPU artifacts: print to stderr what ran each step (generated kernel, library call, "
-        "reference kernels, view); with --iterations also its mean time")(
+        "CPU and CUDA artifacts: print to stderr what ran each step (generated kernel, "
+        "library call, reference kernels, view); CPU with --iterations: also its mean time")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
@@ -85,14 +85,12 @@ int tcRunMain(int argc, char **argv) {
     if (target == "cuda") // the driver, opened now: "no CUDA device" without one
       cuda::driver();
     std::unique_ptr<CpuModel> cpu;
+    std::unique_ptr<CudaModel> gpu;
     std::unique_ptr<Module> ir;
     if (artifact) {
-      if (target == "cuda") {
-        auto gpu = CudaModel::load(buf);
-        fail(common.input, ": running CUDA artifacts is not built yet (the ", gpu->arch(),
-             " cubin and its ", gpu->kernelCount(), " kernels load on ", gpu->device(), ")");
-      }
-      if (target == "ref") // the reference executor over the artifact's own IR, any target's
+      if (target == "cuda")
+        gpu = CudaModel::load(buf);
+      else if (target == "ref") // the reference executor over the artifact's own IR, any target's
         ir = readBytecode(readArtifact(buf).share(kSectionModule));
       else
         cpu = CpuModel::load(buf, threads);
@@ -104,13 +102,17 @@ int tcRunMain(int argc, char **argv) {
              target, " first");
       ir = loadModule(buf);
     }
-    const Module *m = ir ? ir.get() : &cpu->module();
+    const Module *m = ir ? ir.get() : gpu ? &gpu->module() : &cpu->module();
     const Function &f = m->main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);
-    auto runOnce = [&] { return ir ? runReference(m, f, inputs) : cpu->run(inputs); };
+    // A CUDA run returns with the device synchronized and the outputs on the
+    // host: its wall time is the latency, copies included.
+    auto runOnce = [&] {
+      return ir ? runReference(m, f, inputs) : gpu ? gpu->run(inputs) : cpu->run(inputs);
+    };
     std::vector<HostTensor> outputs = runOnce();
-    if (printSteps && cpu && iterations <= 0)
-      for (const std::string &line : cpu->stepReport())
+    if (printSteps && (cpu || gpu) && (gpu || iterations <= 0))
+      for (const std::string &line : gpu ? gpu->stepReport() : cpu->stepReport())
         std::cerr << "step " << line << "\n";
     if (printSteps && cpu)
       cpu->setProfiling(true); // the timed runs also time each step
@@ -147,6 +149,11 @@ int tcRunMain(int argc, char **argv) {
       if (!ms.empty())
         js << ", \"latency_ms\": {\"min\": " << ms.front() << ", \"median\": " << at(0.5)
            << ", \"p90\": " << at(0.9) << ", \"max\": " << ms.back() << "}";
+      if (gpu)
+        js << ", \"device\": \"" << gpu->device() << "\", \"arch\": \"" << gpu->arch()
+           << "\", \"kernel_steps\": " << gpu->kernelSteps()
+           << ", \"fallback_steps\": " << gpu->hostSteps()
+           << ", \"arena_bytes\": " << gpu->arenaBytes();
       if (compiled)
         js << ", \"threads\": " << cpu->threads() << ", \"kernel_steps\": " << cpu->kernelSteps()
            << ", \"library_steps\": " << cpu->librarySteps()
@@ -170,6 +177,7 @@ int tcRunMain(int argc, char **argv) {
     if (!ms.empty())
       std::cerr << "latency over " << iterations << " runs (" << target
                 << (compiled ? ", " + std::to_string(cpu->threads()) + " threads" : std::string())
+                << (gpu ? ", " + gpu->device() + ", host wall time incl. copies" : std::string())
                 << "): min " << ms.front() << " ms, median " << at(0.5) << " ms, p90 " << at(0.9)
                 << " ms\n";
     if (compiled)
@@ -178,6 +186,13 @@ int tcRunMain(int argc, char **argv) {
                 << " on the reference kernels; "
                 << (cpu->arenaBytes()
                         ? "one arena of " + std::to_string(cpu->arenaBytes()) + " bytes"
+                        : std::string("no arena (sizes known only at run time)"))
+                << "\n";
+    if (gpu)
+      std::cerr << "steps: " << gpu->kernelSteps() << " generated kernels, " << gpu->hostSteps()
+                << " on the host (reference kernels); "
+                << (gpu->arenaBytes()
+                        ? "one device arena of " + std::to_string(gpu->arenaBytes()) + " bytes"
                         : std::string("no arena (sizes known only at run time)"))
                 << "\n";
     std::cout << results.str();

@@ -1,5 +1,6 @@
 #include "tc/Runtime/CudaLaunch.h"
 #include "tc/Support/Error.h"
+#include <cstring>
 #include <gtest/gtest.h>
 
 using namespace tc;
@@ -45,4 +46,21 @@ TEST(CudaLaunch, DevicesRunTheCubinOfTheirMajorUpToTheirMinor) {
   EXPECT_EQ(pickCubinArch({"sm_80", "sm_86"}, 8, 9), "sm_86");
   EXPECT_FALSE(pickCubinArch(fat, 7, 5));
   EXPECT_FALSE(pickCubinArch({"sm_86"}, 8, 0));
+}
+
+TEST(CudaLaunch, ParamsArePointersThenDimsEightBytesEach) {
+  // struct { void *bufs[2]; int64_t dims[3]; } as the kernel reads it.
+  struct Params {
+    void *bufs[2];
+    int64_t dims[3];
+  };
+  auto p = packKernelParams({0x1000, 0x2000}, {4, -1, int64_t(1) << 40});
+  ASSERT_EQ(p.size() * 8, sizeof(Params));
+  Params q;
+  std::memcpy(&q, p.data(), sizeof q);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(q.bufs[1]), 0x2000u);
+  EXPECT_EQ(q.dims[1], -1);
+  EXPECT_EQ(q.dims[2], int64_t(1) << 40);
+  // No dims (scalars only): the struct still has dims[1].
+  EXPECT_EQ(packKernelParams({0x1000}, {}).size(), 2u);
 }

@@ -9,6 +9,7 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
 #include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/ShapePlan.h"
 #include "tc/Runtime/ThreadPool.h"
 #include <map>
 #include <memory>
@@ -81,9 +82,7 @@ private:
   bool profile_ = false;
   std::unique_ptr<ThreadPool> pool_;
   struct ShapePlan;
-  std::map<std::vector<int64_t>, std::unique_ptr<ShapePlan>> plans_; // by input dims
-  static constexpr size_t kMaxShapePlans = 8;
-  uint64_t useClock_ = 0;
+  ShapePlanCache<ShapePlan> plans_; // by input dims
   uint64_t arenaBytes_ = 0;
   const ShapePlan *lastPlan_ = nullptr;
 

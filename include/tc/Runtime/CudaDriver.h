@@ -36,15 +36,34 @@ struct Driver {
                            unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
   CUresult (*ctxSynchronize)();
+  CUresult (*getErrorName)(CUresult error, const char **name);
   CUresult (*getErrorString)(CUresult error, const char **text);
 
-  // Throws tc::Error "<call>: <the driver's message>" unless `r` is success.
+  // Throws tc::Error "<call>: CUDA_ERROR_<NAME>: <the driver's message>"
+  // unless `r` is success.
   void check(CUresult r, const char *call) const;
 };
 
 // The driver with cuInit done and at least one device; loaded once. Throws
 // tc::Error "no CUDA device (<why>)" without a driver or a device.
 const Driver &driver();
+
+// Device memory freed on destruction (of the current context); 0 bytes
+// allocate nothing (cuMemAlloc refuses 0).
+class DeviceMemory {
+public:
+  DeviceMemory() = default;
+  explicit DeviceMemory(size_t bytes);
+  DeviceMemory(DeviceMemory &&o) noexcept : ptr_(o.ptr_) { o.ptr_ = 0; }
+  DeviceMemory &operator=(DeviceMemory &&o) noexcept;
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  ~DeviceMemory();
+  CUdeviceptr get() const { return ptr_; }
+
+private:
+  CUdeviceptr ptr_ = 0;
+};
 
 // Device attributes (CUdevice_attribute) the runtime reads.
 inline constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;

@@ -29,6 +29,12 @@ struct LaunchDims {
 // nullopt when the domain is empty (no launch).
 std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain);
 
+// A kernel's by-value parameter (the ABI's `{ void *bufs[B]; int64_t
+// dims[max(D, 1)]; }`): the B device pointers, then the D dims, 8 bytes
+// each; what cuLaunchKernel's kernelParams[0] points at.
+std::vector<uint64_t> packKernelParams(const std::vector<uint64_t> &bufs,
+                                       const std::vector<int64_t> &dims);
+
 // Of `arches` ("sm_80", ...), the cubin a device of compute capability
 // major.minor runs: the same major, the highest minor not above its own.
 std::optional<std::string> pickCubinArch(const std::vector<std::string> &arches, int major,

@@ -1,15 +1,22 @@
 // A CUDA artifact loaded on this machine's first GPU: the cubin built for
-// its arch loaded into the primary context, and a function per entry of the
-// kernel table with its launch kind. Running (one device arena from the
-// memory plan, launches in plan order, library calls, CUDA graphs) is the
-// next step of the CUDA backend issue; nothing here has run on a GPU yet.
+// its arch loaded into the primary context, a function per entry of the
+// kernel table, and running. Per distinct input shape (ShapePlan.h, shared
+// with the CPU runtime): ONE device arena of the planned size plus room for
+// the inputs, every generated kernel's parameter packed once. Weights go to
+// the device once. Steps without a generated kernel (MatMul/Gemm/Conv until
+// cuBLASLt/cuDNN, anything the emitter lacks) run on the host's reference
+// kernels, their operands and results copied, and count as fallbacks.
 #pragma once
 #include "tc/CodeGen/Artifact.h"
+#include "tc/IR/IR.h"
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaLaunch.h"
+#include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/ShapePlan.h"
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tc {
 
@@ -23,9 +30,23 @@ public:
   ~CudaModel();
 
   const Artifact &artifact() const { return artifact_; }
+  const Module &module() const { return *module_; }
   const std::string &arch() const { return arch_; }     // the cubin loaded: "sm_90"
   const std::string &device() const { return device_; } // "NVIDIA H100 80GB HBM3"
   size_t kernelCount() const { return kernels_.size(); }
+
+  // Runs the entry function: host tensors in (checked like the reference
+  // executor checks them), host tensors out, the device synchronized. A
+  // shape that cannot be planned (sizes known only at run time) runs wholly
+  // on the host's reference kernels.
+  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+  // The last run: steps by a generated kernel and on the host, the device
+  // arena's bytes (0: it ran without one), one line per step saying what
+  // ran it (empty when unplanned).
+  size_t kernelSteps() const { return kernelSteps_; }
+  size_t hostSteps() const { return hostSteps_; }
+  uint64_t arenaBytes() const { return arenaBytes_; }
+  std::vector<std::string> stepReport() const;
 
 private:
   CudaModel() = default;
@@ -33,12 +54,24 @@ private:
     CudaKernelEntry entry;
     cuda::CUfunction fn = nullptr;
   };
+  struct ShapePlan;
   Artifact artifact_;
+  std::unique_ptr<Module> module_;
   std::string arch_, device_;
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
-  cuda::CUmodule module_ = nullptr;
-  std::map<std::string, Kernel> kernels_; // by Fused callee
+  cuda::CUmodule cubin_ = nullptr;
+  std::map<std::string, Kernel> kernels_;                 // by Fused callee
+  std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
+  std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
+  const ShapePlan *lastPlan_ = nullptr;
+  size_t kernelSteps_ = 0, hostSteps_ = 0;
+  uint64_t arenaBytes_ = 0;
+
+  std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
+  cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
+  cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);
+  std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
 };
 
 } // namespace tc

@@ -7,6 +7,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/Runtime/RefExecutor.h"
+#include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeInference.h"
@@ -30,12 +31,11 @@ struct CpuModel::Jit {
   std::unique_ptr<llvm::orc::LLJIT> lljit;
 };
 
-// The module specialized to one set of input sizes, its arena, and its
-// steps with every pointer and size resolved (inputs bound per run).
+// The module specialized to one set of input sizes (ShapePlan.h), its
+// arena, and its steps with every pointer and size resolved (inputs bound
+// per run).
 struct CpuModel::ShapePlan {
-  std::unique_ptr<Module> module;
-  MemoryPlan memory;
-  std::unordered_map<const Value *, size_t> bufferOf;
+  std::unique_ptr<PlannedModule> planned;
   std::unique_ptr<uint8_t, void (*)(uint8_t *)> arena{nullptr, nullptr};
   struct Step {
     const Op *op = nullptr;
@@ -51,7 +51,6 @@ struct CpuModel::ShapePlan {
   std::vector<Step> steps;
   std::vector<std::string> report; // CpuModel::stepReport
   std::vector<double> seconds;     // per step, summed over profiled runs
-  uint64_t lastUse = 0;            // CpuModel::useClock_ at the last run
   size_t runs = 0;                 // profiled runs
 };
 
@@ -202,92 +201,40 @@ void CpuModel::launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
 
 // nullptr when this shape cannot be planned (sizes unknown until run time).
 CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
-  const Function &f = module_->main();
-  if (inputs.size() != f.args.size())
+  std::optional<ShapeKey> key = shapeKeyOf(module_->main(), inputs);
+  if (!key)
     return nullptr; // runReference reports it
-  std::vector<int64_t> key;
-  std::map<std::string, int64_t> sizes;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const Shape &s = f.args[i]->type.shape;
-    if (inputs[i].dtype() != f.args[i]->type.dtype || inputs[i].rank() != s.size())
+  return plans_.get(key->dims, [&]() -> std::unique_ptr<ShapePlan> {
+    auto plan = std::make_unique<ShapePlan>();
+    plan->planned = planShape(artifact_, key->sizes);
+    if (!plan->planned)
       return nullptr;
-    for (size_t d = 0; d < s.size(); ++d) {
-      int64_t n = inputs[i].shape()[d];
-      key.push_back(n);
-      if ((s[d].isStatic() && s[d].size != n) ||
-          (s[d].isSymbolic() && !sizes.emplace(s[d].symbol, n).second && sizes[s[d].symbol] != n))
-        return nullptr;
-    }
-    key.push_back(-1);
-  }
-  if (auto it = plans_.find(key); it != plans_.end()) {
-    if (it->second)
-      it->second->lastUse = ++useClock_;
-    return it->second.get();
-  }
-  // Each plan holds an arena: keep the most recently used few, so a model fed
-  // ever new sizes (sequence lengths) does not grow without bound.
-  if (plans_.size() >= kMaxShapePlans) {
-    auto lru = std::min_element(plans_.begin(), plans_.end(), [](const auto &a, const auto &b) {
-      return (a.second ? a.second->lastUse : 0) < (b.second ? b.second->lastUse : 0);
-    });
-    plans_.erase(lru);
-  }
-  auto plan = std::make_unique<ShapePlan>();
-  try {
-    plan->module = readBytecode(artifact_.share(kSectionModule));
-    specializeDims(*plan->module, sizes);
-    // With the sizes known, shape computations (Shape -> Gather -> Concat ->
-    // Reshape) fold, and the sizes they decide become known too.
-    runFoldConstantsPass(*plan->module, parsePipeline("fold-constants").front().options);
-    const Function &sf = plan->module->main();
-    // Every value must have a size now, and a fixed one (not strings).
-    for (const auto *values : {&sf.args, &sf.results})
-      for (const Value *v : *values)
-        if (!byteSize(v->type))
-          throw Error("no fixed size");
-    for (const auto &op : sf.ops) {
-      if (refKernelSetsOutputDims(op->kind) || isControlFlowOp(*op))
-        throw Error("data-dependent");
-      for (const Value *r : op->results)
-        if (!isStaticShape(r->type.shape) || !byteSize(r->type))
-          throw Error("unknown size");
-    }
-    plan->memory = planMemory(sf, {});
-  } catch (const Error &) {
-    plans_[key] = nullptr;
-    return nullptr;
-  }
-  for (size_t i = 0; i < plan->memory.buffers.size(); ++i)
-    plan->bufferOf[plan->memory.buffers[i].value] = i;
-  size_t bytes = std::max<uint64_t>(plan->memory.arenaBytes, kArenaAlignment);
-  plan->arena = {static_cast<uint8_t *>(::operator new(bytes, std::align_val_t(kArenaAlignment))),
-                 [](uint8_t *p) { ::operator delete(p, std::align_val_t(kArenaAlignment)); }};
-  buildSteps(*plan);
-  plan->lastUse = ++useClock_;
-  return (plans_[key] = std::move(plan)).get();
+    size_t bytes = std::max<uint64_t>(plan->planned->memory.arenaBytes, kArenaAlignment);
+    plan->arena = {static_cast<uint8_t *>(::operator new(bytes, std::align_val_t(kArenaAlignment))),
+                   [](uint8_t *p) { ::operator delete(p, std::align_val_t(kArenaAlignment)); }};
+    buildSteps(*plan);
+    return plan;
+  });
 }
 
 // Resolves every step of a plan once: which code runs it, and the pointer
 // and dims of each operand and result (inputs are bound on each run).
 void CpuModel::buildSteps(ShapePlan &plan) {
   using Step = ShapePlan::Step;
-  const Function &f = plan.module->main();
-  std::unordered_map<const Value *, size_t> argIndex;
-  for (size_t i = 0; i < f.args.size(); ++i)
-    argIndex[f.args[i]] = i;
+  const PlannedModule &pm = *plan.planned;
+  const Function &f = pm.main();
   // A value's bytes: in the arena, a weight in the artifact, or input `arg`.
   struct Place {
     uint8_t *ptr = nullptr;
     size_t arg = SIZE_MAX;
   };
-  std::function<Place(const Value *)> placeOf = [&](const Value *v) -> Place {
-    if (auto a = argIndex.find(v); a != argIndex.end())
-      return {nullptr, a->second};
-    if (v->isConstant())
-      return {const_cast<uint8_t *>(v->data->ptr)};
-    const PlannedBuffer &b = plan.memory.buffers.at(plan.bufferOf.at(v));
-    return b.base ? placeOf(b.base) : Place{plan.arena.get() + b.offset};
+  auto placeOf = [&](const Value *v) -> Place {
+    ValuePlace at = pm.placeOf(v);
+    if (at.kind == ValuePlace::Kind::Argument)
+      return {nullptr, at.arg};
+    if (at.kind == ValuePlace::Kind::Constant)
+      return {const_cast<uint8_t *>(at.weight)};
+    return {plan.arena.get() + at.offset};
   };
   for (const auto &p : f.ops) {
     const Op &op = *p;
@@ -295,7 +242,7 @@ void CpuModel::buildSteps(ShapePlan &plan) {
     s.op = &op;
     std::string what = "reference kernels";
     auto code = op.is(OpKind::Fused) ? kernels_.find(op.getString("callee")) : kernels_.end();
-    if (isViewOp(op) && plan.memory.buffers.at(plan.bufferOf.at(op.result())).base) {
+    if (pm.aliases(op)) {
       s.kind = Step::Kind::View; // same bytes, another shape: nothing to do
       what = "view";
     } else if ((s.move = makeMoveStep(op))) {
@@ -304,7 +251,7 @@ void CpuModel::buildSteps(ShapePlan &plan) {
     } else if (code != kernels_.end()) {
       std::string why;
       if (code->second.library == "onednn")
-        s.call = OneDnnCall::create(*plan.module->lookup(code->first), op, why);
+        s.call = OneDnnCall::create(*pm.module->lookup(code->first), op, why);
       if (s.call && (!s.call->epilogueLeft() || code->second.epilogue)) {
         s.kind = Step::Kind::Library;
         s.kernel = s.call->epilogueLeft() ? code->second.epilogue : nullptr;
@@ -342,17 +289,15 @@ void CpuModel::buildSteps(ShapePlan &plan) {
 
 std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
                                              const std::vector<HostTensor> &inputs) {
-  const Function &f = plan.module->main();
-  std::unordered_map<const Value *, size_t> argIndex;
-  for (size_t i = 0; i < f.args.size(); ++i)
-    argIndex[f.args[i]] = i;
-  std::function<uint8_t *(const Value *)> ptrOf = [&](const Value *v) -> uint8_t * {
-    if (auto a = argIndex.find(v); a != argIndex.end())
-      return const_cast<uint8_t *>(inputs[a->second].bytes());
-    if (v->isConstant()) // weights in place, from the artifact
-      return const_cast<uint8_t *>(v->data->ptr);
-    const PlannedBuffer &b = plan.memory.buffers.at(plan.bufferOf.at(v));
-    return b.base ? ptrOf(b.base) : plan.arena.get() + b.offset;
+  const PlannedModule &pm = *plan.planned;
+  const Function &f = pm.main();
+  auto ptrOf = [&](const Value *v) -> uint8_t * {
+    ValuePlace at = pm.placeOf(v);
+    if (at.kind == ValuePlace::Kind::Argument)
+      return const_cast<uint8_t *>(inputs[at.arg].bytes());
+    if (at.kind == ValuePlace::Kind::Constant) // weights in place, from the artifact
+      return const_cast<uint8_t *>(at.weight);
+    return plan.arena.get() + at.offset;
   };
   auto tensorAt = [&](const Value *v) {
     std::optional<size_t> n = byteSize(v->type);
@@ -386,34 +331,7 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
     // Any other step: the reference kernels on copies, results copied into
     // the arena.
     ++fallbackSteps_;
-    Function scratch;
-    std::vector<Value *> operands;
-    std::vector<HostTensor> ins;
-    std::unordered_map<const Value *, Value *> copied; // an operand may repeat
-    for (const Value *v : op.operands) {
-      if (!v) {
-        operands.push_back(nullptr);
-        continue;
-      }
-      Value *&c = copied[v];
-      if (!c && v->isConstant())
-        c = scratch.addConstant(v->name, v->type, *v->data, v->loc);
-      else if (!c) {
-        c = scratch.addArgument(v->name, v->type);
-        ins.push_back(tensorAt(v));
-      }
-      operands.push_back(c);
-    }
-    std::vector<std::string> names;
-    std::vector<TensorType> types;
-    for (const Value *r : op.results) {
-      names.push_back(r->name);
-      types.push_back(r->type);
-    }
-    Op *copy = scratch.addOp(op.kind, operands, names, types, op.loc);
-    copy->attrs = op.attrs;
-    scratch.results = copy->results;
-    std::vector<HostTensor> outs = runReference(plan.module.get(), scratch, ins);
+    std::vector<HostTensor> outs = runOpOnReference(*pm.module, op, tensorAt);
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i].byteSize())
         std::memcpy(ptrOf(op.results[i]), outs[i].bytes(), outs[i].byteSize());
@@ -451,7 +369,7 @@ std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
   lastPlan_ = nullptr;
   arenaBytes_ = 0;
   if (ShapePlan *plan = planFor(inputs)) {
-    arenaBytes_ = plan->memory.arenaBytes;
+    arenaBytes_ = plan->planned->memory.arenaBytes;
     stepReport_ = &plan->report;
     lastPlan_ = plan;
     return runPlanned(*plan, inputs);

@@ -2,6 +2,7 @@
 #include "tc/Support/Error.h"
 #include <dlfcn.h>
 #include <type_traits>
+#include <utility>
 
 namespace tc::cuda {
 
@@ -36,6 +37,7 @@ Driver open() {
   bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
   bind(d.launchKernel, "cuLaunchKernel");
   bind(d.ctxSynchronize, "cuCtxSynchronize");
+  bind(d.getErrorName, "cuGetErrorName");
   bind(d.getErrorString, "cuGetErrorString");
   int n = 0;
   if (d.init(0) != 0 || d.deviceGetCount(&n) != 0 || n == 0)
@@ -48,10 +50,27 @@ Driver open() {
 void Driver::check(CUresult r, const char *call) const {
   if (r == 0)
     return;
-  const char *text = nullptr;
+  const char *name = nullptr, *text = nullptr;
+  if (getErrorName(r, &name) != 0 || !name)
+    name = "an unknown CUDA error";
   if (getErrorString(r, &text) != 0 || !text)
-    text = "unknown error";
-  fail(call, ": ", text, " (CUDA error ", r, ")");
+    text = "no description";
+  fail(call, ": ", name, ": ", text, " (", r, ")");
+}
+
+DeviceMemory::DeviceMemory(size_t bytes) {
+  if (bytes)
+    driver().check(driver().memAlloc(&ptr_, bytes), "cuMemAlloc");
+}
+
+DeviceMemory &DeviceMemory::operator=(DeviceMemory &&o) noexcept {
+  std::swap(ptr_, o.ptr_);
+  return *this;
+}
+
+DeviceMemory::~DeviceMemory() {
+  if (ptr_) // nothing to report from a destructor; a failure here leaks at worst
+    driver().memFree(ptr_);
 }
 
 const Driver &driver() {

@@ -40,6 +40,16 @@ std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector
                     k.block};
 }
 
+std::vector<uint64_t> packKernelParams(const std::vector<uint64_t> &bufs,
+                                       const std::vector<int64_t> &dims) {
+  std::vector<uint64_t> p(bufs);
+  for (int64_t d : dims)
+    p.push_back(uint64_t(d));
+  if (dims.empty()) // dims[1]: C++ has no empty arrays
+    p.push_back(0);
+  return p;
+}
+
 std::optional<std::string> pickCubinArch(const std::vector<std::string> &arches, int major,
                                          int minor) {
   std::optional<std::string> best;

@@ -1,4 +1,6 @@
 #include "tc/Runtime/CudaModel.h"
+#include "CudaShapePlan.h"
+#include "tc/IR/Bytecode.h"
 #include "tc/Support/Error.h"
 
 namespace tc {
@@ -10,6 +12,11 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
     fail(a.file, ": the artifact is for target '", a.target, "', not cuda");
   std::vector<CudaKernelEntry> table =
       parseCudaKernelTable(a.require(kSectionKernels).str(), a.file);
+  m->module_ = readBytecode(a.share(kSectionModule));
+  for (const CudaKernelEntry &e : table)
+    if (!m->module_->lookup(e.group))
+      fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");
+  m->plans_ = std::make_unique<ShapePlanCache<ShapePlan>>();
 
   const cuda::Driver &d = cuda::driver();
   d.check(d.deviceGet(&m->dev_, 0), "cuDeviceGet");
@@ -37,11 +44,10 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   // The driver reads the cubin's size from its ELF header; the section is
   // a view of the artifact, which outlives this call.
   try {
-    d.check(d.moduleLoadData(&m->module_, cubin.data()), "cuModuleLoadData");
+    d.check(d.moduleLoadData(&m->cubin_, cubin.data()), "cuModuleLoadData");
     for (CudaKernelEntry &e : table) {
       Kernel k{std::move(e), nullptr};
-      d.check(d.moduleGetFunction(&k.fn, m->module_, k.entry.symbol.c_str()),
-              "cuModuleGetFunction");
+      d.check(d.moduleGetFunction(&k.fn, m->cubin_, k.entry.symbol.c_str()), "cuModuleGetFunction");
       m->kernels_[k.entry.group] = std::move(k);
     }
   } catch (const Error &e) {
@@ -54,8 +60,11 @@ CudaModel::~CudaModel() {
   if (!ctx_)
     return;
   const cuda::Driver &d = cuda::driver(); // loaded, or there would be no context
-  if (module_)
-    d.moduleUnload(module_);
+  // Device memory goes while the context lives.
+  plans_.reset();
+  weights_.clear();
+  if (cubin_)
+    d.moduleUnload(cubin_);
   d.primaryCtxRelease(dev_);
 }
 

@@ -1,0 +1,58 @@
+// A stand-in libcuda.so.1 for testing CudaModel::run without a GPU: device
+// memory is host memory, copies are memcpy, and a kernel launch logs its
+// grid and block to stderr. With FAKE_CUDA_KERNELS=K.so (host_kernels.py:
+// the artifact's kernels built for the host) a launch runs the kernel with
+// at most 3 blocks (grid-stride loops cover the rest); without, nothing
+// runs. Built by the lit test, found through LD_LIBRARY_PATH.
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef unsigned long long CUdeviceptr;
+static int ctx, mod, fn;
+
+int cuInit(unsigned f) { return 0; }
+int cuDeviceGetCount(int *n) { *n = 1; return 0; }
+int cuDeviceGet(int *d, int i) { *d = 0; return 0; }
+int cuDeviceGetAttribute(int *v, int attr, int d) { *v = attr == 75 ? 9 : 0; return 0; }
+int cuDeviceGetName(char *name, int len, int d) { snprintf(name, len, "fake GPU"); return 0; }
+int cuDevicePrimaryCtxRetain(void **c, int d) { *c = &ctx; return 0; }
+int cuDevicePrimaryCtxRelease_v2(int d) { return 0; }
+int cuCtxSetCurrent(void *c) { return 0; }
+int cuModuleLoadData(void **m, const void *image) { *m = &mod; return 0; }
+int cuModuleUnload(void *m) { return 0; }
+typedef void (*HostLaunch)(void *, unsigned, unsigned);
+int cuModuleGetFunction(void **f, void *m, const char *name) {
+  const char *lib = getenv("FAKE_CUDA_KERNELS");
+  *f = &fn;
+  if (lib) {
+    char sym[512];
+    snprintf(sym, sizeof sym, "host_launch_%s", name);
+    void *h = dlopen(lib, RTLD_NOW);
+    void *p = h ? dlsym(h, sym) : 0;
+    if (!p)
+      return 500; // CUDA_ERROR_NOT_FOUND
+    *f = p;
+  }
+  return 0;
+}
+int cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
+  if (getenv("FAKE_CUDA_OOM"))
+    return 2;
+  *p = (CUdeviceptr)aligned_alloc(256, (n + 255) / 256 * 256);
+  return 0;
+}
+int cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
+int cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
+int cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
+int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
+                   unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+  fprintf(stderr, "fake launch <<<%u, %u>>>\n", gx, bx);
+  if (f != &fn)
+    ((HostLaunch)f)(params[0], gx < 3 ? gx : 3, bx);
+  return 0;
+}
+int cuCtxSynchronize(void) { return 0; }
+int cuGetErrorName(int e, const char **s) { *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN"; return 0; }
+int cuGetErrorString(int e, const char **s) { *s = e == 2 ? "out of memory" : "unknown error"; return 0; }

@@ -1,0 +1,25 @@
+"""host_kernels.py M.tcx OUT.so: the CUDA kernels of an artifact (its source
+section) built for the host against cuda_host_shim.h, each with an entry
+`host_launch_<symbol>(param, grid, block)` that fake_libcuda.c calls for
+cuLaunchKernel (FAKE_CUDA_KERNELS=OUT.so): the generated kernels then run
+under CudaModel::run without a GPU."""
+import os, re, subprocess, sys
+
+tcx, out = sys.argv[1], sys.argv[2]
+here = os.path.dirname(os.path.abspath(__file__))
+root = os.path.abspath(os.path.join(here, "..", "..", ".."))
+sys.path.insert(0, os.path.join(root, "test", "CodeGen", "Inputs"))
+from artifact_info import sections
+
+s = sections(tcx)
+source = re.sub(r"#include <cuda_\w+\.h>\n", "", s["source"].decode())
+symbols = sorted({line.split()[1] for line in s["kernels"].decode().splitlines() if line.strip()})
+code = ['#include "cuda_host_shim.h"', source]
+for sym in symbols:
+    code.append(f'extern "C" void host_launch_{sym}(void *p, unsigned grid, unsigned block) '
+                f"{{ tc_launch({sym}, *static_cast<{sym}_params *>(p), grid, block); }}")
+cpp = out + ".cpp"
+open(cpp, "w").write("\n".join(code) + "\n")
+subprocess.run(f"clang++ -std=c++20 -O1 -w -pthread -shared -fPIC "
+               f"-I{root}/test/CodeGen/Inputs -I{root}/include {cpp} -o {out}",
+               shell=True, check=True)

@@ -1,0 +1,85 @@
+#include "tc/Runtime/ShapePlan.h"
+#include "tc/IR/Bytecode.h"
+#include "tc/IR/Parser.h"
+#include "tc/Support/Error.h"
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace tc;
+
+namespace {
+
+// An artifact holding just a module: what the shared planner reads.
+Artifact artifactOf(const char *text) {
+  Artifact a;
+  a.file = "x.tcx";
+  a.target = "cpu";
+  a.setSection(kSectionModule, writeBytecode(*parseModule(text, "x.tcir")));
+  return a;
+}
+
+constexpr const char *kCosIdentitySin = R"(module @m {
+  func @main(%x: f32[N,4]) -> (f32[N,4]) {
+    %a = Cos(%x) : f32[N,4]
+    %v = Identity(%a) : f32[N,4]
+    %b = Sin(%v) : f32[N,4]
+    return %b
+  }
+})";
+
+} // namespace
+
+TEST(ShapePlan, KeyIsTheInputDimsAndBindsTheSymbols) {
+  auto m = parseModule(kCosIdentitySin, "x.tcir");
+  auto k = shapeKeyOf(m->main(), {HostTensor(DType::F32, {3, 4})});
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->dims, (std::vector<int64_t>{3, 4, -1}));
+  EXPECT_EQ(k->sizes.at("N"), 3);
+  // Not the signature: no key (the reference executor says why).
+  EXPECT_FALSE(shapeKeyOf(m->main(), {HostTensor(DType::F32, {3, 5})}));
+  EXPECT_FALSE(shapeKeyOf(m->main(), {HostTensor(DType::F64, {3, 4})}));
+  EXPECT_FALSE(shapeKeyOf(m->main(), {}));
+}
+
+TEST(ShapePlan, SpecializesPlansAndAliasesViews) {
+  Artifact a = artifactOf(kCosIdentitySin);
+  auto p = planShape(a, {{"N", 3}});
+  ASSERT_TRUE(p);
+  const Function &f = p->main();
+  EXPECT_EQ(f.results[0]->type.str(), "f32[3,4]");
+  EXPECT_GE(p->memory.arenaBytes, 48u);
+  EXPECT_EQ(p->placeOf(f.args[0]).kind, ValuePlace::Kind::Argument);
+  const Op &cos = *f.ops[0], &identity = *f.ops[1];
+  EXPECT_FALSE(p->aliases(cos));
+  EXPECT_TRUE(p->aliases(identity));
+  ValuePlace at = p->placeOf(identity.result());
+  EXPECT_EQ(at.kind, ValuePlace::Kind::Arena);
+  EXPECT_EQ(at.offset, p->placeOf(cos.result()).offset);
+}
+
+TEST(ShapePlan, OneOpRunsOnTheReferenceKernels) {
+  Artifact a = artifactOf(kCosIdentitySin);
+  auto p = planShape(a, {{"N", 1}});
+  ASSERT_TRUE(p);
+  HostTensor x(DType::F32, {1, 4});
+  x.data<float>()[2] = 1.0f;
+  auto outs = runOpOnReference(*p->module, *p->main().ops[0], [&](const Value *) { return x; });
+  ASSERT_EQ(outs.size(), 1u);
+  EXPECT_FLOAT_EQ(outs[0].data<float>()[2], std::cos(1.0f));
+  EXPECT_FLOAT_EQ(outs[0].data<float>()[0], 1.0f);
+}
+
+TEST(ShapePlan, CacheKeepsTheMostRecentlyUsedAndCachesNoFailedMake) {
+  ShapePlanCache<int> cache;
+  int made = 0;
+  auto make = [&] { return std::make_unique<int>(++made); };
+  for (int64_t n = 0; n < 9; ++n)
+    cache.get({n}, make);
+  EXPECT_EQ(made, 9);
+  EXPECT_EQ(*cache.get({8}, make), 9);  // cached
+  EXPECT_EQ(*cache.get({0}, make), 10); // evicted (least recently used), made again
+  EXPECT_EQ(cache.get({20}, [] { return std::unique_ptr<int>(); }), nullptr);
+  EXPECT_EQ(cache.get({20}, make), nullptr); // "cannot plan" is cached
+  EXPECT_THROW(cache.get({21}, []() -> std::unique_ptr<int> { throw Error("no memory"); }), Error);
+  EXPECT_EQ(*cache.get({21}, make), 11); // a failure is not
+}
