@@ -10,8 +10,16 @@ namespace tc {
 using dnnl::memory;
 using Dims = memory::dims;
 
+namespace {
+// One CPU engine for every call (each call keeps its own stream).
+const dnnl::engine &cpuEngine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+} // namespace
+
 struct OneDnnCall::Impl {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::engine engine = cpuEngine();
   dnnl::stream stream{engine};
   dnnl::primitive primitive;
   std::unordered_map<int, memory> args; // by DNNL_ARG_*
@@ -24,6 +32,9 @@ struct OneDnnCall::Impl {
   // Activations in the layout the primitive picked (blocked), reordered in
   // from and out to the user's plain layout on each run.
   std::optional<memory> userSrc, userDst;
+  // The reorders those layouts need, built once: weights in (a run's when
+  // they are not constant), activations in and out.
+  std::optional<dnnl::reorder> weightsIn, srcIn, dstOut;
   // Weights in a layout the user's bytes are not in: reordered once when
   // constant, else on every run.
   memory userWeights, weights;
@@ -371,6 +382,10 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     if (impl.userDst) // the primitive writes its own layout; swap roles
       std::swap(*impl.userDst, userDst);
     impl.args[DNNL_ARG_DST] = userDst;
+    if (impl.userSrc)
+      impl.srcIn = dnnl::reorder(*impl.userSrc, impl.args.at(DNNL_ARG_SRC));
+    if (impl.userDst)
+      impl.dstOut = dnnl::reorder(impl.args.at(DNNL_ARG_DST), *impl.userDst);
 
     if (folded)
       call->describe_ += " + " + std::to_string(folded) + " post-ops";
@@ -388,12 +403,12 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       impl.weights = impl.userWeights;
     } else {
       impl.weights = memory(weightsWant, impl.engine);
+      impl.weightsIn = dnnl::reorder(impl.userWeights, impl.weights);
     }
     if (wBytes) {
       impl.userWeights.set_data_handle(const_cast<void *>(wBytes));
-      if (impl.weights != impl.userWeights) {
-        dnnl::reorder(impl.userWeights, impl.weights)
-            .execute(impl.stream, impl.userWeights, impl.weights);
+      if (impl.weightsIn) {
+        impl.weightsIn->execute(impl.stream, impl.userWeights, impl.weights);
         impl.stream.wait();
       }
     }
@@ -412,19 +427,16 @@ void OneDnnCall::run(void *const *args, void *result) {
   Impl &impl = *impl_;
   for (Impl::Binding &b : impl.bindings)
     b.m.set_data_handle(b.operand < 0 ? result : args[b.operand]);
-  if (impl.userSrc)
-    dnnl::reorder(*impl.userSrc, impl.args.at(DNNL_ARG_SRC))
-        .execute(impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
+  if (impl.srcIn)
+    impl.srcIn->execute(impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
   if (impl.weightsOperand >= 0 && !impl.weightsConstant) {
     impl.userWeights.set_data_handle(args[impl.weightsOperand]);
-    if (impl.weights != impl.userWeights)
-      dnnl::reorder(impl.userWeights, impl.weights)
-          .execute(impl.stream, impl.userWeights, impl.weights);
+    if (impl.weightsIn)
+      impl.weightsIn->execute(impl.stream, impl.userWeights, impl.weights);
   }
   impl.primitive.execute(impl.stream, impl.args);
-  if (impl.userDst)
-    dnnl::reorder(impl.args.at(DNNL_ARG_DST), *impl.userDst)
-        .execute(impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
+  if (impl.dstOut)
+    impl.dstOut->execute(impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
   impl.stream.wait();
 }
 
