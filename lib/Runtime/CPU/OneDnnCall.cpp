@@ -52,12 +52,7 @@ struct Reject {
   std::string why;
 };
 
-Dims dimsOf(const Value &v) {
-  Dims d;
-  for (const Dim &x : v.type.shape)
-    d.push_back(x.size);
-  return d;
-}
+Dims dimsOf(const Value &v) { return staticDims(v.type.shape); }
 
 Dims denseStrides(const Dims &d) {
   Dims s(d.size(), 1);
