@@ -1,0 +1,235 @@
+#!/usr/bin/env python3
+"""GPU benchmark, ONE command on the GPU machine: the suite of
+models/manifest.json (resnet50, mobilenet_v2, bert_base, vit_b_16, gpt2, random
+weights, seed 0) exported to ONNX (dynamo, opset 20, symbolic batch), compiled
+ONCE each by tc at fp16 (`tc-opt -O2 --target=cuda --precision fp16`,
+`tc-codegen --target=cuda`), then per batch size: tc's outputs checked against
+PyTorch's fp32 outputs, and tc timed against PyTorch eager, torch.compile and
+torch.compile(mode="reduce-overhead"), AMP fp16, in this one process.
+
+    source .devkit/env.sh && python3 utils/bench-gpu.py --bin .devkit/bin --out $OUT \
+        [--models resnet50,...] [--batches 32,1] [--modes eager,inductor,inductor-cg] \
+        [--markdown docs/cuda-bench.md]
+
+Batch sizes and timing follow ../shared/bench/torch_baseline.py: B images, or
+max(1, B // 4) sequences of 128 tokens; median of 50 runs timed with CUDA
+events after 5 warm-ups; peak memory = max_memory_allocated (PyTorch) and the
+runtime's own device allocations (tc). tc is timed by `tc-run --iterations`
+(CUDA events around each run of the plan, inputs already on the device).
+A model that fails (export, compile, run, numerics) fails alone, with why.
+"""
+import argparse, json, math, os, statistics, subprocess, sys, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+SEQ = 128
+# fp16 outputs vs PyTorch's fp32: max |tc - torch| over max |torch|.
+TOLERANCE = 2e-2
+
+
+def log(*a):
+    print(*a, file=sys.stderr, flush=True)
+
+
+def inputs_for(name, batch, dev):
+    import torch
+    g = torch.Generator().manual_seed(1)
+    if name in ("bert_base", "gpt2"):
+        vocab = 30000 if name == "bert_base" else 50000
+        return torch.randint(0, vocab, (max(1, batch // 4), SEQ), generator=g).to(dev)
+    return torch.randn(batch, 3, 224, 224, generator=g).to(dev)
+
+
+def export(name, model, x, path):
+    import torch
+    batch = torch.export.Dim("batch", min=1, max=64)
+    with torch.no_grad():
+        torch.onnx.export(model, (x,), path, dynamo=True, opset_version=20,
+                          dynamic_shapes={"x": {0: batch}}, external_data=False)
+
+
+def save_pb(t, path):
+    from onnx import numpy_helper
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(t.detach().cpu().numpy()).SerializeToString())
+
+
+def load_pb(path):
+    import onnx
+    from onnx import numpy_helper
+    t = onnx.TensorProto()
+    with open(path, "rb") as f:
+        t.ParseFromString(f.read())
+    return numpy_helper.to_array(t)
+
+
+def rel_err(got, want):
+    import numpy as np
+    got, want = np.asarray(got, np.float64), np.asarray(want, np.float64)
+    if got.shape != want.shape or not np.isfinite(got).all():
+        return float("inf")
+    return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
+
+
+def time_torch(fn, x, iters):
+    import torch
+    for _ in range(5):
+        fn(x)
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True)
+        e = torch.cuda.Event(enable_timing=True)
+        s.record()
+        fn(x)
+        e.record()
+        torch.cuda.synchronize()
+        ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+
+
+def run(cmd, timeout):
+    t0 = time.perf_counter()
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    if p.returncode:
+        last = (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]
+        raise RuntimeError("%s: %s" % (os.path.basename(cmd[0]), last[:300]))
+    return p, time.perf_counter() - t0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
+    ap.add_argument("--out", default=os.environ.get("OUT", "/tmp/tc-bench-gpu"))
+    ap.add_argument("--models", default="resnet50,mobilenet_v2,bert_base,vit_b_16,gpt2")
+    ap.add_argument("--batches", default="32,1")
+    ap.add_argument("--modes", default="eager,inductor,inductor-cg")
+    ap.add_argument("--iterations", type=int, default=50)
+    ap.add_argument("--tc-run-args", default="", help="extra tc-run flags (e.g. --cuda-graphs=off)")
+    ap.add_argument("--markdown", help="write the table to this file")
+    args = ap.parse_args()
+    import torch
+    from export_torch_models import FirstOutput, models as recipes
+
+    torch.backends.cudnn.benchmark = True
+    os.makedirs(args.out, exist_ok=True)
+    tool = lambda t: os.path.join(args.bin, t)
+    makers = recipes()
+    rows = []
+    for name in args.models.split(","):
+        base = os.path.join(args.out, name)
+        torch.manual_seed(0)
+        try:
+            model = FirstOutput(makers[name][0]()).eval()
+            # The ONNX file (fp32 weights, symbolic batch) and tc's compile.
+            t0 = time.perf_counter()
+            export(name, model, inputs_for(name, 2, "cpu"), base + ".onnx")
+            export_s = time.perf_counter() - t0
+            _, t_imp = run([tool("tc-import"), base + ".onnx", "-o", base + ".tcbc"], 600)
+            _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda", "--precision", "fp16",
+                            base + ".tcbc", "-o", base + ".o2.tcbc"], 600)
+            _, t_cg = run([tool("tc-codegen"), "--target=cuda", "--arch=sm_90", "--stats",
+                           base + ".o2.tcbc", "-o", base + ".tcx"], 900)
+            compile_s = t_imp + t_opt + t_cg
+            log("%s: exported in %.1f s; tc compile %.1f s (import %.1f, opt %.1f, codegen %.1f)"
+                % (name, export_s, compile_s, t_imp, t_opt, t_cg))
+        except Exception as e:  # one model failing is a row, not the end of the run
+            log("%s: FAILED to export/compile: %s" % (name, e))
+            rows.append(dict(model=name, batch=None, error=str(e)))
+            continue
+        model = model.to("cuda")
+        for batch in [int(b) for b in args.batches.split(",")]:
+            row = dict(model=name, batch=batch, tc_compile_s=round(compile_s, 1))
+            rows.append(row)
+            x = inputs_for(name, batch, "cuda")
+            data = "%s.b%d" % (base, batch)
+            os.makedirs(data, exist_ok=True)
+            save_pb(x, os.path.join(data, "input_0.pb"))
+            with torch.inference_mode():
+                want = model(x).float().cpu().numpy()
+                with torch.autocast("cuda", dtype=torch.float16):
+                    row["torch_amp_err"] = rel_err(model(x).float().cpu().numpy(), want)
+            try:
+                p, _ = run([tool("tc-run"), base + ".tcx", "--inputs", data, "--output-dir", data + ".tc",
+                            "--iterations", str(args.iterations), "--warmup", "5", "--report=json"]
+                           + args.tc_run_args.split(), 600)
+                rep = json.loads(p.stdout)
+                row["tc_err"] = rel_err(load_pb(os.path.join(data + ".tc", "output_0.pb")), want)
+                row["ok"] = row["tc_err"] <= TOLERANCE
+                row["tc_ms"] = rep.get("device_ms", rep["latency_ms"])["median"]
+                row["tc_host_ms"] = rep["latency_ms"]["median"]
+                row["tc_peak_mib"] = round(rep.get("peak_device_bytes", 0) / 2**20)
+                row["tc_planned_mib"] = round(rep.get("planned_device_bytes", 0) / 2**20)
+                row["tc_steps"] = {k: rep.get(k) for k in ("kernel_steps", "library_steps", "fallback_steps")}
+            except Exception as e:
+                row["ok"] = False
+                row["error"] = str(e)
+            for mode in args.modes.split(","):
+                torch._dynamo.reset()
+                torch.cuda.empty_cache()
+                torch.cuda.reset_peak_memory_stats()
+                try:
+                    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
+                        if mode == "eager":
+                            fn, ct = model, 0.0
+                        else:
+                            fn = torch.compile(model, mode="reduce-overhead" if mode == "inductor-cg" else None)
+                            t0 = time.perf_counter()
+                            fn(x)
+                            torch.cuda.synchronize()
+                            ct = time.perf_counter() - t0
+                        row[mode + "_ms"] = time_torch(fn, x, args.iterations)
+                    row[mode + "_compile_s"] = round(ct, 1)
+                    row[mode + "_peak_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
+                except Exception as e:
+                    row[mode + "_error"] = str(e).splitlines()[0][:200]
+            log(json.dumps(row))
+    with open(os.path.join(args.out, "bench-gpu.json"), "w") as f:
+        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), f, indent=1)
+    table = render(rows, args.modes.split(","))
+    print(table)
+    if args.markdown:
+        with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+
+
+def geomean(xs):
+    xs = [x for x in xs if x and x > 0 and math.isfinite(x)]
+    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
+
+
+def render(rows, modes):
+    head = ["model", "batch", "ok (err)", "tc ms"] + ["%s ms" % m for m in modes] + \
+           ["%s/tc" % m for m in modes] + ["tc compile s", "tc peak MiB (plan)", "eager peak MiB"]
+    out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    ratios = {m: [] for m in modes}
+    for r in rows:
+        if r.get("batch") is None:
+            out.append("| %s | - | FAILED: %s |" % (r["model"], r.get("error", "")))
+            continue
+        cells = [r["model"], str(r["batch"]),
+                 ("yes" if r.get("ok") else "NO") + " (%.1e)" % r.get("tc_err", float("inf"))
+                 + ("" if "error" not in r else " " + r["error"]),
+                 "%.3f" % r["tc_ms"] if "tc_ms" in r else "-"]
+        for m in modes:
+            cells.append("%.3f" % r[m + "_ms"] if m + "_ms" in r else r.get(m + "_error", "-"))
+        for m in modes:
+            if r.get("ok") and m + "_ms" in r:
+                q = r[m + "_ms"] / r["tc_ms"]
+                ratios[m].append(q)
+                cells.append("%.2f" % q)
+            else:
+                cells.append("-")
+        cells += [str(r.get("tc_compile_s", "-")), "%s (%s)" % (r.get("tc_peak_mib", "-"), r.get("tc_planned_mib", "-")),
+                  str(r.get("eager_peak_mib", "-"))]
+        out.append("| " + " | ".join(cells) + " |")
+    ok = [r for r in rows if r.get("batch") is not None]
+    out.append("")
+    out.append("pass rate %d/%d; geomean speedup of tc over: %s" % (
+        sum(1 for r in ok if r.get("ok")), len(ok),
+        ", ".join("%s %.2fx" % (m, geomean(ratios[m])) for m in modes)))
+    return "\n".join(out)
+
+
+if __name__ == "__main__":
+    main()
