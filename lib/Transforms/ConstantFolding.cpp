@@ -39,8 +39,11 @@ bool runFoldConstantsPass(Module &m, const PassOptions &opts) {
   bool changed = false;
   // Folding makes shapes known (a Reshape's shape becomes a constant), and
   // known shapes make more folding possible (Shape of a now-static value):
-  // alternate with shape inference until neither learns anything.
-  for (int round = 0; round < 8; ++round) {
+  // alternate with shape inference until neither learns anything. Each
+  // round can settle one more link of a chain (a transformer layer's
+  // Shape -> Concat -> Reshape feeds the next layer's), so no round limit:
+  // every round that goes on removed an op.
+  for (;;) {
     bool folded = foldOnce(m, maxBytes);
     changed |= folded;
     if (!folded || !inferShapes(m))
