@@ -1,4 +1,5 @@
 #include "tc/Runtime/CudaLaunch.h"
+#include "../../lib/Runtime/CUDA/LibraryLoader.h" // private to the CUDA runtime
 #include "tc/Support/Error.h"
 #include <cstring>
 #include <gtest/gtest.h>
@@ -77,4 +78,22 @@ TEST(CudaLaunch, ParamsArePointersThenDimsEightBytesEach) {
   EXPECT_EQ(q.dims[2], int64_t(1) << 40);
   // No dims (scalars only): the struct still has dims[1].
   EXPECT_EQ(packKernelParams({0x1000}, {}).size(), 2u);
+}
+
+// The libraries' loader (private to the CUDA runtime): a missing library is
+// one error naming it and the first file tried.
+TEST(CudaLaunch, AMissingLibraryIsOneErrorNamingIt) {
+  try {
+    cuda::openLibrary("cuBLASLt", {"libtc-missing-a.so.13", "libtc-missing-a.so"});
+    FAIL() << "loaded a library that does not exist";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cuBLASLt not found (libtc-missing-a.so.13: ", 0), 0u)
+        << e.what();
+  }
+  void *libc = cuda::openLibrary("libc", {"libtc-missing-b.so", "libc.so.6"}); // the next name
+  ASSERT_NE(libc, nullptr);
+  int (*abs)(int) = nullptr;
+  cuda::bindSymbol(libc, abs, "abs", "libc");
+  EXPECT_EQ(abs(-3), 3);
+  EXPECT_THROW(cuda::bindSymbol(libc, abs, "tc_no_such_symbol", "libc"), Error);
 }

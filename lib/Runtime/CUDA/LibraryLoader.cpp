@@ -9,8 +9,8 @@ void *openLibrary(const char *what, std::initializer_list<const char *> names) {
   for (const char *name : names) {
     if (void *lib = ::dlopen(name, RTLD_NOW | RTLD_LOCAL))
       return lib;
-    if (first.empty())
-      first = std::string(name) + ": " + ::dlerror();
+    if (first.empty()) // "libx.so.13: cannot open shared object file: ..."
+      first = ::dlerror();
   }
   fail(what, " not found (", first, ")");
 }
