@@ -20,7 +20,9 @@ namespace tc {
 // With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's
 // anchor is a library call writing the group's result, and <symbol> etc.
 // are its epilogue's kernel (tc/CodeGen/LibraryCall.h), run in place over
-// that result; "- - 0 0" when the anchor is the whole group.
+// that result; "- - 0 0" when it has none (the anchor is the whole group,
+// or the epilogue has no kernel: then only a library taking the whole
+// epilogue runs the group off the host).
 struct CudaKernelEntry {
   std::string group, symbol; // symbol "-": none (a library group without epilogue)
   LaunchKind launch = LaunchKind::Pointwise;

@@ -48,6 +48,8 @@ public:
   const std::string &arch() const { return arch_; }     // the cubin loaded: "sm_90"
   const std::string &device() const { return device_; } // "NVIDIA H100 80GB HBM3"
   size_t kernelCount() const { return kernels_.size(); }
+  // The stream every run's work goes on (e.g. to capture a plan as a graph).
+  cuda::CUstream stream() const { return stream_; }
 
   // Runs the entry function: host tensors in (checked like the reference
   // executor checks them), host tensors out, the device synchronized. A
