@@ -215,6 +215,10 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
     return nullptr;
   }
   k.algo = best->algo;
+  // Half types: the math the algorithm was rated with (as frameworks do; an
+  // algorithm without tensor ops may refuse TENSOR_OP_MATH). f32 stays FMA.
+  if (c.dtype != DType::F32)
+    a.check(a.setMath(k.conv, best->mathType), "cudnnSetConvolutionMathType");
   a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, k.algo, &k.workspaceBytes),
           "cudnnGetConvolutionForwardWorkspaceSize");
   call->describe_ = c.describe() + " algo=" + std::to_string(int(k.algo));
