@@ -2,10 +2,12 @@
 // without a GPU, beside fake_libcuda.c (device memory is host memory): it
 // keeps the descriptors' attributes and computes cublasLtMatmul as cuBLASLt
 // defines it (column-major, op(A) per TRANSA/TRANSB, strided batches, the
-// BIAS/RELU epilogues), f32 only, naively. So the runtime's mapping of
+// BIAS/RELU epilogues), f32/f16/bf16 (accumulating in double, rounding
+// once), naively. So the runtime's mapping of
 // row-major ONNX MatMul/Gemm onto cuBLASLt (the swapped operands, leading
 // dims, batch strides, bias) is checked against the reference executor.
 // Enum values as cublasLt.h has them (CUDA 13).
+#include "fake_half.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,9 +16,12 @@
 enum { kTransA = 3, kTransB = 4, kEpilogue = 7, kBiasPointer = 8 };
 enum { kBatchCount = 5, kBatchStride = 6 };
 enum { kRelu = 2, kBias = 4 };
-typedef struct { int transa, transb, epilogue; const float *bias; } Desc;
+typedef struct { int transa, transb, epilogue; const void *bias; } Desc;
 typedef struct { int type; uint64_t rows, cols; int64_t ld; int32_t batch; int64_t stride; } Layout;
 typedef struct { uint64_t data[8]; } Algo;
+// CUDA_R_16F 2, CUDA_R_16BF 14
+#define get(p, t, i) getAs(p, t, 2, 14, i)
+#define put(p, t, i, v) putAs(p, t, 2, 14, i, v)
 typedef struct { Algo algo; size_t workspaceSize; int state; float waves; int reserved[4]; } Result;
 
 static int handle;
@@ -43,7 +48,7 @@ int cublasLtMatrixLayoutCreate(void **l, int type, uint64_t rows, uint64_t cols,
   Layout *x = calloc(1, sizeof(Layout));
   x->type = type, x->rows = rows, x->cols = cols, x->ld = ld, x->batch = 1;
   *l = x;
-  return type == 0 && ld >= (int64_t)rows ? 0 : 7; // f32 only; INVALID_VALUE
+  return (type == 0 || type == 2 || type == 14) && ld >= (int64_t)rows ? 0 : 7; // INVALID_VALUE
 }
 int cublasLtMatrixLayoutDestroy(void *l) { free(l); return 0; }
 int cublasLtMatrixLayoutSetAttribute(void *l, int attr, const void *buf, size_t n) {
@@ -63,8 +68,8 @@ int cublasLtMatmulAlgoGetHeuristic(void *h, void *op, void *a, void *b, void *c,
   *count = 1;
   return 0;
 }
-int cublasLtMatmul(void *h, Desc *op, const float *alpha, const float *A, Layout *a, const float *B,
-                   Layout *b, const float *beta, const float *C, Layout *c, float *D, Layout *d,
+int cublasLtMatmul(void *h, Desc *op, const float *alpha, const void *A, Layout *a, const void *B,
+                   Layout *b, const float *beta, const void *C, Layout *c, void *D, Layout *d,
                    const Algo *algo, void *ws, size_t wsBytes, void *stream) {
   uint64_t m = op->transa ? a->cols : a->rows, k = op->transa ? a->rows : a->cols;
   uint64_t n = op->transb ? b->rows : b->cols;
@@ -72,25 +77,28 @@ int cublasLtMatmul(void *h, Desc *op, const float *alpha, const float *A, Layout
     return 7;
   if (op->epilogue & ~(1 | kRelu | kBias)) // GELU: not here
     return 15;
+  if (a->type != d->type || b->type != d->type || c->type != d->type)
+    return 15;
+  int t = d->type;
   fprintf(stderr, "fake cublasLtMatmul m=%llu n=%llu k=%llu batch=%d epilogue=%d\n",
           (unsigned long long)m, (unsigned long long)n, (unsigned long long)k, d->batch, op->epilogue);
-  for (int32_t t = 0; t < d->batch; ++t)
+  for (int64_t bt = 0; bt < d->batch; ++bt)
     for (uint64_t j = 0; j < n; ++j)
       for (uint64_t i = 0; i < m; ++i) {
         double s = 0;
         for (uint64_t l = 0; l < k; ++l) {
-          float x = op->transa ? A[t * a->stride + l + i * a->ld] : A[t * a->stride + i + l * a->ld];
-          float y = op->transb ? B[t * b->stride + j + l * b->ld] : B[t * b->stride + l + j * b->ld];
+          float x = get(A, t, op->transa ? bt * a->stride + l + i * a->ld : bt * a->stride + i + l * a->ld);
+          float y = get(B, t, op->transb ? bt * b->stride + j + l * b->ld : bt * b->stride + l + j * b->ld);
           s += (double)x * y;
         }
         float v = *alpha * (float)s;
         if (*beta != 0)
-          v += *beta * C[t * c->stride + i + j * c->ld];
+          v += *beta * get(C, t, bt * c->stride + i + j * c->ld);
         if (op->epilogue & kBias)
-          v += op->bias[i];
+          v += get(op->bias, t, i);
         if ((op->epilogue & kRelu) && v < 0)
           v = 0;
-        D[t * d->stride + i + j * d->ld] = v;
+        put(D, t, bt * d->stride + i + j * d->ld, v);
       }
   return 0;
 }

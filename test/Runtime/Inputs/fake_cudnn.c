@@ -2,13 +2,19 @@
 // a GPU, beside fake_libcuda.c (device memory is host memory): the legacy
 // convolution API as cuDNN defines it (strided tensors, NCHW or NHWC
 // filters, cross-correlation, pads, strides, dilations, groups;
-// cudnnAddTensor with a broadcast bias), f32 only, naively. Checks the runtime's descriptor
+// cudnnAddTensor with a broadcast bias), f32/f16/bf16 accumulating in
+// double, naively. Checks the runtime's descriptor
 // numbers against the reference executor. Enum values as cudnn.h has them.
+#include "fake_half.h"
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-typedef struct { int nb, dims[5], strides[5]; } Tensor; // tensors and filters
+// CUDNN_DATA_HALF 2, CUDNN_DATA_BFLOAT16 9
+#define get(p, t, i) getAs(p, t, 2, 9, i)
+#define put(p, t, i, v) putAs(p, t, 2, 9, i, v)
+
+typedef struct { int type, nb, dims[5], strides[5]; } Tensor; // tensors and filters
 typedef struct { int n, pads[3], strides[3], dil[3], groups, math; } Conv;
 typedef struct { int algo, status; float time; size_t memory; int determinism, mathType, reserved[3]; } Perf;
 
@@ -25,18 +31,18 @@ int cudnnDestroyTensorDescriptor(void *d) { free(d); return 0; }
 int cudnnDestroyFilterDescriptor(void *d) { free(d); return 0; }
 int cudnnDestroyConvolutionDescriptor(void *d) { free(d); return 0; }
 int cudnnSetTensorNdDescriptor(Tensor *t, int type, int nb, const int *dims, const int *strides) {
-  if (type != 0 || nb < 4 || nb > 5)
+  if ((type != 0 && type != 2 && type != 9) || nb < 4 || nb > 5)
     return 3;
-  t->nb = nb;
+  t->type = type, t->nb = nb;
   memcpy(t->dims, dims, nb * sizeof(int));
   memcpy(t->strides, strides, nb * sizeof(int));
   return 0;
 }
 // Filters: K, C, k... dims; the bytes KCRS (format 0, NCHW) or KRSC (1, NHWC).
 int cudnnSetFilterNdDescriptor(Tensor *t, int type, int format, int nb, const int *dims) {
-  if (type != 0 || format > 1 || nb < 4 || nb > 5)
+  if ((type != 0 && type != 2 && type != 9) || format > 1 || nb < 4 || nb > 5)
     return 3;
-  t->nb = nb;
+  t->type = type, t->nb = nb;
   memcpy(t->dims, dims, nb * sizeof(int));
   int inner = 1;
   if (format == 1)
@@ -57,7 +63,7 @@ int cudnnSetConvolutionNdDescriptor(Conv *c, int n, const int *pads, const int *
   return 0;
 }
 int cudnnSetConvolutionGroupCount(Conv *c, int g) { c->groups = g; return 0; }
-int cudnnSetConvolutionMathType(Conv *c, int m) { c->math = m; return m == 3 ? 0 : 3; } // f32: FMA
+int cudnnSetConvolutionMathType(Conv *c, int m) { c->math = m; return 0; }
 int cudnnGetConvolutionNdForwardOutputDim(Conv *c, Tensor *x, Tensor *w, int nb, int *out) {
   out[0] = x->dims[0], out[1] = w->dims[0];
   for (int i = 0; i < c->n; ++i)
@@ -68,6 +74,8 @@ int cudnnGetConvolutionForwardAlgorithm_v7(void *h, Tensor *x, Tensor *w, Conv *
                                            int requested, int *returned, Perf *perf) {
   memset(perf, 0, sizeof *perf);
   perf->algo = 1, perf->mathType = c->math;
+  if (x->type == 0 && c->math != 3) // f32: the runtime must ask for FMA (no TF32)
+    perf->status = 3;
   *returned = 1;
   return 0;
 }
@@ -83,10 +91,10 @@ static void dims5(const Tensor *t, int d[5], int s[5]) {
   d[3] = t->dims[t->nb - 2], d[4] = t->dims[t->nb - 1];
   s[3] = t->strides[t->nb - 2], s[4] = t->strides[t->nb - 1];
 }
-#define AT(p, S, a, b, c, d, e) (p)[(a) * S[0] + (b) * S[1] + (c) * S[2] + (d) * S[3] + (e) * S[4]]
-int cudnnConvolutionForward(void *h, const float *alpha, Tensor *xd, const float *x, Tensor *wd,
-                            const float *w, Conv *c, int algo, void *ws, size_t wsBytes,
-                            const float *beta, Tensor *yd, float *y) {
+#define AT(S, a, b, c, d, e) ((a) * S[0] + (b) * S[1] + (c) * S[2] + (d) * S[3] + (e) * S[4])
+int cudnnConvolutionForward(void *h, const float *alpha, Tensor *xd, const void *x, Tensor *wd,
+                            const void *w, Conv *c, int algo, void *ws, size_t wsBytes,
+                            const float *beta, Tensor *yd, void *y) {
   if (!ws || wsBytes < 1024)
     return 3;
   int X[5], W[5], Y[5], XS[5], WS[5], YS[5], p[3] = {0}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1};
@@ -110,16 +118,17 @@ int cudnnConvolutionForward(void *h, const float *alpha, Tensor *xd, const float
                     if (id < 0 || id >= X[2] || ih < 0 || ih >= X[3] || iw < 0 || iw >= X[4])
                       continue;
                     int cx = (k / kg) * cg + ci;
-                    acc += (double)AT(x, XS, n, cx, id, ih, iw) * AT(w, WS, k, ci, a, b, e);
+                    acc += (double)get(x, xd->type, AT(XS, n, cx, id, ih, iw)) *
+                           get(w, wd->type, AT(WS, k, ci, a, b, e));
                   }
-            float *o = &AT(y, YS, n, k, od, oh, ow);
-            *o = *alpha * (float)acc + (*beta != 0 ? *beta * *o : 0);
+            int64_t o = AT(YS, n, k, od, oh, ow);
+            put(y, yd->type, o, *alpha * (float)acc + (*beta != 0 ? *beta * get(y, yd->type, o) : 0));
           }
   fprintf(stderr, "fake cudnnConvolutionForward groups=%d\n", c->groups);
   return 0;
 }
-int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const float *b, const float *beta,
-                   Tensor *yd, float *y) {
+int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const float *beta,
+                   Tensor *yd, void *y) {
   int Y[5], YS[5];
   dims5(yd, Y, YS);
   for (int i = 0; i < bd->nb; ++i)
@@ -130,8 +139,8 @@ int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const float *b, cons
       for (int d = 0; d < Y[2]; ++d)
         for (int h = 0; h < Y[3]; ++h)
           for (int w = 0; w < Y[4]; ++w) {
-            float *o = &AT(y, YS, n, k, d, h, w);
-            *o = *alpha * b[k] + *beta * *o;
+            int64_t o = AT(YS, n, k, d, h, w);
+            put(y, yd->type, o, *alpha * get(b, bd->type, k) + *beta * get(y, yd->type, o));
           }
   return 0;
 }
