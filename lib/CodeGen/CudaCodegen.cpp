@@ -30,8 +30,10 @@ std::string anonymous(const EmittedKernel &k) {
 
 // The library a group calls on CUDA: MatMul/Gemm through cuBLASLt, Conv
 // through cuDNN ("" for the rest: Reduce*/pooling have no CUDA library path).
+// The epilogue may change the dtype (the runtime then gives the anchor a
+// buffer of its own).
 std::string cudaLibraryOf(const Function &group) {
-  if (!isLibraryAnchored(group))
+  if (!isLibraryAnchored(group, /*anyDType=*/true))
     return "";
   const Op &anchor = *group.ops.front();
   if (anchor.is(OpKind::MatMul) || anchor.is(OpKind::Gemm))

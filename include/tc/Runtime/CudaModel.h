@@ -94,7 +94,8 @@ private:
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
   cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
   cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);
-  std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values);
+  std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
+                                     const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
 };

@@ -38,14 +38,16 @@ cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
   return it->second.get();
 }
 
-// A kernel's by-value parameter over `values` (its arguments, then results).
+// A kernel's by-value parameter over `values` (its arguments, then
+// results); `at` gives a value's buffer (default: where the plan put it).
 std::vector<uint64_t> CudaModel::kernelParams(ShapePlan &plan,
-                                              const std::vector<const Value *> &values) {
+                                              const std::vector<const Value *> &values,
+                                              const std::vector<cuda::CUdeviceptr> &at) {
   std::vector<uint64_t> bufs;
   std::vector<int64_t> dims;
-  for (const Value *v : values) {
-    bufs.push_back(devicePtr(plan, v));
-    for (const Dim &d : v->type.shape)
+  for (size_t i = 0; i < values.size(); ++i) {
+    bufs.push_back(i < at.size() && at[i] ? at[i] : devicePtr(plan, values[i]));
+    for (const Dim &d : values[i]->type.shape)
       dims.push_back(d.size);
   }
   return packKernelParams(bufs, dims);
@@ -66,35 +68,41 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
   for (const Value *v : op.operands)
     args.push_back(v->type);
   const TensorType &result = op.result()->type;
+  // The anchor writes the result in place, or, when the epilogue changes the
+  // dtype (a Cast), a buffer of its own the epilogue kernel reads.
+  const TensorType anchored{group.ops.front()->result()->type.dtype, result.shape};
+  cuda::CUdeviceptr out = devicePtr(plan, op.result());
+  if (anchored.dtype != result.dtype) {
+    s.scratch = cuda::DeviceMemory(*byteSize(anchored));
+    out = s.scratch.get();
+  }
   auto ptr = [&](int arg) { return arg < 0 ? 0 : devicePtr(plan, op.operand(size_t(arg))); };
   std::string why, what;
   bool folded = false;
   if (k.entry.library == "cublaslt") {
-    std::optional<GemmDesc> g = describeGemm(group, args, result, why);
+    std::optional<GemmDesc> g = describeGemm(group, args, anchored, why);
     if (!g)
       return host(why);
     if (!g->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cublasLt_)
       cublasLt_ = std::make_unique<cuda::CublasLt>();
-    s.gemm = cuda::CublasLtCall::create(
-        *cublasLt_, *g,
-        {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), devicePtr(plan, op.result())}, why);
+    s.gemm = cuda::CublasLtCall::create(*cublasLt_, *g,
+                                        {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
     if (!s.gemm)
       return host(why);
     what = "cublaslt " + g->describe();
     folded = g->epilogueFolded;
   } else {
-    std::optional<ConvDesc> c = describeConv(group, args, result, why);
+    std::optional<ConvDesc> c = describeConv(group, args, anchored, why);
     if (!c)
       return host(why);
     if (!c->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cudnn_)
       cudnn_ = std::make_unique<cuda::Cudnn>(stream_);
-    s.conv = cuda::CudnnConv::create(
-        *cudnn_, *c, {ptr(c->input), ptr(c->weights), ptr(c->bias), devicePtr(plan, op.result())},
-        why);
+    s.conv = cuda::CudnnConv::create(*cudnn_, *c,
+                                     {ptr(c->input), ptr(c->weights), ptr(c->bias), out}, why);
     if (!s.conv)
       return host(why);
     what = "cudnn " + s.conv->describe();
@@ -104,13 +112,16 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
   if (folded)
     return what;
   // The epilogue group's arguments: the group's, then the anchor's result
-  // (the result buffer itself: in place); its result: the group's.
+  // (`out`: the result buffer itself unless the dtype changes); its result:
+  // the group's. (The anchor's slot has the result's dims: the same shape.)
   std::vector<const Value *> values(op.operands.begin(), op.operands.end());
   values.push_back(op.result());
   values.push_back(op.result());
+  std::vector<cuda::CUdeviceptr> at(values.size(), 0);
+  at[values.size() - 2] = out;
   s.fn = k.fn;
   s.launch = *launchDims(k.entry, staticDims(result.shape)); // not empty: checked before
-  s.params = kernelParams(plan, values);
+  s.params = kernelParams(plan, values, at);
   return what + " + kernel " + k.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
          std::to_string(s.launch.block) + ">>>";
 }

@@ -18,6 +18,7 @@ struct CudaModel::Step {
   std::vector<uint64_t> params;             // the kernel's by-value parameter
   std::unique_ptr<cuda::CublasLtCall> gemm; // Library: one of these two
   std::unique_ptr<cuda::CudnnConv> conv;
+  cuda::DeviceMemory scratch; // the anchor's result where the epilogue changes its dtype
 };
 
 struct CudaModel::ShapePlan {
