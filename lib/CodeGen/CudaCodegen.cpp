@@ -1,10 +1,12 @@
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
+#include "tc/CodeGen/LibraryCall.h"
 #include "tc/Config.h"
 #include "tc/IR/Bytecode.h"
 #include <chrono>
 #include <exception>
 #include <map>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -26,6 +28,19 @@ std::string anonymous(const EmittedKernel &k) {
   return s;
 }
 
+// The library a group calls on CUDA: MatMul/Gemm through cuBLASLt, Conv
+// through cuDNN ("" for the rest: Reduce*/pooling have no CUDA library path).
+// The epilogue may change the dtype (the runtime then gives the anchor a
+// buffer of its own).
+std::string cudaLibraryOf(const Function &group) {
+  if (!isLibraryAnchored(group, /*anyDType=*/true))
+    return "";
+  const Op &anchor = *group.ops.front();
+  if (anchor.is(OpKind::MatMul) || anchor.is(OpKind::Gemm))
+    return "cublaslt";
+  return anchor.is(OpKind::Conv) ? "cudnn" : "";
+}
+
 } // namespace
 
 CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::string> &arches,
@@ -42,16 +57,46 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
   // Fusion makes many equal groups (every layer's LayerNorm, the attention
   // heads' transposes): one kernel each, fewer for NVRTC to compile.
   std::map<std::string, std::string> symbolOf;
-  for (const EmittedKernel &k : ks.kernels) {
+  // A table line (format: include/tc/Runtime/CudaLaunch.h); the kernel's
+  // source goes into the program unless an equal one is there.
+  auto add = [&](const EmittedKernel &k, const std::string &group, const std::string &library) {
     auto [same, fresh] = symbolOf.emplace(anonymous(k), k.symbol);
     if (fresh)
       body << k.source << "\n";
-    table << k.group << " " << same->second << " " << launchKindName(k.launch) << " " << k.block
-          << " " << k.vec << "\n";
+    table << group << " " << same->second << " " << launchKindName(k.launch) << " " << k.block
+          << " " << k.vec << (library.empty() ? "" : " " + library) << "\n";
     r.kernels.push_back(k.group);
     halfTypes |= k.halfTypes;
+  };
+  for (const EmittedKernel &k : ks.kernels)
+    add(k, k.group, "");
+  // MatMul/Gemm/Conv groups: a library call, then the epilogue's kernel in
+  // place over the result (the runtime may fold the epilogue into the call
+  // instead). An epilogue without a kernel leaves the group to the host
+  // unless the library takes the whole epilogue.
+  std::set<std::string> library;
+  for (const auto &op : m.main().ops) {
+    if (!op->is(OpKind::Fused))
+      continue;
+    const Function &group = *m.lookup(op->getString("callee"));
+    std::string lib = cudaLibraryOf(group);
+    if (lib.empty() || !library.insert(group.name).second)
+      continue;
+    std::string why, epilogue = "no epilogue";
+    std::optional<EmittedKernel> ek;
+    if (std::unique_ptr<Function> e = epilogueGroup(group)) {
+      ek = emitKernel(*e, KernelDialect::Cuda, why);
+      epilogue = ek ? "epilogue kernel " + ek->symbol : "epilogue without a kernel: " + why;
+    }
+    if (ek)
+      add(*ek, group.name, lib);
+    else
+      table << group.name << " - - 0 0 " << lib << "\n";
+    r.library.push_back("@" + group.name + ": " + lib + ", " + epilogue);
   }
-  r.fallback = ks.fallback;
+  for (const std::string &why : ks.fallback) // "@group: why"
+    if (!library.count(why.substr(1, why.find(':') - 1)))
+      r.fallback.push_back(why);
   r.source = kernelPrelude(KernelDialect::Cuda, halfTypes) + body.str();
   r.timeline.push_back({"emit kernels", since(t0)});
   if (!withCubin)

@@ -22,13 +22,14 @@ bool isLibraryOp(const Op &op) {
   }
 }
 
-bool isLibraryAnchored(const Function &group) {
+bool isLibraryAnchored(const Function &group, bool anyDType) {
   if (group.ops.empty() || group.results.size() != 1)
     return false;
   const Op &anchor = *group.ops.front();
-  if (!isLibraryOp(anchor))
+  if (!isLibraryOp(anchor) || anchor.results.size() != 1)
     return false;
-  if (anchor.results.size() != 1 || anchor.result()->type != group.results[0]->type)
+  const TensorType &a = anchor.result()->type, &r = group.results[0]->type;
+  if (anyDType ? a.shape != r.shape : a != r)
     return false;
   for (size_t i = 1; i < group.ops.size(); ++i) {
     const Op &op = *group.ops[i];
@@ -42,7 +43,7 @@ bool isLibraryAnchored(const Function &group) {
 }
 
 std::unique_ptr<Function> epilogueGroup(const Function &group) {
-  if (!isLibraryAnchored(group) || group.ops.size() == 1)
+  if (!isLibraryAnchored(group, /*anyDType=*/true) || group.ops.size() == 1)
     return nullptr;
   auto e = std::make_unique<Function>();
   e->name = group.name + "__epilogue";

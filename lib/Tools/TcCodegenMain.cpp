@@ -32,9 +32,12 @@ const TargetInfo kTargets[] = {
 // `input`'s timeline holds the tools before tc-codegen; `timeline` its own.
 void printStats(size_t kernels, const std::vector<std::string> &fallback, const char *without,
                 const std::string &more, const Module &input,
-                const std::vector<CompileStage> &timeline) {
+                const std::vector<CompileStage> &timeline,
+                const std::vector<std::string> &library = {}) {
   std::cerr << "kernels: " << kernels << " generated, " << fallback.size() << " groups " << without
             << more << "\n";
+  for (const std::string &call : library)
+    std::cerr << "  library " << call << "\n";
   for (const std::string &why : fallback)
     std::cerr << "  fallback " << why << "\n";
   std::cerr << "compile timeline:\n";
@@ -110,7 +113,9 @@ int tcCodegenMain(int argc, char **argv) {
     if (target == "cuda") {
       CudaCodegenResult r = compileForCuda(*m, arches, /*withCubin=*/emit == "artifact");
       if (stats) {
-        printStats(r.kernels.size(), r.fallback, "without a generated kernel", "", *m, r.timeline);
+        printStats(r.kernels.size(), r.fallback, "without a generated kernel",
+                   ", " + std::to_string(r.library.size()) + " groups call cuBLASLt/cuDNN", *m,
+                   r.timeline, r.library);
         for (const std::string &a : r.artifact.arches)
           std::cerr << "  cubin " << a << ": " << r.artifact.require(cubinSection(a)).size()
                     << " bytes\n";

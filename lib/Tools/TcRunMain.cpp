@@ -22,7 +22,7 @@ int tcRunMain(int argc, char **argv) {
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1;
     unsigned threads = 0;
-    std::string report;
+    std::string report, cudaLibraries = "on";
     bool printSteps = false;
     std::vector<std::string> dimFlags;
     InputSources src;
@@ -55,6 +55,9 @@ int tcRunMain(int argc, char **argv) {
         "print-steps", po::bool_switch(&printSteps),
         "CPU and CUDA artifacts: print to stderr what ran each step (generated kernel, "
         "library call, reference kernels, view); CPU with --iterations: also its mean time")(
+        "cuda-libraries", po::value(&cudaLibraries)->value_name("on|off"),
+        "CUDA artifacts: off runs MatMul/Gemm/Conv groups on the host's reference kernels "
+        "instead of cuBLASLt/cuDNN (to bisect numerics; no library needed)")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
@@ -68,6 +71,8 @@ int tcRunMain(int argc, char **argv) {
       return 0;
     if (!report.empty() && report != "json")
       fail("unknown --report '", report, "' (json)");
+    if (cudaLibraries != "on" && cudaLibraries != "off")
+      fail("unknown --cuda-libraries '", cudaLibraries, "' (on or off)");
     if (iterations < 0 || warmup < 0)
       fail("--iterations and --warmup must be >= 0");
     if (!(rtol >= 0) || !(atol >= 0))
@@ -89,7 +94,7 @@ int tcRunMain(int argc, char **argv) {
     std::unique_ptr<Module> ir;
     if (artifact) {
       if (target == "cuda")
-        gpu = CudaModel::load(buf);
+        gpu = CudaModel::load(buf, cudaLibraries == "on");
       else if (target == "ref") // the reference executor over the artifact's own IR, any target's
         ir = readBytecode(readArtifact(buf).share(kSectionModule));
       else
@@ -152,6 +157,7 @@ int tcRunMain(int argc, char **argv) {
       if (gpu)
         js << ", \"device\": \"" << gpu->device() << "\", \"arch\": \"" << gpu->arch()
            << "\", \"kernel_steps\": " << gpu->kernelSteps()
+           << ", \"library_steps\": " << gpu->librarySteps()
            << ", \"fallback_steps\": " << gpu->hostSteps()
            << ", \"arena_bytes\": " << gpu->arenaBytes();
       if (compiled)
@@ -189,8 +195,8 @@ int tcRunMain(int argc, char **argv) {
                         : std::string("no arena (sizes known only at run time)"))
                 << "\n";
     if (gpu)
-      std::cerr << "steps: " << gpu->kernelSteps() << " generated kernels, " << gpu->hostSteps()
-                << " on the host (reference kernels); "
+      std::cerr << "steps: " << gpu->kernelSteps() << " generated kernels, " << gpu->librarySteps()
+                << " library calls, " << gpu->hostSteps() << " on the host (reference kernels); "
                 << (gpu->arenaBytes()
                         ? "one device arena of " + std::to_string(gpu->arenaBytes()) + " bytes"
                         : std::string("no arena (sizes known only at run time)"))

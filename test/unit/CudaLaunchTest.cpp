@@ -1,4 +1,5 @@
 #include "tc/Runtime/CudaLaunch.h"
+#include "../../lib/Runtime/CUDA/LibraryLoader.h" // private to the CUDA runtime
 #include "tc/Support/Error.h"
 #include <cstring>
 #include <gtest/gtest.h>
@@ -13,12 +14,26 @@ TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
   EXPECT_EQ(t[1].launch, LaunchKind::Rows);
   EXPECT_EQ(t[0].vec, 4u);
   for (const char *bad : {"g tc_g pointwise\n", "g tc_g tiles 256 4\n", "g tc_g rows 1000 8\n",
-                          "g tc_g pointwise 0 4\n"})
+                          "g tc_g pointwise 0 4\n", "g - - 0 0\n", "g tc_g rows 1024 8 mkl\n",
+                          "g tc_g rows 1024 8 cudnn x\n", "g - - 0 1 cudnn\n"})
     EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
 }
 
+TEST(CudaLaunch, LibraryLinesNameTheLibraryAndTheEpilogueKernel) {
+  auto t = parseCudaKernelTable("mm tc_mm__epilogue pointwise 256 4 cublaslt\n"
+                                "conv - - 0 0 cudnn\ng tc_g rows 1024 8\n",
+                                "m.tcx");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[0].library, "cublaslt");
+  EXPECT_EQ(t[0].symbol, "tc_mm__epilogue");
+  EXPECT_TRUE(t[0].hasKernel());
+  EXPECT_EQ(t[1].library, "cudnn");
+  EXPECT_FALSE(t[1].hasKernel());
+  EXPECT_EQ(t[2].library, "");
+}
+
 TEST(CudaLaunch, PointwiseGridCoversTheDomainOnce) {
-  CudaKernelEntry k{"g", "tc_g", LaunchKind::Pointwise, 256, 4};
+  CudaKernelEntry k{"g", "tc_g", LaunchKind::Pointwise, 256, 4, ""};
   auto l = launchDims(k, {3, 1000});
   ASSERT_TRUE(l);
   EXPECT_EQ(l->block, 256u);
@@ -30,7 +45,7 @@ TEST(CudaLaunch, PointwiseGridCoversTheDomainOnce) {
 }
 
 TEST(CudaLaunch, RowsGetOneBlockEachOfWholeWarps) {
-  CudaKernelEntry k{"g", "tc_g", LaunchKind::Rows, 1024, 8};
+  CudaKernelEntry k{"g", "tc_g", LaunchKind::Rows, 1024, 8, ""};
   auto l = launchDims(k, {2, 4, 9});
   ASSERT_TRUE(l);
   EXPECT_EQ(l->grid, 8u);
@@ -63,4 +78,22 @@ TEST(CudaLaunch, ParamsArePointersThenDimsEightBytesEach) {
   EXPECT_EQ(q.dims[2], int64_t(1) << 40);
   // No dims (scalars only): the struct still has dims[1].
   EXPECT_EQ(packKernelParams({0x1000}, {}).size(), 2u);
+}
+
+// The libraries' loader (private to the CUDA runtime): a missing library is
+// one error naming it and the first file tried.
+TEST(CudaLaunch, AMissingLibraryIsOneErrorNamingIt) {
+  try {
+    cuda::openLibrary("cuBLASLt", {"libtc-missing-a.so.13", "libtc-missing-a.so"});
+    FAIL() << "loaded a library that does not exist";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()).rfind("cuBLASLt not found (libtc-missing-a.so.13: ", 0), 0u)
+        << e.what();
+  }
+  void *libc = cuda::openLibrary("libc", {"libtc-missing-b.so", "libc.so.6"}); // the next name
+  ASSERT_NE(libc, nullptr);
+  int (*abs)(int) = nullptr;
+  cuda::bindSymbol(libc, abs, "abs", "libc");
+  EXPECT_EQ(abs(-3), 3);
+  EXPECT_THROW(cuda::bindSymbol(libc, abs, "tc_no_such_symbol", "libc"), Error);
 }

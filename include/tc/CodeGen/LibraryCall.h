@@ -16,12 +16,16 @@ bool isLibraryOp(const Op &op);
 
 // True when `group` starts with a library op whose result has the
 // group's one result's type, and every later op is pointwise: the shape a
-// library call plus an in-place epilogue can compute.
-bool isLibraryAnchored(const Function &group);
+// library call plus an in-place epilogue can compute. `anyDType`: the
+// anchor's result may differ from the group's in dtype (a Cast in the
+// epilogue, as mixed precision makes): the epilogue then reads the anchor's
+// result from a buffer of its own (the CUDA runtime's), not in place.
+bool isLibraryAnchored(const Function &group, bool anyDType = false);
 
 // The ops after the anchor as a group of their own, named `<group>__epilogue`:
 // arguments are the group's arguments followed by the anchor's result; its one
-// result is the group's. nullptr when the anchor is the whole group.
+// result is the group's. nullptr when the anchor is the whole group (or the
+// group is not library-anchored, of any dtype).
 std::unique_ptr<Function> epilogueGroup(const Function &group);
 
 } // namespace tc

@@ -30,12 +30,14 @@ struct Driver {
   CUresult (*moduleGetFunction)(CUfunction *fn, CUmodule module, const char *name);
   CUresult (*memAlloc)(CUdeviceptr *ptr, size_t bytes);
   CUresult (*memFree)(CUdeviceptr ptr);
-  CUresult (*memcpyHtoD)(CUdeviceptr dst, const void *src, size_t bytes);
-  CUresult (*memcpyDtoH)(void *dst, CUdeviceptr src, size_t bytes);
+  CUresult (*memcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
+  CUresult (*memcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
+  CUresult (*streamCreate)(CUstream *stream, unsigned flags);
+  CUresult (*streamDestroy)(CUstream stream);
+  CUresult (*streamSynchronize)(CUstream stream);
   CUresult (*launchKernel)(CUfunction fn, unsigned gridX, unsigned gridY, unsigned gridZ,
                            unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
-  CUresult (*ctxSynchronize)();
   CUresult (*getErrorName)(CUresult error, const char **name);
   CUresult (*getErrorString)(CUresult error, const char **text);
 
@@ -64,6 +66,9 @@ public:
 private:
   CUdeviceptr ptr_ = 0;
 };
+
+// cuStreamCreate's flag: no implicit synchronization with the legacy default stream.
+inline constexpr unsigned kStreamNonBlocking = 1;
 
 // Device attributes (CUdevice_attribute) the runtime reads.
 inline constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;

@@ -1,11 +1,17 @@
 // A CUDA artifact loaded on this machine's first GPU: the cubin built for
 // its arch loaded into the primary context, a function per entry of the
-// kernel table, and running. Per distinct input shape (ShapePlan.h, shared
-// with the CPU runtime): ONE device arena of the planned size plus room for
-// the inputs, every generated kernel's parameter packed once. Weights go to
-// the device once. Steps without a generated kernel (MatMul/Gemm/Conv until
-// cuBLASLt/cuDNN, anything the emitter lacks) run on the host's reference
-// kernels, their operands and results copied, and count as fallbacks.
+// kernel table, ONE stream, and running. Per distinct input shape
+// (ShapePlan.h, shared with the CPU runtime): ONE device arena of the
+// planned size plus room for the inputs, every generated kernel's parameter
+// packed once, every library call (MatMul/Gemm: cuBLASLt, Conv: cuDNN, then
+// the epilogue's kernel) set up once. Weights go to the device once. Steps
+// with neither (what the emitter lacks, what the libraries are not given)
+// run on the host's reference kernels, their operands and results copied,
+// and count as fallbacks.
+//
+// Every copy, launch and library call of a run goes on the model's stream,
+// and device steps neither allocate nor synchronize: a plan's steps are one
+// stream of work (what a CUDA graph can capture).
 #pragma once
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
@@ -20,13 +26,21 @@
 
 namespace tc {
 
+namespace cuda {
+class CublasLt;
+class Cudnn;
+} // namespace cuda
+
 class CudaModel {
 public:
   // Checks the artifact (target, kernel table) before touching the driver,
   // then: "no CUDA device (...)", or a GPU it has no cubin for ("compiled
   // for sm_80,sm_90; this GPU (NAME) is sm_75: ..."), or the driver's error
   // loading the cubin. Every error is a tc::Error naming the file.
-  static std::unique_ptr<CudaModel> load(std::shared_ptr<const MemoryBuffer> file);
+  // `libraries` false: MatMul/Gemm/Conv groups run on the host's reference
+  // kernels (tc-run --cuda-libraries=off; no cuBLASLt/cuDNN needed).
+  static std::unique_ptr<CudaModel> load(std::shared_ptr<const MemoryBuffer> file,
+                                         bool libraries = true);
   ~CudaModel();
 
   const Artifact &artifact() const { return artifact_; }
@@ -34,16 +48,19 @@ public:
   const std::string &arch() const { return arch_; }     // the cubin loaded: "sm_90"
   const std::string &device() const { return device_; } // "NVIDIA H100 80GB HBM3"
   size_t kernelCount() const { return kernels_.size(); }
+  // The stream every run's work goes on (e.g. to capture a plan as a graph).
+  cuda::CUstream stream() const { return stream_; }
 
   // Runs the entry function: host tensors in (checked like the reference
   // executor checks them), host tensors out, the device synchronized. A
   // shape that cannot be planned (sizes known only at run time) runs wholly
   // on the host's reference kernels.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
-  // The last run: steps by a generated kernel and on the host, the device
-  // arena's bytes (0: it ran without one), one line per step saying what
-  // ran it (empty when unplanned).
+  // The last run: steps by a generated kernel, by a library call and on the
+  // host, the device arena's bytes (0: it ran without one), one line per step
+  // saying what ran it (empty when unplanned).
   size_t kernelSteps() const { return kernelSteps_; }
+  size_t librarySteps() const { return librarySteps_; }
   size_t hostSteps() const { return hostSteps_; }
   uint64_t arenaBytes() const { return arenaBytes_; }
   std::vector<std::string> stepReport() const;
@@ -55,22 +72,31 @@ private:
     cuda::CUfunction fn = nullptr;
   };
   struct ShapePlan;
+  struct Step;
   Artifact artifact_;
   std::unique_ptr<Module> module_;
   std::string arch_, device_;
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
   cuda::CUmodule cubin_ = nullptr;
+  cuda::CUstream stream_ = nullptr;
+  bool libraries_ = true;
+  // Made the first time a plan calls them (the libraries opened then).
+  std::unique_ptr<cuda::CublasLt> cublasLt_;
+  std::unique_ptr<cuda::Cudnn> cudnn_;
   std::map<std::string, Kernel> kernels_;                 // by Fused callee
   std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   const ShapePlan *lastPlan_ = nullptr;
-  size_t kernelSteps_ = 0, hostSteps_ = 0;
+  size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
   uint64_t arenaBytes_ = 0;
 
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
   cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
   cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);
+  std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
+                                     const std::vector<cuda::CUdeviceptr> &at = {});
+  std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
 };
 

@@ -33,10 +33,12 @@ Driver open() {
   bind(d.moduleGetFunction, "cuModuleGetFunction");
   bind(d.memAlloc, "cuMemAlloc_v2");
   bind(d.memFree, "cuMemFree_v2");
-  bind(d.memcpyHtoD, "cuMemcpyHtoD_v2");
-  bind(d.memcpyDtoH, "cuMemcpyDtoH_v2");
+  bind(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
+  bind(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  bind(d.streamCreate, "cuStreamCreate");
+  bind(d.streamDestroy, "cuStreamDestroy_v2");
+  bind(d.streamSynchronize, "cuStreamSynchronize");
   bind(d.launchKernel, "cuLaunchKernel");
-  bind(d.ctxSynchronize, "cuCtxSynchronize");
   bind(d.getErrorName, "cuGetErrorName");
   bind(d.getErrorString, "cuGetErrorString");
   int n = 0;

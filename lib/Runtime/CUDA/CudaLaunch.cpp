@@ -11,10 +11,16 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
   for (std::string line; std::getline(in, line);) {
     std::istringstream fields(line);
     CudaKernelEntry e;
-    std::string launch;
-    if (!(fields >> e.group >> e.symbol >> launch >> e.block >> e.vec) ||
-        (launch != "pointwise" && launch != "rows") || e.block == 0 || e.block > 1024 ||
-        e.block % 32 || e.vec == 0)
+    std::string launch, rest;
+    bool ok = bool(fields >> e.group >> e.symbol >> launch >> e.block >> e.vec);
+    if (ok && fields >> e.library)
+      ok = (e.library == "cublaslt" || e.library == "cudnn") && !(fields >> rest);
+    bool kernelOk = (launch == "pointwise" || launch == "rows") && e.block > 0 && e.block <= 1024 &&
+                    e.block % 32 == 0 && e.vec > 0;
+    // A library group without an epilogue has no kernel: "- - 0 0".
+    bool noKernel =
+        !e.library.empty() && e.symbol == "-" && launch == "-" && e.block == 0 && e.vec == 0;
+    if (!ok || !(kernelOk || noKernel) || (e.library.empty() && e.symbol == "-"))
       fail(file, ": malformed CUDA kernel table line '", line.substr(0, 60), "'");
     e.launch = launch == "rows" ? LaunchKind::Rows : LaunchKind::Pointwise;
     entries.push_back(std::move(e));

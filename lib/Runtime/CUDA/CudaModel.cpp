@@ -5,8 +5,10 @@
 
 namespace tc {
 
-std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file) {
+std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file,
+                                           bool libraries) {
   std::unique_ptr<CudaModel> m(new CudaModel());
+  m->libraries_ = libraries;
   Artifact &a = m->artifact_ = readArtifact(std::move(file));
   if (a.target != "cuda")
     fail(a.file, ": the artifact is for target '", a.target, "', not cuda");
@@ -40,6 +42,9 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   m->arch_ = *arch;
   d.check(d.primaryCtxRetain(&m->ctx_, m->dev_), "cuDevicePrimaryCtxRetain");
   d.check(d.ctxSetCurrent(m->ctx_), "cuCtxSetCurrent");
+  // Non-blocking: no implicit synchronization with other work on the
+  // legacy default stream (another library's, another model's).
+  d.check(d.streamCreate(&m->stream_, cuda::kStreamNonBlocking), "cuStreamCreate");
   const MemoryBuffer &cubin = a.require(cubinSection(m->arch_));
   // The driver reads the cubin's size from its ELF header; the section is
   // a view of the artifact, which outlives this call.
@@ -47,7 +52,9 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
     d.check(d.moduleLoadData(&m->cubin_, cubin.data()), "cuModuleLoadData");
     for (CudaKernelEntry &e : table) {
       Kernel k{std::move(e), nullptr};
-      d.check(d.moduleGetFunction(&k.fn, m->cubin_, k.entry.symbol.c_str()), "cuModuleGetFunction");
+      if (k.entry.hasKernel()) // a library group without an epilogue has none
+        d.check(d.moduleGetFunction(&k.fn, m->cubin_, k.entry.symbol.c_str()),
+                "cuModuleGetFunction");
       m->kernels_[k.entry.group] = std::move(k);
     }
   } catch (const Error &e) {
@@ -60,9 +67,13 @@ CudaModel::~CudaModel() {
   if (!ctx_)
     return;
   const cuda::Driver &d = cuda::driver(); // loaded, or there would be no context
-  // Device memory goes while the context lives.
+  // Library state and device memory go while the context lives.
   plans_.reset();
+  cublasLt_.reset();
+  cudnn_.reset();
   weights_.clear();
+  if (stream_)
+    d.streamDestroy(stream_);
   if (cubin_)
     d.moduleUnload(cubin_);
   d.primaryCtxRelease(dev_);

@@ -1,6 +1,7 @@
 // CudaModel::run: per-shape plans over one device arena, kernel launches per
-// the kernel table's launch rule, host fallbacks through the reference
-// kernels (the same per-op path as the CPU runtime's).
+// the kernel table's launch rule, cuBLASLt/cuDNN calls for library groups,
+// host fallbacks through the reference kernels (the same per-op path as the
+// CPU runtime's). Everything of a run is enqueued on the model's stream.
 #include "CudaShapePlan.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
@@ -17,7 +18,8 @@ uint64_t alignUp(uint64_t n) {
 } // namespace
 
 // The device copy of constant `v`: the artifact's weights are uploaded once
-// per model, constants folded for one shape once per plan.
+// per model, constants folded for one shape once per plan. On the stream,
+// so the steps after it see the bytes (the source outlives the copy).
 cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
   const TensorData &data = *v.data;
   if (!data.size)
@@ -30,10 +32,98 @@ cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
   if (it == cache.end()) {
     cuda::DeviceMemory mem(data.size);
     const cuda::Driver &d = cuda::driver();
-    d.check(d.memcpyHtoD(mem.get(), data.ptr, data.size), "cuMemcpyHtoD");
+    d.check(d.memcpyHtoDAsync(mem.get(), data.ptr, data.size, stream_), "cuMemcpyHtoDAsync");
     it = cache.emplace(data.ptr, std::move(mem)).first;
   }
   return it->second.get();
+}
+
+// A kernel's by-value parameter over `values` (its arguments, then
+// results); `at` gives a value's buffer (default: where the plan put it).
+std::vector<uint64_t> CudaModel::kernelParams(ShapePlan &plan,
+                                              const std::vector<const Value *> &values,
+                                              const std::vector<cuda::CUdeviceptr> &at) {
+  std::vector<uint64_t> bufs;
+  std::vector<int64_t> dims;
+  for (size_t i = 0; i < values.size(); ++i) {
+    bufs.push_back(i < at.size() && at[i] ? at[i] : devicePtr(plan, values[i]));
+    for (const Dim &d : values[i]->type.shape)
+      dims.push_back(d.size);
+  }
+  return packKernelParams(bufs, dims);
+}
+
+// A MatMul/Gemm/Conv group as a library call, then (unless the library took
+// the whole epilogue) its epilogue kernel in place over the result, or why
+// the host runs it. Returns the step's report.
+std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s) {
+  auto host = [&](const std::string &why) {
+    s.kind = Step::Kind::Host;
+    return "host (reference kernels): " + why;
+  };
+  if (!libraries_)
+    return host("--cuda-libraries=off");
+  const Function &group = *plan.planned->module->lookup(op.getString("callee"));
+  std::vector<TensorType> args;
+  for (const Value *v : op.operands)
+    args.push_back(v->type);
+  const TensorType &result = op.result()->type;
+  // The anchor writes the result in place, or, when the epilogue changes the
+  // dtype (a Cast), a buffer of its own the epilogue kernel reads.
+  const TensorType anchored{group.ops.front()->result()->type.dtype, result.shape};
+  cuda::CUdeviceptr out = devicePtr(plan, op.result());
+  if (anchored.dtype != result.dtype) {
+    s.scratch = cuda::DeviceMemory(*byteSize(anchored));
+    out = s.scratch.get();
+  }
+  auto ptr = [&](int arg) { return arg < 0 ? 0 : devicePtr(plan, op.operand(size_t(arg))); };
+  std::string why, what;
+  bool folded = false;
+  if (k.entry.library == "cublaslt") {
+    std::optional<GemmDesc> g = describeGemm(group, args, anchored, why);
+    if (!g)
+      return host(why);
+    if (!g->epilogueFolded && !k.entry.hasKernel())
+      return host("the epilogue has no CUDA kernel");
+    if (!cublasLt_)
+      cublasLt_ = std::make_unique<cuda::CublasLt>();
+    s.gemm = cuda::CublasLtCall::create(*cublasLt_, *g,
+                                        {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
+    if (!s.gemm)
+      return host(why);
+    what = "cublaslt " + g->describe();
+    folded = g->epilogueFolded;
+  } else {
+    std::optional<ConvDesc> c = describeConv(group, args, anchored, why);
+    if (!c)
+      return host(why);
+    if (!c->epilogueFolded && !k.entry.hasKernel())
+      return host("the epilogue has no CUDA kernel");
+    if (!cudnn_)
+      cudnn_ = std::make_unique<cuda::Cudnn>(stream_);
+    s.conv = cuda::CudnnConv::create(*cudnn_, *c,
+                                     {ptr(c->input), ptr(c->weights), ptr(c->bias), out}, why);
+    if (!s.conv)
+      return host(why);
+    what = "cudnn " + s.conv->describe();
+    folded = c->epilogueFolded;
+  }
+  s.kind = Step::Kind::Library;
+  if (folded)
+    return what;
+  // The epilogue group's arguments: the group's, then the anchor's result
+  // (`out`: the result buffer itself unless the dtype changes); its result:
+  // the group's. (The anchor's slot has the result's dims: the same shape.)
+  std::vector<const Value *> values(op.operands.begin(), op.operands.end());
+  values.push_back(op.result());
+  values.push_back(op.result());
+  std::vector<cuda::CUdeviceptr> at(values.size(), 0);
+  at[values.size() - 2] = out;
+  s.fn = k.fn;
+  s.launch = *launchDims(k.entry, staticDims(result.shape)); // not empty: checked before
+  s.params = kernelParams(plan, values, at);
+  return what + " + kernel " + k.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
+         std::to_string(s.launch.block) + ">>>";
 }
 
 std::unique_ptr<CudaModel::ShapePlan>
@@ -50,7 +140,6 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     bytes += alignUp(byteSize(a->type).value_or(0));
   }
   plan->arena = cuda::DeviceMemory(bytes);
-  using Step = ShapePlan::Step;
   for (const auto &p : f.ops) {
     const Op &op = *p;
     Step s;
@@ -62,23 +151,23 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
       what = "view";
     } else if (k != kernels_.end() &&
                std::find(op.operands.begin(), op.operands.end(), nullptr) == op.operands.end()) {
-      std::vector<uint64_t> bufs;
-      std::vector<int64_t> dims;
-      for (const auto *values : {&op.operands, &op.results})
-        for (const Value *v : *values) {
-          bufs.push_back(devicePtr(*plan, v));
-          for (const Dim &d : v->type.shape)
-            dims.push_back(d.size);
-        }
-      std::optional<LaunchDims> l =
-          launchDims(k->second.entry, staticDims(op.result()->type.shape));
-      s.kind = l ? Step::Kind::Kernel : Step::Kind::Nothing;
-      s.fn = k->second.fn;
-      s.launch = l.value_or(LaunchDims{});
-      s.params = packKernelParams(bufs, dims);
-      what = l ? "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) +
-                     ", " + std::to_string(s.launch.block) + ">>>"
-               : "nothing (empty)";
+      std::vector<int64_t> domain = staticDims(op.result()->type.shape);
+      std::optional<LaunchDims> l;
+      if (std::find(domain.begin(), domain.end(), 0) != domain.end()) {
+        s.kind = Step::Kind::Nothing;
+        what = "nothing (empty)";
+      } else if (!k->second.entry.library.empty()) {
+        what = planLibraryStep(*plan, op, k->second, s);
+      } else if ((l = launchDims(k->second.entry, domain))) {
+        std::vector<const Value *> values(op.operands.begin(), op.operands.end());
+        values.insert(values.end(), op.results.begin(), op.results.end());
+        s.kind = Step::Kind::Kernel;
+        s.fn = k->second.fn;
+        s.launch = *l;
+        s.params = kernelParams(*plan, values);
+        what = "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
+               std::to_string(s.launch.block) + ">>>";
+      }
     }
     plan->report.push_back(
         "%" + op.result()->name + " = " +
@@ -86,6 +175,15 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
         what);
     plan->steps.push_back(std::move(s));
   }
+  // One cuDNN workspace for the plan, as large as its largest conv needs.
+  size_t workspace = 0;
+  for (const Step &s : plan->steps)
+    if (s.conv)
+      workspace = std::max(workspace, s.conv->workspaceBytes());
+  plan->convWorkspace = cuda::DeviceMemory(workspace);
+  for (Step &s : plan->steps)
+    if (s.conv)
+      s.conv->setWorkspace(plan->convWorkspace.get());
   return plan;
 }
 
@@ -100,51 +198,78 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
 std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
                                               const std::vector<HostTensor> &inputs) {
   const cuda::Driver &d = cuda::driver();
+  // Host to device from pageable memory: the call returns once the bytes are
+  // staged, so the inputs may change after it.
   for (size_t i = 0; i < inputs.size(); ++i)
     if (inputs[i].byteSize())
-      d.check(d.memcpyHtoD(plan.arena.get() + plan.inputOffsets[i], inputs[i].bytes(),
-                           inputs[i].byteSize()),
-              "cuMemcpyHtoD");
-  // A value's bytes copied to the host (synchronous: after every launch
-  // before it on the default stream).
+      d.check(d.memcpyHtoDAsync(plan.arena.get() + plan.inputOffsets[i], inputs[i].bytes(),
+                                inputs[i].byteSize(), stream_),
+              "cuMemcpyHtoDAsync");
+  // A value's bytes on the host: the stream drained up to here (host steps
+  // only: device steps never wait).
   auto download = [&](const Value *v) {
     HostTensor t(v->type.dtype, staticDims(v->type.shape));
     if (v->isConstant())
       std::copy(v->data->ptr, v->data->ptr + t.byteSize(), t.bytes());
-    else if (t.byteSize())
-      d.check(d.memcpyDtoH(t.bytes(), devicePtr(plan, v), t.byteSize()), "cuMemcpyDtoH");
+    else if (t.byteSize()) {
+      d.check(d.memcpyDtoHAsync(t.bytes(), devicePtr(plan, v), t.byteSize(), stream_),
+              "cuMemcpyDtoHAsync");
+      d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+    }
     return t;
   };
-  using Kind = ShapePlan::Step::Kind;
-  for (ShapePlan::Step &s : plan.steps) {
+  auto launch = [&](const Step &s) {
+    void *params[] = {const_cast<uint64_t *>(s.params.data())};
+    d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, stream_, params,
+                           nullptr),
+            "cuLaunchKernel");
+  };
+  using Kind = Step::Kind;
+  for (Step &s : plan.steps) {
     if (s.kind == Kind::Nothing)
       continue;
     if (s.kind == Kind::Kernel) {
-      void *params[] = {s.params.data()};
-      d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, nullptr, params,
-                             nullptr),
-              "cuLaunchKernel");
+      launch(s);
       ++kernelSteps_;
+      continue;
+    }
+    if (s.kind == Kind::Library) {
+      if (s.gemm)
+        s.gemm->run(stream_);
+      else
+        s.conv->run();
+      if (s.fn) // the epilogue, in place over the result
+        launch(s);
+      ++librarySteps_;
       continue;
     }
     ++hostSteps_;
     std::vector<HostTensor> outs = runOpOnReference(*plan.planned->module, *s.op, download);
     for (size_t i = 0; i < outs.size(); ++i)
       if (outs[i].byteSize())
-        d.check(
-            d.memcpyHtoD(devicePtr(plan, s.op->results[i]), outs[i].bytes(), outs[i].byteSize()),
-            "cuMemcpyHtoD");
+        d.check(d.memcpyHtoDAsync(devicePtr(plan, s.op->results[i]), outs[i].bytes(),
+                                  outs[i].byteSize(), stream_),
+                "cuMemcpyHtoDAsync");
+    // `outs` goes now; make sure the copies have read it.
+    d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
   }
-  // A kernel's fault surfaces here, named, rather than in the next copy.
-  d.check(d.ctxSynchronize(), "cuCtxSynchronize");
   std::vector<HostTensor> results;
-  for (const Value *r : plan.planned->main().results)
-    results.push_back(download(r));
+  for (const Value *r : plan.planned->main().results) {
+    HostTensor t(r->type.dtype, staticDims(r->type.shape));
+    if (r->isConstant())
+      std::copy(r->data->ptr, r->data->ptr + t.byteSize(), t.bytes());
+    else if (t.byteSize())
+      d.check(d.memcpyDtoHAsync(t.bytes(), devicePtr(plan, r), t.byteSize(), stream_),
+              "cuMemcpyDtoHAsync");
+    results.push_back(std::move(t));
+  }
+  // A kernel's or library call's fault surfaces here, named.
+  d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
   return results;
 }
 
 std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
-  kernelSteps_ = hostSteps_ = 0;
+  kernelSteps_ = librarySteps_ = hostSteps_ = 0;
   arenaBytes_ = 0;
   lastPlan_ = nullptr;
   // Plans allocate and upload too: the context must be this thread's.

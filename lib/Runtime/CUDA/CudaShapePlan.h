@@ -1,10 +1,25 @@
 // CudaModel's plan for one input shape: the planned module (ShapePlan.h),
 // its device arena, and every step resolved once: a kernel launch with its
-// grid and packed parameter, or the host's reference kernels.
+// grid and packed parameter, a library call (with its epilogue's launch),
+// or the host's reference kernels.
 #pragma once
+#include "CublasLtCall.h"
+#include "CudnnConv.h"
 #include "tc/Runtime/CudaModel.h"
 
 namespace tc {
+
+struct CudaModel::Step {
+  const Op *op = nullptr;
+  enum class Kind { Nothing, Kernel, Library, Host } kind = Kind::Host;
+  // Kernel: the group's kernel; Library: its epilogue's (nullptr: folded or none).
+  cuda::CUfunction fn = nullptr;
+  LaunchDims launch;
+  std::vector<uint64_t> params;             // the kernel's by-value parameter
+  std::unique_ptr<cuda::CublasLtCall> gemm; // Library: one of these two
+  std::unique_ptr<cuda::CudnnConv> conv;
+  cuda::DeviceMemory scratch; // the anchor's result where the epilogue changes its dtype
+};
 
 struct CudaModel::ShapePlan {
   std::unique_ptr<PlannedModule> planned;
@@ -13,13 +28,7 @@ struct CudaModel::ShapePlan {
   std::vector<uint64_t> inputOffsets;
   // Constants that folded for this shape (the artifact's own are weights_).
   std::map<const uint8_t *, cuda::DeviceMemory> folded;
-  struct Step {
-    const Op *op = nullptr;
-    enum class Kind { Nothing, Kernel, Host } kind = Kind::Host;
-    cuda::CUfunction fn = nullptr;
-    LaunchDims launch;
-    std::vector<uint64_t> params; // the kernel's by-value parameter
-  };
+  cuda::DeviceMemory convWorkspace; // shared by the plan's cuDNN convs
   std::vector<Step> steps;
   std::vector<std::string> report; // CudaModel::stepReport
 };

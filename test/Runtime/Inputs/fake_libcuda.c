@@ -44,15 +44,38 @@ int cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   return 0;
 }
 int cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
-int cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) { memcpy((void *)d, s, n); return 0; }
-int cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) { memcpy(d, (void *)s, n); return 0; }
+// One stream (the model's): every copy and launch must name it (else
+// CUDA_ERROR_INVALID_VALUE, 1), so nothing of a run goes elsewhere.
+static int the_stream;
+int cuStreamCreate(void **s, unsigned flags) { *s = &the_stream; return flags == 1 ? 0 : 1; }
+int cuStreamDestroy_v2(void *s) { return 0; }
+int cuStreamSynchronize(void *s) { return s == &the_stream ? 0 : 1; }
+int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
+  if (st != &the_stream)
+    return 1;
+  memcpy((void *)d, s, n);
+  return 0;
+}
+int cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) {
+  if (st != &the_stream)
+    return 1;
+  memcpy(d, (void *)s, n);
+  return 0;
+}
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
+  if (stream != &the_stream)
+    return 1;
   fprintf(stderr, "fake launch <<<%u, %u>>>\n", gx, bx);
   if (f != &fn)
     ((HostLaunch)f)(params[0], gx < 3 ? gx : 3, bx);
   return 0;
 }
-int cuCtxSynchronize(void) { return 0; }
-int cuGetErrorName(int e, const char **s) { *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN"; return 0; }
-int cuGetErrorString(int e, const char **s) { *s = e == 2 ? "out of memory" : "unknown error"; return 0; }
+int cuGetErrorName(int e, const char **s) {
+  *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
+  return 0;
+}
+int cuGetErrorString(int e, const char **s) {
+  *s = e == 2 ? "out of memory" : e == 1 ? "invalid argument" : "unknown error";
+  return 0;
+}

@@ -13,7 +13,9 @@ from artifact_info import sections
 
 s = sections(tcx)
 source = re.sub(r"#include <cuda_\w+\.h>\n", "", s["source"].decode())
-symbols = sorted({line.split()[1] for line in s["kernels"].decode().splitlines() if line.strip()})
+# Library groups' epilogue kernels too ("-": a library group without one).
+symbols = sorted({line.split()[1] for line in s["kernels"].decode().splitlines()
+                  if line.strip() and line.split()[1] != "-"})
 code = ['#include "cuda_host_shim.h"', source]
 for sym in symbols:
     code.append(f'extern "C" void host_launch_{sym}(void *p, unsigned grid, unsigned block) '

@@ -1,0 +1,67 @@
+// What the CUDA runtime decides about a library group (tc/CodeGen/
+// LibraryCall.h) without a GPU, from its ops and the Fused op's static
+// operand types: an ONNX MatMul/Gemm as ONE (strided batched) GEMM for
+// cuBLASLt, a Conv as cuDNN's descriptor numbers, which epilogue ops the
+// library applies itself, or why the group stays on the host.
+//
+// Epilogues fold all or nothing: the generated epilogue kernel computes the
+// whole epilogue, and once it runs, a bias in it costs no extra pass.
+#pragma once
+#include "tc/IR/IR.h"
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tc {
+
+// Row-major: for b < batch,
+//   D[b] (m x n, ld n) = alpha * opA(A[b]) * opB(B[b]) + beta * C[b] (+ bias per column)
+// opA(A) is m x k (A stored k x m when transA), opB(B) k x n (B stored n x k
+// when transB). Batch strides in elements; 0: one matrix for every batch.
+struct GemmDesc {
+  DType dtype = DType::F32;
+  int64_t m = 0, n = 0, k = 0, batch = 1;
+  bool transA = false, transB = false;
+  int64_t strideA = 0, strideB = 0, strideD = 0;
+  float alpha = 1, beta = 0;
+  // Group argument indices; -1: none. `c`: a full m x n C (Gemm), scaled by
+  // beta; `bias`: a per-column vector of n (Gemm's C or a folded Add).
+  int a = -1, b = -1, c = -1, bias = -1;
+  bool relu = false, geluTanh = false; // the folded activation
+  bool epilogueFolded = false;         // nothing left for the epilogue kernel
+
+  // "gemm m=8 n=16 k=32 batch=1 epilogue=bias,relu"
+  std::string describe() const;
+};
+
+// The GEMM of MatMul/Gemm group `group`; `args` and `result` are the static
+// types of its arguments and result (the Fused op's operands and result). nullopt with `why` for
+// what cuBLASLt is not given: a batch broadcast other than equal dims or one side shared, a C
+// broadcast along rows, an empty K, a dtype other than f32/f16/bf16.
+std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<TensorType> &args,
+                                     const TensorType &result, std::string &why);
+
+// A convolution for cuDNN's Nd descriptors: dims in cuDNN's order (N, C,
+// spatial...; filters K, C/groups, k...), 1-D convs as 2-D with H = 1, so
+// x/w/y have 4 or 5 dims. Pads are symmetric (cuDNN's legacy API).
+// `channelsLast` (Conv's channels_last, what the channels-last pass makes on
+// --target=cuda for cuDNN's tensor-core kernels): the bytes are N,
+// spatial..., C and filters K, k..., C/groups.
+struct ConvDesc {
+  DType dtype = DType::F32;
+  bool channelsLast = false;
+  std::vector<int> x, w, y; // dims, cuDNN's order
+  std::vector<int> pads, strides, dilations;
+  int groups = 1;
+  int input = -1, weights = -1, bias = -1; // group argument indices; bias: Conv's B or a folded Add
+  bool epilogueFolded = false;
+
+  // "conv f32 nhwc x=1x16x8x8 w=16x16x3x3 pads=1,1 strides=1,1 dilations=1,1 groups=1 bias"
+  std::string describe() const;
+};
+
+std::optional<ConvDesc> describeConv(const Function &group, const std::vector<TensorType> &args,
+                                     const TensorType &result, std::string &why);
+
+} // namespace tc

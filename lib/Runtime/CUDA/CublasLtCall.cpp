@@ -1,0 +1,230 @@
+#include "CublasLtCall.h"
+#include "LibraryLoader.h"
+#include "tc/Support/Error.h"
+
+// Built without the cublasLt.h header (no CUDA toolkit): cuBLASLt is unavailable,
+// the one error below; everything else of the CUDA runtime builds.
+#ifndef TC_HAVE_CUBLASLT
+namespace tc::cuda {
+[[noreturn]] static void unavailable() {
+  fail("cuBLASLt not available (tc was built without cublasLt.h)");
+}
+CublasLt::CublasLt() { unavailable(); }
+CublasLt::~CublasLt() = default;
+struct CublasLtCall::Impl {};
+CublasLtCall::~CublasLtCall() = default;
+std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &, const GemmDesc &, const Pointers &,
+                                                   std::string &) {
+  unavailable();
+}
+void CublasLtCall::run(CUstream) const { unavailable(); }
+} // namespace tc::cuda
+#else
+#include <cublasLt.h>
+
+namespace tc::cuda {
+
+namespace {
+
+struct Api {
+  decltype(&cublasLtCreate) create;
+  decltype(&cublasLtDestroy) destroy;
+  decltype(&cublasLtGetStatusName) statusName;
+  decltype(&cublasLtMatmulDescCreate) descCreate;
+  decltype(&cublasLtMatmulDescDestroy) descDestroy;
+  decltype(&cublasLtMatmulDescSetAttribute) descSet;
+  decltype(&cublasLtMatrixLayoutCreate) layoutCreate;
+  decltype(&cublasLtMatrixLayoutDestroy) layoutDestroy;
+  decltype(&cublasLtMatrixLayoutSetAttribute) layoutSet;
+  decltype(&cublasLtMatmulPreferenceCreate) prefCreate;
+  decltype(&cublasLtMatmulPreferenceDestroy) prefDestroy;
+  decltype(&cublasLtMatmulPreferenceSetAttribute) prefSet;
+  decltype(&cublasLtMatmulAlgoGetHeuristic) heuristic;
+  decltype(&cublasLtMatmul) matmul;
+
+  void check(cublasStatus_t s, const char *call) const {
+    if (s != CUBLAS_STATUS_SUCCESS)
+      fail(call, ": ", statusName(s), " (", int(s), ")");
+  }
+};
+
+// Loaded once; a failed load is not cached (the error comes again).
+const Api &api() {
+  static const Api a = [] {
+    void *lib = openLibrary("cuBLASLt", {"libcublasLt.so.13", "libcublasLt.so"});
+    Api a{};
+    auto bind = [&](auto &fn, const char *name) { bindSymbol(lib, fn, name, "cuBLASLt"); };
+    bind(a.create, "cublasLtCreate");
+    bind(a.destroy, "cublasLtDestroy");
+    bind(a.statusName, "cublasLtGetStatusName");
+    bind(a.descCreate, "cublasLtMatmulDescCreate");
+    bind(a.descDestroy, "cublasLtMatmulDescDestroy");
+    bind(a.descSet, "cublasLtMatmulDescSetAttribute");
+    bind(a.layoutCreate, "cublasLtMatrixLayoutCreate");
+    bind(a.layoutDestroy, "cublasLtMatrixLayoutDestroy");
+    bind(a.layoutSet, "cublasLtMatrixLayoutSetAttribute");
+    bind(a.prefCreate, "cublasLtMatmulPreferenceCreate");
+    bind(a.prefDestroy, "cublasLtMatmulPreferenceDestroy");
+    bind(a.prefSet, "cublasLtMatmulPreferenceSetAttribute");
+    bind(a.heuristic, "cublasLtMatmulAlgoGetHeuristic");
+    bind(a.matmul, "cublasLtMatmul");
+    return a;
+  }();
+  return a;
+}
+
+cudaDataType_t cudaType(DType t) {
+  return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+}
+
+// The largest power of two (up to 256) dividing every one of `bytes`: what
+// the heuristic may assume of a matrix's address.
+uint32_t alignment(std::initializer_list<uint64_t> bytes) {
+  uint64_t all = 256;
+  for (uint64_t b : bytes)
+    all |= b;
+  return uint32_t(all & -all);
+}
+
+} // namespace
+
+CublasLt::CublasLt() {
+  cublasLtHandle_t h = nullptr;
+  api().check(api().create(&h), "cublasLtCreate");
+  handle_ = h;
+  workspace_ = DeviceMemory(kWorkspaceBytes);
+}
+
+CublasLt::~CublasLt() {
+  if (handle_)
+    api().destroy(static_cast<cublasLtHandle_t>(handle_));
+}
+
+struct CublasLtCall::Impl {
+  cublasLtHandle_t handle = nullptr;
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr; // cuBLASLt's A, B, C = D
+  cublasLtMatmulAlgo_t algo{};
+  float alpha = 1, beta = 0;
+  CUdeviceptr pa = 0, pb = 0, pc = 0, pd = 0, workspace = 0;
+  size_t workspaceBytes = 0;
+
+  ~Impl() {
+    for (cublasLtMatrixLayout_t l : {a, b, d})
+      if (l)
+        api().layoutDestroy(l);
+    if (op)
+      api().descDestroy(op);
+  }
+};
+
+CublasLtCall::~CublasLtCall() = default;
+
+std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc &g,
+                                                   const Pointers &p, std::string &why) {
+  const Api &x = api();
+  std::unique_ptr<CublasLtCall> call(new CublasLtCall());
+  call->impl_ = std::make_unique<Impl>();
+  Impl &c = *call->impl_;
+  c.handle = static_cast<cublasLtHandle_t>(lib.handle_);
+  // cuBLASLt is column-major; a row-major matrix is its transpose there, so
+  // the row-major D = A B is computed as D^T = B^T A^T: cuBLASLt's A is our
+  // B, its B our A, its D (n x m, ld n) our D.
+  cudaDataType_t t = cudaType(g.dtype);
+  // Compute in f32 without TF32 (CUBLAS_COMPUTE_32F_FAST_TF32 would be it):
+  // f32 results stay exact to f32 rounding; f16/bf16 accumulate in f32.
+  x.check(x.descCreate(&c.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  auto setOp = [&](cublasLtMatmulDescAttributes_t attr, const auto &v) {
+    x.check(x.descSet(c.op, attr, &v, sizeof v), "cublasLtMatmulDescSetAttribute");
+  };
+  setOp(CUBLASLT_MATMUL_DESC_TRANSA, g.transB ? CUBLAS_OP_T : CUBLAS_OP_N);
+  setOp(CUBLASLT_MATMUL_DESC_TRANSB, g.transA ? CUBLAS_OP_T : CUBLAS_OP_N);
+  // Its bias is per row of its D: a per-column bias of ours.
+  cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_DEFAULT;
+  if (g.bias >= 0)
+    epilogue = g.relu       ? CUBLASLT_EPILOGUE_RELU_BIAS
+               : g.geluTanh ? CUBLASLT_EPILOGUE_GELU_BIAS
+                            : CUBLASLT_EPILOGUE_BIAS;
+  else if (g.relu || g.geluTanh)
+    epilogue = g.relu ? CUBLASLT_EPILOGUE_RELU : CUBLASLT_EPILOGUE_GELU;
+  setOp(CUBLASLT_MATMUL_DESC_EPILOGUE, epilogue);
+  if (g.bias >= 0)
+    setOp(CUBLASLT_MATMUL_DESC_BIAS_POINTER, reinterpret_cast<const void *>(p.bias));
+
+  auto layout = [&](cublasLtMatrixLayout_t &l, int64_t rows, int64_t cols, int64_t ld,
+                    int64_t stride) {
+    x.check(x.layoutCreate(&l, t, uint64_t(rows), uint64_t(cols), ld),
+            "cublasLtMatrixLayoutCreate");
+    if (g.batch == 1)
+      return;
+    int32_t count = int32_t(g.batch);
+    x.check(x.layoutSet(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count),
+            "cublasLtMatrixLayoutSetAttribute");
+    x.check(x.layoutSet(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride),
+            "cublasLtMatrixLayoutSetAttribute");
+  };
+  // Row-major B stored k x n is column-major n x k (ld n); stored n x k (transB), k x n.
+  if (g.transB)
+    layout(c.a, g.k, g.n, g.k, g.strideB);
+  else
+    layout(c.a, g.n, g.k, g.n, g.strideB);
+  if (g.transA)
+    layout(c.b, g.m, g.k, g.m, g.strideA);
+  else
+    layout(c.b, g.k, g.m, g.k, g.strideA);
+  layout(c.d, g.n, g.m, g.n, g.strideD);
+
+  c.alpha = g.alpha;
+  c.beta = g.c >= 0 ? g.beta : 0;
+  c.pa = p.b;
+  c.pb = p.a;
+  c.pc = g.c >= 0 ? p.c : p.d;
+  c.pd = p.d;
+  c.workspace = lib.workspace_.get();
+  c.workspaceBytes = CublasLt::kWorkspaceBytes;
+
+  cublasLtMatmulPreference_t pref = nullptr;
+  x.check(x.prefCreate(&pref), "cublasLtMatmulPreferenceCreate");
+  uint64_t elem = dtypeSize(g.dtype);
+  auto setPref = [&](cublasLtMatmulPreferenceAttributes_t attr, const auto &v) {
+    x.check(x.prefSet(pref, attr, &v, sizeof v), "cublasLtMatmulPreferenceSetAttribute");
+  };
+  int found = 0;
+  cublasLtMatmulHeuristicResult_t result{};
+  cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
+  try {
+    setPref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(c.workspaceBytes));
+    setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES,
+            alignment({c.pa, uint64_t(g.strideB) * elem}));
+    setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
+            alignment({c.pb, uint64_t(g.strideA) * elem}));
+    setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
+            alignment({c.pc, uint64_t(g.strideD) * elem}));
+    setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
+            alignment({c.pd, uint64_t(g.strideD) * elem}));
+    s = x.heuristic(c.handle, c.op, c.a, c.b, c.d, c.d, pref, 1, &result, &found);
+  } catch (...) {
+    x.prefDestroy(pref);
+    throw;
+  }
+  x.prefDestroy(pref);
+  if (s != CUBLAS_STATUS_SUCCESS || found == 0) {
+    why =
+        std::string("cuBLASLt has no algorithm for ") + g.describe() + " (" + x.statusName(s) + ")";
+    return nullptr;
+  }
+  c.algo = result.algo;
+  return call;
+}
+
+void CublasLtCall::run(CUstream stream) const {
+  const Impl &c = *impl_;
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+  api().check(api().matmul(c.handle, c.op, &c.alpha, ptr(c.pa), c.a, ptr(c.pb), c.b, &c.beta,
+                           ptr(c.pc), c.d, ptr(c.pd), c.d, &c.algo, ptr(c.workspace),
+                           c.workspaceBytes, reinterpret_cast<cudaStream_t>(stream)),
+              "cublasLtMatmul");
+}
+
+} // namespace tc::cuda
+#endif

@@ -1,0 +1,266 @@
+#include "tc/Runtime/CudaLibraryPlan.h"
+#include "tc/CodeGen/LibraryCall.h"
+#include <algorithm>
+#include <functional>
+#include <numeric>
+#include <sstream>
+
+namespace tc {
+
+namespace {
+
+int argIndex(const Function &group, const Value *v) {
+  auto it = std::find(group.args.begin(), group.args.end(), v);
+  return it == group.args.end() ? -1 : int(it - group.args.begin());
+}
+
+int64_t product(const std::vector<int64_t> &d, size_t from = 0, size_t to = SIZE_MAX) {
+  to = std::min(to, d.size());
+  return std::accumulate(d.begin() + long(std::min(from, to)), d.begin() + long(to), int64_t(1),
+                         std::multiplies<>());
+}
+
+std::string dimsText(const std::vector<int64_t> &d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i)
+    s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+// The epilogue's ops folded into the call: an Add of a group argument shaped
+// like `biasShape` (right-aligned, leading 1s) straight after the anchor,
+// then (`acts`) Relu or a tanh Gelu; all of the epilogue or nothing.
+struct Fold {
+  int bias = -1;
+  bool relu = false, geluTanh = false, all = false;
+};
+Fold foldEpilogue(const Function &group, const std::vector<TensorType> &args,
+                  const std::vector<int64_t> &biasShape, bool acts) {
+  Fold f;
+  const Value *chain = group.ops.front()->result();
+  size_t next = 1;
+  const Op *add = next < group.ops.size() ? group.ops[next].get() : nullptr;
+  if (add && add->is(OpKind::Add) && (add->operand(0) == chain || add->operand(1) == chain)) {
+    const Value *other = add->operand(0) == chain ? add->operand(1) : add->operand(0);
+    int i = other == chain ? -1 : argIndex(group, other);
+    if (i >= 0 && args[size_t(i)].rank() <= biasShape.size()) {
+      std::vector<int64_t> d = staticDims(args[size_t(i)].shape);
+      d.insert(d.begin(), biasShape.size() - d.size(), 1);
+      if (d == biasShape) {
+        f.bias = i;
+        chain = add->result();
+        ++next;
+      }
+    }
+  }
+  if (acts && next < group.ops.size() && group.ops[next]->operand(0) == chain) {
+    const Op &op = *group.ops[next];
+    // Only exact matches: cuBLASLt's GELU is the tanh approximation.
+    f.relu = op.is(OpKind::Relu);
+    f.geluTanh = op.is(OpKind::Gelu) && op.getString("approximate") == "tanh";
+    next += f.relu || f.geluTanh;
+  }
+  f.all = next == group.ops.size();
+  return f.all ? f : Fold{-1, false, false, false};
+}
+
+bool libraryDType(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
+std::vector<int64_t> intsOr(const Op &op, const char *name, size_t n, int64_t fill) {
+  std::vector<int64_t> v = op.getInts(name);
+  return v.empty() ? std::vector<int64_t>(n, fill) : v;
+}
+
+} // namespace
+
+std::string GemmDesc::describe() const {
+  std::ostringstream s;
+  s << "gemm " << dtypeName(dtype) << " m=" << m << " n=" << n << " k=" << k << " batch=" << batch;
+  if (transA || transB)
+    s << " trans=" << (transA ? "A" : "") << (transB ? "B" : "");
+  if (batch > 1)
+    s << " strides=" << strideA << "," << strideB << "," << strideD;
+  if (alpha != 1 || c >= 0)
+    s << " alpha=" << alpha << " beta=" << beta;
+  std::string e = bias >= 0 ? "bias" : "";
+  if (relu || geluTanh)
+    e += (e.empty() ? "" : ",") + std::string(relu ? "relu" : "gelu_tanh");
+  if (!e.empty())
+    s << " epilogue=" << e;
+  return s.str();
+}
+
+std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<TensorType> &args,
+                                     const TensorType &result, std::string &why) {
+  GemmDesc g;
+  const Op &anchor = *group.ops.front();
+  g.a = argIndex(group, anchor.operand(0));
+  g.b = argIndex(group, anchor.operand(1));
+  if (g.a < 0 || g.b < 0) {
+    why = "a MatMul operand that is not a group argument";
+    return std::nullopt;
+  }
+  const TensorType &at = args[size_t(g.a)], &bt = args[size_t(g.b)];
+  g.dtype = result.dtype;
+  if (!libraryDType(g.dtype) || at.dtype != g.dtype || bt.dtype != g.dtype) {
+    why =
+        std::string("cuBLASLt is given f32, f16 and bf16, not ") + std::string(dtypeName(at.dtype));
+    return std::nullopt;
+  }
+  std::vector<int64_t> ad = staticDims(at.shape), bd = staticDims(bt.shape);
+  if (anchor.is(OpKind::Gemm)) {
+    g.transA = anchor.getInt("transA") != 0;
+    g.transB = anchor.getInt("transB") != 0;
+    g.alpha = float(anchor.getFloat("alpha"));
+    g.m = ad[g.transA ? 1 : 0];
+    g.k = ad[g.transA ? 0 : 1];
+    g.n = bd[g.transB ? 0 : 1];
+  } else {
+    // numpy matmul: a 1-D A is a row [1,K], a 1-D B a column [K,1]; the
+    // result drops that dim, the bytes are the same.
+    if (ad.size() == 1)
+      ad.insert(ad.begin(), 1);
+    if (bd.size() == 1)
+      bd.push_back(1);
+    g.m = ad[ad.size() - 2];
+    g.k = ad.back();
+    g.n = bd.back();
+    std::vector<int64_t> ba(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
+    size_t rank = std::max(ba.size(), bb.size());
+    ba.insert(ba.begin(), rank - ba.size(), 1);
+    bb.insert(bb.begin(), rank - bb.size(), 1);
+    int64_t na = product(ba), nb = product(bb);
+    if (nb == 1) { // B shared by every batch: A's batches are rows of one GEMM
+      g.m *= na;
+    } else if (na == 1 || ba == bb) {
+      g.batch = nb;
+      g.strideA = na == 1 ? 0 : g.m * g.k;
+      g.strideB = g.k * g.n;
+      g.strideD = g.m * g.n;
+    } else {
+      why = "MatMul batch dims " + dimsText(ba) + " x " + dimsText(bb) +
+            " broadcast partly (cuBLASLt is given equal batch dims or one side shared)";
+      return std::nullopt;
+    }
+  }
+  if (g.k == 0) {
+    why = "an empty K";
+    return std::nullopt;
+  }
+  // Gemm's C: a full m x n matrix scaled by beta, or a per-column bias.
+  if (anchor.is(OpKind::Gemm) && anchor.operand(2)) {
+    int ci = argIndex(group, anchor.operand(2));
+    std::vector<int64_t> cd = ci < 0 ? std::vector<int64_t>{} : staticDims(args[size_t(ci)].shape);
+    cd.insert(cd.begin(), 2 - std::min<size_t>(cd.size(), 2), 1);
+    float beta = float(anchor.getFloat("beta"));
+    if (ci >= 0 && cd == std::vector<int64_t>{g.m, g.n}) {
+      g.c = ci;
+      g.beta = beta;
+    } else if (ci >= 0 && cd == std::vector<int64_t>{1, g.n} && beta == 1) {
+      g.bias = ci;
+    } else {
+      why = "Gemm C " + dimsText(cd) + (beta != 1 ? " with beta other than 1" : "") +
+            " (cuBLASLt is given a full C or a per-column bias)";
+      return std::nullopt;
+    }
+  }
+  std::vector<int64_t> rd = staticDims(result.shape);
+  std::vector<int64_t> perColumn(rd.size(), 1);
+  if (!rd.empty())
+    perColumn.back() = g.n;
+  Fold f = foldEpilogue(group, args, perColumn, true);
+  if (f.all && !(f.bias >= 0 && g.bias >= 0)) {
+    g.bias = f.bias >= 0 ? f.bias : g.bias;
+    g.relu = f.relu;
+    g.geluTanh = f.geluTanh;
+    g.epilogueFolded = true;
+  }
+  return g;
+}
+
+std::string ConvDesc::describe() const {
+  auto list = [](const std::vector<int> &v, const char *sep) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? sep : "") + std::to_string(v[i]);
+    return s;
+  };
+  std::ostringstream s;
+  s << "conv " << dtypeName(dtype) << (channelsLast ? " nhwc" : "") << " x=" << list(x, "x")
+    << " w=" << list(w, "x") << " pads=" << list(pads, ",") << " strides=" << list(strides, ",")
+    << " dilations=" << list(dilations, ",") << " groups=" << groups;
+  if (bias >= 0)
+    s << " bias";
+  return s.str();
+}
+
+std::optional<ConvDesc> describeConv(const Function &group, const std::vector<TensorType> &args,
+                                     const TensorType &result, std::string &why) {
+  ConvDesc c;
+  const Op &anchor = *group.ops.front();
+  c.input = argIndex(group, anchor.operand(0));
+  c.weights = argIndex(group, anchor.operand(1));
+  if (c.input < 0 || c.weights < 0) {
+    why = "a Conv operand that is not a group argument";
+    return std::nullopt;
+  }
+  const TensorType &xt = args[size_t(c.input)], &wt = args[size_t(c.weights)];
+  c.dtype = result.dtype;
+  if (!libraryDType(c.dtype) || xt.dtype != c.dtype || wt.dtype != c.dtype) {
+    why = std::string("cuDNN is given f32, f16 and bf16, not ") + std::string(dtypeName(xt.dtype));
+    return std::nullopt;
+  }
+  if (anchor.getString("auto_pad") != "NOTSET") {
+    why = "Conv with auto_pad";
+    return std::nullopt;
+  }
+  c.channelsLast = anchor.getInt("channels_last") != 0;
+  size_t sp = xt.rank() - 2;
+  if (sp < 1 || sp > 3) {
+    why = "a Conv with " + std::to_string(sp) + " spatial axes";
+    return std::nullopt;
+  }
+  std::vector<int64_t> strides = intsOr(anchor, "strides", sp, 1);
+  std::vector<int64_t> dil = intsOr(anchor, "dilations", sp, 1);
+  std::vector<int64_t> pads = intsOr(anchor, "pads", 2 * sp, 0);
+  for (size_t i = 0; i < sp; ++i)
+    if (pads[i] != pads[i + sp]) {
+      why = "asymmetric Conv pads (cuDNN's are symmetric)";
+      return std::nullopt;
+    }
+  auto ints = [](const std::vector<int64_t> &v) { return std::vector<int>(v.begin(), v.end()); };
+  // cuDNN's order: channels second (the memory order is the strides' business).
+  auto cudnnOrder = [&](const TensorType &t) {
+    std::vector<int> d = ints(staticDims(t.shape));
+    if (c.channelsLast)
+      std::rotate(d.begin() + 1, d.end() - 1, d.end());
+    return d;
+  };
+  c.x = cudnnOrder(xt);
+  c.w = cudnnOrder(wt);
+  c.y = cudnnOrder(result);
+  c.pads = ints({pads.begin(), pads.begin() + long(sp)});
+  c.strides = ints(strides);
+  c.dilations = ints(dil);
+  if (sp == 1) // cuDNN's tensors have 4 or 5 dims: a 1-D conv is 2-D with H = 1
+    for (auto *v : {&c.x, &c.w, &c.y, &c.pads, &c.strides, &c.dilations})
+      v->insert(v->begin() + (v->size() > 2 ? 2 : 0), v == &c.pads ? 0 : 1);
+  c.groups = int(anchor.getInt("group"));
+  if (const Value *b = anchor.operand(2)) {
+    c.bias = argIndex(group, b);
+    if (c.bias < 0) {
+      why = "a Conv bias that is not a group argument";
+      return std::nullopt;
+    }
+  }
+  std::vector<int64_t> perChannel(xt.rank(), 1); // of the result as the IR has it
+  perChannel[c.channelsLast ? xt.rank() - 1 : 1] = c.y[1];
+  Fold f = foldEpilogue(group, args, perChannel, false);
+  if (f.all && !(f.bias >= 0 && c.bias >= 0)) {
+    c.bias = f.bias >= 0 ? f.bias : c.bias;
+    c.epilogueFolded = true;
+  }
+  return c;
+}
+
+} // namespace tc

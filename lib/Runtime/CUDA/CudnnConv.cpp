@@ -1,0 +1,243 @@
+#include "CudnnConv.h"
+#include "LibraryLoader.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+
+// Built without the cudnn.h header (no CUDA toolkit): cuDNN is unavailable,
+// the one error below; everything else of the CUDA runtime builds.
+#ifndef TC_HAVE_CUDNN
+namespace tc::cuda {
+[[noreturn]] static void unavailable() {
+  fail("cuDNN not available (tc was built without cudnn.h)");
+}
+Cudnn::Cudnn(CUstream) { unavailable(); }
+Cudnn::~Cudnn() = default;
+struct CudnnConv::Impl {};
+CudnnConv::~CudnnConv() = default;
+std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &, const ConvDesc &, const Pointers &,
+                                             std::string &) {
+  unavailable();
+}
+size_t CudnnConv::workspaceBytes() const { return 0; }
+void CudnnConv::setWorkspace(CUdeviceptr) {}
+void CudnnConv::run() const { unavailable(); }
+} // namespace tc::cuda
+#else
+#include <cudnn.h>
+
+namespace tc::cuda {
+
+namespace {
+
+struct Api {
+  decltype(&cudnnCreate) create;
+  decltype(&cudnnDestroy) destroy;
+  decltype(&cudnnSetStream) setStream;
+  decltype(&cudnnGetErrorString) errorString;
+  decltype(&cudnnCreateTensorDescriptor) createTensor;
+  decltype(&cudnnSetTensorNdDescriptor) setTensor;
+  decltype(&cudnnDestroyTensorDescriptor) destroyTensor;
+  decltype(&cudnnCreateFilterDescriptor) createFilter;
+  decltype(&cudnnSetFilterNdDescriptor) setFilter;
+  decltype(&cudnnDestroyFilterDescriptor) destroyFilter;
+  decltype(&cudnnCreateConvolutionDescriptor) createConv;
+  decltype(&cudnnSetConvolutionNdDescriptor) setConv;
+  decltype(&cudnnSetConvolutionGroupCount) setGroups;
+  decltype(&cudnnSetConvolutionMathType) setMath;
+  decltype(&cudnnDestroyConvolutionDescriptor) destroyConv;
+  decltype(&cudnnGetConvolutionNdForwardOutputDim) outputDim;
+  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) algorithms;
+  decltype(&cudnnGetConvolutionForwardWorkspaceSize) workspaceSize;
+  decltype(&cudnnConvolutionForward) forward;
+  decltype(&cudnnAddTensor) addTensor;
+
+  void check(cudnnStatus_t s, const char *call) const {
+    if (s != CUDNN_STATUS_SUCCESS)
+      fail(call, ": ", errorString(s), " (", int(s), ")");
+  }
+};
+
+// Loaded once; a failed load is not cached (the error comes again).
+// libcudnn.so.9 is cuDNN 9's front library: it loads its parts (ops, cnn).
+const Api &api() {
+  static const Api a = [] {
+    void *lib = openLibrary("cuDNN", {"libcudnn.so.9", "libcudnn.so"});
+    Api a{};
+    auto bind = [&](auto &fn, const char *name) { bindSymbol(lib, fn, name, "cuDNN"); };
+    bind(a.create, "cudnnCreate");
+    bind(a.destroy, "cudnnDestroy");
+    bind(a.setStream, "cudnnSetStream");
+    bind(a.errorString, "cudnnGetErrorString");
+    bind(a.createTensor, "cudnnCreateTensorDescriptor");
+    bind(a.setTensor, "cudnnSetTensorNdDescriptor");
+    bind(a.destroyTensor, "cudnnDestroyTensorDescriptor");
+    bind(a.createFilter, "cudnnCreateFilterDescriptor");
+    bind(a.setFilter, "cudnnSetFilterNdDescriptor");
+    bind(a.destroyFilter, "cudnnDestroyFilterDescriptor");
+    bind(a.createConv, "cudnnCreateConvolutionDescriptor");
+    bind(a.setConv, "cudnnSetConvolutionNdDescriptor");
+    bind(a.setGroups, "cudnnSetConvolutionGroupCount");
+    bind(a.setMath, "cudnnSetConvolutionMathType");
+    bind(a.destroyConv, "cudnnDestroyConvolutionDescriptor");
+    bind(a.outputDim, "cudnnGetConvolutionNdForwardOutputDim");
+    bind(a.algorithms, "cudnnGetConvolutionForwardAlgorithm_v7");
+    bind(a.workspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
+    bind(a.forward, "cudnnConvolutionForward");
+    bind(a.addTensor, "cudnnAddTensor");
+    return a;
+  }();
+  return a;
+}
+
+cudnnDataType_t cudnnType(DType t) {
+  return t == DType::F16    ? CUDNN_DATA_HALF
+         : t == DType::BF16 ? CUDNN_DATA_BFLOAT16
+                            : CUDNN_DATA_FLOAT;
+}
+
+// Strides of dims `d` (cuDNN's order N, C, spatial...) packed in that order,
+// or channels last (N, spatial..., C).
+std::vector<int> packedStrides(const std::vector<int> &d, bool channelsLast) {
+  std::vector<size_t> order(d.size()); // axes, outermost first
+  for (size_t i = 0; i < d.size(); ++i)
+    order[i] = i;
+  if (channelsLast)
+    std::rotate(order.begin() + 1, order.begin() + 2, order.end());
+  std::vector<int> s(d.size());
+  int inner = 1;
+  for (size_t i = d.size(); i-- > 0;) {
+    s[order[i]] = inner;
+    inner *= d[order[i]];
+  }
+  return s;
+}
+
+// Algorithms needing more workspace than this are passed over.
+constexpr size_t kMaxWorkspace = size_t(256) << 20;
+
+} // namespace
+
+Cudnn::Cudnn(CUstream stream) {
+  cudnnHandle_t h = nullptr;
+  api().check(api().create(&h), "cudnnCreate");
+  handle_ = h;
+  api().check(api().setStream(h, reinterpret_cast<cudaStream_t>(stream)), "cudnnSetStream");
+}
+
+Cudnn::~Cudnn() {
+  if (handle_)
+    api().destroy(static_cast<cudnnHandle_t>(handle_));
+}
+
+struct CudnnConv::Impl {
+  cudnnHandle_t handle = nullptr;
+  cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
+  cudnnFilterDescriptor_t w = nullptr;
+  cudnnConvolutionDescriptor_t conv = nullptr;
+  cudnnConvolutionFwdAlgo_t algo{};
+  size_t workspaceBytes = 0;
+  CUdeviceptr px = 0, pw = 0, pbias = 0, py = 0, workspace = 0;
+
+  ~Impl() {
+    for (cudnnTensorDescriptor_t t : {x, y, bias})
+      if (t)
+        api().destroyTensor(t);
+    if (w)
+      api().destroyFilter(w);
+    if (conv)
+      api().destroyConv(conv);
+  }
+};
+
+CudnnConv::~CudnnConv() = default;
+size_t CudnnConv::workspaceBytes() const { return impl_->workspaceBytes; }
+void CudnnConv::setWorkspace(CUdeviceptr ws) { impl_->workspace = ws; }
+
+std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
+                                             std::string &why) {
+  const Api &a = api();
+  std::unique_ptr<CudnnConv> call(new CudnnConv());
+  call->impl_ = std::make_unique<Impl>();
+  Impl &k = *call->impl_;
+  k.handle = static_cast<cudnnHandle_t>(lib.handle_);
+  k.px = p.x;
+  k.pw = p.w;
+  k.pbias = p.bias;
+  k.py = p.y;
+  cudnnDataType_t t = cudnnType(c.dtype);
+  int rank = int(c.x.size());
+  auto tensor = [&](cudnnTensorDescriptor_t &d, const std::vector<int> &dims, bool last) {
+    a.check(a.createTensor(&d), "cudnnCreateTensorDescriptor");
+    a.check(a.setTensor(d, t, rank, dims.data(), packedStrides(dims, last).data()),
+            "cudnnSetTensorNdDescriptor");
+  };
+  tensor(k.x, c.x, c.channelsLast);
+  tensor(k.y, c.y, c.channelsLast);
+  if (c.bias >= 0) { // K values, either layout
+    std::vector<int> b(c.y.size(), 1);
+    b[1] = c.y[1];
+    tensor(k.bias, b, false);
+  }
+  a.check(a.createFilter(&k.w), "cudnnCreateFilterDescriptor");
+  a.check(
+      a.setFilter(k.w, t, c.channelsLast ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW, rank, c.w.data()),
+      "cudnnSetFilterNdDescriptor");
+  a.check(a.createConv(&k.conv), "cudnnCreateConvolutionDescriptor");
+  // Accumulate in f32 for every dtype (f16/bf16: cuDNN's pseudo-half).
+  a.check(a.setConv(k.conv, rank - 2, c.pads.data(), c.strides.data(), c.dilations.data(),
+                    CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
+          "cudnnSetConvolutionNdDescriptor");
+  a.check(a.setGroups(k.conv, c.groups), "cudnnSetConvolutionGroupCount");
+  // f32: FMA only (the default math lets cuDNN use TF32 tensor cores, which
+  // round the operands to 10 bits); f16/bf16: tensor cores.
+  cudnnMathType_t math = c.dtype == DType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  a.check(a.setMath(k.conv, math), "cudnnSetConvolutionMathType");
+  std::vector<int> out(c.y.size());
+  a.check(a.outputDim(k.conv, k.x, k.w, rank, out.data()), "cudnnGetConvolutionNdForwardOutputDim");
+  if (out != c.y) {
+    why = "cuDNN's output size differs from the IR's for " + c.describe();
+    return nullptr;
+  }
+  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  int found = 0;
+  a.check(
+      a.algorithms(k.handle, k.x, k.w, k.conv, k.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
+      "cudnnGetConvolutionForwardAlgorithm_v7");
+  // The heuristic's best that works with our math (no TF32 for f32) and a
+  // workspace of reasonable size.
+  const cudnnConvolutionFwdAlgoPerf_t *best = nullptr;
+  for (int i = 0; i < found && !best; ++i)
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace &&
+        (c.dtype != DType::F32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
+      best = &perf[i];
+  if (!best) {
+    why = "cuDNN has no algorithm for " + c.describe();
+    return nullptr;
+  }
+  k.algo = best->algo;
+  // Half types: the math the algorithm was rated with (as frameworks do; an
+  // algorithm without tensor ops may refuse TENSOR_OP_MATH). f32 stays FMA.
+  if (c.dtype != DType::F32)
+    a.check(a.setMath(k.conv, best->mathType), "cudnnSetConvolutionMathType");
+  a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, k.algo, &k.workspaceBytes),
+          "cudnnGetConvolutionForwardWorkspaceSize");
+  call->describe_ = c.describe() + " algo=" + std::to_string(int(k.algo));
+  return call;
+}
+
+void CudnnConv::run() const {
+  const Api &a = api();
+  const Impl &k = *impl_;
+  auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
+  // Scaling factors are float for every data type here (cuDNN: double only for double data).
+  const float one = 1, zero = 0;
+  a.check(a.forward(k.handle, &one, k.x, ptr(k.px), k.w, ptr(k.pw), k.conv, k.algo,
+                    ptr(k.workspace), k.workspaceBytes, &zero, k.y, ptr(k.py)),
+          "cudnnConvolutionForward");
+  if (k.bias)
+    a.check(a.addTensor(k.handle, &one, k.bias, ptr(k.pbias), &one, k.y, ptr(k.py)),
+            "cudnnAddTensor");
+}
+
+} // namespace tc::cuda
+#endif

@@ -1,0 +1,104 @@
+// A stand-in libcublasLt.so.13 for testing the CUDA runtime's cuBLASLt path
+// without a GPU, beside fake_libcuda.c (device memory is host memory): it
+// keeps the descriptors' attributes and computes cublasLtMatmul as cuBLASLt
+// defines it (column-major, op(A) per TRANSA/TRANSB, strided batches, the
+// BIAS/RELU epilogues), f32/f16/bf16 (accumulating in double, rounding
+// once), naively. So the runtime's mapping of
+// row-major ONNX MatMul/Gemm onto cuBLASLt (the swapped operands, leading
+// dims, batch strides, bias) is checked against the reference executor.
+// Enum values as cublasLt.h has them (CUDA 13).
+#include "fake_half.h"
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { kTransA = 3, kTransB = 4, kEpilogue = 7, kBiasPointer = 8 };
+enum { kBatchCount = 5, kBatchStride = 6 };
+enum { kRelu = 2, kBias = 4 };
+typedef struct { int transa, transb, epilogue; const void *bias; } Desc;
+typedef struct { int type; uint64_t rows, cols; int64_t ld; int32_t batch; int64_t stride; } Layout;
+typedef struct { uint64_t data[8]; } Algo;
+// CUDA_R_16F 2, CUDA_R_16BF 14
+#define get(p, t, i) getAs(p, t, 2, 14, i)
+#define put(p, t, i, v) putAs(p, t, 2, 14, i, v)
+typedef struct { Algo algo; size_t workspaceSize; int state; float waves; int reserved[4]; } Result;
+
+static int handle;
+int cublasLtCreate(void **h) { *h = &handle; return 0; }
+int cublasLtDestroy(void *h) { return 0; }
+const char *cublasLtGetStatusName(int s) { return s ? "CUBLAS_STATUS_NOT_SUPPORTED" : "CUBLAS_STATUS_SUCCESS"; }
+int cublasLtMatmulDescCreate(void **d, int compute, int scale) {
+  Desc *x = calloc(1, sizeof(Desc));
+  x->epilogue = 1;
+  *d = x;
+  return compute == 68 && scale == 0 ? 0 : 15; // CUBLAS_COMPUTE_32F, CUDA_R_32F; else NOT_SUPPORTED
+}
+int cublasLtMatmulDescDestroy(void *d) { free(d); return 0; }
+int cublasLtMatmulDescSetAttribute(void *d, int attr, const void *buf, size_t n) {
+  Desc *x = d;
+  if (attr == kTransA) memcpy(&x->transa, buf, 4);
+  else if (attr == kTransB) memcpy(&x->transb, buf, 4);
+  else if (attr == kEpilogue) memcpy(&x->epilogue, buf, 4);
+  else if (attr == kBiasPointer) memcpy(&x->bias, buf, sizeof(void *));
+  else return 15;
+  return 0;
+}
+int cublasLtMatrixLayoutCreate(void **l, int type, uint64_t rows, uint64_t cols, int64_t ld) {
+  Layout *x = calloc(1, sizeof(Layout));
+  x->type = type, x->rows = rows, x->cols = cols, x->ld = ld, x->batch = 1;
+  *l = x;
+  return (type == 0 || type == 2 || type == 14) && ld >= (int64_t)rows ? 0 : 7; // INVALID_VALUE
+}
+int cublasLtMatrixLayoutDestroy(void *l) { free(l); return 0; }
+int cublasLtMatrixLayoutSetAttribute(void *l, int attr, const void *buf, size_t n) {
+  Layout *x = l;
+  if (attr == kBatchCount) memcpy(&x->batch, buf, 4);
+  else if (attr == kBatchStride) memcpy(&x->stride, buf, 8);
+  else return 15;
+  return 0;
+}
+static int pref;
+int cublasLtMatmulPreferenceCreate(void **p) { *p = &pref; return 0; }
+int cublasLtMatmulPreferenceDestroy(void *p) { return 0; }
+int cublasLtMatmulPreferenceSetAttribute(void *p, int attr, const void *buf, size_t n) { return 0; }
+int cublasLtMatmulAlgoGetHeuristic(void *h, void *op, void *a, void *b, void *c, void *d, void *p,
+                                   int requested, Result *r, int *count) {
+  memset(r, 0, sizeof *r);
+  *count = 1;
+  return 0;
+}
+int cublasLtMatmul(void *h, Desc *op, const float *alpha, const void *A, Layout *a, const void *B,
+                   Layout *b, const float *beta, const void *C, Layout *c, void *D, Layout *d,
+                   const Algo *algo, void *ws, size_t wsBytes, void *stream) {
+  uint64_t m = op->transa ? a->cols : a->rows, k = op->transa ? a->rows : a->cols;
+  uint64_t n = op->transb ? b->rows : b->cols;
+  if (d->rows != m || d->cols != n || (op->transb ? b->cols : b->rows) != k)
+    return 7;
+  if (op->epilogue & ~(1 | kRelu | kBias)) // GELU: not here
+    return 15;
+  if (a->type != d->type || b->type != d->type || c->type != d->type)
+    return 15;
+  int t = d->type;
+  fprintf(stderr, "fake cublasLtMatmul m=%llu n=%llu k=%llu batch=%d epilogue=%d\n",
+          (unsigned long long)m, (unsigned long long)n, (unsigned long long)k, d->batch, op->epilogue);
+  for (int64_t bt = 0; bt < d->batch; ++bt)
+    for (uint64_t j = 0; j < n; ++j)
+      for (uint64_t i = 0; i < m; ++i) {
+        double s = 0;
+        for (uint64_t l = 0; l < k; ++l) {
+          float x = get(A, t, op->transa ? bt * a->stride + l + i * a->ld : bt * a->stride + i + l * a->ld);
+          float y = get(B, t, op->transb ? bt * b->stride + j + l * b->ld : bt * b->stride + l + j * b->ld);
+          s += (double)x * y;
+        }
+        float v = *alpha * (float)s;
+        if (*beta != 0)
+          v += *beta * get(C, t, bt * c->stride + i + j * c->ld);
+        if (op->epilogue & kBias)
+          v += get(op->bias, t, i);
+        if ((op->epilogue & kRelu) && v < 0)
+          v = 0;
+        put(D, t, bt * d->stride + i + j * d->ld, v);
+      }
+  return 0;
+}

@@ -1,0 +1,169 @@
+#include "tc/Runtime/CudaLibraryPlan.h"
+#include "tc/IR/Parser.h"
+#include <gtest/gtest.h>
+
+using namespace tc;
+
+namespace {
+
+// `body` as the group (a function over static types, as a Fused op's callee
+// is at a planned shape); its argument types are the Fused op's operands'.
+struct Group {
+  std::unique_ptr<Module> m;
+  std::vector<TensorType> args;
+  const Function &f() const { return m->main(); }
+};
+Group group(const std::string &sig, const std::string &body) {
+  Group g;
+  g.m = parseModule("module @m {\n  func @main" + sig + " {\n" + body + "\n  }\n}", "g.tcir");
+  for (const Value *a : g.m->main().args)
+    g.args.push_back(a->type);
+  return g;
+}
+
+std::optional<GemmDesc> gemm(const Group &g, std::string &why) {
+  return describeGemm(g.f(), g.args, g.f().results[0]->type, why);
+}
+
+} // namespace
+
+TEST(CudaLibraryPlan, WeightsTimesActivationsIsOneGemmOverAllRows) {
+  Group g = group("(%a: f32[2,3,4,8], %w: f32[8,16], %b: f32[16]) -> (f32[2,3,4,16])",
+                  "    %m = MatMul(%a, %w) : f32[2,3,4,16]\n"
+                  "    %s = Add(%m, %b) : f32[2,3,4,16]\n"
+                  "    %r = Relu(%s) : f32[2,3,4,16]\n    return %r");
+  std::string why;
+  auto d = gemm(g, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->m, 24);
+  EXPECT_EQ(d->n, 16);
+  EXPECT_EQ(d->k, 8);
+  EXPECT_EQ(d->batch, 1);
+  EXPECT_EQ(d->a, 0);
+  EXPECT_EQ(d->b, 1);
+  EXPECT_EQ(d->bias, 2);
+  EXPECT_TRUE(d->relu);
+  EXPECT_TRUE(d->epilogueFolded);
+  EXPECT_EQ(d->describe(), "gemm f32 m=24 n=16 k=8 batch=1 epilogue=bias,relu");
+}
+
+TEST(CudaLibraryPlan, BatchDimsEqualOrSharedAreStridedBatches) {
+  std::string why;
+  Group eq = group("(%a: f32[2,3,4,8], %b: f32[2,3,8,5]) -> (f32[2,3,4,5])",
+                   "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");
+  auto d = gemm(eq, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->batch, 6);
+  EXPECT_EQ(d->strideA, 32);
+  EXPECT_EQ(d->strideB, 40);
+  EXPECT_EQ(d->strideD, 20);
+  // A shared by every batch of B: stride 0.
+  Group shared = group("(%a: f32[1,4,8], %b: f32[6,8,5]) -> (f32[6,4,5])",
+                       "    %m = MatMul(%a, %b) : f32[6,4,5]\n    return %m");
+  d = gemm(shared, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->batch, 6);
+  EXPECT_EQ(d->strideA, 0);
+  EXPECT_EQ(d->m, 4);
+  // [2,1] x [1,3]: neither; the host takes it, saying why.
+  Group partly = group("(%a: f32[2,1,4,8], %b: f32[1,3,8,5]) -> (f32[2,3,4,5])",
+                       "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");
+  EXPECT_FALSE(gemm(partly, why));
+  EXPECT_NE(why.find("broadcast partly"), std::string::npos) << why;
+}
+
+TEST(CudaLibraryPlan, VectorOperandsAreOneRowOrColumn) {
+  std::string why;
+  Group v = group("(%a: f32[8], %b: f32[3,8,5]) -> (f32[3,5])",
+                  "    %m = MatMul(%a, %b) : f32[3,5]\n    return %m");
+  auto d = gemm(v, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->m, 1);
+  EXPECT_EQ(d->batch, 3);
+  EXPECT_EQ(d->strideA, 0);
+  Group col = group("(%a: f32[4,8], %b: f32[8]) -> (f32[4])",
+                    "    %m = MatMul(%a, %b) : f32[4]\n    return %m");
+  d = gemm(col, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->n, 1);
+  EXPECT_EQ(d->m, 4);
+}
+
+TEST(CudaLibraryPlan, GemmTransposesScalesAndTakesCAsMatrixOrBias) {
+  std::string why;
+  Group full = group("(%a: f32[8,4], %b: f32[16,8], %c: f32[4,16]) -> (f32[4,16])",
+                     "    %m = Gemm(%a, %b, %c) {transA = 1, transB = 1, alpha = 0.5, beta = 2.0} "
+                     ": f32[4,16]\n    return %m");
+  auto d = gemm(full, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_TRUE(d->transA && d->transB);
+  EXPECT_EQ(d->m, 4);
+  EXPECT_EQ(d->k, 8);
+  EXPECT_EQ(d->n, 16);
+  EXPECT_EQ(d->c, 2);
+  EXPECT_EQ(d->alpha, 0.5f);
+  EXPECT_EQ(d->beta, 2.0f);
+  Group bias = group("(%a: f32[4,8], %b: f32[8,16], %c: f32[16]) -> (f32[4,16])",
+                     "    %m = Gemm(%a, %b, %c) : f32[4,16]\n    return %m");
+  d = gemm(bias, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->bias, 2);
+  EXPECT_EQ(d->c, -1);
+  Group rows = group("(%a: f32[4,8], %b: f32[8,16], %c: f32[4,1]) -> (f32[4,16])",
+                     "    %m = Gemm(%a, %b, %c) : f32[4,16]\n    return %m");
+  EXPECT_FALSE(gemm(rows, why));
+  EXPECT_NE(why.find("Gemm C [4,1]"), std::string::npos) << why;
+}
+
+TEST(CudaLibraryPlan, OnlyExactEpiloguesFold) {
+  std::string why;
+  // ONNX Gelu is erf: not cuBLASLt's tanh GELU; the kernel runs all of it.
+  Group erf = group("(%a: f32[4,8], %w: f32[8,16], %b: f32[16]) -> (f32[4,16])",
+                    "    %m = MatMul(%a, %w) : f32[4,16]\n    %s = Add(%m, %b) : f32[4,16]\n"
+                    "    %g = Gelu(%s) : f32[4,16]\n    return %g");
+  auto d = gemm(erf, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_FALSE(d->epilogueFolded);
+  EXPECT_EQ(d->bias, -1);
+  Group tanh = group("(%a: f32[4,8], %w: f32[8,16]) -> (f32[4,16])",
+                     "    %m = MatMul(%a, %w) : f32[4,16]\n"
+                     "    %g = Gelu(%m) {approximate = \"tanh\"} : f32[4,16]\n    return %g");
+  d = gemm(tanh, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_TRUE(d->geluTanh && d->epilogueFolded);
+  // A residual add (a full matrix) is not a bias.
+  Group res = group("(%a: f32[4,8], %w: f32[8,16], %r: f32[4,16]) -> (f32[4,16])",
+                    "    %m = MatMul(%a, %w) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
+                    "    return %s");
+  d = gemm(res, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_FALSE(d->epilogueFolded);
+}
+
+TEST(CudaLibraryPlan, ConvDescriptorsAndTheirLimits) {
+  std::string why;
+  Group c = group("(%x: f32[1,16,8,8], %w: f32[8,4,3,3], %b: f32[1,8,1,1]) -> (f32[1,8,4,4])",
+                  "    %y = Conv(%x, %w) {group = 4, pads = [1, 1, 1, 1], strides = [2, 2]} "
+                  ": f32[1,8,4,4]\n    %s = Add(%y, %b) : f32[1,8,4,4]\n    return %s");
+  auto d = describeConv(c.f(), c.args, c.f().results[0]->type, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->groups, 4);
+  EXPECT_EQ(d->pads, (std::vector<int>{1, 1}));
+  EXPECT_EQ(d->strides, (std::vector<int>{2, 2}));
+  EXPECT_EQ(d->bias, 2);
+  EXPECT_TRUE(d->epilogueFolded);
+  // 1-D: 2-D with H = 1.
+  Group c1 = group("(%x: f32[2,3,10], %w: f32[5,3,3]) -> (f32[2,5,8])",
+                   "    %y = Conv(%x, %w) : f32[2,5,8]\n    %r = Relu(%y) : f32[2,5,8]\n"
+                   "    return %r");
+  d = describeConv(c1.f(), c1.args, c1.f().results[0]->type, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->x, (std::vector<int>{2, 3, 1, 10}));
+  EXPECT_EQ(d->w, (std::vector<int>{5, 3, 1, 3}));
+  EXPECT_EQ(d->pads, (std::vector<int>{0, 0}));
+  EXPECT_FALSE(d->epilogueFolded); // Relu: the epilogue kernel
+  Group asym = group("(%x: f32[1,3,8,8], %w: f32[4,3,3,3]) -> (f32[1,4,7,7])",
+                     "    %y = Conv(%x, %w) {pads = [1, 1, 0, 0]} : f32[1,4,7,7]\n    return %y");
+  EXPECT_FALSE(describeConv(asym.f(), asym.args, asym.f().results[0]->type, why));
+  EXPECT_NE(why.find("asymmetric"), std::string::npos) << why;
+}
