@@ -276,6 +276,26 @@ bool isLonePooling(const Group &g) {
          (g.ops[0]->is(OpKind::MaxPool) || g.ops[0]->is(OpKind::AveragePool));
 }
 
+// A lone data-movement op on tensor data (float or bool: integer data is
+// usually a shape computation, which per-shape plans fold, so it stays an op).
+bool isLoneMove(const Group &g) {
+  if (g.ops.size() != 1)
+    return false;
+  const Op &op = *g.ops[0];
+  switch (op.kind) {
+  case OpKind::Gather:
+  case OpKind::Concat:
+  case OpKind::Slice:
+  case OpKind::Split:
+  case OpKind::Expand:
+  case OpKind::Pad:
+  case OpKind::Tile: break;
+  default: return false;
+  }
+  DType t = op.operand(0)->type.dtype;
+  return isFloat(t) || t == DType::Bool;
+}
+
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {
   std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
   std::unordered_set<const Value *> inside;
@@ -381,8 +401,8 @@ void scheduleStable(Function &f) {
 bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
   // (or Transpose, which moves data) becomes a group of one too, so every
-  // kernel is a Fused op.
-  bool singles = opts.getInt("singles") != 0;
+  // kernel is a Fused op; moves=1 (CUDA) outlines data-movement ops too.
+  bool singles = opts.getInt("singles") != 0, moves = opts.getInt("moves") != 0;
   std::set<std::string> callees;
   for (const auto &f : m.functions)
     for (const auto &op : f->ops)
@@ -405,7 +425,8 @@ bool runFusePass(Module &m, const PassOptions &opts) {
       if (g.ops.size() == 1) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
-            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g))
+            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g) &&
+            !(moves && isLoneMove(g)))
           continue;
       }
       bool hasInput = false;

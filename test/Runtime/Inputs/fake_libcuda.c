@@ -23,13 +23,14 @@ int cuCtxSetCurrent(void *c) { return 0; }
 int cuModuleLoadData(void **m, const void *image) { *m = &mod; return 0; }
 int cuModuleUnload(void *m) { return 0; }
 typedef void (*HostLaunch)(void *, unsigned, unsigned);
+static void *kernels; // FAKE_CUDA_KERNELS, opened
 int cuModuleGetFunction(void **f, void *m, const char *name) {
   const char *lib = getenv("FAKE_CUDA_KERNELS");
   *f = &fn;
   if (lib) {
     char sym[512];
     snprintf(sym, sizeof sym, "host_launch_%s", name);
-    void *h = dlopen(lib, RTLD_NOW);
+    void *h = kernels = dlopen(lib, RTLD_NOW);
     void *p = h ? dlsym(h, sym) : 0;
     if (!p)
       return 500; // CUDA_ERROR_NOT_FOUND
@@ -53,6 +54,16 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
     ((HostLaunch)f)(params[0], gx < 3 ? gx : 3, bx);
   return 0;
 }
-int cuCtxSynchronize(void) { return 0; }
-int cuGetErrorName(int e, const char **s) { *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : "CUDA_ERROR_UNKNOWN"; return 0; }
-int cuGetErrorString(int e, const char **s) { *s = e == 2 ? "out of memory" : "unknown error"; return 0; }
+// A kernel that ran __trap (an out-of-range Gather index) fails here, as on a GPU.
+int cuCtxSynchronize(void) {
+  int (*traps)(void) = kernels ? (int (*)(void))dlsym(kernels, "host_traps") : 0;
+  return traps && traps() ? 719 : 0;
+}
+int cuGetErrorName(int e, const char **s) {
+  *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : e == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
+  return 0;
+}
+int cuGetErrorString(int e, const char **s) {
+  *s = e == 2 ? "out of memory" : e == 719 ? "unspecified launch failure" : "unknown error";
+  return 0;
+}
