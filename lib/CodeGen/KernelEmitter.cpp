@@ -5,6 +5,7 @@
 // Every op of the group is one expression over register values, so the
 // group reads each operand once and writes each result once.
 #include "tc/CodeGen/KernelEmitter.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
 #include <cmath>
@@ -70,10 +71,6 @@ const char *movedType(DType t) {
   default: return nullptr;
   }
 }
-bool isMove(const Op &op) {
-  return op.is(OpKind::Gather) || op.is(OpKind::Concat) || op.is(OpKind::Slice) ||
-         op.is(OpKind::Split) || op.is(OpKind::Expand) || op.is(OpKind::Pad) || op.is(OpKind::Tile);
-}
 
 // A reduction the CUDA dialect generates: how each element enters the
 // accumulator (`term` of x), how two accumulators combine (a functor of the
@@ -136,7 +133,7 @@ public:
     const Op &first = *f_.ops.front();
     if (first.is(OpKind::Transpose))
       return emitTranspose(first);
-    if (isMove(first))
+    if (isElementMove(first.kind))
       return emitMove(first);
     for (const Value *r : f_.results)
       if (r->type.shape != domain_)

@@ -14,6 +14,7 @@
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
+#include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
@@ -279,20 +280,9 @@ bool isLonePooling(const Group &g) {
 // A lone data-movement op on tensor data (float or bool: integer data is
 // usually a shape computation, which per-shape plans fold, so it stays an op).
 bool isLoneMove(const Group &g) {
-  if (g.ops.size() != 1)
+  if (g.ops.size() != 1 || !isElementMove(g.ops[0]->kind))
     return false;
-  const Op &op = *g.ops[0];
-  switch (op.kind) {
-  case OpKind::Gather:
-  case OpKind::Concat:
-  case OpKind::Slice:
-  case OpKind::Split:
-  case OpKind::Expand:
-  case OpKind::Pad:
-  case OpKind::Tile: break;
-  default: return false;
-  }
-  DType t = op.operand(0)->type.dtype;
+  DType t = g.ops[0]->operand(0)->type.dtype;
   return isFloat(t) || t == DType::Bool;
 }
 
