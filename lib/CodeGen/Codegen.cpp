@@ -10,6 +10,14 @@ namespace tc {
 
 namespace {
 
+// Operand k of `op` only fixes positions or the result's shape (Slice's
+// starts/ends/axes/steps, Expand's shape, Tile's repeats, Pad's pads): the
+// emitter reads it at compile time, the kernel never loads it.
+bool fixesPositions(const Op &op, size_t k) {
+  return k > 0 && (op.is(OpKind::Slice) || op.is(OpKind::Expand) || op.is(OpKind::Tile) ||
+                   op.is(OpKind::Pad));
+}
+
 // The fuse pass copies small constants into a group; the emitter reads
 // scalars as literals and everything else as a kernel argument, so a
 // non-scalar constant moves back out to be passed like a weight.
@@ -22,7 +30,11 @@ void passArrayConstantsAsArguments(Module &m) {
     std::vector<Value *> keep;
     for (Value *c : callee->constants) {
       auto n = staticNumElements(c->type.shape);
-      if (n && *n == 1) {
+      bool positions = !callee->ops.empty();
+      for (const auto &o : callee->ops)
+        for (size_t k = 0; k < o->operands.size(); ++k)
+          positions &= o->operands[k] != c || fixesPositions(*o, k);
+      if ((n && *n == 1) || positions) {
         keep.push_back(c);
         continue;
       }
@@ -36,10 +48,12 @@ void passArrayConstantsAsArguments(Module &m) {
 
 } // namespace
 
-std::unique_ptr<Module> prepareForCodegen(const Module &input) {
+std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves) {
   // The module travels in the artifact, so it is copied here.
   std::unique_ptr<Module> m = readBytecode(MemoryBuffer::copy(writeBytecode(input), "<codegen>"));
-  runFusePass(*m, parsePipeline("fuse{singles=1}").front().options);
+  runFusePass(
+      *m,
+      parsePipeline(outlineMoves ? "fuse{singles=1,moves=1}" : "fuse{singles=1}").front().options);
   passArrayConstantsAsArguments(*m);
   verifyModule(*m);
   return m;

@@ -47,7 +47,7 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
                                  bool withCubin) {
   CudaCodegenResult r;
   auto t0 = Clock::now();
-  std::unique_ptr<Module> owned = prepareForCodegen(input);
+  std::unique_ptr<Module> owned = prepareForCodegen(input, /*outlineMoves=*/true);
   Module &m = *owned;
   r.timeline.push_back({"outline lone ops", since(t0)});
   t0 = Clock::now();

@@ -5,9 +5,12 @@
 // Every op of the group is one expression over register values, so the
 // group reads each operand once and writes each result once.
 #include "tc/CodeGen/KernelEmitter.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <sstream>
@@ -58,6 +61,40 @@ const char *computeType(DType t, KernelDialect d) {
   return s && (t == DType::F16 || t == DType::BF16) ? "float" : s;
 }
 bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+// Data movement copies elements as integers of their size.
+const char *movedType(DType t) {
+  switch (dtypeSize(t)) {
+  case 8: return "int64_t";
+  case 4: return "int";
+  case 2: return "short";
+  case 1: return "char";
+  default: return nullptr;
+  }
+}
+
+// A reduction the CUDA dialect generates: how each element enters the
+// accumulator (`term` of x), how two accumulators combine (a functor of the
+// prelude), the start value and how the result is finished (of acc and the
+// reduced count L).
+struct Reduction {
+  const char *term, *combine, *init, *finish;
+};
+std::optional<Reduction> reduction(const Op &op) {
+  switch (op.kind) {
+  case OpKind::ReduceSum: return Reduction{"x", "tc_add_op", "0", "acc"};
+  case OpKind::ReduceMean:
+  case OpKind::GlobalAveragePool: return Reduction{"x", "tc_add_op", "0", "acc / L"};
+  case OpKind::ReduceProd: return Reduction{"x", "tc_mul_op", "1", "acc"};
+  case OpKind::ReduceMax:
+  case OpKind::GlobalMaxPool: return Reduction{"x", "tc_maxn_op", "-inf", "acc"};
+  case OpKind::ReduceMin: return Reduction{"x", "tc_minn_op", "inf", "acc"};
+  case OpKind::ReduceL1: return Reduction{"tc_abs(x)", "tc_add_op", "0", "acc"};
+  case OpKind::ReduceL2: return Reduction{"x * x", "tc_add_op", "0", "tc_sqrt(acc)"};
+  case OpKind::ReduceSumSquare: return Reduction{"x * x", "tc_add_op", "0", "acc"};
+  case OpKind::ReduceLogSum: return Reduction{"x", "tc_add_op", "0", "tc_log(acc)"};
+  default: return std::nullopt;
+  }
+}
 
 std::string floatLiteral(double v, DType t, KernelDialect d = KernelDialect::Cpu) {
   char buf[64];
@@ -77,13 +114,6 @@ public:
     if (f_.results.empty() || f_.ops.empty())
       return reject("an empty group");
     domain_ = f_.results[0]->type.shape;
-    for (const Value *r : f_.results)
-      if (r->type.shape != domain_)
-        return reject("results of different shapes");
-    bool movesBytes = f_.ops.front()->is(OpKind::Transpose); // any element type
-    for (const Value *a : f_.args)
-      if (!st(a->type.dtype) && !movesBytes)
-        return reject("argument %" + a->name + " of type " + a->type.str());
     rank_ = domain_.size();
     // dims[] layout: every argument's dims, then every result's.
     size_t at = 0;
@@ -99,16 +129,25 @@ public:
     // CUDA passes bufs and dims by value: kernel parameters hold 4 KB.
     if (cuda() && 8 * (f_.args.size() + f_.results.size() + std::max<size_t>(numDims_, 1)) > 4096)
       return reject("more arguments and dims than a CUDA kernel's 4 KB of parameters hold");
+    // Data movement: any element type (bytes are moved), Split's results differ.
     const Op &first = *f_.ops.front();
     if (first.is(OpKind::Transpose))
       return emitTranspose(first);
+    if (isElementMove(first.kind))
+      return emitMove(first);
+    for (const Value *r : f_.results)
+      if (r->type.shape != domain_)
+        return reject("results of different shapes");
+    for (const Value *a : f_.args)
+      if (!st(a->type.dtype))
+        return reject("argument %" + a->name + " of type " + a->type.str());
     if (cuda())
       for (const auto &op : f_.ops)
         if (op->info().category == FusionCategory::Library)
           return reject(std::string(op->name()) + " is a library call on CUDA (cuBLASLt/cuDNN), "
                                                   "not a generated kernel");
     if (first.is(OpKind::MaxPool) || first.is(OpKind::AveragePool))
-      return cuda() ? reject("pooling has no CUDA kernel yet") : emitPool(first);
+      return emitPool(first);
     if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm)) {
       anchor_ = &first;
       if (!checkMatmul())
@@ -126,6 +165,12 @@ public:
         anchor_ = rowReduction_ = op.get();
         if (!checkRowReduction())
           return std::nullopt;
+      } else if (cuda() && reduction(*op)) {
+        if (anchor_)
+          return reject("two anchors");
+        anchor_ = reduce_ = op.get();
+        if (!checkReduce())
+          return std::nullopt;
       } else if (op->info().category == FusionCategory::Reduction ||
                  (op->info().category == FusionCategory::Library && op.get() != anchor_)) {
         return reject("no code for " + std::string(op->name()));
@@ -139,9 +184,9 @@ public:
     // Ops before a row reduction are its prologue (run in the first pass
     // over the row, and again in the second where the epilogue needs them).
     std::ostringstream pro, body;
-    bool before = rowReduction_ != nullptr;
+    bool before = rowReduction_ || reduce_;
     for (const auto &op : f_.ops) {
-      if (op.get() == rowReduction_)
+      if (op.get() == rowReduction_ || op.get() == reduce_)
         before = false;
       if (!emitOp(*op, before ? pro : body))
         return std::nullopt;
@@ -150,7 +195,9 @@ public:
       if (!names_.count(r))
         return reject("a result that is not computed in the group");
     if (cuda())
-      return rowReduction_ ? emitCudaRows(pro.str(), body.str()) : emitCudaPointwise(body.str());
+      return reduce_         ? emitCudaReduce(pro.str(), body.str())
+             : rowReduction_ ? emitCudaRows(pro.str(), body.str())
+                             : emitCudaPointwise(body.str());
 
     std::string symbol;
     std::ostringstream os;
@@ -213,8 +260,12 @@ private:
   const Op *anchor_ = nullptr;         // the MatMul/Gemm of a library group
   size_t nextTemp_ = 0;
 
-  const Op *rowReduction_ = nullptr;                 // Softmax/LogSoftmax/LayerNormalization
-  std::string reducedInput_;                         // its input's expression in pass 1
+  const Op *reduce_ = nullptr;            // a Reduce* or global pool (CUDA)
+  std::vector<bool> reducedAxes_;         // of its input
+  const Value *inputDims_ = nullptr;      // an argument of its input's shape (dims[] has them)
+  std::vector<size_t> proArgs_, epiArgs_; // arguments read per input / result element
+  const Op *rowReduction_ = nullptr;      // Softmax/LogSoftmax/LayerNormalization
+  std::string reducedInput_;              // its input's expression in pass 1
   std::unordered_map<const Value *, bool> prologue_; // values computed before it
 
   bool prologueValue(const Value *v) const { return prologue_.count(v) != 0; }
@@ -366,12 +417,7 @@ private:
     if (f_.ops.size() != 1 || f_.results.size() != 1 || f_.results[0] != y ||
         argIndex(x) == SIZE_MAX)
       return reject("a Transpose with other ops in its group");
-    size_t esz = dtypeSize(x->type.dtype);
-    const char *T = esz == 8   ? "int64_t"
-                    : esz == 4 ? "int"
-                    : esz == 2 ? "short"
-                    : esz == 1 ? "char"
-                               : nullptr;
+    const char *T = movedType(x->type.dtype);
     if (!T)
       return reject("a Transpose of " + x->type.str());
     size_t r = x->type.rank();
@@ -394,11 +440,8 @@ private:
          << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
     os << "  const " << T << " *__restrict in = (const " << T << " *)bufs[0];\n  " << T
        << " *__restrict out = (" << T << " *)bufs[1];\n";
-    os << "  int64_t st[" << r << "];\n  { int64_t s = 1;\n";
-    for (size_t d = r; d-- > 0;)
-      os << "    st[" << d << "] = s; s *= " << dim(x, d) << ";\n";
-    os << "  }\n  const int64_t inner = " << dim(y, r - 1) << ", step = st[" << perm[r - 1]
-       << "];\n";
+    emitRowMajorStrides(os, "st", x);
+    os << "  const int64_t inner = " << dim(y, r - 1) << ", step = st[" << perm[r - 1] << "];\n";
     // The input offset of a row's first element.
     auto rowBase = [&](const std::string &index) {
       std::string cast = index == "int64_t" ? "" : "(" + index + ")";
@@ -427,16 +470,18 @@ private:
   }
 
   // A lone 2-D NCHW MaxPool (no indices) or AveragePool: row (n, c, oh),
-  // ow inner. Windows are clipped to the input (ceil_mode's last window
-  // too); AveragePool divides by the valid count, or with count_include_pad
-  // by the window's extent inside the padded input, as onnxruntime does.
+  // ow inner (CPU: a loop over ow per row; CUDA: one thread per element).
+  // Windows are clipped to the input (ceil_mode's last window too);
+  // AveragePool divides by the valid count, or with count_include_pad by
+  // the window's extent inside the padded input, as onnxruntime does.
   std::optional<EmittedKernel> emitPool(const Op &op) {
     const Value *x = op.operand(0), *y = op.result();
     bool avg = op.is(OpKind::AveragePool);
     if (f_.ops.size() != 1 || f_.results.size() != 1 || op.results.size() != 1 ||
         argIndex(x) == SIZE_MAX || x->type.rank() != 4 || op.getString("auto_pad") != "NOTSET")
       return reject("pooling other than a lone 2-D NCHW op with explicit pads");
-    if (x->type.dtype != DType::F32 && x->type.dtype != DType::F64)
+    DType t = x->type.dtype;
+    if (!isFloat(t) || !st(t))
       return reject("pooling on " + x->type.str());
     auto attr = [&](const char *name, size_t i, int64_t dflt) {
       const std::vector<int64_t> &v = op.getInts(name);
@@ -444,13 +489,17 @@ private:
     };
     if (avg && (attr("dilations", 0, 1) != "1" || attr("dilations", 1, 1) != "1"))
       return reject("a dilated AveragePool");
-    const char *T = ct(x->type.dtype);
+    const char *S = st(t), *T = ct(t);
     std::string symbol = "tc_" + f_.name;
     std::ostringstream os;
-    os << "// group @" << f_.name << ": " << op.name() << "\nextern \"C\" void " << symbol
-       << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
-    os << "  const " << T << " *__restrict X = (const " << T << " *)bufs[0];\n  " << T
-       << " *__restrict Y = (" << T << " *)bufs[1];\n";
+    os << "// group @" << f_.name << ": " << op.name() << "\n";
+    if (cuda())
+      emitCudaHead(os, symbol, kPointwiseBlock);
+    else
+      os << "extern \"C\" void " << symbol
+         << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
+    os << "  const " << S << " *__restrict X = (const " << S << " *)bufs[0];\n  " << S
+       << " *__restrict Y = (" << S << " *)bufs[1];\n";
     os << "  const int64_t H = " << dim(x, 2) << ", W = " << dim(x, 3) << ", OH = " << dim(y, 2)
        << ", OW = " << dim(y, 3) << ";\n";
     os << "  const int64_t KH = " << op.getInts("kernel_shape").at(0)
@@ -459,35 +508,49 @@ private:
        << ", DW = " << attr("dilations", 1, 1) << ", PH = " << attr("pads", 0, 0)
        << ", PW = " << attr("pads", 1, 0) << ", PHE = " << attr("pads", 2, 0)
        << ", PWE = " << attr("pads", 3, 0) << ";\n";
-    os << "  for (int64_t row = begin; row < end; ++row) {\n"
-       << "    const int64_t oh = row % OH;\n"
-       << "    const " << T << " *__restrict xp = X + (row / OH) * H * W;\n"
-       << "    for (int64_t ow = 0; ow < OW; ++ow) {\n"
-       << "      const int64_t h0 = oh * SH - PH, w0 = ow * SW - PW;\n";
+    std::ostringstream row, win; // per row (n, c, oh); per result element (ow)
+    row << "    const int64_t oh = row % OH;\n"
+        << "    const " << S << " *__restrict xp = X + (row / OH) * H * W;\n";
+    win << "      const int64_t h0 = oh * SH - PH, w0 = ow * SW - PW;\n";
+    std::string xhw = load(t, "xp[h * W + w]");
     if (avg) {
-      os << "      int64_t h1 = h0 + KH, w1 = w0 + KW;\n"
-         << "      if (h1 > H + PHE) h1 = H + PHE;\n      if (w1 > W + PWE) w1 = W + PWE;\n"
-         << "      const int64_t padded = (h1 - h0) * (w1 - w0);\n"
-         << "      const int64_t ha = h0 < 0 ? 0 : h0, wa = w0 < 0 ? 0 : w0;\n"
-         << "      const int64_t hb = h1 > H ? H : h1, wb = w1 > W ? W : w1;\n"
-         << "      " << T << " acc = 0;\n"
-         << "      for (int64_t h = ha; h < hb; ++h)\n"
-         << "        for (int64_t w = wa; w < wb; ++w) acc += xp[h * W + w];\n"
-         << "      const int64_t count = "
-         << (op.getInt("count_include_pad") ? "padded" : "(hb - ha) * (wb - wa)") << ";\n"
-         << "      Y[row * OW + ow] = acc / " << T << "(count > 0 ? count : 1);\n";
+      win << "      int64_t h1 = h0 + KH, w1 = w0 + KW;\n"
+          << "      if (h1 > H + PHE) h1 = H + PHE;\n      if (w1 > W + PWE) w1 = W + PWE;\n"
+          << "      const int64_t padded = (h1 - h0) * (w1 - w0);\n"
+          << "      const int64_t ha = h0 < 0 ? 0 : h0, wa = w0 < 0 ? 0 : w0;\n"
+          << "      const int64_t hb = h1 > H ? H : h1, wb = w1 > W ? W : w1;\n"
+          << "      " << T << " acc = 0;\n"
+          << "      for (int64_t h = ha; h < hb; ++h)\n"
+          << "        for (int64_t w = wa; w < wb; ++w) acc += " << xhw << ";\n"
+          << "      const int64_t count = "
+          << (op.getInt("count_include_pad") ? "padded" : "(hb - ha) * (wb - wa)") << ";\n"
+          << "      Y[row * OW + ow] = "
+          << store(t, "acc / " + std::string(T) + "(count > 0 ? count : 1)") << ";\n";
     } else {
-      os << "      " << T << " acc = -__builtin_inf" << (x->type.dtype == DType::F32 ? "f" : "")
-         << "();\n"
-         << "      for (int64_t kh = 0; kh < KH; ++kh) {\n"
-         << "        const int64_t h = h0 + kh * DH;\n        if (h < 0 || h >= H) continue;\n"
-         << "        for (int64_t kw = 0; kw < KW; ++kw) {\n"
-         << "          const int64_t w = w0 + kw * DW;\n          if (w < 0 || w >= W) continue;\n"
-         << "          acc = tc_max(acc, xp[h * W + w]);\n        }\n      }\n"
-         << "      Y[row * OW + ow] = acc;\n";
+      win << "      " << T << " acc = " << floatLiteral(-INFINITY, t, d_) << ";\n"
+          << "      for (int64_t kh = 0; kh < KH; ++kh) {\n"
+          << "        const int64_t h = h0 + kh * DH;\n        if (h < 0 || h >= H) continue;\n"
+          << "        for (int64_t kw = 0; kw < KW; ++kw) {\n"
+          << "          const int64_t w = w0 + kw * DW;\n          if (w < 0 || w >= W) continue;\n"
+          << "          acc = tc_max(acc, " << xhw << ");\n        }\n      }\n"
+          << "      Y[row * OW + ow] = " << store(t, "acc") << ";\n";
     }
-    os << "    }\n  }\n}\n";
-    return EmittedKernel{f_.name, symbol, os.str()};
+    if (cuda()) {
+      os << "  const int64_t inner = OW, n = " << dim(y, 0) << " * " << dim(y, 1) << " * OH * OW;\n"
+         << kGridHead;
+      emitGridLoops(os, "0", true, [&](const std::string &) {
+        os << row.str() << "    const int64_t ow = j;\n    {\n" << win.str() << "    }\n";
+      });
+      os << "}\n";
+    } else {
+      os << "  for (int64_t row = begin; row < end; ++row) {\n"
+         << row.str() << "    for (int64_t ow = 0; ow < OW; ++ow) {\n"
+         << win.str() << "    }\n  }\n}\n";
+    }
+    EmittedKernel k{f_.name, symbol, os.str()};
+    k.block = cuda() ? kPointwiseBlock : 0;
+    k.halfTypes = cuda() && usesHalf();
+    return k;
   }
 
   // 2-D convolution in ONNX's NCHW layout with explicit pads (auto_pad
@@ -838,6 +901,399 @@ private:
     return k;
   }
 
+  // ---- CUDA: Reduce* and global pools -------------------------------------
+  // The group: a prologue over the reduction's input (pointwise, reading
+  // arguments of the input's shape or scalars), the reduction, an epilogue
+  // over its result. Reduced axes that are the trailing ones make rows (one
+  // block per result element, a block reduction); any other set is a loop
+  // per result element (threads of a warp read neighbouring elements).
+  bool checkReduce() {
+    const Op &op = *reduce_;
+    const Value *x = op.operand(0);
+    size_t r = x->type.rank();
+    if (op.operands.size() > 1 && op.operand(1))
+      return noKernel(std::string(op.name()) + " with run-time axes");
+    if (op.result()->type.shape != domain_)
+      return noKernel("an epilogue that changes the reduction's shape");
+    bool global = op.is(OpKind::GlobalAveragePool) || op.is(OpKind::GlobalMaxPool);
+    reducedAxes_.assign(r, !global && op.getInts("axes").empty());
+    if (global)
+      for (size_t d = 2; d < r; ++d)
+        reducedAxes_[d] = true;
+    else
+      for (int64_t a : op.getInts("axes")) {
+        if (a < -int64_t(r) || a >= int64_t(r))
+          return noKernel(std::string(op.name()) + " over an axis out of range");
+        reducedAxes_[size_t(a < 0 ? a + int64_t(r) : a)] = true;
+      }
+    bool after = false;
+    for (const auto &o : f_.ops) {
+      if (o.get() == reduce_) {
+        after = true;
+        if (size_t i = argIndex(x); i != SIZE_MAX)
+          proArgs_.push_back(i);
+        continue;
+      }
+      const Shape &own = after ? domain_ : x->type.shape;
+      if (o->result()->type.shape != own)
+        return noKernel("an op over neither the reduction's input nor its result");
+      for (const Value *v : o->operands)
+        if (size_t i = argIndex(v); i != SIZE_MAX) {
+          auto n = staticNumElements(v->type.shape);
+          if (v->type.shape != own && !(n && *n == 1))
+            return noKernel("a broadcast operand around a reduction");
+          (after ? epiArgs_ : proArgs_).push_back(i);
+        }
+    }
+    for (size_t i = 0; i < f_.args.size() && !inputDims_; ++i)
+      if (f_.args[i]->type.shape == x->type.shape)
+        inputDims_ = f_.args[i];
+    if (!inputDims_)
+      return noKernel(std::string(op.name()) + " whose input's dims no argument has");
+    return true;
+  }
+
+  // `a<i> = in<i>[at]` for the given arguments (scalars: [0]).
+  void emitArgLoads(std::ostringstream &os, std::vector<size_t> args, const std::string &at) {
+    std::sort(args.begin(), args.end());
+    args.erase(std::unique(args.begin(), args.end()), args.end());
+    for (size_t i : args) {
+      DType t = f_.args[i]->type.dtype;
+      auto n = staticNumElements(f_.args[i]->type.shape);
+      std::string ref = "in" + std::to_string(i) + "[" + (n && *n == 1 ? "0" : at) + "]";
+      os << "      const " << ct(t) << " a" << i << " = " << load(t, ref) << ";\n";
+    }
+  }
+
+  std::optional<EmittedKernel> emitCudaReduce(const std::string &pro, const std::string &body) {
+    const Reduction red = *reduction(*reduce_);
+    const Value *x = inputDims_;
+    size_t r = x->type.rank();
+    const char *A = reduce_->result()->type.dtype == DType::F64 ? "double" : "float";
+    size_t firstReduced = r;
+    while (firstReduced > 0 && reducedAxes_[firstReduced - 1])
+      --firstReduced;
+    bool rows =
+        std::count(reducedAxes_.begin(), reducedAxes_.end(), true) == long(r - firstReduced);
+    // Rows: whole warps of about 4 elements each when the reduced count is
+    // known now (batch sizes are not reduced), else 256 threads.
+    unsigned block = kPointwiseBlock;
+    std::optional<int64_t> reducedCount = 1;
+    for (size_t d = firstReduced; d < r; ++d)
+      reducedCount = x->type.shape[d].isStatic() && reducedCount
+                         ? std::optional(*reducedCount * x->type.shape[d].size)
+                         : std::nullopt;
+    if (rows && reducedCount)
+      block = unsigned(32 * std::clamp<int64_t>((*reducedCount + 127) / 128, 1, 32));
+    std::string symbol;
+    std::ostringstream os;
+    os << head(symbol);
+    emitCudaHead(os, symbol, rows ? block : kPointwiseBlock);
+    emitPointers(os);
+    std::string L, nOut;
+    for (size_t d = 0; d < r; ++d)
+      if (reducedAxes_[d])
+        L += (L.empty() ? "" : " * ") + dim(x, d);
+    for (size_t d = 0; d < rank_; ++d)
+      nOut += (nOut.empty() ? "" : " * ") + dim(f_.results[0], d);
+    std::string init = red.init == std::string("-inf")  ? "-" + std::string(info(d_).inf)
+                       : red.init == std::string("inf") ? info(d_).inf
+                                                        : red.init;
+    os << "  const int64_t L = " << (L.empty() ? "1" : L)
+       << ", nOut = " << (nOut.empty() ? "1" : nOut) << ";\n";
+    // One input element into `acc`: the prologue's loads and ops at `i`.
+    std::ostringstream element;
+    emitArgLoads(element, proArgs_, "i");
+    element << pro << "      const " << A << " x = " << reducedInput_ << ";\n"
+            << "      acc = " << red.combine << "()(acc, (" << A << ")(" << red.term << "));\n";
+    // The result element `o`: finished, the epilogue, stored.
+    std::ostringstream finish;
+    finish << "      const " << A << " r = " << red.finish << ";\n";
+    emitArgLoads(finish, epiArgs_, "o");
+    finish << body;
+    emitStores(finish, "o", /*prologue=*/false);
+    if (rows) {
+      os << "  __shared__ " << A << " tc_red[32];\n"
+         << "  for (int64_t o = blockIdx.x; o < nOut; o += gridDim.x) {\n"
+         << "    " << A << " acc = " << init << ";\n"
+         << "    for (int64_t j = threadIdx.x; j < L; j += blockDim.x) {\n"
+         << "      const int64_t i = o * L + j;\n"
+         << element.str() << "    }\n"
+         << "    acc = tc_block_reduce(acc, tc_red, " << red.combine << "());\n"
+         << "    if (threadIdx.x == 0) {\n"
+         << finish.str() << "    }\n  }\n}\n";
+    } else {
+      emitRowMajorStrides(os, "xst", x);
+      os << kGridHead << "  for (int64_t o = tid; o < nOut; o += stride) {\n"
+         << "    int64_t base = 0, rem = o;\n";
+      for (size_t d = r; d-- > 0;)
+        if (!reducedAxes_[d])
+          os << "    base += rem % " << dim(x, d) << " * xst[" << d << "]; rem /= " << dim(x, d)
+             << ";\n";
+      os << "    " << A << " acc = " << init << ";\n";
+      std::string i = "base";
+      for (size_t d = 0; d < r; ++d)
+        if (reducedAxes_[d]) {
+          os << "    for (int64_t r" << d << " = 0; r" << d << " < " << dim(x, d) << "; ++r" << d
+             << ")\n";
+          i += " + r" + std::to_string(d) + " * xst[" + std::to_string(d) + "]";
+        }
+      os << "    {\n      const int64_t i = " << i << ";\n"
+         << element.str() << "    }\n    {\n"
+         << finish.str() << "    }\n  }\n}\n";
+    }
+    EmittedKernel k{f_.name, symbol, os.str()};
+    k.launch = rows ? LaunchKind::Reduce : LaunchKind::Pointwise;
+    k.block = rows ? block : kPointwiseBlock;
+    k.halfTypes = usesHalf();
+    return k;
+  }
+
+  // ---- CUDA: data movement --------------------------------------------------
+  // A lone Gather, Concat, Slice, Split, Expand, Pad or Tile (the CPU copies
+  // them at run time): one thread per result element, which computes where
+  // in the input its element is. Gather, Concat and Split see tensors as
+  // [outer, axis, inner]; the others map each result coordinate.
+  std::optional<EmittedKernel> emitMove(const Op &op) {
+    if (!cuda())
+      return reject(std::string(op.name()) + " is a run-time copy on CPU");
+    const Value *x = op.operand(0);
+    const char *T = movedType(x->type.dtype);
+    size_t inputs = op.is(OpKind::Concat) ? op.operands.size() : 1;
+    if (f_.ops.size() != 1 || !T)
+      return reject(std::string(op.name()) + " of " + x->type.str() + " with other ops");
+    for (size_t k = 0; k < inputs; ++k)
+      if (argIndex(op.operand(k)) == SIZE_MAX)
+        return reject(std::string(op.name()) + " of a constant");
+    std::string symbol = "tc_" + f_.name;
+    std::ostringstream os;
+    os << "// group @" << f_.name << ": " << op.name() << "\n";
+    emitCudaHead(os, symbol, kPointwiseBlock);
+    std::vector<bool> declared(f_.args.size()); // Concat(a, b, a) reads a twice
+    for (size_t k = 0; k < inputs; ++k)
+      if (size_t i = argIndex(op.operand(k)); !declared[i]) {
+        declared[i] = true;
+        os << "  const " << T << " *__restrict in" << i << " = (const " << T << " *)bufs[" << i
+           << "];\n";
+      }
+    for (size_t k = 0; k < f_.results.size(); ++k)
+      os << "  " << T << " *__restrict out" << k << " = (" << T << " *)bufs[" << f_.args.size() + k
+         << "];\n";
+    os << kGridHead;
+    const Value *y = op.result();
+    size_t r = y->type.rank(), rx = x->type.rank();
+    if (!op.is(OpKind::Split) && f_.results[0] != y)
+      return reject("a data-movement group whose result is not its op's");
+    auto product = [&](const Value *v, size_t from, size_t to) {
+      std::string e;
+      for (size_t d = from; d < to; ++d)
+        e += (e.empty() ? "" : " * ") + dim(v, d);
+      return e.empty() ? std::string("(int64_t)1") : e;
+    };
+    int64_t axis = 0;
+    if (op.is(OpKind::Gather) || op.is(OpKind::Concat) || op.is(OpKind::Split)) {
+      axis = op.getInt("axis");
+      axis += axis < 0 ? int64_t(rx) : 0;
+      if (axis < 0 || axis >= int64_t(rx))
+        return reject(std::string(op.name()) + " over an axis out of range");
+    }
+    size_t a = size_t(axis);
+    // The data: not always argument 0 (a small constant moves to the end).
+    std::string X = "in" + std::to_string(argIndex(x));
+    // [outer, axis, inner]: `row` (= i / inner) splits into o and c.
+    auto split = [&](const std::string &index, const std::string &D) {
+      std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+      os << "    const int64_t o = " << cast << "row / " << cast << "(" << D << "), c = row - o * ("
+         << D << ");\n";
+    };
+    if (op.is(OpKind::Concat)) {
+      os << "  const int64_t inner = " << product(y, a + 1, r) << ", n = " << product(y, 0, r)
+         << ";\n";
+      emitGridLoops(os, "0", true, [&](const std::string &index) {
+        split(index, dim(y, a));
+        os << "    int64_t at = c;\n";
+        for (size_t k = 0; k < inputs; ++k) {
+          std::string D = dim(op.operand(k), a), copy = "out0[i] = in" +
+                                                        std::to_string(argIndex(op.operand(k))) +
+                                                        "[(o * " + D + " + at) * inner + j];";
+          if (k + 1 == inputs)
+            os << "    " << copy << "\n";
+          else
+            os << "    if (at < " << D << ") { " << copy << " continue; }\n    at -= " << D
+               << ";\n";
+        }
+      });
+    } else if (op.is(OpKind::Split)) {
+      os << "  const int64_t inner = " << product(x, a + 1, rx) << ";\n";
+      std::string offset = "0";
+      for (const Value *part : op.results) {
+        size_t k = std::find(f_.results.begin(), f_.results.end(), part) - f_.results.begin();
+        if (k < f_.results.size()) { // results nobody reads are not written
+          os << "  {\n  const int64_t n = " << product(part, 0, r) << ", off = " << offset << ";\n";
+          emitGridLoops(os, "0", true, [&](const std::string &index) {
+            split(index, dim(part, a));
+            os << "    out" << k << "[i] = " << X << "[(o * " << dim(x, a)
+               << " + off + c) * inner + j];\n";
+          });
+          os << "  }\n";
+        }
+        if (k < f_.results.size())
+          offset += " + " + dim(part, a);
+        else if (part->type.shape[a].isStatic())
+          offset += " + " + std::to_string(part->type.shape[a].size);
+        else
+          return reject("a Split with an unread part of unknown size");
+      }
+    } else if (op.is(OpKind::Gather)) {
+      const Value *ind = op.operand(1);
+      std::optional<std::vector<int64_t>> fixed = constantInts(ind);
+      const char *I = ind->type.dtype == DType::I64   ? "int64_t"
+                      : ind->type.dtype == DType::I32 ? "int"
+                                                      : nullptr;
+      if (!I || (argIndex(ind) == SIZE_MAX && !(fixed && fixed->size() == 1)))
+        return reject("a Gather whose indices are not an i32/i64 argument or scalar");
+      if (!fixed)
+        os << "  const " << I << " *__restrict idx = (const " << I << " *)bufs[" << argIndex(ind)
+           << "];\n";
+      std::string count = fixed ? "(int64_t)1" : product(ind, 0, ind->type.rank());
+      os << "  const int64_t inner = " << product(x, a + 1, rx) << ", D = " << dim(x, a)
+         << ", n = " << product(y, 0, r) << ";\n";
+      emitGridLoops(os, "0", true, [&](const std::string &index) {
+        split(index, count);
+        os << "    int64_t k = " << (fixed ? std::to_string(fixed->at(0)) : "idx[c]") << ";\n"
+           << "    if (k < 0) k += D;\n"
+           // A bad index is a launch failure (at the next synchronize), not a
+           // read out of bounds; the host shim's __trap records and returns.
+           << "    if (k < 0 || k >= D) { __trap(); continue; }\n"
+           << "    out0[i] = " << X << "[(o * D + k) * inner + j];\n";
+      });
+    } else if (!emitCoordinateMove(os, op, x, y, T)) {
+      return std::nullopt;
+    }
+    os << "}\n";
+    EmittedKernel k{f_.name, symbol, os.str()};
+    k.block = kPointwiseBlock;
+    return k;
+  }
+
+  // `name`[d]: the row-major strides of `v`, from its run-time dims.
+  void emitRowMajorStrides(std::ostringstream &os, const std::string &name, const Value *v) {
+    size_t r = v->type.rank();
+    os << "  int64_t " << name << "[" << std::max<size_t>(r, 1) << "];\n  { int64_t s = 1;\n";
+    for (size_t d = r; d-- > 0;)
+      os << "    " << name << "[" << d << "] = s; s *= " << dim(v, d) << ";\n";
+    os << "  }\n";
+  }
+
+  // The integers of constant `v` (i32/i64), if it is one.
+  static std::optional<std::vector<int64_t>> constantInts(const Value *v) {
+    if (!v || !v->isConstant() || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32))
+      return std::nullopt;
+    std::vector<int64_t> out;
+    bool wide = v->type.dtype == DType::I64;
+    for (size_t i = 0; i < v->data->size / (wide ? 8 : 4); ++i)
+      out.push_back(wide ? v->data->as<int64_t>()[i] : v->data->as<int32_t>()[i]);
+    return out;
+  }
+
+  // Slice, Expand, Tile, Pad: each result coordinate c of axis d gives the
+  // input coordinate, summed into `src` with the input's strides.
+  bool emitCoordinateMove(std::ostringstream &os, const Op &op, const Value *x, const Value *y,
+                          const char *T) {
+    size_t r = y->type.rank(), rx = x->type.rank();
+    if (r == 0 || rx > r || (!op.is(OpKind::Expand) && rx != r))
+      return noKernel(std::string(op.name()) + " of rank 0");
+    std::vector<std::string> coord(r); // statements adding axis d's part to src
+    for (size_t d = 0; d < r; ++d)
+      if (d + rx >= r) {
+        size_t xd = d + rx - r;
+        coord[d] = "src += c * xst[" + std::to_string(xd) + "];";
+        if (op.is(OpKind::Expand))
+          coord[d] = "src += (" + dim(x, xd) + " == 1 ? 0 : c) * xst[" + std::to_string(xd) + "];";
+        if (op.is(OpKind::Tile))
+          coord[d] = "src += c % " + dim(x, xd) + " * xst[" + std::to_string(xd) + "];";
+      }
+    emitRowMajorStrides(os, "xst", x);
+    std::string value; // Pad's constant: the fill's bits
+    if (op.is(OpKind::Slice)) {
+      auto starts = constantInts(op.operand(1));
+      auto axes = op.operands.size() > 3 && op.operand(3) ? constantInts(op.operand(3))
+                                                          : std::optional<std::vector<int64_t>>();
+      auto steps = op.operands.size() > 4 && op.operand(4) ? constantInts(op.operand(4))
+                                                           : std::optional<std::vector<int64_t>>();
+      if (!starts || (op.operands.size() > 3 && op.operand(3) && !axes) ||
+          (op.operands.size() > 4 && op.operand(4) && !steps))
+        return noKernel("a Slice whose starts, axes or steps are computed at run time");
+      for (size_t k = 0; k < starts->size(); ++k) {
+        int64_t ax = axes ? axes->at(k) : int64_t(k), step = steps ? steps->at(k) : 1;
+        ax += ax < 0 ? int64_t(r) : 0;
+        if (ax < 0 || ax >= int64_t(r) || step == 0)
+          return noKernel("a Slice over an axis out of range or with step 0");
+        // ONNX's clamping: [0, D] walking forwards, [0, D - 1] backwards.
+        std::string s = "s" + std::to_string(ax), D = dim(x, size_t(ax));
+        // (Starts beyond +-2^62 clamp the same: no dim is that large.)
+        int64_t start = std::clamp<int64_t>(starts->at(k), -(int64_t(1) << 62), int64_t(1) << 62);
+        os << "  int64_t " << s << " = " << start << "LL;\n  " << s << " = " << s << " < 0 ? " << s
+           << " + " << D << " : " << s << ";\n  " << s << " = " << s << " < 0 ? 0 : " << s << " > "
+           << D << (step < 0 ? " - 1" : "") << " ? " << D << (step < 0 ? " - 1" : "") << " : " << s
+           << ";\n";
+        coord[size_t(ax)] = "src += (" + s + " + c * " + std::to_string(step) + "LL) * xst[" +
+                            std::to_string(ax) + "];";
+      }
+    } else if (op.is(OpKind::Pad)) {
+      const std::vector<int64_t> &pads = op.getInts("pads");
+      std::string mode = op.getString("mode");
+      if (pads.size() != 2 * r || (op.operands.size() > 1 && op.operand(1)))
+        return noKernel("a Pad with run-time pads");
+      double v = op.getFloat("value");
+      if (op.operands.size() > 2 && op.operand(2)) {
+        std::optional<double> c = scalarConstant(op.operand(2));
+        if (!c)
+          return noKernel("a Pad with a run-time value");
+        v = *c;
+      }
+      DType t = x->type.dtype;
+      uint64_t bits = 0;
+      if (t == DType::F32) {
+        float f = float(v);
+        std::memcpy(&bits, &f, 4);
+      } else if (t == DType::F64) {
+        std::memcpy(&bits, &v, 8);
+      } else if (t == DType::F16) {
+        bits = floatToHalf(float(v));
+      } else if (t == DType::BF16) {
+        bits = floatToBf16(float(v));
+      } else {
+        bits = v != 0;
+      }
+      value = "(" + std::string(T) + ")" + std::to_string(bits) + "ULL";
+      for (size_t d = 0; d < r; ++d) {
+        std::string D = dim(x, d);
+        std::string fix = mode == "edge" ? "p = p < 0 ? 0 : p >= " + D + " ? " + D + " - 1 : p; "
+                          : mode == "reflect" ? "p = p < 0 ? -p : p; p = p >= " + D + " ? 2 * (" +
+                                                    D + " - 1) - p : p; "
+                          : mode == "wrap" ? "p = (p % " + D + " + " + D + ") % " + D + "; "
+                                           : "inside &= p >= 0 && p < " + D + "; ";
+        coord[d] = "int64_t p = c - " + std::to_string(pads[d]) + "LL; " + fix + "src += p * xst[" +
+                   std::to_string(d) + "];";
+      }
+    }
+    os << "  const int64_t inner = " << dim(y, r - 1) << ", n = " << rowsExpr() << " * inner;\n";
+    emitGridLoops(os, "0", true, [&](const std::string &index) {
+      std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+      os << "    int64_t src = 0;\n" << (value.empty() ? "" : "    bool inside = true;\n");
+      if (r > 1)
+        os << "    " << index << " rem = row;\n";
+      for (size_t d = r - 1; d-- > 0;)
+        os << "    { const int64_t c = (int64_t)(rem % " << cast << dim(y, d)
+           << "); rem /= " << cast << dim(y, d) << "; " << coord[d] << " }\n";
+      os << "    { const int64_t c = j; " << coord[r - 1] << " }\n";
+      std::string X = "in" + std::to_string(argIndex(x)) + "[src]";
+      os << "    out0[i] = " << (value.empty() ? X : "inside ? " + X + " : " + value) << ";\n";
+    });
+    return true;
+  }
+
   bool usesHalf() const {
     for (const Value *v : f_.args)
       if (isHalf(v->type.dtype))
@@ -958,6 +1414,14 @@ private:
     const char *rt = ct(res->type.dtype);
     if (!rt)
       return noKernel(std::string(op.name()) + " producing " + res->type.str());
+    if (&op == reduce_) { // its value is `r`, the finished reduction
+      auto in = operandExpr(op.operand(0));
+      if (!in)
+        return noKernel(std::string(op.name()) + " of a constant");
+      reducedInput_ = *in;
+      names_[res] = "r";
+      return true;
+    }
     if (&op == rowReduction_) {
       auto in = operandExpr(op.operand(0));
       if (!in)
@@ -1189,7 +1653,9 @@ TC_INLINE float tc_erf(float x) {
 
 } // namespace
 
-const char *launchKindName(LaunchKind k) { return k == LaunchKind::Rows ? "rows" : "pointwise"; }
+const char *launchKindName(LaunchKind k) {
+  return k == LaunchKind::Rows ? "rows" : k == LaunchKind::Reduce ? "reduce" : "pointwise";
+}
 
 std::string kernelPrelude(KernelDialect dialect, bool halfTypes) {
   bool cuda = dialect == KernelDialect::Cuda;
@@ -1251,6 +1717,10 @@ template <class T, class F> TC_INLINE T tc_block_reduce(T v, T *sh, F f) {
 }
 struct tc_add_op { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };
 struct tc_max_op { template <class T> __device__ T operator()(T a, T b) const { return tc_fmax(a, b); } };
+// Reduce*'s: NaN-propagating max/min (as the reference), product.
+struct tc_maxn_op { template <class T> __device__ T operator()(T a, T b) const { return tc_max(a, b); } };
+struct tc_minn_op { template <class T> __device__ T operator()(T a, T b) const { return tc_min(a, b); } };
+struct tc_mul_op { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };
 template <class T> TC_INLINE T tc_block_sum(T v, T *sh) { return tc_block_reduce(v, sh, tc_add_op()); }
 template <class T> TC_INLINE T tc_block_max(T v, T *sh) { return tc_block_reduce(v, sh, tc_max_op()); }
 )";

@@ -1,6 +1,7 @@
 // Materializes Ops.def into the OpInfo table.
 #include "tc/IR/OpTable.h"
 #include "Ops/OpInference.h"
+#include "tc/IR/ElementMove.h"
 #include <climits>
 #include <cstdint>
 #include <unordered_map>
@@ -76,6 +77,19 @@ const std::vector<OpInfo> &allOps() {
 }
 
 const OpInfo &opInfo(OpKind k) { return allOps()[size_t(k)]; }
+
+bool isElementMove(OpKind k) {
+  switch (k) {
+  case OpKind::Gather:
+  case OpKind::Concat:
+  case OpKind::Slice:
+  case OpKind::Split:
+  case OpKind::Expand:
+  case OpKind::Pad:
+  case OpKind::Tile: return true;
+  default: return false;
+  }
+}
 
 const OpInfo *lookupOp(std::string_view name) {
   static const auto index = [] {

@@ -14,6 +14,7 @@
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
+#include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
@@ -276,6 +277,15 @@ bool isLonePooling(const Group &g) {
          (g.ops[0]->is(OpKind::MaxPool) || g.ops[0]->is(OpKind::AveragePool));
 }
 
+// A lone data-movement op on tensor data (float or bool: integer data is
+// usually a shape computation, which per-shape plans fold, so it stays an op).
+bool isLoneMove(const Group &g) {
+  if (g.ops.size() != 1 || !isElementMove(g.ops[0]->kind))
+    return false;
+  DType t = g.ops[0]->operand(0)->type.dtype;
+  return isFloat(t) || t == DType::Bool;
+}
+
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {
   std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
   std::unordered_set<const Value *> inside;
@@ -381,8 +391,8 @@ void scheduleStable(Function &f) {
 bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
   // (or Transpose, which moves data) becomes a group of one too, so every
-  // kernel is a Fused op.
-  bool singles = opts.getInt("singles") != 0;
+  // kernel is a Fused op; moves=1 (CUDA) outlines data-movement ops too.
+  bool singles = opts.getInt("singles") != 0, moves = opts.getInt("moves") != 0;
   std::set<std::string> callees;
   for (const auto &f : m.functions)
     for (const auto &op : f->ops)
@@ -405,7 +415,8 @@ bool runFusePass(Module &m, const PassOptions &opts) {
       if (g.ops.size() == 1) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
-            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g))
+            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g) &&
+            !(moves && isLoneMove(g)))
           continue;
       }
       bool hasInput = false;

@@ -7,8 +7,10 @@
 using namespace tc;
 
 TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
-  auto t = parseCudaKernelTable("g0 tc_g0 pointwise 256 4\ng1 tc_g0 rows 1024 8\n", "m.tcx");
-  ASSERT_EQ(t.size(), 2u);
+  auto t = parseCudaKernelTable(
+      "g0 tc_g0 pointwise 256 4\ng1 tc_g0 rows 1024 8\ng2 tc_g2 reduce 64 1\n", "m.tcx");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t[2].launch, LaunchKind::Reduce);
   EXPECT_EQ(t[1].group, "g1");
   EXPECT_EQ(t[1].symbol, "tc_g0"); // equal groups share a kernel
   EXPECT_EQ(t[1].launch, LaunchKind::Rows);
@@ -52,6 +54,17 @@ TEST(CudaLaunch, RowsGetOneBlockEachOfWholeWarps) {
   EXPECT_EQ(l->block, 32u);
   EXPECT_EQ(launchDims(k, {16, 768})->block, 192u);
   EXPECT_EQ(launchDims(k, {1, 1 << 20})->block, 1024u);
+}
+
+TEST(CudaLaunch, ReductionsGetOneBlockPerResultElementOfTheTablesSize) {
+  CudaKernelEntry k{"g", "tc_g", LaunchKind::Reduce, 64, 1, ""};
+  auto l = launchDims(k, {8, 2048, 1, 1}); // a global pool's result
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->grid, 8u * 2048);
+  EXPECT_EQ(l->block, 64u);
+  EXPECT_EQ(launchDims(k, {})->grid, 1u); // everything into one value
+  EXPECT_FALSE(launchDims(k, {0, 3}));
+  EXPECT_EQ(launchDims(k, {int64_t(1) << 40})->grid, (1u << 31) - 1);
 }
 
 TEST(CudaLaunch, DevicesRunTheCubinOfTheirMajorUpToTheirMinor) {

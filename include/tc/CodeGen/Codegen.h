@@ -15,8 +15,10 @@ struct CompileStage {
 };
 
 // A copy of `input` where every kernel is a Fused op (lone ops outlined as
-// groups of one) and non-scalar constants of a group are its arguments.
-std::unique_ptr<Module> prepareForCodegen(const Module &input);
+// groups of one; with `outlineMoves`, data movement too, which CUDA
+// generates and the CPU copies at run time) and non-scalar constants of a
+// group are its arguments (but those that only fix positions: Slice's starts).
+std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves = false);
 
 struct EmittedKernels {
   std::vector<EmittedKernel> kernels; // one per distinct group, in plan order

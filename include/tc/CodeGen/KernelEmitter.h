@@ -27,6 +27,13 @@
 //     multiple of 32 up to `block` is correct; each thread keeps `vec`
 //     elements of its row in registers, so rows up to blockDim.x * vec
 //     elements are read from memory once.
+//   reduce: one block per element of result 0 (Reduce*, GlobalAverage/MaxPool
+//     over trailing axes): gridDim.x = clamp(n, 1, 2^31 - 1) (blocks stride);
+//     blockDim.x = `block`, which the emitter sizes from the reduced count
+//     when it is static (any multiple of 32 up to 1024 is correct).
+//   Pools, data movement (Gather, Concat, Slice, Split, Expand, Pad, Tile)
+//   and reductions over other axes are `pointwise` over result 0 (Split:
+//   each result in turn, the grid sized for result 0).
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/IR/IR.h"
@@ -38,7 +45,7 @@ namespace tc {
 enum class KernelDialect { Cpu, Cuda };
 
 // How the CUDA runtime launches a kernel (see the launch rule above).
-enum class LaunchKind { Pointwise, Rows };
+enum class LaunchKind { Pointwise, Rows, Reduce };
 
 struct EmittedKernel {
   std::string group;  // the Fused callee
@@ -51,7 +58,7 @@ struct EmittedKernel {
   bool halfTypes = false;
 };
 
-// "pointwise" / "rows" (the kernel table's spelling).
+// "pointwise" / "rows" / "reduce" (the kernel table's spelling).
 const char *launchKindName(LaunchKind k);
 
 // The kernel of group `callee`, or nullopt with `why` set when it holds an

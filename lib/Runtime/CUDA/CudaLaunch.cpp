@@ -15,14 +15,16 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     bool ok = bool(fields >> e.group >> e.symbol >> launch >> e.block >> e.vec);
     if (ok && fields >> e.library)
       ok = (e.library == "cublaslt" || e.library == "cudnn") && !(fields >> rest);
-    bool kernelOk = (launch == "pointwise" || launch == "rows") && e.block > 0 && e.block <= 1024 &&
-                    e.block % 32 == 0 && e.vec > 0;
+    bool kernelOk = (launch == "pointwise" || launch == "rows" || launch == "reduce") &&
+                    e.block > 0 && e.block <= 1024 && e.block % 32 == 0 && e.vec > 0;
     // A library group without an epilogue has no kernel: "- - 0 0".
     bool noKernel =
         !e.library.empty() && e.symbol == "-" && launch == "-" && e.block == 0 && e.vec == 0;
     if (!ok || !(kernelOk || noKernel) || (e.library.empty() && e.symbol == "-"))
       fail(file, ": malformed CUDA kernel table line '", line.substr(0, 60), "'");
-    e.launch = launch == "rows" ? LaunchKind::Rows : LaunchKind::Pointwise;
+    e.launch = launch == "rows"     ? LaunchKind::Rows
+               : launch == "reduce" ? LaunchKind::Reduce
+                                    : LaunchKind::Pointwise;
     entries.push_back(std::move(e));
   }
   return entries;
@@ -41,6 +43,8 @@ std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector
     int64_t warps = std::clamp<int64_t>((inner + 127) / 128, 1, k.block / 32);
     return LaunchDims{unsigned(std::min(rows, kMaxGrid)), unsigned(warps * 32)};
   }
+  if (k.launch == LaunchKind::Reduce) // one block per result element
+    return LaunchDims{unsigned(std::min(n, kMaxGrid)), k.block};
   int64_t perBlock = int64_t(k.block) * k.vec;
   return LaunchDims{unsigned(std::clamp<int64_t>((n + perBlock - 1) / perBlock, 1, kMaxGrid)),
                     k.block};

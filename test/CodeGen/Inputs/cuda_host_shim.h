@@ -5,6 +5,7 @@
 // tensors, but it runs the very source NVRTC compiles.
 #pragma once
 #include "tc/Support/Float16.h"
+#include <atomic>
 #include <barrier>
 #include <cstdint>
 #include <cstring>
@@ -39,6 +40,11 @@ template <class T> T __shfl_xor_sync(unsigned, T v, int lane) {
   __syncthreads();
   return r;
 }
+// A GPU's __trap aborts the kernel (the launch fails at the next
+// synchronize); here it is counted and returns, so kernels follow it with
+// `continue` or `return` (see tc_traps).
+inline std::atomic<int> tc_traps{0};
+inline void __trap() { ++tc_traps; }
 inline double __longlong_as_double(long long x) {
   double d;
   std::memcpy(&d, &x, sizeof d);

@@ -21,7 +21,7 @@ for model in committed_models():
         fused = os.path.join(work, "fused.tcir")
         subprocess.run(f"tc-import {model} | tc-opt -O2 --target=cuda --precision {precision} "
                        + "".join(f" --dim {d}=2" for d in sorted(dims))
-                       + f" | tc-opt --passes='fuse{{singles=1}}' -S -o {fused}",
+                       + f" | tc-opt --passes='fuse{{singles=1,moves=1}}' -S -o {fused}",
                        shell=True, check=True)
         groups = os.path.join(work, "groups.tcir")
         with open(groups, "w") as f:

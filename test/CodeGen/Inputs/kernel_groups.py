@@ -1,19 +1,20 @@
 #!/usr/bin/env python3
 """kernel_groups.py FUSED.tcir: one module whose main holds every fusion
-group of FUSED.tcir (the text of a module after fuse{singles=1}) that CUDA
-generates a kernel for, each reading its own arguments and returning its
-results, values renamed apart. Groups with a library op (left to
-cuBLASLt/cuDNN), a non-float argument or a non-scalar constant are left
-out. run_cuda_on_host.py then checks every kernel of a real model."""
+group of FUSED.tcir (the text of a module after fuse{singles=1,moves=1})
+that CUDA generates a kernel for, each reading its own arguments and
+returning its results, values renamed apart. Groups with a library op (left
+to cuBLASLt/cuDNN), an argument other than float, bool or i32/i64 (indices),
+or a non-scalar constant (but Slice's starts and the like) are left out. run_cuda_on_host.py then checks every kernel of a real model."""
 import re, sys
 
 text = open(sys.argv[1]).read()
 args, body, results, kept = [], [], [], 0
 for m in re.finditer(r"^  func @(fused_\w+)\(([^\n]*)\) -> \(([^\n]*)\) \{\n(.*?)^  \}\n", text, re.M | re.S):
     sig, ops = m.group(2), m.group(4)
-    if re.search(r"= (MatMul|Gemm|Conv)\(", ops) or re.search(r"%[\w.]+: (?!f16|bf16|f32|f64)", sig):
+    if re.search(r"= (MatMul|Gemm|Conv)\(", ops) or re.search(r"%[\w.]+: (?!f16|bf16|f32|f64|i32|i64|bool)", sig):
         continue
-    if re.search(r"= const \w+\[[^\]]+\] ", ops):  # a non-scalar constant
+    # A non-scalar constant, but those that only fix positions (Slice's starts).
+    if re.search(r"= const \w+\[[^\]]+\] ", ops) and not re.search(r"= (Slice|Expand|Tile|Pad)\(", ops):
         continue
     kept += 1
     prefix = f"k{kept}_"

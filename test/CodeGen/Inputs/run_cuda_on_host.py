@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""run_cuda_on_host.py MODEL.tcir WORKDIR: the generated CUDA kernels of a
-module, run on the host (cuda_host_shim.h) against the reference executor.
+"""run_cuda_on_host.py MODEL.tcir WORKDIR [N]: the generated CUDA kernels of a
+module, run on the host (cuda_host_shim.h) against the reference executor,
+with the module's symbolic dim N at N (5 unless given).
 
-The module is fused with every op in a group (fuse{singles=1}, as
+The module is fused with every op in a group (fuse{singles=1,moves=1}, as
 tc-codegen does); each Fused step must read model inputs or earlier results
 and every result must be a model output, so every tensor's shape is known
 from the reference data. Each kernel runs at its launch rule's block size
@@ -14,6 +15,7 @@ import onnx
 from onnx import numpy_helper
 
 src, work = sys.argv[1], sys.argv[2]
+batch = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 here = os.path.dirname(os.path.abspath(__file__))
 root = os.path.abspath(os.path.join(here, "..", "..", ".."))
 sys.path.insert(0, here)
@@ -24,10 +26,10 @@ def run(cmd):
 
 os.makedirs(work, exist_ok=True)
 m = os.path.join(work, "m.tcbc")
-run(f"tc-opt --passes='fuse{{singles=1}}' {src} -o {m}")
+run(f"tc-opt --passes='fuse{{singles=1,moves=1}}' {src} -o {m}")
 run(f"tc-codegen --target=cuda --emit=source {m} -o {work}/kernels.cu")
 run(f"tc-codegen --target=cuda {m} -o {work}/m.tcx")
-run(f"tc-run --target=ref {m} --random-inputs --dim N=5 --output-dir {work}/ref > /dev/null")
+run(f"tc-run --target=ref {m} --random-inputs --dim N={batch} --output-dir {work}/ref > /dev/null")
 text = subprocess.run(f"tc-opt --passes=dce {m} -S", shell=True, check=True,
                       capture_output=True, text=True).stdout
 main = text[text.index("func @main("):]
@@ -55,20 +57,23 @@ code = ['#include "cuda_host_shim.h"', '#include "kernels.host.cu"', "#include <
         "int main() {"]
 buffers, decls, launches = {}, [], []
 halfGroup = set()  # outputs of groups that compute on half floats
+reference = set()  # outputs of groups without a kernel: the reference's values
 def buffer(name, array):
     if name not in buffers:
         buffers[name] = array
         path = f"{work}/{name}.in"
         array.tobytes() and open(path, "wb").write(array.tobytes())
         decls.append(f'  std::vector<char> t_{name} = load("{path}", {array.nbytes});'
-                     if name in tensors else f"  std::vector<char> t_{name}({max(array.nbytes, 1)});")
+                     if name in tensors or name in reference
+                     else f"  std::vector<char> t_{name}({max(array.nbytes, 1)});")
     return f"t_{name}.data()"
 
 ran = 0
 for results, operands, callee in re.findall(
         r"^\s*((?:%\w+(?:, )?)+) = Fused\(([^)]*)\) \{callee = \"(\w+)\"", main, re.M):
-    if callee not in table:
-        continue  # a library group (MatMul ...): not generated on CUDA
+    if callee not in table:  # a library group (MatMul ...), integer math: not generated
+        reference.update(re.findall(r"%(\w+)", results))
+        continue
     outs = re.findall(r"%(\w+)", results)
     ins = re.findall(r"%(\w+)", operands)
     symbol, launch, block, vec = table[callee]
@@ -87,6 +92,8 @@ for results, operands, callee in re.findall(
     n = int(np.prod(shape)); inner = shape[-1] if shape else 1
     if launch == "rows":
         grid, threads = n // inner, min(max(-(-inner // 128), 1), block // 32) * 32
+    elif launch == "reduce":
+        grid, threads = n, block
     else:
         grid, threads = -(-n // (block * vec)), block
     launches.append(f"    tc_launch({symbol}, p, {min(grid, 3)}, {threads}); }}")
@@ -94,7 +101,8 @@ for results, operands, callee in re.findall(
         launches.append(f'  {{ FILE *f = fopen("{work}/{name}.out", "wb"); '
                     f"fwrite(t_{name}.data(), 1, {expected[name].nbytes}, f); fclose(f); }}")
     ran += 1
-code += decls + launches + ["}"]
+# A kernel's __trap (an out-of-range index) fails the run, as a launch would.
+code += decls + launches + ['  if (tc_traps) { printf("a kernel trapped (__trap)\\n"); return 3; }', "}"]
 open(f"{work}/harness.cpp", "w").write("\n".join(code) + "\n")
 run(f"clang++ -std=c++20 -O1 -w -pthread -I{here} -I{root}/include -I{work} "
     f"{work}/harness.cpp -o {work}/harness")

@@ -23,13 +23,14 @@ int cuCtxSetCurrent(void *c) { return 0; }
 int cuModuleLoadData(void **m, const void *image) { *m = &mod; return 0; }
 int cuModuleUnload(void *m) { return 0; }
 typedef void (*HostLaunch)(void *, unsigned, unsigned);
+static void *kernels; // FAKE_CUDA_KERNELS, opened
 int cuModuleGetFunction(void **f, void *m, const char *name) {
   const char *lib = getenv("FAKE_CUDA_KERNELS");
   *f = &fn;
   if (lib) {
     char sym[512];
     snprintf(sym, sizeof sym, "host_launch_%s", name);
-    void *h = dlopen(lib, RTLD_NOW);
+    void *h = kernels = dlopen(lib, RTLD_NOW);
     void *p = h ? dlsym(h, sym) : 0;
     if (!p)
       return 500; // CUDA_ERROR_NOT_FOUND
@@ -49,7 +50,13 @@ int cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
 static int the_stream;
 int cuStreamCreate(void **s, unsigned flags) { *s = &the_stream; return flags == 1 ? 0 : 1; }
 int cuStreamDestroy_v2(void *s) { return 0; }
-int cuStreamSynchronize(void *s) { return s == &the_stream ? 0 : 1; }
+// A kernel that ran __trap (an out-of-range Gather index) fails at the next
+// synchronize, as on a GPU.
+static int trapped(void) {
+  int (*traps)(void) = kernels ? (int (*)(void))dlsym(kernels, "host_traps") : 0;
+  return traps && traps() ? 719 : 0;
+}
+int cuStreamSynchronize(void *s) { return s == &the_stream ? trapped() : 1; }
 int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
   if (st != &the_stream)
     return 1;
@@ -72,10 +79,11 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
   return 0;
 }
 int cuGetErrorName(int e, const char **s) {
-  *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : e == 1 ? "CUDA_ERROR_INVALID_VALUE" : "CUDA_ERROR_UNKNOWN";
+  *s = e == 2 ? "CUDA_ERROR_OUT_OF_MEMORY" : e == 1 ? "CUDA_ERROR_INVALID_VALUE"
+     : e == 719 ? "CUDA_ERROR_LAUNCH_FAILED" : "CUDA_ERROR_UNKNOWN";
   return 0;
 }
 int cuGetErrorString(int e, const char **s) {
-  *s = e == 2 ? "out of memory" : e == 1 ? "invalid argument" : "unknown error";
+  *s = e == 2 ? "out of memory" : e == 1 ? "invalid argument" : e == 719 ? "unspecified launch failure" : "unknown error";
   return 0;
 }

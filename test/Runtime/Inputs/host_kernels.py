@@ -20,6 +20,8 @@ code = ['#include "cuda_host_shim.h"', source]
 for sym in symbols:
     code.append(f'extern "C" void host_launch_{sym}(void *p, unsigned grid, unsigned block) '
                 f"{{ tc_launch({sym}, *static_cast<{sym}_params *>(p), grid, block); }}")
+# fake_libcuda.c's cuCtxSynchronize: a trapped kernel fails the launch.
+code.append('extern "C" int host_traps() { return tc_traps.exchange(0); }')
 cpp = out + ".cpp"
 open(cpp, "w").write("\n".join(code) + "\n")
 subprocess.run(f"clang++ -std=c++20 -O1 -w -pthread -shared -fPIC "
