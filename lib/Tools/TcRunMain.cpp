@@ -22,7 +22,7 @@ int tcRunMain(int argc, char **argv) {
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1;
     unsigned threads = 0;
-    std::string report, cudaLibraries = "on";
+    std::string report, cudaLibraries = "on", cudaGraphs = "on";
     bool printSteps = false;
     std::vector<std::string> dimFlags;
     InputSources src;
@@ -58,6 +58,9 @@ int tcRunMain(int argc, char **argv) {
         "cuda-libraries", po::value(&cudaLibraries)->value_name("on|off"),
         "CUDA artifacts: off runs MatMul/Gemm/Conv groups on the host's reference kernels "
         "instead of cuBLASLt/cuDNN (to bisect numerics; no library needed)")(
+        "cuda-graphs", po::value(&cudaGraphs)->value_name("on|off"),
+        "CUDA artifacts: capture each input shape's plan into a CUDA graph at its second "
+        "run and replay it (on); off launches step by step")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
         "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
@@ -73,6 +76,8 @@ int tcRunMain(int argc, char **argv) {
       fail("unknown --report '", report, "' (json)");
     if (cudaLibraries != "on" && cudaLibraries != "off")
       fail("unknown --cuda-libraries '", cudaLibraries, "' (on or off)");
+    if (cudaGraphs != "on" && cudaGraphs != "off")
+      fail("unknown --cuda-graphs '", cudaGraphs, "' (on or off)");
     if (iterations < 0 || warmup < 0)
       fail("--iterations and --warmup must be >= 0");
     if (!(rtol >= 0) || !(atol >= 0))
@@ -95,6 +100,8 @@ int tcRunMain(int argc, char **argv) {
     if (artifact) {
       if (target == "cuda")
         gpu = CudaModel::load(buf, cudaLibraries == "on");
+      if (gpu)
+        gpu->setGraphs(cudaGraphs == "on");
       else if (target == "ref") // the reference executor over the artifact's own IR, any target's
         ir = readBytecode(readArtifact(buf).share(kSectionModule));
       else
@@ -112,18 +119,28 @@ int tcRunMain(int argc, char **argv) {
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     // A CUDA run returns with the device synchronized and the outputs on the
     // host: its wall time is the latency, copies included.
+    // A CUDA run also says when it records a graph for a new shape (or why not).
     auto runOnce = [&] {
-      return ir ? runReference(m, f, inputs) : gpu ? gpu->run(inputs) : cpu->run(inputs);
+      if (!gpu)
+        return ir ? runReference(m, f, inputs) : cpu->run(inputs);
+      std::vector<HostTensor> outs = gpu->run(inputs);
+      if (!gpu->graphNote().empty() && report != "json")
+        std::cerr << "tc-run: " << gpu->graphNote() << "\n";
+      return outs;
     };
     std::vector<HostTensor> outputs = runOnce();
     if (printSteps && (cpu || gpu) && (gpu || iterations <= 0))
       for (const std::string &line : gpu ? gpu->stepReport() : cpu->stepReport())
         std::cerr << "step " << line << "\n";
     if (printSteps && cpu)
-      cpu->setProfiling(true); // the timed runs also time each step
-    std::vector<double> ms;    // sorted latencies of the timed runs
+      cpu->setProfiling(true);    // the timed runs also time each step
+    std::vector<double> ms;       // sorted latencies of the timed runs
+    std::vector<double> deviceMs; // CUDA: their device times (CUDA events)
+    if (gpu)
+      cuda::resetDeviceBytesPeak(); // from here: what running takes
     if (iterations > 0) {
-      for (int i = 1; i < warmup; ++i)
+      // At least 2 untimed runs on CUDA: the second records the graph.
+      for (int i = 1; i < std::max(warmup, gpu ? 2 : 0); ++i)
         runOnce();
       for (int i = 0; i < iterations; ++i) {
         auto t0 = std::chrono::steady_clock::now();
@@ -131,13 +148,24 @@ int tcRunMain(int argc, char **argv) {
         ms.push_back(
             std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
                 .count());
+        if (gpu && gpu->deviceMs() >= 0)
+          deviceMs.push_back(gpu->deviceMs());
       }
       std::sort(ms.begin(), ms.end());
+      std::sort(deviceMs.begin(), deviceMs.end());
       if (printSteps && cpu)
         for (const CpuModel::StepProfile &p : cpu->stepProfile())
           std::cerr << "step " << p.step << " [" << p.meanSeconds * 1e3 << " ms]\n";
     }
-    auto at = [&](double q) { return ms[std::min(ms.size() - 1, size_t(q * double(ms.size())))]; };
+    auto at = [](const std::vector<double> &v, double q) {
+      return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
+    };
+    auto stats = [&](const std::vector<double> &v) {
+      std::ostringstream o;
+      o << "{\"min\": " << v.front() << ", \"median\": " << at(v, 0.5)
+        << ", \"p90\": " << at(v, 0.9) << ", \"max\": " << v.back() << "}";
+      return o.str();
+    };
     bool compiled = cpu && !ir;
     if (!outputDir.empty())
       writeTestDataSet(outputDir, f, inputs, outputs);
@@ -152,14 +180,18 @@ int tcRunMain(int argc, char **argv) {
       std::ostringstream js;
       js << "{\"target\": \"" << target << "\", \"iterations\": " << iterations;
       if (!ms.empty())
-        js << ", \"latency_ms\": {\"min\": " << ms.front() << ", \"median\": " << at(0.5)
-           << ", \"p90\": " << at(0.9) << ", \"max\": " << ms.back() << "}";
+        js << ", \"latency_ms\": " << stats(ms);
+      if (!deviceMs.empty())
+        js << ", \"device_ms\": " << stats(deviceMs);
       if (gpu)
         js << ", \"device\": \"" << gpu->device() << "\", \"arch\": \"" << gpu->arch()
            << "\", \"kernel_steps\": " << gpu->kernelSteps()
            << ", \"library_steps\": " << gpu->librarySteps()
            << ", \"fallback_steps\": " << gpu->hostSteps()
-           << ", \"arena_bytes\": " << gpu->arenaBytes();
+           << ", \"arena_bytes\": " << gpu->arenaBytes()
+           << ", \"cuda_graph\": " << (gpu->ranGraph() ? "true" : "false")
+           << ", \"peak_device_bytes\": " << cuda::deviceBytesPeak()
+           << ", \"planned_device_bytes\": " << gpu->plannedDeviceBytes();
       if (compiled)
         js << ", \"threads\": " << cpu->threads() << ", \"kernel_steps\": " << cpu->kernelSteps()
            << ", \"library_steps\": " << cpu->librarySteps()
@@ -184,8 +216,13 @@ int tcRunMain(int argc, char **argv) {
       std::cerr << "latency over " << iterations << " runs (" << target
                 << (compiled ? ", " + std::to_string(cpu->threads()) + " threads" : std::string())
                 << (gpu ? ", " + gpu->device() + ", host wall time incl. copies" : std::string())
-                << "): min " << ms.front() << " ms, median " << at(0.5) << " ms, p90 " << at(0.9)
-                << " ms\n";
+                << "): min " << ms.front() << " ms, median " << at(ms, 0.5) << " ms, p90 "
+                << at(ms, 0.9) << " ms\n";
+    if (!deviceMs.empty())
+      std::cerr << "device time over " << iterations << " runs (CUDA events, "
+                << (gpu->ranGraph() ? "one CUDA graph" : "step by step") << "): min "
+                << deviceMs.front() << " ms, median " << at(deviceMs, 0.5) << " ms, p90 "
+                << at(deviceMs, 0.9) << " ms\n";
     if (compiled)
       std::cerr << "steps: " << cpu->kernelSteps() << " generated kernels, " << cpu->librarySteps()
                 << " library calls, " << cpu->moveSteps() << " copies, " << cpu->fallbackSteps()
@@ -200,7 +237,9 @@ int tcRunMain(int argc, char **argv) {
                 << (gpu->arenaBytes()
                         ? "one device arena of " + std::to_string(gpu->arenaBytes()) + " bytes"
                         : std::string("no arena (sizes known only at run time)"))
-                << "\n";
+                << "\n"
+                << "device memory: peak " << cuda::deviceBytesPeak() << " bytes held by tc, "
+                << gpu->plannedDeviceBytes() << " planned (arena, inputs, weights, workspaces)\n";
     std::cout << results.str();
     return ok ? 0 : 1;
   });

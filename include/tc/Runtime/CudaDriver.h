@@ -15,6 +15,9 @@ using CUcontext = struct CUctx_st *;
 using CUmodule = struct CUmod_st *;
 using CUfunction = struct CUfunc_st *;
 using CUstream = struct CUstream_st *;
+using CUevent = struct CUevent_st *;
+using CUgraph = struct CUgraph_st *;
+using CUgraphExec = struct CUgraphExec_st *;
 
 struct Driver {
   CUresult (*init)(unsigned flags);
@@ -38,6 +41,22 @@ struct Driver {
   CUresult (*launchKernel)(CUfunction fn, unsigned gridX, unsigned gridY, unsigned gridZ,
                            unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
+  // Optional (nullptr when the driver lacks them, as a stand-in driver may):
+  // CUDA graphs and events. Without them runs are not captured or timed on
+  // the device.
+  CUresult (*streamBeginCapture)(CUstream stream, int mode);
+  CUresult (*streamEndCapture)(CUstream stream, CUgraph *graph);
+  CUresult (*graphInstantiate)(CUgraphExec *exec, CUgraph graph, unsigned long long flags);
+  CUresult (*graphLaunch)(CUgraphExec exec, CUstream stream);
+  CUresult (*graphExecDestroy)(CUgraphExec exec);
+  CUresult (*graphDestroy)(CUgraph graph);
+  CUresult (*graphGetNodes)(CUgraph graph, void **nodes, size_t *count);
+  CUresult (*eventCreate)(CUevent *event, unsigned flags);
+  CUresult (*eventDestroy)(CUevent event);
+  CUresult (*eventRecord)(CUevent event, CUstream stream);
+  CUresult (*eventElapsedTime)(float *ms, CUevent start, CUevent end);
+  bool hasGraphs() const { return streamBeginCapture && graphLaunch && graphGetNodes; }
+  bool hasEvents() const { return eventCreate && eventElapsedTime; }
   CUresult (*getErrorName)(CUresult error, const char **name);
   CUresult (*getErrorString)(CUresult error, const char **text);
 
@@ -56,16 +75,28 @@ class DeviceMemory {
 public:
   DeviceMemory() = default;
   explicit DeviceMemory(size_t bytes);
-  DeviceMemory(DeviceMemory &&o) noexcept : ptr_(o.ptr_) { o.ptr_ = 0; }
+  DeviceMemory(DeviceMemory &&o) noexcept : ptr_(o.ptr_), bytes_(o.bytes_) {
+    o.ptr_ = 0;
+    o.bytes_ = 0;
+  }
   DeviceMemory &operator=(DeviceMemory &&o) noexcept;
   DeviceMemory(const DeviceMemory &) = delete;
   DeviceMemory &operator=(const DeviceMemory &) = delete;
   ~DeviceMemory();
   CUdeviceptr get() const { return ptr_; }
+  size_t size() const { return bytes_; }
 
 private:
   CUdeviceptr ptr_ = 0;
+  size_t bytes_ = 0;
 };
+
+// Bytes of DeviceMemory alive now and at most since the last reset: what the
+// runtime itself holds on the device (weights, arenas, workspaces; not the
+// libraries' or the context's own).
+size_t deviceBytesInUse();
+size_t deviceBytesPeak();
+void resetDeviceBytesPeak();
 
 // cuStreamCreate's flag: no implicit synchronization with the legacy default stream.
 inline constexpr unsigned kStreamNonBlocking = 1;

@@ -19,6 +19,7 @@
 #include "tc/Runtime/CudaLaunch.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Runtime/ShapePlan.h"
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -59,6 +60,20 @@ public:
   // The last run: steps by a generated kernel, by a library call and on the
   // host, the device arena's bytes (0: it ran without one), one line per step
   // saying what ran it (empty when unplanned).
+  // CUDA graphs (on by default): a plan whose steps are all on the device
+  // is captured once and replayed.
+  void setGraphs(bool on) { graphs_ = on; }
+  // The last run: whether it replayed a CUDA graph, and what it recorded
+  // ("a CUDA graph of N nodes for batch=32"; empty: nothing new) or why a
+  // plan runs step by step.
+  bool ranGraph() const { return ranGraph_; }
+  const std::string &graphNote() const { return graphNote_; }
+  // The last run's device time from its first step to its last (CUDA
+  // events; inputs and outputs copies excluded); < 0 without events.
+  double deviceMs() const { return deviceMs_; }
+  // The last plan's device bytes: predicted by the memory plan (arena and
+  // inputs, weights, workspaces the plan sized).
+  uint64_t plannedDeviceBytes() const { return plannedDeviceBytes_; }
   size_t kernelSteps() const { return kernelSteps_; }
   size_t librarySteps() const { return librarySteps_; }
   size_t hostSteps() const { return hostSteps_; }
@@ -89,7 +104,11 @@ private:
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   const ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
-  uint64_t arenaBytes_ = 0;
+  uint64_t arenaBytes_ = 0, plannedDeviceBytes_ = 0;
+  bool graphs_ = true, ranGraph_ = false;
+  std::string graphNote_;
+  double deviceMs_ = -1;
+  cuda::CUevent start_ = nullptr, stop_ = nullptr; // around a run's steps
 
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
   cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
@@ -98,6 +117,8 @@ private:
                                      const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
+  void enqueueSteps(ShapePlan &plan, const std::function<HostTensor(const Value *)> &download);
+  void capture(ShapePlan &plan);
 };
 
 } // namespace tc

@@ -1,5 +1,6 @@
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Support/Error.h"
+#include <atomic>
 #include <dlfcn.h>
 #include <type_traits>
 #include <utility>
@@ -39,6 +40,20 @@ Driver open() {
   bind(d.streamDestroy, "cuStreamDestroy_v2");
   bind(d.streamSynchronize, "cuStreamSynchronize");
   bind(d.launchKernel, "cuLaunchKernel");
+  auto optional = [&](auto &fn, const char *name) {
+    fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));
+  };
+  optional(d.streamBeginCapture, "cuStreamBeginCapture_v2");
+  optional(d.streamEndCapture, "cuStreamEndCapture");
+  optional(d.graphInstantiate, "cuGraphInstantiateWithFlags");
+  optional(d.graphLaunch, "cuGraphLaunch");
+  optional(d.graphExecDestroy, "cuGraphExecDestroy");
+  optional(d.graphDestroy, "cuGraphDestroy");
+  optional(d.graphGetNodes, "cuGraphGetNodes");
+  optional(d.eventCreate, "cuEventCreate");
+  optional(d.eventDestroy, "cuEventDestroy_v2");
+  optional(d.eventRecord, "cuEventRecord");
+  optional(d.eventElapsedTime, "cuEventElapsedTime_v2");
   bind(d.getErrorName, "cuGetErrorName");
   bind(d.getErrorString, "cuGetErrorString");
   int n = 0;
@@ -60,19 +75,35 @@ void Driver::check(CUresult r, const char *call) const {
   fail(call, ": ", name, ": ", text, " (", r, ")");
 }
 
+namespace {
+std::atomic<size_t> inUse{0}, peak{0};
+} // namespace
+
+size_t deviceBytesInUse() { return inUse; }
+size_t deviceBytesPeak() { return peak; }
+void resetDeviceBytesPeak() { peak = size_t(inUse); }
+
 DeviceMemory::DeviceMemory(size_t bytes) {
-  if (bytes)
-    driver().check(driver().memAlloc(&ptr_, bytes), "cuMemAlloc");
+  if (!bytes)
+    return;
+  driver().check(driver().memAlloc(&ptr_, bytes), "cuMemAlloc");
+  bytes_ = bytes;
+  size_t now = inUse += bytes, was = peak;
+  while (now > was && !peak.compare_exchange_weak(was, now)) {
+  }
 }
 
 DeviceMemory &DeviceMemory::operator=(DeviceMemory &&o) noexcept {
   std::swap(ptr_, o.ptr_);
+  std::swap(bytes_, o.bytes_);
   return *this;
 }
 
 DeviceMemory::~DeviceMemory() {
-  if (ptr_) // nothing to report from a destructor; a failure here leaks at worst
-    driver().memFree(ptr_);
+  if (!ptr_)
+    return;
+  driver().memFree(ptr_); // nothing to report from a destructor; a failure leaks at worst
+  inUse -= bytes_;
 }
 
 const Driver &driver() {

@@ -45,6 +45,10 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   // Non-blocking: no implicit synchronization with other work on the
   // legacy default stream (another library's, another model's).
   d.check(d.streamCreate(&m->stream_, cuda::kStreamNonBlocking), "cuStreamCreate");
+  if (d.hasEvents()) { // device time of each run (a stand-in driver may lack them)
+    d.check(d.eventCreate(&m->start_, 0), "cuEventCreate");
+    d.check(d.eventCreate(&m->stop_, 0), "cuEventCreate");
+  }
   const MemoryBuffer &cubin = a.require(cubinSection(m->arch_));
   // The driver reads the cubin's size from its ELF header; the section is
   // a view of the artifact, which outlives this call.
@@ -72,6 +76,9 @@ CudaModel::~CudaModel() {
   cublasLt_.reset();
   cudnn_.reset();
   weights_.clear();
+  for (cuda::CUevent e : {start_, stop_})
+    if (e)
+      d.eventDestroy(e);
   if (stream_)
     d.streamDestroy(stream_);
   if (cubin_)

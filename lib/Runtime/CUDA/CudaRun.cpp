@@ -181,6 +181,13 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     if (s.conv)
       workspace = std::max(workspace, s.conv->workspaceBytes());
   plan->convWorkspace = cuda::DeviceMemory(workspace);
+  plan->deviceBytes = bytes + workspace;
+  for (const Step &s : plan->steps)
+    plan->deviceBytes += s.scratch.size();
+  for (const auto &[name, size] : sizes)
+    plan->shape += (plan->shape.empty() ? "" : ",") + name + "=" + std::to_string(size);
+  if (plan->shape.empty())
+    plan->shape = "the static shape";
   for (Step &s : plan->steps)
     if (s.conv)
       s.conv->setWorkspace(plan->convWorkspace.get());
@@ -193,6 +200,84 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
     return weightOnDevice(*v, plan);
   return plan.arena.get() +
          (at.kind == ValuePlace::Kind::Argument ? plan.inputOffsets[at.arg] : at.offset);
+}
+
+// Every step of `plan` on the stream; host steps download their operands
+// (draining the stream) and upload their results.
+void CudaModel::enqueueSteps(ShapePlan &plan,
+                             const std::function<HostTensor(const Value *)> &download) {
+  const cuda::Driver &d = cuda::driver();
+  auto launch = [&](const Step &s) {
+    void *params[] = {const_cast<uint64_t *>(s.params.data())};
+    d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, stream_, params,
+                           nullptr),
+            "cuLaunchKernel");
+  };
+  using Kind = Step::Kind;
+  for (Step &s : plan.steps) {
+    if (s.kind == Kind::Nothing)
+      continue;
+    if (s.kind == Kind::Kernel) {
+      launch(s);
+      continue;
+    }
+    if (s.kind == Kind::Library) {
+      if (s.gemm)
+        s.gemm->run(stream_);
+      else
+        s.conv->run();
+      if (s.fn) // the epilogue, in place over the result
+        launch(s);
+      continue;
+    }
+    std::vector<HostTensor> outs = runOpOnReference(*plan.planned->module, *s.op, download);
+    for (size_t i = 0; i < outs.size(); ++i)
+      if (outs[i].byteSize())
+        d.check(d.memcpyHtoDAsync(devicePtr(plan, s.op->results[i]), outs[i].bytes(),
+                                  outs[i].byteSize(), stream_),
+                "cuMemcpyHtoDAsync");
+    // `outs` goes now; make sure the copies have read it.
+    d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  }
+}
+
+CudaModel::ShapePlan::~ShapePlan() {
+  if (graph)
+    cuda::driver().graphExecDestroy(graph);
+}
+
+// Records the plan's steps (all on the device) as a graph. A library call
+// that cannot be captured leaves the plan running step by step, with why.
+void CudaModel::capture(ShapePlan &plan) {
+  const cuda::Driver &d = cuda::driver();
+  const int threadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
+  d.check(d.streamBeginCapture(stream_, threadLocal), "cuStreamBeginCapture");
+  cuda::CUgraph g = nullptr;
+  try {
+    enqueueSteps(plan, nullptr);
+  } catch (const Error &e) {
+    d.streamEndCapture(stream_, &g); // ends the (invalidated) capture
+    if (g)
+      d.graphDestroy(g);
+    plan.noGraph = std::string("capture failed: ") + e.what();
+    return;
+  }
+  cuda::CUresult r = d.streamEndCapture(stream_, &g);
+  if (r == 0 && g) {
+    d.graphGetNodes(g, nullptr, &plan.graphNodes);
+    r = d.graphInstantiate(&plan.graph, g, 0);
+  }
+  if (g)
+    d.graphDestroy(g);
+  if (r != 0 || !plan.graph) {
+    plan.graph = nullptr;
+    const char *name = nullptr;
+    d.getErrorName(r, &name);
+    plan.noGraph = std::string("capture failed: ") + (name ? name : "unknown error");
+    return;
+  }
+  graphNote_ =
+      "recorded a CUDA graph of " + std::to_string(plan.graphNodes) + " nodes for " + plan.shape;
 }
 
 std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
@@ -218,41 +303,33 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
     }
     return t;
   };
-  auto launch = [&](const Step &s) {
-    void *params[] = {const_cast<uint64_t *>(s.params.data())};
-    d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, stream_, params,
-                           nullptr),
-            "cuLaunchKernel");
-  };
   using Kind = Step::Kind;
-  for (Step &s : plan.steps) {
-    if (s.kind == Kind::Nothing)
-      continue;
-    if (s.kind == Kind::Kernel) {
-      launch(s);
-      ++kernelSteps_;
-      continue;
-    }
-    if (s.kind == Kind::Library) {
-      if (s.gemm)
-        s.gemm->run(stream_);
-      else
-        s.conv->run();
-      if (s.fn) // the epilogue, in place over the result
-        launch(s);
-      ++librarySteps_;
-      continue;
-    }
-    ++hostSteps_;
-    std::vector<HostTensor> outs = runOpOnReference(*plan.planned->module, *s.op, download);
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (outs[i].byteSize())
-        d.check(d.memcpyHtoDAsync(devicePtr(plan, s.op->results[i]), outs[i].bytes(),
-                                  outs[i].byteSize(), stream_),
-                "cuMemcpyHtoDAsync");
-    // `outs` goes now; make sure the copies have read it.
-    d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  for (const Step &s : plan.steps) {
+    kernelSteps_ += s.kind == Kind::Kernel;
+    librarySteps_ += s.kind == Kind::Library;
+    hostSteps_ += s.kind == Kind::Host;
   }
+  if (!graphs_)
+    plan.noGraph = plan.noGraph.empty() ? "--cuda-graphs=off" : plan.noGraph;
+  else if (!d.hasGraphs())
+    plan.noGraph = "the driver has no CUDA graphs";
+  else if (hostSteps_)
+    plan.noGraph = std::to_string(hostSteps_) + " steps run on the host";
+  if (!plan.graph && plan.noGraph.empty() && plan.runs > 0)
+    capture(plan);
+  if (plan.runs == 1 && !plan.noGraph.empty())
+    graphNote_ = "no CUDA graph for " + plan.shape + ": " + plan.noGraph;
+  ++plan.runs;
+  bool timed = start_ && stop_;
+  if (timed)
+    d.check(d.eventRecord(start_, stream_), "cuEventRecord");
+  if (plan.graph)
+    d.check(d.graphLaunch(plan.graph, stream_), "cuGraphLaunch");
+  else
+    enqueueSteps(plan, download);
+  ranGraph_ = plan.graph != nullptr;
+  if (timed)
+    d.check(d.eventRecord(stop_, stream_), "cuEventRecord");
   std::vector<HostTensor> results;
   for (const Value *r : plan.planned->main().results) {
     HostTensor t(r->type.dtype, staticDims(r->type.shape));
@@ -265,19 +342,33 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   }
   // A kernel's or library call's fault surfaces here, named.
   d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  float ms = -1;
+  if (timed)
+    d.check(d.eventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
+  deviceMs_ = ms;
   return results;
 }
 
 std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
   kernelSteps_ = librarySteps_ = hostSteps_ = 0;
-  arenaBytes_ = 0;
+  arenaBytes_ = plannedDeviceBytes_ = 0;
   lastPlan_ = nullptr;
+  ranGraph_ = false;
+  graphNote_.clear();
+  deviceMs_ = -1;
   // Plans allocate and upload too: the context must be this thread's.
   const cuda::Driver &d = cuda::driver();
   d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
   if (std::optional<ShapeKey> key = shapeKeyOf(module_->main(), inputs))
     if (ShapePlan *plan = plans_->get(key->dims, [&] { return makePlan(key->sizes); })) {
       arenaBytes_ = plan->planned->memory.arenaBytes;
+      plannedDeviceBytes_ = plan->deviceBytes;
+      for (const auto &[_, w] : weights_)
+        plannedDeviceBytes_ += w.size();
+      for (const auto &[_, w] : plan->folded)
+        plannedDeviceBytes_ += w.size();
+      if (cublasLt_)
+        plannedDeviceBytes_ += cuda::CublasLt::kWorkspaceBytes;
       lastPlan_ = plan;
       return runPlanned(*plan, inputs);
     }

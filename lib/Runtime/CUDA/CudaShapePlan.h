@@ -31,6 +31,16 @@ struct CudaModel::ShapePlan {
   cuda::DeviceMemory convWorkspace; // shared by the plan's cuDNN convs
   std::vector<Step> steps;
   std::vector<std::string> report; // CudaModel::stepReport
+  std::string shape;               // "batch=32", for messages
+  uint64_t deviceBytes = 0;        // arena, inputs, workspaces, scratch
+  size_t runs = 0;
+  // The steps captured once as a CUDA graph (at the plan's second run: the
+  // first lets the libraries finish their lazy set-up outside a capture),
+  // replayed as one launch; or why the plan runs step by step.
+  cuda::CUgraphExec graph = nullptr;
+  size_t graphNodes = 0;
+  std::string noGraph;
+  ~ShapePlan();
 };
 
 } // namespace tc
