@@ -23,11 +23,17 @@ bool isLibraryOp(const Op &op) {
 }
 
 bool isLibraryAnchored(const Function &group, bool anyDType) {
-  if (group.ops.empty() || group.results.size() != 1)
+  if (group.ops.empty() || group.results.empty() || (!anyDType && group.results.size() != 1))
     return false;
   const Op &anchor = *group.ops.front();
   if (!isLibraryOp(anchor) || anchor.results.size() != 1)
     return false;
+  // Several results (a residual and its f32 copy for a LayerNorm): the
+  // epilogue kernel writes each; none may be the anchor's own.
+  if (group.results.size() > 1)
+    for (const Value *r : group.results)
+      if (r == anchor.result() || r->type.shape != group.results[0]->type.shape)
+        return false;
   const TensorType &a = anchor.result()->type, &r = group.results[0]->type;
   if (anyDType ? a.shape != r.shape : a != r)
     return false;
@@ -70,7 +76,8 @@ std::unique_ptr<Function> epilogueGroup(const Function &group) {
     for (size_t k = 0; k < op.results.size(); ++k)
       map[op.results[k]] = copy->results[k];
   }
-  e->results.push_back(map.at(group.results[0]));
+  for (const Value *r : group.results)
+    e->results.push_back(map.at(r));
   return e;
 }
 

@@ -60,7 +60,8 @@ Fold foldEpilogue(const Function &group, const std::vector<TensorType> &args,
     f.geluTanh = op.is(OpKind::Gelu) && op.getString("approximate") == "tanh";
     next += f.relu || f.geluTanh;
   }
-  f.all = next == group.ops.size();
+  // With several results the epilogue kernel writes them all.
+  f.all = next == group.ops.size() && group.results.size() == 1;
   return f.all ? f : Fold{-1, false, false, false};
 }
 

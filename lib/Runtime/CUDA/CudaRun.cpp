@@ -112,13 +112,13 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
   if (folded)
     return what;
   // The epilogue group's arguments: the group's, then the anchor's result
-  // (`out`: the result buffer itself unless the dtype changes); its result:
-  // the group's. (The anchor's slot has the result's dims: the same shape.)
+  // (`out`: result 0's buffer itself unless the dtype changes); its results:
+  // the group's. (The anchor's slot has result 0's dims: the same shape.)
   std::vector<const Value *> values(op.operands.begin(), op.operands.end());
   values.push_back(op.result());
-  values.push_back(op.result());
   std::vector<cuda::CUdeviceptr> at(values.size(), 0);
-  at[values.size() - 2] = out;
+  at.back() = out;
+  values.insert(values.end(), op.results.begin(), op.results.end());
   s.fn = k.fn;
   s.launch = *launchDims(k.entry, staticDims(result.shape)); // not empty: checked before
   s.params = kernelParams(plan, values, at);
