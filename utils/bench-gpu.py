@@ -40,6 +40,24 @@ def inputs_for(name, batch, dev):
     return torch.randn(batch, 3, 224, 224, generator=g).to(dev)
 
 
+def calibrate_batchnorm(model, x):
+    """Random weights leave BatchNorm's running statistics at 0/1 while the
+    activations shrink layer by layer (mobilenet_v2's output is ~1e-9, below
+    fp16's range: every fp16 result would be 0 and nothing checked). One
+    forward pass in training mode sets them to the data's statistics, as a
+    trained model's are; weights are untouched."""
+    import torch
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: exactly this batch's statistics
+    if bns:
+        model.train()
+        with torch.no_grad():
+            model(x)
+    model.eval()
+
+
 def export(name, model, x, path):
     import torch
     batch = torch.export.Dim("batch", min=1, max=64)
@@ -107,7 +125,11 @@ def main():
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--tc-run-args", default="", help="extra tc-run flags (e.g. --cuda-graphs=off)")
     ap.add_argument("--markdown", help="write the table to this file")
+    ap.add_argument("--render", nargs="+", metavar="JSON",
+                    help="no run: merge the bench-gpu.json of several runs into one table")
     args = ap.parse_args()
+    if args.render:
+        return render_files(args.render, args.markdown)
     import torch
     from export_torch_models import FirstOutput, models as recipes
 
@@ -116,11 +138,17 @@ def main():
     tool = lambda t: os.path.join(args.bin, t)
     makers = recipes()
     rows = []
+
+    def save():
+        with open(os.path.join(args.out, "bench-gpu.json"), "w") as f:
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), f, indent=1)
     for name in args.models.split(","):
         base = os.path.join(args.out, name)
         torch.manual_seed(0)
         try:
             model = FirstOutput(makers[name][0]()).eval()
+            if name not in ("bert_base", "gpt2"):
+                calibrate_batchnorm(model, inputs_for(name, 8, "cpu"))
             # The ONNX file (fp32 weights, symbolic batch) and tc's compile.
             t0 = time.perf_counter()
             export(name, model, inputs_for(name, 2, "cpu"), base + ".onnx")
@@ -184,12 +212,34 @@ def main():
                 except Exception as e:
                     row[mode + "_error"] = str(e).splitlines()[0][:200]
             log(json.dumps(row))
-    with open(os.path.join(args.out, "bench-gpu.json"), "w") as f:
-        json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), f, indent=1)
+            save()  # after every row: a run cut short keeps what it measured
+    save()
     table = render(rows, args.modes.split(","))
     print(table)
     if args.markdown:
         with open(args.markdown, "w") as f:
+            f.write(table + "\n")
+
+
+def render_files(files, markdown):
+    """Rows of several runs (e.g. one per group of models or modes) joined by
+    model and batch; the table says which runs it came from."""
+    merged, modes, meta = {}, [], []
+    for path in files:
+        with open(path) as f:
+            run = json.load(f)
+        meta.append("%s: %s, torch %s" % (os.path.basename(os.path.dirname(path)) or path, run["device"], run["torch"]))
+        for r in run["rows"]:
+            merged.setdefault((r["model"], r["batch"]), {}).update(r)
+            for k in r:
+                if k.endswith("_ms") and k not in ("tc_ms", "tc_host_ms") and k[:-3] not in modes:
+                    modes.append(k[:-3])
+    order = ["eager", "inductor", "inductor-cg"]
+    modes.sort(key=lambda m: order.index(m) if m in order else len(order))
+    table = render(list(merged.values()), modes)
+    print(table)
+    if markdown:
+        with open(markdown, "w") as f:
             f.write(table + "\n")
 
 
