@@ -23,7 +23,9 @@ import argparse, json, math, os, statistics, subprocess, sys, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 SEQ = 128
-# fp16 outputs vs PyTorch's fp32: max |tc - torch| over max |torch|.
+# fp16 outputs vs PyTorch's fp32: max |tc - torch| over max |torch|, at most
+# 2e-2 or 1.5x PyTorch's own AMP error on the same inputs (calibrated
+# BatchNorms make resnet50's logits sensitive: AMP itself is 3e-2 off).
 TOLERANCE = 2e-2
 
 
@@ -183,7 +185,7 @@ def main():
                            + args.tc_run_args.split(), 600)
                 rep = json.loads(p.stdout)
                 row["tc_err"] = rel_err(load_pb(os.path.join(data + ".tc", "output_0.pb")), want)
-                row["ok"] = row["tc_err"] <= TOLERANCE
+                row["ok"] = row["tc_err"] <= max(TOLERANCE, 1.5 * row["torch_amp_err"])
                 row["tc_ms"] = rep.get("device_ms", rep["latency_ms"])["median"]
                 row["tc_host_ms"] = rep["latency_ms"]["median"]
                 row["tc_peak_mib"] = round(rep.get("peak_device_bytes", 0) / 2**20)

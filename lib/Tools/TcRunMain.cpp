@@ -133,7 +133,9 @@ int tcRunMain(int argc, char **argv) {
       for (const std::string &line : gpu ? gpu->stepReport() : cpu->stepReport())
         std::cerr << "step " << line << "\n";
     if (printSteps && cpu)
-      cpu->setProfiling(true);    // the timed runs also time each step
+      cpu->setProfiling(true); // the timed runs also time each step
+    if (printSteps && gpu)
+      gpu->setProfiling(true); // step by step, an event after each
     std::vector<double> ms;       // sorted latencies of the timed runs
     std::vector<double> deviceMs; // CUDA: their device times (CUDA events)
     if (gpu)
@@ -156,6 +158,20 @@ int tcRunMain(int argc, char **argv) {
       if (printSteps && cpu)
         for (const CpuModel::StepProfile &p : cpu->stepProfile())
           std::cerr << "step " << p.step << " [" << p.meanSeconds * 1e3 << " ms]\n";
+      if (printSteps && gpu) { // every step, then the ten that take longest
+        std::vector<CudaModel::StepProfile> steps = gpu->stepProfile();
+        for (const CudaModel::StepProfile &p : steps)
+          std::cerr << "step " << p.step << " [" << p.meanMs << " ms]\n";
+        std::stable_sort(steps.begin(), steps.end(),
+                         [](const auto &a, const auto &b) { return a.meanMs > b.meanMs; });
+        double total = 0;
+        for (const CudaModel::StepProfile &p : steps)
+          total += p.meanMs;
+        for (size_t i = 0; i < std::min<size_t>(10, steps.size()); ++i)
+          std::cerr << "top " << i + 1 << ": " << steps[i].meanMs << " ms ("
+                    << int(100 * steps[i].meanMs / std::max(total, 1e-9)) << "%) " << steps[i].step
+                    << "\n";
+      }
     }
     auto at = [](const std::vector<double> &v, double q) {
       return v[std::min(v.size() - 1, size_t(q * double(v.size())))];

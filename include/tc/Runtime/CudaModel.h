@@ -63,6 +63,14 @@ public:
   // CUDA graphs (on by default): a plan whose steps are all on the device
   // is captured once and replayed.
   void setGraphs(bool on) { graphs_ = on; }
+  // Profiling: runs go step by step (no graph) with an event after each
+  // step; stepProfile() gives each step's mean device time over those runs.
+  void setProfiling(bool on) { profile_ = on; }
+  struct StepProfile {
+    std::string step; // the step's report line
+    double meanMs;
+  };
+  std::vector<StepProfile> stepProfile() const;
   // The last run: whether it replayed a CUDA graph, and what it recorded
   // ("a CUDA graph of N nodes for batch=32"; empty: nothing new) or why a
   // plan runs step by step.
@@ -105,7 +113,7 @@ private:
   const ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
   uint64_t arenaBytes_ = 0, plannedDeviceBytes_ = 0;
-  bool graphs_ = true, ranGraph_ = false;
+  bool graphs_ = true, ranGraph_ = false, profile_ = false;
   std::string graphNote_;
   double deviceMs_ = -1;
   cuda::CUevent start_ = nullptr, stop_ = nullptr; // around a run's steps

@@ -214,7 +214,11 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
             "cuLaunchKernel");
   };
   using Kind = Step::Kind;
-  for (Step &s : plan.steps) {
+  bool profiling = !plan.stepEvents.empty();
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    Step &s = plan.steps[i];
+    if (profiling)
+      d.check(d.eventRecord(plan.stepEvents[i], stream_), "cuEventRecord");
     if (s.kind == Kind::Nothing)
       continue;
     if (s.kind == Kind::Kernel) {
@@ -244,6 +248,17 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
 CudaModel::ShapePlan::~ShapePlan() {
   if (graph)
     cuda::driver().graphExecDestroy(graph);
+  for (cuda::CUevent e : stepEvents)
+    cuda::driver().eventDestroy(e);
+}
+
+std::vector<CudaModel::StepProfile> CudaModel::stepProfile() const {
+  std::vector<StepProfile> out;
+  if (lastPlan_ && lastPlan_->profiledRuns)
+    for (size_t i = 0; i < lastPlan_->stepMs.size(); ++i)
+      out.push_back({lastPlan_->report[i],
+                     lastPlan_->stepMs[i] / double(lastPlan_->profiledRuns)});
+  return out;
 }
 
 // Records the plan's steps (all on the device) as a graph. A library call
@@ -309,13 +324,25 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
     librarySteps_ += s.kind == Kind::Library;
     hostSteps_ += s.kind == Kind::Host;
   }
+  bool profiling = profile_ && d.hasEvents() && start_;
+  if (profiling && plan.stepEvents.empty()) { // events made once per plan
+    plan.stepEvents.resize(plan.steps.size());
+    plan.stepMs.assign(plan.steps.size(), 0);
+    for (cuda::CUevent &e : plan.stepEvents)
+      d.check(d.eventCreate(&e, 0), "cuEventCreate");
+  }
+  if (!profiling && !plan.stepEvents.empty()) {
+    for (cuda::CUevent e : plan.stepEvents)
+      d.eventDestroy(e);
+    plan.stepEvents.clear();
+  }
   if (!graphs_)
-    plan.noGraph = plan.noGraph.empty() ? "--cuda-graphs=off" : plan.noGraph;
+    plan.noGraph = "--cuda-graphs=off";
   else if (!d.hasGraphs())
     plan.noGraph = "the driver has no CUDA graphs";
   else if (hostSteps_)
     plan.noGraph = std::to_string(hostSteps_) + " steps run on the host";
-  if (!plan.graph && plan.noGraph.empty() && plan.runs > 0)
+  if (!plan.graph && plan.noGraph.empty() && plan.runs > 0 && !profiling)
     capture(plan);
   if (plan.runs == 1 && !plan.noGraph.empty())
     graphNote_ = "no CUDA graph for " + plan.shape + ": " + plan.noGraph;
@@ -323,11 +350,11 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   bool timed = start_ && stop_;
   if (timed)
     d.check(d.eventRecord(start_, stream_), "cuEventRecord");
-  if (plan.graph)
+  ranGraph_ = plan.graph && !profiling;
+  if (ranGraph_)
     d.check(d.graphLaunch(plan.graph, stream_), "cuGraphLaunch");
   else
     enqueueSteps(plan, download);
-  ranGraph_ = plan.graph != nullptr;
   if (timed)
     d.check(d.eventRecord(stop_, stream_), "cuEventRecord");
   std::vector<HostTensor> results;
@@ -346,6 +373,15 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   if (timed)
     d.check(d.eventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
   deviceMs_ = ms;
+  if (profiling) { // step i: from its event to the next (the last: to stop_)
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      float step = 0;
+      cuda::CUevent end = i + 1 < plan.steps.size() ? plan.stepEvents[i + 1] : stop_;
+      d.check(d.eventElapsedTime(&step, plan.stepEvents[i], end), "cuEventElapsedTime");
+      plan.stepMs[i] += step;
+    }
+    ++plan.profiledRuns;
+  }
   return results;
 }
 

@@ -40,6 +40,10 @@ struct CudaModel::ShapePlan {
   cuda::CUgraphExec graph = nullptr;
   size_t graphNodes = 0;
   std::string noGraph;
+  // Profiling: an event after each step, summed device ms and runs.
+  std::vector<cuda::CUevent> stepEvents;
+  std::vector<double> stepMs;
+  size_t profiledRuns = 0;
   ~ShapePlan();
 };
 
