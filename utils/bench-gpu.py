@@ -153,7 +153,8 @@ def main():
                 calibrate_batchnorm(model, inputs_for(name, 8, "cpu"))
             # The ONNX file (fp32 weights, symbolic batch) and tc's compile.
             t0 = time.perf_counter()
-            export(name, model, inputs_for(name, 2, "cpu"), base + ".onnx")
+            # 8 images or 2 sequences: torch.export specializes a dim of size 1.
+            export(name, model, inputs_for(name, 8, "cpu"), base + ".onnx")
             export_s = time.perf_counter() - t0
             _, t_imp = run([tool("tc-import"), base + ".onnx", "-o", base + ".tcbc"], 600)
             _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda", "--precision", "fp16",
@@ -232,6 +233,8 @@ def render_files(files, markdown):
             run = json.load(f)
         meta.append("%s: %s, torch %s" % (os.path.basename(os.path.dirname(path)) or path, run["device"], run["torch"]))
         for r in run["rows"]:
+            if "tc_err" in r and "torch_amp_err" in r:  # today's rule, also for older runs
+                r["ok"] = r["tc_err"] <= max(TOLERANCE, 1.5 * r["torch_amp_err"])
             merged.setdefault((r["model"], r["batch"]), {}).update(r)
             for k in r:
                 if k.endswith("_ms") and k not in ("tc_ms", "tc_host_ms") and k[:-3] not in modes:
