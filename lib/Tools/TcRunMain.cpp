@@ -135,7 +135,7 @@ int tcRunMain(int argc, char **argv) {
     if (printSteps && cpu)
       cpu->setProfiling(true); // the timed runs also time each step
     if (printSteps && gpu)
-      gpu->setProfiling(true); // step by step, an event after each
+      gpu->setProfiling(true);    // step by step, an event after each
     std::vector<double> ms;       // sorted latencies of the timed runs
     std::vector<double> deviceMs; // CUDA: their device times (CUDA events)
     if (gpu)

@@ -256,8 +256,7 @@ std::vector<CudaModel::StepProfile> CudaModel::stepProfile() const {
   std::vector<StepProfile> out;
   if (lastPlan_ && lastPlan_->profiledRuns)
     for (size_t i = 0; i < lastPlan_->stepMs.size(); ++i)
-      out.push_back({lastPlan_->report[i],
-                     lastPlan_->stepMs[i] / double(lastPlan_->profiledRuns)});
+      out.push_back({lastPlan_->report[i], lastPlan_->stepMs[i] / double(lastPlan_->profiledRuns)});
   return out;
 }
 
