@@ -763,13 +763,21 @@ private:
     emitCudaHead(os, symbol, kPointwiseBlock);
     emitPointers(os);
     bool anyBroadcast = readsBroadcast();
+    // Read a vector at a time: contiguous arguments, and trailing broadcasts
+    // (a bias) at i % size; any other broadcast leaves only the scalar loop.
+    auto vectorRead = [&](size_t i) {
+      return elementwise_.count(i) && (access(i) == Access::Contiguous || trailing(i));
+    };
+    bool vectorizable = true;
+    for (size_t i = 0; i < f_.args.size(); ++i)
+      vectorizable &= !(elementwise_.count(i) && access(i) == Access::Broadcast && !trailing(i));
     size_t widest = 1;
     for (size_t i = 0; i < f_.args.size(); ++i)
-      if (elementwise_.count(i) && access(i) == Access::Contiguous)
+      if (vectorRead(i))
         widest = std::max(widest, dtypeSize(f_.args[i]->type.dtype));
     for (const Value *r : f_.results)
       widest = std::max(widest, dtypeSize(r->type.dtype));
-    unsigned vec = anyBroadcast ? 1 : unsigned(16 / widest);
+    unsigned vec = vectorizable ? unsigned(16 / widest) : 1;
     if (anyBroadcast)
       emitStrides(os);
     os << "  const int64_t n = " << rowsExpr() << " * inner;\n" << kGridHead;
@@ -785,25 +793,31 @@ private:
             (aligned.empty() ? "" : " && ") + ("tc_aligned(" + ptr + ", sizeof(" + vt(t) + "))");
       };
       for (size_t i = 0; i < f_.args.size(); ++i)
-        if (elementwise_.count(i) && access(i) == Access::Contiguous)
+        if (vectorRead(i)) {
           check("in" + std::to_string(i), f_.args[i]->type.dtype);
+          if (trailing(i)) {
+            os << "  const int64_t size" << i << " = " << sizeOf(i) << ";\n";
+            aligned += " && size" + std::to_string(i) + " % " + std::to_string(vec) + " == 0";
+          }
+        }
       for (size_t i = 0; i < f_.results.size(); ++i)
         check("out" + std::to_string(i), f_.results[i]->type.dtype);
       os << "  const int64_t nv = " << aligned << " ? n / " << vec << " : 0;\n";
       os << "  for (int64_t v = tid; v < nv; v += stride) {\n"
          << "    const int64_t i = v * " << vec << ";\n";
       for (size_t i = 0; i < f_.args.size(); ++i)
-        if (elementwise_.count(i) && access(i) == Access::Contiguous)
+        if (vectorRead(i))
           os << "    const " << vt(f_.args[i]->type.dtype) << " v" << i << " = *(const "
-             << vt(f_.args[i]->type.dtype) << " *)(in" << i << " + i);\n";
+             << vt(f_.args[i]->type.dtype) << " *)(in" << i << " + i"
+             << (trailing(i) ? " % size" + std::to_string(i) : std::string()) << ");\n";
       for (size_t i = 0; i < f_.results.size(); ++i)
         os << "    " << vt(f_.results[i]->type.dtype) << " w" << i << ";\n";
       os << "#pragma unroll\n    for (int k = 0; k < " << vec << "; ++k) {\n";
       for (size_t i = 0; i < f_.args.size(); ++i)
         if (elementwise_.count(i)) {
           DType t = f_.args[i]->type.dtype;
-          std::string ref = access(i) == Access::Contiguous ? "v" + std::to_string(i) + ".v[k]"
-                                                            : "in" + std::to_string(i) + "[0]";
+          std::string ref =
+              vectorRead(i) ? "v" + std::to_string(i) + ".v[k]" : "in" + std::to_string(i) + "[0]";
           os << "      const " << ct(t) << " a" << i << " = " << load(t, ref) << ";\n";
         }
       os << body;
@@ -1356,6 +1370,35 @@ private:
     if (n && *n == 1)
       return Access::Scalar;
     return Access::Broadcast;
+  }
+
+  // A broadcast argument that is the domain's trailing axes (a bias over
+  // the last axis, leading 1s dropped): element i reads it at i % size, so
+  // `vec` consecutive elements read `vec` consecutive ones when its size is
+  // a multiple of `vec`.
+  bool trailing(size_t arg) const {
+    if (access(arg) != Access::Broadcast)
+      return false;
+    const Shape &s = f_.args[arg]->type.shape;
+    size_t lead = 0;
+    while (lead < s.size() && s[lead].isStatic() && s[lead].size == 1)
+      ++lead;
+    size_t k = s.size() - lead;
+    if (k == 0 || k > domain_.size())
+      return false;
+    for (size_t d = 0; d < k; ++d) // '?' == '?' proves nothing
+      if (s[lead + d].isUnknown() || !(s[lead + d] == domain_[domain_.size() - k + d]))
+        return false;
+    return true;
+  }
+
+  // The element count of argument `arg` (a dims[] product).
+  std::string sizeOf(size_t arg) const {
+    const Value *v = f_.args[arg];
+    std::string e = "(int64_t)1";
+    for (size_t d = 0; d < v->type.rank(); ++d)
+      e += " * " + dim(v, d);
+    return e;
   }
 
   // Row-major strides of each broadcast argument aligned to the domain's
