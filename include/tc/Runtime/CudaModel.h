@@ -81,7 +81,7 @@ public:
   double deviceMs() const { return deviceMs_; }
   // The last plan's device bytes: predicted by the memory plan (arena and
   // inputs, weights, workspaces the plan sized).
-  uint64_t plannedDeviceBytes() const { return plannedDeviceBytes_; }
+  uint64_t plannedDeviceBytes() const;
   size_t kernelSteps() const { return kernelSteps_; }
   size_t librarySteps() const { return librarySteps_; }
   size_t hostSteps() const { return hostSteps_; }
@@ -112,7 +112,7 @@ private:
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   const ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
-  uint64_t arenaBytes_ = 0, plannedDeviceBytes_ = 0;
+  uint64_t arenaBytes_ = 0;
   bool graphs_ = true, ranGraph_ = false, profile_ = false;
   std::string graphNote_;
   double deviceMs_ = -1;

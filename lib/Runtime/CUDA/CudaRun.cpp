@@ -252,6 +252,18 @@ CudaModel::ShapePlan::~ShapePlan() {
     cuda::driver().eventDestroy(e);
 }
 
+// Computed when asked (tc-run's report), not on every run.
+uint64_t CudaModel::plannedDeviceBytes() const {
+  if (!lastPlan_)
+    return 0;
+  uint64_t bytes = lastPlan_->deviceBytes;
+  for (const auto &[_, w] : weights_)
+    bytes += w.size();
+  for (const auto &[_, w] : lastPlan_->folded)
+    bytes += w.size();
+  return bytes + (cublasLt_ ? cuda::CublasLt::kWorkspaceBytes : 0);
+}
+
 std::vector<CudaModel::StepProfile> CudaModel::stepProfile() const {
   std::vector<StepProfile> out;
   if (lastPlan_ && lastPlan_->profiledRuns)
@@ -386,7 +398,7 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
 
 std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
   kernelSteps_ = librarySteps_ = hostSteps_ = 0;
-  arenaBytes_ = plannedDeviceBytes_ = 0;
+  arenaBytes_ = 0;
   lastPlan_ = nullptr;
   ranGraph_ = false;
   graphNote_.clear();
@@ -397,13 +409,6 @@ std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
   if (std::optional<ShapeKey> key = shapeKeyOf(module_->main(), inputs))
     if (ShapePlan *plan = plans_->get(key->dims, [&] { return makePlan(key->sizes); })) {
       arenaBytes_ = plan->planned->memory.arenaBytes;
-      plannedDeviceBytes_ = plan->deviceBytes;
-      for (const auto &[_, w] : weights_)
-        plannedDeviceBytes_ += w.size();
-      for (const auto &[_, w] : plan->folded)
-        plannedDeviceBytes_ += w.size();
-      if (cublasLt_)
-        plannedDeviceBytes_ += cuda::CublasLt::kWorkspaceBytes;
       lastPlan_ = plan;
       return runPlanned(*plan, inputs);
     }
