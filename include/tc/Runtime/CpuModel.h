@@ -11,6 +11,7 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Runtime/ThreadPool.h"
+#include "tc/Runtime/Trace.h"
 #include <map>
 #include <memory>
 #include <string>
@@ -62,6 +63,10 @@ public:
     double meanSeconds; // over the profiled runs at the last run's shape
   };
   std::vector<StepProfile> stepProfile() const;
+  // Tracing (tc-prof): planned runs record one Host event per step and one
+  // Worker event per thread's share of each kernel into `trace` (nullptr:
+  // off), and set trace->steps to the plan's steps. Not owned.
+  void setTrace(RunTrace *trace) { trace_ = trace; }
 
 private:
   CpuModel() = default;
@@ -80,6 +85,7 @@ private:
   size_t kernelSteps_ = 0, librarySteps_ = 0, moveSteps_ = 0, fallbackSteps_ = 0;
   const std::vector<std::string> *stepReport_ = nullptr;
   bool profile_ = false;
+  RunTrace *trace_ = nullptr;
   std::unique_ptr<ThreadPool> pool_;
   struct ShapePlan;
   ShapePlanCache<ShapePlan> plans_; // by input dims

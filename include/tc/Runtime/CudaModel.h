@@ -19,6 +19,7 @@
 #include "tc/Runtime/CudaLaunch.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Runtime/ShapePlan.h"
+#include "tc/Runtime/Trace.h"
 #include <functional>
 #include <map>
 #include <memory>
@@ -71,6 +72,13 @@ public:
     double meanMs;
   };
   std::vector<StepProfile> stepProfile() const;
+  // Tracing (tc-prof): runs record Host events (one per step enqueued, per
+  // graph replay, per input/output copy) and, through CUPTI when it loads,
+  // Api and Device events (every kernel and memcpy, graph replays included)
+  // attributed to steps; without CUPTI, per-step CUDA events stand in for
+  // the Device track (step by step). Sets trace->steps/device/deviceNote.
+  // nullptr: off. Not owned.
+  void setTrace(RunTrace *trace);
   // The last run: whether it replayed a CUDA graph, and what it recorded
   // ("a CUDA graph of N nodes for batch=32"; empty: nothing new) or why a
   // plan runs step by step.

@@ -1,0 +1,147 @@
+#include "tc/Analysis/StepCost.h"
+#include <algorithm>
+#include <map>
+
+namespace tc {
+
+namespace {
+
+using Sizes = std::map<std::string, int64_t>;
+
+// Dims of `t` with symbols bound by `sizes`; -1 for what stays unknown.
+std::vector<int64_t> dimsOf(const TensorType &t, const Sizes &sizes) {
+  std::vector<int64_t> out;
+  for (const Dim &d : t.shape) {
+    auto s = d.isSymbolic() ? sizes.find(d.symbol) : sizes.end();
+    out.push_back(d.isStatic() ? d.size : s != sizes.end() ? s->second : -1);
+  }
+  return out;
+}
+
+double elements(const std::vector<int64_t> &dims) {
+  double n = 1;
+  for (int64_t d : dims)
+    n *= double(std::max<int64_t>(d, 0));
+  return n;
+}
+
+double elementsOf(const Value *v, const Sizes &sizes) {
+  return v ? elements(dimsOf(v->type, sizes)) : 0;
+}
+
+bool isMatrixOp(const Op &op) {
+  return op.is(OpKind::MatMul) || op.is(OpKind::Gemm) || op.is(OpKind::Conv) ||
+         op.is(OpKind::ConvTranspose) || op.is(OpKind::Einsum);
+}
+
+// The FLOPs of one (non-Fused) op; see StepCost.h for the rules.
+double opFlops(const Op &op, const Sizes &sizes) {
+  const Value *r = op.results.empty() ? nullptr : op.result();
+  double out = elementsOf(r, sizes);
+  auto dims = [&](size_t i) {
+    return op.operand(i) ? dimsOf(op.operand(i)->type, sizes) : std::vector<int64_t>();
+  };
+  switch (op.kind) {
+  case OpKind::MatMul: {
+    std::vector<int64_t> a = dims(0);
+    return a.empty() ? 0 : 2 * out * double(std::max<int64_t>(a.back(), 0));
+  }
+  case OpKind::Gemm: {
+    std::vector<int64_t> a = dims(0);
+    if (a.size() != 2)
+      return 0;
+    int64_t k = op.getInt("transA") ? a[0] : a[1];
+    return 2 * out * double(std::max<int64_t>(k, 0)) + (op.operand(2) ? out : 0);
+  }
+  case OpKind::Conv: {
+    std::vector<int64_t> w = dims(1); // [Cout, Cin/group, k...]
+    return w.empty() || w[0] <= 0 ? 0 : 2 * out * (elements(w) / double(w[0]));
+  }
+  case OpKind::ConvTranspose: {
+    std::vector<int64_t> w = dims(1); // [Cin, Cout/group, k...]
+    return w.empty() || w[0] <= 0
+               ? 0
+               : 2 * elementsOf(op.operand(0), sizes) * (elements(w) / double(w[0]));
+  }
+  case OpKind::MaxPool:
+  case OpKind::AveragePool:
+  case OpKind::LpPool: {
+    double window = 1;
+    if (const Attribute *k = op.findAttr("kernel_shape"))
+      for (int64_t d : k->ints())
+        window *= double(d);
+    return out * window;
+  }
+  default: break;
+  }
+  switch (op.info().category) {
+  case FusionCategory::Pointwise: return out;
+  case FusionCategory::Reduction: return elementsOf(op.operand(0), sizes);
+  case FusionCategory::Library: // Einsum: not modelled
+  case FusionCategory::Shape: return 0;
+  case FusionCategory::Opaque: return out;
+  }
+  return 0;
+}
+
+void addDistinct(std::vector<std::string> &list, const std::string &s) {
+  if (!s.empty() && std::find(list.begin(), list.end(), s) == list.end())
+    list.push_back(s);
+}
+
+std::string typeStr(const Value *v) { return v ? v->type.str() : "none"; }
+
+} // namespace
+
+StepInfo describeStep(const Module &m, const Op &op) {
+  StepInfo s;
+  s.result = op.results.empty() ? "" : "%" + op.result()->name;
+  s.dtype = op.results.empty() ? "" : std::string(dtypeName(op.result()->type.dtype));
+  const Function *callee = op.is(OpKind::Fused) ? m.lookup(op.getString("callee")) : nullptr;
+  s.group = callee ? callee->name : std::string(op.name());
+  // Signature and bytes at the call site, each distinct value once.
+  std::vector<const Value *> seen;
+  std::string ins, outs;
+  auto count = [&](const Value *v) {
+    if (!v || std::find(seen.begin(), seen.end(), v) != seen.end())
+      return;
+    seen.push_back(v);
+    if (std::optional<size_t> n = byteSize(v->type))
+      s.bytes += *n;
+  };
+  for (const Value *v : op.operands) {
+    ins += (ins.empty() ? "" : ", ") + typeStr(v);
+    count(v);
+  }
+  for (const Value *v : op.results) {
+    outs += (outs.empty() ? "" : ", ") + typeStr(v);
+    count(v);
+  }
+  s.signature = ins + " -> " + outs;
+  if (!callee) {
+    addDistinct(s.nodes, op.loc.node);
+    addDistinct(s.opTypes, std::string(op.name()));
+    s.flops = opFlops(op, {});
+    s.matrix = isMatrixOp(op);
+    return s;
+  }
+  // Bind the callee's symbols from the call's (specialized, static) operands.
+  Sizes sizes;
+  for (size_t i = 0; i < callee->args.size() && i < op.operands.size(); ++i) {
+    if (!op.operands[i])
+      continue;
+    const Shape &formal = callee->args[i]->type.shape, &actual = op.operands[i]->type.shape;
+    for (size_t d = 0; d < formal.size() && d < actual.size(); ++d)
+      if (formal[d].isSymbolic() && actual[d].isStatic())
+        sizes.emplace(formal[d].symbol, actual[d].size);
+  }
+  for (const auto &body : callee->ops) {
+    addDistinct(s.nodes, body->loc.node);
+    addDistinct(s.opTypes, std::string(body->name()));
+    s.flops += opFlops(*body, sizes);
+    s.matrix = s.matrix || isMatrixOp(*body);
+  }
+  return s;
+}
+
+} // namespace tc
