@@ -3,6 +3,7 @@
 #include "tc/IR/CompileTimeline.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
+#include <chrono>
 #include <set>
 #include <sstream>
 
@@ -66,10 +67,14 @@ EmittedKernels emitKernels(const Module &m, KernelDialect dialect) {
     if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
       continue;
     std::string why;
+    auto t0 = std::chrono::steady_clock::now();
     if (auto k = emitKernel(*m.lookup(op->getString("callee")), dialect, why))
       r.kernels.push_back(std::move(*k));
     else
       r.fallback.push_back(why);
+    r.perGroup.push_back(
+        {"emit kernels/@" + op->getString("callee"),
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
   }
   return r;
 }

@@ -72,6 +72,7 @@ CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, boo
       r.fallback.push_back(why);
   r.source = source.str();
   r.timeline.push_back({"emit kernels", since(t0)});
+  r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
   if (!withObject)
     return r;
 

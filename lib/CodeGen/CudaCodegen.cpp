@@ -99,6 +99,7 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
       r.fallback.push_back(why);
   r.source = kernelPrelude(KernelDialect::Cuda, halfTypes) + body.str();
   r.timeline.push_back({"emit kernels", since(t0)});
+  r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
   if (!withCubin)
     return r;
 

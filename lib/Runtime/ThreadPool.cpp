@@ -22,4 +22,6 @@ void ThreadPool::parallelFor(int64_t n, int64_t grain,
   }
 }
 
+unsigned ThreadPool::currentThread() { return unsigned(omp_get_thread_num()); }
+
 } // namespace tc

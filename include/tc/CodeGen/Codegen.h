@@ -23,11 +23,15 @@ std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves
 struct EmittedKernels {
   std::vector<EmittedKernel> kernels; // one per distinct group, in plan order
   std::vector<std::string> fallback;  // "@group: why" for groups without one
+  // Seconds each group's emitter took (kernel or not), in plan order, as
+  // child stages "emit kernels/@group" of the timeline (tc-prof compile).
+  std::vector<CompileStage> perGroup;
 };
 EmittedKernels emitKernels(const Module &m, KernelDialect dialect);
 
-// The artifact's "timeline" section: the whole compile, the tools before
-// tc-codegen (the input's timeline metadata) and then `stages`.
+// The artifact's "timeline" section (a stage named "parent/child" is a
+// part of the stage "parent" listed after it: not summed into totals): the whole compile, the tools
+// before tc-codegen (the input's timeline metadata) and then `stages`.
 std::string artifactTimeline(const Module &input, const std::vector<CompileStage> &stages);
 
 } // namespace tc

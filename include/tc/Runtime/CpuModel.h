@@ -86,6 +86,7 @@ private:
   const std::vector<std::string> *stepReport_ = nullptr;
   bool profile_ = false;
   RunTrace *trace_ = nullptr;
+  int traceStep_ = -1; // the step whose kernel runs now (traced runs)
   std::unique_ptr<ThreadPool> pool_;
   struct ShapePlan;
   ShapePlanCache<ShapePlan> plans_; // by input dims
@@ -97,6 +98,7 @@ private:
   void launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
               const std::vector<int64_t> &domain);
   void buildSteps(ShapePlan &plan);
+  void traceSteps(ShapePlan &plan);
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,
                                                    const std::vector<const HostTensor *> &ins);

@@ -18,6 +18,8 @@ public:
   // Calls fn(begin, end) over disjoint chunks covering [0, n), at least
   // `grain` items each, and returns when all are done.
   void parallelFor(int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)> &fn);
+  // Inside fn: which of the team's threads runs it (0: the calling thread).
+  static unsigned currentThread();
 
 private:
   unsigned threads_;

@@ -3,6 +3,7 @@
 #include "OneDnnCall.h"
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
+#include "tc/Analysis/StepCost.h"
 #include "tc/CodeGen/CpuCompiler.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
@@ -50,6 +51,7 @@ struct CpuModel::ShapePlan {
   };
   std::vector<Step> steps;
   std::vector<std::string> report; // CpuModel::stepReport
+  std::vector<StepInfo> info;      // for traces, made at the first traced run
   std::vector<double> seconds;     // per step, summed over profiled runs
   size_t runs = 0;                 // profiled runs
 };
@@ -195,8 +197,28 @@ void CpuModel::launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
   int64_t rows = inner == 0 ? 0 : n / inner;
   // Rows are independent: split them so each chunk has some 16K elements.
   int64_t grain = std::max<int64_t>(1, (int64_t(1) << 14) / std::max<int64_t>(inner, 1));
-  pool_->parallelFor(rows, grain,
-                     [&](int64_t begin, int64_t end) { kernel(bufs, dims, begin, end); });
+  if (!trace_ || traceStep_ < 0) {
+    pool_->parallelFor(rows, grain,
+                       [&](int64_t begin, int64_t end) { kernel(bufs, dims, begin, end); });
+    return;
+  }
+  // Traced: each thread's share is an event on its own lane.
+  const StepInfo &info = trace_->steps[size_t(traceStep_)];
+  pool_->parallelFor(rows, grain, [&](int64_t begin, int64_t end) {
+    double t0 = trace_->nowUs();
+    kernel(bufs, dims, begin, end);
+    TraceEvent e;
+    e.track = TraceEvent::Track::Worker;
+    e.lane = ThreadPool::currentThread();
+    e.name = info.group;
+    e.category = "kernel";
+    e.step = traceStep_;
+    e.run = trace_->currentRun;
+    e.startUs = t0;
+    e.durUs = trace_->nowUs() - t0;
+    e.note = "rows " + std::to_string(begin) + ".." + std::to_string(end);
+    trace_->add(std::move(e));
+  });
 }
 
 // nullptr when this shape cannot be planned (sizes unknown until run time).
@@ -338,20 +360,60 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
   };
   if (profile_ && plan.seconds.size() != plan.steps.size())
     plan.seconds.assign(plan.steps.size(), 0.0);
+  if (trace_)
+    traceSteps(plan);
   for (size_t i = 0; i < plan.steps.size(); ++i) {
-    if (!profile_) {
+    if (!profile_ && !trace_) {
       runStep(plan.steps[i]);
       continue;
     }
+    traceStep_ = trace_ ? int(i) : -1;
     auto t0 = std::chrono::steady_clock::now();
     runStep(plan.steps[i]);
-    plan.seconds[i] += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    auto t1 = std::chrono::steady_clock::now();
+    traceStep_ = -1;
+    if (profile_)
+      plan.seconds[i] += std::chrono::duration<double>(t1 - t0).count();
+    if (trace_ && plan.steps[i].kind != ShapePlan::Step::Kind::View) {
+      TraceEvent e;
+      e.name = plan.info[i].group;
+      e.category = plan.info[i].kind;
+      e.step = int(i);
+      e.run = trace_->currentRun;
+      e.startUs = trace_->toUs(t0);
+      e.durUs = trace_->toUs(t1) - e.startUs;
+      trace_->add(std::move(e));
+    }
   }
   plan.runs += profile_;
   std::vector<HostTensor> results;
   for (const Value *r : f.results)
     results.push_back(tensorAt(r));
   return results;
+}
+
+// The plan's steps as a trace shows them (StepCost.h), made once per plan.
+void CpuModel::traceSteps(ShapePlan &plan) {
+  using Kind = ShapePlan::Step::Kind;
+  if (plan.info.empty())
+    for (size_t i = 0; i < plan.steps.size(); ++i) {
+      const ShapePlan::Step &s = plan.steps[i];
+      StepInfo info = describeStep(*plan.planned->module, *s.op);
+      info.kind = s.kind == Kind::View      ? "view"
+                  : s.kind == Kind::Kernel  ? "kernel"
+                  : s.kind == Kind::Library ? "library"
+                  : s.kind == Kind::Move    ? "copy"
+                                            : "fallback";
+      const std::string &line = plan.report[i]; // "%y = @group: what ran it"
+      info.detail = line.substr(std::min(line.size(), line.find(": ") + 2));
+      if (s.kind == Kind::View)
+        info.bytes = 0, info.flops = 0; // nothing moves
+      plan.info.push_back(std::move(info));
+    }
+  trace_->backend = "cpu";
+  trace_->device = "CPU, " + std::to_string(pool_->size()) + " threads";
+  trace_->deviceNote = "host clock per step and per thread's share of each kernel";
+  trace_->steps = plan.info;
 }
 
 std::vector<CpuModel::StepProfile> CpuModel::stepProfile() const {

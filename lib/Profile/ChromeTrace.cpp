@@ -1,0 +1,207 @@
+#include "tc/Profile/ChromeTrace.h"
+#include "ReportJson.h"
+#include <algorithm>
+#include <functional>
+#include <llvm/Support/JSON.h>
+#include <llvm/Support/raw_ostream.h>
+#include <map>
+
+namespace tc {
+
+namespace {
+
+enum Pid { CompilePid = 1, HostPid = 2, GpuPid = 3 };
+enum HostTid { PlanTid = 1, ApiTid = 2, WorkerTid0 = 100 };
+
+// Where an event goes: (pid, tid).
+std::pair<int, int> placeOf(const TraceEvent &e) {
+  switch (e.track) {
+  case TraceEvent::Track::Host: return {HostPid, PlanTid};
+  case TraceEvent::Track::Worker: return {HostPid, WorkerTid0 + int(e.lane)};
+  case TraceEvent::Track::Api: return {HostPid, ApiTid};
+  case TraceEvent::Track::Device: return {GpuPid, int(e.lane)};
+  }
+  return {HostPid, PlanTid};
+}
+
+} // namespace
+
+std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEntry> &compile,
+                            const ProfileReport &report) {
+  std::string out;
+  llvm::raw_string_ostream os(out);
+  llvm::json::OStream j(os);
+  std::map<int, const KernelRow *> rowOfStep;
+  for (const KernelRow &r : report.rows)
+    if (r.step >= 0)
+      rowOfStep[r.step] = &r;
+
+  auto meta = [&](const char *what, int pid, int tid, const std::string &name) {
+    j.object([&] {
+      j.attribute("ph", "M");
+      j.attribute("name", what);
+      j.attribute("pid", pid);
+      if (tid >= 0)
+        j.attribute("tid", tid);
+      j.attributeObject("args", [&] {
+        if (std::string(what).find("sort_index") != std::string::npos)
+          j.attribute("sort_index", std::stoi(name));
+        else
+          j.attribute("name", name);
+      });
+    });
+  };
+  auto complete = [&](int pid, int tid, const std::string &name, const std::string &cat, double ts,
+                      double dur, const std::function<void()> &args) {
+    j.object([&] {
+      j.attribute("ph", "X");
+      j.attribute("name", name);
+      j.attribute("cat", cat.empty() ? "tc" : cat);
+      j.attribute("pid", pid);
+      j.attribute("tid", tid);
+      j.attribute("ts", ts);
+      j.attribute("dur", std::max(dur, 0.0));
+      if (args)
+        j.attributeObject("args", args);
+    });
+  };
+
+  j.objectBegin();
+  j.attribute("displayTimeUnit", "ms");
+  j.attributeBegin("traceEvents");
+  j.arrayBegin();
+  meta("process_name", CompilePid, -1, "compile (tc-import, tc-opt, tc-codegen)");
+  meta("process_name", HostPid, -1, "host: " + trace.backend + " runtime");
+  meta("process_sort_index", CompilePid, -1, "1");
+  meta("process_sort_index", HostPid, -1, "2");
+  meta("thread_name", CompilePid, 1, "stages and passes");
+  meta("thread_name", HostPid, PlanTid, "plan: runs and steps");
+  bool api = false, gpu = false;
+  std::map<unsigned, bool> workers, streams;
+  for (const TraceEvent &e : trace.events) {
+    api |= e.track == TraceEvent::Track::Api;
+    if (e.track == TraceEvent::Track::Worker)
+      workers[e.lane] = true;
+    if (e.track == TraceEvent::Track::Device)
+      streams[e.lane] = gpu = true;
+  }
+  if (api)
+    meta("thread_name", HostPid, ApiTid, "CUDA API (CUPTI)");
+  for (auto &[lane, _] : workers)
+    meta("thread_name", HostPid, WorkerTid0 + int(lane), "worker " + std::to_string(lane));
+  if (gpu) {
+    meta("process_name", GpuPid, -1, "GPU: " + trace.device);
+    meta("process_sort_index", GpuPid, -1, "3");
+    for (auto &[lane, _] : streams)
+      meta("thread_name", GpuPid, int(lane), "stream " + std::to_string(lane));
+  }
+
+  // The compile: stages one after another from 0; "parent/child" stages
+  // nested inside their parent (the last stage of that name).
+  double at = 0;
+  std::map<std::string, std::pair<double, double>> parents; // stage -> (start, next child start)
+  for (const TimelineEntry &e : compile) {
+    double dur = e.seconds * 1e6;
+    size_t slash = e.stage.find('/');
+    auto args = [&] { j.attribute("tool", e.tool); };
+    if (slash != std::string::npos) {
+      auto p = parents.find(e.stage.substr(0, slash));
+      if (p == parents.end())
+        continue;
+      complete(CompilePid, 1, e.stage.substr(slash + 1), "compile", p->second.second, dur, args);
+      p->second.second += dur;
+      continue;
+    }
+    complete(CompilePid, 1, e.tool + ": " + e.stage, "compile", at, dur, args);
+    parents[e.stage] = {at, at};
+    at += dur;
+  }
+
+  // The run, shifted to start 1 ms after the compile ends.
+  double first = 1e300;
+  for (const TraceEvent &e : trace.events)
+    first = std::min(first, e.startUs);
+  double shift = trace.events.empty() ? 0 : at + 1000 - first;
+  std::map<uint64_t, const TraceEvent *> apiOf; // correlation -> API call
+  for (const TraceEvent &e : trace.events)
+    if (e.track == TraceEvent::Track::Api && e.correlation)
+      apiOf[e.correlation] = &e;
+  int flow = 0;
+  for (const TraceEvent &e : trace.events) {
+    auto [pid, tid] = placeOf(e);
+    const StepInfo *s =
+        e.step >= 0 && size_t(e.step) < trace.steps.size() ? &trace.steps[size_t(e.step)] : nullptr;
+    std::string name = e.name;
+    if (s && s->kind != "kernel" && s->kind != "copy" && e.track != TraceEvent::Track::Worker &&
+        name.rfind("tc_", 0) != 0) // our own epilogue kernels are generated ones
+      name = "[" + s->kind + "] " + name;
+    if (e.category == "run")
+      name = "run " + std::to_string(e.run);
+    const KernelRow *row = s ? rowOfStep[e.step] : nullptr;
+    bool timed = e.track == (report.timeSource.rfind("device", 0) == 0 ? TraceEvent::Track::Device
+                                                                       : TraceEvent::Track::Host);
+    complete(pid, tid, name, e.category, e.startUs + shift, e.durUs, [&] {
+      if (e.run >= 0)
+        j.attribute("run", e.run);
+      if (!e.note.empty())
+        j.attribute("note", e.note);
+      if (e.correlation)
+        j.attribute("correlation", int64_t(e.correlation));
+      if (!s)
+        return;
+      j.attribute("step", e.step);
+      j.attribute("group", s->group);
+      j.attribute("result", s->result);
+      j.attribute("kind", s->kind);
+      j.attribute("ran_by", s->detail);
+      j.attributeArray("onnx_nodes", [&] {
+        for (const std::string &n : s->nodes)
+          j.value(n);
+      });
+      j.attributeArray("op_types", [&] {
+        for (const std::string &n : s->opTypes)
+          j.value(n);
+      });
+      j.attribute("signature", s->signature);
+      j.attribute("dtype", s->dtype);
+      j.attribute("bytes", int64_t(s->bytes));
+      j.attribute("flops", s->flops);
+      // Achieved rates where this event is the step's whole time in its run.
+      if (timed && row && row->calls == 1 && e.durUs > 0) {
+        j.attribute("achieved_gbps", double(s->bytes) / e.durUs / 1e3);
+        j.attribute("achieved_tflops", s->flops / e.durUs / 1e6);
+      }
+    });
+    if (e.track == TraceEvent::Track::Device && e.correlation && apiOf.count(e.correlation)) {
+      const TraceEvent &from = *apiOf[e.correlation];
+      ++flow;
+      for (int end = 0; end < 2; ++end)
+        j.object([&] {
+          j.attribute("ph", end ? "f" : "s");
+          j.attribute("name", "launch");
+          j.attribute("cat", "flow");
+          j.attribute("id", flow);
+          j.attribute("pid", int(end ? GpuPid : HostPid));
+          j.attribute("tid", end ? int(e.lane) : int(ApiTid));
+          j.attribute("ts", (end ? e.startUs : from.startUs) + shift);
+          if (end)
+            j.attribute("bp", "e");
+        });
+    }
+  }
+  j.arrayEnd();
+  j.attributeEnd();
+  j.attributeBegin("otherData");
+  j.objectBegin();
+  j.attribute("tool", "tc-prof");
+  j.attribute("device", trace.device);
+  j.attribute("device_note", trace.deviceNote);
+  j.attribute("tc_report", reportJsonValue(report));
+  j.objectEnd();
+  j.attributeEnd();
+  j.objectEnd();
+  os.flush();
+  return out + "\n";
+}
+
+} // namespace tc

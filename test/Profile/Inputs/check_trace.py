@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""Checks a tc-prof trace: valid Chrome trace JSON (object format), compile
+and run events present, every kernel event labelled, flows paired, and the
+per-kernel totals consistent with the runs' wall time and, when given,
+with tc-run's median latency (--tc-run JSON) within noise.
+
+    check_trace.py TRACE [--tc-run TC_RUN_JSON] [--tc-run-steps STDERR] [--tolerance 3]
+
+--tc-run: tc-run --report json (its median latency vs the trace's wall);
+--tc-run-steps: tc-run --print-steps --iterations N's stderr (each step's
+mean time vs the same step's row).
+"""
+import argparse, json, sys
+
+
+def fail(msg):
+    print("check_trace: FAIL: " + msg)
+    sys.exit(1)
+
+
+ap = argparse.ArgumentParser()
+ap.add_argument("trace")
+ap.add_argument("--tc-run")
+ap.add_argument("--tc-run-steps")
+ap.add_argument("--tolerance", type=float, default=3.0,
+                help="allowed factor between tc-prof's and tc-run's run times")
+args = ap.parse_args()
+d = json.load(open(args.trace))
+if not isinstance(d, dict) or not isinstance(d.get("traceEvents"), list):
+    fail("no traceEvents array")
+events = d["traceEvents"]
+for e in events:
+    ph = e.get("ph")
+    if ph not in ("X", "M", "s", "f"):
+        fail("unexpected phase %r" % ph)
+    if not isinstance(e.get("pid"), int):
+        fail("event without an integer pid: %r" % e)
+    if ph == "X":
+        for k in ("name", "ts", "dur", "tid"):
+            if k not in e:
+                fail("X event without %s: %r" % (k, e))
+        if not (isinstance(e["ts"], (int, float)) and e["dur"] >= 0):
+            fail("bad ts/dur: %r" % e)
+compile_ev = [e for e in events if e.get("cat") == "compile"]
+runs = [e for e in events if e.get("cat") == "run"]
+steps = [e for e in events if e.get("ph") == "X" and "step" in e.get("args", {})]
+if not compile_ev:
+    fail("no compile events")
+if not runs:
+    fail("no run events")
+if not steps:
+    fail("no step events")
+for e in steps:
+    a = e["args"]
+    for k in ("group", "kind", "onnx_nodes", "op_types", "signature", "dtype", "bytes", "flops"):
+        if k not in a:
+            fail("step event without args.%s: %r" % (k, e))
+    if a["kind"] in ("library", "fallback") and e["tid"] == 1 and not e["name"].startswith("[" + a["kind"] + "]"):
+        fail("a %s step not labelled as such: %r" % (a["kind"], e["name"]))
+starts = {e["id"] for e in events if e.get("ph") == "s"}
+ends = {e["id"] for e in events if e.get("ph") == "f"}
+if starts != ends:
+    fail("unpaired flow events")
+# Runs start after the compile ends (they read side by side).
+if min(e["ts"] for e in runs) < max(e["ts"] + e["dur"] for e in compile_ev):
+    fail("run events overlap the compile")
+report = d.get("otherData", {}).get("tc_report")
+if not report or not report.get("rows"):
+    fail("no otherData.tc_report with rows")
+wall = report["wall_ms"]
+kernels = sum(r["us_per_run"] for r in report["rows"]) / 1e3
+if not 0 < kernels <= wall * 1.05:
+    fail("kernel time per run %.4f ms vs wall %.4f ms" % (kernels, wall))
+# The run events' median agrees with the report's wall.
+durs = sorted(e["dur"] / 1e3 for e in runs)
+med = durs[len(durs) // 2] if len(durs) % 2 else (durs[len(durs) // 2 - 1] + durs[len(durs) // 2]) / 2
+if abs(med - wall) > 1e-6 * max(1, wall):
+    fail("run events' median %.6f ms != report wall %.6f ms" % (med, wall))
+if args.tc_run:
+    lat = json.load(open(args.tc_run))["latency_ms"]["median"]
+    if not (lat / args.tolerance <= wall <= lat * args.tolerance):
+        fail("tc-prof wall %.4f ms vs tc-run median %.4f ms (beyond x%g)" % (wall, lat, args.tolerance))
+if args.tc_run_steps:
+    import re
+    by_result = {r["result"]: r for r in report["rows"]}
+    compared = 0
+    for line in open(args.tc_run_steps):
+        m = re.match(r"step (%\S+) = .*\[([0-9.e+-]+) ms\]$", line.strip())
+        if not m or m.group(1) not in by_result:
+            continue
+        ms, row = float(m.group(2)), by_result[m.group(1)]
+        mine = row["us_per_run"] / 1e3
+        if not (ms / args.tolerance <= mine <= ms * args.tolerance):
+            fail("step %s: tc-prof %.4f ms vs tc-run %.4f ms (beyond x%g)" % (m.group(1), mine, ms, args.tolerance))
+        compared += 1
+    if not compared:
+        fail("no step of tc-run --print-steps matched a row")
+print("trace ok: %d events, %d compile, %d runs, %d step events, kernels %.3f of wall %.3f ms"
+      % (len(events), len(compile_ev), len(runs), len(steps), kernels, wall))
