@@ -77,7 +77,11 @@ public:
   // Api and Device events (every kernel and memcpy, graph replays included)
   // attributed to steps; without CUPTI, per-step CUDA events stand in for
   // the Device track (step by step). Sets trace->steps/device/deviceNote.
-  // nullptr: off. Not owned.
+  // nullptr: off. Not owned. A graph replay's kernels are attributed by
+  // the kernels a traced step-by-step run of the plan launched: a plan
+  // whose graph was recorded before tracing began runs its first traced
+  // run step by step. CUPTI is per process: trace one model at a time
+  // (another model's work in between would land in this trace).
   void setTrace(RunTrace *trace);
   // The last run: whether it replayed a CUDA graph, and what it recorded
   // ("a CUDA graph of N nodes for batch=32"; empty: nothing new) or why a
@@ -125,6 +129,10 @@ private:
   std::string graphNote_;
   double deviceMs_ = -1;
   cuda::CUevent start_ = nullptr, stop_ = nullptr; // around a run's steps
+  RunTrace *trace_ = nullptr;                      // nullptr: not tracing (all it costs then)
+  bool cupti_ = false;             // trace_'s device events from CUPTI, else CUDA events
+  std::vector<TraceEvent> traced_; // this run's events, until attributed
+  double firstStepUs_ = 0;         // host time the run's first step began
 
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
   cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
@@ -133,8 +141,12 @@ private:
                                      const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
-  void enqueueSteps(ShapePlan &plan, const std::function<HostTensor(const Value *)> &download);
+  void enqueueSteps(ShapePlan &plan, const std::function<HostTensor(const Value *)> &download,
+                    const char *traceNote = nullptr);
   void capture(ShapePlan &plan);
+  void traceHost(std::string name, std::string category, int step, double startUs,
+                 std::string note = {});
+  void finishTrace(ShapePlan &plan, double runStartUs);
 };
 
 } // namespace tc

@@ -1,5 +1,6 @@
 #include "tc/Runtime/CudaModel.h"
 #include "CudaShapePlan.h"
+#include "Cupti.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/Support/Error.h"
 
@@ -67,7 +68,29 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   return m;
 }
 
+void CudaModel::setTrace(RunTrace *trace) {
+  if (cupti_)
+    cuda::stopCupti();
+  cupti_ = false;
+  trace_ = trace;
+  if (!trace)
+    return;
+  trace->backend = "cuda";
+  trace->device = device_;
+  std::string why;
+  cupti_ = cuda::startCupti(why);
+  if (cupti_)
+    trace->deviceNote = "CUPTI activity records";
+  else if (cuda::driver().hasEvents() && start_)
+    trace->deviceNote = "CUDA events per step (CUPTI: " + why + ")";
+  else
+    trace->deviceNote =
+        "no device events: the CUDA driver lacks event entry points (CUPTI: " + why + ")";
+}
+
 CudaModel::~CudaModel() {
+  if (cupti_)
+    cuda::stopCupti();
   if (!ctx_)
     return;
   const cuda::Driver &d = cuda::driver(); // loaded, or there would be no context
@@ -87,9 +110,3 @@ CudaModel::~CudaModel() {
 }
 
 } // namespace tc
-
-// Placeholder until CUPTI tracing lands (branch cupti).
-void tc::CudaModel::setTrace(RunTrace *trace) {
-  if (trace)
-    fail("tracing CUDA artifacts is not built yet");
-}

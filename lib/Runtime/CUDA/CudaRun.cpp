@@ -3,6 +3,8 @@
 // host fallbacks through the reference kernels (the same per-op path as the
 // CPU runtime's). Everything of a run is enqueued on the model's stream.
 #include "CudaShapePlan.h"
+#include "Cupti.h"
+#include "tc/Analysis/StepCost.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -173,6 +175,7 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
         "%" + op.result()->name + " = " +
         (op.is(OpKind::Fused) ? "@" + op.getString("callee") : std::string(op.name())) + ": " +
         what);
+    s.what = std::move(what);
     plan->steps.push_back(std::move(s));
   }
   // One cuDNN workspace for the plan, as large as its largest conv needs.
@@ -205,7 +208,8 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
 // Every step of `plan` on the stream; host steps download their operands
 // (draining the stream) and upload their results.
 void CudaModel::enqueueSteps(ShapePlan &plan,
-                             const std::function<HostTensor(const Value *)> &download) {
+                             const std::function<HostTensor(const Value *)> &download,
+                             const char *traceNote) {
   const cuda::Driver &d = cuda::driver();
   auto launch = [&](const Step &s) {
     void *params[] = {const_cast<uint64_t *>(s.params.data())};
@@ -215,33 +219,36 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
   };
   using Kind = Step::Kind;
   bool profiling = !plan.stepEvents.empty();
+  if (trace_)
+    firstStepUs_ = trace_->nowUs();
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Step &s = plan.steps[i];
     if (profiling)
       d.check(d.eventRecord(plan.stepEvents[i], stream_), "cuEventRecord");
     if (s.kind == Kind::Nothing)
       continue;
+    double start = trace_ ? trace_->nowUs() : 0;
     if (s.kind == Kind::Kernel) {
       launch(s);
-      continue;
-    }
-    if (s.kind == Kind::Library) {
+    } else if (s.kind == Kind::Library) {
       if (s.gemm)
         s.gemm->run(stream_);
       else
         s.conv->run();
       if (s.fn) // the epilogue, in place over the result
         launch(s);
-      continue;
+    } else {
+      std::vector<HostTensor> outs = runOpOnReference(*plan.planned->module, *s.op, download);
+      for (size_t i = 0; i < outs.size(); ++i)
+        if (outs[i].byteSize())
+          d.check(d.memcpyHtoDAsync(devicePtr(plan, s.op->results[i]), outs[i].bytes(),
+                                    outs[i].byteSize(), stream_),
+                  "cuMemcpyHtoDAsync");
+      // `outs` goes now; make sure the copies have read it.
+      d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
     }
-    std::vector<HostTensor> outs = runOpOnReference(*plan.planned->module, *s.op, download);
-    for (size_t i = 0; i < outs.size(); ++i)
-      if (outs[i].byteSize())
-        d.check(d.memcpyHtoDAsync(devicePtr(plan, s.op->results[i]), outs[i].bytes(),
-                                  outs[i].byteSize(), stream_),
-                "cuMemcpyHtoDAsync");
-    // `outs` goes now; make sure the copies have read it.
-    d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+    if (trace_)
+      traceHost(plan.info[i].group, plan.info[i].kind, int(i), start, traceNote ? traceNote : "");
   }
 }
 
@@ -280,7 +287,7 @@ void CudaModel::capture(ShapePlan &plan) {
   d.check(d.streamBeginCapture(stream_, threadLocal), "cuStreamBeginCapture");
   cuda::CUgraph g = nullptr;
   try {
-    enqueueSteps(plan, nullptr);
+    enqueueSteps(plan, nullptr, "captured into a CUDA graph, not run");
   } catch (const Error &e) {
     d.streamEndCapture(stream_, &g); // ends the (invalidated) capture
     if (g)
@@ -309,6 +316,21 @@ void CudaModel::capture(ShapePlan &plan) {
 std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
                                               const std::vector<HostTensor> &inputs) {
   const cuda::Driver &d = cuda::driver();
+  if (trace_) { // the steps described once per plan, outside the timed events
+    if (plan.info.empty())
+      for (const Step &s : plan.steps) {
+        plan.info.push_back(describeStep(*plan.planned->module, *s.op));
+        using K = Step::Kind;
+        plan.info.back().kind = s.kind == K::Kernel    ? "kernel"
+                                : s.kind == K::Library ? "library"
+                                : s.kind == K::Host    ? "fallback"
+                                                       : "view"; // also "nothing (empty)"
+        plan.info.back().detail = s.what;
+      }
+    trace_->steps = plan.info;
+    traced_.clear(); // what a failed run left
+  }
+  double runStart = trace_ ? trace_->nowUs() : 0, since = runStart;
   // Host to device from pageable memory: the call returns once the bytes are
   // staged, so the inputs may change after it.
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -316,6 +338,8 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
       d.check(d.memcpyHtoDAsync(plan.arena.get() + plan.inputOffsets[i], inputs[i].bytes(),
                                 inputs[i].byteSize(), stream_),
               "cuMemcpyHtoDAsync");
+  if (trace_)
+    traceHost("upload inputs", "memcpy", -1, since);
   // A value's bytes on the host: the stream drained up to here (host steps
   // only: device steps never wait).
   auto download = [&](const Value *v) {
@@ -335,7 +359,11 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
     librarySteps_ += s.kind == Kind::Library;
     hostSteps_ += s.kind == Kind::Host;
   }
-  bool profiling = profile_ && d.hasEvents() && start_;
+  // Tracing without CUPTI times each step as profiling does.
+  bool profiling = (profile_ || (trace_ && !cupti_)) && d.hasEvents() && start_;
+  // A traced graph replay's kernels are attributed by what a traced
+  // step-by-step run of the plan launched: lacking that, go step by step.
+  bool stepByStep = profiling || (trace_ && cupti_ && !plan.work);
   if (profiling && plan.stepEvents.empty()) { // events made once per plan
     plan.stepEvents.resize(plan.steps.size());
     plan.stepMs.assign(plan.steps.size(), 0);
@@ -353,7 +381,7 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
     plan.noGraph = "the driver has no CUDA graphs";
   else if (hostSteps_)
     plan.noGraph = std::to_string(hostSteps_) + " steps run on the host";
-  if (!plan.graph && plan.noGraph.empty() && plan.runs > 0 && !profiling)
+  if (!plan.graph && plan.noGraph.empty() && plan.runs > 0 && !stepByStep)
     capture(plan);
   if (plan.runs == 1 && !plan.noGraph.empty())
     graphNote_ = "no CUDA graph for " + plan.shape + ": " + plan.noGraph;
@@ -361,13 +389,18 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   bool timed = start_ && stop_;
   if (timed)
     d.check(d.eventRecord(start_, stream_), "cuEventRecord");
-  ranGraph_ = plan.graph && !profiling;
-  if (ranGraph_)
+  ranGraph_ = plan.graph && !stepByStep;
+  if (ranGraph_) {
+    since = trace_ ? trace_->nowUs() : 0;
     d.check(d.graphLaunch(plan.graph, stream_), "cuGraphLaunch");
-  else
+    if (trace_)
+      traceHost("CUDA graph of " + std::to_string(plan.graphNodes) + " nodes", "graph", -1, since);
+  } else {
     enqueueSteps(plan, download);
+  }
   if (timed)
     d.check(d.eventRecord(stop_, stream_), "cuEventRecord");
+  since = trace_ ? trace_->nowUs() : 0;
   std::vector<HostTensor> results;
   for (const Value *r : plan.planned->main().results) {
     HostTensor t(r->type.dtype, staticDims(r->type.shape));
@@ -378,22 +411,85 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
               "cuMemcpyDtoHAsync");
     results.push_back(std::move(t));
   }
+  if (trace_) {
+    traceHost("download outputs", "memcpy", -1, since);
+    since = trace_->nowUs();
+  }
   // A kernel's or library call's fault surfaces here, named.
   d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  if (trace_)
+    traceHost("cuStreamSynchronize", "sync", -1, since);
   float ms = -1;
   if (timed)
     d.check(d.eventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
   deviceMs_ = ms;
   if (profiling) { // step i: from its event to the next (the last: to stop_)
+    double at = 0; // ms from the first step's event
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       float step = 0;
       cuda::CUevent end = i + 1 < plan.steps.size() ? plan.stepEvents[i + 1] : stop_;
       d.check(d.eventElapsedTime(&step, plan.stepEvents[i], end), "cuEventElapsedTime");
       plan.stepMs[i] += step;
+      // Without CUPTI, the events are the Device track: their lengths are
+      // the device's; their start is placed from the host time of the first
+      // step (the device runs behind the host, so it is approximate).
+      if (trace_ && !cupti_ && plan.steps[i].kind != Step::Kind::Nothing) {
+        TraceEvent e;
+        e.track = TraceEvent::Track::Device;
+        e.name = plan.info[i].group;
+        e.category = plan.info[i].kind;
+        e.step = int(i);
+        e.run = trace_->currentRun;
+        e.startUs = firstStepUs_ + at * 1000;
+        e.durUs = step * 1000.0;
+        e.note = "CUDA events around the step";
+        traced_.push_back(std::move(e));
+      }
+      at += step;
     }
     ++plan.profiledRuns;
   }
+  if (trace_)
+    finishTrace(plan, runStart);
   return results;
+}
+
+void CudaModel::traceHost(std::string name, std::string category, int step, double startUs,
+                          std::string note) {
+  TraceEvent e;
+  e.name = std::move(name);
+  e.category = std::move(category);
+  e.step = step;
+  e.run = trace_->currentRun;
+  e.startUs = startUs;
+  e.durUs = trace_->nowUs() - startUs;
+  e.note = std::move(note);
+  traced_.push_back(std::move(e));
+}
+
+// The run's events into the trace: with CUPTI, its records since the last
+// run joined in and attributed to steps.
+void CudaModel::finishTrace(ShapePlan &plan, double runStartUs) {
+  traceHost("run " + plan.shape, "run", -1, runStartUs);
+  if (cupti_) {
+    cuda::CuptiRecords r = cuda::collectCupti(*trace_);
+    for (TraceEvent &e : r.events) {
+      e.run = trace_->currentRun;
+      traced_.push_back(std::move(e));
+    }
+    const StepWork *learned = plan.work ? &*plan.work : nullptr;
+    if (std::optional<StepWork> w =
+            attributeDeviceEvents(traced_, cuda::currentThreadId(), plan.steps.size(), learned))
+      plan.work = std::move(w);
+    std::string run = "run " + std::to_string(trace_->currentRun) + ": ";
+    if (!r.problem.empty())
+      trace_->deviceNote += "; " + run + r.problem;
+    if (r.dropped)
+      trace_->deviceNote += "; " + run + std::to_string(r.dropped) + " CUPTI records dropped";
+  }
+  for (TraceEvent &e : traced_)
+    trace_->add(std::move(e));
+  traced_.clear();
 }
 
 std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
@@ -418,7 +514,19 @@ std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
     ++hostSteps_;
     return std::optional<std::vector<HostTensor>>();
   };
-  return runReference(module_.get(), module_->main(), inputs, nullptr, &countHost);
+  double start = trace_ ? trace_->nowUs() : 0;
+  std::vector<HostTensor> results =
+      runReference(module_.get(), module_->main(), inputs, nullptr, &countHost);
+  if (trace_) {
+    trace_->steps.clear();
+    traced_.clear();
+    traceHost("run", "run", -1, start,
+              "a shape that cannot be planned: every op on the host's reference kernels, "
+              "no steps traced");
+    trace_->add(std::move(traced_.back()));
+    traced_.clear();
+  }
+  return results;
 }
 
 std::vector<std::string> CudaModel::stepReport() const {

@@ -6,6 +6,8 @@
 #include "CublasLtCall.h"
 #include "CudnnConv.h"
 #include "tc/Runtime/CudaModel.h"
+#include "tc/Runtime/CudaTraceAttribution.h"
+#include <optional>
 
 namespace tc {
 
@@ -19,6 +21,7 @@ struct CudaModel::Step {
   std::unique_ptr<cuda::CublasLtCall> gemm; // Library: one of these two
   std::unique_ptr<cuda::CudnnConv> conv;
   cuda::DeviceMemory scratch; // the anchor's result where the epilogue changes its dtype
+  std::string what;           // what runs it: the report line's end, a trace's detail
 };
 
 struct CudaModel::ShapePlan {
@@ -44,6 +47,11 @@ struct CudaModel::ShapePlan {
   std::vector<cuda::CUevent> stepEvents;
   std::vector<double> stepMs;
   size_t profiledRuns = 0;
+  // Tracing: the steps described (made at the first traced run), and the
+  // device work each step launched in a step-by-step run (CUPTI), which
+  // attributes a graph replay's kernels (CudaTraceAttribution.h).
+  std::vector<StepInfo> info;
+  std::optional<StepWork> work;
   ~ShapePlan();
 };
 
