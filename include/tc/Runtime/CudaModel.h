@@ -77,11 +77,13 @@ public:
   // Api and Device events (every kernel and memcpy, graph replays included)
   // attributed to steps; without CUPTI, per-step CUDA events stand in for
   // the Device track (step by step). Sets trace->steps/device/deviceNote.
-  // nullptr: off. Not owned. A graph replay's kernels are attributed by
-  // the kernels a traced step-by-step run of the plan launched: a plan
-  // whose graph was recorded before tracing began runs its first traced
-  // run step by step. CUPTI is per process: trace one model at a time
-  // (another model's work in between would land in this trace).
+  // nullptr: off. Not owned. The caller records each run's "run" event.
+  // A graph replay's kernels are attributed by the kernels a step-by-step
+  // run of the plan launched under CUPTI. For the last run's plan, whose
+  // graph warm-up runs recorded untraced, setTrace learns them with one
+  // untraced step-by-step pass (the arena's last inputs; nothing recorded);
+  // another such plan runs its first traced run step by step. CUPTI is per
+  // process: trace one model at a time.
   void setTrace(RunTrace *trace);
   // The last run: whether it replayed a CUDA graph, and what it recorded
   // ("a CUDA graph of N nodes for batch=32"; empty: nothing new) or why a
@@ -122,7 +124,7 @@ private:
   std::map<std::string, Kernel> kernels_;                 // by Fused callee
   std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
-  const ShapePlan *lastPlan_ = nullptr;
+  ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
   uint64_t arenaBytes_ = 0;
   bool graphs_ = true, ranGraph_ = false, profile_ = false;
@@ -146,7 +148,9 @@ private:
   void capture(ShapePlan &plan);
   void traceHost(std::string name, std::string category, int step, double startUs,
                  std::string note = {});
-  void finishTrace(ShapePlan &plan, double runStartUs);
+  void finishTrace(ShapePlan &plan);
+  void describeSteps(ShapePlan &plan);
+  void learnStepWork(ShapePlan &plan);
 };
 
 } // namespace tc

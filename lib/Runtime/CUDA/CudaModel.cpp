@@ -84,8 +84,9 @@ void CudaModel::setTrace(RunTrace *trace) {
   else if (cuda::driver().hasEvents() && start_)
     trace->deviceNote = "CUDA events per step (CUPTI: " + why + ")";
   else
-    trace->deviceNote =
-        "no device events: the CUDA driver lacks event entry points (CUPTI: " + why + ")";
+    trace->deviceNote = "none: the CUDA driver lacks event entry points (CUPTI: " + why + ")";
+  if (cupti_ && lastPlan_ && lastPlan_->graph && !lastPlan_->work)
+    learnStepWork(*lastPlan_);
 }
 
 CudaModel::~CudaModel() {

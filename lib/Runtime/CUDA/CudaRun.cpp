@@ -316,21 +316,12 @@ void CudaModel::capture(ShapePlan &plan) {
 std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
                                               const std::vector<HostTensor> &inputs) {
   const cuda::Driver &d = cuda::driver();
-  if (trace_) { // the steps described once per plan, outside the timed events
-    if (plan.info.empty())
-      for (const Step &s : plan.steps) {
-        plan.info.push_back(describeStep(*plan.planned->module, *s.op));
-        using K = Step::Kind;
-        plan.info.back().kind = s.kind == K::Kernel    ? "kernel"
-                                : s.kind == K::Library ? "library"
-                                : s.kind == K::Host    ? "fallback"
-                                                       : "view"; // also "nothing (empty)"
-        plan.info.back().detail = s.what;
-      }
+  if (trace_) {
+    describeSteps(plan);
     trace_->steps = plan.info;
     traced_.clear(); // what a failed run left
   }
-  double runStart = trace_ ? trace_->nowUs() : 0, since = runStart;
+  double since = trace_ ? trace_->nowUs() : 0;
   // Host to device from pageable memory: the call returns once the bytes are
   // staged, so the inputs may change after it.
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -411,14 +402,10 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
               "cuMemcpyDtoHAsync");
     results.push_back(std::move(t));
   }
-  if (trace_) {
+  if (trace_)
     traceHost("download outputs", "memcpy", -1, since);
-    since = trace_->nowUs();
-  }
   // A kernel's or library call's fault surfaces here, named.
   d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
-  if (trace_)
-    traceHost("cuStreamSynchronize", "sync", -1, since);
   float ms = -1;
   if (timed)
     d.check(d.eventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
@@ -450,8 +437,41 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
     ++plan.profiledRuns;
   }
   if (trace_)
-    finishTrace(plan, runStart);
+    finishTrace(plan);
   return results;
+}
+
+// Once per plan, outside the timed events.
+void CudaModel::describeSteps(ShapePlan &plan) {
+  if (!plan.info.empty())
+    return;
+  for (const Step &s : plan.steps) {
+    plan.info.push_back(describeStep(*plan.planned->module, *s.op));
+    using K = Step::Kind;
+    plan.info.back().kind = s.kind == K::Kernel    ? "kernel"
+                            : s.kind == K::Library ? "library"
+                            : s.kind == K::Host    ? "fallback"
+                                                   : "view"; // also "nothing (empty)"
+    plan.info.back().detail = s.what;
+  }
+}
+
+// What each step of `plan` launches, for its graph replays to be attributed
+// (setTrace, under CUPTI): one step-by-step pass over the arena as the last
+// run left it. A plan with a graph has no host steps, so the pass needs no
+// inputs and recomputes the same values; its events are dropped, so the
+// traced runs after it are graph replays like the untraced ones before.
+void CudaModel::learnStepWork(ShapePlan &plan) {
+  const cuda::Driver &d = cuda::driver();
+  d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+  describeSteps(plan);
+  traced_.clear();
+  enqueueSteps(plan, nullptr);
+  d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  cuda::CuptiRecords r = cuda::collectCupti(*trace_);
+  traced_.insert(traced_.end(), r.events.begin(), r.events.end());
+  plan.work = attributeDeviceEvents(traced_, cuda::currentThreadId(), plan.steps.size(), nullptr);
+  traced_.clear();
 }
 
 void CudaModel::traceHost(std::string name, std::string category, int step, double startUs,
@@ -469,8 +489,7 @@ void CudaModel::traceHost(std::string name, std::string category, int step, doub
 
 // The run's events into the trace: with CUPTI, its records since the last
 // run joined in and attributed to steps.
-void CudaModel::finishTrace(ShapePlan &plan, double runStartUs) {
-  traceHost("run " + plan.shape, "run", -1, runStartUs);
+void CudaModel::finishTrace(ShapePlan &plan) {
   if (cupti_) {
     cuda::CuptiRecords r = cuda::collectCupti(*trace_);
     for (TraceEvent &e : r.events) {
@@ -514,19 +533,9 @@ std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
     ++hostSteps_;
     return std::optional<std::vector<HostTensor>>();
   };
-  double start = trace_ ? trace_->nowUs() : 0;
-  std::vector<HostTensor> results =
-      runReference(module_.get(), module_->main(), inputs, nullptr, &countHost);
-  if (trace_) {
+  if (trace_) // nothing traced step by step: no steps is how the caller knows
     trace_->steps.clear();
-    traced_.clear();
-    traceHost("run", "run", -1, start,
-              "a shape that cannot be planned: every op on the host's reference kernels, "
-              "no steps traced");
-    trace_->add(std::move(traced_.back()));
-    traced_.clear();
-  }
-  return results;
+  return runReference(module_.get(), module_->main(), inputs, nullptr, &countHost);
 }
 
 std::vector<std::string> CudaModel::stepReport() const {

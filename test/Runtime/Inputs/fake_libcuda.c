@@ -87,3 +87,22 @@ int cuGetErrorString(int e, const char **s) {
   *s = e == 2 ? "out of memory" : e == 1 ? "invalid argument" : e == 719 ? "unspecified launch failure" : "unknown error";
   return 0;
 }
+#ifdef FAKE_CUDA_EVENTS
+// Built with -DFAKE_CUDA_EVENTS: CUDA events too, stamped with the host
+// clock when recorded (launches run synchronously here), for traces'
+// per-step device events (cuda-trace-fake-driver.test).
+#include <time.h>
+typedef struct { double ms; } FakeEvent;
+int cuEventCreate(void **e, unsigned flags) { *e = calloc(1, sizeof(FakeEvent)); return 0; }
+int cuEventDestroy_v2(void *e) { free(e); return 0; }
+int cuEventRecord(void *e, void *stream) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  ((FakeEvent *)e)->ms = t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+  return 0;
+}
+int cuEventElapsedTime_v2(float *ms, void *start, void *end) {
+  *ms = (float)(((FakeEvent *)end)->ms - ((FakeEvent *)start)->ms);
+  return 0;
+}
+#endif
