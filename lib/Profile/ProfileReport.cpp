@@ -85,7 +85,9 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
   for (const TraceEvent &e : trace.events) {
     if (e.run < 0 || !wall.count(e.run))
       continue;
-    if (e.track == TraceEvent::Track::Host && e.category != "run" && e.category != "memcpy")
+    // Host issue time: steps and graph launches (not copies, nor waiting
+    // for the device to finish).
+    if (e.track == TraceEvent::Track::Host && (e.step >= 0 || e.category == "graph"))
       host[e.run] += e.durUs;
     bool counts = device ? e.track == TraceEvent::Track::Device : isStepEvent(e);
     if (!counts)
