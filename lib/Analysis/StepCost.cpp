@@ -89,6 +89,14 @@ void addDistinct(std::vector<std::string> &list, const std::string &s) {
     list.push_back(s);
 }
 
+// The first MatMul/Gemm/Conv of a step decides which FLOP peak applies.
+void noteMatrix(StepInfo &s, const Op &op) {
+  if (s.matrix || !isMatrixOp(op) || !op.operand(0))
+    return;
+  s.matrix = true;
+  s.matrixDType = std::string(dtypeName(op.operand(0)->type.dtype));
+}
+
 std::string typeStr(const Value *v) { return v ? v->type.str() : "none"; }
 
 } // namespace
@@ -122,7 +130,7 @@ StepInfo describeStep(const Module &m, const Op &op) {
     addDistinct(s.nodes, op.loc.node);
     addDistinct(s.opTypes, std::string(op.name()));
     s.flops = opFlops(op, {});
-    s.matrix = isMatrixOp(op);
+    noteMatrix(s, op);
     return s;
   }
   // Bind the callee's symbols from the call's (specialized, static) operands.
@@ -139,7 +147,7 @@ StepInfo describeStep(const Module &m, const Op &op) {
     addDistinct(s.nodes, body->loc.node);
     addDistinct(s.opTypes, std::string(body->name()));
     s.flops += opFlops(*body, sizes);
-    s.matrix = s.matrix || isMatrixOp(*body);
+    noteMatrix(s, *body);
   }
   return s;
 }

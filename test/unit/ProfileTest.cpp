@@ -41,6 +41,7 @@ void twoStepGpuTrace(RunTrace &t, double hostUs) {
   b.group = "fused_matmul_1";
   b.kind = "library";
   b.matrix = true;
+  b.matrixDType = "f16";
   b.bytes = 2000000;
   b.flops = 1e9;
   t.steps = {a, b};
@@ -151,9 +152,10 @@ TEST(DevicePeaksTest, H100FromAttributes) {
   EXPECT_NEAR(p.vectorFlops / 1e12, 66.9, 0.1);
   StepInfo s;
   s.matrix = true;
-  s.dtype = "f16";
+  s.matrixDType = "f16";
+  s.dtype = "f32"; // an f16 GEMM whose epilogue casts to f32 still ran on tensor cores
   EXPECT_EQ(p.flopsFor(s), p.matrixFlops);
-  s.dtype = "f32"; // f32 GEMMs do not get the 16-bit tensor-core rate
+  s.matrixDType = "f32"; // f32 GEMMs do not get the 16-bit tensor-core rate
   EXPECT_EQ(p.flopsFor(s), p.vectorFlops);
 }
 

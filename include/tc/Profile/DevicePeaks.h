@@ -14,7 +14,8 @@ struct DevicePeaks {
   std::string source;        // how the numbers were obtained, for the report
 
   double flopsFor(const StepInfo &s) const {
-    return s.matrix && (s.dtype == "f16" || s.dtype == "bf16") ? matrixFlops : vectorFlops;
+    return s.matrix && (s.matrixDType == "f16" || s.matrixDType == "bf16") ? matrixFlops
+                                                                            : vectorFlops;
   }
   // Seconds the roofline allows one execution of `s` (0: nothing known).
   double limitSeconds(const StepInfo &s) const;

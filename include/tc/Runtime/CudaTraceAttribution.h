@@ -5,8 +5,9 @@
 // Step by step, the runtime's Host event of step i brackets the API calls
 // that enqueued it; each such call's correlation id names the device work
 // it launched. A CUDA graph replay is ONE call (cuGraphLaunch), so all its
-// kernels share one correlation id: they are matched, in start order, to
-// the device work a step-by-step run of the same plan launched.
+// kernels share one correlation id: they are aligned, in start order and by
+// name (longest common subsequence), to the device work a step-by-step run
+// of the same plan launched; a kernel the alignment cannot place says why.
 #pragma once
 #include "tc/Runtime/Trace.h"
 #include <optional>

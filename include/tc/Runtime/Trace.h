@@ -28,6 +28,7 @@ struct StepInfo {
   uint64_t bytes = 0;               // operands read and results written, once each
   double flops = 0;                 // see Analysis/StepCost.h for the rules
   bool matrix = false;              // holds a MatMul/Gemm/Conv (matrix units' peak applies)
+  std::string matrixDType;          // that op's input dtype ("f16": tensor cores)
 };
 
 struct TraceEvent {

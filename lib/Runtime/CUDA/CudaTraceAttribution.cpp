@@ -5,6 +5,57 @@
 
 namespace tc {
 
+namespace {
+
+// A graph replay's kernels against the learned sequence: the longest common
+// subsequence of names (a library may launch a kernel only on a plan's first
+// call, or pick another while captured), matched kernels take their step; a
+// kernel between two matched ones of the same step takes that step too.
+void alignReplay(const std::vector<TraceEvent *> &replayed,
+                 const std::vector<std::pair<int, const std::string *>> &expected) {
+  size_t n = replayed.size(), m = expected.size();
+  std::vector<int> stepOf(n, -1);
+  if (n * m <= (size_t(1) << 24)) { // 16M cells: a few thousand kernels each side
+    std::vector<std::vector<uint16_t>> lcs(n + 1, std::vector<uint16_t>(m + 1, 0));
+    for (size_t i = n; i-- > 0;)
+      for (size_t j = m; j-- > 0;)
+        lcs[i][j] = replayed[i]->name == *expected[j].second
+                        ? uint16_t(lcs[i + 1][j + 1] + 1)
+                        : std::max(lcs[i + 1][j], lcs[i][j + 1]);
+    for (size_t i = 0, j = 0; i < n && j < m;) {
+      if (replayed[i]->name == *expected[j].second)
+        stepOf[i++] = expected[j++].first;
+      else if (lcs[i + 1][j] >= lcs[i][j + 1])
+        ++i;
+      else
+        ++j;
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    TraceEvent &e = *replayed[i];
+    if (stepOf[i] >= 0) {
+      e.step = stepOf[i];
+      e.note = "attributed by order within a CUDA graph";
+      continue;
+    }
+    int before = -1, after = -1;
+    for (size_t k = i; k-- > 0 && before < 0;)
+      before = stepOf[k];
+    for (size_t k = i + 1; k < n && after < 0; ++k)
+      after = stepOf[k];
+    if (before >= 0 && before == after) {
+      e.step = before;
+      e.note = "attributed by order within a CUDA graph (the step-by-step run did not launch "
+               "it; it ran between this step's kernels)";
+    } else {
+      e.note = "CUDA graph replay, not attributed: the step-by-step run did not launch " +
+               e.name + " here";
+    }
+  }
+}
+
+} // namespace
+
 std::optional<StepWork> attributeDeviceEvents(std::vector<TraceEvent> &events, unsigned hostThread,
                                               size_t stepCount, const StepWork *learned) {
   using Track = TraceEvent::Track;
@@ -59,26 +110,12 @@ std::optional<StepWork> attributeDeviceEvents(std::vector<TraceEvent> &events, u
       for (size_t s = 0; s < learned->size(); ++s)
         for (const std::string &name : (*learned)[s])
           expected.push_back({int(s), &name});
-    std::string why;
-    if (!learned)
-      why = "no step-by-step run of this plan was traced to learn its kernels";
-    else if (expected.size() != replayed.size())
-      why = "the graph ran " + std::to_string(replayed.size()) +
-            " kernels/copies, the step-by-step run " + std::to_string(expected.size());
-    else
-      for (size_t i = 0; i < replayed.size() && why.empty(); ++i)
-        if (replayed[i]->name != *expected[i].second)
-          why = "graph kernel #" + std::to_string(i) + " is " + replayed[i]->name +
-                ", the step-by-step run had " + *expected[i].second + " (step " +
-                std::to_string(expected[i].first) + ")";
-    // All or nothing: past one disagreement the order says nothing.
-    for (size_t i = 0; i < replayed.size(); ++i) {
-      if (why.empty()) {
-        replayed[i]->step = expected[i].first;
-        replayed[i]->note = "attributed by order within a CUDA graph";
-      } else {
-        replayed[i]->note = "CUDA graph replay, not attributed: " + why;
-      }
+    if (!learned) {
+      for (TraceEvent *e : replayed)
+        e->note = "CUDA graph replay, not attributed: no step-by-step run of this plan was "
+                  "traced to learn its kernels";
+    } else {
+      alignReplay(replayed, expected);
     }
   }
 
