@@ -126,6 +126,24 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
   for (const TraceEvent &e : trace.events)
     if (e.track == TraceEvent::Track::Api && e.correlation)
       apiOf[e.correlation] = &e;
+  // Work on one stream runs in order, but converted device timestamps can
+  // overlap by nanoseconds, and viewers drop a slice that overlaps its
+  // predecessor without nesting: end each at the next one's start.
+  std::map<const TraceEvent *, double> clippedDur;
+  {
+    std::map<unsigned, std::vector<const TraceEvent *>> lanes;
+    for (const TraceEvent &e : trace.events)
+      if (e.track == TraceEvent::Track::Device)
+        lanes[e.lane].push_back(&e);
+    for (auto &[lane, list] : lanes) {
+      std::stable_sort(list.begin(), list.end(), [](const TraceEvent *a, const TraceEvent *b) {
+        return a->startUs < b->startUs;
+      });
+      for (size_t i = 0; i + 1 < list.size(); ++i)
+        if (list[i]->startUs + list[i]->durUs > list[i + 1]->startUs)
+          clippedDur[list[i]] = list[i + 1]->startUs - list[i]->startUs;
+    }
+  }
   int flow = 0;
   for (const TraceEvent &e : trace.events) {
     auto [pid, tid] = placeOf(e);
@@ -140,7 +158,9 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
     const KernelRow *row = s ? rowOfStep[e.step] : nullptr;
     bool timed = e.track == (report.timeSource.rfind("device", 0) == 0 ? TraceEvent::Track::Device
                                                                        : TraceEvent::Track::Host);
-    complete(pid, tid, name, e.category, e.startUs + shift, e.durUs, [&] {
+    auto clipped = clippedDur.find(&e);
+    double dur = clipped == clippedDur.end() ? e.durUs : clipped->second;
+    complete(pid, tid, name, e.category, e.startUs + shift, dur, [&] {
       if (e.run >= 0)
         j.attribute("run", e.run);
       if (!e.note.empty())

@@ -55,10 +55,15 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
   r.device = trace.device;
   r.deviceNote = trace.deviceNote;
   r.peaksNote = peaks.source;
+  // A run's wall time, less what the tracer spent inside it collecting
+  // (category "tracing": CUPTI's flush and the attribution).
   std::map<int, double> wall; // by run
   for (const TraceEvent &e : trace.events)
     if (e.track == TraceEvent::Track::Host && e.category == "run" && e.run >= 0)
       wall[e.run] += e.durUs;
+  for (const TraceEvent &e : trace.events)
+    if (e.track == TraceEvent::Track::Host && e.category == "tracing" && wall.count(e.run))
+      wall[e.run] -= e.durUs;
   r.runs = int(wall.size());
   if (r.runs == 0)
     return r;

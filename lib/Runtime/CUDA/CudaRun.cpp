@@ -490,6 +490,9 @@ void CudaModel::traceHost(std::string name, std::string category, int step, doub
 // The run's events into the trace: with CUPTI, its records since the last
 // run joined in and attributed to steps.
 void CudaModel::finishTrace(ShapePlan &plan) {
+  // Collecting is the tracer's cost, not the run's: its own Host event,
+  // which tc-prof takes out of the run's wall time.
+  double since = trace_->nowUs();
   if (cupti_) {
     cuda::CuptiRecords r = cuda::collectCupti(*trace_);
     for (TraceEvent &e : r.events) {
@@ -506,6 +509,7 @@ void CudaModel::finishTrace(ShapePlan &plan) {
     if (r.dropped)
       trace_->deviceNote += "; " + run + std::to_string(r.dropped) + " CUPTI records dropped";
   }
+  traceHost("collect the trace (CUPTI flush, attribution)", "tracing", -1, since);
   for (TraceEvent &e : traced_)
     trace_->add(std::move(e));
   traced_.clear();

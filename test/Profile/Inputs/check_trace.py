@@ -41,6 +41,20 @@ for e in events:
                 fail("X event without %s: %r" % (k, e))
         if not (isinstance(e["ts"], (int, float)) and e["dur"] >= 0):
             fail("bad ts/dur: %r" % e)
+# Slices on one thread nest or follow each other (viewers drop the others).
+threads = {}
+for e in events:
+    if e.get("ph") == "X":
+        threads.setdefault((e["pid"], e["tid"]), []).append(e)
+for key, slices in threads.items():
+    slices.sort(key=lambda e: (e["ts"], -e["dur"]))
+    stack = []
+    for e in slices:
+        while stack and stack[-1]["ts"] + stack[-1]["dur"] <= e["ts"]:
+            stack.pop()
+        if stack and e["ts"] + e["dur"] > stack[-1]["ts"] + stack[-1]["dur"] + 1e-3:
+            fail("on %r, %r overlaps %r without nesting" % (key, e["name"], stack[-1]["name"]))
+        stack.append(e)
 compile_ev = [e for e in events if e.get("cat") == "compile"]
 runs = [e for e in events if e.get("cat") == "run"]
 steps = [e for e in events if e.get("ph") == "X" and "step" in e.get("args", {})]
@@ -72,7 +86,12 @@ kernels = sum(r["us_per_run"] for r in report["rows"]) / 1e3
 if not 0 < kernels <= wall * 1.05:
     fail("kernel time per run %.4f ms vs wall %.4f ms" % (kernels, wall))
 # The run events' median agrees with the report's wall.
-durs = sorted(e["dur"] / 1e3 for e in runs)
+# (less the tracer's own collecting inside each run, category "tracing")
+tracing = {}
+for e in events:
+    if e.get("cat") == "tracing":
+        tracing[e["args"]["run"]] = tracing.get(e["args"]["run"], 0) + e["dur"]
+durs = sorted((e["dur"] - tracing.get(e["args"]["run"], 0)) / 1e3 for e in runs)
 med = durs[len(durs) // 2] if len(durs) % 2 else (durs[len(durs) // 2 - 1] + durs[len(durs) // 2]) / 2
 if abs(med - wall) > 1e-6 * max(1, wall):
     fail("run events' median %.6f ms != report wall %.6f ms" % (med, wall))
