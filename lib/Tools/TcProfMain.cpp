@@ -7,6 +7,8 @@
 namespace tc::tools {
 
 int tcProfMain(int argc, char **argv) {
+  if (argc > 1 && std::string(argv[1]) == "dashboard")
+    return tcProfDashboardMain(argc - 1, argv + 1);
   return runTool("tc-prof", [&] {
     CommonOptions common;
     bool summary = false;

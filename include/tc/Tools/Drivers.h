@@ -11,4 +11,7 @@ int tcProfMain(int argc, char **argv);
 // tc-bench: runs a benchmark suite through the tools above (as subprocesses)
 // and records the results in SQLite (docs/bench.md).
 int tcBenchMain(int argc, char **argv);
+// `tc-prof dashboard DB -o SITE`: the static HTML dashboard of a tc-bench
+// database; argv[0] is "dashboard".
+int tcProfDashboardMain(int argc, char **argv);
 } // namespace tc::tools
