@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything tc needs to build and test on Debian 12. Idempotent:
 # re-running only installs what is missing. libsqlite3-dev: tc-bench's
-# history.
+# history; chromium: the dashboard's browser test (headless).
 set -euo pipefail
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
@@ -14,6 +14,7 @@ pkgs=(
   libdnnl-dev
   clang-format-19 libonnx-testdata util-linux
   libsqlite3-dev sqlite3
+  chromium
 )
 missing=()
 for p in "${pkgs[@]}"; do
