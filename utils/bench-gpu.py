@@ -24,6 +24,15 @@ shape, and prints one JSON object: tc-bench's PyTorch baseline
 
     python3 utils/bench-gpu.py --torch-only --models resnet50 --input-shape 32,3,224,224 \
         --input-dtype f32 --precision amp --modes eager,inductor
+
+`--export-for-bench DIR` writes the models for `tc-bench --models-dir DIR`
+(docs/bench.md): DIR/NAME/model.onnx exported as above, and one
+DIR/NAME/test_data_set_N per --batches size with PyTorch's fp32 outputs
+(computed on the CPU, no TF32): tc-bench's reference for full-size models,
+where the exact reference executor would take minutes.
+
+    python3 utils/bench-gpu.py --export-for-bench /tmp/bench-models \
+        --models resnet50,mobilenet_v2 --batches 32,1,8
 """
 import argparse, json, math, os, statistics, subprocess, sys, time
 
@@ -178,6 +187,29 @@ def time_torch_modes(model, x, modes, iterations, amp=True):
     return out
 
 
+def export_for_bench(args):
+    """Models and reference data for tc-bench --models-dir (see the top)."""
+    import torch
+    for name in args.models.split(","):
+        d = os.path.join(args.export_for_bench, name)
+        os.makedirs(d, exist_ok=True)
+        try:
+            model = make_model(name)
+            export(name, model, inputs_for(name, 8, "cpu"), os.path.join(d, "model.onnx"))
+            for i, b in enumerate(int(b) for b in args.batches.split(",")):
+                # tc-bench's batch is the leading dim: b images, or b sequences.
+                text = name in VOCAB
+                x = random_input(name, (b, SEQ) if text else (b, 3, 224, 224), text, "cpu")
+                data = os.path.join(d, "test_data_set_%d" % i)
+                os.makedirs(data, exist_ok=True)
+                save_pb(x, os.path.join(data, "input_0.pb"))
+                with torch.inference_mode():
+                    save_pb(model(x).float(), os.path.join(data, "output_0.pb"))
+            log("%s: exported to %s (batches %s)" % (name, d, args.batches))
+        except Exception as e:  # one model failing is a line, not the end of the run
+            log("%s: FAILED to export: %s" % (name, str(e).splitlines()[0][:300] if str(e) else type(e).__name__))
+
+
 def torch_only(args):
     """One model, one input shape: PyTorch's times as one JSON line."""
     import torch
@@ -217,11 +249,15 @@ def main():
     ap.add_argument("--input-dtype", default="f32", help="--torch-only: f32, or i64 for token ids")
     ap.add_argument("--precision", default="amp", choices=["amp", "fp32"], help="--torch-only: autocast fp16 or not")
     ap.add_argument("--device", default="cuda", help="--torch-only: cuda (cpu for a check without a GPU)")
+    ap.add_argument("--export-for-bench", metavar="DIR",
+                    help="export --models with test data at --batches for tc-bench --models-dir DIR")
     args = ap.parse_args()
     if args.render:
         return render_files(args.render, args.markdown)
     if args.torch_only:
         return torch_only(args)
+    if args.export_for_bench:
+        return export_for_bench(args)
     import torch
 
     torch.backends.cudnn.benchmark = True

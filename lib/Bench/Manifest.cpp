@@ -43,9 +43,12 @@ void locate(BenchModel &m, const llvm::json::Object &entry, const fs::path &root
     if (!fs::is_regular_file(onnx))
       continue;
     m.onnxPath = onnx.string();
-    fs::path data = onnx.parent_path() / "test_data_set_0";
-    if (onnx.filename() == "model.onnx" && fs::is_regular_file(data / "output_0.pb"))
-      m.dataDir = data.string();
+    if (onnx.filename() == "model.onnx")
+      for (const fs::directory_entry &e : fs::directory_iterator(onnx.parent_path()))
+        if (e.path().filename().string().rfind("test_data_set_", 0) == 0 &&
+            fs::is_regular_file(e.path() / "output_0.pb"))
+          m.dataDirs.push_back(e.path().string());
+    std::sort(m.dataDirs.begin(), m.dataDirs.end());
     return;
   }
   if (candidates.empty())

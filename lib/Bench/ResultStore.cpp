@@ -14,7 +14,7 @@ CREATE TABLE IF NOT EXISTS results (
   model TEXT NOT NULL, model_group TEXT NOT NULL, mode TEXT NOT NULL, precision TEXT NOT NULL,
   batch INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, error TEXT NOT NULL,
   latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
-  peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL
+  peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER
 );
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 )sql";
@@ -22,7 +22,7 @@ CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 const char *kColumns =
     "run_id, commit_sha, date, machine, device, suite, target, model, model_group, mode, "
     "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
-    "peak_bytes, memory_kind, compression";
+    "peak_bytes, memory_kind, compression, rss_bytes";
 
 // A prepared statement, finalized when it goes out of scope.
 struct Statement {
@@ -100,7 +100,7 @@ ResultStore::~ResultStore() { sqlite3_close(db_); }
 void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   Statement st(db_,
                std::string("INSERT INTO results (") + kColumns +
-                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                path_);
   int i = 0;
   for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
@@ -115,6 +115,7 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   st.integer(++i, r.peakBytes);
   st.text(++i, r.memoryKind);
   st.real(++i, r.compression);
+  st.integer(++i, r.rssBytes);
   if (sqlite3_step(st.stmt) != SQLITE_DONE)
     fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
 }
@@ -141,6 +142,7 @@ std::vector<StoredResult> ResultStore::all() const {
     r.peakBytes = st.columnInt(i++);
     r.memoryKind = st.columnText(i++);
     r.compression = st.columnReal(i++);
+    r.rssBytes = st.columnInt(i++);
     rows.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)

@@ -100,7 +100,7 @@ private:
   std::vector<std::string> symbols_; // symbolic dims of the signature
   std::vector<int64_t> input0Shape_; // input 0 at batch_, for PyTorch
   std::string input0Type_;
-  int64_t dataBatch_ = -1; // batch of the committed test data, if any
+  std::map<int64_t, std::string> data_; // batch -> test_data_set with expected outputs
   std::map<std::string, Compiled> compiled_;
   std::map<int64_t, Reference> references_;
   std::set<std::string> reported_;           // "precision mode" with a row
@@ -144,14 +144,14 @@ bool ModelRun::importModel() {
     input0Type_ = std::string(dtypeName(f.args[0]->type.dtype));
     for (const Dim &d : f.args[0]->type.shape)
       input0Shape_.push_back(d.isStatic() ? d.size : batch_);
-    // The committed test data's batch: input 0's size at its first symbolic dim.
-    if (!model_.dataDir.empty()) {
-      const Shape &s = f.args[0]->type.shape;
-      auto sym = std::find_if(s.begin(), s.end(), [](const Dim &d) { return d.isSymbolic(); });
+    // Each test data set's batch: input 0's size at its first symbolic dim.
+    const Shape &s = f.args[0]->type.shape;
+    auto sym = std::find_if(s.begin(), s.end(), [](const Dim &d) { return d.isSymbolic(); });
+    for (const std::string &dir : model_.dataDirs) {
       try {
-        HostTensor t = readTensorFile((fs::path(model_.dataDir) / "input_0.pb").string()).tensor;
+        HostTensor t = readTensorFile((fs::path(dir) / "input_0.pb").string()).tensor;
         if (sym != s.end() && size_t(sym - s.begin()) < t.rank())
-          dataBatch_ = t.shape()[size_t(sym - s.begin())];
+          data_.emplace(t.shape()[size_t(sym - s.begin())], dir);
       } catch (const Error &) {
         // unreadable test data: the reference executor makes new data
       }
@@ -207,8 +207,8 @@ const Reference &ModelRun::reference(int64_t batch) {
   if (it != references_.end())
     return it->second;
   Reference &r = references_[batch];
-  if (!model_.dataDir.empty() && batch == dataBatch_) {
-    r.dir = model_.dataDir; // the exporter's own outputs (PyTorch)
+  if (data_.count(batch)) {
+    r.dir = data_[batch]; // the exporter's own outputs (PyTorch)
   } else {
     // Same random inputs for every mode; the reference executor's outputs.
     r.dir = (dir_ / ("data.b" + std::to_string(batch))).string();
@@ -293,6 +293,7 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
   if (f)
     return failed(*f);
   r.passed = true;
+  r.rssBytes = int64_t(proc.peakRssBytes);
   r.latencyMs = rep->medianMs;
   r.p10Ms = rep->p10Ms;
   r.p90Ms = rep->p90Ms;

@@ -38,6 +38,7 @@ BenchResult passed(const std::string &model, const std::string &mode, double ms)
   r.compileS = 1.5;
   r.peakBytes = 4096;
   r.memoryKind = "arena+weights";
+  r.rssBytes = 123456789;
   return r;
 }
 
@@ -75,6 +76,7 @@ TEST(BenchStore, RowsRoundTripWithNulls) {
   EXPECT_DOUBLE_EQ(*rows[0].result.compression, 1.25);
   EXPECT_EQ(*rows[0].result.peakBytes, 4096);
   EXPECT_EQ(rows[0].result.memoryKind, "arena+weights");
+  EXPECT_EQ(*rows[0].result.rssBytes, 123456789);
   const BenchResult &b = rows[1].result;
   EXPECT_FALSE(b.passed);
   EXPECT_EQ(b.reason, "import");
@@ -83,6 +85,7 @@ TEST(BenchStore, RowsRoundTripWithNulls) {
   EXPECT_FALSE(b.latencyMs); // NULL, not 0
   EXPECT_FALSE(b.speedup);
   EXPECT_FALSE(b.peakBytes);
+  EXPECT_FALSE(b.rssBytes);
   fs::remove(path);
 }
 

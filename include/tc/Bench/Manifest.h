@@ -12,6 +12,9 @@
 // model.onnx (and test_data_set_0 with expected outputs); otherwise it is
 // looked for in --models-dir as NAME/model.onnx, NAME.onnx or
 // NAME.dynamo.onnx (models/export_torch_models.py's name).
+// `utils/bench-gpu.py --export-for-bench DIR` writes NAME/model.onnx with one
+// test_data_set_N per batch size (PyTorch's fp32 outputs), so full-size
+// models need no run of the (slow, exact) reference executor.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -24,7 +27,9 @@ struct BenchModel {
   std::string recipe;   // models/export_torch_models.py's entry ("" if none): PyTorch timing
   std::string onnxPath; // "" when not found (then `missing` says where it was looked for)
   std::string missing;
-  std::string dataDir;                   // test_data_set_0 beside model.onnx, "" if none
+  // test_data_set_N folders beside model.onnx that hold expected outputs:
+  // used as the reference at the batch of their inputs.
+  std::vector<std::string> dataDirs;
   double rtol = 1e-4, atol = 1e-5;       // fp32
   double ampRtol = 2e-2, ampAtol = 2e-2; // fp16 (amp): looser, fp16 keeps ~3 digits
 };

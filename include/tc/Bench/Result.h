@@ -45,6 +45,9 @@ struct BenchResult {
   std::optional<int64_t> peakBytes;   // see memoryKind
   std::string memoryKind; // "device": CUDA bytes tc held at peak; "arena+weights": CPU plan
   std::optional<double> compression; // eager peakBytes / this peakBytes
+  // tc-run's maximum resident set (getrusage): everything the process held
+  // (runtime, JIT, libraries, inputs); an upper bound, not the model's own.
+  std::optional<int64_t> rssBytes;
 };
 
 // A stored row: the result and its run.

@@ -26,7 +26,9 @@
 //     -- 'device': CUDA bytes tc held at peak (tc-run's
 //                                 -- peak_device_bytes); 'arena+weights': the CPU plan's arena
 //                                 -- plus the weights; '' not measured
-//     compression REAL            -- eager peak_bytes / peak_bytes
+//     compression REAL,           -- eager peak_bytes / peak_bytes
+//     rss_bytes   INTEGER         -- tc-run's maximum resident set (getrusage): an
+//                                 -- upper bound including the runtime and libraries
 //   );
 //
 // NULL metrics were not measured (a failed row, a mode without an eager
