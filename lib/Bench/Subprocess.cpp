@@ -67,8 +67,13 @@ ProcessResult runProcess(const std::vector<std::string> &argv, unsigned timeoutS
   std::optional<llvm::sys::ProcessStatistics> stats;
   std::string message;
   bool notStarted = false;
+  // ExecuteAndWait wants a path: a bare name ("python3") is looked up in PATH.
+  std::string program = argv.at(0);
+  if (program.find('/') == std::string::npos)
+    if (auto found = llvm::sys::findProgramByName(program))
+      program = *found;
   auto t0 = std::chrono::steady_clock::now();
-  int rc = llvm::sys::ExecuteAndWait(argv.at(0), args, std::nullopt, redirects, timeoutSeconds,
+  int rc = llvm::sys::ExecuteAndWait(program, args, std::nullopt, redirects, timeoutSeconds,
                                      /*MemoryLimit=*/0, &message, &notStarted, &stats);
   ProcessResult r;
   r.wallSeconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -220,17 +220,16 @@ int tcBenchMain(int argc, char **argv) {
     ro.torch = torch ? &*torch : nullptr;
 
     if (run.commit.empty())
-      run.commit = firstLineOf(
-          {"/usr/bin/env", "git", "-C", TC_SOURCE_DIR, "rev-parse", "--short=10", "HEAD"});
+      run.commit = firstLineOf({"git", "-C", TC_SOURCE_DIR, "rev-parse", "--short=10", "HEAD"});
     if (run.commit.empty())
       run.commit = "unknown";
     if (run.machine.empty())
       run.machine = hostName();
     if (run.date.empty())
       run.date = nowUtc();
-    run.device = ro.target == "cpu" ? cpuName()
-                                    : firstLineOf({"/usr/bin/env", "nvidia-smi", "--query-gpu=name",
-                                                   "--format=csv,noheader"});
+    run.device = ro.target == "cpu"
+                     ? cpuName()
+                     : firstLineOf({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"});
     if (run.device.empty())
       run.device = ro.target;
     run.suite = suiteName;

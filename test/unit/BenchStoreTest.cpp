@@ -134,6 +134,7 @@ TEST(BenchSubprocess, TimeoutAndCrashAreReasons) {
   EXPECT_NE(crash.errorLine().find("crashed"), std::string::npos) << crash.errorLine();
   ProcessResult none = runProcess({"/nonexistent/tool"}, 10);
   EXPECT_FALSE(none.ok());
+  EXPECT_TRUE(runProcess({"true"}, 10).ok()); // a bare name is looked up in PATH
 }
 
 TEST(BenchSubprocess, StepFailuresNameTheTool) {

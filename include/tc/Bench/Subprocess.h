@@ -26,7 +26,8 @@ struct ProcessResult {
   std::string errorLine() const;
 };
 
-// Runs argv[0] (a path) with argv; a timeout of 0 waits forever. Never
+// Runs argv[0] (a path, or a name looked up in PATH) with argv; a timeout
+// of 0 waits forever. Never
 // throws for the child's failures; throws tc::Error when the output cannot
 // be captured (no temporary files).
 ProcessResult runProcess(const std::vector<std::string> &argv, unsigned timeoutSeconds);
