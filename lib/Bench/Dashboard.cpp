@@ -207,7 +207,8 @@ std::string suitePage(const std::vector<StoredResult> &rows,
     o << "<table class=\"models\"><tr><th class=\"l\">model</th><th>batch</th><th "
          "class=\"l\">status</th><th>latency (ms)</th><th>p10..p90 (ms)</th><th>speedup vs "
          "eager</th><th>compile (s)</th><th>peak (MiB)</th><th>compression</th><th>tc-run RSS "
-         "(MiB)</th><th>latency vs "
+         "(MiB)</th><th title=\"plan steps on the reference kernels\">ref. steps</th><th>latency "
+         "vs "
          "previous</th><th>latency trend</th><th class=\"l\">error</th></tr>\n";
     for (const ModelChange &c : modelChanges(rows, *h)) {
       const BenchResult &r = c.now;
@@ -233,8 +234,10 @@ std::string suitePage(const std::vector<StoredResult> &rows,
         << "</td><td>" << number(r.speedup, 2, "x") << "</td><td>" << number(r.compileS, 2)
         << "</td><td title=\"" << escape(r.memoryKind) << "\">" << html::mebibytes(r.peakBytes)
         << "</td><td>" << number(r.compression, 2, "x") << "</td><td>"
-        << html::mebibytes(r.rssBytes) << "</td><td" << (c.regressed ? " class=\"regress\"" : "")
-        << ">" << (change ? (*change > 0 ? "+" : "") + number(change, 1, "%") : "\u2013")
+        << html::mebibytes(r.rssBytes) << "</td><td>"
+        << (r.fallbackSteps ? std::to_string(*r.fallbackSteps) : "\u2013") << "</td><td"
+        << (c.regressed ? " class=\"regress\"" : "") << ">"
+        << (change ? (*change > 0 ? "+" : "") + number(change, 1, "%") : "\u2013")
         << (c.regressed ? " regression" : "") << "</td><td>" << svg::sparkline(trend)
         << "</td><td class=\"err\">" << escape(r.error) << "</td></tr>\n";
     }

@@ -14,7 +14,8 @@ CREATE TABLE IF NOT EXISTS results (
   model TEXT NOT NULL, model_group TEXT NOT NULL, mode TEXT NOT NULL, precision TEXT NOT NULL,
   batch INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, error TEXT NOT NULL,
   latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
-  peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER
+  peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER,
+  fallback_steps INTEGER
 );
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 )sql";
@@ -22,7 +23,7 @@ CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 const char *kColumns =
     "run_id, commit_sha, date, machine, device, suite, target, model, model_group, mode, "
     "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
-    "peak_bytes, memory_kind, compression, rss_bytes";
+    "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps";
 
 // A prepared statement, finalized when it goes out of scope.
 struct Statement {
@@ -100,7 +101,7 @@ ResultStore::~ResultStore() { sqlite3_close(db_); }
 void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   Statement st(db_,
                std::string("INSERT INTO results (") + kColumns +
-                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                path_);
   int i = 0;
   for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
@@ -116,6 +117,7 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   st.text(++i, r.memoryKind);
   st.real(++i, r.compression);
   st.integer(++i, r.rssBytes);
+  st.integer(++i, r.fallbackSteps);
   if (sqlite3_step(st.stmt) != SQLITE_DONE)
     fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
 }
@@ -143,6 +145,7 @@ std::vector<StoredResult> ResultStore::all() const {
     r.memoryKind = st.columnText(i++);
     r.compression = st.columnReal(i++);
     r.rssBytes = st.columnInt(i++);
+    r.fallbackSteps = st.columnInt(i++);
     rows.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)

@@ -294,6 +294,7 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
     return failed(*f);
   r.passed = true;
   r.rssBytes = int64_t(proc.peakRssBytes);
+  r.fallbackSteps = rep->fallbackSteps;
   r.latencyMs = rep->medianMs;
   r.p10Ms = rep->p10Ms;
   r.p90Ms = rep->p90Ms;
@@ -418,6 +419,8 @@ std::string formatResult(const BenchResult &r) {
     o << ", peak " << double(*r.peakBytes) / (1 << 20) << " MiB (" << r.memoryKind << ")";
   if (r.compression)
     o << ", memory " << *r.compression << "x eager";
+  if (r.fallbackSteps && *r.fallbackSteps)
+    o << ", " << *r.fallbackSteps << " steps on the reference kernels";
   return o.str();
 }
 

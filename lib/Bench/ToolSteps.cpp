@@ -58,6 +58,8 @@ std::optional<RunReport> parseRunReport(const std::string &json, std::string &er
   if (auto peak = o->getInteger("peak_device_bytes"))
     r.peakDeviceBytes = *peak;
   r.arenaBytes = o->getInteger("arena_bytes").value_or(0);
+  if (auto n = o->getInteger("fallback_steps"))
+    r.fallbackSteps = *n;
   return r;
 }
 

@@ -39,6 +39,7 @@ BenchResult passed(const std::string &model, const std::string &mode, double ms)
   r.peakBytes = 4096;
   r.memoryKind = "arena+weights";
   r.rssBytes = 123456789;
+  r.fallbackSteps = 3;
   return r;
 }
 
@@ -77,6 +78,7 @@ TEST(BenchStore, RowsRoundTripWithNulls) {
   EXPECT_EQ(*rows[0].result.peakBytes, 4096);
   EXPECT_EQ(rows[0].result.memoryKind, "arena+weights");
   EXPECT_EQ(*rows[0].result.rssBytes, 123456789);
+  EXPECT_EQ(*rows[0].result.fallbackSteps, 3);
   const BenchResult &b = rows[1].result;
   EXPECT_FALSE(b.passed);
   EXPECT_EQ(b.reason, "import");
@@ -151,7 +153,7 @@ TEST(BenchRunReport, ReadsLatencySpreadAndMismatch) {
   std::string why;
   auto r = parseRunReport(
       R"({"target": "cpu", "latency_ms": {"min": 1, "p10": 1.5, "median": 2, "p90": 3, "max": 4},
-          "arena_bytes": 4096, "compared": true, "ok": false,
+          "arena_bytes": 4096, "fallback_steps": 2, "compared": true, "ok": false,
           "outputs": ["output 0 'y': max abs err 1 [MISMATCH]"]})",
       why);
   ASSERT_TRUE(r) << why;
@@ -161,6 +163,7 @@ TEST(BenchRunReport, ReadsLatencySpreadAndMismatch) {
   EXPECT_DOUBLE_EQ(r->p10Ms, 1.5);
   EXPECT_DOUBLE_EQ(r->p90Ms, 3);
   EXPECT_EQ(r->arenaBytes, 4096);
+  EXPECT_EQ(*r->fallbackSteps, 2);
   EXPECT_FALSE(r->peakDeviceBytes);
   // CUDA: device time wins over host time; peak device bytes are read.
   auto g = parseRunReport(R"({"ok": true, "latency_ms": {"median": 9, "p90": 9},

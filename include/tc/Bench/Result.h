@@ -48,6 +48,9 @@ struct BenchResult {
   // tc-run's maximum resident set (getrusage): everything the process held
   // (runtime, JIT, libraries, inputs); an upper bound, not the model's own.
   std::optional<int64_t> rssBytes;
+  // Steps of the plan that ran on the reference kernels (no generated kernel
+  // or library call for them): why a mode is slow.
+  std::optional<int64_t> fallbackSteps;
 };
 
 // A stored row: the result and its run.

@@ -27,8 +27,10 @@
 //                                 -- peak_device_bytes); 'arena+weights': the CPU plan's arena
 //                                 -- plus the weights; '' not measured
 //     compression REAL,           -- eager peak_bytes / peak_bytes
-//     rss_bytes   INTEGER         -- tc-run's maximum resident set (getrusage): an
+//     rss_bytes   INTEGER,        -- tc-run's maximum resident set (getrusage): an
 //                                 -- upper bound including the runtime and libraries
+//     fallback_steps INTEGER      -- plan steps on the reference kernels (tc-run's
+//                                 -- fallback_steps): no generated kernel or library call
 //   );
 //
 // NULL metrics were not measured (a failed row, a mode without an eager
