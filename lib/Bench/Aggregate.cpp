@@ -1,4 +1,5 @@
 #include "tc/Bench/Aggregate.h"
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -113,6 +114,72 @@ bool groupRegressed(const GroupSummary &before, const GroupSummary &after, doubl
     return true;
   return before.geomeanSpeedup && after.geomeanSpeedup &&
          *after.geomeanSpeedup < *before.geomeanSpeedup / (1 + noise);
+}
+
+const GroupSummary *GroupHistory::previous() const {
+  for (size_t i = runs.size(); i-- > 0;)
+    if (runs[i].run.commit != latest().run.commit)
+      return &runs[i];
+  return nullptr;
+}
+
+bool groupRegressed(const GroupHistory &h, double noise) {
+  const GroupSummary *prev = h.previous();
+  if (!prev)
+    return false;
+  GroupSummary before = *prev, after = h.latest();
+  for (const GroupSummary &g : h.runs) {
+    if (!g.geomeanSpeedup)
+      continue;
+    if (g.run.commit == after.run.commit && after.geomeanSpeedup)
+      after.geomeanSpeedup = std::max(*after.geomeanSpeedup, *g.geomeanSpeedup);
+    if (g.run.commit == before.run.commit && before.geomeanSpeedup)
+      before.geomeanSpeedup = std::min(*before.geomeanSpeedup, *g.geomeanSpeedup);
+  }
+  return groupRegressed(before, after, noise);
+}
+
+BenchResult mergeRepeats(const std::vector<BenchResult> &repeats) {
+  BenchResult m = repeats.back();
+  for (const BenchResult &r : repeats) {
+    if (!r.passed || !m.passed)
+      continue;
+    if (r.p10Ms && m.p10Ms)
+      m.p10Ms = std::min(*m.p10Ms, *r.p10Ms);
+    if (r.p90Ms && m.p90Ms)
+      m.p90Ms = std::max(*m.p90Ms, *r.p90Ms);
+  }
+  return m;
+}
+
+std::vector<ModelChange> modelChanges(const std::vector<StoredResult> &rows, const GroupHistory &h,
+                                      double noise) {
+  const GroupSummary *prev = h.previous();
+  const std::string &nowCommit = h.latest().run.commit;
+  // The rows of `model` at `batch` in every run of `commit`, oldest first.
+  auto repeats = [&](const std::string &commit, const BenchResult &r) {
+    std::vector<BenchResult> out;
+    for (const StoredResult &s : rows)
+      if (s.run.commit == commit && keyOf(s) == h.key && s.result.model == r.model &&
+          s.result.batch == r.batch)
+        out.push_back(s.result);
+    return out;
+  };
+  std::vector<ModelChange> out;
+  std::vector<BenchResult> before =
+      prev ? rowsOf(rows, h.key, prev->run.runId) : std::vector<BenchResult>{};
+  for (const BenchResult &r : rowsOf(rows, h.key, h.latest().run.runId)) {
+    ModelChange c{r, std::nullopt, false};
+    for (const BenchResult &b : before)
+      if (b.model == r.model && b.batch == r.batch)
+        c.before = b;
+    if (c.before)
+      c.regressed = statusRegressed(*c.before, r) ||
+                    latencyRegressed(mergeRepeats(repeats(prev->run.commit, r)),
+                                     mergeRepeats(repeats(nowCommit, r)), noise);
+    out.push_back(std::move(c));
+  }
+  return out;
 }
 
 std::vector<BenchResult> rowsOf(const std::vector<StoredResult> &rows, const GroupKey &key,

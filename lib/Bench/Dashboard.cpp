@@ -35,31 +35,6 @@ std::string passRate(const GroupSummary &s) {
          number(100.0 * s.passRate(), 0, "%") + ")";
 }
 
-// Model-level regressions of a group: rows of the latest run vs the same
-// model and batch in the previous run.
-struct ModelChange {
-  BenchResult now;
-  std::optional<BenchResult> before;
-  bool regressed = false;
-};
-
-std::vector<ModelChange> modelChanges(const std::vector<StoredResult> &rows,
-                                      const GroupHistory &h) {
-  std::vector<ModelChange> out;
-  std::vector<BenchResult> prev;
-  if (const GroupSummary *p = h.previous())
-    prev = rowsOf(rows, h.key, p->run.runId);
-  for (const BenchResult &r : rowsOf(rows, h.key, h.latest().run.runId)) {
-    ModelChange c{r, std::nullopt, false};
-    for (const BenchResult &b : prev)
-      if (b.model == r.model && b.batch == r.batch)
-        c.before = b;
-    c.regressed = c.before && (latencyRegressed(*c.before, r) || statusRegressed(*c.before, r));
-    out.push_back(std::move(c));
-  }
-  return out;
-}
-
 size_t countRegressions(const std::vector<ModelChange> &changes) {
   return size_t(std::count_if(changes.begin(), changes.end(),
                               [](const ModelChange &c) { return c.regressed; }));
@@ -76,8 +51,10 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
     << escape(source) << "</code>. Speedup: eager latency / latency for the same model, "
     << "precision and batch (geometric mean over passing models). Compression: eager peak "
     << "memory / peak memory (geometric mean). A regression is a change of more than "
-    << number(kNoise * 100, 0, "%") << " that is also outside both runs' p10..p90 spread, or "
-    << "a model that passed and now fails (docs/bench.md).</p>\n";
+    << number(kNoise * 100, 0, "%") << " since the previous commit's run that is also "
+    << "outside both commits' p10..p90 spread (joined over every run of a commit: run a "
+    << "commit twice to measure run-to-run noise), or a model that passed and now fails "
+    << "(docs/bench.md).</p>\n";
 
   // The latest run of each suite x target.
   o << "<h2>Latest runs</h2>\n<table id=\"runs\"><tr><th class=\"l\">suite</th><th "
@@ -114,7 +91,7 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
   for (const GroupHistory *h : sorted) {
     const GroupSummary &s = h->latest();
     size_t models = countRegressions(modelChanges(rows, *h));
-    bool group = h->previous() && groupRegressed(*h->previous(), s);
+    bool group = groupRegressed(*h);
     std::vector<std::optional<double>> trend;
     for (const GroupSummary &r : h->runs)
       trend.push_back(r.geomeanSpeedup);
@@ -144,7 +121,7 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
   }
   table << "</table>\n";
   if (!flagged.str().empty())
-    o << "<h2 class=\"bad\">Regressions since the previous run</h2>\n<ul id=\"regressions\">"
+    o << "<h2 class=\"bad\">Regressions since the previous commit</h2>\n<ul id=\"regressions\">"
       << flagged.str() << "</ul>\n";
   o << table.str() << html::pageEnd();
   return o.str();
@@ -209,7 +186,7 @@ std::string suitePage(const std::vector<StoredResult> &rows,
          "eager</th><th>compile (s)</th><th>peak (MiB)</th><th>compression</th><th>tc-run RSS "
          "(MiB)</th><th title=\"plan steps on the reference kernels\">ref. steps</th><th>latency "
          "vs "
-         "previous</th><th>latency trend</th><th class=\"l\">error</th></tr>\n";
+         "previous commit</th><th>latency trend</th><th class=\"l\">error</th></tr>\n";
     for (const ModelChange &c : modelChanges(rows, *h)) {
       const BenchResult &r = c.now;
       std::optional<double> change;

@@ -82,6 +82,42 @@ TEST(BenchAggregate, GroupRegressions) {
   EXPECT_TRUE(groupRegressed(h.runs[0], muchSlower));
 }
 
+TEST(BenchAggregate, RepeatsOfACommitAreNoise) {
+  // Commit x run twice: the second run 50% slower, beyond the first's spread.
+  RunInfo x1 = run("1", "2026-11-22T10:00:00Z"), x2 = run("2", "2026-11-22T11:00:00Z");
+  x2.commit = x1.commit;
+  std::vector<StoredResult> rows{{x1, row("m", "default", true, 1.0, 2.0)},
+                                 {x2, row("m", "default", true, 1.5, 1.0)}};
+  GroupHistory same = groupHistories(rows)[0];
+  EXPECT_EQ(same.previous(), nullptr); // nothing to compare with: no regression
+  EXPECT_FALSE(groupRegressed(same));
+  EXPECT_FALSE(modelChanges(rows, same)[0].regressed);
+  // Commit y at 1.6 ms: 60% above x's first run, but its p10 (1.52) is inside
+  // x's band joined over both runs (0.95..1.575): noise.
+  RunInfo y = run("3", "2026-11-23T10:00:00Z");
+  rows.push_back({y, row("m", "default", true, 1.6, 1.25)});
+  GroupHistory h = groupHistories(rows)[0];
+  ASSERT_NE(h.previous(), nullptr);
+  EXPECT_EQ(h.previous()->run.runId, "2"); // the previous commit's latest run
+  std::vector<ModelChange> c = modelChanges(rows, h);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_DOUBLE_EQ(*c[0].before->latencyMs, 1.5);
+  EXPECT_FALSE(c[0].regressed);
+  BenchResult merged = mergeRepeats({rows[0].result, rows[1].result});
+  EXPECT_DOUBLE_EQ(*merged.latencyMs, 1.5);
+  EXPECT_DOUBLE_EQ(*merged.p10Ms, 0.95);
+  EXPECT_DOUBLE_EQ(*merged.p90Ms, 1.575);
+  // The group: y's geomean 1.25 vs the worst of x's runs (1.0): no regression;
+  // vs the better one alone (2.0) it would be.
+  EXPECT_FALSE(groupRegressed(h));
+  EXPECT_TRUE(groupRegressed(h.runs[0], h.runs[2]));
+  // At 2 ms (p10 1.9 > 1.575) y is a regression.
+  rows.back().result = row("m", "default", true, 2.0, 0.5);
+  h = groupHistories(rows)[0];
+  EXPECT_TRUE(modelChanges(rows, h)[0].regressed);
+  EXPECT_TRUE(groupRegressed(h));
+}
+
 TEST(BenchProgress, Durations) {
   EXPECT_EQ(Progress::formatDuration(0), "0m00s");
   EXPECT_EQ(Progress::formatDuration(65), "1m05s");

@@ -44,9 +44,9 @@ struct GroupHistory {
   GroupKey key;
   std::vector<GroupSummary> runs;
   const GroupSummary &latest() const { return runs.back(); }
-  const GroupSummary *previous() const {
-    return runs.size() > 1 ? &runs[runs.size() - 2] : nullptr;
-  }
+  // What the latest run is compared with: the latest run of another commit.
+  // Runs of one commit are repeats; what differs between them is noise.
+  const GroupSummary *previous() const;
 };
 
 // `rows` in history order (ResultStore::all): one GroupHistory per key, sorted by key.
@@ -56,7 +56,9 @@ std::vector<GroupHistory> groupHistories(const std::vector<StoredResult> &rows);
 // regression only when it is larger than `kNoise` (10%) AND outside the
 // spread the two runs recorded: the new run's p10 is above the old run's
 // p90 (their p10..p90 ranges do not overlap). Rows without a spread use the
-// threshold alone.
+// threshold alone. The p10..p90 of one run misses what changes between runs
+// (other load on the machine, clocks): run a commit more than once and its
+// runs' ranges are joined (mergeRepeats), so run-to-run noise widens the band.
 inline constexpr double kNoise = 0.10;
 bool latencyRegressed(const BenchResult &before, const BenchResult &after, double noise = kNoise);
 // A model that passed and now fails.
@@ -64,6 +66,23 @@ bool statusRegressed(const BenchResult &before, const BenchResult &after);
 // A group whose pass count fell, or whose geomean speedup fell by more than
 // `noise` (a geomean has no recorded spread: the threshold alone).
 bool groupRegressed(const GroupSummary &before, const GroupSummary &after, double noise = kNoise);
+// The latest run of `h` against previous(): the pass count, and the best
+// geomean speedup of the latest commit's runs against the worst of the
+// previous commit's.
+bool groupRegressed(const GroupHistory &h, double noise = kNoise);
+
+// One model's results in several runs of one commit as one: the latest
+// run's result, with p10..p90 widened to cover every run's.
+BenchResult mergeRepeats(const std::vector<BenchResult> &repeats);
+
+// A model in a group's latest run and what it is compared with.
+struct ModelChange {
+  BenchResult now;                   // the latest run's row
+  std::optional<BenchResult> before; // same model and batch, previous() run
+  bool regressed = false;            // latencyRegressed over merged repeats, or statusRegressed
+};
+std::vector<ModelChange> modelChanges(const std::vector<StoredResult> &rows, const GroupHistory &h,
+                                      double noise = kNoise);
 
 // The rows of group `key` in run `runId`.
 std::vector<BenchResult> rowsOf(const std::vector<StoredResult> &rows, const GroupKey &key,
