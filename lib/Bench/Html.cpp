@@ -49,7 +49,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1.5em 2em; color: #222; }
 h1 { font-size: 1.5em; } h2 { font-size: 1.2em; margin-top: 1.6em; } h3 { font-size: 1.05em; }
 table { border-collapse: collapse; margin: 0.6em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; white-space: nowrap; }
-th { background: #f0f0f0; } td.l, th.l { text-align: left; }
+th { background: #f0f0f0; white-space: normal; max-width: 9em; } td.l, th.l { text-align: left; }
 td.err { text-align: left; white-space: normal; max-width: 40em; font-size: 12px; color: #700; }
 tr.fail td { background: #fff4f4; }
 .regress, tr.regress td { background: #ffd6d6 !important; font-weight: 600; }
