@@ -214,6 +214,7 @@ def torch_only(args):
     """One model, one input shape: PyTorch's times as one JSON line."""
     import torch
     name = args.models
+    torch.backends.cudnn.benchmark = True  # as the full benchmark (main) times PyTorch
     shape = [int(d) for d in args.input_shape.split(",")]
     model = make_model(name).to(args.device)
     x = random_input(name, shape, args.input_dtype.startswith(("i", "u")), args.device)
