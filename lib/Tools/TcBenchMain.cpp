@@ -198,14 +198,6 @@ int tcBenchMain(int argc, char **argv) {
     if (binDir.empty())
       binDir = fs::read_symlink("/proc/self/exe").parent_path().string();
     ro.binDir = binDir;
-    bool keepWork = !workDir.empty();
-    if (!keepWork) {
-      char tmpl[] = "/tmp/tc-bench-XXXXXX";
-      if (!mkdtemp(tmpl))
-        fail("cannot create a temporary folder: ", std::strerror(errno));
-      workDir = tmpl;
-    }
-    ro.workDir = workDir;
 
     std::optional<bench::TorchBaseline> torch;
     if (torchFlag == "on" || (torchFlag == "auto" && ro.target == "cuda")) {
@@ -237,6 +229,24 @@ int tcBenchMain(int argc, char **argv) {
     run.runId = run.date + " " + run.machine + " " + std::to_string(getpid());
 
     auto store = bench::ResultStore::open(dbPath);
+    // The work folder last: every check that can fail has passed.
+    bool keepWork = !workDir.empty();
+    if (!keepWork) {
+      char tmpl[] = "/tmp/tc-bench-XXXXXX";
+      if (!mkdtemp(tmpl))
+        fail("cannot create a temporary folder: ", std::strerror(errno));
+      workDir = tmpl;
+    }
+    ro.workDir = workDir;
+    // Removed however the run ends (a full disk, an unwritable database).
+    struct RemoveOnExit {
+      std::string dir;
+      ~RemoveOnExit() {
+        std::error_code ec;
+        if (!dir.empty())
+          fs::remove_all(dir, ec);
+      }
+    } cleanup{keepWork ? "" : workDir};
     std::vector<bench::StoredResult> rows;
     std::cerr << "tc-bench: suite " << suiteName << " (" << suite.models.size() << " models) on "
               << run.device << "\n";
@@ -246,8 +256,6 @@ int tcBenchMain(int argc, char **argv) {
       rows.push_back({run, r});
     });
     progress.finish();
-    if (!keepWork)
-      fs::remove_all(workDir);
 
     // The same numbers the dashboard shows, for this run.
     std::vector<bench::GroupHistory> groups = bench::groupHistories(rows);
