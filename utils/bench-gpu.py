@@ -17,6 +17,22 @@ events after 5 warm-ups; peak memory = max_memory_allocated (PyTorch) and the
 runtime's own device allocations (tc). tc is timed by `tc-run --iterations`
 (CUDA events around each run of the plan, inputs already on the device).
 A model that fails (export, compile, run, numerics) fails alone, with why.
+
+`--torch-only` times only PyTorch, for one model on an input of a given
+shape, and prints one JSON object: tc-bench's PyTorch baseline
+(lib/Bench/TorchBaseline.cpp) on the same models and batch as tc's rows:
+
+    python3 utils/bench-gpu.py --torch-only --models resnet50 --input-shape 32,3,224,224 \
+        --input-dtype f32 --precision amp --modes eager,inductor
+
+`--export-for-bench DIR` writes the models for `tc-bench --models-dir DIR`
+(docs/bench.md): DIR/NAME/model.onnx exported as above, and one
+DIR/NAME/test_data_set_N per --batches size with PyTorch's fp32 outputs
+(computed on the CPU, no TF32): tc-bench's reference for full-size models,
+where the exact reference executor would take minutes.
+
+    python3 utils/bench-gpu.py --export-for-bench /tmp/bench-models \
+        --models resnet50,mobilenet_v2 --batches 32,1,8
 """
 import argparse, json, math, os, statistics, subprocess, sys, time
 
@@ -33,13 +49,33 @@ def log(*a):
     print(*a, file=sys.stderr, flush=True)
 
 
-def inputs_for(name, batch, dev):
+# Token models and their vocabulary size (random token ids stay below it).
+VOCAB = {"bert_base": 30000, "gpt2": 50000, "bert_tiny": 1000, "gpt2_tiny": 1000}
+
+
+def random_input(name, shape, integer, dev):
     import torch
     g = torch.Generator().manual_seed(1)
+    if integer:
+        return torch.randint(0, VOCAB.get(name, 1000), tuple(shape), generator=g).to(dev)
+    return torch.randn(*shape, generator=g).to(dev)
+
+
+def inputs_for(name, batch, dev):
     if name in ("bert_base", "gpt2"):
-        vocab = 30000 if name == "bert_base" else 50000
-        return torch.randint(0, vocab, (max(1, batch // 4), SEQ), generator=g).to(dev)
-    return torch.randn(batch, 3, 224, 224, generator=g).to(dev)
+        return random_input(name, (max(1, batch // 4), SEQ), True, dev)
+    return random_input(name, (batch, 3, 224, 224), False, dev)
+
+
+def make_model(name):
+    """The recipe's model in eval mode (first output only), BatchNorms calibrated."""
+    import torch
+    from export_torch_models import FirstOutput, models as recipes
+    torch.manual_seed(0)
+    model = FirstOutput(recipes()[name][0]()).eval()
+    if name not in VOCAB:
+        calibrate_batchnorm(model, inputs_for(name, 8, "cpu"))
+    return model
 
 
 def calibrate_batchnorm(model, x):
@@ -92,12 +128,21 @@ def rel_err(got, want):
 
 
 def time_torch(fn, x, iters):
+    """Sorted times (ms) of `iters` runs after 5 warm-ups: CUDA events on
+    the GPU, wall time on the CPU."""
     import torch
+    cuda = x.is_cuda
     for _ in range(5):
         fn(x)
-    torch.cuda.synchronize()
+    if cuda:
+        torch.cuda.synchronize()
     ts = []
     for _ in range(iters):
+        if not cuda:
+            t0 = time.perf_counter()
+            fn(x)
+            ts.append((time.perf_counter() - t0) * 1e3)
+            continue
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
         s.record()
@@ -105,7 +150,77 @@ def time_torch(fn, x, iters):
         e.record()
         torch.cuda.synchronize()
         ts.append(s.elapsed_time(e))
-    return statistics.median(ts)
+    return sorted(ts)
+
+
+def time_torch_modes(model, x, modes, iterations, amp=True):
+    """PyTorch in each mode (eager, inductor = torch.compile(), inductor-cg =
+    reduce-overhead) on input x, autocast fp16 when `amp`: per mode a dict
+    with ms (median), p10_ms, p90_ms, compile_s, peak_bytes, or error."""
+    import torch
+    cuda = x.is_cuda
+    out = {}
+    for mode in modes:
+        torch._dynamo.reset()
+        if cuda:
+            torch.cuda.empty_cache()
+            torch.cuda.reset_peak_memory_stats()
+        try:
+            with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.float16, enabled=amp):
+                if mode == "eager":
+                    fn, ct = model, 0.0
+                else:
+                    fn = torch.compile(model, mode="reduce-overhead" if mode == "inductor-cg" else None)
+                    t0 = time.perf_counter()
+                    fn(x)
+                    if cuda:
+                        torch.cuda.synchronize()
+                    ct = time.perf_counter() - t0
+                ts = time_torch(fn, x, iterations)
+            r = dict(ms=statistics.median(ts), p10_ms=ts[int(0.1 * len(ts))],
+                     p90_ms=ts[min(len(ts) - 1, int(0.9 * len(ts)))], compile_s=ct)
+            if cuda:
+                r["peak_bytes"] = torch.cuda.max_memory_allocated()
+            out[mode] = r
+        except Exception as e:
+            out[mode] = dict(error=str(e).splitlines()[0][:200] if str(e) else type(e).__name__)
+    return out
+
+
+def export_for_bench(args):
+    """Models and reference data for tc-bench --models-dir (see the top)."""
+    import torch
+    for name in args.models.split(","):
+        d = os.path.join(args.export_for_bench, name)
+        os.makedirs(d, exist_ok=True)
+        try:
+            model = make_model(name)
+            export(name, model, inputs_for(name, 8, "cpu"), os.path.join(d, "model.onnx"))
+            for i, b in enumerate(int(b) for b in args.batches.split(",")):
+                # tc-bench's batch is the leading dim: b images, or b sequences.
+                text = name in VOCAB
+                x = random_input(name, (b, SEQ) if text else (b, 3, 224, 224), text, "cpu")
+                data = os.path.join(d, "test_data_set_%d" % i)
+                os.makedirs(data, exist_ok=True)
+                save_pb(x, os.path.join(data, "input_0.pb"))
+                with torch.inference_mode():
+                    save_pb(model(x).float(), os.path.join(data, "output_0.pb"))
+            log("%s: exported to %s (batches %s)" % (name, d, args.batches))
+        except Exception as e:  # one model failing is a line, not the end of the run
+            log("%s: FAILED to export: %s" % (name, str(e).splitlines()[0][:300] if str(e) else type(e).__name__))
+
+
+def torch_only(args):
+    """One model, one input shape: PyTorch's times as one JSON line."""
+    import torch
+    name = args.models
+    torch.backends.cudnn.benchmark = True  # as the full benchmark (main) times PyTorch
+    shape = [int(d) for d in args.input_shape.split(",")]
+    model = make_model(name).to(args.device)
+    x = random_input(name, shape, args.input_dtype.startswith(("i", "u")), args.device)
+    res = time_torch_modes(model, x, args.modes.split(","), args.iterations, args.precision == "amp")
+    res.update(model=name, shape=shape, precision=args.precision, torch=torch.__version__)
+    print(json.dumps(res), flush=True)
 
 
 def run(cmd, timeout):
@@ -129,16 +244,26 @@ def main():
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--render", nargs="+", metavar="JSON",
                     help="no run: merge the bench-gpu.json of several runs into one table")
+    ap.add_argument("--torch-only", action="store_true",
+                    help="time PyTorch alone on one model (--models NAME) and --input-shape; one JSON line")
+    ap.add_argument("--input-shape", help="--torch-only: input shape, e.g. 32,3,224,224")
+    ap.add_argument("--input-dtype", default="f32", help="--torch-only: f32, or i64 for token ids")
+    ap.add_argument("--precision", default="amp", choices=["amp", "fp32"], help="--torch-only: autocast fp16 or not")
+    ap.add_argument("--device", default="cuda", help="--torch-only: cuda (cpu for a check without a GPU)")
+    ap.add_argument("--export-for-bench", metavar="DIR",
+                    help="export --models with test data at --batches for tc-bench --models-dir DIR")
     args = ap.parse_args()
     if args.render:
         return render_files(args.render, args.markdown)
+    if args.torch_only:
+        return torch_only(args)
+    if args.export_for_bench:
+        return export_for_bench(args)
     import torch
-    from export_torch_models import FirstOutput, models as recipes
 
     torch.backends.cudnn.benchmark = True
     os.makedirs(args.out, exist_ok=True)
     tool = lambda t: os.path.join(args.bin, t)
-    makers = recipes()
     rows = []
 
     def save():
@@ -146,11 +271,8 @@ def main():
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), f, indent=1)
     for name in args.models.split(","):
         base = os.path.join(args.out, name)
-        torch.manual_seed(0)
         try:
-            model = FirstOutput(makers[name][0]()).eval()
-            if name not in ("bert_base", "gpt2"):
-                calibrate_batchnorm(model, inputs_for(name, 8, "cpu"))
+            model = make_model(name)
             # The ONNX file (fp32 weights, symbolic batch) and tc's compile.
             t0 = time.perf_counter()
             # 8 images or 2 sequences: torch.export specializes a dim of size 1.
@@ -195,25 +317,13 @@ def main():
             except Exception as e:
                 row["ok"] = False
                 row["error"] = str(e)
-            for mode in args.modes.split(","):
-                torch._dynamo.reset()
-                torch.cuda.empty_cache()
-                torch.cuda.reset_peak_memory_stats()
-                try:
-                    with torch.inference_mode(), torch.autocast("cuda", dtype=torch.float16):
-                        if mode == "eager":
-                            fn, ct = model, 0.0
-                        else:
-                            fn = torch.compile(model, mode="reduce-overhead" if mode == "inductor-cg" else None)
-                            t0 = time.perf_counter()
-                            fn(x)
-                            torch.cuda.synchronize()
-                            ct = time.perf_counter() - t0
-                        row[mode + "_ms"] = time_torch(fn, x, args.iterations)
-                    row[mode + "_compile_s"] = round(ct, 1)
-                    row[mode + "_peak_mib"] = round(torch.cuda.max_memory_allocated() / 2**20)
-                except Exception as e:
-                    row[mode + "_error"] = str(e).splitlines()[0][:200]
+            for mode, r in time_torch_modes(model, x, args.modes.split(","), args.iterations).items():
+                if "error" in r:
+                    row[mode + "_error"] = r["error"]
+                    continue
+                row[mode + "_ms"] = r["ms"]
+                row[mode + "_compile_s"] = round(r["compile_s"], 1)
+                row[mode + "_peak_mib"] = round(r["peak_bytes"] / 2**20)
             log(json.dumps(row))
             save()  # after every row: a run cut short keeps what it measured
     save()

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs everything tc needs to build and test on Debian 12. Idempotent:
-# re-running only installs what is missing.
+# re-running only installs what is missing. libsqlite3-dev: tc-bench's
+# history; chromium: the dashboard's browser test (headless).
 set -euo pipefail
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
@@ -12,6 +13,8 @@ pkgs=(
   libgtest-dev libgmock-dev
   libdnnl-dev
   clang-format-19 libonnx-testdata util-linux
+  libsqlite3-dev sqlite3
+  chromium
 )
 missing=()
 for p in "${pkgs[@]}"; do

@@ -4,10 +4,12 @@
 
 namespace tc::tools {
 
-// tc-prof [compile|diff] ...: a subcommand name first, else a model to run
+// tc-prof [compile|diff|dashboard] ...: a subcommand name first, else a model to run
 // (or IR to summarize).
 int tcProfMain(int argc, char **argv) {
   std::string sub = argc > 1 ? argv[1] : "";
+  if (sub == "dashboard")
+    return tcProfDashboardMain(argc - 1, argv + 1);
   if (sub == "compile")
     return profCompileMain(argc - 1, argv + 1);
   if (sub == "diff")

@@ -178,8 +178,10 @@ int tcRunMain(int argc, char **argv) {
     };
     auto stats = [&](const std::vector<double> &v) {
       std::ostringstream o;
-      o << "{\"min\": " << v.front() << ", \"median\": " << at(v, 0.5)
-        << ", \"p90\": " << at(v, 0.9) << ", \"max\": " << v.back() << "}";
+      // p10 and p90: the spread tc-bench records beside the median.
+      o << "{\"min\": " << v.front() << ", \"p10\": " << at(v, 0.1)
+        << ", \"median\": " << at(v, 0.5) << ", \"p90\": " << at(v, 0.9)
+        << ", \"max\": " << v.back() << "}";
       return o.str();
     };
     bool compiled = cpu && !ir;

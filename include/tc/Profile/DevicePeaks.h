@@ -15,7 +15,7 @@ struct DevicePeaks {
 
   double flopsFor(const StepInfo &s) const {
     return s.matrix && (s.matrixDType == "f16" || s.matrixDType == "bf16") ? matrixFlops
-                                                                            : vectorFlops;
+                                                                           : vectorFlops;
   }
   // Seconds the roofline allows one execution of `s` (0: nothing known).
   double limitSeconds(const StepInfo &s) const;

@@ -48,8 +48,8 @@ void alignReplay(const std::vector<TraceEvent *> &replayed,
       e.note = "attributed by order within a CUDA graph (the step-by-step run did not launch "
                "it; it ran between this step's kernels)";
     } else {
-      e.note = "CUDA graph replay, not attributed: the step-by-step run did not launch " +
-               e.name + " here";
+      e.note = "CUDA graph replay, not attributed: the step-by-step run did not launch " + e.name +
+               " here";
     }
   }
 }

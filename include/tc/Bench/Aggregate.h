@@ -1,0 +1,91 @@
+// The dashboard's numbers, computed from stored rows (ResultStore.h):
+// per suite x target x mode x precision and run, the pass rate, the
+// geometric mean speedup vs eager, the mean compile time and the geometric
+// mean peak-memory compression ratio; and which changes between two runs
+// are regressions rather than noise.
+#pragma once
+#include "tc/Bench/Result.h"
+#include <compare>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tc::bench {
+
+// Geometric mean of the positive, finite values (ratios average
+// geometrically: 2x faster and 2x slower cancel out); nullopt when none.
+std::optional<double> geomean(const std::vector<double> &xs);
+std::optional<double> mean(const std::vector<double> &xs);
+
+struct GroupKey {
+  std::string suite, target, mode, precision;
+  auto operator<=>(const GroupKey &) const = default;
+  std::string str() const; // "ci/cpu/default/fp32"
+};
+GroupKey keyOf(const StoredResult &r);
+// The order tables list groups in: suite, target, then modes as a reader
+// expects them (eager, default, cudagraphs, dynamic, torch-eager,
+// torch-compile) and fp32 before amp; unknown names last.
+bool displayLess(const GroupKey &a, const GroupKey &b);
+
+// One group in one run.
+struct GroupSummary {
+  GroupKey key;
+  RunInfo run; // the run's commit, date, machine, device
+  int passed = 0, total = 0;
+  // Over the passing rows that have the metric (speedup: rows at the
+  // eager baseline's batch; compression: rows whose memory was measured).
+  std::optional<double> geomeanSpeedup, meanCompileS, geomeanCompression;
+  double passRate() const { return total ? double(passed) / total : 0; }
+};
+
+// A group over the recorded history, oldest run first.
+struct GroupHistory {
+  GroupKey key;
+  std::vector<GroupSummary> runs;
+  const GroupSummary &latest() const { return runs.back(); }
+  // What the latest run is compared with: the latest run of another commit.
+  // Runs of one commit are repeats; what differs between them is noise.
+  const GroupSummary *previous() const;
+};
+
+// `rows` in history order (ResultStore::all): one GroupHistory per key, sorted by key.
+std::vector<GroupHistory> groupHistories(const std::vector<StoredResult> &rows);
+
+// Noise. Timing a model twice never gives the same number; a change is a
+// regression only when it is larger than `kNoise` (10%) AND outside the
+// spread the two runs recorded: the new run's p10 is above the old run's
+// p90 (their p10..p90 ranges do not overlap). Rows without a spread use the
+// threshold alone. The p10..p90 of one run misses what changes between runs
+// (other load on the machine, clocks): run a commit more than once and its
+// runs' ranges are joined (mergeRepeats), so run-to-run noise widens the band.
+inline constexpr double kNoise = 0.10;
+bool latencyRegressed(const BenchResult &before, const BenchResult &after, double noise = kNoise);
+// A model that passed and now fails.
+bool statusRegressed(const BenchResult &before, const BenchResult &after);
+// A group whose pass count fell, or whose geomean speedup fell by more than
+// `noise` (a geomean has no recorded spread: the threshold alone).
+bool groupRegressed(const GroupSummary &before, const GroupSummary &after, double noise = kNoise);
+// The latest run of `h` against previous(): the pass count, and the best
+// geomean speedup of the latest commit's runs against the worst of the
+// previous commit's.
+bool groupRegressed(const GroupHistory &h, double noise = kNoise);
+
+// One model's results in several runs of one commit as one: the latest
+// run's result, with p10..p90 widened to cover every run's.
+BenchResult mergeRepeats(const std::vector<BenchResult> &repeats);
+
+// A model in a group's latest run and what it is compared with.
+struct ModelChange {
+  BenchResult now;                   // the latest run's row
+  std::optional<BenchResult> before; // same model and batch, previous() run
+  bool regressed = false;            // latencyRegressed over merged repeats, or statusRegressed
+};
+std::vector<ModelChange> modelChanges(const std::vector<StoredResult> &rows, const GroupHistory &h,
+                                      double noise = kNoise);
+
+// The rows of group `key` in run `runId`.
+std::vector<BenchResult> rowsOf(const std::vector<StoredResult> &rows, const GroupKey &key,
+                                const std::string &runId);
+
+} // namespace tc::bench

@@ -1,0 +1,41 @@
+// The benchmark dashboard: a static HTML site from the stored results
+// (ResultStore.h), readable from file:// with no network (inline CSS and
+// SVG, no script).
+//
+//   index.html                 per suite x target x mode x precision (latest
+//                              run): pass rate, geomean speedup vs eager, mean
+//                              compile time, geomean peak-memory compression,
+//                              a speedup sparkline over the history, and the
+//                              regressions since the previous run
+//   suite-<suite>-<target>.html trend charts over the runs, and per mode and
+//                              precision every model's numbers (latest run)
+//                              with its change since the previous run
+//
+// Cells of the landing table carry data-key="suite/target/mode/precision"
+// (on the row) and data-metric="pass_rate|speedup|compile_s|compression" so
+// tests can find them.
+#pragma once
+#include "tc/Bench/Result.h"
+#include <string>
+#include <vector>
+
+namespace tc::bench {
+
+struct DashboardPage {
+  std::string file; // relative to the site folder
+  std::string html;
+};
+
+// The pages for `rows` (ResultStore::all order); `source` names the
+// database on the pages.
+std::vector<DashboardPage> renderDashboard(const std::vector<StoredResult> &rows,
+                                           const std::string &source);
+
+// Renders and writes the pages into `dir` (created); returns the files.
+std::vector<std::string> writeDashboard(const std::vector<StoredResult> &rows,
+                                        const std::string &source, const std::string &dir);
+
+// The page of a suite on a target.
+std::string suitePageFile(const std::string &suite, const std::string &target);
+
+} // namespace tc::bench

@@ -1,0 +1,62 @@
+// One benchmark result: a model compiled and run in one mode at one precision
+// and batch, with why it failed or what it measured; and the run (one
+// tc-bench invocation) it belongs to. These are the rows of the SQLite
+// history (ResultStore.h) and what the dashboard aggregates (Aggregate.h).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace tc::bench {
+
+// What one tc-bench invocation shares between its rows.
+struct RunInfo {
+  std::string runId;   // unique per invocation: "<date> <machine> <pid>"
+  std::string commit;  // tc's git commit (git rev-parse, or --commit)
+  std::string date;    // UTC, ISO 8601 ("2026-11-23T07:30:00Z"): sorts as time
+  std::string machine; // host name (or --machine)
+  std::string device;  // CPU model name, or the CUDA device tc-run reports
+  std::string suite;   // manifest suite ("ci", "vision", ...)
+  std::string target;  // "cpu" or "cuda"
+};
+
+// Why a result failed, in pipeline order; "" when it passed.
+//   missing   - no ONNX file for the model (not exported)
+//   import    - tc-import failed
+//   reference - no expected outputs: the reference executor failed, or they hold NaN
+//   compile   - tc-opt or tc-codegen failed
+//   run       - tc-run failed (error, crash)
+//   numerics  - outputs differ from the reference beyond tolerance (or NaN)
+//   timeout   - a step ran past --timeout (the step is named in `error`)
+//   torch     - the PyTorch baseline failed
+struct BenchResult {
+  std::string model, group;
+  std::string mode;      // eager, default, cudagraphs, dynamic, torch-eager, torch-compile
+  std::string precision; // fp32 or amp
+  int64_t batch = 0;
+  bool passed = false;
+  std::string reason; // see above
+  std::string error;  // the failing tool's one-line error, or the mismatch line
+  // Metrics: absent (SQL NULL) when not measured.
+  std::optional<double> latencyMs;    // median (CUDA: device time by CUDA events; CPU: wall)
+  std::optional<double> p10Ms, p90Ms; // spread of the timed iterations
+  std::optional<double> speedup;      // eager latency / this latency (same model, precision, batch)
+  std::optional<double> compileS;     // wall time of tc-import + tc-opt + tc-codegen
+  std::optional<int64_t> peakBytes;   // see memoryKind
+  std::string memoryKind; // "device": CUDA bytes tc held at peak; "arena+weights": CPU plan
+  std::optional<double> compression; // eager peakBytes / this peakBytes
+  // tc-run's maximum resident set (getrusage): everything the process held
+  // (runtime, JIT, libraries, inputs); an upper bound, not the model's own.
+  std::optional<int64_t> rssBytes;
+  // Steps of the plan that ran on the reference kernels (no generated kernel
+  // or library call for them): why a mode is slow.
+  std::optional<int64_t> fallbackSteps;
+};
+
+// A stored row: the result and its run.
+struct StoredResult {
+  RunInfo run;
+  BenchResult result;
+};
+
+} // namespace tc::bench

@@ -1,0 +1,54 @@
+// Runs a suite: every model through tc-import, tc-opt, tc-codegen and
+// tc-run (subprocesses, ToolSteps.h) in each mode and precision, checked
+// against the reference, timed, and turned into BenchResult rows.
+//
+// Modes (docs/bench.md):
+//   eager      tc-opt -O0: op by op, no fusion; CUDA graphs off. The baseline.
+//   default    tc-opt -O2 (CUDA: --target=cuda); CUDA graphs off.
+//   cudagraphs default's artifact, run with CUDA graphs on (CUDA only).
+//   dynamic    tc-opt -O2 with the symbolic dims kept: compiled once, run at
+//              the suite's batch and at each of its dynamic batches.
+// Precisions: fp32, and amp (tc-opt --precision=fp16; looser tolerance).
+// The static modes specialize every symbolic dim of the signature to the
+// batch (tc-opt --dim).
+#pragma once
+#include "tc/Bench/Manifest.h"
+#include "tc/Bench/Progress.h"
+#include "tc/Bench/Result.h"
+#include "tc/Bench/TorchBaseline.h"
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tc::bench {
+
+struct RunnerOptions {
+  std::string binDir;  // where tc-import ... tc-run are
+  std::string workDir; // intermediate files (IR, artifacts, reference data)
+  std::string target = "cpu";
+  std::string arch = "sm_90"; // tc-codegen --arch for CUDA
+  std::vector<std::string> modes{"eager", "default", "dynamic"};
+  std::vector<std::string> precisions{"fp32", "amp"};
+  int iterations = 20, warmup = 3;
+  unsigned threads = 0; // tc-run --threads on the CPU (0: tc-run's default)
+  unsigned timeoutSeconds = 600;
+  std::optional<int64_t> batch; // overrides the suite's
+  std::optional<std::vector<int64_t>> dynamicBatches;
+  const TorchBaseline *torch = nullptr; // set: PyTorch rows too (models with a recipe)
+};
+
+// Units of work the progress bar counts for `suite` under `opts`.
+size_t countUnits(const Suite &suite, const RunnerOptions &opts);
+
+// Runs every model; `onResult` gets each row as soon as it is known (so a
+// run cut short keeps what it measured). Failures are rows, never
+// exceptions; only a broken work folder throws.
+void runSuite(const Suite &suite, const RunnerOptions &opts, Progress &progress,
+              const std::function<void(const BenchResult &)> &onResult);
+
+// One line for a result: "small_cnn default fp32 b2: pass 1.23 ms ..." or
+// "broken eager fp32 b2: FAIL import: tc-import: error: ...".
+std::string formatResult(const BenchResult &r);
+
+} // namespace tc::bench

@@ -1,0 +1,267 @@
+#include "tc/Bench/Dashboard.h"
+#include "tc/Bench/Aggregate.h"
+#include "tc/Bench/Html.h"
+#include "tc/Bench/SvgChart.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace tc::bench {
+
+using html::escape;
+using html::number;
+
+namespace {
+
+std::string anchor(const GroupKey &k) { return html::slug(k.mode + "-" + k.precision); }
+
+// "2026-11-23T07:30:00Z" -> "11-23 07:30"
+std::string shortDate(const std::string &iso) {
+  if (iso.size() >= 16)
+    return iso.substr(5, 5) + " " + iso.substr(11, 5);
+  return iso;
+}
+
+std::string runLabel(const RunInfo &r) { return shortDate(r.date) + " " + r.commit; }
+
+std::string passRate(const GroupSummary &s) {
+  return std::to_string(s.passed) + "/" + std::to_string(s.total) + " (" +
+         number(100.0 * s.passRate(), 0, "%") + ")";
+}
+
+size_t countRegressions(const std::vector<ModelChange> &changes) {
+  return size_t(std::count_if(changes.begin(), changes.end(),
+                              [](const ModelChange &c) { return c.regressed; }));
+}
+
+std::string landing(const std::vector<StoredResult> &rows, const std::vector<GroupHistory> &hs,
+                    const std::string &source) {
+  std::ostringstream o;
+  std::set<std::string> runs;
+  for (const StoredResult &r : rows)
+    runs.insert(r.run.runId);
+  o << html::pageStart("tc benchmark dashboard") << "<h1>tc benchmark dashboard</h1>\n"
+    << "<p class=\"note\">" << rows.size() << " results from " << runs.size() << " runs in <code>"
+    << escape(source) << "</code>. Speedup: eager latency / latency for the same model, "
+    << "precision and batch (geometric mean over passing models). Compression: eager peak "
+    << "memory / peak memory (geometric mean). A regression is a change of more than "
+    << number(kNoise * 100, 0, "%") << " since the previous commit's run that is also "
+    << "outside both commits' p10..p90 spread (joined over every run of a commit: run a "
+    << "commit twice to measure run-to-run noise), or a model that passed and now fails "
+    << "(docs/bench.md).</p>\n";
+
+  // The latest run of each suite x target.
+  o << "<h2>Latest runs</h2>\n<table id=\"runs\"><tr><th class=\"l\">suite</th><th "
+       "class=\"l\">target</th><th class=\"l\">date (UTC)</th><th class=\"l\">commit</th><th "
+       "class=\"l\">machine</th><th class=\"l\">device</th><th>runs recorded</th></tr>\n";
+  std::map<std::pair<std::string, std::string>, std::pair<RunInfo, std::set<std::string>>> last;
+  for (const StoredResult &r : rows) {
+    auto &e = last[{r.run.suite, r.run.target}];
+    e.first = r.run; // rows are in history order: the last one wins
+    e.second.insert(r.run.runId);
+  }
+  for (auto &[k, e] : last)
+    o << "<tr><td class=\"l\"><a href=\"" << suitePageFile(k.first, k.second) << "\">"
+      << escape(k.first) << "</a></td><td class=\"l\">" << escape(k.second)
+      << "</td><td class=\"l\">" << escape(e.first.date) << "</td><td class=\"l\">"
+      << escape(e.first.commit) << "</td><td class=\"l\">" << escape(e.first.machine)
+      << "</td><td class=\"l\">" << escape(e.first.device) << "</td><td>" << e.second.size()
+      << "</td></tr>\n";
+  o << "</table>\n";
+
+  std::vector<const GroupHistory *> sorted;
+  for (const GroupHistory &h : hs)
+    sorted.push_back(&h);
+  std::sort(sorted.begin(), sorted.end(), [](const GroupHistory *a, const GroupHistory *b) {
+    return displayLess(a->key, b->key);
+  });
+
+  std::ostringstream table, flagged;
+  table << "<h2>Suites by mode and precision (latest run)</h2>\n<table id=\"summary\"><tr>"
+           "<th class=\"l\">suite</th><th class=\"l\">target</th><th class=\"l\">mode</th><th "
+           "class=\"l\">precision</th><th>pass rate</th><th>geomean speedup vs eager</th>"
+           "<th>mean compile (s)</th><th>peak-memory compression</th><th>speedup trend</th>"
+           "<th>regressions</th><th class=\"l\">latest run</th></tr>\n";
+  for (const GroupHistory *h : sorted) {
+    const GroupSummary &s = h->latest();
+    size_t models = countRegressions(modelChanges(rows, *h));
+    bool group = groupRegressed(*h);
+    std::vector<std::optional<double>> trend;
+    for (const GroupSummary &r : h->runs)
+      trend.push_back(r.geomeanSpeedup);
+    std::string link = suitePageFile(h->key.suite, h->key.target) + "#" + anchor(h->key);
+    table << "<tr data-key=\"" << escape(h->key.str()) << "\""
+          << (group || models ? " class=\"regress\"" : "") << "><td class=\"l\"><a href=\"" << link
+          << "\">" << escape(h->key.suite) << "</a></td><td class=\"l\">" << escape(h->key.target)
+          << "</td><td class=\"l\"><a href=\"" << link << "\">" << escape(h->key.mode)
+          << "</a></td><td class=\"l\">" << escape(h->key.precision)
+          << "</td><td data-metric=\"pass_rate\" class=\"" << (s.passed == s.total ? "ok" : "bad")
+          << "\">" << passRate(s) << "</td><td data-metric=\"speedup\">"
+          << number(s.geomeanSpeedup, 2, "x") << "</td><td data-metric=\"compile_s\">"
+          << number(s.meanCompileS, 2) << "</td><td data-metric=\"compression\">"
+          << number(s.geomeanCompression, 2, "x") << "</td><td>" << svg::sparkline(trend)
+          << "</td><td data-metric=\"regressions\">" << (group ? "group, " : "") << models
+          << "</td><td class=\"l\">" << escape(runLabel(s.run)) << "</td></tr>\n";
+    if (group || models) {
+      flagged << "<li><a href=\"" << link << "\">" << escape(h->key.str()) << "</a>: ";
+      if (group) {
+        const GroupSummary &p = *h->previous();
+        flagged << "pass " << p.passed << "/" << p.total << " \u2192 " << s.passed << "/" << s.total
+                << ", geomean speedup " << number(p.geomeanSpeedup, 2, "x") << " \u2192 "
+                << number(s.geomeanSpeedup, 2, "x") << "; ";
+      }
+      flagged << models << " model(s) regressed</li>\n";
+    }
+  }
+  table << "</table>\n";
+  if (!flagged.str().empty())
+    o << "<h2 class=\"bad\">Regressions since the previous commit</h2>\n<ul id=\"regressions\">"
+      << flagged.str() << "</ul>\n";
+  o << table.str() << html::pageEnd();
+  return o.str();
+}
+
+std::string suitePage(const std::vector<StoredResult> &rows,
+                      const std::vector<const GroupHistory *> &hs, const std::string &suite,
+                      const std::string &target) {
+  std::ostringstream o;
+  o << html::pageStart("tc bench: " + suite + " on " + target) << "<p><a href=\"index.html\">"
+    << "\u2190 all suites</a></p>\n<h1>Suite " << escape(suite) << " on " << escape(target)
+    << "</h1>\n";
+  // The runs of this suite x target, in history order: the charts' x axis.
+  std::vector<RunInfo> runs;
+  for (const StoredResult &r : rows)
+    if (r.run.suite == suite && r.run.target == target &&
+        (runs.empty() || runs.back().runId != r.run.runId))
+      if (std::none_of(runs.begin(), runs.end(),
+                       [&](const RunInfo &x) { return x.runId == r.run.runId; }))
+        runs.push_back(r.run);
+  std::vector<std::string> labels;
+  for (const RunInfo &r : runs)
+    labels.push_back(runLabel(r));
+  auto seriesOf = [&](auto metric, bool tcModesOnly) {
+    std::vector<svg::Series> out;
+    for (const GroupHistory *h : hs) {
+      if (tcModesOnly && h->key.mode.rfind("torch", 0) == 0)
+        continue;
+      svg::Series s{h->key.mode + " " + h->key.precision, {}};
+      for (const RunInfo &run : runs) {
+        auto it = std::find_if(h->runs.begin(), h->runs.end(),
+                               [&](const GroupSummary &g) { return g.run.runId == run.runId; });
+        s.values.push_back(it == h->runs.end() ? std::nullopt : metric(*it));
+      }
+      out.push_back(std::move(s));
+    }
+    return out;
+  };
+  o << "<h2>History</h2>\n<div class=\"charts\">"
+    << svg::lineChart("Geomean speedup vs eager", labels,
+                      seriesOf([](const GroupSummary &g) { return g.geomeanSpeedup; }, false), "x")
+    << svg::lineChart(
+           "Pass rate", labels,
+           seriesOf(
+               [](const GroupSummary &g) -> std::optional<double> { return 100.0 * g.passRate(); },
+               false),
+           "%", std::pair(0.0, 100.0))
+    << svg::lineChart("Mean compile time", labels,
+                      seriesOf([](const GroupSummary &g) { return g.meanCompileS; }, true), "s")
+    << "</div>\n";
+
+  for (const GroupHistory *h : hs) {
+    const GroupSummary &s = h->latest();
+    o << "<h2 id=\"" << anchor(h->key) << "\">" << escape(h->key.mode) << ", "
+      << escape(h->key.precision) << "</h2>\n<p>Latest run " << escape(runLabel(s.run)) << " on "
+      << escape(s.run.machine) << " (" << escape(s.run.device) << "): pass " << passRate(s)
+      << ", geomean speedup " << number(s.geomeanSpeedup, 2, "x") << ", mean compile "
+      << number(s.meanCompileS, 2, " s") << ", compression " << number(s.geomeanCompression, 2, "x")
+      << ".</p>\n";
+    o << "<table class=\"models\"><tr><th class=\"l\">model</th><th>batch</th><th "
+         "class=\"l\">status</th><th>latency (ms)</th><th>p10..p90 (ms)</th><th>speedup vs "
+         "eager</th><th>compile (s)</th><th>peak (MiB)</th><th>compression</th><th>tc-run RSS "
+         "(MiB)</th><th title=\"plan steps on the reference kernels\">ref. steps</th><th>latency "
+         "vs "
+         "previous commit</th><th>latency trend</th><th class=\"l\">error</th></tr>\n";
+    for (const ModelChange &c : modelChanges(rows, *h)) {
+      const BenchResult &r = c.now;
+      std::optional<double> change;
+      if (c.before && c.before->latencyMs && r.latencyMs && *c.before->latencyMs > 0)
+        change = 100.0 * (*r.latencyMs / *c.before->latencyMs - 1);
+      std::vector<std::optional<double>> trend;
+      for (const GroupSummary &g : h->runs) {
+        std::optional<double> v;
+        for (const BenchResult &x : rowsOf(rows, h->key, g.run.runId))
+          if (x.model == r.model && x.batch == r.batch)
+            v = x.latencyMs;
+        trend.push_back(v);
+      }
+      o << "<tr"
+        << (c.regressed ? " class=\"regress\""
+            : !r.passed ? " class=\"fail\""
+                        : "")
+        << " data-model=\"" << escape(r.model) << "\"><td class=\"l\">" << escape(r.model)
+        << "</td><td>" << r.batch << "</td><td class=\"l " << (r.passed ? "ok" : "bad") << "\">"
+        << (r.passed ? "pass" : "fail: " + escape(r.reason)) << "</td><td>"
+        << number(r.latencyMs, 3) << "</td><td>" << number(r.p10Ms, 3) << ".." << number(r.p90Ms, 3)
+        << "</td><td>" << number(r.speedup, 2, "x") << "</td><td>" << number(r.compileS, 2)
+        << "</td><td title=\"" << escape(r.memoryKind) << "\">" << html::mebibytes(r.peakBytes)
+        << "</td><td>" << number(r.compression, 2, "x") << "</td><td>"
+        << html::mebibytes(r.rssBytes) << "</td><td>"
+        << (r.fallbackSteps ? std::to_string(*r.fallbackSteps) : "\u2013") << "</td><td"
+        << (c.regressed ? " class=\"regress\"" : "") << ">"
+        << (change ? (*change > 0 ? "+" : "") + number(change, 1, "%") : "\u2013")
+        << (c.regressed ? " regression" : "") << "</td><td>" << svg::sparkline(trend)
+        << "</td><td class=\"err\">" << escape(r.error) << "</td></tr>\n";
+    }
+    o << "</table>\n";
+  }
+  o << html::pageEnd();
+  return o.str();
+}
+
+} // namespace
+
+std::string suitePageFile(const std::string &suite, const std::string &target) {
+  return "suite-" + html::slug(suite) + "-" + html::slug(target) + ".html";
+}
+
+std::vector<DashboardPage> renderDashboard(const std::vector<StoredResult> &rows,
+                                           const std::string &source) {
+  std::vector<GroupHistory> hs = groupHistories(rows);
+  std::vector<DashboardPage> pages{{"index.html", landing(rows, hs, source)}};
+  std::map<std::pair<std::string, std::string>, std::vector<const GroupHistory *>> bySuite;
+  for (const GroupHistory &h : hs)
+    bySuite[{h.key.suite, h.key.target}].push_back(&h);
+  for (auto &[k, groups] : bySuite) {
+    std::sort(groups.begin(), groups.end(), [](const GroupHistory *a, const GroupHistory *b) {
+      return displayLess(a->key, b->key);
+    });
+    pages.push_back({suitePageFile(k.first, k.second), suitePage(rows, groups, k.first, k.second)});
+  }
+  return pages;
+}
+
+std::vector<std::string> writeDashboard(const std::vector<StoredResult> &rows,
+                                        const std::string &source, const std::string &dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec)
+    fail(dir, ": cannot create the site folder: ", ec.message());
+  std::vector<std::string> files;
+  for (const DashboardPage &p : renderDashboard(rows, source)) {
+    fs::path path = fs::path(dir) / p.file;
+    std::ofstream f(path, std::ios::binary | std::ios::trunc);
+    f << p.html;
+    if (!f)
+      fail(path.string(), ": cannot write");
+    files.push_back(path.string());
+  }
+  return files;
+}
+
+} // namespace tc::bench

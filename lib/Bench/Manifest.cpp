@@ -1,0 +1,132 @@
+#include "tc/Bench/Manifest.h"
+#include "tc/Support/Error.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include <algorithm>
+#include <filesystem>
+
+namespace fs = std::filesystem;
+
+namespace tc::bench {
+
+namespace {
+llvm::json::Value parseFile(const std::string &path) {
+  auto buf = llvm::MemoryBuffer::getFile(path);
+  if (!buf)
+    fail(path, ": cannot read the manifest: ", buf.getError().message());
+  auto v = llvm::json::parse((*buf)->getBuffer());
+  if (!v)
+    fail(path, ": not JSON: ", llvm::toString(v.takeError()));
+  if (!v->getAsObject())
+    fail(path, ": the manifest is not a JSON object");
+  return std::move(*v);
+}
+
+const llvm::json::Object &suitesOf(const llvm::json::Object &root, const std::string &path) {
+  const llvm::json::Object *suites = root.getObject("suites");
+  if (!suites)
+    fail(path, ": no \"suites\" object");
+  return *suites;
+}
+
+// Where the ONNX file (and its test data) of model `name` is.
+void locate(BenchModel &m, const llvm::json::Object &entry, const fs::path &root,
+            const std::string &modelsDir) {
+  std::vector<fs::path> candidates;
+  if (auto committed = entry.getString("committed"))
+    candidates.push_back(root / committed->str());
+  else if (!modelsDir.empty())
+    for (const std::string &c : {m.name, m.name + ".onnx", m.name + ".dynamo.onnx"})
+      candidates.push_back(fs::path(modelsDir) / c);
+  for (const fs::path &c : candidates) {
+    fs::path onnx = fs::is_directory(c) ? c / "model.onnx" : c;
+    if (!fs::is_regular_file(onnx))
+      continue;
+    m.onnxPath = onnx.string();
+    if (onnx.filename() == "model.onnx")
+      for (const fs::directory_entry &e : fs::directory_iterator(onnx.parent_path()))
+        if (e.path().filename().string().rfind("test_data_set_", 0) == 0 &&
+            fs::is_regular_file(e.path() / "output_0.pb"))
+          m.dataDirs.push_back(e.path().string());
+    std::sort(m.dataDirs.begin(), m.dataDirs.end());
+    return;
+  }
+  if (candidates.empty())
+    m.missing = "not committed and no --models-dir given (export it with "
+                "models/export_torch_models.py)";
+  else
+    m.missing = "no ONNX file at " + candidates.front().string() +
+                (candidates.size() > 1 ? " (nor .onnx, .dynamo.onnx)" : "");
+}
+} // namespace
+
+std::vector<std::string> suiteNames(const std::string &path) {
+  llvm::json::Value v = parseFile(path);
+  std::vector<std::string> names;
+  for (const auto &kv : suitesOf(*v.getAsObject(), path))
+    names.push_back(kv.first.str());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+Suite loadSuite(const std::string &path, const std::string &suiteName,
+                const std::string &modelsDir) {
+  llvm::json::Value v = parseFile(path);
+  const llvm::json::Object &root = *v.getAsObject();
+  const llvm::json::Object *suite = suitesOf(root, path).getObject(suiteName);
+  if (!suite) {
+    std::string known;
+    for (const std::string &n : suiteNames(path))
+      known += (known.empty() ? "" : ", ") + n;
+    fail(path, ": no suite '", suiteName, "' (", known, ")");
+  }
+  Suite s;
+  s.name = suiteName;
+  s.batch = suite->getInteger("batch").value_or(1);
+  if (const llvm::json::Array *bs = suite->getArray("dynamic_batches"))
+    for (const llvm::json::Value &b : *bs)
+      if (auto n = b.getAsInteger())
+        s.dynamicBatches.push_back(*n);
+  std::vector<std::string> names, groups;
+  if (const llvm::json::Array *a = suite->getArray("models"))
+    for (const llvm::json::Value &n : *a)
+      if (auto str = n.getAsString())
+        names.push_back(str->str());
+  if (const llvm::json::Array *a = suite->getArray("groups"))
+    for (const llvm::json::Value &g : *a)
+      if (auto str = g.getAsString())
+        groups.push_back(str->str());
+  const llvm::json::Array *models = root.getArray("models");
+  if (!models)
+    fail(path, ": no \"models\" array");
+  fs::path repoRoot = fs::absolute(path).parent_path().parent_path();
+  auto inSuite = [&](const std::string &name, const std::string &group) {
+    return std::find(names.begin(), names.end(), name) != names.end() ||
+           std::find(groups.begin(), groups.end(), group) != groups.end();
+  };
+  for (const llvm::json::Value &mv : *models) {
+    const llvm::json::Object *e = mv.getAsObject();
+    if (!e || !e->getString("name"))
+      fail(path, ": a model entry without a \"name\"");
+    BenchModel m;
+    m.name = e->getString("name")->str();
+    m.group = e->getString("group").value_or("").str();
+    if (!inSuite(m.name, m.group))
+      continue;
+    m.recipe = e->getString("recipe").value_or("").str();
+    m.rtol = e->getNumber("rtol").value_or(m.rtol);
+    m.atol = e->getNumber("atol").value_or(m.atol);
+    m.ampRtol = e->getNumber("amp_rtol").value_or(m.ampRtol);
+    m.ampAtol = e->getNumber("amp_atol").value_or(m.ampAtol);
+    locate(m, *e, repoRoot, modelsDir);
+    s.models.push_back(std::move(m));
+  }
+  // A name the suite lists but no model entry has is a manifest bug.
+  for (const std::string &n : names)
+    if (std::none_of(s.models.begin(), s.models.end(),
+                     [&](const BenchModel &m) { return m.name == n; }))
+      fail(path, ": suite '", suiteName, "' names model '", n, "', which has no entry");
+  return s;
+}
+
+} // namespace tc::bench

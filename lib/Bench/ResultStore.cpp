@@ -1,0 +1,156 @@
+#include "tc/Bench/ResultStore.h"
+#include "tc/Support/Error.h"
+#include <sqlite3.h>
+
+namespace tc::bench {
+
+namespace {
+// The table as documented in ResultStore.h.
+const char *kSchema = R"sql(
+CREATE TABLE IF NOT EXISTS results (
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL, commit_sha TEXT NOT NULL, date TEXT NOT NULL, machine TEXT NOT NULL,
+  device TEXT NOT NULL, suite TEXT NOT NULL, target TEXT NOT NULL,
+  model TEXT NOT NULL, model_group TEXT NOT NULL, mode TEXT NOT NULL, precision TEXT NOT NULL,
+  batch INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, error TEXT NOT NULL,
+  latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
+  peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER,
+  fallback_steps INTEGER
+);
+CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
+)sql";
+
+const char *kColumns =
+    "run_id, commit_sha, date, machine, device, suite, target, model, model_group, mode, "
+    "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
+    "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps";
+
+// A prepared statement, finalized when it goes out of scope.
+struct Statement {
+  sqlite3_stmt *stmt = nullptr;
+  Statement(sqlite3 *db, const std::string &sql, const std::string &path) {
+    if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) != SQLITE_OK)
+      fail(path, ": ", sqlite3_errmsg(db));
+  }
+  ~Statement() { sqlite3_finalize(stmt); }
+  void text(int i, const std::string &s) {
+    sqlite3_bind_text(stmt, i, s.c_str(), int(s.size()), SQLITE_TRANSIENT);
+  }
+  void real(int i, const std::optional<double> &v) {
+    v ? sqlite3_bind_double(stmt, i, *v) : sqlite3_bind_null(stmt, i);
+  }
+  void integer(int i, const std::optional<int64_t> &v) {
+    v ? sqlite3_bind_int64(stmt, i, *v) : sqlite3_bind_null(stmt, i);
+  }
+  std::string columnText(int i) const {
+    const unsigned char *s = sqlite3_column_text(stmt, i);
+    return s ? reinterpret_cast<const char *>(s) : "";
+  }
+  std::optional<double> columnReal(int i) const {
+    if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+      return std::nullopt;
+    return sqlite3_column_double(stmt, i);
+  }
+  std::optional<int64_t> columnInt(int i) const {
+    if (sqlite3_column_type(stmt, i) == SQLITE_NULL)
+      return std::nullopt;
+    return sqlite3_column_int64(stmt, i);
+  }
+};
+
+sqlite3 *openDb(const std::string &path, int flags) {
+  sqlite3 *db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
+    std::string why = db ? sqlite3_errmsg(db) : "out of memory";
+    sqlite3_close(db);
+    fail(path, ": cannot open the database: ", why);
+  }
+  // Another process (a second tc-bench) may be writing: wait, don't fail.
+  sqlite3_busy_timeout(db, 10000);
+  return db;
+}
+} // namespace
+
+const char *ResultStore::schema() { return kSchema; }
+
+void ResultStore::exec(const char *sql) const {
+  char *msg = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &msg) != SQLITE_OK) {
+    std::string why = msg ? msg : "unknown error";
+    sqlite3_free(msg);
+    fail(path_, ": ", why);
+  }
+}
+
+std::unique_ptr<ResultStore> ResultStore::open(const std::string &path) {
+  std::unique_ptr<ResultStore> s(
+      new ResultStore(openDb(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), path));
+  s->exec(kSchema);
+  return s;
+}
+
+std::unique_ptr<ResultStore> ResultStore::openReadOnly(const std::string &path) {
+  std::unique_ptr<ResultStore> s(new ResultStore(openDb(path, SQLITE_OPEN_READONLY), path));
+  // Fails with "no such table" (as a tc::Error) for any other database.
+  Statement check(s->db_, "SELECT count(*) FROM results", path);
+  return s;
+}
+
+ResultStore::~ResultStore() { sqlite3_close(db_); }
+
+void ResultStore::add(const RunInfo &run, const BenchResult &r) {
+  Statement st(db_,
+               std::string("INSERT INTO results (") + kColumns +
+                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+               path_);
+  int i = 0;
+  for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
+                               &run.suite, &run.target, &r.model, &r.group, &r.mode, &r.precision})
+    st.text(++i, *s);
+  st.integer(++i, r.batch);
+  st.text(++i, r.passed ? "pass" : "fail");
+  st.text(++i, r.reason);
+  st.text(++i, r.error);
+  for (const std::optional<double> *v : {&r.latencyMs, &r.p10Ms, &r.p90Ms, &r.speedup, &r.compileS})
+    st.real(++i, *v);
+  st.integer(++i, r.peakBytes);
+  st.text(++i, r.memoryKind);
+  st.real(++i, r.compression);
+  st.integer(++i, r.rssBytes);
+  st.integer(++i, r.fallbackSteps);
+  if (sqlite3_step(st.stmt) != SQLITE_DONE)
+    fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
+}
+
+std::vector<StoredResult> ResultStore::all() const {
+  Statement st(db_, std::string("SELECT ") + kColumns + " FROM results ORDER BY date, run_id, id",
+               path_);
+  std::vector<StoredResult> rows;
+  int rc;
+  while ((rc = sqlite3_step(st.stmt)) == SQLITE_ROW) {
+    StoredResult s;
+    RunInfo &run = s.run;
+    BenchResult &r = s.result;
+    int i = 0;
+    for (std::string *f : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
+                           &run.suite, &run.target, &r.model, &r.group, &r.mode, &r.precision})
+      *f = st.columnText(i++);
+    r.batch = st.columnInt(i++).value_or(0);
+    r.passed = st.columnText(i++) == "pass";
+    r.reason = st.columnText(i++);
+    r.error = st.columnText(i++);
+    for (std::optional<double> *v : {&r.latencyMs, &r.p10Ms, &r.p90Ms, &r.speedup, &r.compileS})
+      *v = st.columnReal(i++);
+    r.peakBytes = st.columnInt(i++);
+    r.memoryKind = st.columnText(i++);
+    r.compression = st.columnReal(i++);
+    r.rssBytes = st.columnInt(i++);
+    r.fallbackSteps = st.columnInt(i++);
+    rows.push_back(std::move(s));
+  }
+  if (rc != SQLITE_DONE)
+    fail(path_, ": ", sqlite3_errmsg(db_));
+  return rows;
+}
+
+} // namespace tc::bench

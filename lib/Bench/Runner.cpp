@@ -1,0 +1,427 @@
+#include "tc/Bench/Runner.h"
+#include "tc/Analysis/ModelSummary.h"
+#include "tc/Bench/ToolSteps.h"
+#include "tc/IR/Bytecode.h"
+#include "tc/Runtime/TensorIO.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace fs = std::filesystem;
+
+namespace tc::bench {
+
+namespace {
+
+bool isStaticMode(const std::string &mode) { return mode != "dynamic"; }
+
+// "ci/mlp" -> "ci_mlp": one work folder per model.
+std::string folderName(const std::string &model) {
+  std::string s = model;
+  for (char &c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '.')
+      c = '_';
+  return s;
+}
+
+std::unique_ptr<Module> readModule(const std::string &path) {
+  return readBytecode(MemoryBuffer::open(path));
+}
+
+struct Compiled {
+  std::optional<Failure> failure;
+  std::string artifact;
+  double seconds = 0;       // tc-opt + tc-codegen
+  uint64_t weightBytes = 0; // of the optimized IR (CPU memory estimate)
+};
+
+struct Reference {
+  std::optional<Failure> failure;
+  std::string dir; // a test_data_set: input_N.pb and output_N.pb
+};
+
+// One model through every mode and precision. Artifacts and reference data
+// are made once and shared: cudagraphs runs default's artifact, every mode
+// at a batch uses the same reference.
+class ModelRun {
+public:
+  ModelRun(const Suite &suite, const BenchModel &model, const RunnerOptions &opts,
+           Progress &progress, const std::function<void(const BenchResult &)> &emit)
+      : suite_(suite), model_(model), opts_(opts), tools_(opts.binDir, opts.timeoutSeconds),
+        progress_(progress), emit_(emit), dir_(fs::path(opts.workDir) / folderName(model.name)),
+        batch_(opts.batch.value_or(suite.batch)) {}
+
+  void run();
+
+private:
+  BenchResult row(const std::string &mode, const std::string &precision, int64_t batch) const {
+    BenchResult r;
+    r.model = model_.name;
+    r.group = model_.group;
+    r.mode = mode;
+    r.precision = precision;
+    r.batch = batch;
+    return r;
+  }
+  void report(BenchResult r) {
+    reported_.insert(r.precision + " " + r.mode);
+    progress_.line(formatResult(r));
+    emit_(r);
+  }
+  // Every remaining (precision, mode) fails for the same reason (the model
+  // is missing or does not import): one row each, so every mode's pass rate
+  // counts it.
+  void failAll(const Failure &f);
+  bool importModel();
+  std::vector<std::string> dimFlags(int64_t batch) const;
+  const Compiled &compile(int level, const std::string &precision, std::optional<int64_t> batch);
+  const Reference &reference(int64_t batch);
+  BenchResult runArtifact(const std::string &mode, const std::string &precision, int64_t batch,
+                          const Compiled &c, bool graphs);
+  void runTorch(const std::string &precision);
+  void runModes();
+  // Speedup and memory ratio vs tc's eager baseline (same precision, batch).
+  void relate(BenchResult &r) const;
+
+  const Suite &suite_;
+  const BenchModel &model_;
+  const RunnerOptions &opts_;
+  ToolSteps tools_;
+  Progress &progress_;
+  const std::function<void(const BenchResult &)> &emit_;
+  fs::path dir_;
+  int64_t batch_;
+  std::string ir_; // the imported IR
+  double importSeconds_ = 0;
+  std::vector<std::string> symbols_; // symbolic dims of the signature
+  std::vector<int64_t> input0Shape_; // input 0 at batch_, for PyTorch
+  std::string input0Type_;
+  std::map<int64_t, std::string> data_; // batch -> test_data_set with expected outputs
+  std::map<std::string, Compiled> compiled_;
+  std::map<int64_t, Reference> references_;
+  std::set<std::string> reported_;           // "precision mode" with a row
+  std::map<std::string, BenchResult> eager_; // by precision: the baseline
+};
+
+void ModelRun::failAll(const Failure &f) {
+  for (const std::string &p : opts_.precisions)
+    for (const std::string &m : opts_.modes)
+      if (!reported_.count(p + " " + m)) {
+        BenchResult r = row(m, p, batch_);
+        r.reason = f.reason;
+        r.error = f.error;
+        report(r);
+        progress_.advance();
+      }
+}
+
+bool ModelRun::importModel() {
+  progress_.start(model_.name + " import");
+  if (model_.onnxPath.empty()) {
+    failAll({"missing", model_.missing});
+    return false;
+  }
+  ir_ = (dir_ / "model.tcbc").string();
+  ProcessResult proc;
+  if (auto f = tools_.run("tc-import", {model_.onnxPath, "-o", ir_}, "import", proc)) {
+    failAll(*f);
+    return false;
+  }
+  importSeconds_ = proc.wallSeconds;
+  // The signature, read here (tc-import wrote and verified it): which dims
+  // are symbolic, and input 0's shape for PyTorch.
+  auto m = readModule(ir_);
+  const Function &f = m->main();
+  for (const Value *arg : f.args)
+    for (const Dim &d : arg->type.shape)
+      if (d.isSymbolic() && std::find(symbols_.begin(), symbols_.end(), d.symbol) == symbols_.end())
+        symbols_.push_back(d.symbol);
+  if (!f.args.empty()) {
+    input0Type_ = std::string(dtypeName(f.args[0]->type.dtype));
+    for (const Dim &d : f.args[0]->type.shape)
+      input0Shape_.push_back(d.isStatic() ? d.size : batch_);
+    // Each test data set's batch: input 0's size at its first symbolic dim.
+    const Shape &s = f.args[0]->type.shape;
+    auto sym = std::find_if(s.begin(), s.end(), [](const Dim &d) { return d.isSymbolic(); });
+    for (const std::string &dir : model_.dataDirs) {
+      try {
+        HostTensor t = readTensorFile((fs::path(dir) / "input_0.pb").string()).tensor;
+        if (sym != s.end() && size_t(sym - s.begin()) < t.rank())
+          data_.emplace(t.shape()[size_t(sym - s.begin())], dir);
+      } catch (const Error &) {
+        // unreadable test data: the reference executor makes new data
+      }
+    }
+  }
+  return true;
+}
+
+std::vector<std::string> ModelRun::dimFlags(int64_t batch) const {
+  std::vector<std::string> flags;
+  for (const std::string &s : symbols_) {
+    flags.push_back("--dim");
+    flags.push_back(s + "=" + std::to_string(batch));
+  }
+  return flags;
+}
+
+const Compiled &ModelRun::compile(int level, const std::string &precision,
+                                  std::optional<int64_t> batch) {
+  std::string key = "O" + std::to_string(level) + "." + precision +
+                    (batch ? ".b" + std::to_string(*batch) : ".dyn");
+  auto it = compiled_.find(key);
+  if (it != compiled_.end())
+    return it->second;
+  Compiled &c = compiled_[key];
+  std::string opt = (dir_ / (key + ".tcbc")).string();
+  c.artifact = (dir_ / (key + ".tcx")).string();
+  std::vector<std::string> args{"-O" + std::to_string(level), ir_, "-o", opt};
+  // Channels-last is a layout optimization: not part of the op-by-op baseline.
+  if (opts_.target == "cuda" && level > 0)
+    args.push_back("--target=cuda");
+  if (precision == "amp")
+    args.push_back("--precision=fp16");
+  if (batch)
+    for (const std::string &f : dimFlags(*batch))
+      args.push_back(f);
+  ProcessResult proc;
+  if ((c.failure = tools_.run("tc-opt", args, "compile", proc)))
+    return c;
+  c.seconds = proc.wallSeconds;
+  std::vector<std::string> cg{"--target=" + opts_.target, opt, "-o", c.artifact};
+  if (opts_.target == "cuda")
+    cg.push_back("--arch=" + opts_.arch);
+  if ((c.failure = tools_.run("tc-codegen", cg, "compile", proc)))
+    return c;
+  c.seconds += proc.wallSeconds;
+  c.weightBytes = summarize(*readModule(opt)).weightBytes;
+  return c;
+}
+
+const Reference &ModelRun::reference(int64_t batch) {
+  auto it = references_.find(batch);
+  if (it != references_.end())
+    return it->second;
+  Reference &r = references_[batch];
+  if (data_.count(batch)) {
+    r.dir = data_[batch]; // the exporter's own outputs (PyTorch)
+  } else {
+    // Same random inputs for every mode; the reference executor's outputs.
+    r.dir = (dir_ / ("data.b" + std::to_string(batch))).string();
+    std::vector<std::string> args{"--target=ref", ir_,  "--random-inputs", "--seed", "1",
+                                  "--output-dir", r.dir};
+    for (const std::string &f : dimFlags(batch))
+      args.push_back(f);
+    ProcessResult proc;
+    if ((r.failure = tools_.run("tc-run", args, "reference", proc)))
+      return r;
+  }
+  // NaN never passes: an expected output with NaN would let a NaN through.
+  for (int i = 0;; ++i) {
+    fs::path out = fs::path(r.dir) / ("output_" + std::to_string(i) + ".pb");
+    if (!fs::exists(out))
+      break;
+    try {
+      HostTensor t = readTensorFile(out.string()).tensor;
+      if (isFloat(t.dtype()))
+        for (int64_t k = 0; k < t.numElements(); ++k)
+          if (std::isnan(t.getDouble(k))) {
+            r.failure = Failure{"reference", out.string() + " holds NaN"};
+            return r;
+          }
+    } catch (const Error &e) {
+      r.failure = Failure{"reference", e.what()};
+      return r;
+    }
+  }
+  return r;
+}
+
+BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &precision,
+                                  int64_t batch, const Compiled &c, bool graphs) {
+  BenchResult r = row(mode, precision, batch);
+  auto failed = [&](const Failure &f) {
+    r.reason = f.reason;
+    r.error = f.error;
+    return r;
+  };
+  if (c.failure)
+    return failed(*c.failure);
+  r.compileS = importSeconds_ + c.seconds;
+  const Reference &ref = reference(batch);
+  if (ref.failure)
+    return failed(*ref.failure);
+  double rtol = precision == "amp" ? model_.ampRtol : model_.rtol;
+  double atol = precision == "amp" ? model_.ampAtol : model_.atol;
+  std::ostringstream rt, at;
+  rt << rtol;
+  at << atol;
+  std::vector<std::string> args{c.artifact,
+                                "--inputs",
+                                ref.dir,
+                                "--compare",
+                                ref.dir,
+                                "--rtol",
+                                rt.str(),
+                                "--atol",
+                                at.str(),
+                                "--iterations",
+                                std::to_string(opts_.iterations),
+                                "--warmup",
+                                std::to_string(opts_.warmup),
+                                "--report=json"};
+  if (opts_.target == "cuda")
+    args.push_back(graphs ? "--cuda-graphs=on" : "--cuda-graphs=off");
+  else if (opts_.threads)
+    args.push_back("--threads=" + std::to_string(opts_.threads));
+  ProcessResult proc;
+  std::optional<Failure> f = tools_.run("tc-run", args, "run", proc);
+  if (f && f->reason == "timeout")
+    return failed(*f);
+  // A numerics mismatch exits 1 with a full report; anything else without
+  // one is a run failure (error, crash).
+  std::string why;
+  std::optional<RunReport> rep = parseRunReport(proc.out, why);
+  if (!rep)
+    return failed(f ? *f : Failure{"run", "tc-run: no JSON report: " + why});
+  if (!rep->ok)
+    return failed({"numerics", rep->mismatch.empty() ? "outputs differ" : rep->mismatch});
+  if (f)
+    return failed(*f);
+  r.passed = true;
+  r.rssBytes = int64_t(proc.peakRssBytes);
+  r.fallbackSteps = rep->fallbackSteps;
+  r.latencyMs = rep->medianMs;
+  r.p10Ms = rep->p10Ms;
+  r.p90Ms = rep->p90Ms;
+  if (opts_.target == "cuda") {
+    r.memoryKind = "device";
+    r.peakBytes = rep->peakDeviceBytes;
+  } else if (rep->arenaBytes > 0) {
+    r.memoryKind = "arena+weights";
+    r.peakBytes = rep->arenaBytes + int64_t(c.weightBytes);
+  }
+  return r;
+}
+
+void ModelRun::runTorch(const std::string &precision) {
+  progress_.start(model_.name + " PyTorch " + precision);
+  for (BenchResult r : opts_.torch->time(model_, precision, input0Shape_, input0Type_)) {
+    r.model = model_.name;
+    r.group = model_.group;
+    r.batch = batch_;
+    relate(r);
+    report(r);
+  }
+  progress_.advance(std::size(TorchBaseline::kModes));
+}
+
+void ModelRun::relate(BenchResult &r) const {
+  auto it = eager_.find(r.precision);
+  if (it == eager_.end())
+    return;
+  const BenchResult &eager = it->second;
+  if (!eager.passed || !r.passed || eager.batch != r.batch)
+    return;
+  if (eager.latencyMs && r.latencyMs && *r.latencyMs > 0)
+    r.speedup = *eager.latencyMs / *r.latencyMs;
+  if (eager.peakBytes && r.peakBytes && *r.peakBytes > 0)
+    r.compression = double(*eager.peakBytes) / double(*r.peakBytes);
+}
+
+void ModelRun::run() {
+  try {
+    fs::create_directories(dir_);
+    if (importModel())
+      runModes();
+  } catch (const std::exception &e) {
+    // Reading what a tool wrote failed (it should not): the rows not yet
+    // made fail with why, and the suite goes on.
+    failAll({"run", std::string("tc-bench: ") + e.what()});
+  }
+}
+
+void ModelRun::runModes() {
+  for (const std::string &precision : opts_.precisions) {
+    for (const std::string &mode : opts_.modes) {
+      progress_.start(model_.name + " " + mode + " " + precision);
+      if (isStaticMode(mode)) {
+        int level = mode == "eager" ? 0 : 2;
+        BenchResult r = runArtifact(mode, precision, batch_, compile(level, precision, batch_),
+                                    mode == "cudagraphs");
+        if (mode == "eager")
+          eager_[precision] = r;
+        relate(r);
+        report(r);
+      } else {
+        // Compiled once with its symbolic dims, run at every size.
+        std::vector<int64_t> sizes{batch_};
+        for (int64_t b : opts_.dynamicBatches.value_or(suite_.dynamicBatches))
+          if (std::find(sizes.begin(), sizes.end(), b) == sizes.end())
+            sizes.push_back(b);
+        const Compiled &c = compile(2, precision, std::nullopt);
+        for (int64_t b : sizes) {
+          BenchResult r = runArtifact(mode, precision, b, c, false);
+          relate(r);
+          report(r);
+        }
+      }
+      progress_.advance();
+    }
+    if (opts_.torch && !model_.recipe.empty())
+      runTorch(precision);
+  }
+}
+
+} // namespace
+
+size_t countUnits(const Suite &suite, const RunnerOptions &opts) {
+  size_t perModel = opts.modes.size() * opts.precisions.size();
+  size_t n = 0;
+  for (const BenchModel &m : suite.models)
+    n += perModel + (opts.torch && !m.recipe.empty()
+                         ? opts.precisions.size() * std::size(TorchBaseline::kModes)
+                         : 0);
+  return n;
+}
+
+void runSuite(const Suite &suite, const RunnerOptions &opts, Progress &progress,
+              const std::function<void(const BenchResult &)> &onResult) {
+  for (const BenchModel &m : suite.models) {
+    ModelRun run(suite, m, opts, progress, onResult);
+    run.run();
+  }
+}
+
+std::string formatResult(const BenchResult &r) {
+  std::ostringstream o;
+  o.setf(std::ios::fixed);
+  o.precision(3);
+  o << r.model << " " << r.mode << " " << r.precision << " b" << r.batch << ": ";
+  if (!r.passed) {
+    o << "FAIL " << r.reason << ": " << r.error;
+    return o.str();
+  }
+  o << "pass";
+  if (r.latencyMs)
+    o << " " << *r.latencyMs << " ms (p10 " << r.p10Ms.value_or(0) << ", p90 "
+      << r.p90Ms.value_or(0) << ")";
+  o.precision(2);
+  if (r.speedup)
+    o << ", " << *r.speedup << "x eager";
+  if (r.compileS)
+    o << ", compile " << *r.compileS << " s";
+  if (r.peakBytes)
+    o << ", peak " << double(*r.peakBytes) / (1 << 20) << " MiB (" << r.memoryKind << ")";
+  if (r.compression)
+    o << ", memory " << *r.compression << "x eager";
+  if (r.fallbackSteps && *r.fallbackSteps)
+    o << ", " << *r.fallbackSteps << " steps on the reference kernels";
+  return o.str();
+}
+
+} // namespace tc::bench

@@ -1,0 +1,284 @@
+// tc-bench: runs a benchmark suite of models/manifest.json through the tc
+// tools and records every result in a SQLite history (docs/bench.md).
+#include "tc/Bench/Aggregate.h"
+#include "tc/Bench/Manifest.h"
+#include "tc/Bench/Progress.h"
+#include "tc/Bench/ResultStore.h"
+#include "tc/Bench/Runner.h"
+#include "tc/Bench/Subprocess.h"
+#include "tc/Bench/TorchBaseline.h"
+#include "tc/Support/Error.h"
+#include "tc/Tools/Drivers.h"
+#include "tc/Tools/ToolCommon.h"
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace tc::tools {
+
+namespace {
+
+std::vector<std::string> splitList(const std::string &s) {
+  std::vector<std::string> out;
+  std::stringstream in(s);
+  for (std::string item; std::getline(in, item, ',');)
+    if (!item.empty())
+      out.push_back(item);
+  return out;
+}
+
+std::vector<int64_t> parseSizes(const std::string &s, const char *flag) {
+  std::vector<int64_t> out;
+  for (const std::string &item : splitList(s)) {
+    char *end = nullptr;
+    long long n = std::strtoll(item.c_str(), &end, 10);
+    if (*end || n < 1)
+      fail("--", flag, ": '", item, "' is not a positive integer");
+    out.push_back(n);
+  }
+  return out;
+}
+
+// Output of a command, first line; "" when it fails (git or nvidia-smi absent).
+std::string firstLineOf(const std::vector<std::string> &argv) {
+  bench::ProcessResult p = bench::runProcess(argv, 30);
+  if (!p.ok())
+    return "";
+  return p.out.substr(0, p.out.find('\n'));
+}
+
+std::string cpuName() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
+      return line.substr(line.find(':') + 2) + " (" +
+             std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))) + " threads)";
+  return "cpu";
+}
+
+std::string nowUtc() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string hostName() {
+  char buf[256] = {};
+  gethostname(buf, sizeof buf - 1);
+  return buf[0] ? buf : "unknown";
+}
+
+} // namespace
+
+int tcBenchMain(int argc, char **argv) {
+  return runTool("tc-bench", [&] {
+    CommonOptions common;
+    std::string suiteName = "ci", manifest = std::string(TC_SOURCE_DIR) + "/models/manifest.json";
+    std::string dbPath = "bench.db", modelsDir, binDir, workDir, modes, precisions = "fp32,amp";
+    std::string only, batchFlag, dynamicFlag, torchFlag = "auto", python = "python3";
+    std::string torchScript = std::string(TC_SOURCE_DIR) + "/utils/bench-gpu.py";
+    std::vector<std::string> extra;
+    bench::RunInfo run;
+    bench::RunnerOptions ro;
+    bool listSuites = false;
+    po::options_description opts("tc-bench options");
+    opts.add_options()("suite", po::value(&suiteName)->value_name("NAME"),
+                       "suite of the manifest to run (default ci; --list-suites)")(
+        "target", po::value(&ro.target)->value_name("cpu|cuda"), "where to compile and run (cpu)")(
+        "db", po::value(&dbPath)->value_name("FILE"),
+        "SQLite file the results are added to (default bench.db)")(
+        "models", po::value(&only)->value_name("A,B"), "only these models of the suite")(
+        "add-model", po::value(&extra)->composing()->value_name("NAME=FILE.onnx"),
+        "also run this ONNX file (random inputs, reference executor); repeatable")(
+        "modes", po::value(&modes)->value_name("LIST"),
+        "eager,default,cudagraphs,dynamic (default: all the target has; eager is the "
+        "baseline of speedups)")("precisions", po::value(&precisions)->value_name("LIST"),
+                                 "fp32,amp (default both)")(
+        "iterations", po::value(&ro.iterations)->value_name("N"), "timed runs per result (20)")(
+        "warmup", po::value(&ro.warmup)->value_name("N"), "untimed runs first (3)")(
+        "batch", po::value(&batchFlag)->value_name("N"), "batch of the static modes (the suite's)")(
+        "dynamic-batches", po::value(&dynamicFlag)->value_name("A,B"),
+        "sizes the dynamic mode also runs at (the suite's)")(
+        "timeout", po::value(&ro.timeoutSeconds)->value_name("S"),
+        "time limit of each tool run; past it the step fails as 'timeout' (600)")(
+        "threads", po::value(&ro.threads)->value_name("N"), "tc-run --threads on the CPU")(
+        "arch", po::value(&ro.arch)->value_name("sm_XX"), "tc-codegen --arch for CUDA (sm_90)")(
+        "models-dir", po::value(&modelsDir)->value_name("DIR"),
+        "where exported (not committed) models are: NAME/model.onnx, NAME.onnx or "
+        "NAME.dynamo.onnx")("manifest", po::value(&manifest)->value_name("FILE"),
+                            "the manifest (models/manifest.json of the source tree)")(
+        "bin", po::value(&binDir)->value_name("DIR"),
+        "where tc-import ... tc-run are (default: beside tc-bench)")(
+        "work-dir", po::value(&workDir)->value_name("DIR"),
+        "keep intermediate files (IR, artifacts, reference data) here (default: a temporary "
+        "folder, removed)")("torch", po::value(&torchFlag)->value_name("auto|on|off"),
+                            "also time PyTorch eager and torch.compile (auto: on CUDA when "
+                            "python can import torch)")(
+        "python", po::value(&python)->value_name("EXE"), "python for the PyTorch baseline")(
+        "torch-script", po::value(&torchScript)->value_name("FILE"),
+        "utils/bench-gpu.py (its --torch-only mode times PyTorch)")(
+        "commit", po::value(&run.commit)->value_name("SHA"),
+        "commit recorded (default: git rev-parse of the source tree)")(
+        "machine", po::value(&run.machine)->value_name("NAME"), "machine recorded (host name)")(
+        "date", po::value(&run.date)->value_name("ISO"), "date recorded (now, UTC)")(
+        "list-suites", po::bool_switch(&listSuites), "print the manifest's suites and exit");
+    po::variables_map vm;
+    if (!parseCommandLine("tc-bench", "--suite NAME [--target cpu|cuda] [--db FILE] [options]",
+                          argc, argv, opts, common, vm, /*withOutput=*/false))
+      return 0;
+    if (common.input != "-")
+      fail("unexpected argument '", common.input, "' (give the suite with --suite)");
+    if (listSuites) {
+      for (const std::string &s : bench::suiteNames(manifest))
+        std::cout << s << "\n";
+      return 0;
+    }
+    if (ro.target != "cpu" && ro.target != "cuda")
+      fail("unknown --target '", ro.target, "' (cpu or cuda)");
+    ro.modes = splitList(modes.empty() ? ro.target == "cuda" ? "eager,default,cudagraphs,dynamic"
+                                                             : "eager,default,dynamic"
+                                       : modes);
+    for (const std::string &m : ro.modes)
+      if (m != "eager" && m != "default" && m != "cudagraphs" && m != "dynamic")
+        fail("unknown mode '", m, "' (eager, default, cudagraphs, dynamic)");
+      else if (m == "cudagraphs" && ro.target != "cuda")
+        fail("mode cudagraphs needs --target=cuda");
+    // eager first: the other modes' speedups are relative to it.
+    std::stable_partition(ro.modes.begin(), ro.modes.end(),
+                          [](const std::string &m) { return m == "eager"; });
+    ro.precisions = splitList(precisions);
+    for (const std::string &p : ro.precisions)
+      if (p != "fp32" && p != "amp")
+        fail("unknown precision '", p, "' (fp32, amp)");
+    if (ro.iterations < 1 || ro.warmup < 0)
+      fail("--iterations must be >= 1 and --warmup >= 0");
+    if (!batchFlag.empty())
+      ro.batch = parseSizes(batchFlag, "batch").at(0);
+    if (!dynamicFlag.empty())
+      ro.dynamicBatches = parseSizes(dynamicFlag, "dynamic-batches");
+    if (torchFlag != "auto" && torchFlag != "on" && torchFlag != "off")
+      fail("unknown --torch '", torchFlag, "' (auto, on, off)");
+
+    bench::Suite suite = bench::loadSuite(manifest, suiteName, modelsDir);
+    if (!only.empty()) {
+      std::vector<std::string> want = splitList(only);
+      std::vector<bench::BenchModel> kept;
+      for (const std::string &w : want) {
+        auto it = std::find_if(suite.models.begin(), suite.models.end(),
+                               [&](const bench::BenchModel &m) { return m.name == w; });
+        if (it == suite.models.end())
+          fail("--models: suite '", suiteName, "' has no model '", w, "'");
+        kept.push_back(*it);
+      }
+      suite.models = kept;
+    }
+    for (const std::string &e : extra) {
+      auto [name, file] = splitAssignment(e, "add-model");
+      bench::BenchModel m;
+      m.name = name;
+      m.group = "extra";
+      if (fs::is_regular_file(file))
+        m.onnxPath = fs::absolute(file).string();
+      else
+        m.missing = "no file " + file;
+      suite.models.push_back(m);
+    }
+
+    // The tools beside this one, unless told.
+    if (binDir.empty())
+      binDir = fs::read_symlink("/proc/self/exe").parent_path().string();
+    ro.binDir = binDir;
+
+    std::optional<bench::TorchBaseline> torch;
+    if (torchFlag == "on" || (torchFlag == "auto" && ro.target == "cuda")) {
+      torch.emplace(python, torchScript, ro.target == "cuda" ? "cuda" : "cpu", ro.timeoutSeconds,
+                    ro.iterations);
+      if (!torch->available()) {
+        if (torchFlag == "on")
+          fail("--torch=on: ", python, " cannot import torch, or ", torchScript, " is missing");
+        torch.reset();
+      }
+    }
+    ro.torch = torch ? &*torch : nullptr;
+
+    if (run.commit.empty())
+      run.commit = firstLineOf({"git", "-C", TC_SOURCE_DIR, "rev-parse", "--short=10", "HEAD"});
+    if (run.commit.empty())
+      run.commit = "unknown";
+    if (run.machine.empty())
+      run.machine = hostName();
+    if (run.date.empty())
+      run.date = nowUtc();
+    run.device = ro.target == "cpu"
+                     ? cpuName()
+                     : firstLineOf({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"});
+    if (run.device.empty())
+      run.device = ro.target;
+    run.suite = suiteName;
+    run.target = ro.target;
+    run.runId = run.date + " " + run.machine + " " + std::to_string(getpid());
+
+    auto store = bench::ResultStore::open(dbPath);
+    // The work folder last: every check that can fail has passed.
+    bool keepWork = !workDir.empty();
+    if (!keepWork) {
+      char tmpl[] = "/tmp/tc-bench-XXXXXX";
+      if (!mkdtemp(tmpl))
+        fail("cannot create a temporary folder: ", std::strerror(errno));
+      workDir = tmpl;
+    }
+    ro.workDir = workDir;
+    // Removed however the run ends (a full disk, an unwritable database).
+    struct RemoveOnExit {
+      std::string dir;
+      ~RemoveOnExit() {
+        std::error_code ec;
+        if (!dir.empty())
+          fs::remove_all(dir, ec);
+      }
+    } cleanup{keepWork ? "" : workDir};
+    std::vector<bench::StoredResult> rows;
+    std::cerr << "tc-bench: suite " << suiteName << " (" << suite.models.size() << " models) on "
+              << run.device << "\n";
+    bench::Progress progress(bench::countUnits(suite, ro), ::isatty(2));
+    bench::runSuite(suite, ro, progress, [&](const bench::BenchResult &r) {
+      store->add(run, r); // now: a run cut short keeps what it measured
+      rows.push_back({run, r});
+    });
+    progress.finish();
+
+    // The same numbers the dashboard shows, for this run.
+    std::vector<bench::GroupHistory> groups = bench::groupHistories(rows);
+    std::sort(groups.begin(), groups.end(),
+              [](const auto &a, const auto &b) { return bench::displayLess(a.key, b.key); });
+    for (const bench::GroupHistory &h : groups) {
+      const bench::GroupSummary &s = h.latest();
+      std::ostringstream line;
+      line.setf(std::ios::fixed);
+      line.precision(2);
+      line << "summary " << h.key.mode << " " << h.key.precision << ": pass " << s.passed << "/"
+           << s.total;
+      if (s.geomeanSpeedup)
+        line << ", geomean speedup " << *s.geomeanSpeedup << "x";
+      if (s.meanCompileS)
+        line << ", mean compile " << *s.meanCompileS << " s";
+      if (s.geomeanCompression)
+        line << ", memory compression " << *s.geomeanCompression << "x";
+      std::cout << line.str() << "\n";
+    }
+    std::cerr << "tc-bench: " << rows.size() << " results added to " << dbPath << "\n";
+    return 0;
+  });
+}
+
+} // namespace tc::tools

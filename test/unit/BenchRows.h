@@ -1,0 +1,50 @@
+// Known rows for the bench unit tests: two runs of suite ci on the CPU,
+// mode default, where model b gets 50% slower (beyond its spread) and model
+// c stops passing in the second.
+#pragma once
+#include "tc/Bench/Result.h"
+#include <vector>
+
+namespace tc::bench::testing {
+
+inline RunInfo run(const std::string &id, const std::string &date) {
+  return {id, "c" + id, date, "host", "cpu", "ci", "cpu"};
+}
+
+inline BenchResult row(const std::string &model, const std::string &mode, bool pass,
+                       std::optional<double> ms = std::nullopt,
+                       std::optional<double> speedup = std::nullopt,
+                       std::optional<double> compile = std::nullopt,
+                       std::optional<double> compression = std::nullopt) {
+  BenchResult r;
+  r.model = model;
+  r.mode = mode;
+  r.precision = "fp32";
+  r.batch = 2;
+  r.passed = pass;
+  r.reason = pass ? "" : "numerics";
+  r.latencyMs = ms;
+  if (ms) {
+    r.p10Ms = *ms * 0.95;
+    r.p90Ms = *ms * 1.05;
+  }
+  r.speedup = speedup;
+  r.compileS = compile;
+  r.compression = compression;
+  return r;
+}
+
+inline std::vector<StoredResult> history() {
+  RunInfo r1 = run("1", "2026-11-22T10:00:00Z"), r2 = run("2", "2026-11-23T10:00:00Z");
+  return {
+      {r1, row("a", "default", true, 1.0, 2.0, 1.0, 2.0)},
+      {r1, row("b", "default", true, 2.0, 8.0, 3.0, 0.5)},
+      {r1, row("c", "default", true, 1.0, 1.0, 2.0, 1.0)},
+      {r2, row("a", "default", true, 1.0, 2.0, 1.0, 2.0)},
+      {r2, row("b", "default", true, 3.0, 4.0, 2.0, 0.5)},
+      {r2, row("c", "default", false)},
+      {r2, row("d", "default", false)},
+  };
+}
+
+} // namespace tc::bench::testing

@@ -1,0 +1,179 @@
+// tc-bench's SQLite history (ResultStore), its subprocess runner and the
+// parsing of tc-run's report: known rows in, the same rows out.
+#include "tc/Bench/ResultStore.h"
+#include "tc/Bench/Subprocess.h"
+#include "tc/Bench/ToolSteps.h"
+#include "tc/Support/Error.h"
+#include <filesystem>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+using namespace tc::bench;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string tempDb(const char *name) {
+  fs::path p = fs::temp_directory_path() /
+               (std::string("tc-bench-test-") + std::to_string(getpid()) + "-" + name + ".db");
+  fs::remove(p);
+  return p.string();
+}
+
+RunInfo runAt(const std::string &id, const std::string &date) {
+  return {id, "abc123", date, "host", "cpu model", "ci", "cpu"};
+}
+
+BenchResult passed(const std::string &model, const std::string &mode, double ms) {
+  BenchResult r;
+  r.model = model;
+  r.group = "ci";
+  r.mode = mode;
+  r.precision = "fp32";
+  r.batch = 2;
+  r.passed = true;
+  r.latencyMs = ms;
+  r.p10Ms = ms * 0.9;
+  r.p90Ms = ms * 1.1;
+  r.compileS = 1.5;
+  r.peakBytes = 4096;
+  r.memoryKind = "arena+weights";
+  r.rssBytes = 123456789;
+  r.fallbackSteps = 3;
+  return r;
+}
+
+} // namespace
+
+TEST(BenchStore, RowsRoundTripWithNulls) {
+  std::string path = tempDb("roundtrip");
+  BenchResult ok = passed("small_cnn", "default", 2.5);
+  ok.speedup = 3.0;
+  ok.compression = 1.25;
+  BenchResult bad;
+  bad.model = "broken";
+  bad.group = "extra";
+  bad.mode = "eager";
+  bad.precision = "amp";
+  bad.batch = 2;
+  bad.reason = "import";
+  bad.error = "tc-import: error: broken.onnx: truncated";
+  {
+    auto store = ResultStore::open(path);
+    store->add(runAt("r1", "2026-11-23T07:00:00Z"), ok);
+    store->add(runAt("r1", "2026-11-23T07:00:00Z"), bad);
+  }
+  auto store = ResultStore::openReadOnly(path);
+  std::vector<StoredResult> rows = store->all();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].run.runId, "r1");
+  EXPECT_EQ(rows[0].run.commit, "abc123");
+  EXPECT_EQ(rows[0].run.device, "cpu model");
+  EXPECT_EQ(rows[0].result.model, "small_cnn");
+  EXPECT_TRUE(rows[0].result.passed);
+  EXPECT_DOUBLE_EQ(*rows[0].result.latencyMs, 2.5);
+  EXPECT_DOUBLE_EQ(*rows[0].result.p10Ms, 2.25);
+  EXPECT_DOUBLE_EQ(*rows[0].result.speedup, 3.0);
+  EXPECT_DOUBLE_EQ(*rows[0].result.compression, 1.25);
+  EXPECT_EQ(*rows[0].result.peakBytes, 4096);
+  EXPECT_EQ(rows[0].result.memoryKind, "arena+weights");
+  EXPECT_EQ(*rows[0].result.rssBytes, 123456789);
+  EXPECT_EQ(*rows[0].result.fallbackSteps, 3);
+  const BenchResult &b = rows[1].result;
+  EXPECT_FALSE(b.passed);
+  EXPECT_EQ(b.reason, "import");
+  EXPECT_EQ(b.error, bad.error);
+  EXPECT_EQ(b.precision, "amp");
+  EXPECT_FALSE(b.latencyMs); // NULL, not 0
+  EXPECT_FALSE(b.speedup);
+  EXPECT_FALSE(b.peakBytes);
+  EXPECT_FALSE(b.rssBytes);
+  fs::remove(path);
+}
+
+TEST(BenchStore, HistoryIsOrderedByDateAcrossOpens) {
+  std::string path = tempDb("order");
+  ResultStore::open(path)->add(runAt("late", "2026-11-24T00:00:00Z"), passed("m", "eager", 1));
+  ResultStore::open(path)->add(runAt("early", "2026-11-22T00:00:00Z"), passed("m", "eager", 2));
+  std::vector<StoredResult> rows = ResultStore::open(path)->all();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].run.runId, "early");
+  EXPECT_EQ(rows[1].run.runId, "late");
+  fs::remove(path);
+}
+
+TEST(BenchStore, ReadOnlyRejectsOtherFiles) {
+  std::string path = tempDb("missing");
+  EXPECT_THROW(ResultStore::openReadOnly(path), tc::Error); // no such file
+  std::string other = tempDb("other");
+  {
+    auto s = ResultStore::open(other);
+  } // creates the table
+  EXPECT_NO_THROW(ResultStore::openReadOnly(other));
+  fs::remove(other);
+}
+
+TEST(BenchSubprocess, CapturesOutputAndTheErrorLine) {
+  ProcessResult p = runProcess({"/bin/sh", "-c",
+                                "echo out; echo note >&2; echo 'tc-x: error: boom' >&2; "
+                                "echo trailing >&2; exit 3"},
+                               10);
+  EXPECT_FALSE(p.ok());
+  EXPECT_FALSE(p.timedOut);
+  EXPECT_FALSE(p.crashed);
+  EXPECT_EQ(p.exitCode, 3);
+  EXPECT_EQ(p.out, "out\n");
+  EXPECT_EQ(p.errorLine(), "tc-x: error: boom");
+}
+
+TEST(BenchSubprocess, TimeoutAndCrashAreReasons) {
+  ProcessResult slow = runProcess({"/bin/sleep", "5"}, 1);
+  EXPECT_TRUE(slow.timedOut);
+  EXPECT_LT(slow.wallSeconds, 4);
+  EXPECT_NE(slow.errorLine().find("timed out"), std::string::npos);
+  ProcessResult crash = runProcess({"/bin/sh", "-c", "kill -SEGV $$"}, 10);
+  EXPECT_TRUE(crash.crashed);
+  EXPECT_NE(crash.errorLine().find("crashed"), std::string::npos) << crash.errorLine();
+  ProcessResult none = runProcess({"/nonexistent/tool"}, 10);
+  EXPECT_FALSE(none.ok());
+  EXPECT_TRUE(runProcess({"true"}, 10).ok()); // a bare name is looked up in PATH
+}
+
+TEST(BenchSubprocess, StepFailuresNameTheTool) {
+  ToolSteps tools("/bin", 10);
+  ProcessResult proc;
+  auto f = tools.run("sh", {"-c", "echo 'sh: error: no' >&2; exit 1"}, "compile", proc);
+  ASSERT_TRUE(f);
+  EXPECT_EQ(f->reason, "compile");
+  EXPECT_EQ(f->error, "sh: error: no");
+  EXPECT_FALSE(tools.run("true", {}, "compile", proc));
+}
+
+TEST(BenchRunReport, ReadsLatencySpreadAndMismatch) {
+  std::string why;
+  auto r = parseRunReport(
+      R"({"target": "cpu", "latency_ms": {"min": 1, "p10": 1.5, "median": 2, "p90": 3, "max": 4},
+          "arena_bytes": 4096, "fallback_steps": 2, "compared": true, "ok": false,
+          "outputs": ["output 0 'y': max abs err 1 [MISMATCH]"]})",
+      why);
+  ASSERT_TRUE(r) << why;
+  EXPECT_FALSE(r->ok);
+  EXPECT_EQ(r->mismatch, "output 0 'y': max abs err 1 [MISMATCH]");
+  EXPECT_DOUBLE_EQ(r->medianMs, 2);
+  EXPECT_DOUBLE_EQ(r->p10Ms, 1.5);
+  EXPECT_DOUBLE_EQ(r->p90Ms, 3);
+  EXPECT_EQ(r->arenaBytes, 4096);
+  EXPECT_EQ(*r->fallbackSteps, 2);
+  EXPECT_FALSE(r->peakDeviceBytes);
+  // CUDA: device time wins over host time; peak device bytes are read.
+  auto g = parseRunReport(R"({"ok": true, "latency_ms": {"median": 9, "p90": 9},
+      "device_ms": {"min": 1, "median": 2, "p90": 3}, "device": "H100",
+      "peak_device_bytes": 123})",
+                          why);
+  ASSERT_TRUE(g);
+  EXPECT_DOUBLE_EQ(g->medianMs, 2);
+  EXPECT_DOUBLE_EQ(g->p10Ms, 1); // no p10: the minimum
+  EXPECT_EQ(*g->peakDeviceBytes, 123);
+  EXPECT_EQ(g->device, "H100");
+  EXPECT_FALSE(parseRunReport("tc-run: error: no CUDA device", why));
+}

@@ -1,0 +1,3 @@
+#include "tc/Tools/Drivers.h"
+
+int main(int argc, char **argv) { return tc::tools::tcBenchMain(argc, argv); }
