@@ -32,4 +32,8 @@ if [ -d "$data" ]; then
 else
   "$bin/tc-run" "$out/model.tcx" --random-inputs --dim N=2 --iterations 10
 fi
-echo "main job: ok (outputs in $out)"
+echo "== tc-prof: per-kernel table, verdict, and a trace of compile + runs"
+inputs=(--random-inputs --dim N=2)
+[ -d "$data" ] && inputs=(--inputs "$data")
+"$bin/tc-prof" "$out/model.tcx" "${inputs[@]}" --iterations 10 --summary --trace "$out/trace.json"
+echo "main job: ok (outputs in $out; open $out/trace.json in ui.perfetto.dev)"
