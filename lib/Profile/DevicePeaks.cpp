@@ -9,17 +9,21 @@
 
 namespace tc {
 
+// The roofline's two terms for one execution of `s`: seconds to move its
+// bytes and seconds to do its FLOPs (0 where the peak is unknown).
+static std::pair<double, double> rooflineTerms(const DevicePeaks &p, const StepInfo &s) {
+  double f = p.flopsFor(s);
+  return {p.bytesPerSecond > 0 ? double(s.bytes) / p.bytesPerSecond : 0, f > 0 ? s.flops / f : 0};
+}
+
 double DevicePeaks::limitSeconds(const StepInfo &s) const {
-  double mem = bytesPerSecond > 0 ? double(s.bytes) / bytesPerSecond : 0;
-  double f = flopsFor(s);
-  double math = f > 0 ? s.flops / f : 0;
-  return std::max(mem, math);
+  auto [memory, math] = rooflineTerms(*this, s);
+  return std::max(memory, math);
 }
 
 const char *DevicePeaks::limitOf(const StepInfo &s) const {
-  double mem = bytesPerSecond > 0 ? double(s.bytes) / bytesPerSecond : 0;
-  double f = flopsFor(s);
-  return f > 0 && s.flops / f > mem ? "compute" : "memory";
+  auto [memory, math] = rooflineTerms(*this, s);
+  return math > memory ? "compute" : "memory";
 }
 
 DevicePeaks gpuPeaks(int ccMajor, int ccMinor, int sms, double smClockKHz, double memClockKHz,
