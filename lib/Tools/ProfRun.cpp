@@ -45,8 +45,7 @@ int profRunMain(int argc, char **argv) {
     int iterations = 10, warmup = 2;
     unsigned threads = 0;
     double peakGBps = 0, peakTFlops = 0;
-    std::vector<std::string> inputFiles, dimFlags;
-    InputSources src;
+    InputFlags inputFlags;
     po::options_description opts("tc-prof options");
     opts.add_options()("summary", po::bool_switch(&summary),
                        "artifacts: per-kernel table, totals and a verdict (the default); IR: op "
@@ -58,13 +57,6 @@ int profRunMain(int argc, char **argv) {
         "iterations", po::value(&iterations)->value_name("N"),
         "traced runs (10)")("warmup", po::value(&warmup)->value_name("W"),
                             "untraced runs first (2; CUDA records its graph at the second)")(
-        "inputs", po::value(&src.dir)->value_name("DIR"), "inputs from a test_data_set folder")(
-        "input", po::value(&inputFiles)->composing()->value_name("NAME=FILE"),
-        "read input NAME from a .pb or .npy file (repeatable)")(
-        "random-inputs", po::bool_switch(&src.random),
-        "random data for inputs given no other way")("seed", po::value(&src.seed), "random seed")(
-        "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
-        "size of symbolic dim NAME for random inputs (repeatable)")(
         "threads", po::value(&threads)->value_name("N"), "CPU artifacts: threads (all)")(
         "cuda-graphs", po::value(&cudaGraphs)->value_name("on|off"),
         "CUDA artifacts: replay each shape's plan as a CUDA graph (on)")(
@@ -75,6 +67,7 @@ int profRunMain(int argc, char **argv) {
         "the device's attributes)")("peak-tflops", po::value(&peakTFlops)->value_name("T"),
                                     "the device's FLOP rate for the roofline, TFLOP/s (all "
                                     "kernels; default: estimated per kind)");
+    addInputOptions(opts, inputFlags);
     po::variables_map vm;
     if (!parseCommandLine("tc-prof",
                           "[compile|diff] ... | [options] <model.tcx | model.tcbc | model.tcir>",
@@ -101,10 +94,7 @@ int profRunMain(int argc, char **argv) {
       std::cout << (format == "json" ? s.json() : s.text());
       return 0;
     }
-    for (const std::string &s : inputFiles)
-      src.files.push_back(splitAssignment(s, "input"));
-    for (auto &[name, n] : parseDimFlags(dimFlags))
-      src.dims[name] = n;
+    InputSources src = inputSources(inputFlags);
 
     Artifact artifact = readArtifact(buf);
     std::unique_ptr<CpuModel> cpu;

@@ -18,31 +18,19 @@ namespace tc::tools {
 int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
     CommonOptions common;
-    std::vector<std::string> inputFiles;
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1;
     unsigned threads = 0;
     std::string report, cudaLibraries = "on", cudaGraphs = "on";
     bool printSteps = false;
-    std::vector<std::string> dimFlags;
-    InputSources src;
+    InputFlags inputFlags;
     double rtol = 1e-4, atol = 1e-5;
     po::options_description opts("tc-run options");
     opts.add_options()("target", po::value(&target)->value_name("ref|cpu|cuda"),
-                       "ref: the reference executor over IR; cpu/cuda: a compiled artifact")(
-        "inputs", po::value(&src.dir)->value_name("DIR"),
-        "inputs from a test_data_set folder: input_N.pb for input N, or NAME.npy; "
-        "--input wins where both give an input")(
-        "input", po::value(&inputFiles)->composing()->value_name("NAME=FILE"),
-        "read input NAME from a .pb or .npy file (repeatable)")(
-        "random-inputs", po::bool_switch(&src.random),
-        "uniform random data for inputs given no other way (floats in [-1,1) without 0, "
-        "integers in [1,9])")("seed", po::value(&src.seed)->value_name("S"),
-                              "random seed (default 0)")(
-        "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
-        "size of symbolic dim NAME for random inputs (repeatable)")(
-        "output-dir", po::value(&outputDir)->value_name("DIR"),
-        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
+                       "ref: the reference executor over IR; cpu/cuda: a compiled artifact");
+    addInputOptions(opts, inputFlags);
+    opts.add_options()("output-dir", po::value(&outputDir)->value_name("DIR"),
+                       "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
         "compare", po::value(&compareDir)->value_name("DIR"),
         "compare outputs with DIR/output_N.pb (or NAME.npy); exit 1 on a mismatch")(
         "rtol", po::value(&rtol)->value_name("R"), "relative tolerance of --compare (1e-4)")(
@@ -63,7 +51,7 @@ int tcRunMain(int argc, char **argv) {
         "run and replay it (on); off launches step by step")(
         "threads", po::value(&threads)->value_name("N"),
         "CPU artifacts: threads that split each kernel (default: one per hardware thread)")(
-        "bf16-as-u16", po::bool_switch(&src.bf16AsU16),
+        "bf16-as-u16", po::bool_switch(&inputFlags.src.bf16AsU16),
         "read a u16 tensor given for a bf16 input as bf16 bit patterns, and compare a bf16 "
         "result with a u16 expected value bit-exactly as bf16 (older ONNX test data stores "
         "bf16 so); off by default");
@@ -82,10 +70,7 @@ int tcRunMain(int argc, char **argv) {
       fail("--iterations and --warmup must be >= 0");
     if (!(rtol >= 0) || !(atol >= 0))
       fail("--rtol and --atol must be non-negative");
-    for (const std::string &s : inputFiles)
-      src.files.push_back(splitAssignment(s, "input"));
-    for (auto &[name, n] : parseDimFlags(dimFlags))
-      src.dims[name] = n;
+    InputSources src = inputSources(inputFlags);
     auto buf = MemoryBuffer::open(common.input);
     bool artifact = isArtifact(buf->str());
     if (target.empty())

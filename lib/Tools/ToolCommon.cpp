@@ -151,6 +151,29 @@ void writeModule(const Module &m, const CommonOptions &common) {
   writeOutput(common.output, writeBytecode(m));
 }
 
+void addInputOptions(po::options_description &opts, InputFlags &flags) {
+  opts.add_options()("inputs", po::value(&flags.src.dir)->value_name("DIR"),
+                     "inputs from a test_data_set folder: input_N.pb for input N, or NAME.npy; "
+                     "--input wins where both give an input")(
+      "input", po::value(&flags.files)->composing()->value_name("NAME=FILE"),
+      "read input NAME from a .pb or .npy file (repeatable)")(
+      "random-inputs", po::bool_switch(&flags.src.random),
+      "uniform random data for inputs given no other way (floats in [-1,1) without 0, "
+      "integers in [1,9])")("seed", po::value(&flags.src.seed)->value_name("S"),
+                            "random seed (default 0)")(
+      "dim", po::value(&flags.dims)->composing()->value_name("NAME=N"),
+      "size of symbolic dim NAME for random inputs (repeatable)");
+}
+
+InputSources inputSources(const InputFlags &flags) {
+  InputSources src = flags.src;
+  for (const std::string &s : flags.files)
+    src.files.push_back(splitAssignment(s, "input"));
+  for (auto &[name, n] : parseDimFlags(flags.dims))
+    src.dims[name] = n;
+  return src;
+}
+
 std::string dumpDirFor(const char *tool, const CommonOptions &common) {
   std::string base = common.dumpDir;
   if (base.empty())

@@ -2,6 +2,7 @@
 // either spelling, writing it, debug dumps, and turning errors into one line.
 #pragma once
 #include "tc/IR/IR.h"
+#include "tc/Runtime/RunHarness.h"
 #include "tc/Support/MemoryBuffer.h"
 #include <boost/program_options.hpp>
 #include <functional>
@@ -51,6 +52,16 @@ void writeOutput(const std::string &path, std::string_view bytes);
 std::pair<std::string, std::string> splitAssignment(const std::string &s, const char *flag);
 // --dim NAME=N flags -> sizes of symbolic dims.
 std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &flags);
+
+// The flags that say where a run's inputs come from (--inputs, --input,
+// --random-inputs, --seed, --dim), shared by tc-run and tc-prof: add them to
+// `opts`, then after parsing turn them into InputSources.
+struct InputFlags {
+  InputSources src;
+  std::vector<std::string> files, dims; // NAME=FILE, NAME=N as given
+};
+void addInputOptions(po::options_description &opts, InputFlags &flags);
+InputSources inputSources(const InputFlags &flags);
 
 std::string dumpDirFor(const char *tool, const CommonOptions &common);
 void dumpFile(const std::string &dir, const std::string &name, std::string_view contents);
