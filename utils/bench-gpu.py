@@ -18,6 +18,11 @@ runtime's own device allocations (tc). tc is timed by `tc-run --iterations`
 (CUDA events around each run of the plan, inputs already on the device).
 A model that fails (export, compile, run, numerics) fails alone, with why.
 
+`--baseline-bin DIR` compiles and times a second tc build beside `--bin` (a
+refactor's before/after, same process, same inputs): each is timed twice,
+alternating, the lower median kept; rows gain tc_base_ms and base/tc, and the
+summary the geomean and the worst model of base/tc.
+
 `--torch-only` times only PyTorch, for one model on an input of a given
 shape, and prints one JSON object: tc-bench's PyTorch baseline
 (lib/Bench/TorchBaseline.cpp) on the same models and batch as tc's rows:
@@ -232,6 +237,21 @@ def run(cmd, timeout):
     return p, time.perf_counter() - t0
 
 
+def tc_compile(bindir, base, out):
+    """base.onnx -> out.tcx with the tc build in `bindir`; the three tools' seconds."""
+    tool = lambda t: os.path.join(bindir, t)
+    _, t_imp = run([tool("tc-import"), base + ".onnx", "-o", out + ".tcbc"], 600)
+    _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda", "--precision", "fp16",
+                    out + ".tcbc", "-o", out + ".o2.tcbc"], 600)
+    _, t_cg = run([tool("tc-codegen"), "--target=cuda", "--arch=sm_90", "--stats",
+                   out + ".o2.tcbc", "-o", out + ".tcx"], 900)
+    return t_imp, t_opt, t_cg
+
+
+def device_ms(rep):
+    return rep.get("device_ms", rep["latency_ms"])["median"]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--bin", default=os.path.join(ROOT, "build", "bin"))
@@ -240,6 +260,7 @@ def main():
     ap.add_argument("--batches", default="32,1")
     ap.add_argument("--modes", default="eager,inductor,inductor-cg")
     ap.add_argument("--iterations", type=int, default=50)
+    ap.add_argument("--baseline-bin", help="a second tc build to compile and time beside --bin (before/after)")
     ap.add_argument("--tc-run-args", default="", help="extra tc-run flags (e.g. --cuda-graphs=off)")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--render", nargs="+", metavar="JSON",
@@ -263,7 +284,6 @@ def main():
 
     torch.backends.cudnn.benchmark = True
     os.makedirs(args.out, exist_ok=True)
-    tool = lambda t: os.path.join(args.bin, t)
     rows = []
 
     def save():
@@ -278,11 +298,9 @@ def main():
             # 8 images or 2 sequences: torch.export specializes a dim of size 1.
             export(name, model, inputs_for(name, 8, "cpu"), base + ".onnx")
             export_s = time.perf_counter() - t0
-            _, t_imp = run([tool("tc-import"), base + ".onnx", "-o", base + ".tcbc"], 600)
-            _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda", "--precision", "fp16",
-                            base + ".tcbc", "-o", base + ".o2.tcbc"], 600)
-            _, t_cg = run([tool("tc-codegen"), "--target=cuda", "--arch=sm_90", "--stats",
-                           base + ".o2.tcbc", "-o", base + ".tcx"], 900)
+            t_imp, t_opt, t_cg = tc_compile(args.bin, base, base)
+            if args.baseline_bin:
+                tc_compile(args.baseline_bin, base, base + ".base")
             compile_s = t_imp + t_opt + t_cg
             log("%s: exported in %.1f s; tc compile %.1f s (import %.1f, opt %.1f, codegen %.1f)"
                 % (name, export_s, compile_s, t_imp, t_opt, t_cg))
@@ -303,13 +321,30 @@ def main():
                 with torch.autocast("cuda", dtype=torch.float16):
                     row["torch_amp_err"] = rel_err(model(x).float().cpu().numpy(), want)
             try:
-                p, _ = run([tool("tc-run"), base + ".tcx", "--inputs", data, "--output-dir", data + ".tc",
-                            "--iterations", str(args.iterations), "--warmup", "5", "--report=json"]
-                           + args.tc_run_args.split(), 600)
-                rep = json.loads(p.stdout)
+                # Alternating runs, the lower median each: a before/after
+                # comparison should not hinge on which build ran first.
+                bins = [(args.bin, base, data + ".tc")]
+                if args.baseline_bin:
+                    bins.append((args.baseline_bin, base + ".base", data + ".base.tc"))
+                reps = {}
+                for _ in range(2 if args.baseline_bin else 1):
+                    for b, art, outdir in bins:
+                        p, _ = run([os.path.join(b, "tc-run"), art + ".tcx", "--inputs", data, "--output-dir", outdir,
+                                    "--iterations", str(args.iterations), "--warmup", "5", "--report=json"]
+                                   + args.tc_run_args.split(), 600)
+                        r = json.loads(p.stdout)
+                        if b not in reps or device_ms(r) < device_ms(reps[b]):
+                            reps[b] = r
+                if args.baseline_bin:
+                    rb = reps[args.baseline_bin]
+                    row["tc_base_ms"] = device_ms(rb)
+                    row["tc_base_err"] = rel_err(load_pb(os.path.join(data + ".base.tc", "output_0.pb")), want)
+                    row["tc_base_steps"] = {k: rb.get(k) for k in ("kernel_steps", "library_steps", "fallback_steps")}
+                p = None
+                rep = reps[args.bin]
                 row["tc_err"] = rel_err(load_pb(os.path.join(data + ".tc", "output_0.pb")), want)
                 row["ok"] = row["tc_err"] <= max(TOLERANCE, 1.5 * row["torch_amp_err"])
-                row["tc_ms"] = rep.get("device_ms", rep["latency_ms"])["median"]
+                row["tc_ms"] = device_ms(rep)
                 row["tc_host_ms"] = rep["latency_ms"]["median"]
                 row["tc_peak_mib"] = round(rep.get("peak_device_bytes", 0) / 2**20)
                 row["tc_planned_mib"] = round(rep.get("planned_device_bytes", 0) / 2**20)
@@ -368,6 +403,12 @@ def render(rows, modes):
            ["%s/tc" % m for m in modes] + ["tc compile s", "tc peak MiB (plan)", "eager peak MiB"]
     out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     ratios = {m: [] for m in modes}
+    base = any("tc_base_ms" in r for r in rows)
+    if base:
+        head.insert(4, "base ms")
+        head.insert(5, "base/tc")
+        out = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    vs_base = []
     for r in rows:
         if r.get("batch") is None:
             out.append("| %s | - | FAILED: %s |" % (r["model"], r.get("error", "")))
@@ -376,6 +417,11 @@ def render(rows, modes):
                  ("yes" if r.get("ok") else "NO") + " (%.1e)" % r.get("tc_err", float("inf"))
                  + ("" if "error" not in r else " " + r["error"]),
                  "%.3f" % r["tc_ms"] if "tc_ms" in r else "-"]
+        if base:
+            q = r["tc_base_ms"] / r["tc_ms"] if "tc_base_ms" in r and "tc_ms" in r else None
+            cells += ["%.3f" % r["tc_base_ms"] if "tc_base_ms" in r else "-", "%.3f" % q if q else "-"]
+            if q:
+                vs_base.append((q, "%s b%d" % (r["model"], r["batch"])))
         for m in modes:
             cells.append("%.3f" % r[m + "_ms"] if m + "_ms" in r else r.get(m + "_error", "-"))
         for m in modes:
@@ -393,6 +439,10 @@ def render(rows, modes):
     out.append("pass rate %d/%d; geomean speedup of tc over: %s" % (
         sum(1 for r in ok if r.get("ok")), len(ok),
         ", ".join("%s %.2fx" % (m, geomean(ratios[m])) for m in modes)))
+    if vs_base:
+        worst = min(vs_base)
+        out.append("baseline build / this build: geomean %.3fx, worst %.3fx (%s)" % (
+            geomean([q for q, _ in vs_base]), worst[0], worst[1]))
     return "\n".join(out)
 
 
