@@ -1,4 +1,5 @@
 #include "tc/Analysis/StepCost.h"
+#include "tc/IR/OpAttrs.h"
 #include <algorithm>
 #include <map>
 
@@ -29,57 +30,46 @@ double elementsOf(const Value *v, const Sizes &sizes) {
   return v ? elements(dimsOf(v->type, sizes)) : 0;
 }
 
-bool isMatrixOp(const Op &op) {
-  return op.is(OpKind::MatMul) || op.is(OpKind::Gemm) || op.is(OpKind::Conv) ||
-         op.is(OpKind::ConvTranspose) || op.is(OpKind::Einsum);
-}
-
-// The FLOPs of one (non-Fused) op; see StepCost.h for the rules.
+// The FLOPs of one (non-Fused) op by its rule in the op table (OpTable.h's
+// FlopRule; the rules in words: StepCost.h).
 double opFlops(const Op &op, const Sizes &sizes) {
   const Value *r = op.results.empty() ? nullptr : op.result();
   double out = elementsOf(r, sizes);
   auto dims = [&](size_t i) {
     return op.operand(i) ? dimsOf(op.operand(i)->type, sizes) : std::vector<int64_t>();
   };
-  switch (op.kind) {
-  case OpKind::MatMul: {
+  switch (op.info().flops) {
+  case FlopRule::PerOutput: return out;
+  case FlopRule::PerInput: return elementsOf(op.operand(0), sizes);
+  case FlopRule::None: return 0;
+  case FlopRule::MatMul: {
     std::vector<int64_t> a = dims(0);
     return a.empty() ? 0 : 2 * out * double(std::max<int64_t>(a.back(), 0));
   }
-  case OpKind::Gemm: {
+  case FlopRule::Gemm: {
     std::vector<int64_t> a = dims(0);
     if (a.size() != 2)
       return 0;
-    int64_t k = op.getInt("transA") ? a[0] : a[1];
+    int64_t k = attr<OpKind::Gemm, "transA">(op) ? a[0] : a[1];
     return 2 * out * double(std::max<int64_t>(k, 0)) + (op.operand(2) ? out : 0);
   }
-  case OpKind::Conv: {
+  case FlopRule::Conv: {
     std::vector<int64_t> w = dims(1); // [Cout, Cin/group, k...]
     return w.empty() || w[0] <= 0 ? 0 : 2 * out * (elements(w) / double(w[0]));
   }
-  case OpKind::ConvTranspose: {
+  case FlopRule::ConvTranspose: {
     std::vector<int64_t> w = dims(1); // [Cin, Cout/group, k...]
     return w.empty() || w[0] <= 0
                ? 0
                : 2 * elementsOf(op.operand(0), sizes) * (elements(w) / double(w[0]));
   }
-  case OpKind::MaxPool:
-  case OpKind::AveragePool:
-  case OpKind::LpPool: {
+  case FlopRule::Window: {
     double window = 1;
     if (const Attribute *k = op.findAttr("kernel_shape"))
       for (int64_t d : k->ints())
         window *= double(d);
     return out * window;
   }
-  default: break;
-  }
-  switch (op.info().category) {
-  case FusionCategory::Pointwise: return out;
-  case FusionCategory::Reduction: return elementsOf(op.operand(0), sizes);
-  case FusionCategory::Library: // Einsum: not modelled
-  case FusionCategory::Shape: return 0;
-  case FusionCategory::Opaque: return out;
   }
   return 0;
 }
@@ -89,9 +79,10 @@ void addDistinct(std::vector<std::string> &list, const std::string &s) {
     list.push_back(s);
 }
 
-// The first MatMul/Gemm/Conv of a step decides which FLOP peak applies.
+// The first matrix op (the op table's library category: MatMul, Gemm,
+// Conv, ConvTranspose, Einsum) of a step decides which FLOP peak applies.
 void noteMatrix(StepInfo &s, const Op &op) {
-  if (s.matrix || !isMatrixOp(op) || !op.operand(0))
+  if (s.matrix || op.info().category != FusionCategory::Library || !op.operand(0))
     return;
   s.matrix = true;
   s.matrixDType = std::string(dtypeName(op.operand(0)->type.dtype));

@@ -4,6 +4,7 @@
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
 #include <chrono>
+#include <iostream>
 #include <set>
 #include <sstream>
 
@@ -52,12 +53,16 @@ void passArrayConstantsAsArguments(Module &m) {
 std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves) {
   // The module travels in the artifact, so it is copied here.
   std::unique_ptr<Module> m = readBytecode(MemoryBuffer::copy(writeBytecode(input), "<codegen>"));
-  runFusePass(
-      *m,
-      parsePipeline(outlineMoves ? "fuse{singles=1,moves=1}" : "fuse{singles=1}").front().options);
+  PassManager outline;
+  outline.add(outlineLoneOpsPipeline(outlineMoves));
+  outline.run(*m, std::cerr); // prints nothing: no print options
   passArrayConstantsAsArguments(*m);
   verifyModule(*m);
   return m;
+}
+
+std::string prepareStageName(bool outlineMoves) {
+  return "outline lone ops (" + outlineLoneOpsPipeline(outlineMoves).spelling() + ")";
 }
 
 EmittedKernels emitKernels(const Module &m, KernelDialect dialect) {

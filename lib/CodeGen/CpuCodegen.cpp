@@ -25,7 +25,7 @@ CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, boo
   auto t0 = Clock::now();
   std::unique_ptr<Module> owned = prepareForCodegen(input);
   Module &m = *owned;
-  r.timeline.push_back({"outline lone ops", since(t0)});
+  r.timeline.push_back({prepareStageName(), since(t0)});
   t0 = Clock::now();
   std::ostringstream source, table;
   source << kernelPrelude(KernelDialect::Cpu);

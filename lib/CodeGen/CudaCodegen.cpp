@@ -49,7 +49,7 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
   auto t0 = Clock::now();
   std::unique_ptr<Module> owned = prepareForCodegen(input, /*outlineMoves=*/true);
   Module &m = *owned;
-  r.timeline.push_back({"outline lone ops", since(t0)});
+  r.timeline.push_back({prepareStageName(/*outlineMoves=*/true), since(t0)});
   t0 = Clock::now();
   EmittedKernels ks = emitKernels(m, KernelDialect::Cuda);
   std::ostringstream body, table;

@@ -4,23 +4,7 @@
 
 namespace tc {
 
-bool isLibraryOp(const Op &op) {
-  switch (op.kind) {
-  case OpKind::Conv:
-  case OpKind::MatMul:
-  case OpKind::Gemm:
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::GlobalAveragePool:
-  case OpKind::GlobalMaxPool:
-  case OpKind::MaxPool:
-  case OpKind::AveragePool: return true;
-  default: return false;
-  }
-}
+bool isLibraryOp(const Op &op) { return op.info().library != LibraryClass::None; }
 
 bool isLibraryAnchored(const Function &group, bool anyDType) {
   if (group.ops.empty() || group.results.empty() || (!anyDType && group.results.size() != 1))

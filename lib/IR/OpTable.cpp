@@ -19,6 +19,40 @@ std::string_view fusionCategoryName(FusionCategory c) {
   return "?";
 }
 
+std::string_view precisionClassName(PrecisionClass c) {
+  switch (c) {
+  case PrecisionClass::Low: return "low";
+  case PrecisionClass::F32: return "f32";
+  case PrecisionClass::Follow: return "follow";
+  case PrecisionClass::Keep: return "keep";
+  }
+  return "?";
+}
+
+std::string_view libraryClassName(LibraryClass c) {
+  switch (c) {
+  case LibraryClass::None: return "none";
+  case LibraryClass::Contraction: return "contraction";
+  case LibraryClass::Reduce: return "reduce";
+  case LibraryClass::Pool: return "pool";
+  }
+  return "?";
+}
+
+std::string_view flopRuleName(FlopRule r) {
+  switch (r) {
+  case FlopRule::PerOutput: return "per-output";
+  case FlopRule::PerInput: return "per-input";
+  case FlopRule::None: return "none";
+  case FlopRule::MatMul: return "matmul";
+  case FlopRule::Gemm: return "gemm";
+  case FlopRule::Conv: return "conv";
+  case FlopRule::ConvTranspose: return "conv-transpose";
+  case FlopRule::Window: return "window";
+  }
+  return "?";
+}
+
 size_t OpInfo::minOperands() const {
   size_t n = 0;
   for (const auto &o : operands)
@@ -59,8 +93,18 @@ const std::vector<OpInfo> &allOps() {
   AttrSpec { n, AttrKind::K, std::nullopt, doc }
 #define ATTRS(...)                                                                                 \
   std::vector<AttrSpec> { __VA_ARGS__ }
-#define TC_OP(E, CAT, NRES, INFER, SUMMARY, OPS, ATTRS_)                                           \
-  OpInfo{OpKind::E, #E, FusionCategory::CAT, OPS, NRES, ATTRS_, INFER, SUMMARY},
+#define TC_OP(E, CAT, PREC, LIB, FLOPS, NRES, INFER, SUMMARY, OPS, ATTRS_)                         \
+  OpInfo{.kind = OpKind::E,                                                                        \
+         .name = #E,                                                                               \
+         .category = FusionCategory::CAT,                                                          \
+         .precision = PrecisionClass::PREC,                                                        \
+         .library = LibraryClass::LIB,                                                             \
+         .flops = FlopRule::FLOPS,                                                                 \
+         .operands = OPS,                                                                          \
+         .numResults = NRES,                                                                       \
+         .attrs = ATTRS_,                                                                          \
+         .infer = INFER,                                                                           \
+         .summary = SUMMARY},
   static const std::vector<OpInfo> table = {
 #include "tc/IR/Ops.def"
   };

@@ -27,20 +27,9 @@ void listPasses(std::ostream &os) {
       os << "      " << o.name << "=" << o.defaultValue << "  " << o.doc << "\n";
   }
   os << "Pipelines:\n";
-  for (int level = 0; level <= 3; ++level)
-    os << "  -O" << level << " = " << pipelineForLevel(level) << "\n";
-}
-
-// Target- and precision-driven passes go right before fusion, so that
-// fusion absorbs the casts and transposes they insert; with no fuse pass,
-// at the end of the pipeline.
-std::string insertBeforeFuse(const std::string &pipeline, const std::string &passes) {
-  std::string text = "," + pipeline + ",";
-  size_t at = text.find(",fuse,");
-  if (at == std::string::npos)
-    return pipeline + "," + passes;
-  text.insert(at + 1, passes + ",");
-  return text.substr(1, text.size() - 2);
+  for (int level = 0; level <= 2; ++level)
+    os << "  -O" << level << " = " << pipelineForLevel(level).spelling() << "\n";
+  os << "  -O3 = -O2 (an alias)\n";
 }
 
 std::string escapePipes(const std::string &s) {
@@ -55,11 +44,18 @@ void listOpsMarkdown(std::ostream &os) {
      << "Generated from include/tc/IR/Ops.def by `tc-opt --list-ops --format=markdown`;\n"
      << "a lit test fails when this file is stale.\n\n"
      << "Operand `X?` is optional (`none` when absent); `X...` takes one or more.\n"
-     << "Fusion categories: pointwise, reduction, library (matmul/conv), shape, opaque.\n\n"
-     << "| op | category | operands | results | summary |\n|---|---|---|---|---|\n";
+     << "Fusion categories: pointwise, reduction, library (matmul/conv), shape, opaque.\n"
+     << "Precision (what `mixed-precision` does): low (runs in f16/bf16), f32 (stays f32),\n"
+     << "follow (runs in its data operand's type), keep (left alone).\n"
+     << "Library: the tuned library call that may take a group the op anchors\n"
+     << "(contraction, reduce, pool; none: generated kernels only).\n"
+     << "FLOPs: how tc-prof counts the op's work (include/tc/IR/OpTable.h, FlopRule).\n\n"
+     << "| op | category | precision | library | FLOPs | operands | results | summary |\n"
+     << "|---|---|---|---|---|---|---|---|\n";
   for (const OpInfo &op : allOps()) {
     os << "| " << (op.attrs.empty() ? op.name : "[" + op.name + "](#" + op.name + ")") << " | "
-       << fusionCategoryName(op.category) << " | ";
+       << fusionCategoryName(op.category) << " | " << precisionClassName(op.precision) << " | "
+       << libraryClassName(op.library) << " | " << flopRuleName(op.flops) << " | ";
     for (size_t i = 0; i < op.operands.size(); ++i)
       os << (i ? ", " : "") << op.operands[i].name << (op.operands[i].optional ? "?" : "")
          << (op.operands[i].variadic ? "..." : "");
@@ -86,7 +82,8 @@ void listOps(std::ostream &os) {
       os << (i ? ", " : "") << op.operands[i].name << (op.operands[i].optional ? "?" : "")
          << (op.operands[i].variadic ? "..." : "");
     os << ") -> " << (op.numResults < 0 ? "1+" : std::to_string(op.numResults)) << "  "
-       << op.summary << "\n";
+       << op.summary << "\n    precision " << precisionClassName(op.precision) << ", library "
+       << libraryClassName(op.library) << ", flops " << flopRuleName(op.flops) << "\n";
     for (const AttrSpec &a : op.attrs)
       os << "    " << a.name << ": " << attrKindName(a.kind)
          << (a.defaultValue ? " = " + a.defaultValue->str() : std::string(" (required)")) << "  "
@@ -113,7 +110,7 @@ int tcOptMain(int argc, char **argv) {
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(",O", po::value(&level)->value_name("N"),
-                                                    "run the -O0..-O3 pipeline")(
+                                                    "run the -O0..-O3 pipeline (-O3 = -O2)")(
         "list-passes", po::bool_switch(&list), "list the registered passes and exit")(
         "list-ops", po::bool_switch(&ops), "list the ops of the IR and exit")(
         "format", po::value(&format)->value_name("text|markdown"),
@@ -180,18 +177,20 @@ int tcOptMain(int argc, char **argv) {
     for (const std::string &p : pm.printAfter)
       if (!lookupPass(p))
         fail("--print-ir-after: unknown pass '", p, "'");
-    std::string pipeline = passes.empty() ? pipelineForLevel(level < 0 ? 2 : level) : passes;
+    Pipeline pipeline =
+        passes.empty() ? pipelineForLevel(level < 0 ? 2 : level) : parsePipeline(passes);
+    // Target- and precision-driven passes go right before fusion, so that
+    // fusion absorbs the transposes and casts they insert; with no fuse
+    // pass, at the end of the pipeline.
     if (target == "cuda")
-      pipeline = insertBeforeFuse(pipeline, "channels-last,canonicalize,dce");
+      pipeline.insertBefore(PassId::Fuse, channelsLastPipeline());
     else if (target != "cpu" && target != "any")
       fail("unknown --target '", target, "' (cuda, cpu or any)");
     if (precision == "fp16" || precision == "bf16")
-      pipeline = insertBeforeFuse(pipeline, std::string("mixed-precision{type=") +
-                                                (precision == "fp16" ? "f16" : "bf16") +
-                                                "},canonicalize,dce");
+      pipeline.insertBefore(PassId::Fuse,
+                            mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16"));
     else if (precision != "fp32")
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
-    auto invocations = parsePipeline(pipeline);
     pm.dumpDir = dumpDirFor("tc-opt", common);
     auto optimize = [&](std::shared_ptr<const MemoryBuffer> buf) {
       auto m = loadModule(std::move(buf));
@@ -213,8 +212,7 @@ int tcOptMain(int argc, char **argv) {
         };
       }
       PassManager mgr(runOpts);
-      for (auto &inv : invocations)
-        mgr.add(inv);
+      mgr.add(pipeline);
       mgr.run(*m, std::cerr);
       for (const PassTiming &t : mgr.timings())
         appendTimeline(*m, {"tc-opt", t.pass, t.seconds});

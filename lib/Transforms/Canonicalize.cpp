@@ -3,6 +3,7 @@
 // forward their operand; Transpose pairs and Reshape chains merge; Where with
 // a uniform constant condition picks its side; inference BatchNormalization
 // folds into a preceding Conv/Gemm with constant weights.
+#include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
@@ -14,7 +15,7 @@ namespace tc {
 namespace {
 
 std::vector<int64_t> transposePerm(const Op &op) {
-  std::vector<int64_t> p = op.getInts("perm");
+  std::vector<int64_t> p = attr<OpKind::Transpose, "perm">(op);
   if (p.empty())
     for (size_t i = 0; i < op.operand(0)->type.rank(); ++i)
       p.push_back(int64_t(op.operand(0)->type.rank() - 1 - i));
@@ -112,7 +113,7 @@ bool rewrite(Function &f, Op &op) {
       return false;
     const int64_t *d = s2->data->as<int64_t>();
     for (size_t i = 0; i < s2->data->size / 8; ++i)
-      if (d[i] == 0 && !op.getInt("allowzero"))
+      if (d[i] == 0 && !attr<OpKind::Reshape, "allowzero">(op))
         return false;
     op.operands[0] = inner->operand(0);
     return true;

@@ -11,6 +11,7 @@
 //  - a returned twin is transposed back under its public name.
 // canonicalize then cancels Transpose pairs the walk left behind.
 #include "tc/IR/Layout.h"
+#include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
@@ -29,7 +30,8 @@ public:
     f_.ops.clear();
     for (auto &owned : old) {
       Op &op = *owned;
-      if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 && !op.getInt("channels_last"))
+      if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
+          !attr<OpKind::Conv, "channels_last">(op))
         convert(op);
       else if (op.info().category == FusionCategory::Pointwise && runsOnTwins(op))
         retypePointwise(op);

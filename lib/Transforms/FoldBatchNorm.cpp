@@ -3,6 +3,7 @@
 // output channel o of the producer is scaled by s[o] and shifted by
 // beta[o] - mean[o] * s[o]. Runs in f64 and rounds once to the weights'
 // dtype; the original weights stay (they may be shared) and DCE drops them.
+#include "tc/IR/OpAttrs.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
@@ -55,7 +56,7 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
   HostTensor wt = constantTensor(*w);
   // Which output channel each weight element feeds.
   const std::vector<int64_t> &wd = wt.shape();
-  bool transB = gemm && prod->getInt("transB");
+  bool transB = gemm && attr<OpKind::Gemm, "transB">(*prod);
   int64_t inner = 1;
   if (!gemm) { // W: [M, C/group, k...]
     if (wd.empty() || wd[0] != channels)
@@ -82,9 +83,9 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
     if (!rowVector || !isFloat(c.dtype()))
       return false;
     if (gemm)
-      cScale = prod->getFloat("beta");
+      cScale = attr<OpKind::Gemm, "beta">(*prod);
   }
-  double eps = bn.getFloat("epsilon");
+  double eps = attr<OpKind::BatchNormalization, "epsilon">(bn);
   std::vector<double> s(size_t(channels), 0.0);
   for (int64_t o = 0; o < channels; ++o)
     s[size_t(o)] = scale.getDouble(o) / std::sqrt(var.getDouble(o) + eps);

@@ -392,7 +392,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
   // (or Transpose, which moves data) becomes a group of one too, so every
   // kernel is a Fused op; moves=1 (CUDA) outlines data-movement ops too.
-  bool singles = opts.getInt("singles") != 0, moves = opts.getInt("moves") != 0;
+  bool singles = opts.getBool("singles"), moves = opts.getBool("moves");
   std::set<std::string> callees;
   for (const auto &f : m.functions)
     for (const auto &op : f->ops)

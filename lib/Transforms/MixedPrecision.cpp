@@ -3,14 +3,15 @@
 // mantissa: reductions (softmax, layer/group norm statistics, means, sums),
 // exp/log/pow and friends, comparisons, and the function's outputs.
 //
-// Every op gets a precision: `low` (its float operands are cast to the low
-// type), `f32` (low operands are cast back up: always exact), or `follow`
-// for data movement (Reshape, Transpose, Concat, ...: runs in the type of
-// its data operand). Only values that were f32 before the pass change type;
-// f64 and integer values are left alone. Constants are converted at compile
-// time; activations get one shared Cast per (value, type). Result dtypes
-// are then re-inferred from the op table. The fuse pass afterwards absorbs
-// the casts into the neighbouring kernels.
+// Every op's precision class comes from the op table (Ops.def): `Low` (its
+// float operands are cast to the low type), `F32` (low operands are cast
+// back up: always exact), `Follow` for data movement (Reshape, Transpose,
+// Concat, ...: runs in the type of its data operand), or `Keep` (left
+// alone: Cast, Shape, integer ops). Only values that were f32 before the
+// pass change type; f64 and integer values are left alone. Constants are
+// converted at compile time; activations get one shared Cast per (value,
+// type). Result dtypes are then re-inferred from the op table. The fuse pass
+// afterwards absorbs the casts into the neighbouring kernels.
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Support/Error.h"
@@ -21,52 +22,6 @@
 namespace tc {
 
 namespace {
-
-enum class Precision { Low, F32, Follow, Untouched };
-
-Precision precisionOf(const Op &op) {
-  switch (op.kind) {
-  // Accuracy-sensitive pointwise math, comparisons (exact when widened),
-  // and Batch norm's variance arithmetic stay in f32.
-  case OpKind::Exp:
-  case OpKind::Log:
-  case OpKind::Pow:
-  case OpKind::Reciprocal:
-  case OpKind::Softplus:
-  case OpKind::Tan:
-  case OpKind::Acos:
-  case OpKind::Asin:
-  case OpKind::Sinh:
-  case OpKind::Cosh:
-  case OpKind::Acosh:
-  case OpKind::Asinh:
-  case OpKind::Atanh:
-  case OpKind::Equal:
-  case OpKind::Less:
-  case OpKind::Greater:
-  case OpKind::LessOrEqual:
-  case OpKind::GreaterOrEqual:
-  case OpKind::IsNaN:
-  case OpKind::IsInf:
-  case OpKind::Mod:
-  case OpKind::BatchNormalization: return Precision::F32;
-  // Their float operand only gives a shape or is converted anyway.
-  case OpKind::Cast:
-  case OpKind::CastLike:
-  case OpKind::Shape:
-  case OpKind::Size: return Precision::Untouched;
-  case OpKind::MaxPool:
-  case OpKind::AveragePool: return Precision::Low;
-  case OpKind::Einsum: return Precision::F32;
-  default: break;
-  }
-  switch (op.info().category) {
-  case FusionCategory::Library:
-  case FusionCategory::Pointwise: return Precision::Low;
-  case FusionCategory::Shape: return Precision::Follow;
-  default: return Precision::F32; // reductions, opaque ops, control flow
-  }
-}
 
 // The operands that carry the data a Follow op moves (the rest are indices,
 // shapes or axes).
@@ -161,18 +116,18 @@ private:
   }
 
   void retype(Op &op) {
-    Precision p = precisionOf(op);
-    if (p == Precision::Untouched)
+    PrecisionClass p = op.info().precision;
+    if (p == PrecisionClass::Keep)
       return;
-    DType want = p == Precision::Low ? low_ : DType::F32;
-    if (p == Precision::Follow) {
+    DType want = p == PrecisionClass::Low ? low_ : DType::F32;
+    if (p == PrecisionClass::Follow) {
       const Value *data = op.operand(0);
       if (!data || !isWorkingFloat(data->type.dtype, low_))
         return;
       want = data->type.dtype;
     }
     for (size_t i = 0; i < op.operands.size(); ++i)
-      if (p != Precision::Follow || isDataOperand(op, i))
+      if (p != PrecisionClass::Follow || isDataOperand(op, i))
         convertOperand(op, i, want);
     // Result dtypes follow the operands (the shapes do not change).
     std::vector<TensorType> types = inferResultTypes(op);

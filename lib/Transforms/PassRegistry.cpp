@@ -10,13 +10,13 @@
 
 namespace tc {
 
-static std::vector<PassInfo> &registry() {
-#define OPTION(n, d, doc)                                                                          \
-  PassOptionSpec { n, d, doc }
+static std::deque<PassInfo> &registry() {
+#define OPTION(n, K, d, doc)                                                                       \
+  PassOptionSpec { n, PassOptionKind::K, d, doc }
 #define OPTIONS(...)                                                                               \
   std::vector<PassOptionSpec> { __VA_ARGS__ }
-#define TC_PASS(NAME, FN, SUMMARY, OPTS) PassInfo{#NAME, FN, SUMMARY, OPTS},
-  static std::vector<PassInfo> passes = {
+#define TC_PASS(NAME, ID, FN, SUMMARY, OPTS) PassInfo{#NAME, FN, SUMMARY, OPTS, PassId::ID},
+  static std::deque<PassInfo> passes = {
 #include "tc/Transforms/Passes.def"
   };
 #undef TC_PASS
@@ -25,11 +25,12 @@ static std::vector<PassInfo> &registry() {
   return passes;
 }
 
-const std::vector<PassInfo> &allPasses() { return registry(); }
+const std::deque<PassInfo> &allPasses() { return registry(); }
 
 void registerExtraPass(PassInfo p) {
   if (lookupPass(p.name))
     fail("pass '", p.name, "' is already registered");
+  p.id = std::nullopt;
   registry().push_back(std::move(p));
 }
 
@@ -40,91 +41,31 @@ const PassInfo *lookupPass(std::string_view name) {
   return nullptr;
 }
 
-const std::string &PassOptions::get(const std::string &name) const {
+const PassInfo &passInfo(PassId id) { return allPasses()[size_t(id)]; }
+
+const PassOptionValue &PassOptions::value(std::string_view name) const {
   auto it = values.find(name);
   if (it == values.end())
     fail("pass option '", name, "' is not set");
   return it->second;
 }
 
-int64_t PassOptions::getInt(const std::string &name) const {
-  const std::string &v = get(name);
-  try {
-    size_t used = 0;
-    int64_t x = std::stoll(v, &used);
-    if (used == v.size())
-      return x;
-  } catch (const std::exception &) {
-  }
-  fail("pass option '", name, "' must be an integer, got '", v, "'");
+// PassInvocation::set keeps every value of its option's kind, so a getter
+// of the wrong kind is a bug in the pass, not in the user's input.
+template <typename T> static const T &typed(const PassOptionValue &v, std::string_view name) {
+  if (const T *p = std::get_if<T>(&v))
+    return *p;
+  fail("pass option '", name, "' is read as the wrong kind");
 }
 
-std::string PassInvocation::spelling() const {
-  std::string s = pass->name;
-  bool first = true;
-  for (const PassOptionSpec &o : pass->options) {
-    const std::string &v = options.values.at(o.name);
-    if (v == o.defaultValue)
-      continue;
-    s += (first ? "{" : ",") + o.name + "=" + v;
-    first = false;
-  }
-  return first ? s : s + "}";
+int64_t PassOptions::getInt(std::string_view name) const {
+  return typed<int64_t>(value(name), name);
 }
 
-std::vector<PassInvocation> parsePipeline(std::string_view text) {
-  std::vector<PassInvocation> out;
-  size_t i = 0;
-  auto isNameChar = [](char c) {
-    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
-  };
-  while (i < text.size()) {
-    size_t start = i;
-    while (i < text.size() && isNameChar(text[i]))
-      ++i;
-    std::string name(text.substr(start, i - start));
-    const PassInfo *p = lookupPass(name);
-    if (!p)
-      fail("unknown pass '", name, "' (see --list-passes)");
-    PassInvocation inv{p, {}};
-    for (const PassOptionSpec &o : p->options)
-      inv.options.values[o.name] = o.defaultValue;
-    if (i < text.size() && text[i] == '{') {
-      size_t close = text.find('}', i);
-      if (close == std::string_view::npos)
-        fail("pass '", name, "': missing '}' in options");
-      std::string_view body = text.substr(i + 1, close - i - 1);
-      while (!body.empty()) {
-        size_t comma = body.find(',');
-        std::string_view kv = body.substr(0, comma);
-        size_t eq = kv.find('=');
-        if (eq == std::string_view::npos)
-          fail("pass '", name, "': option '", kv, "' needs a value (k=v)");
-        std::string k(kv.substr(0, eq));
-        if (!inv.options.values.count(k))
-          fail("pass '", name, "' has no option '", k, "'");
-        inv.options.values[k] = std::string(kv.substr(eq + 1));
-        body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
-      }
-      i = close + 1;
-    }
-    out.push_back(std::move(inv));
-    if (i < text.size()) {
-      if (text[i] != ',')
-        fail("bad pass list near '", text.substr(i), "'");
-      ++i;
-    }
-  }
-  return out;
-}
+bool PassOptions::getBool(std::string_view name) const { return typed<bool>(value(name), name); }
 
-std::string pipelineForLevel(int level) {
-  switch (level) {
-  // -O0 runs op by op: the eager baseline.
-  case 0: return "verify";
-  case 1: return "infer-shapes,fold-constants,canonicalize,cse,dce";
-  default: return "infer-shapes,fold-constants,canonicalize,cse,dce,fuse";
-  }
+const std::string &PassOptions::get(std::string_view name) const {
+  return typed<std::string>(value(name), name);
 }
 
 void PassManager::run(Module &m, std::ostream &irOut) {

@@ -110,3 +110,47 @@ TEST(Passes, PipelineParsingRejectsUnknownNamesAndOptions) {
   EXPECT_EQ(p[0].spelling(), "canonicalize{max-iterations=3}");
   EXPECT_EQ(p[0].options.getInt("max-iterations"), 3);
 }
+
+TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
+  EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
+  EXPECT_EQ(pipelineForLevel(1).spelling(), "infer-shapes,fold-constants,canonicalize,cse,dce");
+  EXPECT_EQ(pipelineForLevel(2).spelling(), pipelineForLevel(1).spelling() + ",fuse");
+  EXPECT_EQ(pipelineForLevel(3).spelling(), pipelineForLevel(2).spelling()); // an alias
+  EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
+  EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1}");
+  EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),
+            "mixed-precision{type=bf16},canonicalize,dce");
+  EXPECT_TRUE(outlineLoneOpsPipeline(true)[0].options.getBool("moves"));
+}
+
+TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {
+  Pipeline p = parsePipeline("cse,fuse{singles=1},dce");
+  p.insertBefore(PassId::Fuse, channelsLastPipeline());
+  EXPECT_EQ(p.spelling(), "cse,channels-last,canonicalize,dce,fuse{singles=1},dce");
+  Pipeline none = parsePipeline("cse");
+  none.insertBefore(PassId::Fuse, Pipeline{PassId::DCE});
+  EXPECT_EQ(none.spelling(), "cse,dce"); // no fuse: appended
+}
+
+TEST(Pipelines, OptionsAreTyped) {
+  EXPECT_EQ(parsePipeline(pipelineForLevel(2).spelling()).spelling(),
+            pipelineForLevel(2).spelling());
+  EXPECT_TRUE(parsePipeline("fuse{singles=true}")[0].options.getBool("singles"));
+  auto message = [](auto f) {
+    try {
+      f();
+    } catch (const Error &e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(message([] { parsePipeline("fuse{singles=2}"); }),
+            "pass 'fuse': option 'singles' takes 0 or 1, not '2'");
+  EXPECT_EQ(message([] { parsePipeline("canonicalize{max-iterations=x}"); }),
+            "pass 'canonicalize': option 'max-iterations' takes an integer, not 'x'");
+  EXPECT_EQ(message([] { PassInvocation(PassId::Fuse).set("singles", int64_t(1)); }),
+            "pass 'fuse': option 'singles' takes 0 or 1");
+  EXPECT_EQ(message([] { PassInvocation(PassId::CSE).set("max-bytes", int64_t(1)); }),
+            "pass 'cse' has no option 'max-bytes'");
+  EXPECT_EQ(&passInfo(PassId::FoldConstants), lookupPass("fold-constants"));
+}

@@ -3,11 +3,12 @@
 // and the FLOPs it performs. Sizes come from the call site; a Fused callee's
 // symbolic dims are bound from its operands.
 //
-// FLOP rules (multiply-add = 2): MatMul/Gemm 2*M*N*K per batch; Conv
-// 2 * output elements * (Cin/group * kernel elements); ConvTranspose
-// 2 * input elements * (Cout/group * kernel elements); other ops 1 per
-// element of their result (pointwise, pooling windows count their size),
-// reductions 1 per element read; moves, views and shape ops 0.
+// FLOP rules (each op's FlopRule column in Ops.def; multiply-add = 2):
+// MatMul/Gemm 2*M*N*K per batch; Conv 2 * output elements * (Cin/group *
+// kernel elements); ConvTranspose 2 * input elements * (Cout/group * kernel
+// elements); other ops 1 per element of their result (pointwise, pooling
+// windows count their size), reductions 1 per element read; moves, views,
+// shape ops and Einsum 0.
 // Bytes: every distinct operand read once plus every result written once
 // (a lower bound on traffic: what a perfect cache would move).
 #pragma once

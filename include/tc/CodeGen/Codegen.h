@@ -19,6 +19,9 @@ struct CompileStage {
 // generates and the CPU copies at run time) and non-scalar constants of a
 // group are its arguments (but those that only fix positions: Slice's starts).
 std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves = false);
+// prepareForCodegen's stage in the compile timeline, naming the fuse run it
+// makes: "outline lone ops (fuse{singles=1})".
+std::string prepareStageName(bool outlineMoves = false);
 
 struct EmittedKernels {
   std::vector<EmittedKernel> kernels; // one per distinct group, in plan order

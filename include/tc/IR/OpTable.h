@@ -29,6 +29,40 @@ enum class FusionCategory : uint8_t {
 };
 std::string_view fusionCategoryName(FusionCategory c);
 
+// What the mixed-precision pass does with an op (autocast's lists).
+enum class PrecisionClass : uint8_t {
+  Low,    // safe in f16/bf16: float operands are cast to the low type
+  F32,    // loses accuracy in a 10- or 7-bit mantissa (reductions, norms,
+          // exp/log/pow, comparisons, opaque ops): low operands go back to f32
+  Follow, // data movement: runs in the type of its data operand
+  Keep    // operands left as they are: conversions (Cast), shape queries
+          // (Shape, Size), and ops over integer/bool/string data only
+};
+std::string_view precisionClassName(PrecisionClass c);
+
+// Which tuned library call (oneDNN on CPU, cuBLASLt/cuDNN on CUDA) may take
+// a group this op anchors (tc/CodeGen/LibraryCall.h).
+enum class LibraryClass : uint8_t {
+  None,        // generated kernels only
+  Contraction, // MatMul, Gemm, Conv
+  Reduce,      // Reduce* and global pooling
+  Pool         // windowed pooling
+};
+std::string_view libraryClassName(LibraryClass c);
+
+// How tc-prof counts an op's floating-point operations (lib/Analysis/StepCost.cpp).
+enum class FlopRule : uint8_t {
+  PerOutput,     // one per result element
+  PerInput,      // one per element of operand 0 (reductions)
+  None,          // data movement; Einsum (not modelled)
+  MatMul,        // 2 * result elements * K
+  Gemm,          // MatMul's, plus one per result element with C
+  Conv,          // 2 * result elements * (W's elements / Cout)
+  ConvTranspose, // 2 * X's elements * (W's elements / Cin)
+  Window         // result elements * the kernel_shape window
+};
+std::string_view flopRuleName(FlopRule r);
+
 struct AttrSpec {
   std::string name;
   AttrKind kind;
@@ -50,6 +84,9 @@ struct OpInfo {
   OpKind kind;
   std::string name; // as spelled in the IR (the ONNX op type where there is one)
   FusionCategory category;
+  PrecisionClass precision;
+  LibraryClass library;
+  FlopRule flops;
   std::vector<OperandSpec> operands;
   int numResults; // -1: one or more
   std::vector<AttrSpec> attrs;

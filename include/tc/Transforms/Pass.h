@@ -1,54 +1,134 @@
-// Passes and the pass manager. A pass is a function over a Module with
-// string options declared in Passes.def.
+// Passes, pipelines and the pass manager. A pass is a function over a
+// Module with typed options declared in Passes.def. A pipeline is a list of
+// passes with option values, built in code (named pipelines below) or
+// parsed from --passes= text; both give the same structures.
 #pragma once
 #include "tc/IR/IR.h"
 #include <chrono>
+#include <deque>
 #include <functional>
+#include <initializer_list>
 #include <map>
+#include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace tc {
 
-struct PassOptionSpec {
-  std::string name, defaultValue, doc;
+enum class PassOptionKind : uint8_t {
+  Int,
+  Bool, // spelled 0 or 1 (true/false accepted)
+  String
 };
 
+struct PassOptionSpec {
+  std::string name;
+  PassOptionKind kind;
+  std::string defaultValue; // as spelled in --passes=
+  std::string doc;
+};
+
+// Alternatives in PassOptionKind's order: index() is the value's kind.
+using PassOptionValue = std::variant<int64_t, bool, std::string>;
+
+// Every declared option of one pass, defaults filled in; values always have
+// their option's kind (PassInvocation::set checks).
 class PassOptions {
 public:
-  std::map<std::string, std::string> values;
-  int64_t getInt(const std::string &name) const;
-  const std::string &get(const std::string &name) const;
+  std::map<std::string, PassOptionValue, std::less<>> values;
+  int64_t getInt(std::string_view name) const;
+  bool getBool(std::string_view name) const;
+  const std::string &get(std::string_view name) const; // a String option
+
+private:
+  const PassOptionValue &value(std::string_view name) const;
 };
 
 // A pass reports whether it changed the module (used for fixpoints and to
 // skip re-verification).
 using PassFn = bool (*)(Module &, const PassOptions &);
 
+// Names the passes of Passes.def in code.
+enum class PassId : uint8_t {
+#define TC_PASS(NAME, ID, ...) ID,
+#include "tc/Transforms/Passes.def"
+#undef TC_PASS
+};
+
 struct PassInfo {
   std::string name;
   PassFn run;
   std::string summary;
   std::vector<PassOptionSpec> options;
+  std::optional<PassId> id = std::nullopt; // none for passes added by registerExtraPass
 };
 
-const std::vector<PassInfo> &allPasses();
+// Registry order (a deque: entries stay where they are when one is added).
+const std::deque<PassInfo> &allPasses();
 // Adds a pass outside Passes.def: only test tools do (a deliberately wrong
-// pass that the numerics bisection must catch). Call before any lookup.
+// pass that the numerics bisection must catch).
 void registerExtraPass(PassInfo p);
 const PassInfo *lookupPass(std::string_view name);
+const PassInfo &passInfo(PassId id);
 
 // A pass with its options, as written in --passes=name{k=v,k2=v2}.
 struct PassInvocation {
+  explicit PassInvocation(const PassInfo &p); // every option at its default
+  explicit PassInvocation(PassId id) : PassInvocation(passInfo(id)) {}
+  // Sets an option; throws tc::Error naming the pass when it has no such
+  // option or `v` is not of its kind.
+  PassInvocation &set(std::string_view option, PassOptionValue v);
+  // Sets an option from its text spelling (parsed by its kind).
+  PassInvocation &setText(std::string_view option, std::string_view text);
+  bool is(PassId id) const { return pass->id == id; }
+  // name{k=v,...} with the options that differ from their defaults;
+  // parsePipeline reads it back.
+  std::string spelling() const;
+
   const PassInfo *pass;
   PassOptions options;
-  std::string spelling() const;
 };
 
-// Parses "a,b{k=v},c"; throws tc::Error naming an unknown pass or option.
-std::vector<PassInvocation> parsePipeline(std::string_view text);
-// Named pipelines: O0..O3.
-std::string pipelineForLevel(int level);
+class Pipeline {
+public:
+  Pipeline() = default;
+  Pipeline(std::initializer_list<PassId> ids);
+  Pipeline &add(PassInvocation p);
+  Pipeline &add(PassId id) { return add(PassInvocation(id)); }
+  Pipeline &append(const Pipeline &more);
+  // Inserts `passes` before the first pass `anchor` (any options), or
+  // appends them when the pipeline has none.
+  Pipeline &insertBefore(PassId anchor, const Pipeline &passes);
+  // "a,b{k=v},c": parsePipeline(p.spelling()) gives p back.
+  std::string spelling() const;
+
+  size_t size() const { return passes_.size(); }
+  bool empty() const { return passes_.empty(); }
+  const PassInvocation &operator[](size_t i) const { return passes_[i]; }
+  const PassInvocation &front() const { return passes_.front(); }
+  std::vector<PassInvocation>::const_iterator begin() const { return passes_.begin(); }
+  std::vector<PassInvocation>::const_iterator end() const { return passes_.end(); }
+
+private:
+  std::vector<PassInvocation> passes_;
+};
+
+// Parses "a,b{k=v},c"; throws tc::Error naming an unknown pass or option,
+// or a value that is not of its option's kind.
+Pipeline parsePipeline(std::string_view text);
+
+// Named pipelines.
+// -O0..-O3. -O3 is -O2: no pass is known to pay off beyond it yet
+// (docs/optimizer.md).
+Pipeline pipelineForLevel(int level);
+// tc-opt --target=cuda, inserted before fuse: convolution chains in NHWC.
+Pipeline channelsLastPipeline();
+// tc-opt --precision=fp16|bf16 (`type` f16 or bf16), inserted before fuse.
+Pipeline mixedPrecisionPipeline(const std::string &type);
+// tc-codegen's first stage: every lone op becomes a group of one so each
+// kernel is a Fused op; `moves`: data movement too (CUDA generates it).
+Pipeline outlineLoneOpsPipeline(bool moves);
 
 struct PassManagerOptions {
   bool verifyEach = false;
@@ -71,6 +151,7 @@ class PassManager {
 public:
   explicit PassManager(PassManagerOptions opts = {}) : opts_(std::move(opts)) {}
   void add(PassInvocation p) { pipeline_.push_back(std::move(p)); }
+  void add(const Pipeline &p) { pipeline_.insert(pipeline_.end(), p.begin(), p.end()); }
   // Runs the pipeline; IR printed after passes goes to `irOut` (stderr in
   // the tools, like LLVM's -print-after-all).
   void run(Module &m, std::ostream &irOut);
@@ -83,7 +164,7 @@ private:
   std::vector<PassTiming> timings_;
 };
 
-#define TC_PASS(NAME, FN, ...) bool FN(Module &, const PassOptions &);
+#define TC_PASS(NAME, ID, FN, ...) bool FN(Module &, const PassOptions &);
 #include "tc/Transforms/Passes.def"
 #undef TC_PASS
 

@@ -30,7 +30,8 @@ int64_t elementAsInt(const Value &v, size_t i);
 // i64 tensor of rank <= 1 computed at run time.
 int64_t runtimeIntsLength(const Op &op, size_t i);
 
-#define TC_OP(ENUM, CAT, NRES, INFER, ...) std::vector<TensorType> INFER(const Op &op);
+#define TC_OP(ENUM, CAT, PREC, LIB, FLOPS, NRES, INFER, ...)                                       \
+  std::vector<TensorType> INFER(const Op &op);
 #include "tc/IR/Ops.def"
 #undef TC_OP
 

@@ -1,0 +1,201 @@
+// Pipelines: passes with typed option values, built in code or parsed from
+// --passes= text, and the named pipelines the tools run.
+#include "tc/Support/Error.h"
+#include "tc/Transforms/Pass.h"
+#include <algorithm>
+#include <cctype>
+
+namespace tc {
+
+namespace {
+
+const PassOptionSpec *findOption(const PassInfo &p, std::string_view name) {
+  for (const PassOptionSpec &o : p.options)
+    if (o.name == name)
+      return &o;
+  return nullptr;
+}
+
+std::string_view kindName(PassOptionKind k) {
+  switch (k) {
+  case PassOptionKind::Int: return "an integer";
+  case PassOptionKind::Bool: return "0 or 1";
+  case PassOptionKind::String: return "a string";
+  }
+  return "?";
+}
+
+// The value `text` spells for option `o`; nullopt when it is not of o's kind.
+std::optional<PassOptionValue> parseValue(const PassOptionSpec &o, std::string_view text) {
+  switch (o.kind) {
+  case PassOptionKind::Int: {
+    std::string s(text);
+    try {
+      size_t used = 0;
+      int64_t x = std::stoll(s, &used);
+      if (used == s.size())
+        return x;
+    } catch (const std::exception &) {
+    }
+    return std::nullopt;
+  }
+  case PassOptionKind::Bool:
+    if (text == "1" || text == "true")
+      return true;
+    if (text == "0" || text == "false")
+      return false;
+    return std::nullopt;
+  case PassOptionKind::String: return std::string(text);
+  }
+  return std::nullopt;
+}
+
+std::string spell(const PassOptionValue &v) {
+  if (const int64_t *i = std::get_if<int64_t>(&v))
+    return std::to_string(*i);
+  if (const bool *b = std::get_if<bool>(&v))
+    return *b ? "1" : "0";
+  return std::get<std::string>(v);
+}
+
+bool isNameChar(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+}
+
+} // namespace
+
+PassInvocation::PassInvocation(const PassInfo &p) : pass(&p) {
+  for (const PassOptionSpec &o : p.options)
+    setText(o.name, o.defaultValue);
+}
+
+PassInvocation &PassInvocation::set(std::string_view option, PassOptionValue v) {
+  const PassOptionSpec *o = findOption(*pass, option);
+  if (!o)
+    fail("pass '", pass->name, "' has no option '", option, "'");
+  if (v.index() != size_t(o->kind))
+    fail("pass '", pass->name, "': option '", option, "' takes ", kindName(o->kind));
+  options.values[o->name] = std::move(v);
+  return *this;
+}
+
+PassInvocation &PassInvocation::setText(std::string_view option, std::string_view text) {
+  const PassOptionSpec *o = findOption(*pass, option);
+  if (!o)
+    fail("pass '", pass->name, "' has no option '", option, "'");
+  std::optional<PassOptionValue> v = parseValue(*o, text);
+  if (!v)
+    fail("pass '", pass->name, "': option '", option, "' takes ", kindName(o->kind), ", not '",
+         text, "'");
+  return set(option, std::move(*v));
+}
+
+std::string PassInvocation::spelling() const {
+  std::string s = pass->name;
+  bool first = true;
+  for (const PassOptionSpec &o : pass->options) {
+    const PassOptionValue &v = options.values.at(o.name);
+    if (v == parseValue(o, o.defaultValue))
+      continue;
+    s += (first ? "{" : ",") + o.name + "=" + spell(v);
+    first = false;
+  }
+  return first ? s : s + "}";
+}
+
+Pipeline::Pipeline(std::initializer_list<PassId> ids) {
+  for (PassId id : ids)
+    add(id);
+}
+
+Pipeline &Pipeline::add(PassInvocation p) {
+  passes_.push_back(std::move(p));
+  return *this;
+}
+
+Pipeline &Pipeline::append(const Pipeline &more) {
+  passes_.insert(passes_.end(), more.passes_.begin(), more.passes_.end());
+  return *this;
+}
+
+Pipeline &Pipeline::insertBefore(PassId anchor, const Pipeline &passes) {
+  auto at = std::find_if(passes_.begin(), passes_.end(),
+                         [&](const PassInvocation &p) { return p.is(anchor); });
+  passes_.insert(at, passes.passes_.begin(), passes.passes_.end());
+  return *this;
+}
+
+std::string Pipeline::spelling() const {
+  std::string s;
+  for (const PassInvocation &p : passes_)
+    s += (s.empty() ? "" : ",") + p.spelling();
+  return s;
+}
+
+Pipeline parsePipeline(std::string_view text) {
+  Pipeline out;
+  size_t i = 0;
+  while (i < text.size()) {
+    size_t start = i;
+    while (i < text.size() && isNameChar(text[i]))
+      ++i;
+    std::string name(text.substr(start, i - start));
+    const PassInfo *p = lookupPass(name);
+    if (!p)
+      fail("unknown pass '", name, "' (see --list-passes)");
+    PassInvocation inv(*p);
+    if (i < text.size() && text[i] == '{') {
+      size_t close = text.find('}', i);
+      if (close == std::string_view::npos)
+        fail("pass '", name, "': missing '}' in options");
+      std::string_view body = text.substr(i + 1, close - i - 1);
+      while (!body.empty()) {
+        size_t comma = body.find(',');
+        std::string_view kv = body.substr(0, comma);
+        size_t eq = kv.find('=');
+        if (eq == std::string_view::npos)
+          fail("pass '", name, "': option '", kv, "' needs a value (k=v)");
+        inv.setText(kv.substr(0, eq), kv.substr(eq + 1));
+        body = comma == std::string_view::npos ? std::string_view() : body.substr(comma + 1);
+      }
+      i = close + 1;
+    }
+    out.add(std::move(inv));
+    if (i < text.size()) {
+      if (text[i] != ',')
+        fail("bad pass list near '", text.substr(i), "'");
+      ++i;
+    }
+  }
+  return out;
+}
+
+Pipeline pipelineForLevel(int level) {
+  using enum PassId;
+  // -O0 runs op by op: the eager baseline.
+  if (level <= 0)
+    return {Verify};
+  Pipeline p{InferShapes, FoldConstants, Canonicalize, CSE, DCE};
+  if (level >= 2) // -O3 is the same pipeline
+    p.add(Fuse);
+  return p;
+}
+
+Pipeline channelsLastPipeline() {
+  using enum PassId;
+  return {ChannelsLast, Canonicalize, DCE};
+}
+
+Pipeline mixedPrecisionPipeline(const std::string &type) {
+  using enum PassId;
+  Pipeline p;
+  p.add(PassInvocation(MixedPrecision).set("type", type));
+  return p.add(Canonicalize).add(DCE);
+}
+
+Pipeline outlineLoneOpsPipeline(bool moves) {
+  Pipeline p;
+  return p.add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves));
+}
+
+} // namespace tc
