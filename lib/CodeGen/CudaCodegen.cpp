@@ -63,8 +63,9 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
     auto [same, fresh] = symbolOf.emplace(anonymous(k), k.symbol);
     if (fresh)
       body << k.source << "\n";
-    table << group << " " << same->second << " " << launchKindName(k.launch) << " " << k.block
-          << " " << k.vec << (library.empty() ? "" : " " + library) << "\n";
+    table << group << " " << same->second << " " << kernelKindName(k.kind) << " "
+          << launchKindName(k.launch) << " " << k.block << " " << k.vec
+          << (library.empty() ? "" : " " + library) << "\n";
     r.kernels.push_back(k.group);
     halfTypes |= k.halfTypes;
   };
@@ -91,7 +92,7 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
     if (ek)
       add(*ek, group.name, lib);
     else
-      table << group.name << " - - 0 0 " << lib << "\n";
+      table << group.name << " - - - 0 0 " << lib << "\n";
     r.library.push_back("@" + group.name + ": " + lib + ", " + epilogue);
   }
   for (const std::string &why : ks.fallback) // "@group: why"

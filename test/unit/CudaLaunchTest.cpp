@@ -7,23 +7,30 @@
 using namespace tc;
 
 TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
-  auto t = parseCudaKernelTable(
-      "g0 tc_g0 pointwise 256 4\ng1 tc_g0 rows 1024 8\ng2 tc_g2 reduce 64 1\n", "m.tcx");
+  auto t = parseCudaKernelTable("g0 tc_g0 pointwise pointwise 256 4\n"
+                                "g1 tc_g0 row-reduction rows 1024 8\n"
+                                "g2 tc_g2 reduction reduce 64 1\n",
+                                "m.tcx");
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[2].launch, LaunchKind::Reduce);
+  EXPECT_EQ(t[2].kind, KernelKind::Reduction);
+  EXPECT_EQ(t[1].kind, KernelKind::RowReduction);
   EXPECT_EQ(t[1].group, "g1");
   EXPECT_EQ(t[1].symbol, "tc_g0"); // equal groups share a kernel
   EXPECT_EQ(t[1].launch, LaunchKind::Rows);
   EXPECT_EQ(t[0].vec, 4u);
-  for (const char *bad : {"g tc_g pointwise\n", "g tc_g tiles 256 4\n", "g tc_g rows 1000 8\n",
-                          "g tc_g pointwise 0 4\n", "g - - 0 0\n", "g tc_g rows 1024 8 mkl\n",
-                          "g tc_g rows 1024 8 cudnn x\n", "g - - 0 1 cudnn\n"})
+  for (const char *bad :
+       {"g tc_g pointwise pointwise\n", "g tc_g pointwise tiles 256 4\n",
+        "g tc_g row-reduction rows 1000 8\n", "g tc_g pointwise pointwise 0 4\n", "g - - - 0 0\n",
+        "g tc_g row-reduction rows 1024 8 mkl\n", "g tc_g row-reduction rows 1024 8 cudnn x\n",
+        "g - - - 0 1 cudnn\n", "g tc_g tiles rows 1024 8\n", "g tc_g rows 1024 8\n",
+        "g tc_g pointwise rows 1024 8\n", "g tc_g row-reduction reduce 64 1\n"})
     EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
 }
 
 TEST(CudaLaunch, LibraryLinesNameTheLibraryAndTheEpilogueKernel) {
-  auto t = parseCudaKernelTable("mm tc_mm__epilogue pointwise 256 4 cublaslt\n"
-                                "conv - - 0 0 cudnn\ng tc_g rows 1024 8\n",
+  auto t = parseCudaKernelTable("mm tc_mm__epilogue pointwise pointwise 256 4 cublaslt\n"
+                                "conv - - - 0 0 cudnn\ng tc_g row-reduction rows 1024 8\n",
                                 "m.tcx");
   ASSERT_EQ(t.size(), 3u);
   EXPECT_EQ(t[0].library, "cublaslt");

@@ -1,6 +1,11 @@
 // THE kernel emitter: a fusion group (the callee of a Fused op) becomes one
-// C-like kernel function. The dialect differences (CPU C++ and CUDA C++) are
-// a table plus the loop around the shared per-element code, not forked code.
+// C-like kernel function. classifyKernel decides the group's kind
+// (tc/CodeGen/KernelKind.h) once; the kind's family emits it, one file each
+// in lib/CodeGen/Kernels/ (Pointwise, RowReduction, Reduction, Contraction,
+// Pool, Transpose, DataMovement), over one per-op expression table
+// (Kernels/OpExpressions.cpp) and one dialect table (Kernels/Dialect.cpp,
+// Kernels/Prelude.cpp): the dialect differences (CPU C++ and CUDA C++) are
+// data plus the loop around the shared per-element code, not forked code.
 //
 // CPU kernel ABI:
 //   extern "C" void tc_<group>(void *const *bufs, const int64_t *dims,
@@ -17,25 +22,29 @@
 // i.e. B device pointers then the D dims, 8 bytes each, packed (what
 // cuLaunchKernel's kernelParams[0] points at). The kernel computes the whole
 // domain; n is the element count of result 0, rows = n / inner, inner its
-// last dim. Launch rule, by the launch kind in the kernel table:
+// last dim. Launch rule, by the launch kind in the kernel table
+// (tc/Runtime/CudaLaunch.h):
 //   pointwise: blockDim.x = `block` (256); gridDim.x = clamp(ceil(n / (block
 //     * vec)), 1, 2^31 - 1). Any grid is correct (grid-stride loop); `vec`
 //     elements per thread and step is what fills the machine.
-//   rows: one block per row (Softmax, LogSoftmax, LayerNormalization over the
-//     last axis): gridDim.x = clamp(rows, 1, 2^31 - 1) (blocks stride over
-//     rows); blockDim.x = clamp(32 * ceil(inner / 128), 32, `block`) (1024): any
-//     multiple of 32 up to `block` is correct; each thread keeps `vec`
-//     elements of its row in registers, so rows up to blockDim.x * vec
-//     elements are read from memory once.
-//   reduce: one block per element of result 0 (Reduce*, GlobalAverage/MaxPool
-//     over trailing axes): gridDim.x = clamp(n, 1, 2^31 - 1) (blocks stride);
-//     blockDim.x = `block`, which the emitter sizes from the reduced count
-//     when it is static (any multiple of 32 up to 1024 is correct).
-//   Pools, data movement (Gather, Concat, Slice, Split, Expand, Pad, Tile)
-//   and reductions over other axes are `pointwise` over result 0 (Split:
-//   each result in turn, the grid sized for result 0).
+//   rows: one block per row (the row-reduction family: Softmax, LogSoftmax,
+//     LayerNormalization over the last axis): gridDim.x = clamp(rows, 1,
+//     2^31 - 1) (blocks stride over rows); blockDim.x = clamp(32 * ceil(inner
+//     / 128), 32, `block`) (1024): any multiple of 32 up to `block` is
+//     correct; each thread keeps `vec` elements of its row in registers, so
+//     rows up to blockDim.x * vec elements are read from memory once.
+//   reduce: one block per element of result 0 (the reduction family over
+//     trailing axes: Reduce*, GlobalAverage/MaxPool): gridDim.x = clamp(n,
+//     1, 2^31 - 1) (blocks stride); blockDim.x = `block`, which the emitter
+//     sizes from the reduced count when it is static (any multiple of 32 up
+//     to 1024 is correct).
+//   The pool, transpose and data-movement families (Gather, Concat, Slice,
+//   Split, Expand, Pad, Tile) and reductions over other axes are
+//   `pointwise` over result 0 (Split: each result in turn, the grid sized
+//   for result 0).
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
+#include "tc/CodeGen/KernelKind.h"
 #include "tc/IR/IR.h"
 #include <optional>
 #include <string>
@@ -48,9 +57,10 @@ enum class KernelDialect { Cpu, Cuda };
 enum class LaunchKind { Pointwise, Rows, Reduce };
 
 struct EmittedKernel {
-  std::string group;  // the Fused callee
-  std::string symbol; // tc_<group>
-  std::string source; // the function definition
+  std::string group;                       // the Fused callee
+  std::string symbol;                      // tc_<group>
+  std::string source;                      // the function definition
+  KernelKind kind = KernelKind::Pointwise; // the family that emitted it
   // CUDA: the launch kind, block size and elements per thread; `halfTypes`:
   // the kernel uses __half / __nv_bfloat16 (the prelude includes their headers).
   LaunchKind launch = LaunchKind::Pointwise;
@@ -61,11 +71,31 @@ struct EmittedKernel {
 // "pointwise" / "rows" / "reduce" (the kernel table's spelling).
 const char *launchKindName(LaunchKind k);
 
-// The kernel of group `callee`, or nullopt with `why` set when it holds an
-// op or dtype the emitter does not handle (that step then runs on the
-// reference kernels: a fallback, labelled as such).
+// A group's kind and the op that decides it: the MatMul/Gemm/Conv, the
+// row reduction, the Reduce*, the pool or the moved op (nullptr for a
+// pointwise group).
+struct KernelClass {
+  KernelKind kind = KernelKind::Pointwise;
+  const Op *anchor = nullptr;
+};
+
+// Which family emits group `callee` on `dialect`, or nullopt with `why`
+// ("@group: ...") set when no family covers it. The family may still turn
+// the group down (a shape or attribute it does not handle): emitKernel.
+std::optional<KernelClass> classifyKernel(const Function &callee, KernelDialect dialect,
+                                          std::string &why);
+
+// The kernel of group `callee`: classifyKernel, then its family's emitter.
+// nullopt with `why` set when it holds an op or dtype no family handles
+// (that step then runs on the reference kernels: a fallback, labelled as
+// such).
 std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect dialect,
                                         std::string &why);
+
+// The kernel of a group already classified `cls` (by classifyKernel); a
+// kind without a family (Attention) gets none, `why` saying so.
+std::optional<EmittedKernel> emitKernelOfKind(const Function &callee, KernelDialect dialect,
+                                              const KernelClass &cls, std::string &why);
 
 // What every kernel source starts with: helpers and math declarations;
 // `halfTypes` (CUDA): include the fp16/bf16 headers.

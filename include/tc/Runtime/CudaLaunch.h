@@ -13,21 +13,24 @@ namespace tc {
 
 // One line of a CUDA artifact's "kernels" section (written by
 // lib/CodeGen/CudaCodegen.cpp), THE description of the format:
-//   <group> <symbol> <launch> <block> <vec> [<library>]
-// Without <library>: group <group> runs as generated kernel <symbol>,
-// launched per <launch> ("pointwise" or "rows"), <block> and <vec> (the
-// launch rule in tc/CodeGen/KernelEmitter.h); equal groups share a symbol.
+//   <group> <symbol> <kind> <launch> <block> <vec> [<library>]
+// Without <library>: group <group> runs as generated kernel <symbol> of
+// family <kind> (tc/CodeGen/KernelKind.h: "pointwise", "row-reduction",
+// ...), launched per <launch> ("pointwise", "rows" or "reduce"), <block>
+// and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups
+// share a symbol.
 // With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's
 // anchor is a library call writing the group's result, and <symbol> etc.
 // are its epilogue's kernel (tc/CodeGen/LibraryCall.h), run in place over
-// that result; "- - 0 0" when it has none (the anchor is the whole group,
+// that result; "- - - 0 0" when it has none (the anchor is the whole group,
 // or the epilogue has no kernel: then only a library taking the whole
 // epilogue runs the group off the host).
 struct CudaKernelEntry {
   std::string group, symbol; // symbol "-": none (a library group without epilogue)
   LaunchKind launch = LaunchKind::Pointwise;
   unsigned block = 0, vec = 1;
-  std::string library; // "" (a generated kernel), "cublaslt" or "cudnn"
+  std::string library;                     // "" (a generated kernel), "cublaslt" or "cudnn"
+  KernelKind kind = KernelKind::Pointwise; // the family that emitted the kernel
 
   bool hasKernel() const { return symbol != "-"; }
 };

@@ -11,17 +11,24 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
   for (std::string line; std::getline(in, line);) {
     std::istringstream fields(line);
     CudaKernelEntry e;
-    std::string launch, rest;
-    bool ok = bool(fields >> e.group >> e.symbol >> launch >> e.block >> e.vec);
+    std::string kind, launch, rest;
+    bool ok = bool(fields >> e.group >> e.symbol >> kind >> launch >> e.block >> e.vec);
     if (ok && fields >> e.library)
       ok = (e.library == "cublaslt" || e.library == "cudnn") && !(fields >> rest);
-    bool kernelOk = (launch == "pointwise" || launch == "rows" || launch == "reduce") &&
-                    e.block > 0 && e.block <= 1024 && e.block % 32 == 0 && e.vec > 0;
-    // A library group without an epilogue has no kernel: "- - 0 0".
-    bool noKernel =
-        !e.library.empty() && e.symbol == "-" && launch == "-" && e.block == 0 && e.vec == 0;
+    // Only the row-reduction family launches per row, only the reduction
+    // family per result element.
+    std::optional<KernelKind> family = parseKernelKind(kind);
+    bool launchOk = launch == "pointwise" ||
+                    (launch == "rows" && family == KernelKind::RowReduction) ||
+                    (launch == "reduce" && family == KernelKind::Reduction);
+    bool kernelOk =
+        family && launchOk && e.block > 0 && e.block <= 1024 && e.block % 32 == 0 && e.vec > 0;
+    // A library group without an epilogue has no kernel: "- - - 0 0".
+    bool noKernel = !e.library.empty() && e.symbol == "-" && kind == "-" && launch == "-" &&
+                    e.block == 0 && e.vec == 0;
     if (!ok || !(kernelOk || noKernel) || (e.library.empty() && e.symbol == "-"))
       fail(file, ": malformed CUDA kernel table line '", line.substr(0, 60), "'");
+    e.kind = family.value_or(KernelKind::Pointwise);
     e.launch = launch == "rows"     ? LaunchKind::Rows
                : launch == "reduce" ? LaunchKind::Reduce
                                     : LaunchKind::Pointwise;

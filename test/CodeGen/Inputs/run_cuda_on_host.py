@@ -43,7 +43,7 @@ expected = {n: numpy_helper.to_array(onnx.load_tensor(f"{work}/ref/output_{i}.pb
             for i, n in enumerate(rets)}
 table = {}
 for line in sections(f"{work}/m.tcx")["kernels"].decode().splitlines():
-    group, symbol, launch, block, vec, *library = line.split()
+    group, symbol, kind, launch, block, vec, *library = line.split()
     if library:  # a cuBLASLt/cuDNN call (and its epilogue's kernel): needs the GPU's library
         continue
     table[group] = (symbol, launch, int(block), int(vec))

@@ -1,0 +1,236 @@
+// The DataMovement family (CUDA): a lone Gather, Concat, Slice, Split,
+// Expand, Pad or Tile (the CPU copies them at run time): one thread per
+// result element, which computes where in the input its element is.
+// Gather, Concat and Split see tensors as [outer, axis, inner]; the others
+// map each result coordinate.
+#include "Families.h"
+#include "tc/Support/Float16.h"
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace tc::kernels {
+
+namespace {
+
+// Slice, Expand, Tile, Pad: each result coordinate c of axis d gives the
+// input coordinate, summed into `src` with the input's strides.
+bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, const Value *x,
+                        const Value *y, const char *T) {
+  size_t r = y->type.rank(), rx = x->type.rank();
+  if (r == 0 || rx > r || (!op.is(OpKind::Expand) && rx != r))
+    return c.noKernel(std::string(op.name()) + " of rank 0");
+  std::vector<std::string> coord(r); // statements adding axis d's part to src
+  for (size_t d = 0; d < r; ++d)
+    if (d + rx >= r) {
+      size_t xd = d + rx - r;
+      coord[d] = "src += c * xst[" + std::to_string(xd) + "];";
+      if (op.is(OpKind::Expand))
+        coord[d] = "src += (" + c.dim(x, xd) + " == 1 ? 0 : c) * xst[" + std::to_string(xd) + "];";
+      if (op.is(OpKind::Tile))
+        coord[d] = "src += c % " + c.dim(x, xd) + " * xst[" + std::to_string(xd) + "];";
+    }
+  c.emitRowMajorStrides(os, "xst", x);
+  std::string value; // Pad's constant: the fill's bits
+  if (op.is(OpKind::Slice)) {
+    auto starts = constantInts(op.operand(1));
+    auto axes = op.operands.size() > 3 && op.operand(3) ? constantInts(op.operand(3))
+                                                        : std::optional<std::vector<int64_t>>();
+    auto steps = op.operands.size() > 4 && op.operand(4) ? constantInts(op.operand(4))
+                                                         : std::optional<std::vector<int64_t>>();
+    if (!starts || (op.operands.size() > 3 && op.operand(3) && !axes) ||
+        (op.operands.size() > 4 && op.operand(4) && !steps))
+      return c.noKernel("a Slice whose starts, axes or steps are computed at run time");
+    for (size_t k = 0; k < starts->size(); ++k) {
+      int64_t ax = axes ? axes->at(k) : int64_t(k), step = steps ? steps->at(k) : 1;
+      ax += ax < 0 ? int64_t(r) : 0;
+      if (ax < 0 || ax >= int64_t(r) || step == 0)
+        return c.noKernel("a Slice over an axis out of range or with step 0");
+      // ONNX's clamping: [0, D] walking forwards, [0, D - 1] backwards.
+      std::string s = "s" + std::to_string(ax), D = c.dim(x, size_t(ax));
+      // (Starts beyond +-2^62 clamp the same: no dim is that large.)
+      int64_t start = std::clamp<int64_t>(starts->at(k), -(int64_t(1) << 62), int64_t(1) << 62);
+      os << "  int64_t " << s << " = " << start << "LL;\n  " << s << " = " << s << " < 0 ? " << s
+         << " + " << D << " : " << s << ";\n  " << s << " = " << s << " < 0 ? 0 : " << s << " > "
+         << D << (step < 0 ? " - 1" : "") << " ? " << D << (step < 0 ? " - 1" : "") << " : " << s
+         << ";\n";
+      coord[size_t(ax)] = "src += (" + s + " + c * " + std::to_string(step) + "LL) * xst[" +
+                          std::to_string(ax) + "];";
+    }
+  } else if (op.is(OpKind::Pad)) {
+    const std::vector<int64_t> &pads = op.getInts("pads");
+    std::string mode = op.getString("mode");
+    if (pads.size() != 2 * r || (op.operands.size() > 1 && op.operand(1)))
+      return c.noKernel("a Pad with run-time pads");
+    double v = op.getFloat("value");
+    if (op.operands.size() > 2 && op.operand(2)) {
+      std::optional<double> fill = scalarConstant(op.operand(2));
+      if (!fill)
+        return c.noKernel("a Pad with a run-time value");
+      v = *fill;
+    }
+    DType t = x->type.dtype;
+    uint64_t bits = 0;
+    if (t == DType::F32) {
+      float f = float(v);
+      std::memcpy(&bits, &f, 4);
+    } else if (t == DType::F64) {
+      std::memcpy(&bits, &v, 8);
+    } else if (t == DType::F16) {
+      bits = floatToHalf(float(v));
+    } else if (t == DType::BF16) {
+      bits = floatToBf16(float(v));
+    } else {
+      bits = v != 0;
+    }
+    value = "(" + std::string(T) + ")" + std::to_string(bits) + "ULL";
+    for (size_t d = 0; d < r; ++d) {
+      std::string D = c.dim(x, d);
+      std::string fix = mode == "edge"      ? "p = p < 0 ? 0 : p >= " + D + " ? " + D + " - 1 : p; "
+                        : mode == "reflect" ? "p = p < 0 ? -p : p; p = p >= " + D + " ? 2 * (" + D +
+                                                  " - 1) - p : p; "
+                        : mode == "wrap" ? "p = (p % " + D + " + " + D + ") % " + D + "; "
+                                         : "inside &= p >= 0 && p < " + D + "; ";
+      coord[d] = "int64_t p = c - " + std::to_string(pads[d]) + "LL; " + fix + "src += p * xst[" +
+                 std::to_string(d) + "];";
+    }
+  }
+  os << "  const int64_t inner = " << c.dim(y, r - 1) << ", n = " << c.rowsExpr() << " * inner;\n";
+  c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+    std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+    os << "    int64_t src = 0;\n" << (value.empty() ? "" : "    bool inside = true;\n");
+    if (r > 1)
+      os << "    " << index << " rem = row;\n";
+    for (size_t d = r - 1; d-- > 0;)
+      os << "    { const int64_t c = (int64_t)(rem % " << cast << c.dim(y, d)
+         << "); rem /= " << cast << c.dim(y, d) << "; " << coord[d] << " }\n";
+    os << "    { const int64_t c = j; " << coord[r - 1] << " }\n";
+    std::string X = "in" + std::to_string(c.argIndex(x)) + "[src]";
+    os << "    out0[i] = " << (value.empty() ? X : "inside ? " + X + " : " + value) << ";\n";
+  });
+  return true;
+}
+
+} // namespace
+
+std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls) {
+  const Op &op = *cls.anchor;
+  const Value *x = op.operand(0);
+  const char *T = movedType(x->type.dtype);
+  size_t inputs = op.is(OpKind::Concat) ? op.operands.size() : 1;
+  if (c.f.ops.size() != 1 || !T)
+    return c.reject(std::string(op.name()) + " of " + x->type.str() + " with other ops");
+  for (size_t k = 0; k < inputs; ++k)
+    if (c.argIndex(op.operand(k)) == SIZE_MAX)
+      return c.reject(std::string(op.name()) + " of a constant");
+  std::string symbol = "tc_" + c.f.name;
+  std::ostringstream os;
+  os << "// group @" << c.f.name << ": " << op.name() << "\n";
+  c.emitSignature(os, symbol, kPointwiseBlock);
+  std::vector<bool> declared(c.f.args.size()); // Concat(a, b, a) reads a twice
+  for (size_t k = 0; k < inputs; ++k)
+    if (size_t i = c.argIndex(op.operand(k)); !declared[i]) {
+      declared[i] = true;
+      os << "  const " << T << " *__restrict in" << i << " = (const " << T << " *)bufs[" << i
+         << "];\n";
+    }
+  for (size_t k = 0; k < c.f.results.size(); ++k)
+    os << "  " << T << " *__restrict out" << k << " = (" << T << " *)bufs[" << c.f.args.size() + k
+       << "];\n";
+  os << kGridHead;
+  const Value *y = op.result();
+  size_t r = y->type.rank(), rx = x->type.rank();
+  if (!op.is(OpKind::Split) && c.f.results[0] != y)
+    return c.reject("a data-movement group whose result is not its op's");
+  auto product = [&](const Value *v, size_t from, size_t to) {
+    std::string e;
+    for (size_t d = from; d < to; ++d)
+      e += (e.empty() ? "" : " * ") + c.dim(v, d);
+    return e.empty() ? std::string("(int64_t)1") : e;
+  };
+  int64_t axis = 0;
+  if (op.is(OpKind::Gather) || op.is(OpKind::Concat) || op.is(OpKind::Split)) {
+    axis = op.getInt("axis");
+    axis += axis < 0 ? int64_t(rx) : 0;
+    if (axis < 0 || axis >= int64_t(rx))
+      return c.reject(std::string(op.name()) + " over an axis out of range");
+  }
+  size_t a = size_t(axis);
+  // The data: not always argument 0 (a small constant moves to the end).
+  std::string X = "in" + std::to_string(c.argIndex(x));
+  // [outer, axis, inner]: `row` (= i / inner) splits into o and c.
+  auto split = [&](const std::string &index, const std::string &D) {
+    std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+    os << "    const int64_t o = " << cast << "row / " << cast << "(" << D << "), c = row - o * ("
+       << D << ");\n";
+  };
+  if (op.is(OpKind::Concat)) {
+    os << "  const int64_t inner = " << product(y, a + 1, r) << ", n = " << product(y, 0, r)
+       << ";\n";
+    c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+      split(index, c.dim(y, a));
+      os << "    int64_t at = c;\n";
+      for (size_t k = 0; k < inputs; ++k) {
+        std::string D = c.dim(op.operand(k), a), copy = "out0[i] = in" +
+                                                        std::to_string(c.argIndex(op.operand(k))) +
+                                                        "[(o * " + D + " + at) * inner + j];";
+        if (k + 1 == inputs)
+          os << "    " << copy << "\n";
+        else
+          os << "    if (at < " << D << ") { " << copy << " continue; }\n    at -= " << D << ";\n";
+      }
+    });
+  } else if (op.is(OpKind::Split)) {
+    os << "  const int64_t inner = " << product(x, a + 1, rx) << ";\n";
+    std::string offset = "0";
+    for (const Value *part : op.results) {
+      size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
+      if (k < c.f.results.size()) { // results nobody reads are not written
+        os << "  {\n  const int64_t n = " << product(part, 0, r) << ", off = " << offset << ";\n";
+        c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+          split(index, c.dim(part, a));
+          os << "    out" << k << "[i] = " << X << "[(o * " << c.dim(x, a)
+             << " + off + c) * inner + j];\n";
+        });
+        os << "  }\n";
+      }
+      if (k < c.f.results.size())
+        offset += " + " + c.dim(part, a);
+      else if (part->type.shape[a].isStatic())
+        offset += " + " + std::to_string(part->type.shape[a].size);
+      else
+        return c.reject("a Split with an unread part of unknown size");
+    }
+  } else if (op.is(OpKind::Gather)) {
+    const Value *ind = op.operand(1);
+    std::optional<std::vector<int64_t>> fixed = constantInts(ind);
+    const char *I = ind->type.dtype == DType::I64   ? "int64_t"
+                    : ind->type.dtype == DType::I32 ? "int"
+                                                    : nullptr;
+    if (!I || (c.argIndex(ind) == SIZE_MAX && !(fixed && fixed->size() == 1)))
+      return c.reject("a Gather whose indices are not an i32/i64 argument or scalar");
+    if (!fixed)
+      os << "  const " << I << " *__restrict idx = (const " << I << " *)bufs[" << c.argIndex(ind)
+         << "];\n";
+    std::string count = fixed ? "(int64_t)1" : product(ind, 0, ind->type.rank());
+    os << "  const int64_t inner = " << product(x, a + 1, rx) << ", D = " << c.dim(x, a)
+       << ", n = " << product(y, 0, r) << ";\n";
+    c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+      split(index, count);
+      os << "    int64_t k = " << (fixed ? std::to_string(fixed->at(0)) : "idx[c]") << ";\n"
+         << "    if (k < 0) k += D;\n"
+         // A bad index is a launch failure (at the next synchronize), not a
+         // read out of bounds; the host shim's __trap records and returns.
+         << "    if (k < 0 || k >= D) { __trap(); continue; }\n"
+         << "    out0[i] = " << X << "[(o * D + k) * inner + j];\n";
+    });
+  } else if (!emitCoordinateMove(c, os, op, x, y, T)) {
+    return std::nullopt;
+  }
+  os << "}\n";
+  EmittedKernel k = c.kernel(symbol, os.str());
+  k.block = kPointwiseBlock;
+  return k;
+}
+
+} // namespace tc::kernels

@@ -1,0 +1,60 @@
+#include "Dialect.h"
+#include <cstdio>
+
+namespace tc::kernels {
+
+namespace {
+
+constexpr DialectInfo kDialects[] = {
+    {"extern \"C\" void ", "__builtin_", {}, {}, "__builtin_inf()", "__builtin_nan(\"\")"},
+    {"extern \"C\" __global__ void ",
+     "",
+     {"__half", "__half2float", "__float2half_rn"},
+     {"__nv_bfloat16", "__bfloat162float", "__float2bfloat16_rn"},
+     "__longlong_as_double(0x7ff0000000000000LL)",
+     "__longlong_as_double(0x7ff8000000000000LL)"},
+};
+
+} // namespace
+
+const DialectInfo &dialectInfo(KernelDialect d) { return kDialects[d == KernelDialect::Cuda]; }
+
+const char *storageType(DType t, KernelDialect d) {
+  switch (t) {
+  case DType::F32: return "float";
+  case DType::F64: return "double";
+  case DType::Bool: return "bool";
+  case DType::F16: return dialectInfo(d).f16.type;
+  case DType::BF16: return dialectInfo(d).bf16.type;
+  default: return nullptr;
+  }
+}
+
+const char *computeType(DType t, KernelDialect d) {
+  const char *s = storageType(t, d);
+  return s && isHalf(t) ? "float" : s;
+}
+
+bool isHalf(DType t) { return t == DType::F16 || t == DType::BF16; }
+
+const char *movedType(DType t) {
+  switch (dtypeSize(t)) {
+  case 8: return "int64_t";
+  case 4: return "int";
+  case 2: return "short";
+  case 1: return "char";
+  default: return nullptr;
+  }
+}
+
+std::string floatLiteral(double v, DType t, KernelDialect d) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%a", v); // exact
+  std::string s = buf;
+  if (s == "inf" || s == "-inf" || s == "nan" || s == "-nan")
+    s = std::string(s[0] == '-' ? "-" : "") +
+        (s.find("inf") != std::string::npos ? dialectInfo(d).inf : dialectInfo(d).nan);
+  return t == DType::F64 ? s : "(float)" + s;
+}
+
+} // namespace tc::kernels

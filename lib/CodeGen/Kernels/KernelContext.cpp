@@ -1,0 +1,157 @@
+#include "KernelContext.h"
+
+namespace tc::kernels {
+
+KernelContext::KernelContext(const Function &f, KernelDialect d, std::string &why)
+    : f(f), dialect(d), why(why) {
+  if (!f.results.empty())
+    domain = f.results[0]->type.shape;
+  rank = domain.size();
+  // dims[] layout: every argument's dims, then every result's.
+  size_t at = 0;
+  for (const Value *a : f.args) {
+    dimAt[a] = at;
+    at += a->type.rank();
+  }
+  for (const Value *r : f.results) {
+    dimAt[r] = at;
+    at += r->type.rank();
+  }
+  numDims = at;
+}
+
+std::string KernelContext::load(DType t, const std::string &ref) const {
+  const HalfType &h = t == DType::F16 ? info().f16 : info().bf16;
+  return isHalf(t) ? h.toFloat + ("(" + ref + ")") : ref;
+}
+
+std::string KernelContext::store(DType t, const std::string &value) const {
+  const HalfType &h = t == DType::F16 ? info().f16 : info().bf16;
+  return isHalf(t) ? h.fromFloat + ("(" + value + ")") : value;
+}
+
+bool KernelContext::noKernel(const std::string &what) const {
+  why = "@" + f.name + ": " + what;
+  return false;
+}
+
+size_t KernelContext::argIndex(const Value *v) const {
+  for (size_t i = 0; i < f.args.size(); ++i)
+    if (f.args[i] == v)
+      return i;
+  return SIZE_MAX;
+}
+
+std::string KernelContext::dim(const Value *v, size_t d) const {
+  return "dims[" + std::to_string(dimAt.at(v) + d) + "]";
+}
+
+std::string KernelContext::rowsExpr() const {
+  std::string e;
+  for (size_t d = 0; d + 1 < rank; ++d)
+    e += (e.empty() ? "" : " * ") + dim(f.results[0], d);
+  return e.empty() ? "(int64_t)1" : e;
+}
+
+std::string KernelContext::head(std::string &symbol) const {
+  symbol = "tc_" + f.name;
+  return "// group @" + f.name + ": domain " + TensorType{DType::F32, domain}.str().substr(3) +
+         "\n";
+}
+
+bool KernelContext::usesHalf() const {
+  for (const Value *v : f.args)
+    if (isHalf(v->type.dtype))
+      return true;
+  for (const auto &op : f.ops)
+    for (const Value *v : op->results)
+      if (isHalf(v->type.dtype))
+        return true;
+  return false;
+}
+
+void KernelContext::emitPointers(std::ostream &os) const {
+  size_t r0 = dimAt.at(f.results[0]);
+  os << "  const int64_t inner = " << (rank ? "dims[" + std::to_string(r0 + rank - 1) + "]" : "1")
+     << ";\n";
+  for (size_t i = 0; i < f.args.size(); ++i)
+    os << "  const " << st(f.args[i]->type.dtype) << " *__restrict in" << i << " = (const "
+       << st(f.args[i]->type.dtype) << " *)bufs[" << i << "];\n";
+  for (size_t i = 0; i < f.results.size(); ++i)
+    os << "  " << st(f.results[i]->type.dtype) << " *__restrict out" << i << " = ("
+       << st(f.results[i]->type.dtype) << " *)bufs[" << f.args.size() + i << "];\n";
+}
+
+void KernelContext::emitRowMajorStrides(std::ostream &os, const std::string &name,
+                                        const Value *v) const {
+  size_t r = v->type.rank();
+  os << "  int64_t " << name << "[" << std::max<size_t>(r, 1) << "];\n  { int64_t s = 1;\n";
+  for (size_t d = r; d-- > 0;)
+    os << "    " << name << "[" << d << "] = s; s *= " << dim(v, d) << ";\n";
+  os << "  }\n";
+}
+
+void KernelContext::emitSignature(std::ostream &os, const std::string &symbol,
+                                  unsigned cudaBlock) const {
+  if (!cuda()) {
+    os << "extern \"C\" void " << symbol
+       << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
+    return;
+  }
+  size_t nb = f.args.size() + f.results.size();
+  os << "struct " << symbol << "_params { void *bufs[" << nb << "]; int64_t dims["
+     << (numDims ? numDims : 1) << "]; };\n"
+     << info().kernelHead << "__launch_bounds__(" << cudaBlock << ") " << symbol << "(const "
+     << "__grid_constant__ " << symbol << "_params p) {\n"
+     << "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
+}
+
+std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock) const {
+  std::string symbol;
+  os << head(symbol);
+  emitSignature(os, symbol, cudaBlock);
+  emitPointers(os);
+  return symbol;
+}
+
+void KernelContext::emitGridLoops(std::ostream &os, const std::string &begin, bool divides,
+                                  const std::function<void(const std::string &index)> &body) const {
+  auto loop = [&](const std::string &index) {
+    os << "  for (int64_t i = " << begin << " + tid; i < n; i += stride) {\n";
+    if (divides) {
+      std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+      os << "    const int64_t row = " << cast << "i / " << cast << "inner, j = i - row * inner;\n";
+    }
+    body(index);
+    os << "  }\n";
+  };
+  if (!divides)
+    return loop("int64_t");
+  os << "  if (n <= 0x7fffffff) {\n";
+  loop("unsigned");
+  os << "  } else {\n";
+  loop("int64_t");
+  os << "  }\n";
+}
+
+std::optional<double> scalarConstant(const Value *v) {
+  if (!v || !v->isConstant())
+    return std::nullopt;
+  if (v->type.dtype == DType::F32 && v->data->size == 4)
+    return double(*v->data->as<float>());
+  if (v->type.dtype == DType::F64 && v->data->size == 8)
+    return *v->data->as<double>();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> constantInts(const Value *v) {
+  if (!v || !v->isConstant() || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32))
+    return std::nullopt;
+  std::vector<int64_t> out;
+  bool wide = v->type.dtype == DType::I64;
+  for (size_t i = 0; i < v->data->size / (wide ? 8 : 4); ++i)
+    out.push_back(wide ? v->data->as<int64_t>()[i] : v->data->as<int32_t>()[i]);
+  return out;
+}
+
+} // namespace tc::kernels

@@ -1,0 +1,88 @@
+// What every family emitter shares about one group: the group, the
+// dialect, the dims[] layout of the kernel ABI (tc/CodeGen/KernelEmitter.h)
+// and the few code pieces every kernel has (its head, typed buffer views,
+// the CUDA grid-stride loop). Built once per group; the families add
+// their own state locally.
+#pragma once
+#include "Dialect.h"
+#include <functional>
+#include <optional>
+#include <ostream>
+#include <unordered_map>
+
+namespace tc::kernels {
+
+// CUDA block sizes: pointwise kernels, rows (one block per row) and the
+// row elements each thread keeps in registers.
+inline constexpr unsigned kPointwiseBlock = 256, kRowsBlock = 1024, kRowCache = 8;
+// The grid-stride loop's start and step.
+inline constexpr const char *kGridHead =
+    "  const int64_t stride = (int64_t)gridDim.x * blockDim.x,\n"
+    "                tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n";
+
+struct KernelContext {
+  KernelContext(const Function &f, KernelDialect d, std::string &why);
+
+  const Function &f;
+  const KernelDialect dialect;
+  std::string &why;                                // the reason when the group gets no kernel
+  Shape domain;                                    // result 0's shape: the iteration domain
+  size_t rank = 0;                                 // of the domain
+  std::unordered_map<const Value *, size_t> dimAt; // first dims[] entry of each arg/result
+  size_t numDims = 0;                              // entries of dims[]
+
+  bool cuda() const { return dialect == KernelDialect::Cuda; }
+  const DialectInfo &info() const { return dialectInfo(dialect); }
+  const char *st(DType t) const { return storageType(t, dialect); }
+  const char *ct(DType t) const { return computeType(t, dialect); }
+  // A stored element as a computed value, and back.
+  std::string load(DType t, const std::string &ref) const;
+  std::string store(DType t, const std::string &value) const;
+
+  // Records why the group gets no kernel; false stops emitting.
+  bool noKernel(const std::string &what) const;
+  std::nullopt_t reject(const std::string &what) const {
+    noKernel(what);
+    return std::nullopt;
+  }
+
+  // The argument index of `v`, SIZE_MAX when it is none.
+  size_t argIndex(const Value *v) const;
+  // `dims[k]`: dim `d` of argument/result `v`.
+  std::string dim(const Value *v, size_t d) const;
+  // The number of rows of the domain (all dims of result 0 but the last).
+  std::string rowsExpr() const;
+  // The kernel's symbol, and the comment line naming its group and domain.
+  std::string head(std::string &symbol) const;
+  // Some argument or op result is a half float (CUDA: the prelude includes
+  // the fp16/bf16 headers).
+  bool usesHalf() const;
+  // The kernel around `source`, named for the group.
+  EmittedKernel kernel(const std::string &symbol, const std::string &source) const {
+    return EmittedKernel{f.name, symbol, source};
+  }
+
+  // Typed views of `bufs` (in<i>, out<i>) and `inner`, the domain's last dim.
+  void emitPointers(std::ostream &os) const;
+  // `name`[d]: the row-major strides of `v`, from its run-time dims.
+  void emitRowMajorStrides(std::ostream &os, const std::string &name, const Value *v) const;
+  // The kernel's signature. CPU: the ABI's bufs, dims, begin, end. CUDA:
+  // the parameter struct, the kernel's head (launch bounds `cudaBlock`)
+  // and the CPU ABI's two names.
+  void emitSignature(std::ostream &os, const std::string &symbol, unsigned cudaBlock) const;
+  // The comment line, the signature and the typed buffer views of a kernel
+  // over the group's domain; returns its symbol.
+  std::string emitStart(std::ostream &os, unsigned cudaBlock) const;
+  // CUDA: the grid-stride loop over elements [begin, n) of the domain. With
+  // `divides` the element's row and j are needed: the loop is emitted twice,
+  // dividing in 32 bits where n allows (a 64-bit division is far slower).
+  void emitGridLoops(std::ostream &os, const std::string &begin, bool divides,
+                     const std::function<void(const std::string &index)> &body) const;
+};
+
+// The value of a one-element f32/f64 constant.
+std::optional<double> scalarConstant(const Value *v);
+// The integers of constant `v` (i32/i64), if it is one.
+std::optional<std::vector<int64_t>> constantInts(const Value *v);
+
+} // namespace tc::kernels

@@ -1,0 +1,198 @@
+#include "OpExpressions.h"
+#include "tc/Support/Float16.h"
+
+namespace tc::kernels {
+
+std::optional<std::string> Expressions::operand(const Value *v) {
+  if (auto it = names_.find(v); it != names_.end())
+    return it->second;
+  const Function &f = c_.f;
+  for (size_t i = 0; i < f.args.size(); ++i)
+    if (f.args[i] == v)
+      return names_[v] = "a" + std::to_string(i);
+  if (v->isConstant()) {
+    auto n = staticNumElements(v->type.shape);
+    if (!n || *n != 1 || !c_.st(v->type.dtype))
+      return std::nullopt;
+    double x = 0;
+    if (v->type.dtype == DType::F32)
+      x = double(*v->data->as<float>());
+    else if (v->type.dtype == DType::F64)
+      x = *v->data->as<double>();
+    else if (v->type.dtype == DType::F16)
+      x = double(halfToFloat(*v->data->as<uint16_t>()));
+    else if (v->type.dtype == DType::BF16)
+      x = double(bf16ToFloat(*v->data->as<uint16_t>()));
+    else
+      x = v->data->ptr[0] ? 1 : 0;
+    return names_[v] = v->type.dtype == DType::Bool ? (x != 0 ? "true" : "false")
+                                                    : floatLiteral(x, v->type.dtype, c_.dialect);
+  }
+  return std::nullopt;
+}
+
+const char *Expressions::resultType(const Op &op) {
+  if (op.results.size() != 1)
+    return c_.noKernel(std::string(op.name()) + " with several results"), nullptr;
+  const Value *res = op.result();
+  const char *rt = c_.ct(res->type.dtype);
+  if (!rt)
+    c_.noKernel(std::string(op.name()) + " producing " + res->type.str());
+  return rt;
+}
+
+void Expressions::define(const Value *res, const char *T, const std::string &e, std::ostream &os) {
+  std::string t = "t" + std::to_string(nextTemp_++);
+  os << "      const " << T << " " << t << " = " << e << ";\n";
+  names_[res] = t;
+}
+
+bool Expressions::emit(const Op &op, std::ostream &os) {
+  const char *rt = resultType(op);
+  if (!rt)
+    return false;
+  const Value *res = op.result();
+  std::vector<std::string> a;
+  for (const Value *v : op.operands) {
+    if (!v) {
+      a.push_back("");
+      continue;
+    }
+    if (!c_.st(v->type.dtype))
+      return c_.noKernel(std::string(op.name()) + " reading " + v->type.str());
+    auto e = operand(v);
+    if (!e)
+      return c_.noKernel(std::string(op.name()) + " reading the non-scalar constant %" + v->name);
+    a.push_back(*e);
+  }
+  bool isFloat = res->type.dtype != DType::Bool;
+  std::string T = rt, x = a.empty() ? "" : a[0];
+  auto call = [&](const char *fn) { return std::string(fn) + "(" + x + ")"; };
+  auto lit = [&](double v) { return floatLiteral(v, res->type.dtype, c_.dialect); };
+  std::string e;
+  switch (op.kind) {
+  case OpKind::Neg: e = "-(" + x + ")"; break;
+  case OpKind::Abs: e = call("tc_abs"); break;
+  case OpKind::Relu: e = x + " < 0 ? " + T + "(0) : " + x; break; // NaN stays NaN
+  case OpKind::Sigmoid: e = T + "(1) / (" + T + "(1) + tc_exp(-" + x + "))"; break;
+  case OpKind::Tanh: e = call("tc_tanh"); break;
+  case OpKind::Exp: e = call("tc_exp"); break;
+  case OpKind::Log: e = call("tc_log"); break;
+  case OpKind::Sqrt: e = call("tc_sqrt"); break;
+  case OpKind::Reciprocal: e = T + "(1) / " + x; break;
+  case OpKind::Cos: e = call("tc_cos"); break;
+  case OpKind::Sin: e = call("tc_sin"); break;
+  case OpKind::Erf: e = call("tc_erf"); break;
+  case OpKind::Floor: e = call("tc_floor"); break;
+  case OpKind::Ceil: e = call("tc_ceil"); break;
+  case OpKind::HardSwish: e = x + " * tc_clamp01(" + x + " / " + T + "(6) + " + T + "(0.5))"; break;
+  case OpKind::HardSigmoid:
+    e = "tc_clamp01(" + lit(op.getFloat("alpha")) + " * " + x + " + " + lit(op.getFloat("beta")) +
+        ")";
+    break;
+  case OpKind::LeakyRelu:
+    e = x + " < 0 ? " + lit(op.getFloat("alpha")) + " * " + x + " : " + x;
+    break;
+  case OpKind::Elu:
+    e = x + " < 0 ? " + lit(op.getFloat("alpha")) + " * (tc_exp(" + x + ") - " + T + "(1)) : " + x;
+    break;
+  case OpKind::Gelu:
+    if (op.getString("approximate") == "tanh")
+      e = T + "(0.5) * " + x + " * (" + T + "(1) + tc_tanh(" + lit(0.7978845608028654) + " * (" +
+          x + " + " + lit(0.044715) + " * " + x + " * " + x + " * " + x + ")))";
+    else
+      e = T + "(0.5) * " + x + " * (" + T + "(1) + tc_erf(" + x + " * " + lit(0.7071067811865476) +
+          "))";
+    break;
+  case OpKind::Add: e = a[0] + " + " + a[1]; break;
+  case OpKind::Sub: e = a[0] + " - " + a[1]; break;
+  case OpKind::Mul: e = a[0] + " * " + a[1]; break;
+  case OpKind::Div: e = a[0] + " / " + a[1]; break;
+  case OpKind::Pow: {
+    // Small constant exponents (GPT-2's x^3, variance's x^2) without powf.
+    std::optional<double> k = scalarConstant(op.operand(1));
+    if (k == 1.0)
+      e = a[0];
+    else if (k == 2.0)
+      e = "(" + a[0] + " * " + a[0] + ")";
+    else if (k == 3.0)
+      e = "(" + a[0] + " * " + a[0] + " * " + a[0] + ")";
+    else if (k == 0.5)
+      e = "tc_sqrt(" + a[0] + ")";
+    else
+      e = "tc_pow(" + a[0] + ", " + a[1] + ")";
+    break;
+  }
+  case OpKind::Min:
+  case OpKind::Max: {
+    const char *fn = op.is(OpKind::Min) ? "tc_min" : "tc_max";
+    e = a[0];
+    for (size_t i = 1; i < a.size(); ++i)
+      e = std::string(fn) + "(" + e + ", " + a[i] + ")";
+    break;
+  }
+  case OpKind::Where: e = a[0] + " ? " + a[1] + " : " + a[2]; break;
+  case OpKind::Equal: e = a[0] + " == " + a[1]; break;
+  case OpKind::Less: e = a[0] + " < " + a[1]; break;
+  case OpKind::Greater: e = a[0] + " > " + a[1]; break;
+  case OpKind::LessOrEqual: e = a[0] + " <= " + a[1]; break;
+  case OpKind::GreaterOrEqual: e = a[0] + " >= " + a[1]; break;
+  case OpKind::Not: e = "!" + x; break;
+  case OpKind::IsNaN: e = x + " != " + x; break;
+  case OpKind::And: e = a[0] + " && " + a[1]; break;
+  case OpKind::Or: e = a[0] + " || " + a[1]; break;
+  case OpKind::Xor: e = a[0] + " != " + a[1]; break;
+  case OpKind::Clip: {
+    // min(max(x, lo), hi) with NaN kept, absent bounds skipped.
+    e = x;
+    if (a.size() > 1 && !a[1].empty())
+      e = "tc_max(" + e + ", " + a[1] + ")";
+    if (a.size() > 2 && !a[2].empty())
+      e = "tc_min(" + e + ", " + a[2] + ")";
+    break;
+  }
+  case OpKind::Cast:
+    if (!isFloat && op.operand(0)->type.dtype != DType::Bool)
+      e = x + " != 0";
+    else if (isHalf(res->type.dtype)) // rounded to the half type, computed in float
+      e = c_.load(res->type.dtype, c_.store(res->type.dtype, T + "(" + x + ")"));
+    else
+      e = T + "(" + x + ")";
+    break;
+  default: return c_.noKernel("no code for " + std::string(op.name()));
+  }
+  define(res, rt, e, os);
+  return true;
+}
+
+void Expressions::emitStores(std::ostream &os, const std::string &at,
+                             const std::unordered_set<const Value *> &prologue,
+                             bool inPrologue) const {
+  const Function &f = c_.f;
+  for (size_t i = 0; i < f.results.size(); ++i)
+    if ((prologue.count(f.results[i]) != 0) == inPrologue)
+      os << "      out" << i << "[" << at
+         << "] = " << c_.store(f.results[i]->type.dtype, names_.at(f.results[i])) << ";\n";
+}
+
+bool emitGroupOps(const KernelContext &c, Expressions &ex, const Op *anchor, bool split,
+                  const AnchorCode &anchorCode, std::ostream &pro, std::ostream &body) {
+  bool before = split;
+  for (const auto &op : c.f.ops) {
+    if (op.get() == anchor)
+      before = false;
+    std::ostream &os = before ? pro : body;
+    if (op.get() != anchor) {
+      if (!ex.emit(*op, os))
+        return false;
+    } else if (const char *T = ex.resultType(*op); !T || !anchorCode(*op, T, os)) {
+      return false;
+    }
+  }
+  for (const Value *r : c.f.results)
+    if (!ex.computed(r))
+      return c.noKernel("a result that is not computed in the group");
+  return true;
+}
+
+} // namespace tc::kernels

@@ -1,0 +1,53 @@
+// THE per-op expression table: each op of a group becomes one C expression
+// over register values (`const T tN = ...;`), the same text in both
+// dialects. Values are named as they are computed: arguments a<i>, scalar
+// constants as literals, op results t<N>; an anchor (a reduction, a
+// contraction) is bound by its family.
+#pragma once
+#include "KernelContext.h"
+#include <unordered_set>
+
+namespace tc::kernels {
+
+class Expressions {
+public:
+  explicit Expressions(const KernelContext &c) : c_(c) {}
+
+  // The expression of `v`: a computed value, an argument's a<i> or a
+  // one-element constant's literal; nullopt for other constants.
+  std::optional<std::string> operand(const Value *v);
+  // The type `op`'s result is computed in, or nullptr (why set) for an op
+  // with several results or a result type no kernel stores.
+  const char *resultType(const Op &op);
+  // `const T tN = e;` into `os`, naming `res` tN.
+  void define(const Value *res, const char *T, const std::string &e, std::ostream &os);
+  // Names `v` `name` (an anchor's value computed by its family's loop).
+  void bind(const Value *v, const std::string &name) { names_[v] = name; }
+  bool computed(const Value *v) const { return names_.count(v) != 0; }
+  const std::string &name(const Value *v) const { return names_.at(v); }
+
+  // `op` through the table; false (why set) when it has no code.
+  bool emit(const Op &op, std::ostream &os);
+
+  // out<i>[at] = each result's value: those computed before a row
+  // reduction (in `prologue`) when `inPrologue`, else the others.
+  void emitStores(std::ostream &os, const std::string &at,
+                  const std::unordered_set<const Value *> &prologue = {},
+                  bool inPrologue = false) const;
+
+private:
+  const KernelContext &c_;
+  std::unordered_map<const Value *, std::string> names_;
+  size_t nextTemp_ = 0;
+};
+
+// Emits every op of the group in order: `anchor` through `anchorCode`
+// (which binds or defines its result), every other op through the
+// expression table. With `split` the ops before the anchor (a reduction's
+// prologue) go to `pro`, the rest to `body`; else all go to `body`. False
+// (why set) when an op has no code or a result is not computed.
+using AnchorCode = std::function<bool(const Op &anchor, const char *T, std::ostream &os)>;
+bool emitGroupOps(const KernelContext &c, Expressions &ex, const Op *anchor, bool split,
+                  const AnchorCode &anchorCode, std::ostream &pro, std::ostream &body);
+
+} // namespace tc::kernels

@@ -1,0 +1,155 @@
+// The Pointwise family: one loop nest over the group's domain (its first
+// result's shape). Operands of the domain's shape are read contiguously,
+// single-element operands as a scalar, and broadcast operands through
+// strides (ElementAccess). Every op of the group is one expression over
+// register values, so the group reads each operand once and writes each
+// result once. The CPU row loop here also carries the row-reduction and
+// contraction families' per-element code.
+#include "Families.h"
+#include <sstream>
+
+namespace tc::kernels {
+
+std::optional<EmittedKernel> emitCpuRows(const KernelContext &c, const ElementAccess &ea,
+                                         const Expressions &ex, const std::string &pro,
+                                         const std::string &body, const CpuRowParts &parts) {
+  std::ostringstream os;
+  std::string symbol = c.emitStart(os, 0);
+  bool anyBroadcast = ea.readsBroadcast();
+  if (anyBroadcast)
+    ea.emitStrides(os);
+  if (parts.setup)
+    parts.setup(os);
+  os << "  for (int64_t row = begin; row < end; ++row) {\n";
+  if (anyBroadcast)
+    ea.emitRowBases(os);
+  if (parts.row)
+    parts.row(os);
+  // In-place plans make out0 == in0, which the vectorizer's overlap check
+  // sends down the scalar loop; element j only reads position j, so the
+  // hint is safe (and `__restrict` on locals is not honoured).
+  os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
+  ea.emitLoads(os);
+  os << pro << body;
+  ex.emitStores(os, "row * inner + j", parts.prologue, /*inPrologue=*/false);
+  os << "    }\n  }\n";
+  if (parts.setup && parts.row)
+    os << "  free(acc);\n";
+  os << "}\n";
+  return c.kernel(symbol, os.str());
+}
+
+namespace {
+
+// One thread per element, grid-stride. Without broadcast operands, a
+// 16-byte vectorized path (every contiguous tensor read and written
+// `vec` elements at a time) runs while all pointers are aligned, the
+// scalar loop takes the tail. Broadcast operands need the element's row:
+// its division runs in 32 bits when n allows.
+std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const ElementAccess &ea,
+                                               const Expressions &ex, const std::string &body) {
+  std::ostringstream os;
+  std::string symbol = c.emitStart(os, kPointwiseBlock);
+  bool anyBroadcast = ea.readsBroadcast();
+  // Read a vector at a time: contiguous arguments, and trailing broadcasts
+  // (a bias) at i % size; any other broadcast leaves only the scalar loop.
+  auto vectorRead = [&](size_t i) {
+    return ea.elementwise(i) &&
+           (ea.access(i) == ElementAccess::Access::Contiguous || ea.trailing(i));
+  };
+  bool vectorizable = true;
+  for (size_t i = 0; i < c.f.args.size(); ++i)
+    vectorizable &=
+        !(ea.elementwise(i) && ea.access(i) == ElementAccess::Access::Broadcast && !ea.trailing(i));
+  size_t widest = 1;
+  for (size_t i = 0; i < c.f.args.size(); ++i)
+    if (vectorRead(i))
+      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
+  for (const Value *r : c.f.results)
+    widest = std::max(widest, dtypeSize(r->type.dtype));
+  unsigned vec = vectorizable ? unsigned(16 / widest) : 1;
+  if (anyBroadcast)
+    ea.emitStrides(os);
+  os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << kGridHead;
+  std::string vecEnd = "0";
+  if (vec > 1) {
+    // The type of `vec` elements of type t moved as one access.
+    auto vt = [&](DType t) {
+      return "tc_vec<" + std::string(c.st(t)) + ", " + std::to_string(vec) + ">";
+    };
+    std::string aligned;
+    auto check = [&](const std::string &ptr, DType t) {
+      aligned +=
+          (aligned.empty() ? "" : " && ") + ("tc_aligned(" + ptr + ", sizeof(" + vt(t) + "))");
+    };
+    for (size_t i = 0; i < c.f.args.size(); ++i)
+      if (vectorRead(i)) {
+        check("in" + std::to_string(i), c.f.args[i]->type.dtype);
+        if (ea.trailing(i)) {
+          os << "  const int64_t size" << i << " = " << ea.sizeOf(i) << ";\n";
+          aligned += " && size" + std::to_string(i) + " % " + std::to_string(vec) + " == 0";
+        }
+      }
+    for (size_t i = 0; i < c.f.results.size(); ++i)
+      check("out" + std::to_string(i), c.f.results[i]->type.dtype);
+    os << "  const int64_t nv = " << aligned << " ? n / " << vec << " : 0;\n";
+    os << "  for (int64_t v = tid; v < nv; v += stride) {\n"
+       << "    const int64_t i = v * " << vec << ";\n";
+    for (size_t i = 0; i < c.f.args.size(); ++i)
+      if (vectorRead(i))
+        os << "    const " << vt(c.f.args[i]->type.dtype) << " v" << i << " = *(const "
+           << vt(c.f.args[i]->type.dtype) << " *)(in" << i << " + i"
+           << (ea.trailing(i) ? " % size" + std::to_string(i) : std::string()) << ");\n";
+    for (size_t i = 0; i < c.f.results.size(); ++i)
+      os << "    " << vt(c.f.results[i]->type.dtype) << " w" << i << ";\n";
+    os << "#pragma unroll\n    for (int k = 0; k < " << vec << "; ++k) {\n";
+    for (size_t i = 0; i < c.f.args.size(); ++i)
+      if (ea.elementwise(i)) {
+        DType t = c.f.args[i]->type.dtype;
+        std::string ref =
+            vectorRead(i) ? "v" + std::to_string(i) + ".v[k]" : "in" + std::to_string(i) + "[0]";
+        os << "      const " << c.ct(t) << " a" << i << " = " << c.load(t, ref) << ";\n";
+      }
+    os << body;
+    for (size_t i = 0; i < c.f.results.size(); ++i)
+      os << "      w" << i
+         << ".v[k] = " << c.store(c.f.results[i]->type.dtype, ex.name(c.f.results[i])) << ";\n";
+    os << "    }\n";
+    for (size_t i = 0; i < c.f.results.size(); ++i)
+      os << "    *(" << vt(c.f.results[i]->type.dtype) << " *)(out" << i << " + i) = w" << i
+         << ";\n";
+    os << "  }\n";
+    vecEnd = "nv * " + std::to_string(vec);
+  }
+  // The scalar loop: its body once per index type when rows are divided.
+  std::ostringstream scalar;
+  ea.emitLoads(scalar, "i");
+  scalar << body;
+  ex.emitStores(scalar, "i");
+  c.emitGridLoops(os, vecEnd, anyBroadcast, [&](const std::string &index) {
+    if (anyBroadcast)
+      ea.emitRowBases(os, index);
+    os << scalar.str();
+  });
+  os << "}\n";
+  EmittedKernel k = c.kernel(symbol, os.str());
+  k.block = kPointwiseBlock;
+  k.vec = vec;
+  k.halfTypes = c.usesHalf();
+  return k;
+}
+
+} // namespace
+
+std::optional<EmittedKernel> emitPointwise(const KernelContext &c, const KernelClass &) {
+  ElementAccess ea(c, nullptr);
+  Expressions ex(c);
+  std::ostringstream pro, body;
+  if (!emitGroupOps(c, ex, nullptr, false, {}, pro, body))
+    return std::nullopt;
+  if (c.cuda())
+    return emitCudaPointwise(c, ea, ex, body.str());
+  return emitCpuRows(c, ea, ex, "", body.str(), {});
+}
+
+} // namespace tc::kernels

@@ -1,0 +1,131 @@
+// The kernel classifier: the one place that decides which family emits a
+// group (tc/CodeGen/KernelEmitter.h), on groups written as .tcir text.
+#include "tc/CodeGen/KernelEmitter.h"
+#include "tc/IR/Parser.h"
+#include <gtest/gtest.h>
+
+using namespace tc;
+
+namespace {
+
+// Each function is a fusion group as the fuse pass outlines it.
+const char *kGroups = R"(module @m {
+  func @pointwise(%x: f32[N,4], %b: f32[4]) -> (f32[N,4]) {
+    %a = Add(%x, %b) : f32[N,4]
+    %r = Relu(%a) : f32[N,4]
+    return %r
+  }
+  func @softmax(%x: f32[N,9], %m: f32[N,9]) -> (f32[N,9]) {
+    %a = Add(%x, %m) : f32[N,9]
+    %p = Softmax(%a) {axis = -1} : f32[N,9]
+    return %p
+  }
+  func @reduce(%x: f32[N,8]) -> (f32[N,1]) {
+    %s = ReduceSum(%x) {axes = [1]} : f32[N,1]
+    return %s
+  }
+  func @matmul(%x: f32[N,5], %w: f32[5,6], %b: f32[6]) -> (f32[N,6]) {
+    %y = MatMul(%x, %w) : f32[N,6]
+    %z = Add(%y, %b) : f32[N,6]
+    return %z
+  }
+  func @pool(%x: f32[N,3,8,8]) -> (f32[N,3,4,4]) {
+    %y = MaxPool(%x) {kernel_shape = [2, 2], strides = [2, 2]} : f32[N,3,4,4]
+    return %y
+  }
+  func @transpose(%x: f32[N,3,5]) -> (f32[N,5,3]) {
+    %y = Transpose(%x) {perm = [0, 2, 1]} : f32[N,5,3]
+    return %y
+  }
+  func @concat(%x: f32[N,3], %y: f32[N,2]) -> (f32[N,5]) {
+    %z = Concat(%x, %y) {axis = 1} : f32[N,5]
+    return %z
+  }
+  func @two(%x: f32[N,9]) -> (f32[N,9]) {
+    %p = Softmax(%x) {axis = -1} : f32[N,9]
+    %q = LogSoftmax(%p) {axis = -1} : f32[N,9]
+    return %q
+  }
+  func @main(%x: f32[N,4]) -> (f32[N,4]) {
+    return %x
+  }
+}
+)";
+
+class KernelClassify : public ::testing::Test {
+protected:
+  void SetUp() override { m_ = parseModule(kGroups, "groups.tcir"); }
+  const Function &group(const char *name) { return *m_->lookup(name); }
+  // The kind on `d`, or "none: <why>".
+  std::string kindOf(const char *name, KernelDialect d) {
+    std::string why;
+    auto cls = classifyKernel(group(name), d, why);
+    return cls ? kernelKindName(cls->kind) : "none: " + why;
+  }
+  std::unique_ptr<Module> m_;
+};
+
+constexpr KernelDialect kCpu = KernelDialect::Cpu, kCuda = KernelDialect::Cuda;
+
+TEST_F(KernelClassify, EachFamilyHasItsGroup) {
+  EXPECT_EQ(kindOf("pointwise", kCpu), "pointwise");
+  EXPECT_EQ(kindOf("pointwise", kCuda), "pointwise");
+  EXPECT_EQ(kindOf("softmax", kCpu), "row-reduction");
+  EXPECT_EQ(kindOf("softmax", kCuda), "row-reduction");
+  EXPECT_EQ(kindOf("reduce", kCuda), "reduction");
+  EXPECT_EQ(kindOf("matmul", kCpu), "contraction");
+  EXPECT_EQ(kindOf("pool", kCuda), "pool");
+  EXPECT_EQ(kindOf("transpose", kCpu), "transpose");
+  EXPECT_EQ(kindOf("concat", kCuda), "data-movement");
+}
+
+TEST_F(KernelClassify, TheAnchorIsTheOpThatDecides) {
+  std::string why;
+  auto pw = classifyKernel(group("pointwise"), kCpu, why);
+  ASSERT_TRUE(pw);
+  EXPECT_EQ(pw->anchor, nullptr);
+  auto sm = classifyKernel(group("softmax"), kCuda, why);
+  ASSERT_TRUE(sm && sm->anchor);
+  EXPECT_TRUE(sm->anchor->is(OpKind::Softmax));
+  auto mm = classifyKernel(group("matmul"), kCpu, why);
+  ASSERT_TRUE(mm && mm->anchor);
+  EXPECT_TRUE(mm->anchor->is(OpKind::MatMul));
+}
+
+TEST_F(KernelClassify, AGroupNoFamilyCoversGetsAReason) {
+  EXPECT_EQ(kindOf("reduce", kCpu), "none: @reduce: no code for ReduceSum");
+  EXPECT_EQ(kindOf("matmul", kCuda), "none: @matmul: MatMul is a library call on CUDA "
+                                     "(cuBLASLt/cuDNN), not a generated kernel");
+  EXPECT_EQ(kindOf("concat", kCpu), "none: @concat: Concat is a run-time copy on CPU");
+  EXPECT_EQ(kindOf("two", kCpu), "none: @two: two anchors");
+}
+
+TEST_F(KernelClassify, TheKindTravelsWithTheKernel) {
+  std::string why;
+  for (auto [name, kind] : {std::pair{"pointwise", KernelKind::Pointwise},
+                            std::pair{"softmax", KernelKind::RowReduction},
+                            std::pair{"transpose", KernelKind::Transpose}}) {
+    auto k = emitKernel(group(name), kCuda, why);
+    ASSERT_TRUE(k) << name << ": " << why;
+    EXPECT_EQ(k->kind, kind) << name;
+  }
+  auto r = emitKernel(group("reduce"), kCuda, why);
+  ASSERT_TRUE(r) << why;
+  EXPECT_EQ(r->kind, KernelKind::Reduction);
+  EXPECT_EQ(r->launch, LaunchKind::Reduce); // the kind and the launch rule are both carried
+}
+
+TEST_F(KernelClassify, AKindWithoutAFamilyIsNoKernel) {
+  std::string why;
+  auto k = emitKernelOfKind(group("pointwise"), kCuda, {KernelKind::Attention, nullptr}, why);
+  EXPECT_FALSE(k);
+  EXPECT_EQ(why, "@pointwise: no kernel: attention has no kernel family yet");
+}
+
+TEST(KernelKindNames, RoundTrip) {
+  for (size_t i = 0; i < std::size(kKernelKindNames); ++i)
+    EXPECT_EQ(parseKernelKind(kernelKindName(KernelKind(i))), KernelKind(i));
+  EXPECT_FALSE(parseKernelKind("tiles"));
+}
+
+} // namespace
