@@ -1,7 +1,7 @@
 /* Runs a CUDA artifact through the C API with its inputs and outputs in
  * device memory and all its work on a stream of this program's, then
- * prints each output's type and first values and the device memory used.
- * Inputs: f32 element k is (k % 11) / 8 - 0.5, i64 element k is k % 3.
+ * prints each output's type and first values (example_io.h fills the
+ * inputs) and the device memory used.
  *
  * It links no CUDA library: the few driver calls it makes (allocate, copy,
  * a stream) are opened with dlopen, as tc itself does. An application with
@@ -14,11 +14,8 @@
  *      -o run_cuda_model
  *   ./run_cuda_model model.tcx 2 0   # symbolic dims of the inputs set to 2; device 0
  */
+#include "example_io.h"
 #include <dlfcn.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <tc/Runtime/tc_runtime.h>
 
 /* The driver API's types and the entry points used (cuda.h's _v2 names). */
 typedef unsigned long long CUdeviceptr;
@@ -55,34 +52,6 @@ static int open_driver(void) {
     }                                                                                              \
   } while (0)
 
-static size_t elements(const tc_tensor *t) {
-  size_t n = 1;
-  for (int d = 0; d < t->rank; ++d)
-    n *= (size_t)t->dims[d];
-  return n;
-}
-
-/* Input i's values in host memory (the pattern above); NULL for a dtype
- * this example does not fill. */
-static void *fill(tc_tensor *t) {
-  size_t n = elements(t);
-  if (strcmp(t->dtype, "f32") == 0) {
-    float *p = malloc(n * sizeof *p + 1);
-    for (size_t k = 0; k < n; ++k)
-      p[k] = (float)(k % 11) / 8 - 0.5f;
-    t->bytes = n * sizeof *p;
-    return p;
-  }
-  if (strcmp(t->dtype, "i64") == 0) {
-    int64_t *p = malloc(n * sizeof *p + 1);
-    for (size_t k = 0; k < n; ++k)
-      p[k] = (int64_t)(k % 3);
-    t->bytes = n * sizeof *p;
-    return p;
-  }
-  return NULL;
-}
-
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: %s model.tcx [size of symbolic dims] [device]\n", argv[0]);
@@ -114,17 +83,8 @@ int main(int argc, char **argv) {
   tc_tensor *outputs = calloc((size_t)m + 1, sizeof(tc_tensor));
   void **host = calloc((size_t)n + 1, sizeof(void *));
   for (int i = 0; i < n; ++i) {
-    const char *name;
-    tc_model_input(model, i, &name, &inputs[i]);
-    for (int d = 0; d < inputs[i].rank; ++d)
-      if (inputs[i].dims[d] < 0)
-        inputs[i].dims[d] = dynamic;
-    host[i] = fill(&inputs[i]);
-    if (!host[i]) {
-      fprintf(stderr, "run_cuda_model: input '%s' has dtype %s, which this example does not fill\n",
-              name, inputs[i].dtype);
+    if (!(host[i] = example_input(model, i, dynamic, &inputs[i])))
       return 1;
-    }
     CUdeviceptr buf = 0;
     if (inputs[i].bytes) {
       CU(cuMemAlloc(&buf, inputs[i].bytes));
@@ -164,20 +124,8 @@ int main(int argc, char **argv) {
   }
   CU(cuStreamSynchronize(stream));
   printf("backend: %s\n", tc_model_backend(model));
-  for (int i = 0; i < m; ++i) {
-    const char *name;
-    tc_model_output(model, i, &name, NULL);
-    printf("output %d '%s': %s[", i, name, outputs[i].dtype);
-    for (int d = 0; d < outputs[i].rank; ++d)
-      printf("%s%lld", d ? "," : "", (long long)outputs[i].dims[d]);
-    printf("]");
-    if (strcmp(outputs[i].dtype, "f32") == 0) {
-      const float *p = results[i];
-      for (size_t k = 0; k < elements(&outputs[i]) && k < 8; ++k)
-        printf(" %.6f", p[k]);
-    }
-    printf("\n");
-  }
+  for (int i = 0; i < m; ++i)
+    example_print(model, i, &outputs[i], results[i]);
   uint64_t planned = 0, peak = 0;
   tc_model_device_bytes(model, &planned, &peak);
   printf("device bytes: planned %llu, peak %llu\n", (unsigned long long)planned,

@@ -1,9 +1,9 @@
-"""The C API examples' inputs and outputs, for c-api-cuda.test.
+"""The C API examples' inputs and outputs, for c-api.test and c-api-cuda.test.
 
     c_api_inputs.py fill DIR
         refills each DIR/input_K.pb (tc-run --random-inputs --output-dir) as
-        docs/examples/run_cuda_model.c fills its inputs (element k: f32
-        (k % 11) / 8 - 0.5, i64 k % 3), keeping dtype and shape
+        docs/examples/example_io.h fills the examples' inputs (element k:
+        f32 (k % 11) / 8 - 0.5, i64 k % 3), keeping dtype and shape
     c_api_inputs.py compare PRINTED DIR
         checks each "output I 'NAME': DTYPE[DIMS] V0 V1 ..." line an example
         printed against DIR/output_I.pb (tc-run --target=ref --output-dir):
