@@ -13,10 +13,11 @@ std::optional<ShapeKey> shapeKeyOf(const Function &main, const std::vector<HostT
   std::vector<InputType> types;
   for (const HostTensor &t : inputs)
     types.push_back({t.dtype(), &t.shape()});
-  return shapeKeyOf(main, types);
+  return shapeKeyOfTypes(main, types);
 }
 
-std::optional<ShapeKey> shapeKeyOf(const Function &main, const std::vector<InputType> &inputs) {
+std::optional<ShapeKey> shapeKeyOfTypes(const Function &main,
+                                        const std::vector<InputType> &inputs) {
   if (inputs.size() != main.args.size())
     return std::nullopt;
   ShapeKey k;

@@ -32,7 +32,7 @@ struct InputType {
   DType dtype;
   const std::vector<int64_t> *dims;
 };
-std::optional<ShapeKey> shapeKeyOf(const Function &main, const std::vector<InputType> &inputs);
+std::optional<ShapeKey> shapeKeyOfTypes(const Function &main, const std::vector<InputType> &inputs);
 
 // Where a value of a planned module lives.
 struct ValuePlace {

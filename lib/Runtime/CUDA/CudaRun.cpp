@@ -605,7 +605,7 @@ bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
   const cuda::Driver &d = cuda::driver();
   d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
   useStream(stream ? stream : stream_);
-  std::optional<ShapeKey> key = shapeKeyOf(main, types);
+  std::optional<ShapeKey> key = shapeKeyOfTypes(main, types);
   if (!key && onDevice) { // the reference executor says why for host inputs
     std::string got, want;
     for (const InputType &t : types)
