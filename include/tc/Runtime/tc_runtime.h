@@ -101,16 +101,18 @@ int tc_model_run(tc_model *model, const tc_tensor *inputs, int num_inputs, tc_te
  * and dtype, rank, dims and bytes (the output's size) set on return.
  *
  * Every copy, kernel and library call is enqueued on `stream`; a shape's
- * CUDA graph (recorded at its second run) is replayed on it. The call waits
- * for the stream (cuStreamSynchronize, never the whole device) only when:
- * the stream is NULL; an output is HOST; a step of the plan runs on the host (tc-run
- * --print-steps shows them; each waits for its operands); or the input
- * shape cannot be planned ahead (data-dependent sizes: every op on the
- * host). Otherwise it returns once the work is enqueued: inputs may be
- * overwritten, and outputs read, only by work ordered after it on the
- * stream, and a kernel's fault shows at the caller's next synchronize.
- * Host inputs are staged before the call returns. Runs of one model share
- * its memory: order runs on different streams yourself. Returns 0 or -1. */
+ * CUDA graph (recorded at its second run) is replayed on it. The first run
+ * of a shape also allocates its device memory (cuMemAlloc) and uploads the
+ * weights on the stream. The call waits for the stream (cuStreamSynchronize,
+ * never the whole device) only when: the stream is NULL; an output is HOST;
+ * a step of the plan runs on the host (tc-run --print-steps shows them; each
+ * waits for its operands); or the input shape cannot be planned ahead
+ * (data-dependent sizes: every op on the host). Otherwise it returns once
+ * the work is enqueued: inputs may be overwritten, and outputs read, only by
+ * work ordered after it on the stream, and a kernel's fault shows at the
+ * caller's next synchronize. Host inputs are staged before the call
+ * returns. Runs of one model share its memory: order runs on different
+ * streams yourself. Returns 0 or -1. */
 int tc_model_run_on_stream(tc_model *model, void *stream, const tc_tensor *inputs, int num_inputs,
                            tc_tensor *outputs, int capacity);
 
