@@ -10,15 +10,23 @@
 namespace tc {
 
 std::optional<ShapeKey> shapeKeyOf(const Function &main, const std::vector<HostTensor> &inputs) {
+  std::vector<InputType> types;
+  for (const HostTensor &t : inputs)
+    types.push_back({t.dtype(), &t.shape()});
+  return shapeKeyOfTypes(main, types);
+}
+
+std::optional<ShapeKey> shapeKeyOfTypes(const Function &main,
+                                        const std::vector<InputType> &inputs) {
   if (inputs.size() != main.args.size())
     return std::nullopt;
   ShapeKey k;
   for (size_t i = 0; i < inputs.size(); ++i) {
     const Shape &s = main.args[i]->type.shape;
-    if (inputs[i].dtype() != main.args[i]->type.dtype || inputs[i].rank() != s.size())
+    if (inputs[i].dtype != main.args[i]->type.dtype || inputs[i].dims->size() != s.size())
       return std::nullopt;
     for (size_t d = 0; d < s.size(); ++d) {
-      int64_t n = inputs[i].shape()[d];
+      int64_t n = (*inputs[i].dims)[d];
       k.dims.push_back(n);
       if ((s[d].isStatic() && s[d].size != n) ||
           (s[d].isSymbolic() && !k.sizes.emplace(s[d].symbol, n).second &&

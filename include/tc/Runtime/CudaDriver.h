@@ -35,6 +35,7 @@ struct Driver {
   CUresult (*memFree)(CUdeviceptr ptr);
   CUresult (*memcpyHtoDAsync)(CUdeviceptr dst, const void *src, size_t bytes, CUstream stream);
   CUresult (*memcpyDtoHAsync)(void *dst, CUdeviceptr src, size_t bytes, CUstream stream);
+  CUresult (*memcpyDtoDAsync)(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
   CUresult (*streamCreate)(CUstream *stream, unsigned flags);
   CUresult (*streamDestroy)(CUstream stream);
   CUresult (*streamSynchronize)(CUstream stream);

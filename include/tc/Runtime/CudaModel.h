@@ -1,6 +1,6 @@
-// A CUDA artifact loaded on this machine's first GPU: the cubin built for
-// its arch loaded into the primary context, a function per entry of the
-// kernel table, ONE stream, and running. Per distinct input shape
+// A CUDA artifact loaded on one GPU (the first unless told): the cubin built
+// for its arch loaded into the device's primary context, a function per
+// entry of the kernel table, a stream of its own, and running. Per distinct input shape
 // (ShapePlan.h, shared with the CPU runtime): ONE device arena of the
 // planned size plus room for the inputs, every generated kernel's parameter
 // packed once, every library call (MatMul/Gemm: cuBLASLt, Conv: cuDNN, then
@@ -9,9 +9,10 @@
 // run on the host's reference kernels, their operands and results copied,
 // and count as fallbacks.
 //
-// Every copy, launch and library call of a run goes on the model's stream,
-// and device steps neither allocate nor synchronize: a plan's steps are one
-// stream of work (what a CUDA graph can capture).
+// Every copy, launch and library call of a run goes on one stream (the
+// model's, or the caller's: runOn), and device steps neither allocate nor
+// synchronize: a plan's steps are one stream of work (what a CUDA graph can
+// capture).
 #pragma once
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
@@ -41,8 +42,11 @@ public:
   // loading the cubin. Every error is a tc::Error naming the file.
   // `libraries` false: MatMul/Gemm/Conv groups run on the host's reference
   // kernels (tc-run --cuda-libraries=off; no cuBLASLt/cuDNN needed).
+  // `ordinal`: the device (cuDeviceGet's numbering); one the machine lacks
+  // is "no CUDA device N (...)". Leaves the device's primary context current
+  // on the calling thread.
   static std::unique_ptr<CudaModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                         bool libraries = true);
+                                         bool libraries = true, int ordinal = 0);
   ~CudaModel();
 
   const Artifact &artifact() const { return artifact_; }
@@ -50,7 +54,7 @@ public:
   const std::string &arch() const { return arch_; }     // the cubin loaded: "sm_90"
   const std::string &device() const { return device_; } // "NVIDIA H100 80GB HBM3"
   size_t kernelCount() const { return kernels_.size(); }
-  // The stream every run's work goes on (e.g. to capture a plan as a graph).
+  // The model's own stream: run()'s work goes on it; plans are captured on it.
   cuda::CUstream stream() const { return stream_; }
 
   // Runs the entry function: host tensors in (checked like the reference
@@ -58,6 +62,42 @@ public:
   // shape that cannot be planned (sizes known only at run time) runs wholly
   // on the host's reference kernels.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
+
+  // An input of runOn: a host tensor, or `bytes` at `device` (memory of
+  // this model's context, i.e. the device's primary context: what
+  // cudaMalloc gives) holding dtype[shape], read on the run's stream.
+  struct Input {
+    const HostTensor *host = nullptr; // set: on the host; the rest unused
+    DType dtype = DType::F32;
+    std::vector<int64_t> shape;
+    cuda::CUdeviceptr device = 0;
+    size_t bytes = 0;
+  };
+  // An output of runOn, by where the caller wants it.
+  struct Output {
+    enum class To {
+      Host,         // downloaded into `host` (the run waits for the stream)
+      ModelDevice,  // left in the model's device memory: `device` is set, valid
+                    // until the next run (whose work may overwrite it)
+      CallerDevice, // copied on the stream into `device`, `capacity` bytes of room
+    } to = To::Host;
+    cuda::CUdeviceptr device = 0;
+    size_t capacity = 0;        // CallerDevice: the buffer's bytes
+    size_t bytes = 0;           // set by the run: the output's size
+    std::vector<int64_t> shape; // set by the run
+    HostTensor host;            // To::Host: set by the run
+  };
+  // Runs the entry with all its work on `stream` (any stream of this model's
+  // context; the caller orders runs on different streams, as they share the
+  // plan's arena; nullptr: the model's own, and the run waits for it).
+  // Device inputs and outputs are copied into and out of the arena, so a
+  // plan's CUDA graph (captured on the model's own stream) replays on any
+  // stream. Waits for the stream only where it must: a Host output, a step
+  // on the host (its operands downloaded), an unplanned shape (all on the
+  // host), tracing or profiling; returns whether it waited. Otherwise the
+  // work is only enqueued: its faults surface at the caller's next
+  // synchronize, and deviceMs() is -1.
+  bool runOn(cuda::CUstream stream, const std::vector<Input> &inputs, std::vector<Output> &outputs);
   // The last run: steps by a generated kernel, by a library call and on the
   // host, the device arena's bytes (0: it ran without one), one line per step
   // saying what ran it (empty when unplanned).
@@ -116,7 +156,8 @@ private:
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
   cuda::CUmodule cubin_ = nullptr;
-  cuda::CUstream stream_ = nullptr;
+  cuda::CUstream stream_ = nullptr; // the model's own
+  cuda::CUstream work_ = nullptr;   // the stream the current run's work goes on
   bool libraries_ = true;
   // Made the first time a plan calls them (the libraries opened then).
   std::unique_ptr<cuda::CublasLt> cublasLt_;
@@ -129,6 +170,8 @@ private:
   uint64_t arenaBytes_ = 0;
   bool graphs_ = true, ranGraph_ = false, profile_ = false;
   std::string graphNote_;
+  // ModelDevice outputs of an unplanned run (a planned one's are in its arena).
+  std::vector<cuda::DeviceMemory> unplannedOutputs_;
   double deviceMs_ = -1;
   cuda::CUevent start_ = nullptr, stop_ = nullptr; // around a run's steps
   RunTrace *trace_ = nullptr;                      // nullptr: not tracing (all it costs then)
@@ -142,7 +185,10 @@ private:
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
-  std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
+  bool runPlanned(ShapePlan &plan, const std::vector<Input> &inputs, std::vector<Output> &outputs,
+                  bool wait);
+  bool runUnplanned(const std::vector<Input> &inputs, std::vector<Output> &outputs);
+  void useStream(cuda::CUstream stream);
   void enqueueSteps(ShapePlan &plan, const std::function<HostTensor(const Value *)> &download,
                     const char *traceNote = nullptr);
   void capture(ShapePlan &plan);

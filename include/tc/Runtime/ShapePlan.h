@@ -27,6 +27,12 @@ struct ShapeKey {
   std::map<std::string, int64_t> sizes;
 };
 std::optional<ShapeKey> shapeKeyOf(const Function &main, const std::vector<HostTensor> &inputs);
+// The same for inputs known by dtype and dims alone (bytes on a device).
+struct InputType {
+  DType dtype;
+  const std::vector<int64_t> *dims;
+};
+std::optional<ShapeKey> shapeKeyOfTypes(const Function &main, const std::vector<InputType> &inputs);
 
 // Where a value of a planned module lives.
 struct ValuePlace {

@@ -36,6 +36,7 @@ Driver open() {
   bind(d.memFree, "cuMemFree_v2");
   bind(d.memcpyHtoDAsync, "cuMemcpyHtoDAsync_v2");
   bind(d.memcpyDtoHAsync, "cuMemcpyDtoHAsync_v2");
+  bind(d.memcpyDtoDAsync, "cuMemcpyDtoDAsync_v2");
   bind(d.streamCreate, "cuStreamCreate");
   bind(d.streamDestroy, "cuStreamDestroy_v2");
   bind(d.streamSynchronize, "cuStreamSynchronize");

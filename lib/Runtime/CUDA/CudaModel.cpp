@@ -6,8 +6,8 @@
 
 namespace tc {
 
-std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file,
-                                           bool libraries) {
+std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file, bool libraries,
+                                           int ordinal) {
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->libraries_ = libraries;
   Artifact &a = m->artifact_ = readArtifact(std::move(file));
@@ -22,7 +22,11 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   m->plans_ = std::make_unique<ShapePlanCache<ShapePlan>>();
 
   const cuda::Driver &d = cuda::driver();
-  d.check(d.deviceGet(&m->dev_, 0), "cuDeviceGet");
+  int count = 0;
+  d.check(d.deviceGetCount(&count), "cuDeviceGetCount");
+  if (ordinal < 0 || ordinal >= count)
+    fail("no CUDA device ", ordinal, " (this machine has ", count, ")");
+  d.check(d.deviceGet(&m->dev_, ordinal), "cuDeviceGet");
   int major = 0, minor = 0;
   d.check(d.deviceGetAttribute(&major, cuda::kComputeCapabilityMajor, m->dev_),
           "cuDeviceGetAttribute");
@@ -46,6 +50,7 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   // Non-blocking: no implicit synchronization with other work on the
   // legacy default stream (another library's, another model's).
   d.check(d.streamCreate(&m->stream_, cuda::kStreamNonBlocking), "cuStreamCreate");
+  m->work_ = m->stream_;
   if (d.hasEvents()) { // device time of each run (a stand-in driver may lack them)
     d.check(d.eventCreate(&m->start_, 0), "cuEventCreate");
     d.check(d.eventCreate(&m->stop_, 0), "cuEventCreate");

@@ -1,7 +1,8 @@
 // CudaModel::run: per-shape plans over one device arena, kernel launches per
 // the kernel table's launch rule, cuBLASLt/cuDNN calls for library groups,
 // host fallbacks through the reference kernels (the same per-op path as the
-// CPU runtime's). Everything of a run is enqueued on the model's stream.
+// CPU runtime's). Everything of a run is enqueued on one stream, work_: the
+// model's own or the caller's (runOn).
 #include "CudaShapePlan.h"
 #include "Cupti.h"
 #include "tc/Analysis/StepCost.h"
@@ -20,8 +21,8 @@ uint64_t alignUp(uint64_t n) {
 } // namespace
 
 // The device copy of constant `v`: the artifact's weights are uploaded once
-// per model, constants folded for one shape once per plan. On the stream,
-// so the steps after it see the bytes (the source outlives the copy).
+// per model, constants folded for one shape once per plan. On the run's
+// stream, so the steps after it see the bytes (the source outlives the copy).
 cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
   const TensorData &data = *v.data;
   if (!data.size)
@@ -34,7 +35,7 @@ cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
   if (it == cache.end()) {
     cuda::DeviceMemory mem(data.size);
     const cuda::Driver &d = cuda::driver();
-    d.check(d.memcpyHtoDAsync(mem.get(), data.ptr, data.size, stream_), "cuMemcpyHtoDAsync");
+    d.check(d.memcpyHtoDAsync(mem.get(), data.ptr, data.size, work_), "cuMemcpyHtoDAsync");
     it = cache.emplace(data.ptr, std::move(mem)).first;
   }
   return it->second.get();
@@ -102,7 +103,7 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
     if (!c->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cudnn_)
-      cudnn_ = std::make_unique<cuda::Cudnn>(stream_);
+      cudnn_ = std::make_unique<cuda::Cudnn>(work_);
     s.conv = cuda::CudnnConv::create(*cudnn_, *c,
                                      {ptr(c->input), ptr(c->weights), ptr(c->bias), out}, why);
     if (!s.conv)
@@ -213,9 +214,9 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
   const cuda::Driver &d = cuda::driver();
   auto launch = [&](const Step &s) {
     void *params[] = {const_cast<uint64_t *>(s.params.data())};
-    d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, stream_, params,
-                           nullptr),
-            "cuLaunchKernel");
+    d.check(
+        d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, work_, params, nullptr),
+        "cuLaunchKernel");
   };
   using Kind = Step::Kind;
   bool profiling = !plan.stepEvents.empty();
@@ -224,7 +225,7 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     Step &s = plan.steps[i];
     if (profiling)
-      d.check(d.eventRecord(plan.stepEvents[i], stream_), "cuEventRecord");
+      d.check(d.eventRecord(plan.stepEvents[i], work_), "cuEventRecord");
     if (s.kind == Kind::Nothing)
       continue;
     double start = trace_ ? trace_->nowUs() : 0;
@@ -232,7 +233,7 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
       launch(s);
     } else if (s.kind == Kind::Library) {
       if (s.gemm)
-        s.gemm->run(stream_);
+        s.gemm->run(work_);
       else
         s.conv->run();
       if (s.fn) // the epilogue, in place over the result
@@ -242,10 +243,10 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
       for (size_t i = 0; i < outs.size(); ++i)
         if (outs[i].byteSize())
           d.check(d.memcpyHtoDAsync(devicePtr(plan, s.op->results[i]), outs[i].bytes(),
-                                    outs[i].byteSize(), stream_),
+                                    outs[i].byteSize(), work_),
                   "cuMemcpyHtoDAsync");
       // `outs` goes now; make sure the copies have read it.
-      d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+      d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
     }
     if (trace_)
       traceHost(plan.info[i].group, plan.info[i].kind, int(i), start, traceNote ? traceNote : "");
@@ -281,14 +282,20 @@ std::vector<CudaModel::StepProfile> CudaModel::stepProfile() const {
 
 // Records the plan's steps (all on the device) as a graph. A library call
 // that cannot be captured leaves the plan running step by step, with why.
+// On the model's own stream, whatever stream the run is on: a caller's
+// stream may be in a capture of its own, and the graph replays on any.
 void CudaModel::capture(ShapePlan &plan) {
   const cuda::Driver &d = cuda::driver();
   const int threadLocal = 1; // CU_STREAM_CAPTURE_MODE_THREAD_LOCAL
   d.check(d.streamBeginCapture(stream_, threadLocal), "cuStreamBeginCapture");
+  cuda::CUstream run = work_;
   cuda::CUgraph g = nullptr;
   try {
+    useStream(stream_);
     enqueueSteps(plan, nullptr, "captured into a CUDA graph, not run");
+    useStream(run);
   } catch (const Error &e) {
+    useStream(run);
     d.streamEndCapture(stream_, &g); // ends the (invalidated) capture
     if (g)
       d.graphDestroy(g);
@@ -313,22 +320,36 @@ void CudaModel::capture(ShapePlan &plan) {
       "recorded a CUDA graph of " + std::to_string(plan.graphNodes) + " nodes for " + plan.shape;
 }
 
-std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
-                                              const std::vector<HostTensor> &inputs) {
+bool CudaModel::runPlanned(ShapePlan &plan, const std::vector<Input> &inputs,
+                           std::vector<Output> &outputs, bool wait) {
   const cuda::Driver &d = cuda::driver();
+  const std::vector<Value *> &results = plan.planned->main().results;
+  // Checked before anything is enqueued: a failed run leaves nothing half done.
+  for (size_t i = 0; i < results.size(); ++i) {
+    Output &o = outputs[i];
+    o.shape = staticDims(results[i]->type.shape);
+    o.bytes = byteSize(results[i]->type).value_or(0);
+    if (o.to == Output::To::CallerDevice && o.bytes && (!o.device || o.bytes > o.capacity))
+      fail("output '", results[i]->name, "' (", results[i]->type.str(), ") needs ", o.bytes,
+           " bytes; the device buffer given has ", o.device ? o.capacity : 0);
+  }
   if (trace_) {
     describeSteps(plan);
     trace_->steps = plan.info;
     traced_.clear(); // what a failed run left
   }
   double since = trace_ ? trace_->nowUs() : 0;
-  // Host to device from pageable memory: the call returns once the bytes are
-  // staged, so the inputs may change after it.
-  for (size_t i = 0; i < inputs.size(); ++i)
-    if (inputs[i].byteSize())
-      d.check(d.memcpyHtoDAsync(plan.arena.get() + plan.inputOffsets[i], inputs[i].bytes(),
-                                inputs[i].byteSize(), stream_),
+  // Into the arena: from pageable host memory (the call returns once the
+  // bytes are staged, so the inputs may change after it), or device to
+  // device (the arena's addresses are what the plan's steps and graph hold).
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    cuda::CUdeviceptr at = plan.arena.get() + plan.inputOffsets[i];
+    if (inputs[i].host && inputs[i].host->byteSize())
+      d.check(d.memcpyHtoDAsync(at, inputs[i].host->bytes(), inputs[i].host->byteSize(), work_),
               "cuMemcpyHtoDAsync");
+    else if (!inputs[i].host && inputs[i].bytes)
+      d.check(d.memcpyDtoDAsync(at, inputs[i].device, inputs[i].bytes, work_), "cuMemcpyDtoDAsync");
+  }
   if (trace_)
     traceHost("upload inputs", "memcpy", -1, since);
   // A value's bytes on the host: the stream drained up to here (host steps
@@ -338,9 +359,9 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
     if (v->isConstant())
       std::copy(v->data->ptr, v->data->ptr + t.byteSize(), t.bytes());
     else if (t.byteSize()) {
-      d.check(d.memcpyDtoHAsync(t.bytes(), devicePtr(plan, v), t.byteSize(), stream_),
+      d.check(d.memcpyDtoHAsync(t.bytes(), devicePtr(plan, v), t.byteSize(), work_),
               "cuMemcpyDtoHAsync");
-      d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+      d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
     }
     return t;
   };
@@ -355,6 +376,12 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   // A traced graph replay's kernels are attributed by what a traced
   // step-by-step run of the plan launched: lacking that, go step by step.
   bool stepByStep = profiling || (trace_ && cupti_ && !plan.work);
+  // Besides the caller's asking, the end of the run waits for the stream only
+  // for what reads its results on the host: Host outputs, the events (device
+  // time, profiles), traces.
+  wait = wait || trace_ || profiling ||
+         std::any_of(outputs.begin(), outputs.end(),
+                     [](const Output &o) { return o.to == Output::To::Host; });
   if (profiling && plan.stepEvents.empty()) { // events made once per plan
     plan.stepEvents.resize(plan.steps.size());
     plan.stepMs.assign(plan.steps.size(), 0);
@@ -377,35 +404,43 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   if (plan.runs == 1 && !plan.noGraph.empty())
     graphNote_ = "no CUDA graph for " + plan.shape + ": " + plan.noGraph;
   ++plan.runs;
-  bool timed = start_ && stop_;
+  bool timed = start_ && stop_ && wait;
   if (timed)
-    d.check(d.eventRecord(start_, stream_), "cuEventRecord");
+    d.check(d.eventRecord(start_, work_), "cuEventRecord");
   ranGraph_ = plan.graph && !stepByStep;
   if (ranGraph_) {
     since = trace_ ? trace_->nowUs() : 0;
-    d.check(d.graphLaunch(plan.graph, stream_), "cuGraphLaunch");
+    d.check(d.graphLaunch(plan.graph, work_), "cuGraphLaunch");
     if (trace_)
       traceHost("CUDA graph of " + std::to_string(plan.graphNodes) + " nodes", "graph", -1, since);
   } else {
     enqueueSteps(plan, download);
   }
   if (timed)
-    d.check(d.eventRecord(stop_, stream_), "cuEventRecord");
+    d.check(d.eventRecord(stop_, work_), "cuEventRecord");
   since = trace_ ? trace_->nowUs() : 0;
-  std::vector<HostTensor> results;
-  for (const Value *r : plan.planned->main().results) {
-    HostTensor t(r->type.dtype, staticDims(r->type.shape));
-    if (r->isConstant())
-      std::copy(r->data->ptr, r->data->ptr + t.byteSize(), t.bytes());
-    else if (t.byteSize())
-      d.check(d.memcpyDtoHAsync(t.bytes(), devicePtr(plan, r), t.byteSize(), stream_),
-              "cuMemcpyDtoHAsync");
-    results.push_back(std::move(t));
+  for (size_t i = 0; i < results.size(); ++i) {
+    const Value *r = results[i];
+    Output &o = outputs[i];
+    if (o.to == Output::To::Host) {
+      o.host = HostTensor(r->type.dtype, o.shape);
+      if (r->isConstant())
+        std::copy(r->data->ptr, r->data->ptr + o.bytes, o.host.bytes());
+      else if (o.bytes)
+        d.check(d.memcpyDtoHAsync(o.host.bytes(), devicePtr(plan, r), o.bytes, work_),
+                "cuMemcpyDtoHAsync");
+    } else if (o.to == Output::To::ModelDevice) {
+      o.device = o.bytes ? devicePtr(plan, r) : 0;
+    } else if (o.bytes) {
+      d.check(d.memcpyDtoDAsync(o.device, devicePtr(plan, r), o.bytes, work_), "cuMemcpyDtoDAsync");
+    }
   }
   if (trace_)
     traceHost("download outputs", "memcpy", -1, since);
+  if (!wait)
+    return false;
   // A kernel's or library call's fault surfaces here, named.
-  d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
   float ms = -1;
   if (timed)
     d.check(d.eventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
@@ -438,7 +473,7 @@ std::vector<HostTensor> CudaModel::runPlanned(ShapePlan &plan,
   }
   if (trace_)
     finishTrace(plan);
-  return results;
+  return true;
 }
 
 // Once per plan, outside the timed events.
@@ -464,6 +499,7 @@ void CudaModel::describeSteps(ShapePlan &plan) {
 void CudaModel::learnStepWork(ShapePlan &plan) {
   const cuda::Driver &d = cuda::driver();
   d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+  useStream(stream_);
   describeSteps(plan);
   traced_.clear();
   enqueueSteps(plan, nullptr);
@@ -516,30 +552,130 @@ void CudaModel::finishTrace(ShapePlan &plan) {
 }
 
 std::vector<HostTensor> CudaModel::run(const std::vector<HostTensor> &inputs) {
+  std::vector<Input> in(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    in[i].host = &inputs[i];
+  std::vector<Output> out(module_->main().results.size());
+  runOn(nullptr, in, out);
+  std::vector<HostTensor> results;
+  for (Output &o : out)
+    results.push_back(std::move(o.host));
+  return results;
+}
+
+void CudaModel::useStream(cuda::CUstream stream) {
+  if (cudnn_ && stream != work_)
+    cudnn_->setStream(stream);
+  work_ = stream;
+}
+
+bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
+                      std::vector<Output> &outputs) {
   kernelSteps_ = librarySteps_ = hostSteps_ = 0;
   arenaBytes_ = 0;
   lastPlan_ = nullptr;
   ranGraph_ = false;
   graphNote_.clear();
   deviceMs_ = -1;
+  const Function &main = module_->main();
+  if (outputs.size() != main.results.size())
+    fail("runOn: ", outputs.size(), " outputs given, the model has ", main.results.size());
+  std::vector<InputType> types;
+  bool onDevice = false;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const Input &in = inputs[i];
+    if (in.host) {
+      types.push_back({in.host->dtype(), &in.host->shape()});
+      continue;
+    }
+    onDevice = true;
+    if (in.dtype == DType::Str)
+      fail("input ", i, " is str on the device: strings stay on the host");
+    std::optional<size_t> bytes;
+    if (std::all_of(in.shape.begin(), in.shape.end(), [](int64_t n) { return n >= 0; }))
+      bytes = byteSize(TensorType{in.dtype, makeShape(in.shape)});
+    if (!bytes || *bytes != in.bytes || (in.bytes && !in.device))
+      fail("input ", i, " on the device: ",
+           in.device ? std::to_string(in.bytes) + " bytes" : std::string("no buffer"), " for ",
+           TensorType{in.dtype, makeShape(in.shape)}.str(),
+           bytes ? ", which takes " + std::to_string(*bytes) + " bytes" : ": not a tensor");
+    types.push_back({in.dtype, &in.shape});
+  }
   // Plans allocate and upload too: the context must be this thread's.
   const cuda::Driver &d = cuda::driver();
   d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
-  if (std::optional<ShapeKey> key = shapeKeyOf(module_->main(), inputs))
+  useStream(stream ? stream : stream_);
+  std::optional<ShapeKey> key = shapeKeyOfTypes(main, types);
+  if (!key && onDevice) { // the reference executor says why for host inputs
+    std::string got, want;
+    for (const InputType &t : types)
+      got += (got.empty() ? "" : ", ") + TensorType{t.dtype, makeShape(*t.dims)}.str();
+    for (const Value *a : main.args)
+      want += (want.empty() ? "" : ", ") + a->name + ": " + a->type.str();
+    fail("inputs (", got, ") do not fit ", main.name, "(", want, ")");
+  }
+  if (key)
     if (ShapePlan *plan = plans_->get(key->dims, [&] { return makePlan(key->sizes); })) {
       arenaBytes_ = plan->planned->memory.arenaBytes;
       lastPlan_ = plan;
-      return runPlanned(*plan, inputs);
+      return runPlanned(*plan, inputs, outputs, !stream);
     }
-  // Unplannable (or bad inputs, which the reference executor reports): every
-  // op on the host.
+  return runUnplanned(inputs, outputs);
+}
+
+// A shape that cannot be planned (or host inputs that do not fit, which the
+// reference executor reports): every op on the host's reference kernels,
+// device inputs downloaded first and device outputs uploaded after.
+bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Output> &outputs) {
+  const cuda::Driver &d = cuda::driver();
+  std::vector<HostTensor> host;
+  bool copied = false; // on the stream, to wait for
+  for (const Input &in : inputs) {
+    if (in.host) {
+      host.push_back(*in.host);
+      continue;
+    }
+    HostTensor t(in.dtype, in.shape);
+    if (t.byteSize())
+      d.check(d.memcpyDtoHAsync(t.bytes(), in.device, t.byteSize(), work_), "cuMemcpyDtoHAsync");
+    copied = true;
+    host.push_back(std::move(t));
+  }
+  if (copied)
+    d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
+  copied = false;
   OpOverride countHost = [this](const Op &, const std::vector<const HostTensor *> &) {
     ++hostSteps_;
     return std::optional<std::vector<HostTensor>>();
   };
   if (trace_) // nothing traced step by step: no steps is how the caller knows
     trace_->steps.clear();
-  return runReference(module_.get(), module_->main(), inputs, nullptr, &countHost);
+  std::vector<HostTensor> results =
+      runReference(module_.get(), module_->main(), host, nullptr, &countHost);
+  unplannedOutputs_.clear();
+  for (size_t i = 0; i < results.size(); ++i) {
+    Output &o = outputs[i];
+    o.shape = results[i].shape();
+    o.bytes = results[i].byteSize();
+    if (o.to == Output::To::Host) {
+      o.host = std::move(results[i]);
+      continue;
+    }
+    if (results[i].dtype() == DType::Str)
+      fail("output '", module_->main().results[i]->name, "' is str: strings stay on the host");
+    if (o.to == Output::To::ModelDevice)
+      o.device = unplannedOutputs_.emplace_back(o.bytes).get();
+    else if (o.bytes > o.capacity || (o.bytes && !o.device))
+      fail("output '", module_->main().results[i]->name, "' (", results[i].typeStr(), ") needs ",
+           o.bytes, " bytes; the device buffer given has ", o.device ? o.capacity : 0);
+    if (o.bytes)
+      d.check(d.memcpyHtoDAsync(o.device, results[i].bytes(), o.bytes, work_), "cuMemcpyHtoDAsync");
+    copied = true;
+  }
+  // `results` goes now; make sure the copies have read it.
+  if (copied)
+    d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
+  return true;
 }
 
 std::vector<std::string> CudaModel::stepReport() const {

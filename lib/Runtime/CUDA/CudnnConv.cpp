@@ -11,6 +11,7 @@ namespace tc::cuda {
   fail("cuDNN not available (tc was built without cudnn.h)");
 }
 Cudnn::Cudnn(CUstream) { unavailable(); }
+void Cudnn::setStream(CUstream) {}
 Cudnn::~Cudnn() = default;
 struct CudnnConv::Impl {};
 CudnnConv::~CudnnConv() = default;
@@ -121,7 +122,13 @@ Cudnn::Cudnn(CUstream stream) {
   cudnnHandle_t h = nullptr;
   api().check(api().create(&h), "cudnnCreate");
   handle_ = h;
-  api().check(api().setStream(h, reinterpret_cast<cudaStream_t>(stream)), "cudnnSetStream");
+  setStream(stream);
+}
+
+void Cudnn::setStream(CUstream stream) {
+  api().check(
+      api().setStream(static_cast<cudnnHandle_t>(handle_), reinterpret_cast<cudaStream_t>(stream)),
+      "cudnnSetStream");
 }
 
 Cudnn::~Cudnn() {

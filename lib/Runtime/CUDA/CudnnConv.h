@@ -9,12 +9,14 @@
 
 namespace tc::cuda {
 
-// cuDNN for one model: a handle bound to the model's stream. Throws "cuDNN
+// cuDNN for one model: a handle bound to the stream of the model's run. Throws "cuDNN
 // not found (libcudnn.so.9: ...)" without the library.
 class Cudnn {
 public:
   explicit Cudnn(CUstream stream);
   ~Cudnn();
+  // The stream the next calls go on (a run on a caller's stream).
+  void setStream(CUstream stream);
   Cudnn(const Cudnn &) = delete;
   Cudnn &operator=(const Cudnn &) = delete;
 

@@ -4,6 +4,9 @@
 // the artifact's kernels built for the host) a launch runs the kernel with
 // at most 3 blocks (grid-stride loops cover the rest); without, nothing
 // runs. Built by the lit test, found through LD_LIBRARY_PATH.
+// FAKE_CUDA_DEVICES=N: N devices (default 1; 0: "no usable GPU").
+// FAKE_CUDA_STREAMS=1: every copy, launch and synchronize logs its stream
+// ("on stream 2": streams are numbered from 1 as created).
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,8 +16,12 @@ typedef unsigned long long CUdeviceptr;
 static int ctx, mod, fn;
 
 int cuInit(unsigned f) { return 0; }
-int cuDeviceGetCount(int *n) { *n = 1; return 0; }
-int cuDeviceGet(int *d, int i) { *d = 0; return 0; }
+int cuDeviceGetCount(int *n) {
+  const char *env = getenv("FAKE_CUDA_DEVICES");
+  *n = env ? atoi(env) : 1;
+  return 0;
+}
+int cuDeviceGet(int *d, int i) { *d = i; return 0; }
 int cuDeviceGetAttribute(int *v, int attr, int d) { *v = attr == 75 ? 9 : 0; return 0; }
 int cuDeviceGetName(char *name, int len, int d) { snprintf(name, len, "fake GPU"); return 0; }
 int cuDevicePrimaryCtxRetain(void **c, int d) { *c = &ctx; return 0; }
@@ -45,33 +52,62 @@ int cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   return 0;
 }
 int cuMemFree_v2(CUdeviceptr p) { free((void *)p); return 0; }
-// One stream (the model's): every copy and launch must name it (else
-// CUDA_ERROR_INVALID_VALUE, 1), so nothing of a run goes elsewhere.
-static int the_stream;
-int cuStreamCreate(void **s, unsigned flags) { *s = &the_stream; return flags == 1 ? 0 : 1; }
-int cuStreamDestroy_v2(void *s) { return 0; }
+// Streams made by cuStreamCreate (non-blocking ones, as the runtime makes):
+// every copy and launch must name a live one (else CUDA_ERROR_INVALID_VALUE,
+// 1), so nothing of a run goes to the legacy default stream.
+static int streams[8], num_streams;
+static int stream_id(void *s) {
+  int *p = s;
+  return p >= streams && p < streams + num_streams ? *p : 0;
+}
+static int on_stream(const char *what, void *s) {
+  if (!stream_id(s))
+    return 0;
+  if (getenv("FAKE_CUDA_STREAMS"))
+    fprintf(stderr, "fake %s on stream %d\n", what, stream_id(s));
+  return 1;
+}
+int cuStreamCreate(void **s, unsigned flags) {
+  if (flags != 1 || num_streams == 8)
+    return 1;
+  streams[num_streams] = num_streams + 1;
+  *s = &streams[num_streams++];
+  return 0;
+}
+int cuStreamDestroy_v2(void *s) {
+  if (!stream_id(s))
+    return 1;
+  *(int *)s = 0;
+  return 0;
+}
 // A kernel that ran __trap (an out-of-range Gather index) fails at the next
 // synchronize, as on a GPU.
 static int trapped(void) {
   int (*traps)(void) = kernels ? (int (*)(void))dlsym(kernels, "host_traps") : 0;
   return traps && traps() ? 719 : 0;
 }
-int cuStreamSynchronize(void *s) { return s == &the_stream ? trapped() : 1; }
+int cuStreamSynchronize(void *s) { return on_stream("synchronize", s) ? trapped() : 1; }
 int cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, void *st) {
-  if (st != &the_stream)
+  if (!on_stream("copy host to device", st))
     return 1;
   memcpy((void *)d, s, n);
   return 0;
 }
 int cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, void *st) {
-  if (st != &the_stream)
+  if (!on_stream("copy device to host", st))
     return 1;
   memcpy(d, (void *)s, n);
   return 0;
 }
+int cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, void *st) {
+  if (!on_stream("copy device to device", st))
+    return 1;
+  memcpy((void *)d, (const void *)s, n);
+  return 0;
+}
 int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by,
                    unsigned bz, unsigned shared, void *stream, void **params, void **extra) {
-  if (stream != &the_stream)
+  if (!on_stream("launch", stream))
     return 1;
   fprintf(stderr, "fake launch <<<%u, %u>>>\n", gx, bx);
   if (f != &fn)
