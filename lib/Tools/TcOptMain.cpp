@@ -135,11 +135,12 @@ int tcOptMain(int argc, char **argv) {
         "the same with one line per buffer (offset, size, lifetime, view or in-place)")(
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
-        "target", po::value(&target)->value_name("any|cpu|cuda"),
-        "cuda: run convolution chains channels-last (adds channels-last,canonicalize,dce "
-        "before fuse)")("precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
-                        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
-                        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
+        "target", po::value(&target)->value_name("any|" + targetNames("|")),
+        "add the passes a code generation target wants before fuse (cuda: convolution chains "
+        "channels-last: channels-last,canonicalize,dce)")(
+        "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
+        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
+        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
@@ -181,10 +182,13 @@ int tcOptMain(int argc, char **argv) {
       if (!lookupPass(p))
         fail("--print-ir-after: unknown pass '", p, "'");
     std::string pipeline = passes.empty() ? pipelineForLevel(level < 0 ? 2 : level) : passes;
-    if (target == "cuda")
-      pipeline = insertBeforeFuse(pipeline, "channels-last,canonicalize,dce");
-    else if (target != "cpu" && target != "any")
-      fail("unknown --target '", target, "' (cuda, cpu or any)");
+    if (target != "any") { // what the target wants before fusion (Targets.def)
+      const Target *t = findTarget(target);
+      if (!t)
+        fail("unknown --target '", target, "' (", targetNames(", "), " or any)");
+      if (*t->optPasses)
+        pipeline = insertBeforeFuse(pipeline, t->optPasses);
+    }
     if (precision == "fp16" || precision == "bf16")
       pipeline = insertBeforeFuse(pipeline, std::string("mixed-precision{type=") +
                                                 (precision == "fp16" ? "f16" : "bf16") +

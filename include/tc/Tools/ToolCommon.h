@@ -3,6 +3,7 @@
 #pragma once
 #include "tc/IR/IR.h"
 #include "tc/Support/MemoryBuffer.h"
+#include "tc/Target/Target.h"
 #include <boost/program_options.hpp>
 #include <functional>
 #include <map>
@@ -51,6 +52,15 @@ void writeOutput(const std::string &path, std::string_view bytes);
 std::pair<std::string, std::string> splitAssignment(const std::string &s, const char *flag);
 // --dim NAME=N flags -> sizes of symbolic dims.
 std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &flags);
+
+// A target's flags (Target.h) as string options of `opts`, and the values
+// given, each checked against its choices ("unknown --cuda-graphs 'x' (on
+// or off)").
+void addTargetOptions(po::options_description &opts, const std::vector<TargetOption> &options);
+TargetOptionValues targetOptionValues(const po::variables_map &vm,
+                                      const std::vector<TargetOption> &options);
+// Every target's tc-run/tc-prof flags (Target::runOptions), once each.
+std::vector<TargetOption> allRunOptions();
 
 std::string dumpDirFor(const char *tool, const CommonOptions &common);
 void dumpFile(const std::string &dir, const std::string &name, std::string_view contents);
