@@ -17,7 +17,8 @@ const std::vector<Target> &targets() {
    make##Id##CompileTarget,                                                                        \
    Id##RunOptions,                                                                                 \
    load##Id##Executable,                                                                           \
-   Id##DeviceName},
+   Id##DeviceName,                                                                                 \
+   Id##OpenDevice},
 #include "tc/Target/Targets.def"
   };
   return all;

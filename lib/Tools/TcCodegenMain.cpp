@@ -87,14 +87,14 @@ int tcCodegenMain(int argc, char **argv) {
       std::vector<TargetOption> options = compilers[i]->options();
       if (i != self && !targetOptionValues(vm, options).empty())
         fail(flagList(options), options.size() > 1 ? " are" : " is", " for --target=", all[i].name,
-             " (the ", chosen.title, " target takes ",
-             flagList({compilers[self]->options().front()}), ")");
+             " (the ", chosen.title, " target takes --", chosen.levelFlag, ")");
     }
     CompileTarget &compiler = *compilers[self];
     TargetOptionValues values = targetOptionValues(vm, compiler.options());
     std::vector<std::string> kinds = compiler.emitKinds();
-    if (emit != "artifact" && std::find(kinds.begin(), kinds.end(), emit) == kinds.end())
-      fail("unknown --emit '", emit, "' (artifact, ", kinds[0], " or ", kinds[1], ")");
+    kinds.insert(kinds.begin(), "artifact");
+    if (std::find(kinds.begin(), kinds.end(), emit) == kinds.end())
+      fail("unknown --emit '", emit, "' (", alternatives(kinds), ")");
     compiler.configure(values, emit);
     auto m = loadModule(common.input);
     specializeDims(*m, parseDimFlags(dimFlags));

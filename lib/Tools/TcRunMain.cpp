@@ -85,6 +85,8 @@ int tcRunMain(int argc, char **argv) {
     const Target *backend = target == "ref" ? nullptr : findTarget(target);
     if (target != "ref" && !backend)
       fail("unknown target '", target, "' (ref, ", targetNames(), ")");
+    if (backend) // "no CUDA device" first, whatever the input
+      backend->openDevice();
     std::unique_ptr<Executable> exe;
     std::unique_ptr<Module> ir;
     if (artifact && backend)

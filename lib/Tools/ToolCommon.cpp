@@ -197,6 +197,13 @@ std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &fla
   return dims;
 }
 
+std::string alternatives(const std::vector<std::string> &values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+  return s;
+}
+
 void addTargetOptions(po::options_description &opts, const std::vector<TargetOption> &options) {
   for (const TargetOption &o : options)
     opts.add_options()(o.flag.c_str(), po::value<std::string>()->value_name(o.valueName),

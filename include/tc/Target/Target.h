@@ -4,8 +4,8 @@
 //                  (the shared driver, Codegen.h, over the backend's hooks).
 //   Executable     tc-run, tc-prof, tc-bench (through tc-run): a loaded
 //                  artifact that runs, profiles and traces its steps.
-// A backend lives in lib/Target/<Id>/ and defines make<Id>CompileTarget()
-// and load<Id>Executable(); Registry.cpp lists them from Targets.def.
+// A backend lives in lib/Target/<Id>/ and defines the functions declared
+// at the end of this file; Registry.cpp lists them from Targets.def.
 #pragma once
 #include "tc/CodeGen/Codegen.h"
 #include "tc/Profile/DevicePeaks.h"
@@ -103,6 +103,9 @@ struct Target {
   std::unique_ptr<Executable> (*load)(std::shared_ptr<const MemoryBuffer> file,
                                       const TargetOptionValues &runOptions);
   std::string (*deviceName)(); // "NVIDIA H100 80GB HBM3", "" when unknown
+  // Opens what running needs before anything else is read: a tc::Error
+  // ("no CUDA device") on a machine that cannot run this target.
+  void (*openDevice)();
 };
 
 const std::vector<Target> &targets();
@@ -118,7 +121,8 @@ std::string targetNames(const char *lastSeparator = " or ");
   std::vector<TargetOption> Id##RunOptions();                                                      \
   std::unique_ptr<Executable> load##Id##Executable(std::shared_ptr<const MemoryBuffer> file,       \
                                                    const TargetOptionValues &runOptions);          \
-  std::string Id##DeviceName();
+  std::string Id##DeviceName();                                                                    \
+  void Id##OpenDevice();
 #include "tc/Target/Targets.def"
 
 } // namespace tc

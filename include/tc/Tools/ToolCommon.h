@@ -53,6 +53,9 @@ std::pair<std::string, std::string> splitAssignment(const std::string &s, const 
 // --dim NAME=N flags -> sizes of symbolic dims.
 std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &flags);
 
+// "a, b or c": the values a flag takes, for messages.
+std::string alternatives(const std::vector<std::string> &values);
+
 // A target's flags (Target.h) as string options of `opts`, and the values
 // given, each checked against its choices ("unknown --cuda-graphs 'x' (on
 // or off)").

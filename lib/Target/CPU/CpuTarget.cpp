@@ -1,10 +1,10 @@
 // The CPU backend in the registry: tc-codegen's CPU flags over CpuBackend
 // (lib/CodeGen/CpuCodegen.cpp), and a loaded artifact as a thin adapter over
 // CpuModel (lib/Runtime/CPU).
+#include "../ModelExecutable.h"
 #include "tc/CodeGen/CpuCodegen.h"
 #include "tc/Runtime/CpuModel.h"
 #include "tc/Support/Error.h"
-#include "tc/Target/Target.h"
 #include <algorithm>
 #include <fstream>
 #include <unistd.h>
@@ -47,26 +47,18 @@ private:
   std::unique_ptr<CpuBackend> backend_;
 };
 
-class CpuExecutable : public Executable {
+class CpuExecutable : public ModelExecutable<CpuModel> {
 public:
-  explicit CpuExecutable(std::unique_ptr<CpuModel> m) : m_(std::move(m)) {}
-  const Module &module() const override { return m_->module(); }
-  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs) override {
-    return m_->run(inputs);
-  }
-  std::vector<std::string> stepReport() const override { return m_->stepReport(); }
-  void setProfiling(bool on) override { m_->setProfiling(on); }
+  using ModelExecutable::ModelExecutable;
   std::vector<StepTime> stepProfile() const override {
     std::vector<StepTime> out;
     for (const CpuModel::StepProfile &p : m_->stepProfile())
       out.push_back({p.step, p.meanSeconds * 1e3});
     return out;
   }
-  void setTrace(RunTrace *trace) override { m_->setTrace(trace); }
   StepCounts steps() const override {
     return {m_->kernelSteps(), m_->librarySteps(), m_->moveSteps(), m_->fallbackSteps()};
   }
-  uint64_t arenaBytes() const override { return m_->arenaBytes(); }
   std::string latencyNote() const override {
     return ", " + std::to_string(m_->threads()) + " threads";
   }
@@ -85,9 +77,6 @@ public:
        << "\n";
   }
   DevicePeaks peaks() const override { return cpuPeaks(m_->threads()); }
-
-private:
-  std::unique_ptr<CpuModel> m_;
 };
 
 } // namespace
@@ -114,6 +103,8 @@ std::unique_ptr<Executable> loadCpuExecutable(std::shared_ptr<const MemoryBuffer
   }
   return std::make_unique<CpuExecutable>(CpuModel::load(std::move(file), threads));
 }
+
+void CpuOpenDevice() {} // this machine's CPU runs it (CpuModel::load checks its features)
 
 std::string CpuDeviceName() {
   std::ifstream in("/proc/cpuinfo");

@@ -1,12 +1,12 @@
 // The CUDA backend in the registry: tc-codegen's --arch over CudaBackend
 // (lib/CodeGen/CudaCodegen.cpp), and a loaded artifact as a thin adapter
 // over CudaModel (lib/Runtime/CUDA).
+#include "../ModelExecutable.h"
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/Runtime/CudaLibraryPlan.h"
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Support/Error.h"
-#include "tc/Target/Target.h"
 
 namespace tc {
 
@@ -82,23 +82,17 @@ DevicePeaks firstGpuPeaks() {
   return gpuPeaks(attr(75), attr(76), attr(16), attr(13), attr(36), attr(37));
 }
 
-class CudaExecutable : public Executable {
+class CudaExecutable : public ModelExecutable<CudaModel> {
 public:
-  explicit CudaExecutable(std::unique_ptr<CudaModel> m) : m_(std::move(m)) {}
-  const Module &module() const override { return m_->module(); }
-  std::vector<HostTensor> run(const std::vector<HostTensor> &inputs) override {
-    return m_->run(inputs);
-  }
+  using ModelExecutable::ModelExecutable;
   int minWarmup() const override { return 2; } // the second run records the graph
-  std::vector<std::string> stepReport() const override { return m_->stepReport(); }
-  void setProfiling(bool on) override { m_->setProfiling(on); }
   std::vector<StepTime> stepProfile() const override {
     std::vector<StepTime> out;
     for (const CudaModel::StepProfile &p : m_->stepProfile())
       out.push_back({p.step, p.meanMs});
     return out;
   }
-  void setTrace(RunTrace *trace) override {
+  void setTrace(RunTrace *trace) override { // the host issues, the GPU runs alongside
     m_->setTrace(trace);
     if (trace)
       trace->asyncDevice = true;
@@ -106,7 +100,6 @@ public:
   StepCounts steps() const override {
     return {m_->kernelSteps(), m_->librarySteps(), 0, m_->hostSteps()};
   }
-  uint64_t arenaBytes() const override { return m_->arenaBytes(); }
   std::string runNote() const override { return m_->graphNote(); }
   void startMeasuring() override { cuda::resetDeviceBytesPeak(); }
   double deviceMs() const override { return m_->deviceMs(); }
@@ -135,9 +128,6 @@ public:
        << m_->plannedDeviceBytes() << " planned (arena, inputs, weights, workspaces)\n";
   }
   DevicePeaks peaks() const override { return firstGpuPeaks(); }
-
-private:
-  std::unique_ptr<CudaModel> m_;
 };
 
 } // namespace
@@ -165,10 +155,14 @@ std::unique_ptr<Executable> loadCudaExecutable(std::shared_ptr<const MemoryBuffe
     auto v = runOptions.find(flag);
     return v != runOptions.end() && v->second == "off";
   };
-  cuda::driver(); // "no CUDA device" before anything else
+  CudaOpenDevice();
   std::unique_ptr<CudaModel> m = CudaModel::load(std::move(file), !off("cuda-libraries"));
   m->setGraphs(!off("cuda-graphs"));
   return std::make_unique<CudaExecutable>(std::move(m));
+}
+
+void CudaOpenDevice() {
+  cuda::driver(); // "no CUDA device" before anything else
 }
 
 std::string CudaDeviceName() {
