@@ -4,6 +4,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/Runtime/TensorIO.h"
 #include "tc/Support/Error.h"
+#include "tc/Target/Target.h"
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -180,9 +181,10 @@ const Compiled &ModelRun::compile(int level, const std::string &precision,
   std::string opt = (dir_ / (key + ".tcbc")).string();
   c.artifact = (dir_ / (key + ".tcx")).string();
   std::vector<std::string> args{"-O" + std::to_string(level), ir_, "-o", opt};
-  // Channels-last is a layout optimization: not part of the op-by-op baseline.
-  if (opts_.target == "cuda" && level > 0)
-    args.push_back("--target=cuda");
+  // What the target adds before fusion (CUDA: channels-last) is a layout
+  // optimization: not part of the op-by-op baseline.
+  if (level > 0)
+    args.push_back("--target=" + opts_.target);
   if (precision == "amp")
     args.push_back("--precision=fp16");
   if (batch)
@@ -193,8 +195,8 @@ const Compiled &ModelRun::compile(int level, const std::string &precision,
     return c;
   c.seconds = proc.wallSeconds;
   std::vector<std::string> cg{"--target=" + opts_.target, opt, "-o", c.artifact};
-  if (opts_.target == "cuda")
-    cg.push_back("--arch=" + opts_.arch);
+  if (!opts_.level.empty())
+    cg.push_back(std::string("--") + requireTarget(opts_.target).levelFlag + "=" + opts_.level);
   if ((c.failure = tools_.run("tc-codegen", cg, "compile", proc)))
     return c;
   c.seconds += proc.wallSeconds;
@@ -274,9 +276,10 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
                                 "--warmup",
                                 std::to_string(opts_.warmup),
                                 "--report=json"};
-  if (opts_.target == "cuda")
-    args.push_back(graphs ? "--cuda-graphs=on" : "--cuda-graphs=off");
-  else if (opts_.threads)
+  const Target &target = requireTarget(opts_.target);
+  if (*target.graphsFlag)
+    args.push_back(std::string("--") + target.graphsFlag + (graphs ? "=on" : "=off"));
+  if (opts_.threads)
     args.push_back("--threads=" + std::to_string(opts_.threads));
   ProcessResult proc;
   std::optional<Failure> f = tools_.run("tc-run", args, "run", proc);
@@ -298,7 +301,7 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
   r.latencyMs = rep->medianMs;
   r.p10Ms = rep->p10Ms;
   r.p90Ms = rep->p90Ms;
-  if (opts_.target == "cuda") {
+  if (target.gpu) {
     r.memoryKind = "device";
     r.peakBytes = rep->peakDeviceBytes;
   } else if (rep->arenaBytes > 0) {

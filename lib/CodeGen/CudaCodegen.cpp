@@ -2,22 +2,15 @@
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/Config.h"
-#include "tc/IR/Bytecode.h"
 #include <chrono>
 #include <exception>
 #include <map>
-#include <set>
 #include <sstream>
 #include <thread>
 
 namespace tc {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) {
-  return std::chrono::duration<double>(Clock::now() - t).count();
-}
 
 // A kernel's source without its name (and the comment naming its group):
 // groups whose kernels are equal up to the name share one.
@@ -28,11 +21,12 @@ std::string anonymous(const EmittedKernel &k) {
   return s;
 }
 
-// The library a group calls on CUDA: MatMul/Gemm through cuBLASLt, Conv
-// through cuDNN ("" for the rest: Reduce*/pooling have no CUDA library path).
-// The epilogue may change the dtype (the runtime then gives the anchor a
-// buffer of its own).
-std::string cudaLibraryOf(const Function &group) {
+} // namespace
+
+// MatMul/Gemm through cuBLASLt, Conv through cuDNN ("" for the rest:
+// Reduce*/pooling have no CUDA library path). The epilogue may change the
+// dtype (the runtime then gives the anchor a buffer of its own).
+std::string CudaBackend::libraryFor(const Function &group, bool) const {
   if (!isLibraryAnchored(group, /*anyDType=*/true))
     return "";
   const Op &anchor = *group.ops.front();
@@ -41,18 +35,9 @@ std::string cudaLibraryOf(const Function &group) {
   return anchor.is(OpKind::Conv) ? "cudnn" : "";
 }
 
-} // namespace
-
-CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::string> &arches,
-                                 bool withCubin) {
-  CudaCodegenResult r;
-  auto t0 = Clock::now();
-  std::unique_ptr<Module> owned = prepareForCodegen(input, /*outlineMoves=*/true);
-  Module &m = *owned;
-  r.timeline.push_back({prepareStageName(/*outlineMoves=*/true), since(t0)});
-  t0 = Clock::now();
-  EmittedKernels ks = emitKernels(m, KernelDialect::Cuda);
-  std::ostringstream body, table;
+void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
+                           std::string &table) const {
+  std::ostringstream body, tab;
   bool halfTypes = false;
   // Fusion makes many equal groups (every layer's LayerNorm, the attention
   // heads' transposes): one kernel each, fewer for NVRTC to compile.
@@ -63,85 +48,60 @@ CudaCodegenResult compileForCuda(const Module &input, const std::vector<std::str
     auto [same, fresh] = symbolOf.emplace(anonymous(k), k.symbol);
     if (fresh)
       body << k.source << "\n";
-    table << group << " " << same->second << " " << kernelKindName(k.kind) << " "
-          << launchKindName(k.launch) << " " << k.block << " " << k.vec
-          << (library.empty() ? "" : " " + library) << "\n";
-    r.kernels.push_back(k.group);
+    tab << group << " " << same->second << " " << kernelKindName(k.kind) << " "
+        << launchKindName(k.launch) << " " << k.block << " " << k.vec
+        << (library.empty() ? "" : " " + library) << "\n";
     halfTypes |= k.halfTypes;
   };
-  for (const EmittedKernel &k : ks.kernels)
-    add(k, k.group, "");
-  // MatMul/Gemm/Conv groups: a library call, then the epilogue's kernel in
-  // place over the result (the runtime may fold the epilogue into the call
-  // instead). An epilogue without a kernel leaves the group to the host
-  // unless the library takes the whole epilogue.
-  std::set<std::string> library;
-  for (const auto &op : m.main().ops) {
-    if (!op->is(OpKind::Fused))
+  for (const GroupCode &g : groups)
+    if (g.kernel)
+      add(*g.kernel, g.group->name, "");
+  // Library groups: the call, then the epilogue's kernel in place over the
+  // result (the runtime may fold the epilogue into the call instead). Their
+  // line comes after the whole group's kernel's: the runtime keeps the last.
+  for (const GroupCode &g : groups) {
+    if (g.library.empty())
       continue;
-    const Function &group = *m.lookup(op->getString("callee"));
-    std::string lib = cudaLibraryOf(group);
-    if (lib.empty() || !library.insert(group.name).second)
-      continue;
-    std::string why, epilogue = "no epilogue";
-    std::optional<EmittedKernel> ek;
-    if (std::unique_ptr<Function> e = epilogueGroup(group)) {
-      ek = emitKernel(*e, KernelDialect::Cuda, why);
-      epilogue = ek ? "epilogue kernel " + ek->symbol : "epilogue without a kernel: " + why;
-    }
-    if (ek)
-      add(*ek, group.name, lib);
+    if (g.epilogue)
+      add(*g.epilogue, g.group->name, g.library);
     else
-      table << group.name << " - - - 0 0 " << lib << "\n";
-    r.library.push_back("@" + group.name + ": " + lib + ", " + epilogue);
+      tab << g.group->name << " - - - 0 0 " << g.library << "\n";
   }
-  for (const std::string &why : ks.fallback) // "@group: why"
-    if (!library.count(why.substr(1, why.find(':') - 1)))
-      r.fallback.push_back(why);
-  r.source = kernelPrelude(KernelDialect::Cuda, halfTypes) + body.str();
-  r.timeline.push_back({"emit kernels", since(t0)});
-  r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
-  if (!withCubin)
-    return r;
+  source = kernelPrelude(KernelDialect::Cuda, halfTypes) + body.str();
+  table = tab.str();
+}
 
+void CudaBackend::compile(const std::string &source, Artifact &a,
+                          std::vector<CompileStage> &timeline) const {
+  using Clock = std::chrono::steady_clock;
   // One NVRTC compilation per arch, the arches side by side.
   std::string version = cudaCompilerVersion();
-  std::vector<std::string> cubins(arches.size());
-  std::vector<double> seconds(arches.size());
-  std::vector<std::exception_ptr> errors(arches.size());
+  std::vector<std::string> cubins(arches_.size());
+  std::vector<double> seconds(arches_.size());
+  std::vector<std::exception_ptr> errors(arches_.size());
   std::vector<std::thread> threads;
-  for (size_t i = 0; i < arches.size(); ++i)
+  for (size_t i = 0; i < arches_.size(); ++i)
     threads.emplace_back([&, i] {
       auto t = Clock::now();
       try {
-        cubins[i] = compileCuda(r.source, arches[i], CudaOutput::Cubin);
+        cubins[i] = compileCuda(source, arches_[i], CudaOutput::Cubin);
       } catch (...) {
         errors[i] = std::current_exception();
       }
-      seconds[i] = since(t);
+      seconds[i] = std::chrono::duration<double>(Clock::now() - t).count();
     });
   for (std::thread &t : threads)
     t.join();
   for (const std::exception_ptr &e : errors)
     if (e)
       std::rethrow_exception(e);
-  for (size_t i = 0; i < arches.size(); ++i)
-    r.timeline.push_back(
-        {"compile kernels (NVRTC " + version + ", " + arches[i] + ")", seconds[i]});
-
-  auto t2 = Clock::now();
-  Artifact &a = r.artifact;
+  for (size_t i = 0; i < arches_.size(); ++i) {
+    timeline.push_back({"compile kernels (NVRTC " + version + ", " + arches_[i] + ")", seconds[i]});
+    a.setSection(cubinSection(arches_[i]), cubins[i]);
+  }
   a.toolchain = std::string("tc ") + TC_VERSION + " (NVRTC " + version + ")";
-  a.target = "cuda";
-  a.arches = arches;
-  a.setSection(kSectionModule, writeBytecode(m));
-  for (size_t i = 0; i < arches.size(); ++i)
-    a.setSection(cubinSection(arches[i]), cubins[i]);
-  a.setSection(kSectionKernels, table.str());
-  a.setSection(kSectionSource, r.source);
-  r.timeline.push_back({"write artifact", since(t2)});
-  a.setSection(kSectionTimeline, artifactTimeline(input, r.timeline));
-  return r;
+  a.target = name();
+  a.arches = arches_;
 }
 
 } // namespace tc

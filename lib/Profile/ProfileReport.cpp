@@ -71,7 +71,8 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
   for (auto &[run, us] : wall)
     walls.push_back(us / 1e3);
   r.wallMs = median(walls);
-  bool cuda = trace.backend == "cuda";
+  r.asyncDevice = trace.asyncDevice;
+  bool async = trace.asyncDevice;
   bool device = false;
   for (const TraceEvent &e : trace.events)
     device |= e.track == TraceEvent::Track::Device && e.run >= 0;
@@ -192,11 +193,11 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
   if (gaps.size() > 5)
     gaps.resize(5);
   r.gaps = gaps;
-  if (cuda) {
+  if (async) { // a GPU: the host issues work, the device runs it alongside
     r.hostMs = median(hostMs);
     r.deviceMs = device ? median(busyMs) : -1;
     r.spanMs = device ? median(spanMs) : -1;
-  } else { // the CPU: kernels are the device's work, the rest of a run is overhead
+  } else { // the host runs the kernels: they are the device's work, the rest of a run is overhead
     std::vector<double> overhead;
     size_t i = 0;
     for (auto &[run, us] : wall)
@@ -230,13 +231,13 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
     r.verdict = "unknown";
     v << "no device events were recorded (" << trace.deviceNote << "): host time "
       << fixed(r.hostMs, 3) << " ms per run";
-  } else if (cuda && r.hostMs > r.deviceMs) {
+  } else if (async && r.hostMs > r.deviceMs) {
     r.verdict = "launch-bound";
     v << "host time " << fixed(r.hostMs, 3) << " ms > device time " << fixed(r.deviceMs, 3)
       << " ms per run: the GPU waits for the host to issue work; "
       << (r.graph ? "even as a CUDA graph the launch and copies dominate: batch more work per run"
                   : "run with CUDA graphs (tc-run --cuda-graphs=on) or fuse more");
-  } else if (!cuda && r.hostMs > r.deviceMs) {
+  } else if (!async && r.hostMs > r.deviceMs) {
     r.verdict = "overhead-bound";
     v << fixed(r.hostMs, 3) << " ms of a " << fixed(r.wallMs, 3)
       << " ms run is outside the kernels (dispatch, copies, input checks): the kernels take "
@@ -278,7 +279,7 @@ std::string ProfileReport::text(size_t maxRows) const {
     os << "  ... " << rows.size() - maxRows << " more rows (--format=csv lists all)\n";
   os << "\nper run: wall " << fixed(wallMs, 3) << " ms, host " << fixed(hostMs, 3) << " ms, device "
      << fixed(deviceMs, 3) << " ms";
-  if (spanMs >= 0 && backend == "cuda")
+  if (spanMs >= 0 && asyncDevice)
     os << ", device span " << fixed(spanMs, 3) << " ms";
   if (idleFraction >= 0)
     os << ", device idle " << percent(idleFraction);

@@ -58,6 +58,7 @@ json::Value reportJsonValue(const ProfileReport &r) {
                       {"time_source", r.timeSource},
                       {"runs", r.runs},
                       {"cuda_graph", r.graph},
+                      {"async_device", r.asyncDevice},
                       {"wall_ms", r.wallMs},
                       {"host_ms", r.hostMs},
                       {"device_ms", r.deviceMs},
@@ -115,6 +116,7 @@ ProfileReport ProfileReport::fromJson(const std::string &text, const std::string
   r.timeSource = str(*o, "time_source");
   r.runs = int(num(*o, "runs", 0));
   r.graph = o->getBoolean("cuda_graph").value_or(false);
+  r.asyncDevice = o->getBoolean("async_device").value_or(false);
   r.wallMs = num(*o, "wall_ms");
   r.hostMs = num(*o, "host_ms");
   r.deviceMs = num(*o, "device_ms");

@@ -8,8 +8,6 @@
 #include "tc/Profile/CompileReport.h"
 #include "tc/Profile/DevicePeaks.h"
 #include "tc/Profile/ProfileReport.h"
-#include "tc/Runtime/CpuModel.h"
-#include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/ToolCommon.h"
@@ -18,32 +16,12 @@
 
 namespace tc::tools {
 
-namespace {
-
-// The first GPU's roofline from its attributes (CudaModel runs on it).
-DevicePeaks firstGpuPeaks() {
-  const cuda::Driver &d = cuda::driver();
-  cuda::CUdevice dev = 0;
-  d.deviceGet(&dev, 0);
-  auto attr = [&](int which) {
-    int v = 0;
-    return d.deviceGetAttribute(&v, which, dev) == 0 ? v : 0;
-  };
-  // CU_DEVICE_ATTRIBUTE_*: COMPUTE_CAPABILITY_MAJOR/MINOR 75/76,
-  // MULTIPROCESSOR_COUNT 16, CLOCK_RATE 13, MEMORY_CLOCK_RATE 36,
-  // GLOBAL_MEMORY_BUS_WIDTH 37 (kHz, kHz, bits).
-  return gpuPeaks(attr(75), attr(76), attr(16), attr(13), attr(36), attr(37));
-}
-
-} // namespace
-
 int profRunMain(int argc, char **argv) {
   return runTool("tc-prof", [&] {
     CommonOptions common;
     bool summary = false;
-    std::string format = "text", report, tracePath, cudaGraphs = "on", cudaLibraries = "on";
+    std::string format = "text", report, tracePath;
     int iterations = 10, warmup = 2;
-    unsigned threads = 0;
     double peakGBps = 0, peakTFlops = 0;
     InputFlags inputFlags;
     po::options_description opts("tc-prof options");
@@ -57,17 +35,14 @@ int profRunMain(int argc, char **argv) {
         "iterations", po::value(&iterations)->value_name("N"),
         "traced runs (10)")("warmup", po::value(&warmup)->value_name("W"),
                             "untraced runs first (2; CUDA records its graph at the second)")(
-        "threads", po::value(&threads)->value_name("N"), "CPU artifacts: threads (all)")(
-        "cuda-graphs", po::value(&cudaGraphs)->value_name("on|off"),
-        "CUDA artifacts: replay each shape's plan as a CUDA graph (on)")(
-        "cuda-libraries", po::value(&cudaLibraries)->value_name("on|off"),
-        "CUDA artifacts: cuBLASLt/cuDNN for MatMul/Gemm/Conv groups (on)")(
         "peak-gbps", po::value(&peakGBps)->value_name("G"),
         "the device's memory bandwidth for the roofline, GB/s (default: measured or from "
         "the device's attributes)")("peak-tflops", po::value(&peakTFlops)->value_name("T"),
                                     "the device's FLOP rate for the roofline, TFLOP/s (all "
                                     "kernels; default: estimated per kind)");
     addInputOptions(opts, inputFlags);
+    std::vector<TargetOption> runOptions = allRunOptions();
+    addTargetOptions(opts, runOptions);
     po::variables_map vm;
     if (!parseCommandLine("tc-prof",
                           "[compile|diff] ... | [options] <model.tcx | model.tcbc | model.tcir>",
@@ -79,10 +54,7 @@ int profRunMain(int argc, char **argv) {
       fail("unknown --report '", report, "' (json)");
     if (format != "text" && format != "json" && format != "csv")
       fail("unknown --format '", format, "' (text, json or csv)");
-    if (cudaGraphs != "on" && cudaGraphs != "off")
-      fail("unknown --cuda-graphs '", cudaGraphs, "' (on or off)");
-    if (cudaLibraries != "on" && cudaLibraries != "off")
-      fail("unknown --cuda-libraries '", cudaLibraries, "' (on or off)");
+    TargetOptionValues runValues = targetOptionValues(vm, runOptions);
     if (iterations < 1 || warmup < 0)
       fail("--iterations must be >= 1 and --warmup >= 0");
     auto buf = MemoryBuffer::open(common.input);
@@ -97,45 +69,30 @@ int profRunMain(int argc, char **argv) {
     InputSources src = inputSources(inputFlags);
 
     Artifact artifact = readArtifact(buf);
-    std::unique_ptr<CpuModel> cpu;
-    std::unique_ptr<CudaModel> gpu;
-    if (artifact.target == "cuda") {
-      cuda::driver(); // "no CUDA device" here, before anything else
-      gpu = CudaModel::load(buf, cudaLibraries == "on");
-      gpu->setGraphs(cudaGraphs == "on");
-    } else {
-      cpu = CpuModel::load(buf, threads);
-    }
-    const Function &f = gpu ? gpu->module().main() : cpu->module().main();
+    std::unique_ptr<Executable> exe = requireTarget(artifact.target).load(buf, runValues);
+    const Function &f = exe->module().main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);
-    auto runOnce = [&] { return gpu ? gpu->run(inputs) : cpu->run(inputs); };
-    for (int i = 0; i < std::max(warmup, gpu ? 2 : 0); ++i)
-      runOnce();
+    for (int i = 0; i < std::max(warmup, exe->minWarmup()); ++i)
+      exe->run(inputs);
 
     RunTrace trace;
-    if (gpu)
-      gpu->setTrace(&trace);
-    else
-      cpu->setTrace(&trace);
+    exe->setTrace(&trace);
     for (int i = 0; i < iterations; ++i) {
       trace.currentRun = i;
       TraceEvent run;
       run.category = "run";
       run.run = i;
       run.startUs = trace.nowUs();
-      runOnce();
+      exe->run(inputs);
       run.durUs = trace.nowUs() - run.startUs;
       trace.add(run);
     }
-    if (gpu)
-      gpu->setTrace(nullptr);
-    else
-      cpu->setTrace(nullptr);
+    exe->setTrace(nullptr);
     if (trace.steps.empty())
       fail(common.input, ": these inputs' sizes could not be planned, so nothing was traced "
                          "step by step (tc-run --print-steps says why)");
 
-    DevicePeaks peaks = gpu ? firstGpuPeaks() : cpuPeaks(cpu->threads());
+    DevicePeaks peaks = exe->peaks();
     if (peakGBps > 0)
       peaks.bytesPerSecond = peakGBps * 1e9, peaks.source += "; bandwidth set by --peak-gbps";
     if (peakTFlops > 0)

@@ -56,15 +56,6 @@ std::string firstLineOf(const std::vector<std::string> &argv) {
   return p.out.substr(0, p.out.find('\n'));
 }
 
-std::string cpuName() {
-  std::ifstream in("/proc/cpuinfo");
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind("model name", 0) == 0 && line.find(':') != std::string::npos)
-      return line.substr(line.find(':') + 2) + " (" +
-             std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))) + " threads)";
-  return "cpu";
-}
-
 std::string nowUtc() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -94,7 +85,8 @@ int tcBenchMain(int argc, char **argv) {
     po::options_description opts("tc-bench options");
     opts.add_options()("suite", po::value(&suiteName)->value_name("NAME"),
                        "suite of the manifest to run (default ci; --list-suites)")(
-        "target", po::value(&ro.target)->value_name("cpu|cuda"), "where to compile and run (cpu)")(
+        "target", po::value(&ro.target)->value_name(targetNames("|")),
+        "where to compile and run (cpu)")(
         "db", po::value(&dbPath)->value_name("FILE"),
         "SQLite file the results are added to (default bench.db)")(
         "models", po::value(&only)->value_name("A,B"), "only these models of the suite")(
@@ -112,11 +104,13 @@ int tcBenchMain(int argc, char **argv) {
         "timeout", po::value(&ro.timeoutSeconds)->value_name("S"),
         "time limit of each tool run; past it the step fails as 'timeout' (600)")(
         "threads", po::value(&ro.threads)->value_name("N"), "tc-run --threads on the CPU")(
-        "arch", po::value(&ro.arch)->value_name("sm_XX"), "tc-codegen --arch for CUDA (sm_90)")(
-        "models-dir", po::value(&modelsDir)->value_name("DIR"),
-        "where exported (not committed) models are: NAME/model.onnx, NAME.onnx or "
-        "NAME.dynamo.onnx")("manifest", po::value(&manifest)->value_name("FILE"),
-                            "the manifest (models/manifest.json of the source tree)")(
+        "arch", po::value(&ro.level)->value_name("LEVEL"),
+        "the target's tc-codegen level (CUDA: its --arch, e.g. sm_90; CPU: its --cpu; default: "
+        "tc-codegen's)")("models-dir", po::value(&modelsDir)->value_name("DIR"),
+                         "where exported (not committed) models are: NAME/model.onnx, NAME.onnx or "
+                         "NAME.dynamo.onnx")(
+        "manifest", po::value(&manifest)->value_name("FILE"),
+        "the manifest (models/manifest.json of the source tree)")(
         "bin", po::value(&binDir)->value_name("DIR"),
         "where tc-import ... tc-run are (default: beside tc-bench)")(
         "work-dir", po::value(&workDir)->value_name("DIR"),
@@ -143,16 +137,18 @@ int tcBenchMain(int argc, char **argv) {
         std::cout << s << "\n";
       return 0;
     }
-    if (ro.target != "cpu" && ro.target != "cuda")
-      fail("unknown --target '", ro.target, "' (cpu or cuda)");
-    ro.modes = splitList(modes.empty() ? ro.target == "cuda" ? "eager,default,cudagraphs,dynamic"
-                                                             : "eager,default,dynamic"
-                                       : modes);
+    const Target &target = requireTarget(ro.target, "--target");
+    bool graphs = *target.graphsFlag; // a target that replays graphs has mode cudagraphs
+    ro.modes = splitList(modes.empty()
+                             ? graphs ? "eager,default,cudagraphs,dynamic" : "eager,default,dynamic"
+                             : modes);
     for (const std::string &m : ro.modes)
       if (m != "eager" && m != "default" && m != "cudagraphs" && m != "dynamic")
         fail("unknown mode '", m, "' (eager, default, cudagraphs, dynamic)");
-      else if (m == "cudagraphs" && ro.target != "cuda")
-        fail("mode cudagraphs needs --target=cuda");
+      else if (m == "cudagraphs" && !graphs)
+        for (const Target &t : targets())
+          if (*t.graphsFlag)
+            fail("mode cudagraphs needs --target=", t.name);
     // eager first: the other modes' speedups are relative to it.
     std::stable_partition(ro.modes.begin(), ro.modes.end(),
                           [](const std::string &m) { return m == "eager"; });
@@ -200,8 +196,8 @@ int tcBenchMain(int argc, char **argv) {
     ro.binDir = binDir;
 
     std::optional<bench::TorchBaseline> torch;
-    if (torchFlag == "on" || (torchFlag == "auto" && ro.target == "cuda")) {
-      torch.emplace(python, torchScript, ro.target == "cuda" ? "cuda" : "cpu", ro.timeoutSeconds,
+    if (torchFlag == "on" || (torchFlag == "auto" && target.gpu)) {
+      torch.emplace(python, torchScript, target.gpu ? "cuda" : "cpu", ro.timeoutSeconds,
                     ro.iterations);
       if (!torch->available()) {
         if (torchFlag == "on")
@@ -219,9 +215,7 @@ int tcBenchMain(int argc, char **argv) {
       run.machine = hostName();
     if (run.date.empty())
       run.date = nowUtc();
-    run.device = ro.target == "cpu"
-                     ? cpuName()
-                     : firstLineOf({"nvidia-smi", "--query-gpu=name", "--format=csv,noheader"});
+    run.device = target.deviceName();
     if (run.device.empty())
       run.device = ro.target;
     run.suite = suiteName;

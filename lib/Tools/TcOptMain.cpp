@@ -132,11 +132,12 @@ int tcOptMain(int argc, char **argv) {
         "the same with one line per buffer (offset, size, lifetime, view or in-place)")(
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
-        "target", po::value(&target)->value_name("any|cpu|cuda"),
-        "cuda: run convolution chains channels-last (adds channels-last,canonicalize,dce "
-        "before fuse)")("precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
-                        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
-                        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
+        "target", po::value(&target)->value_name("any|" + targetNames("|")),
+        "add the passes a code generation target wants before fuse (cuda: convolution chains "
+        "channels-last: channels-last,canonicalize,dce)")(
+        "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
+        "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
+        "mixed-precision,canonicalize,dce before fuse, or at the end)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
@@ -182,10 +183,13 @@ int tcOptMain(int argc, char **argv) {
     // Target- and precision-driven passes go right before fusion, so that
     // fusion absorbs the transposes and casts they insert; with no fuse
     // pass, at the end of the pipeline.
-    if (target == "cuda")
-      pipeline.insertBefore(PassId::Fuse, channelsLastPipeline());
-    else if (target != "cpu" && target != "any")
-      fail("unknown --target '", target, "' (cuda, cpu or any)");
+    if (target != "any") { // what the target wants before fusion (Targets.def)
+      const Target *t = findTarget(target);
+      if (!t)
+        fail("unknown --target '", target, "' (", targetNames(", "), " or any)");
+      if (t->optPipeline)
+        pipeline.insertBefore(PassId::Fuse, t->optPipeline());
+    }
     if (precision == "fp16" || precision == "bf16")
       pipeline.insertBefore(PassId::Fuse,
                             mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16"));

@@ -220,4 +220,43 @@ std::map<std::string, int64_t> parseDimFlags(const std::vector<std::string> &fla
   return dims;
 }
 
+std::string alternatives(const std::vector<std::string> &values) {
+  std::string s;
+  for (size_t i = 0; i < values.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == values.size() ? " or " : ", ") + values[i];
+  return s;
+}
+
+void addTargetOptions(po::options_description &opts, const std::vector<TargetOption> &options) {
+  for (const TargetOption &o : options)
+    opts.add_options()(o.flag.c_str(), po::value<std::string>()->value_name(o.valueName),
+                       o.help.c_str());
+}
+
+TargetOptionValues targetOptionValues(const po::variables_map &vm,
+                                      const std::vector<TargetOption> &options) {
+  TargetOptionValues values;
+  for (const TargetOption &o : options) {
+    if (!vm.count(o.flag))
+      continue;
+    const std::string &v = vm[o.flag].as<std::string>();
+    if (!o.choices.empty() && std::find(o.choices.begin(), o.choices.end(), v) == o.choices.end()) {
+      std::string choices;
+      for (size_t i = 0; i < o.choices.size(); ++i)
+        choices += (i == 0 ? "" : i + 1 == o.choices.size() ? " or " : ", ") + o.choices[i];
+      fail("unknown --", o.flag, " '", v, "' (", choices, ")");
+    }
+    values[o.flag] = v;
+  }
+  return values;
+}
+
+std::vector<TargetOption> allRunOptions() {
+  std::vector<TargetOption> all;
+  for (const Target &t : targets())
+    for (const TargetOption &o : t.runOptions())
+      all.push_back(o);
+  return all;
+}
+
 } // namespace tc::tools

@@ -29,6 +29,7 @@ TraceEvent event(TraceEvent::Track track, const std::string &cat, int step, int 
 // in f16 on matrix units. Two runs; host issue time `hostUs` per step.
 void twoStepGpuTrace(RunTrace &t, double hostUs) {
   t.backend = "cuda";
+  t.asyncDevice = true; // a GPU: the host issues, the device runs alongside
   t.device = "test GPU";
   t.deviceNote = "synthetic";
   StepInfo a;

@@ -4,7 +4,7 @@
 //
 // Modes (docs/bench.md):
 //   eager      tc-opt -O0: op by op, no fusion; CUDA graphs off. The baseline.
-//   default    tc-opt -O2 (CUDA: --target=cuda); CUDA graphs off.
+//   default    tc-opt -O2 --target=<target>; CUDA graphs off.
 //   cudagraphs default's artifact, run with CUDA graphs on (CUDA only).
 //   dynamic    tc-opt -O2 with the symbolic dims kept: compiled once, run at
 //              the suite's batch and at each of its dynamic batches.
@@ -24,10 +24,10 @@
 namespace tc::bench {
 
 struct RunnerOptions {
-  std::string binDir;  // where tc-import ... tc-run are
-  std::string workDir; // intermediate files (IR, artifacts, reference data)
-  std::string target = "cpu";
-  std::string arch = "sm_90"; // tc-codegen --arch for CUDA
+  std::string binDir;         // where tc-import ... tc-run are
+  std::string workDir;        // intermediate files (IR, artifacts, reference data)
+  std::string target = "cpu"; // a name in the target registry (Targets.def)
+  std::string level;          // the target's tc-codegen level flag (--arch=sm_90); "": its default
   std::vector<std::string> modes{"eager", "default", "dynamic"};
   std::vector<std::string> precisions{"fp32", "amp"};
   int iterations = 20, warmup = 3;

@@ -1,9 +1,11 @@
 // What every code generation target shares: the module prepared for the
 // emitter, every group's kernel (or why it has none), the compile timeline.
 #pragma once
+#include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/KernelEmitter.h"
 #include "tc/IR/IR.h"
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,5 +38,65 @@ EmittedKernels emitKernels(const Module &m, KernelDialect dialect);
 // part of the stage "parent" listed after it: not summed into totals): the whole compile, the tools
 // before tc-codegen (the input's timeline metadata) and then `stages`.
 std::string artifactTimeline(const Module &input, const std::vector<CompileStage> &stages);
+
+// What one distinct group of the prepared module became: its whole kernel,
+// a library call (and the epilogue's kernel), or a step on the host.
+struct GroupCode {
+  const Function *group = nullptr;
+  const Op *call = nullptr;            // its first call (static operand types)
+  std::optional<EmittedKernel> kernel; // the whole group's
+  std::string kernelWhy;               // why it has none
+  std::string library;                 // what the backend calls ("": nothing)
+  std::optional<EmittedKernel> epilogue;
+  std::string epilogueWhy; // why an epilogue has no kernel ("": none needed or it has one)
+  bool host = false;       // runs on the host's reference kernels
+  std::string hostWhy;     // why, for the warning
+};
+
+// The artifact section listing the groups compiled to run on the host:
+// "@group: why" lines (tc-codegen's warnings; empty: none).
+inline constexpr const char *kSectionHostSteps = "host-steps";
+
+// A group that runs on the host, as tc-codegen's warning names it.
+struct HostStep {
+  std::string group, why;
+  std::vector<std::string> nodes; // "/model/Gather_3 (Gather)": ONNX node and its op types
+};
+
+// A backend's differences from the shared driver (generateCode).
+class CodegenBackend {
+public:
+  virtual ~CodegenBackend() = default;
+  virtual KernelDialect dialect() const = 0;
+  virtual const char *name() const = 0; // "cuda": "no cuda kernel"
+  virtual bool outlineMoves() const { return false; }
+  // The library `group` calls ("": none); `hasKernel`: it has a whole kernel.
+  virtual std::string libraryFor(const Function &group, bool hasKernel) const = 0;
+  // Whether the library takes the whole epilogue of `g` itself, so an
+  // epilogue without a kernel leaves it off the host (decided from g.call's
+  // static types; false when they do not tell).
+  virtual bool libraryTakesEpilogue(const GroupCode &) const { return false; }
+  // The kernel source and the "kernels" section of the decided groups.
+  virtual void assemble(const std::vector<GroupCode> &groups, std::string &source,
+                        std::string &table) const = 0;
+  // Compiles `source` into `a`'s header fields and code sections, adding
+  // its stages to `timeline`.
+  virtual void compile(const std::string &source, Artifact &a,
+                       std::vector<CompileStage> &timeline) const = 0;
+};
+
+struct CodegenResult {
+  Artifact artifact;                // empty unless compiled with the binary
+  std::string source;               // all kernels, as compiled
+  std::vector<std::string> kernels; // kernels generated (epilogues: <group>__epilogue)
+  std::vector<std::string> library; // "@group: cublaslt, epilogue kernel tc_..."
+  std::vector<HostStep> host;       // groups on the host, in plan order
+  std::vector<CompileStage> timeline;
+};
+
+// THE code generation driver: prepare, emit every group's kernel, decide
+// each group (kernel / library call + epilogue / host), assemble the source
+// and kernel table, and (withBinary) compile and fill the artifact.
+CodegenResult generateCode(const Module &input, const CodegenBackend &backend, bool withBinary);
 
 } // namespace tc

@@ -1,14 +1,11 @@
 // tc-codegen --target=cpu: every Fused group the emitter handles becomes a
 // kernel; all kernels go into ONE translation unit compiled once in-process;
 // the artifact carries the module, the object code, the kernel table, the
-// sources and the compile timeline.
+// sources and the compile timeline. What differs from the shared driver
+// (Codegen.h: generateCode) is this backend.
 #pragma once
-#include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/Codegen.h"
 #include "tc/CodeGen/CpuCompiler.h"
-#include "tc/IR/IR.h"
-#include <string>
-#include <vector>
 
 namespace tc {
 
@@ -16,17 +13,23 @@ namespace tc {
 // group's epilogue kernel after it), or only generated kernels.
 enum class CpuLibrary { OneDnn, None };
 
-struct CpuCodegenResult {
-  Artifact artifact;
-  std::string source;                // all kernels, as compiled
-  std::vector<std::string> kernels;  // groups with a kernel
-  std::vector<std::string> library;  // groups marked for a library call
-  std::vector<std::string> fallback; // "@group: why" for groups without one
-  std::vector<CompileStage> timeline;
-};
+class CpuBackend : public CodegenBackend {
+public:
+  CpuBackend(CpuTarget target, CpuLibrary library)
+      : target_(std::move(target)), library_(library) {}
+  const CpuTarget &target() const { return target_; }
 
-// `withObject` false stops after emitting the source (tc-codegen --emit=source).
-CpuCodegenResult compileForCpu(const Module &m, const CpuTarget &target, bool withObject = true,
-                               CpuLibrary library = CpuLibrary::OneDnn);
+  KernelDialect dialect() const override { return KernelDialect::Cpu; }
+  const char *name() const override { return "cpu"; }
+  std::string libraryFor(const Function &group, bool hasKernel) const override;
+  void assemble(const std::vector<GroupCode> &groups, std::string &source,
+                std::string &table) const override;
+  void compile(const std::string &source, Artifact &a,
+               std::vector<CompileStage> &timeline) const override;
+
+private:
+  CpuTarget target_;
+  CpuLibrary library_;
+};
 
 } // namespace tc

@@ -3,28 +3,31 @@
 // run time) plus their epilogue's kernel. All kernels go into ONE source
 // compiled by NVRTC once per arch (the arches in parallel); the artifact
 // carries the module, a cubin per arch, the kernel table with each kernel's
-// launch kind, the source and the compile timeline. No GPU is needed.
+// launch kind, the source and the compile timeline. No GPU is needed. What
+// differs from the shared driver (Codegen.h: generateCode) is this backend.
 #pragma once
-#include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/Codegen.h"
-#include "tc/IR/IR.h"
 #include <string>
 #include <vector>
 
 namespace tc {
 
-struct CudaCodegenResult {
-  Artifact artifact;
-  std::string source;               // all kernels, as compiled
-  std::vector<std::string> kernels; // groups with a kernel (epilogues: <group>__epilogue)
-  // "@group: cublaslt, epilogue kernel tc_..." for MatMul/Gemm/Conv groups
-  std::vector<std::string> library;
-  std::vector<std::string> fallback; // "@group: why" for the other groups without a kernel
-  std::vector<CompileStage> timeline;
-};
+class CudaBackend : public CodegenBackend {
+public:
+  explicit CudaBackend(std::vector<std::string> arches) : arches_(std::move(arches)) {}
+  const std::vector<std::string> &arches() const { return arches_; }
 
-// `withCubin` false stops after emitting the source (--emit=source/ptx).
-CudaCodegenResult compileForCuda(const Module &m, const std::vector<std::string> &arches,
-                                 bool withCubin = true);
+  KernelDialect dialect() const override { return KernelDialect::Cuda; }
+  const char *name() const override { return "cuda"; }
+  bool outlineMoves() const override { return true; } // CUDA generates data movement
+  std::string libraryFor(const Function &group, bool hasKernel) const override;
+  void assemble(const std::vector<GroupCode> &groups, std::string &source,
+                std::string &table) const override;
+  void compile(const std::string &source, Artifact &a,
+               std::vector<CompileStage> &timeline) const override;
+
+private:
+  std::vector<std::string> arches_;
+};
 
 } // namespace tc

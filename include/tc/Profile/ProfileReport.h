@@ -45,6 +45,9 @@ struct ProfileReport {
   std::string timeSource; // which events the rows are timed by
   int runs = 0;
   bool graph = false; // the runs replayed a CUDA graph
+  // The host issued work a device ran alongside (RunTrace::asyncDevice):
+  // host and device times overlap, and the device span means something.
+  bool asyncDevice = false;
   // Per run, medians over the runs:
   double wallMs = -1;          // wall time of a run
   double hostMs = -1;          // CUDA: the host's time issuing work (steps, graph launches);

@@ -61,7 +61,10 @@ public:
     events.push_back(std::move(e));
   }
 
-  std::string backend;         // "cpu" or "cuda"
+  std::string backend; // the target's name (Targets.def)
+  // The host enqueues work that a device runs on its own (a GPU): host and
+  // device time overlap. Else the host runs the kernels itself.
+  bool asyncDevice = false;
   std::string device;          // "NVIDIA H100 80GB HBM3", "x86-64 (2 threads)"
   std::string deviceNote;      // how device events were obtained ("CUPTI", "CUDA events", ...)
   std::vector<StepInfo> steps; // the plan of the traced runs

@@ -4,6 +4,7 @@
 #include "tc/IR/IR.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Support/MemoryBuffer.h"
+#include "tc/Target/Target.h"
 #include <boost/program_options.hpp>
 #include <functional>
 #include <map>
@@ -62,6 +63,18 @@ struct InputFlags {
 };
 void addInputOptions(po::options_description &opts, InputFlags &flags);
 InputSources inputSources(const InputFlags &flags);
+
+// "a, b or c": the values a flag takes, for messages.
+std::string alternatives(const std::vector<std::string> &values);
+
+// A target's flags (Target.h) as string options of `opts`, and the values
+// given, each checked against its choices ("unknown --cuda-graphs 'x' (on
+// or off)").
+void addTargetOptions(po::options_description &opts, const std::vector<TargetOption> &options);
+TargetOptionValues targetOptionValues(const po::variables_map &vm,
+                                      const std::vector<TargetOption> &options);
+// Every target's tc-run/tc-prof flags (Target::runOptions), once each.
+std::vector<TargetOption> allRunOptions();
 
 std::string dumpDirFor(const char *tool, const CommonOptions &common);
 void dumpFile(const std::string &dir, const std::string &name, std::string_view contents);

@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Every `// -----` chunk of a .tcir file through tc-opt --fuse and
 tc-codegen --target=cpu, then the artifact against the reference executor
-on the same random inputs. Prints one line per chunk with its kernel and
-fallback counts, and fails on any mismatch.
+on the same random inputs. Prints one line per chunk with its kernel, library and
+host-step counts, and fails on any mismatch.
 
     run_split_cpu.py FILE.tcir TMPDIR [--dim N=3] [--rtol R --atol A] [--cpu-library none]
 """
@@ -39,7 +39,8 @@ for i, chunk in enumerate(chunks):
             sys.stdout.write(p.stdout + p.stderr)
             sys.exit("chunk %d (N=%d): mismatch" % (i, n))
     steps = re.search(r"steps: .*", p.stderr).group(0)
-    print("chunk %d: %s; %s" % (i, cg.splitlines()[0], steps))
+    stats = next(l for l in cg.splitlines() if l.startswith("kernels:"))
+    print("chunk %d: %s; %s" % (i, stats, steps))
     for line in p.stderr.splitlines():
         if line.startswith("step %"):
             print("  " + line)

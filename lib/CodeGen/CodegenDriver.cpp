@@ -1,0 +1,147 @@
+// The one code generation driver every backend runs (Codegen.h); a backend
+// supplies only its differences (CodegenBackend).
+#include "tc/CodeGen/Codegen.h"
+#include "tc/CodeGen/LibraryCall.h"
+#include "tc/IR/Bytecode.h"
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+namespace tc {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// "@group: why" -> "why".
+std::string reason(const std::string &why) {
+  size_t colon = why.find(": ");
+  return !why.empty() && why[0] == '@' && colon != std::string::npos ? why.substr(colon + 2) : why;
+}
+
+// Whether `g` runs on the host, and why: no kernel and no library, or a
+// library call whose epilogue has no kernel and which the library does not
+// take whole. A library that turns down some sizes at run time is the run's
+// decision (tc-run --print-steps), not this one.
+void decideHost(GroupCode &g, const CodegenBackend &b) {
+  std::string target = b.name();
+  if (g.kernel)
+    return;
+  if (g.library.empty()) {
+    g.host = true;
+    g.hostWhy = "no " + target + " kernel: " + g.kernelWhy;
+  } else if (!g.epilogueWhy.empty() && !b.libraryTakesEpilogue(g)) {
+    g.host = true;
+    g.hostWhy = g.library + " does not take its epilogue, which has no " + target +
+                " kernel: " + g.epilogueWhy;
+  }
+}
+
+// The group's ONNX nodes with their op types, in order: "/m/Add_4 (Add)".
+std::vector<std::string> nodesOf(const Function &group) {
+  std::vector<std::pair<std::string, std::vector<std::string>>> nodes;
+  for (const auto &op : group.ops) {
+    std::string node = op->loc.node;
+    if (node.empty())
+      node = op->results.empty() ? "?" : "%" + op->result()->name;
+    if (nodes.empty() || nodes.back().first != node)
+      nodes.push_back({node, {}});
+    std::vector<std::string> &types = nodes.back().second;
+    std::string type(op->name());
+    if (std::find(types.begin(), types.end(), type) == types.end())
+      types.push_back(type);
+  }
+  std::vector<std::string> out;
+  for (auto &[node, types] : nodes) {
+    std::string s = node + " (";
+    for (size_t i = 0; i < types.size(); ++i)
+      s += (i ? ", " : "") + types[i];
+    out.push_back(s + ")");
+  }
+  return out;
+}
+
+} // namespace
+
+CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary) {
+  CodegenResult r;
+  auto t0 = Clock::now();
+  std::unique_ptr<Module> owned = prepareForCodegen(input, b.outlineMoves());
+  Module &m = *owned;
+  r.timeline.push_back({prepareStageName(b.outlineMoves()), since(t0)});
+  t0 = Clock::now();
+  EmittedKernels ks = emitKernels(m, b.dialect());
+  std::map<std::string, EmittedKernel *> kernelOf;
+  for (EmittedKernel &k : ks.kernels)
+    kernelOf[k.group] = &k;
+  std::map<std::string, std::string> whyOf; // "@group: why" by group
+  for (const std::string &why : ks.fallback)
+    whyOf[why.substr(1, why.find(':') - 1)] = reason(why);
+
+  std::vector<GroupCode> groups;
+  std::set<std::string> seen;
+  for (const auto &op : m.main().ops) {
+    if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
+      continue;
+    GroupCode g;
+    g.group = m.lookup(op->getString("callee"));
+    g.call = op.get();
+    if (auto k = kernelOf.find(g.group->name); k != kernelOf.end())
+      g.kernel = *k->second;
+    else
+      g.kernelWhy = whyOf[g.group->name];
+    g.library = b.libraryFor(*g.group, g.kernel.has_value());
+    // A library call writes the anchor's result; the epilogue's own kernel
+    // then runs in place over it (or the library folds the epilogue).
+    if (!g.library.empty())
+      if (std::unique_ptr<Function> e = epilogueGroup(*g.group)) {
+        std::string why;
+        g.epilogue = emitKernel(*e, b.dialect(), why);
+        if (!g.epilogue)
+          g.epilogueWhy = reason(why);
+      }
+    decideHost(g, b);
+    groups.push_back(std::move(g));
+  }
+
+  std::string table, hostLines;
+  b.assemble(groups, r.source, table);
+  for (const GroupCode &g : groups) {
+    const std::string &name = g.group->name;
+    if (g.kernel)
+      r.kernels.push_back(name);
+    if (g.epilogue)
+      r.kernels.push_back(g.epilogue->group);
+    if (!g.library.empty())
+      r.library.push_back("@" + name + ": " + g.library + ", " +
+                          (g.epilogue ? "epilogue kernel " + g.epilogue->symbol
+                           : g.epilogueWhy.empty()
+                               ? std::string("no epilogue")
+                               : "epilogue without a kernel: " + g.epilogueWhy));
+    if (g.host) {
+      r.host.push_back({name, g.hostWhy, nodesOf(*g.group)});
+      hostLines += "@" + name + ": " + g.hostWhy + "\n";
+    }
+  }
+  r.timeline.push_back({"emit kernels", since(t0)});
+  r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
+  if (!withBinary)
+    return r;
+
+  Artifact &a = r.artifact;
+  b.compile(r.source, a, r.timeline);
+  auto t1 = Clock::now();
+  a.setSection(kSectionModule, writeBytecode(m));
+  a.setSection(kSectionKernels, table);
+  a.setSection(kSectionSource, r.source);
+  a.setSection(kSectionHostSteps, hostLines);
+  r.timeline.push_back({"write artifact", since(t1)});
+  a.setSection(kSectionTimeline, artifactTimeline(input, r.timeline));
+  return r;
+}
+
+} // namespace tc
