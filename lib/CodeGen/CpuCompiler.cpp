@@ -60,26 +60,6 @@ CpuTarget resolveCpuTarget(const std::string &cpu) {
   return t;
 }
 
-std::vector<std::string> missingHostFeatures(const std::vector<std::string> &required) {
-  auto host = llvm::sys::getHostCPUFeatures();
-  // LLVM's host query leaves out what every x86-64 has (x87, cx8, ...): a
-  // feature it does not report is there when the x86-64 baseline has it.
-  llvm::SmallVector<llvm::StringRef, 64> baseline;
-  llvm::X86::getFeaturesForCPU("x86-64", baseline, /*NeedPlus=*/true);
-  std::vector<std::string> missing;
-  for (const std::string &f : required) {
-    if (f.size() < 2 || f[0] != '+')
-      continue;
-    auto it = host.find(f.substr(1));
-    bool present = it != host.end()
-                       ? it->second
-                       : std::find(baseline.begin(), baseline.end(), f) != baseline.end();
-    if (!present)
-      missing.push_back(f);
-  }
-  return missing;
-}
-
 std::string compileCpp(const std::string &source, const CpuTarget &target, CompileOutput out) {
   initializeLLVM();
   std::string diagText;

@@ -23,7 +23,4 @@ enum class CompileOutput { Object, Assembly };
 // tc::Error with clang's diagnostics when it does not compile.
 std::string compileCpp(const std::string &source, const CpuTarget &target, CompileOutput out);
 
-// The features `required` lists that this machine lacks ("+avx512f", ...).
-std::vector<std::string> missingHostFeatures(const std::vector<std::string> &required);
-
 } // namespace tc
