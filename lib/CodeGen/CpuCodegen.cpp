@@ -77,7 +77,7 @@ CpuCodegenResult compileForCpu(const Module &input, const CpuTarget &target, boo
     return r;
 
   auto t1 = Clock::now();
-  std::string object = compileCpp(r.source, target, CompileOutput::Object);
+  std::string object = compileSharedObject(r.source, target);
   r.timeline.push_back({"compile kernels (clang -O3, " + target.cpu + ")", since(t1)});
   auto t2 = Clock::now();
   Artifact &a = r.artifact;

@@ -8,9 +8,12 @@
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Lex/PreprocessorOptions.h>
+#include <fstream>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/FileSystem.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Program.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
@@ -29,6 +32,20 @@ void initializeLLVM() {
     llvm::InitializeNativeTargetAsmParser();
   });
 }
+
+// A file in the temporary directory, removed when this goes.
+struct TempFile {
+  llvm::SmallString<128> path;
+  explicit TempFile(const char *suffix) {
+    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tc-kernels", suffix, path))
+      fail("cannot create a temporary file for the linker: ", ec.message());
+  }
+  ~TempFile() { llvm::sys::fs::remove(path); }
+  std::string read() const {
+    std::ifstream in(path.str().str(), std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+};
 
 } // namespace
 
@@ -114,6 +131,28 @@ std::string compileCpp(const std::string &source, const CpuTarget &target, Compi
   if (!ci.ExecuteAction(*action) || diags->hasErrorOccurred())
     fail("internal error: the generated kernels do not compile:\n", diagText);
   return std::string(bytes.str());
+}
+
+std::string compileSharedObject(const std::string &source, const CpuTarget &target) {
+  std::string object = compileCpp(source, target, CompileOutput::Object);
+  llvm::ErrorOr<std::string> ld = llvm::sys::findProgramByName("ld");
+  if (!ld)
+    fail("cannot link the kernels: no 'ld' on PATH (install binutils)");
+  TempFile in(".o"), out(".so"), log(".log");
+  {
+    std::ofstream o(in.path.c_str(), std::ios::binary);
+    o.write(object.data(), std::streamsize(object.size()));
+    if (!o.flush())
+      fail("cannot write ", in.path.str().str(), " for the linker");
+  }
+  // The kernels call libc (malloc, memcpy, memset: `nm -u` on the object)
+  // and may call libm; --as-needed keeps a library they do not use out.
+  llvm::StringRef args[] = {*ld, "-shared", "--as-needed", "-o", out.path, in.path, "-lm", "-lc"};
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), log.path, log.path};
+  std::string err;
+  if (llvm::sys::ExecuteAndWait(*ld, args, std::nullopt, redirects, 0, 0, &err) != 0)
+    fail("cannot link the kernels with ", *ld, ": ", err.empty() ? log.read() : err);
+  return out.read();
 }
 
 } // namespace tc
