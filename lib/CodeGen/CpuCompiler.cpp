@@ -12,6 +12,7 @@
 #include <llvm/ADT/SmallString.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/FileSystem.h>
+#include <llvm/Support/FileUtilities.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/Program.h>
 #include <llvm/Support/TargetSelect.h>
@@ -33,19 +34,18 @@ void initializeLLVM() {
   });
 }
 
-// A file in the temporary directory, removed when this goes.
-struct TempFile {
+// A new file in the temporary directory for the linker.
+llvm::SmallString<128> tempFile(const char *suffix) {
   llvm::SmallString<128> path;
-  explicit TempFile(const char *suffix) {
-    if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tc-kernels", suffix, path))
-      fail("cannot create a temporary file for the linker: ", ec.message());
-  }
-  ~TempFile() { llvm::sys::fs::remove(path); }
-  std::string read() const {
-    std::ifstream in(path.str().str(), std::ios::binary);
-    return std::string(std::istreambuf_iterator<char>(in), {});
-  }
-};
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tc-kernels", suffix, path))
+    fail("cannot create a temporary file for the linker: ", ec.message());
+  return path;
+}
+
+std::string readFile(llvm::StringRef path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  return buf ? (*buf)->getBuffer().str() : std::string();
+}
 
 } // namespace
 
@@ -138,21 +138,23 @@ std::string compileSharedObject(const std::string &source, const CpuTarget &targ
   llvm::ErrorOr<std::string> ld = llvm::sys::findProgramByName("ld");
   if (!ld)
     fail("cannot link the kernels: no 'ld' on PATH (install binutils)");
-  TempFile in(".o"), out(".so"), log(".log");
+  llvm::SmallString<128> in = tempFile(".o"), out = tempFile(".so"), log = tempFile(".log");
+  llvm::FileRemover removeIn(in), removeOut(out), removeLog(log);
   {
-    std::ofstream o(in.path.c_str(), std::ios::binary);
+    std::ofstream o(in.c_str(), std::ios::binary);
     o.write(object.data(), std::streamsize(object.size()));
     if (!o.flush())
-      fail("cannot write ", in.path.str().str(), " for the linker");
+      fail("cannot write ", in.str().str(), " for the linker");
   }
   // The kernels call libc (malloc, memcpy, memset: `nm -u` on the object)
   // and may call libm; --as-needed keeps a library they do not use out.
-  llvm::StringRef args[] = {*ld, "-shared", "--as-needed", "-o", out.path, in.path, "-lm", "-lc"};
-  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), log.path, log.path};
+  llvm::StringRef args[] = {*ld, "-shared", "--as-needed", "-o", out, in, "-lm", "-lc"};
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log),
+                                                llvm::StringRef(log)};
   std::string err;
   if (llvm::sys::ExecuteAndWait(*ld, args, std::nullopt, redirects, 0, 0, &err) != 0)
-    fail("cannot link the kernels with ", *ld, ": ", err.empty() ? log.read() : err);
-  return out.read();
+    fail("cannot link the kernels with ", *ld, ": ", err.empty() ? readFile(log) : err);
+  return readFile(out);
 }
 
 } // namespace tc
