@@ -6,7 +6,7 @@ set -euo pipefail
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
 pkgs=(
-  cmake ninja-build ccache g++ python3
+  cmake ninja-build ccache g++ python3 binutils
   llvm-19-dev libclang-cpp19-dev libclang-19-dev clang-19 llvm-19-tools libclang-rt-19-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libboost-program-options-dev

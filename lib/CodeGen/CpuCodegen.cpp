@@ -41,7 +41,7 @@ void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &sou
 void CpuBackend::compile(const std::string &source, Artifact &a,
                          std::vector<CompileStage> &timeline) const {
   auto t0 = std::chrono::steady_clock::now();
-  a.setSection(kSectionObject, compileCpp(source, target_, CompileOutput::Object));
+  a.setSection(kSectionObject, compileSharedObject(source, target_));
   timeline.push_back(
       {"compile kernels (clang -O3, " + target_.cpu + ")",
        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});

@@ -8,9 +8,13 @@
 #include <clang/Frontend/CompilerInvocation.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Lex/PreprocessorOptions.h>
+#include <fstream>
 #include <llvm/ADT/SmallString.h>
 #include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/FileSystem.h>
+#include <llvm/Support/FileUtilities.h>
 #include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/Program.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/TargetParser/Host.h>
@@ -28,6 +32,19 @@ void initializeLLVM() {
     llvm::InitializeNativeTargetAsmPrinter();
     llvm::InitializeNativeTargetAsmParser();
   });
+}
+
+// A new file in the temporary directory for the linker.
+llvm::SmallString<128> tempFile(const char *suffix) {
+  llvm::SmallString<128> path;
+  if (std::error_code ec = llvm::sys::fs::createTemporaryFile("tc-kernels", suffix, path))
+    fail("cannot create a temporary file for the linker: ", ec.message());
+  return path;
+}
+
+std::string readFile(llvm::StringRef path) {
+  auto buf = llvm::MemoryBuffer::getFile(path, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+  return buf ? (*buf)->getBuffer().str() : std::string();
 }
 
 } // namespace
@@ -58,26 +75,6 @@ CpuTarget resolveCpuTarget(const std::string &cpu) {
     t.features.push_back(f.str());
   std::sort(t.features.begin(), t.features.end());
   return t;
-}
-
-std::vector<std::string> missingHostFeatures(const std::vector<std::string> &required) {
-  auto host = llvm::sys::getHostCPUFeatures();
-  // LLVM's host query leaves out what every x86-64 has (x87, cx8, ...): a
-  // feature it does not report is there when the x86-64 baseline has it.
-  llvm::SmallVector<llvm::StringRef, 64> baseline;
-  llvm::X86::getFeaturesForCPU("x86-64", baseline, /*NeedPlus=*/true);
-  std::vector<std::string> missing;
-  for (const std::string &f : required) {
-    if (f.size() < 2 || f[0] != '+')
-      continue;
-    auto it = host.find(f.substr(1));
-    bool present = it != host.end()
-                       ? it->second
-                       : std::find(baseline.begin(), baseline.end(), f) != baseline.end();
-    if (!present)
-      missing.push_back(f);
-  }
-  return missing;
 }
 
 std::string compileCpp(const std::string &source, const CpuTarget &target, CompileOutput out) {
@@ -134,6 +131,30 @@ std::string compileCpp(const std::string &source, const CpuTarget &target, Compi
   if (!ci.ExecuteAction(*action) || diags->hasErrorOccurred())
     fail("internal error: the generated kernels do not compile:\n", diagText);
   return std::string(bytes.str());
+}
+
+std::string compileSharedObject(const std::string &source, const CpuTarget &target) {
+  std::string object = compileCpp(source, target, CompileOutput::Object);
+  llvm::ErrorOr<std::string> ld = llvm::sys::findProgramByName("ld");
+  if (!ld)
+    fail("cannot link the kernels: no 'ld' on PATH (install binutils)");
+  llvm::SmallString<128> in = tempFile(".o"), out = tempFile(".so"), log = tempFile(".log");
+  llvm::FileRemover removeIn(in), removeOut(out), removeLog(log);
+  {
+    std::ofstream o(in.c_str(), std::ios::binary);
+    o.write(object.data(), std::streamsize(object.size()));
+    if (!o.flush())
+      fail("cannot write ", in.str().str(), " for the linker");
+  }
+  // The kernels call libc (malloc, memcpy, memset: `nm -u` on the object)
+  // and may call libm; --as-needed keeps a library they do not use out.
+  llvm::StringRef args[] = {*ld, "-shared", "--as-needed", "-o", out, in, "-lm", "-lc"};
+  std::optional<llvm::StringRef> redirects[] = {llvm::StringRef(""), llvm::StringRef(log),
+                                                llvm::StringRef(log)};
+  std::string err;
+  if (llvm::sys::ExecuteAndWait(*ld, args, std::nullopt, redirects, 0, 0, &err) != 0)
+    fail("cannot link the kernels with ", *ld, ": ", err.empty() ? readFile(log) : err);
+  return readFile(out);
 }
 
 } // namespace tc

@@ -2,7 +2,7 @@
 // to run a compiled model on another machine: a header (format version,
 // toolchain, target, CPU features), the optimized module (plan order,
 // weights aligned for mmap, input/output signature), the object code of the
-// generated kernels with their table (CPU: an ELF object; CUDA: a cubin per
+// generated kernels with their table (CPU: an ELF shared object; CUDA: a cubin per
 // arch), the kernel sources, and the compile timeline for tc-prof.
 //
 // Layout: "TCXA", u32 version, u32 section count, u32 0, then per section
@@ -19,12 +19,13 @@
 namespace tc {
 
 constexpr char kArtifactMagic[4] = {'T', 'C', 'X', 'A'};
-constexpr uint32_t kArtifactVersion = 1;
+// 2: CPU kernels as a shared object (1: an ELF object for a JIT).
+constexpr uint32_t kArtifactVersion = 2;
 
 // Section names.
 inline constexpr const char *kSectionHeader = "header";     // key=value lines
 inline constexpr const char *kSectionModule = "module";     // .tcbc of the optimized IR
-inline constexpr const char *kSectionObject = "object";     // ELF object of the kernels
+inline constexpr const char *kSectionObject = "object";     // CPU: ELF shared object of the kernels
 inline constexpr const char *kSectionKernels = "kernels";   // "callee symbol" lines
 inline constexpr const char *kSectionSource = "source";     // generated kernel source
 inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline (JSON)

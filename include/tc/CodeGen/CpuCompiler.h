@@ -23,7 +23,10 @@ enum class CompileOutput { Object, Assembly };
 // tc::Error with clang's diagnostics when it does not compile.
 std::string compileCpp(const std::string &source, const CpuTarget &target, CompileOutput out);
 
-// The features `required` lists that this machine lacks ("+avx512f", ...).
-std::vector<std::string> missingHostFeatures(const std::vector<std::string> &required);
+// The kernels as a CPU artifact stores them: `source` compiled to an object
+// (compileCpp) and linked into a shared object by the system linker `ld`
+// (binutils), run as a subprocess, so the runtime can dlopen it without
+// LLVM. Throws tc::Error when there is no `ld` or it fails.
+std::string compileSharedObject(const std::string &source, const CpuTarget &target);
 
 } // namespace tc

@@ -1,6 +1,6 @@
 // A CPU artifact loaded for running: the optimized module, and its
-// generated kernels linked into this process by LLVM's ORC JIT straight from
-// the artifact's object code (no temporary files, no dlopen). Groups the
+// generated kernels dlopen'ed from the artifact's shared object (straight
+// from memory, no temporary file; KernelLibrary.h). Groups the
 // artifact marks for a library (Conv/MatMul/Gemm plus epilogue) run as oneDNN
 // primitives where oneDNN takes them, else on their generated kernel;
 // Gather/Concat/Split/Slice are copies over the arena (MoveStep.h). Steps
@@ -18,6 +18,8 @@
 #include <vector>
 
 namespace tc {
+
+class KernelLibrary;
 
 class CpuModel {
 public:
@@ -73,8 +75,7 @@ private:
   using KernelFn = void (*)(void *const *, const int64_t *, int64_t, int64_t);
   Artifact artifact_;
   std::unique_ptr<Module> module_;
-  struct Jit;
-  std::unique_ptr<Jit> jit_;
+  std::unique_ptr<KernelLibrary> library_; // the kernels' shared object
   // A Fused callee's entry in the artifact's kernel table.
   struct GroupCode {
     KernelFn kernel = nullptr;   // the whole group; null: none generated

@@ -1,10 +1,11 @@
 #include "tc/Runtime/CpuModel.h"
+#include "HostFeatures.h"
+#include "KernelLibrary.h"
 #include "MoveStep.h"
 #include "OneDnnCall.h"
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/StepCost.h"
-#include "tc/CodeGen/CpuCompiler.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/Runtime/RefExecutor.h"
@@ -16,21 +17,11 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
-#include <llvm/ExecutionEngine/Orc/LLJIT.h>
-#include <llvm/Support/Error.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
-#include <mutex>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
 
 namespace tc {
-
-struct CpuModel::Jit {
-  std::unique_ptr<llvm::orc::LLJIT> lljit;
-};
 
 // The module specialized to one set of input sizes (ShapePlan.h), its
 // arena, and its steps with every pointer and size resolved (inputs bound
@@ -57,21 +48,6 @@ struct CpuModel::ShapePlan {
 };
 
 CpuModel::~CpuModel() = default;
-
-namespace {
-
-template <typename T> T orFail(llvm::Expected<T> v, const std::string &what) {
-  if (!v)
-    fail(what, ": ", llvm::toString(v.takeError()));
-  return std::move(*v);
-}
-
-void orFail(llvm::Error e, const std::string &what) {
-  if (e)
-    fail(what, ": ", llvm::toString(std::move(e)));
-}
-
-} // namespace
 
 std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> file,
                                          unsigned threads) {
@@ -114,27 +90,9 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
   OneDnnCall::setThreads(model->pool_->size());
   if (entries.empty())
     return model;
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-  });
-  model->jit_ = std::make_unique<Jit>();
-  auto &jit = model->jit_->lljit;
-  jit = orFail(llvm::orc::LLJITBuilder().create(), a.file + ": cannot start the JIT");
-  // Kernels call libm (expf, tanhf, ...): resolve from this process.
-  jit->getMainJITDylib().addGenerator(
-      orFail(llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
-                 jit->getDataLayout().getGlobalPrefix()),
-             a.file + ": cannot search this process's symbols"));
-  const MemoryBuffer &obj = a.require(kSectionObject);
-  orFail(jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(
-             llvm::StringRef(obj.data(), obj.size()), a.file + ":object")),
-         a.file + ": cannot load the kernels' object code");
+  model->library_ = std::make_unique<KernelLibrary>(a.require(kSectionObject).str(), a.file);
   auto lookup = [&](const std::string &symbol) -> KernelFn {
-    if (symbol == "-")
-      return nullptr;
-    return orFail(jit->lookup(symbol), a.file + ": kernel " + symbol).toPtr<KernelFn>();
+    return symbol == "-" ? nullptr : reinterpret_cast<KernelFn>(model->library_->symbol(symbol));
   };
   for (const Entry &e : entries)
     model->kernels_[e.group] = {lookup(e.symbol), e.library == "-" ? "" : e.library,

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Rewrites a .tcx artifact for error tests without changing its layout:
    set_features.py IN OUT +feature   the header's feature list names `feature`
-   set_features.py IN OUT --corrupt-object   the object section's bytes scrambled
+   set_features.py IN OUT --corrupt-object   the object section's bytes (the kernels' shared object) scrambled
 """
 import struct, sys
 

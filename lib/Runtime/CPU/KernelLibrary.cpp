@@ -1,0 +1,51 @@
+#include "KernelLibrary.h"
+#include "tc/Support/Error.h"
+#include <cerrno>
+#include <cstring>
+#include <dlfcn.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+namespace tc {
+
+KernelLibrary::KernelLibrary(std::string_view bytes, const std::string &what) : what_(what) {
+  auto failLoad = [&](const std::string &why) {
+    fail(what, ": cannot load the kernels' shared object: ", why);
+  };
+  int fd = memfd_create("tc-kernels", MFD_CLOEXEC);
+  if (fd < 0)
+    failLoad(std::string("memfd_create: ") + std::strerror(errno));
+  for (size_t done = 0; done < bytes.size();) {
+    ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0) {
+      std::string why = std::string("write: ") + std::strerror(errno);
+      ::close(fd);
+      failLoad(why);
+    }
+    done += size_t(n);
+  }
+  // RTLD_LOCAL: two models' kernels may share symbol names.
+  handle_ = dlopen(("/proc/self/fd/" + std::to_string(fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
+  ::close(fd); // the mapping stays
+  if (!handle_) {
+    const char *why = dlerror();
+    failLoad(why ? why : "dlopen failed");
+  }
+}
+
+KernelLibrary::~KernelLibrary() {
+  if (handle_)
+    dlclose(handle_);
+}
+
+void *KernelLibrary::symbol(const std::string &symbol) const {
+  dlerror();
+  void *p = dlsym(handle_, symbol.c_str());
+  if (!p)
+    fail(what_, ": kernel ", symbol, " is not in the kernels' shared object");
+  return p;
+}
+
+} // namespace tc
