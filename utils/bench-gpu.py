@@ -382,7 +382,7 @@ def render_files(files, markdown):
                 r["ok"] = r["tc_err"] <= max(TOLERANCE, 1.5 * r["torch_amp_err"])
             merged.setdefault((r["model"], r["batch"]), {}).update(r)
             for k in r:
-                if k.endswith("_ms") and k not in ("tc_ms", "tc_host_ms") and k[:-3] not in modes:
+                if k.endswith("_ms") and k not in ("tc_ms", "tc_host_ms", "tc_base_ms") and k[:-3] not in modes:
                     modes.append(k[:-3])
     order = ["eager", "inductor", "inductor-cg"]
     modes.sort(key=lambda m: order.index(m) if m in order else len(order))
