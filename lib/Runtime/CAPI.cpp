@@ -205,7 +205,7 @@ tc_model *tc_model_load_ex(const char *path, const tc_load_options *options) {
         tc_load_options o = readOptions(options);
         std::shared_ptr<const tc::MemoryBuffer> file = tc::MemoryBuffer::open(path);
         auto m = std::make_unique<tc_model>();
-        if (tc::readArtifact(file).target == "cuda")
+        if (tc::readArtifact(file).target == tc::CudaModel::kTarget)
           m->cuda = tc::CudaModel::load(file, true, o.device);
         else // another target: CpuModel names it
           m->cpu = tc::CpuModel::load(file, o.threads);

@@ -23,6 +23,8 @@ class KernelLibrary;
 
 class CpuModel {
 public:
+  // The artifact target this runtime runs (Targets.def's name for it).
+  static constexpr const char *kTarget = "cpu";
   // Reads and checks the artifact (target, format, CPU features of this
   // machine) and links its kernels. Throws tc::Error naming the file.
   // `threads` splits each kernel's rows (0: one per hardware thread).

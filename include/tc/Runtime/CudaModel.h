@@ -36,6 +36,9 @@ class Cudnn;
 
 class CudaModel {
 public:
+  // The artifact target this runtime runs (Targets.def's name for it; the
+  // C API, which links no registry, picks a runtime by it).
+  static constexpr const char *kTarget = "cuda";
   // Checks the artifact (target, kernel table) before touching the driver,
   // then: "no CUDA device (...)", or a GPU it has no cubin for ("compiled
   // for sm_80,sm_90; this GPU (NAME) is sm_75: ..."), or the driver's error

@@ -56,7 +56,7 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   model->artifact_ = readArtifact(file);
   const Artifact &a = model->artifact_;
-  if (a.target != "cpu")
+  if (a.target != kTarget)
     fail(a.file, ": the artifact is for target '", a.target, "', not cpu");
   std::vector<std::string> missing = missingHostFeatures(a.cpuFeatures);
   if (!missing.empty()) {
@@ -368,7 +368,7 @@ void CpuModel::traceSteps(ShapePlan &plan) {
         info.bytes = 0, info.flops = 0; // nothing moves
       plan.info.push_back(std::move(info));
     }
-  trace_->backend = "cpu";
+  trace_->backend = kTarget;
   trace_->device = "CPU, " + std::to_string(pool_->size()) + " threads";
   trace_->deviceNote = "host clock per step and per thread's share of each kernel";
   trace_->steps = plan.info;

@@ -11,7 +11,7 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->libraries_ = libraries;
   Artifact &a = m->artifact_ = readArtifact(std::move(file));
-  if (a.target != "cuda")
+  if (a.target != kTarget)
     fail(a.file, ": the artifact is for target '", a.target, "', not cuda");
   std::vector<CudaKernelEntry> table =
       parseCudaKernelTable(a.require(kSectionKernels).str(), a.file);
@@ -80,7 +80,7 @@ void CudaModel::setTrace(RunTrace *trace) {
   trace_ = trace;
   if (!trace)
     return;
-  trace->backend = "cuda";
+  trace->backend = kTarget;
   trace->device = device_;
   std::string why;
   cupti_ = cuda::startCupti(why);
