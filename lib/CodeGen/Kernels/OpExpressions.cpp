@@ -47,6 +47,35 @@ void Expressions::define(const Value *res, const char *T, const std::string &e, 
   names_[res] = t;
 }
 
+namespace {
+
+// UnaryMath.def's kernel expression template of `k`, or null.
+const char *unaryMathKernel(OpKind k) {
+  switch (k) {
+#define TC_UNARY(Name, Precision, Operand, Summary, Reference, Kernel)                             \
+  case OpKind::Name: return Kernel;
+#include "tc/IR/UnaryMath.def"
+#undef TC_UNARY
+  default: return nullptr;
+  }
+}
+
+// The template with {x} replaced by the operand and {T} by the compute type.
+std::string expandKernel(const char *k, const std::string &x, const std::string &T) {
+  std::string e;
+  for (const char *p = k; *p; ++p) {
+    if (p[0] == '{' && p[1] == 'x' && p[2] == '}')
+      e += x, p += 2;
+    else if (p[0] == '{' && p[1] == 'T' && p[2] == '}')
+      e += T, p += 2;
+    else
+      e += *p;
+  }
+  return e;
+}
+
+} // namespace
+
 bool Expressions::emit(const Op &op, std::ostream &os) {
   const char *rt = resultType(op);
   if (!rt)
@@ -74,18 +103,6 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
   case OpKind::Neg: e = "-(" + x + ")"; break;
   case OpKind::Abs: e = call("tc_abs"); break;
   case OpKind::Relu: e = x + " < 0 ? " + T + "(0) : " + x; break; // NaN stays NaN
-  case OpKind::Sigmoid: e = T + "(1) / (" + T + "(1) + tc_exp(-" + x + "))"; break;
-  case OpKind::Tanh: e = call("tc_tanh"); break;
-  case OpKind::Exp: e = call("tc_exp"); break;
-  case OpKind::Log: e = call("tc_log"); break;
-  case OpKind::Sqrt: e = call("tc_sqrt"); break;
-  case OpKind::Reciprocal: e = T + "(1) / " + x; break;
-  case OpKind::Cos: e = call("tc_cos"); break;
-  case OpKind::Sin: e = call("tc_sin"); break;
-  case OpKind::Erf: e = call("tc_erf"); break;
-  case OpKind::Floor: e = call("tc_floor"); break;
-  case OpKind::Ceil: e = call("tc_ceil"); break;
-  case OpKind::HardSwish: e = x + " * tc_clamp01(" + x + " / " + T + "(6) + " + T + "(0.5))"; break;
   case OpKind::HardSigmoid:
     e = "tc_clamp01(" + lit(op.getFloat("alpha")) + " * " + x + " + " + lit(op.getFloat("beta")) +
         ")";
@@ -159,7 +176,30 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
     else
       e = T + "(" + x + ")";
     break;
-  default: return c_.noKernel("no code for " + std::string(op.name()));
+  case OpKind::Sign: e = x + " > 0 ? " + T + "(1) : " + x + " < 0 ? " + T + "(-1) : " + x; break;
+  case OpKind::ThresholdedRelu:
+    e = x + " > " + lit(op.getFloat("alpha")) + " ? " + x + " : " + T + "(0)";
+    break;
+  case OpKind::Selu:
+    e = lit(op.getFloat("gamma")) + " * (" + x + " > 0 ? " + x + " : " + lit(op.getFloat("alpha")) +
+        " * (tc_exp(" + x + ") - " + T + "(1)))";
+    break;
+  case OpKind::Celu: {
+    // max(0, x) + min(0, v) as the reference's std::max/min: NaN gives 0.
+    double alpha = op.getFloat("alpha");
+    if (alpha == 0)
+      return c_.noKernel("Celu with alpha 0");
+    std::string v =
+        "(" + lit(alpha) + " * (tc_exp(" + x + " / " + lit(alpha) + ") - " + T + "(1)))";
+    e = "(" + x + " > 0 ? " + x + " : " + T + "(0)) + (" + v + " < 0 ? " + v + " : " + T + "(0))";
+    break;
+  }
+  default:
+    if (const char *k = unaryMathKernel(op.kind)) {
+      e = expandKernel(k, x, T);
+      break;
+    }
+    return c_.noKernel("no code for " + std::string(op.name()));
   }
   define(res, rt, e, os);
   return true;

@@ -79,7 +79,8 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
 )";
   std::string m = kernels::dialectInfo(dialect).mathPrefix;
   for (std::string f :
-       {"abs", "exp", "log", "sqrt", "tanh", "cos", "sin", "erf", "floor", "ceil"}) {
+       {"abs",  "exp",  "log",  "sqrt", "tanh", "cos",   "sin",   "erf",   "floor", "ceil", "tan",
+        "acos", "asin", "atan", "sinh", "cosh", "acosh", "asinh", "atanh", "rint",  "log1p"}) {
     std::string lib = m + (f == "abs" ? "fabs" : f);
     if (!cuda && (f == "exp" || f == "tanh" || f == "erf")) // f32 ones: kCpuFloatMath
       p += "TC_INLINE double tc_" + f + "(double x) { return " + lib + "(x); }\n";
@@ -90,6 +91,12 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
   p += "TC_INLINE double tc_pow(double a, double b) { return " + m + "pow(a, b); }\n";
   if (!cuda)
     p += kCpuFloatMath;
+  // After every tc_exp: a template sees only the overloads declared before it.
+  p += R"(// log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0. NaN stays NaN.
+template <class T> TC_INLINE T tc_softplus(T x) {
+  return x > T(0) ? x + tc_log1p(tc_exp(-x)) : tc_log1p(tc_exp(x));
+}
+)";
   if (cuda)
     p += R"(// `V` elements moved as one access of sizeof(T) * V bytes (16: LDG.128).
 template <class T, int V> struct alignas(sizeof(T) * V) tc_vec { T v[V]; };

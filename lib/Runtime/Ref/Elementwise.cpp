@@ -539,18 +539,10 @@ void registerElementwiseKernels(KernelTable &t) {
         ins, outs, [](double x) { return x < 0 ? 0.0 : x; }, // NaN stays NaN
         [](int64_t x) { return x < 0 ? int64_t(0) : x; });
   };
-  t[K(OpKind::Sigmoid)] = FLOAT_KERNEL(1.0 / (1.0 + std::exp(-x)));
-  t[K(OpKind::Tanh)] = FLOAT_KERNEL(std::tanh(x));
-  t[K(OpKind::Exp)] = FLOAT_KERNEL(std::exp(x));
-  t[K(OpKind::Log)] = FLOAT_KERNEL(std::log(x));
-  t[K(OpKind::Sqrt)] = FLOAT_KERNEL(std::sqrt(x));
-  t[K(OpKind::Reciprocal)] = FLOAT_KERNEL(1.0 / x);
-  t[K(OpKind::Cos)] = FLOAT_KERNEL(std::cos(x));
-  t[K(OpKind::Sin)] = FLOAT_KERNEL(std::sin(x));
-  t[K(OpKind::Erf)] = FLOAT_KERNEL(std::erf(x));
-  t[K(OpKind::Floor)] = FLOAT_KERNEL(std::floor(x));
-  t[K(OpKind::Ceil)] = FLOAT_KERNEL(std::ceil(x));
-  t[K(OpKind::HardSwish)] = FLOAT_KERNEL(x * clamp01(x / 6.0 + 0.5));
+#define TC_UNARY(Name, Precision, Operand, Summary, Reference, Kernel)                             \
+  t[K(OpKind::Name)] = FLOAT_KERNEL(Reference);
+#include "tc/IR/UnaryMath.def"
+#undef TC_UNARY
   t[K(OpKind::Not)] = notKernel;
   t[K(OpKind::LeakyRelu)] = leakyReluKernel;
   t[K(OpKind::HardSigmoid)] = hardSigmoidKernel;
@@ -570,26 +562,13 @@ void registerElementwiseKernels(KernelTable &t) {
   t[K(OpKind::Where)] = whereKernel;
 
   t[K(OpKind::Sign)] = signKernel;
-  t[K(OpKind::Round)] = FLOAT_KERNEL(std::nearbyint(x)); // default rounding: ties to even
   t[K(OpKind::IsNaN)] = isNaNKernel;
   t[K(OpKind::IsInf)] = isInfKernel;
   t[K(OpKind::Elu)] = eluKernel;
   t[K(OpKind::Selu)] = seluKernel;
   t[K(OpKind::Celu)] = celuKernel;
-  t[K(OpKind::Softplus)] = FLOAT_KERNEL(softplus(x));
-  t[K(OpKind::Softsign)] = FLOAT_KERNEL(x / (1.0 + std::fabs(x)));
-  t[K(OpKind::Mish)] = FLOAT_KERNEL(x * std::tanh(softplus(x)));
   t[K(OpKind::ThresholdedRelu)] = thresholdedReluKernel;
   t[K(OpKind::Shrink)] = shrinkKernel;
-  t[K(OpKind::Tan)] = FLOAT_KERNEL(std::tan(x));
-  t[K(OpKind::Acos)] = FLOAT_KERNEL(std::acos(x));
-  t[K(OpKind::Asin)] = FLOAT_KERNEL(std::asin(x));
-  t[K(OpKind::Atan)] = FLOAT_KERNEL(std::atan(x));
-  t[K(OpKind::Sinh)] = FLOAT_KERNEL(std::sinh(x));
-  t[K(OpKind::Cosh)] = FLOAT_KERNEL(std::cosh(x));
-  t[K(OpKind::Acosh)] = FLOAT_KERNEL(std::acosh(x));
-  t[K(OpKind::Asinh)] = FLOAT_KERNEL(std::asinh(x));
-  t[K(OpKind::Atanh)] = FLOAT_KERNEL(std::atanh(x));
   t[K(OpKind::BitwiseNot)] = bitwiseNotKernel;
   t[K(OpKind::CastLike)] = castKernel;
   t[K(OpKind::PRelu)] = preluKernel;
