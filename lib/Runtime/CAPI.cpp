@@ -23,6 +23,16 @@ struct tc_model {
 
 namespace {
 
+// tc_tensor.memory as the caller wrote it: a C program may store any int
+// there, and loading one outside the enum's values as a tc_memory is
+// undefined in C++, so the bytes are read as an int.
+int memoryOf(const tc_tensor &t) {
+  static_assert(sizeof(t.memory) == sizeof(int));
+  int m;
+  std::memcpy(&m, &t.memory, sizeof m);
+  return m;
+}
+
 thread_local std::string lastError;
 
 template <typename F> auto guarded(F &&f, decltype(f()) onError) {
@@ -88,14 +98,14 @@ tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
     tc::fail("input ", i, " has ", t.bytes, " bytes at NULL");
   std::vector<int64_t> shape(t.dims, t.dims + t.rank);
   tc::CudaModel::Input in;
-  if (t.memory == TC_MEMORY_HOST) {
+  if (memoryOf(t) == TC_MEMORY_HOST) {
     try {
       host.push_back(tc::HostTensor::fromBytes(*dtype, std::move(shape), t.data, t.bytes));
     } catch (const tc::Error &e) {
       tc::fail("input ", i, ": ", e.what());
     }
     in.host = &host.back();
-  } else if (t.memory == TC_MEMORY_DEVICE) {
+  } else if (memoryOf(t) == TC_MEMORY_DEVICE) {
     if (!cuda)
       tc::fail("input ", i, " is TC_MEMORY_DEVICE; a CPU model takes host memory");
     in.dtype = *dtype;
@@ -103,7 +113,7 @@ tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
     in.device = reinterpret_cast<tc::cuda::CUdeviceptr>(t.data);
     in.bytes = t.bytes;
   } else {
-    tc::fail("input ", i, " has memory ", int(t.memory),
+    tc::fail("input ", i, " has memory ", memoryOf(t),
              ", neither TC_MEMORY_HOST nor TC_MEMORY_DEVICE");
   }
   return in;
@@ -112,13 +122,13 @@ tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
 // Where output i goes, as outputs[i] asks on entry (tc_model_run_on_stream).
 tc::CudaModel::Output readOutput(const tc_tensor &t, size_t i, bool cuda) {
   using To = tc::CudaModel::Output::To;
-  if (t.memory != TC_MEMORY_HOST && t.memory != TC_MEMORY_DEVICE)
-    tc::fail("output ", i, " has memory ", int(t.memory),
+  if (memoryOf(t) != TC_MEMORY_HOST && memoryOf(t) != TC_MEMORY_DEVICE)
+    tc::fail("output ", i, " has memory ", memoryOf(t),
              ", neither TC_MEMORY_HOST nor TC_MEMORY_DEVICE");
-  if (t.memory == TC_MEMORY_DEVICE && !cuda)
+  if (memoryOf(t) == TC_MEMORY_DEVICE && !cuda)
     tc::fail("output ", i, " is TC_MEMORY_DEVICE; a CPU model gives host memory");
   tc::CudaModel::Output o;
-  o.to = t.memory == TC_MEMORY_HOST ? To::Host : t.data ? To::CallerDevice : To::ModelDevice;
+  o.to = memoryOf(t) == TC_MEMORY_HOST ? To::Host : t.data ? To::CallerDevice : To::ModelDevice;
   o.device = reinterpret_cast<tc::cuda::CUdeviceptr>(t.data);
   o.capacity = t.bytes;
   return o;
