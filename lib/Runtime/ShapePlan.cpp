@@ -59,7 +59,7 @@ std::unique_ptr<PlannedModule> planShape(const Artifact &artifact,
     specializeDims(*plan->module, sizes);
     // With the sizes known, shape computations (Shape -> Gather -> Concat ->
     // Reshape) fold, and the sizes they decide become known too.
-    runFoldConstantsPass(*plan->module, parsePipeline("fold-constants").front().options);
+    runFoldConstantsPass(*plan->module, PassInvocation(PassId::FoldConstants).options);
     const Function &sf = plan->module->main();
     // Every value must have a size now, and a fixed one (not strings).
     for (const auto *values : {&sf.args, &sf.results})
