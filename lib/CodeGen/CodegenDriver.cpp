@@ -2,7 +2,9 @@
 // supplies only its differences (CodegenBackend).
 #include "tc/CodeGen/Codegen.h"
 #include "tc/CodeGen/LibraryCall.h"
+#include "tc/Analysis/KernelCount.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/ElementMove.h"
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -42,9 +44,9 @@ void decideHost(GroupCode &g, const CodegenBackend &b) {
 }
 
 // The group's ONNX nodes with their op types, in order: "/m/Add_4 (Add)".
-std::vector<std::string> nodesOf(const Function &group) {
+std::vector<std::string> nodesOf(const std::vector<const Op *> &ops) {
   std::vector<std::pair<std::string, std::vector<std::string>>> nodes;
-  for (const auto &op : group.ops) {
+  for (const Op *op : ops) {
     std::string node = op->loc.node;
     if (node.empty())
       node = op->results.empty() ? "?" : "%" + op->result()->name;
@@ -61,6 +63,45 @@ std::vector<std::string> nodesOf(const Function &group) {
     for (size_t i = 0; i < types.size(); ++i)
       s += (i ? ", " : "") + types[i];
     out.push_back(s + ")");
+  }
+  return out;
+}
+std::vector<std::string> nodesOf(const Function &group) {
+  std::vector<const Op *> ops;
+  for (const auto &op : group.ops)
+    ops.push_back(op.get());
+  return nodesOf(ops);
+}
+
+// Ops the outlining left outside every group run on the host too, and say
+// so: views cost nothing, shape computations (results of Shape / Size and
+// what is computed from them and constants, small enough to fold) fold when
+// the runtime plans a shape, the CPU runtime copies element moves itself;
+// anything else is a step on the reference kernels.
+std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
+  std::set<const Value *> shapeOnly; // known once the input sizes are
+  auto known = [&](const Value *v) { return !v || v->isConstant() || shapeOnly.count(v); };
+  std::vector<HostStep> out;
+  for (const auto &op : main.ops) {
+    if (op->is(OpKind::Fused))
+      continue;
+    bool fromShapes = op->is(OpKind::Shape) || op->is(OpKind::Size) ||
+                      std::all_of(op->operands.begin(), op->operands.end(), known);
+    bool small = std::all_of(op->results.begin(), op->results.end(), [](const Value *r) {
+      std::optional<size_t> bytes = byteSize(r->type);
+      return (bytes && *bytes <= (size_t(1) << 20)) ||
+             (!isFloat(r->type.dtype) && r->type.rank() <= 1);
+    });
+    if (fromShapes && (small || isViewOp(*op))) {
+      shapeOnly.insert(op->results.begin(), op->results.end());
+      continue;
+    }
+    if (isViewOp(*op) || (!b.outlineMoves() && isElementMove(op->kind)))
+      continue;
+    std::string name = op->results.empty() ? "?" : op->result()->name;
+    out.push_back({"%" + name,
+                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + " is no kernel family's op",
+                   nodesOf({op.get()})});
   }
   return out;
 }
@@ -123,9 +164,13 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
                                ? std::string("no epilogue")
                                : "epilogue without a kernel: " + g.epilogueWhy));
     if (g.host) {
-      r.host.push_back({name, g.hostWhy, nodesOf(*g.group)});
+      r.host.push_back({"@" + name, g.hostWhy, nodesOf(*g.group)});
       hostLines += "@" + name + ": " + g.hostWhy + "\n";
     }
+  }
+  for (HostStep &h : hostOps(m.main(), b)) {
+    hostLines += h.group + ": " + h.why + "\n";
+    r.host.push_back(std::move(h));
   }
   r.timeline.push_back({"emit kernels", since(t0)});
   r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());

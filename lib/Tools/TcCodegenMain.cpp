@@ -101,7 +101,7 @@ int tcCodegenMain(int argc, char **argv) {
     CodegenResult r = compiler.compile(*m, /*withBinary=*/emit == "artifact");
     // Host steps are a compile-time decision the user sees: one line each.
     for (const HostStep &h : r.host) {
-      std::cerr << "tc-codegen: " << (noHostFallback ? "error" : "warning") << ": @" << h.group
+      std::cerr << "tc-codegen: " << (noHostFallback ? "error" : "warning") << ": " << h.group
                 << " runs on the host (" << h.why << "): nodes ";
       for (size_t i = 0; i < h.nodes.size(); ++i)
         std::cerr << (i ? ", " : "") << h.nodes[i];

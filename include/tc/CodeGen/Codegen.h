@@ -57,7 +57,8 @@ struct GroupCode {
 // "@group: why" lines (tc-codegen's warnings; empty: none).
 inline constexpr const char *kSectionHostSteps = "host-steps";
 
-// A group that runs on the host, as tc-codegen's warning names it.
+// A group ("@fused_3") or an op left outside every group ("%y") that runs
+// on the host, as tc-codegen's warning names it.
 struct HostStep {
   std::string group, why;
   std::vector<std::string> nodes; // "/model/Gather_3 (Gather)": ONNX node and its op types
