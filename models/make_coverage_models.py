@@ -1,0 +1,203 @@
+#!/usr/bin/env python3
+"""Op-coverage models: one small ONNX model per op family, each op form a node
+of its own (named for the form) whose result is a model output, the forms
+real exports produce (torch dynamo / TorchScript, timm, transformers).
+
+    python3 models/make_coverage_models.py OUTDIR      # writes OUTDIR/<family>.onnx
+
+test/CodeGen/op-coverage.test compiles every family for each target with
+--stats and requires the host steps to be exactly the forms listed in
+test/CodeGen/Inputs/op-coverage-host.txt (so a kernel that lands removes its
+line, and a form that falls back to the host fails the test), and runs the
+CPU artifacts against the reference executor. Index operands are constants in
+range; the inputs are random floats in [-1, 1) without 0.
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto as T
+from onnx import helper as h
+from onnx import numpy_helper as nh
+
+F = T.FLOAT
+rng = np.random.default_rng(0)
+
+
+class Family:
+    """A model under construction: inputs x4 f32[N,8,16,16], x3 f32[N,16,32]."""
+
+    def __init__(self, name, opset=18):
+        self.name, self.opset = name, opset
+        self.nodes, self.inits, self.outputs = [], [], []
+
+    def const(self, form, name, value, dtype=None):
+        arr = np.array(value, dtype=dtype)
+        full = f"{form}_{name}"
+        self.inits.append(nh.from_array(arr, full))
+        return full
+
+    def form(self, form, op, inputs, n_out=1, out_type=F, **attrs):
+        """One node `form` of op type `op`; its first n_out results are outputs."""
+        outs = [f"{form}_y{i}" for i in range(n_out)]
+        self.nodes.append(h.make_node(op, inputs, outs, name=form, **attrs))
+        for o in outs:
+            self.outputs.append(h.make_tensor_value_info(o, out_type if o == outs[0] else T.INT64, None))
+        return outs[0]
+
+    def chain(self, form, steps, out_type=F):
+        """A chain of nodes named form/0, form/1 ...: steps are (op, inputs, attrs);
+        '$k' in inputs names step k's result. The last result is an output."""
+        names = []
+        for k, (op, inputs, attrs) in enumerate(steps):
+            ins = [names[int(i[1:])] if i.startswith("$") else i for i in inputs]
+            out = f"{form}_t{k}"
+            self.nodes.append(h.make_node(op, ins, [out], name=f"{form}/{k}", **attrs))
+            names.append(out)
+        self.outputs.append(h.make_tensor_value_info(names[-1], out_type, None))
+
+    def model(self):
+        ins = [h.make_tensor_value_info("x4", F, ["N", 8, 16, 16]),
+               h.make_tensor_value_info("x3", F, ["N", 16, 32])]
+        used = {i for n in self.nodes for i in n.input}
+        ins = [i for i in ins if i.name in used]
+        g = h.make_graph(self.nodes, self.name, ins, self.outputs, initializer=self.inits)
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", self.opset)])
+        m.ir_version = 10
+        return m
+
+
+def movement():
+    f = Family("movement")
+    f.form("gather_elements", "GatherElements", ["x3", f.const("gather_elements", "i", rng.integers(0, 32, (2, 16, 5)))], axis=2)
+    f.form("gather_nd", "GatherND", ["x3", f.const("gather_nd", "i", [[0, 1], [1, 15], [0, 3]])])
+    f.form("scatter_nd", "ScatterND", ["x3", f.const("scatter_nd", "i", [[1], [0]]),
+                                       f.const("scatter_nd", "u", rng.standard_normal((2, 16, 32)), np.float32)])
+    f.form("scatter_elements", "ScatterElements", ["x3", f.const("scatter_elements", "i", rng.integers(0, 32, (2, 16, 3))),
+                                                   f.const("scatter_elements", "u", rng.standard_normal((2, 16, 3)), np.float32)], axis=2)
+    f.form("slice_step2", "Slice", ["x3", f.const("slice_step2", "s", [1]), f.const("slice_step2", "e", [32]),
+                                    f.const("slice_step2", "a", [2]), f.const("slice_step2", "st", [2])])
+    f.form("slice_reverse", "Slice", ["x3", f.const("slice_reverse", "s", [-1]), f.const("slice_reverse", "e", [-1000]),
+                                      f.const("slice_reverse", "a", [1]), f.const("slice_reverse", "st", [-1])])
+    # torch.roll as exported: two Slices and a Concat.
+    f.chain("roll", [("Slice", ["x3", f.const("roll", "s0", [29]), f.const("roll", "e0", [32]), f.const("roll", "a", [2])], {}),
+                     ("Slice", ["x3", f.const("roll", "s1", [0]), f.const("roll", "e1", [29]), "roll_a"], {}),
+                     ("Concat", ["$0", "$1"], {"axis": 2})])
+    f.form("pad_reflect", "Pad", ["x4", f.const("pad_reflect", "p", [0, 0, 1, 2, 0, 0, 2, 1])], mode="reflect")
+    f.form("pad_edge", "Pad", ["x4", f.const("pad_edge", "p", [0, 0, 1, 1, 0, 0, 1, 1])], mode="edge")
+    f.form("pad_constant", "Pad", ["x4", f.const("pad_constant", "p", [0, 0, 1, 0, 0, 0, 0, 3]),
+                                   f.const("pad_constant", "v", 0.5, np.float32)])
+    f.form("trilu_lower", "Trilu", ["x3"], upper=0)
+    f.form("trilu_upper_k", "Trilu", ["x3", f.const("trilu_upper_k", "k", 1)], upper=1)
+    f.form("depth_to_space", "DepthToSpace", ["x4"], blocksize=2, mode="CRD")
+    f.form("depth_to_space_dcr", "DepthToSpace", ["x4"], blocksize=2, mode="DCR")
+    f.form("space_to_depth", "SpaceToDepth", ["x4"], blocksize=2)
+    f.form("resize_nearest", "Resize", ["x4", "", f.const("resize_nearest", "sc", [1, 1, 2, 2], np.float32)], mode="nearest")
+    f.form("resize_linear", "Resize", ["x4", "", f.const("resize_linear", "sc", [1, 1, 2, 2], np.float32)],
+           mode="linear", coordinate_transformation_mode="half_pixel")
+    f.form("resize_linear_align", "Resize", ["x4", "", f.const("resize_linear_align", "sc", [1, 1, 1.5, 1.5], np.float32)],
+           mode="linear", coordinate_transformation_mode="align_corners")
+    f.form("resize_cubic", "Resize", ["x4", "", f.const("resize_cubic", "sc", [1, 1, 2, 2], np.float32)],
+           mode="cubic", cubic_coeff_a=-0.75, coordinate_transformation_mode="half_pixel")
+    f.form("expand", "Expand", ["x3", f.const("expand", "s", [3, 1, 16, 32])])
+    f.form("tile", "Tile", ["x3", f.const("tile", "r", [1, 2, 2])])
+    f.form("where", "Where", [f.form("where_cond", "Greater", ["x3", f.const("where", "z", 0.0, np.float32)], out_type=T.BOOL),
+                              "x3", f.const("where", "v", -1.0, np.float32)])
+    return f
+
+
+def indexing():
+    f = Family("indexing")
+    f.form("cumsum", "CumSum", ["x3", f.const("cumsum", "a", 2)])
+    f.form("cumsum_reverse_exclusive", "CumSum", ["x3", f.const("cumsum_reverse_exclusive", "a", 1)], reverse=1, exclusive=1)
+    f.form("argmax_last", "ArgMax", ["x3"], axis=-1, keepdims=0, out_type=T.INT64)
+    f.form("argmax_mid", "ArgMax", ["x3"], axis=1, keepdims=1, out_type=T.INT64)
+    f.form("argmin", "ArgMin", ["x4"], axis=1, keepdims=0, out_type=T.INT64)
+    f.form("topk", "TopK", ["x3", f.const("topk", "k", [4])], n_out=2, axis=-1)
+    f.form("topk_smallest", "TopK", ["x3", f.const("topk_smallest", "k", [3])], n_out=2, axis=1, largest=0)
+    f.form("onehot", "OneHot", [f.const("onehot", "i", rng.integers(0, 10, (4, 5))), f.const("onehot", "d", 10),
+                                f.const("onehot", "v", [0, 1], np.float32)], axis=-1)
+    # Position ids from the sequence length (Shape -> Gather -> Range -> Cast).
+    f.chain("range_positions", [("Shape", ["x3"], {}), ("Gather", ["$0", f.const("range_positions", "one", 2)], {"axis": 0}),
+                                ("Range", [f.const("range_positions", "z", 0), "$1", f.const("range_positions", "d", 1)], {}),
+                                ("Cast", ["$2"], {"to": F}), ("Add", ["x3", "$3"], {})])
+    # A causal mask (ConstantOfShape -> Trilu -> Where) as decoders export it.
+    f.chain("causal_mask", [("Shape", ["x3"], {}), ("Slice", ["$0", f.const("causal_mask", "s", [1]), f.const("causal_mask", "e", [3])], {}),
+                            ("Identity", ["$1"], {}),
+                            ("ConstantOfShape", ["$2"], {"value": h.make_tensor("v", F, [1], [1.0])}),
+                            ("Trilu", ["$3"], {"upper": 0}), ("Equal", ["$4", f.const("causal_mask", "zero", 0.0, np.float32)], {}),
+                            ("Where", ["$5", f.const("causal_mask", "ninf", -1e4, np.float32), "x3"], {})])
+    f.form("mod_fmod", "Mod", ["x3", f.const("mod_fmod", "m", 0.3, np.float32)], fmod=1)
+    f.chain("cast_int_roundtrip", [("Mul", ["x3", f.const("cast_int_roundtrip", "s", 10.0, np.float32)], {}),
+                                   ("Cast", ["$0"], {"to": T.INT32}), ("Cast", ["$1"], {"to": F})])
+    return f
+
+
+def normalization():
+    f = Family("normalization", opset=21)
+    ones8, zeros8 = np.ones(8, np.float32), np.zeros(8, np.float32)
+    f.form("instance_norm", "InstanceNormalization", ["x4", f.const("instance_norm", "s", ones8 * 1.5), f.const("instance_norm", "b", zeros8 + 0.1)])
+    f.form("group_norm", "GroupNormalization", ["x4", f.const("group_norm", "s", ones8), f.const("group_norm", "b", zeros8)], num_groups=4)
+    f.form("layer_norm_axis1", "LayerNormalization", ["x3", f.const("layer_norm_axis1", "s", np.ones((16, 32), np.float32)),
+                                                      f.const("layer_norm_axis1", "b", np.zeros((16, 32), np.float32))], axis=1)
+    # ConvNeXt-style channels-first LayerNorm: mean/var over axis 1 by hand.
+    f.chain("layer_norm_channels_first", [
+        ("ReduceMean", ["x4", f.const("layer_norm_channels_first", "ax", [1])], {}), ("Sub", ["x4", "$0"], {}),
+        ("Pow", ["$1", f.const("layer_norm_channels_first", "two", 2.0, np.float32)], {}),
+        ("ReduceMean", ["$2", "layer_norm_channels_first_ax"], {}),
+        ("Add", ["$3", f.const("layer_norm_channels_first", "eps", 1e-6, np.float32)], {}), ("Sqrt", ["$4"], {}), ("Div", ["$1", "$5"], {})])
+    # LLaMA-style RMSNorm as exported: Pow -> ReduceMean -> Add -> Sqrt -> Reciprocal -> Mul -> Mul(weight).
+    f.chain("rms_norm", [("Pow", ["x3", f.const("rms_norm", "two", 2.0, np.float32)], {}),
+                         ("ReduceMean", ["$0", f.const("rms_norm", "ax", [-1])], {"keepdims": 1}),
+                         ("Add", ["$1", f.const("rms_norm", "eps", 1e-6, np.float32)], {}), ("Sqrt", ["$2"], {}),
+                         ("Reciprocal", ["$3"], {}), ("Mul", ["x3", "$4"], {}),
+                         ("Mul", ["$5", f.const("rms_norm", "w", rng.standard_normal(32), np.float32)], {})])
+    f.form("softmax_axis1", "Softmax", ["x3"], axis=1)
+    f.form("log_softmax_axis1", "LogSoftmax", ["x4"], axis=1)
+    f.form("lp_norm", "LpNormalization", ["x3"], axis=-1, p=2)
+    f.form("mean_variance_norm", "MeanVarianceNormalization", ["x4"], axes=[0, 2, 3])
+    return f
+
+
+def reduction():
+    f = Family("reduction", opset=18)
+    f.form("reduce_sum_axis0", "ReduceSum", ["x3", f.const("reduce_sum_axis0", "ax", [0])], keepdims=0)
+    f.form("reduce_max_mid", "ReduceMax", ["x3", f.const("reduce_max_mid", "ax", [1])], keepdims=1)
+    f.form("reduce_mean_hw", "ReduceMean", ["x4", f.const("reduce_mean_hw", "ax", [2, 3])], keepdims=1)
+    f.form("reduce_l2", "ReduceL2", ["x3", f.const("reduce_l2", "ax", [2])], keepdims=1)
+    f.form("reduce_sum_square", "ReduceSumSquare", ["x3", f.const("reduce_sum_square", "ax", [-1])], keepdims=0)
+    f.form("reduce_log_sum_exp", "ReduceLogSumExp", ["x3", f.const("reduce_log_sum_exp", "ax", [1])], keepdims=0)
+    f.form("reduce_min_all", "ReduceMin", ["x4"], keepdims=0)
+    f.form("global_max_pool", "GlobalMaxPool", ["x4"])
+    f.form("global_average_pool", "GlobalAveragePool", ["x4"])
+    return f
+
+
+def spatial():
+    f = Family("spatial")
+    w = lambda form, shape: f.const(form, "w", rng.standard_normal(shape) * 0.2, np.float32)
+    f.form("depthwise_conv_5x5", "Conv", ["x4", w("depthwise_conv_5x5", (8, 1, 5, 5))], group=8, pads=[2, 2, 2, 2])
+    f.form("depthwise_conv_7x7", "Conv", ["x4", w("depthwise_conv_7x7", (8, 1, 7, 7))], group=8, pads=[3, 3, 3, 3])
+    f.form("grouped_conv", "Conv", ["x4", w("grouped_conv", (8, 4, 3, 3))], group=2, pads=[1, 1, 1, 1])
+    f.form("conv_1d", "Conv", ["x3", w("conv_1d", (8, 16, 3))], pads=[1, 1], strides=[2])
+    f.form("conv_transpose", "ConvTranspose", ["x4", w("conv_transpose", (8, 4, 2, 2))], strides=[2, 2])
+    f.form("conv_transpose_1d", "ConvTranspose", ["x3", w("conv_transpose_1d", (16, 8, 4))], strides=[2], pads=[1, 1])
+    f.form("max_pool", "MaxPool", ["x4"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    f.form("max_pool_1d", "MaxPool", ["x3"], kernel_shape=[3], strides=[2])
+    f.form("avg_pool_ceil", "AveragePool", ["x4"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1, count_include_pad=0)
+    f.form("avg_pool_1d", "AveragePool", ["x3"], kernel_shape=[2], strides=[2])
+    f.form("einsum_bij_jk", "Einsum", ["x3", f.const("einsum_bij_jk", "w", rng.standard_normal((32, 8)), np.float32)], equation="bij,jk->bik")
+    f.form("einsum_bhid_bhjd", "Einsum", ["x4", "x4"], equation="bhid,bhjd->bhij")
+    return f
+
+
+FAMILIES = [movement, indexing, normalization, reduction, spatial]
+
+if __name__ == "__main__":
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    for make in FAMILIES:
+        fam = make()
+        onnx.save(fam.model(), os.path.join(out, fam.name + ".onnx"))
+    print(f"{len(FAMILIES)} coverage models in {out}")
