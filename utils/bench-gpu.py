@@ -193,8 +193,11 @@ def time_torch_modes(model, x, modes, iterations, amp=True):
 
 
 def export_for_bench(args):
-    """Models and reference data for tc-bench --models-dir (see the top)."""
+    """Models and reference data for tc-bench --models-dir (see the top).
+    Exit status 1 when a model failed; its line is the last on stderr
+    (tc-bench --export records it as the model's reason)."""
     import torch
+    failed = 0
     for name in args.models.split(","):
         d = os.path.join(args.export_for_bench, name)
         os.makedirs(d, exist_ok=True)
@@ -212,7 +215,9 @@ def export_for_bench(args):
                     save_pb(model(x).float(), os.path.join(data, "output_0.pb"))
             log("%s: exported to %s (batches %s)" % (name, d, args.batches))
         except Exception as e:  # one model failing is a line, not the end of the run
+            failed += 1
             log("%s: FAILED to export: %s" % (name, str(e).splitlines()[0][:300] if str(e) else type(e).__name__))
+    return 1 if failed else 0
 
 
 def torch_only(args):
@@ -271,11 +276,16 @@ def main():
     ap.add_argument("--input-dtype", default="f32", help="--torch-only: f32, or i64 for token ids")
     ap.add_argument("--precision", default="amp", choices=["amp", "fp32"], help="--torch-only: autocast fp16 or not")
     ap.add_argument("--device", default="cuda", help="--torch-only: cuda (cpu for a check without a GPU)")
+    ap.add_argument("--check-torch", action="store_true",
+                    help="exit 0 when torch imports (tc-bench's check before timing PyTorch)")
     ap.add_argument("--export-for-bench", metavar="DIR",
                     help="export --models with test data at --batches for tc-bench --models-dir DIR")
     args = ap.parse_args()
     if args.render:
         return render_files(args.render, args.markdown)
+    if args.check_torch:
+        import torch  # noqa: F401 (fails with exit 1 when absent)
+        return 0
     if args.torch_only:
         return torch_only(args)
     if args.export_for_bench:
@@ -447,4 +457,4 @@ def render(rows, modes):
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

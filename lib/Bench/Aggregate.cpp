@@ -35,9 +35,20 @@ GroupKey keyOf(const StoredResult &r) {
   return {r.run.suite, r.run.target, r.result.mode, r.result.precision};
 }
 
+bool slowerThanReduceOverhead(const BenchResult &r) {
+  return r.passed && r.vsTorchReduceOverhead && *r.vsTorchReduceOverhead < kSlowVsReduceOverhead;
+}
+
 static int rank(const std::string &s) {
-  static const char *order[] = {"eager",       "default",       "cudagraphs", "dynamic",
-                                "torch-eager", "torch-compile", "fp32",       "amp"};
+  static const char *order[] = {"eager",
+                                "default",
+                                "cudagraphs",
+                                "dynamic",
+                                "torch-eager",
+                                "torch-compile",
+                                "torch-reduce-overhead",
+                                "fp32",
+                                "amp"};
   for (size_t i = 0; i < std::size(order); ++i)
     if (s == order[i])
       return int(i);
@@ -55,22 +66,31 @@ GroupSummary summarizeGroup(const GroupKey &key, const RunInfo &run,
   GroupSummary s;
   s.key = key;
   s.run = run;
-  std::vector<double> speedups, compiles, compressions;
+  std::vector<double> speedups, compiles, compressions, vsEager, vsReduceOverhead, memory;
+  auto add = [](std::vector<double> &xs, const std::optional<double> &x) {
+    if (x)
+      xs.push_back(*x);
+  };
   for (const BenchResult *r : rows) {
     ++s.total;
+    s.withHostSteps += r->hostSteps.value_or(0) > 0;
     if (!r->passed)
       continue;
     ++s.passed;
-    if (r->speedup)
-      speedups.push_back(*r->speedup);
-    if (r->compileS)
-      compiles.push_back(*r->compileS);
-    if (r->compression)
-      compressions.push_back(*r->compression);
+    s.slowVsReduceOverhead += slowerThanReduceOverhead(*r);
+    add(speedups, r->speedup);
+    add(compiles, r->compileS);
+    add(compressions, r->compression);
+    add(vsEager, r->vsTorchEager);
+    add(vsReduceOverhead, r->vsTorchReduceOverhead);
+    add(memory, r->memoryVsTorch);
   }
   s.geomeanSpeedup = geomean(speedups);
   s.meanCompileS = mean(compiles);
   s.geomeanCompression = geomean(compressions);
+  s.geomeanVsTorchEager = geomean(vsEager);
+  s.geomeanVsTorchReduceOverhead = geomean(vsReduceOverhead);
+  s.geomeanMemoryVsTorch = geomean(memory);
   return s;
 }
 } // namespace

@@ -1,6 +1,7 @@
 #include "tc/Bench/Dashboard.h"
 #include "tc/Bench/Aggregate.h"
 #include "tc/Bench/Html.h"
+#include "tc/Bench/Merge.h"
 #include "tc/Bench/SvgChart.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -49,8 +50,11 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
   o << html::pageStart("tc benchmark dashboard") << "<h1>tc benchmark dashboard</h1>\n"
     << "<p class=\"note\">" << rows.size() << " results from " << runs.size() << " runs in <code>"
     << escape(source) << "</code>. Speedup: eager latency / latency for the same model, "
-    << "precision and batch (geometric mean over passing models). Compression: eager peak "
-    << "memory / peak memory (geometric mean). A regression is a change of more than "
+    << "precision and batch (geometric mean over passing models); vs PyTorch: PyTorch "
+    << "eager's or torch.compile(mode=\"reduce-overhead\")'s latency / latency, measured in "
+    << "the same run. Compression: eager peak memory / peak memory (geometric mean); memory "
+    << "vs PyTorch: PyTorch eager's peak (max_memory_allocated) / tc's peak. A regression is a "
+       "change of more than "
     << number(kNoise * 100, 0, "%") << " since the previous commit's run that is also "
     << "outside both commits' p10..p90 spread (joined over every run of a commit: run a "
     << "commit twice to measure run-to-run noise), or a model that passed and now fails "
@@ -86,7 +90,11 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
   table << "<h2>Suites by mode and precision (latest run)</h2>\n<table id=\"summary\"><tr>"
            "<th class=\"l\">suite</th><th class=\"l\">target</th><th class=\"l\">mode</th><th "
            "class=\"l\">precision</th><th>pass rate</th><th>geomean speedup vs eager</th>"
-           "<th>mean compile (s)</th><th>peak-memory compression</th><th>speedup trend</th>"
+           "<th>mean compile (s)</th><th>peak-memory compression</th><th>geomean speedup vs "
+           "PyTorch eager</th><th>geomean speedup vs reduce-overhead</th><th>memory: PyTorch "
+           "peak / tc peak</th><th>models below "
+        << number(kSlowVsReduceOverhead, 1, "x")
+        << " reduce-overhead</th><th>models with host steps</th><th>speedup trend</th>"
            "<th>regressions</th><th class=\"l\">latest run</th></tr>\n";
   for (const GroupHistory *h : sorted) {
     const GroupSummary &s = h->latest();
@@ -105,9 +113,16 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
           << "\">" << passRate(s) << "</td><td data-metric=\"speedup\">"
           << number(s.geomeanSpeedup, 2, "x") << "</td><td data-metric=\"compile_s\">"
           << number(s.meanCompileS, 2) << "</td><td data-metric=\"compression\">"
-          << number(s.geomeanCompression, 2, "x") << "</td><td>" << svg::sparkline(trend)
-          << "</td><td data-metric=\"regressions\">" << (group ? "group, " : "") << models
-          << "</td><td class=\"l\">" << escape(runLabel(s.run)) << "</td></tr>\n";
+          << number(s.geomeanCompression, 2, "x") << "</td><td data-metric=\"vs_torch_eager\">"
+          << number(s.geomeanVsTorchEager, 2, "x") << "</td><td data-metric=\"vs_torch_ro\">"
+          << number(s.geomeanVsTorchReduceOverhead, 2, "x")
+          << "</td><td data-metric=\"memory_vs_torch\">" << number(s.geomeanMemoryVsTorch, 2, "x")
+          << "</td><td data-metric=\"slow\"" << (s.slowVsReduceOverhead ? " class=\"red\"" : "")
+          << ">" << s.slowVsReduceOverhead << "</td><td data-metric=\"host_steps\""
+          << (s.withHostSteps ? " class=\"red\"" : "") << ">" << s.withHostSteps << "</td><td>"
+          << svg::sparkline(trend) << "</td><td data-metric=\"regressions\">"
+          << (group ? "group, " : "") << models << "</td><td class=\"l\">"
+          << escape(runLabel(s.run)) << "</td></tr>\n";
     if (group || models) {
       flagged << "<li><a href=\"" << link << "\">" << escape(h->key.str()) << "</a>: ";
       if (group) {
@@ -178,15 +193,19 @@ std::string suitePage(const std::vector<StoredResult> &rows,
     o << "<h2 id=\"" << anchor(h->key) << "\">" << escape(h->key.mode) << ", "
       << escape(h->key.precision) << "</h2>\n<p>Latest run " << escape(runLabel(s.run)) << " on "
       << escape(s.run.machine) << " (" << escape(s.run.device) << "): pass " << passRate(s)
-      << ", geomean speedup " << number(s.geomeanSpeedup, 2, "x") << ", mean compile "
+      << ", geomean speedup " << number(s.geomeanSpeedup, 2, "x") << ", vs PyTorch eager "
+      << number(s.geomeanVsTorchEager, 2, "x") << ", vs reduce-overhead "
+      << number(s.geomeanVsTorchReduceOverhead, 2, "x") << ", mean compile "
       << number(s.meanCompileS, 2, " s") << ", compression " << number(s.geomeanCompression, 2, "x")
-      << ".</p>\n";
+      << ", memory vs PyTorch " << number(s.geomeanMemoryVsTorch, 2, "x") << ".</p>\n";
     o << "<table class=\"models\"><tr><th class=\"l\">model</th><th>batch</th><th "
          "class=\"l\">status</th><th>latency (ms)</th><th>p10..p90 (ms)</th><th>speedup vs "
-         "eager</th><th>compile (s)</th><th>peak (MiB)</th><th>compression</th><th>tc-run RSS "
-         "(MiB)</th><th title=\"plan steps on the reference kernels\">ref. steps</th><th>latency "
-         "vs "
-         "previous commit</th><th>latency trend</th><th class=\"l\">error</th></tr>\n";
+         "eager</th><th>vs PyTorch eager</th><th>vs reduce-overhead</th><th>compile "
+         "(s)</th><th>peak (MiB)</th><th>compression</th><th>memory vs PyTorch</th><th>tc-run "
+         "RSS (MiB)</th><th title=\"groups tc-codegen left to the host (copies, no CUDA "
+         "graph)\">host steps</th><th>CUDA graph</th><th title=\"plan steps on the reference "
+         "kernels\">ref. steps</th><th>latency vs previous commit</th><th>latency "
+         "trend</th><th class=\"l\">error</th></tr>\n";
     for (const ModelChange &c : modelChanges(rows, *h)) {
       const BenchResult &r = c.now;
       std::optional<double> change;
@@ -200,18 +219,29 @@ std::string suitePage(const std::vector<StoredResult> &rows,
             v = x.latencyMs;
         trend.push_back(v);
       }
-      o << "<tr"
-        << (c.regressed ? " class=\"regress\""
-            : !r.passed ? " class=\"fail\""
-                        : "")
-        << " data-model=\"" << escape(r.model) << "\"><td class=\"l\">" << escape(r.model)
-        << "</td><td>" << r.batch << "</td><td class=\"l " << (r.passed ? "ok" : "bad") << "\">"
-        << (r.passed ? "pass" : "fail: " + escape(r.reason)) << "</td><td>"
-        << number(r.latencyMs, 3) << "</td><td>" << number(r.p10Ms, 3) << ".." << number(r.p90Ms, 3)
-        << "</td><td>" << number(r.speedup, 2, "x") << "</td><td>" << number(r.compileS, 2)
+      bool slow = slowerThanReduceOverhead(r);
+      const char *rowClass = c.regressed ? " class=\"regress\""
+                             : !r.passed ? " class=\"fail\""
+                             : slow      ? " class=\"slow\""
+                                         : "";
+      bool host = r.hostSteps.value_or(0) > 0;
+      o << "<tr" << rowClass << " data-model=\"" << escape(r.model) << "\"><td class=\"l\">"
+        << escape(r.model) << "</td><td>" << r.batch << "</td><td class=\"l "
+        << (r.passed ? "ok" : "bad") << "\">" << (r.passed ? "pass" : "fail: " + escape(r.reason))
+        << "</td><td>" << number(r.latencyMs, 3) << "</td><td>" << number(r.p10Ms, 3) << ".."
+        << number(r.p90Ms, 3) << "</td><td>" << number(r.speedup, 2, "x") << "</td><td>"
+        << number(r.vsTorchEager, 2, "x") << "</td><td data-metric=\"vs_torch_ro\""
+        << (slow ? " class=\"red\" title=\"below " + number(kSlowVsReduceOverhead, 1, "x") +
+                       " torch.compile(mode=reduce-overhead)\""
+                 : "")
+        << ">" << number(r.vsTorchReduceOverhead, 2, "x") << "</td><td>" << number(r.compileS, 2)
         << "</td><td title=\"" << escape(r.memoryKind) << "\">" << html::mebibytes(r.peakBytes)
         << "</td><td>" << number(r.compression, 2, "x") << "</td><td>"
-        << html::mebibytes(r.rssBytes) << "</td><td>"
+        << number(r.memoryVsTorch, 2, "x") << "</td><td>" << html::mebibytes(r.rssBytes)
+        << "</td><td data-metric=\"host_steps\"" << (host ? " class=\"red\"" : "") << ">"
+        << (r.hostSteps ? std::to_string(*r.hostSteps) : "\u2013")
+        << "</td><td data-metric=\"graph\">"
+        << (r.graphCaptured ? *r.graphCaptured ? "yes" : "no" : "\u2013") << "</td><td>"
         << (r.fallbackSteps ? std::to_string(*r.fallbackSteps) : "\u2013") << "</td><td"
         << (c.regressed ? " class=\"regress\"" : "") << ">"
         << (change ? (*change > 0 ? "+" : "") + number(change, 1, "%") : "\u2013")
@@ -230,8 +260,10 @@ std::string suitePageFile(const std::string &suite, const std::string &target) {
   return "suite-" + html::slug(suite) + "-" + html::slug(target) + ".html";
 }
 
-std::vector<DashboardPage> renderDashboard(const std::vector<StoredResult> &rows,
+std::vector<DashboardPage> renderDashboard(const std::vector<StoredResult> &all,
                                            const std::string &source) {
+  // A part run again repeats results: its newest rows count (Merge.h).
+  std::vector<StoredResult> rows = newestPerResult(all);
   std::vector<GroupHistory> hs = groupHistories(rows);
   std::vector<DashboardPage> pages{{"index.html", landing(rows, hs, source)}};
   std::map<std::pair<std::string, std::string>, std::vector<const GroupHistory *>> bySuite;

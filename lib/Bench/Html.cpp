@@ -51,7 +51,8 @@ table { border-collapse: collapse; margin: 0.6em 0; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: right; white-space: nowrap; }
 th { background: #f0f0f0; white-space: normal; max-width: 9em; } td.l, th.l { text-align: left; }
 td.err { text-align: left; white-space: normal; max-width: 40em; font-size: 12px; color: #700; }
-tr.fail td { background: #fff4f4; }
+tr.fail td { background: #fff4f4; } tr.slow td { background: #fff0c8; }
+td.red { background: #ffd6d6; color: #b00; font-weight: 600; }
 .regress, tr.regress td { background: #ffd6d6 !important; font-weight: 600; }
 .ok { color: #060; } .bad { color: #b00; font-weight: 600; }
 .note { color: #555; font-size: 12px; } .charts { display: flex; flex-wrap: wrap; gap: 1em; }

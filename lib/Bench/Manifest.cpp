@@ -29,6 +29,34 @@ const llvm::json::Object &suitesOf(const llvm::json::Object &root, const std::st
   return *suites;
 }
 
+std::vector<fs::path> exportedCandidates(const std::string &name, const std::string &modelsDir) {
+  std::vector<fs::path> out;
+  for (const std::string &c : {name, name + ".onnx", name + ".dynamo.onnx"})
+    out.push_back(fs::path(modelsDir) / c);
+  return out;
+}
+
+// The first candidate that is an ONNX file (or a folder with model.onnx),
+// with the test data sets beside it.
+bool locateIn(BenchModel &m, const std::vector<fs::path> &candidates) {
+  for (const fs::path &c : candidates) {
+    fs::path onnx = fs::is_directory(c) ? c / "model.onnx" : c;
+    if (!fs::is_regular_file(onnx))
+      continue;
+    m.onnxPath = onnx.string();
+    m.missing.clear();
+    m.dataDirs.clear();
+    if (onnx.filename() == "model.onnx")
+      for (const fs::directory_entry &e : fs::directory_iterator(onnx.parent_path()))
+        if (e.path().filename().string().rfind("test_data_set_", 0) == 0 &&
+            fs::is_regular_file(e.path() / "output_0.pb"))
+          m.dataDirs.push_back(e.path().string());
+    std::sort(m.dataDirs.begin(), m.dataDirs.end());
+    return true;
+  }
+  return false;
+}
+
 // Where the ONNX file (and its test data) of model `name` is.
 void locate(BenchModel &m, const llvm::json::Object &entry, const fs::path &root,
             const std::string &modelsDir) {
@@ -36,21 +64,9 @@ void locate(BenchModel &m, const llvm::json::Object &entry, const fs::path &root
   if (auto committed = entry.getString("committed"))
     candidates.push_back(root / committed->str());
   else if (!modelsDir.empty())
-    for (const std::string &c : {m.name, m.name + ".onnx", m.name + ".dynamo.onnx"})
-      candidates.push_back(fs::path(modelsDir) / c);
-  for (const fs::path &c : candidates) {
-    fs::path onnx = fs::is_directory(c) ? c / "model.onnx" : c;
-    if (!fs::is_regular_file(onnx))
-      continue;
-    m.onnxPath = onnx.string();
-    if (onnx.filename() == "model.onnx")
-      for (const fs::directory_entry &e : fs::directory_iterator(onnx.parent_path()))
-        if (e.path().filename().string().rfind("test_data_set_", 0) == 0 &&
-            fs::is_regular_file(e.path() / "output_0.pb"))
-          m.dataDirs.push_back(e.path().string());
-    std::sort(m.dataDirs.begin(), m.dataDirs.end());
+    candidates = exportedCandidates(m.name, modelsDir);
+  if (locateIn(m, candidates))
     return;
-  }
   if (candidates.empty())
     m.missing = "not committed and no --models-dir given (export it with "
                 "models/export_torch_models.py)";
@@ -60,12 +76,23 @@ void locate(BenchModel &m, const llvm::json::Object &entry, const fs::path &root
 }
 } // namespace
 
+bool locateExported(BenchModel &m, const std::string &modelsDir) {
+  return locateIn(m, exportedCandidates(m.name, modelsDir));
+}
+
 std::vector<std::string> suiteNames(const std::string &path) {
   llvm::json::Value v = parseFile(path);
+  const llvm::json::Object &root = *v.getAsObject();
   std::vector<std::string> names;
-  for (const auto &kv : suitesOf(*v.getAsObject(), path))
+  for (const auto &kv : suitesOf(root, path))
     names.push_back(kv.first.str());
+  if (const llvm::json::Array *models = root.getArray("models"))
+    for (const llvm::json::Value &mv : *models)
+      if (const llvm::json::Object *e = mv.getAsObject())
+        if (auto s = e->getString("suite"))
+          names.push_back(s->str());
   std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
   return names;
 }
 
@@ -74,12 +101,19 @@ Suite loadSuite(const std::string &path, const std::string &suiteName,
   llvm::json::Value v = parseFile(path);
   const llvm::json::Object &root = *v.getAsObject();
   const llvm::json::Object *suite = suitesOf(root, path).getObject(suiteName);
-  if (!suite) {
-    std::string known;
-    for (const std::string &n : suiteNames(path))
-      known += (known.empty() ? "" : ", ") + n;
-    fail(path, ": no suite '", suiteName, "' (", known, ")");
+  std::vector<std::string> known = suiteNames(path);
+  if (std::find(known.begin(), known.end(), suiteName) == known.end()) {
+    std::string list;
+    for (const std::string &n : known)
+      list += (list.empty() ? "" : ", ") + n;
+    fail(path, ": no suite '", suiteName, "' (", list, ")");
   }
+  // A suite is its entry in "suites" (models, groups, batch sizes), the
+  // models whose "suite" field names it, or both; without an entry it runs
+  // at batch 1.
+  static const llvm::json::Object kNoEntry;
+  if (!suite)
+    suite = &kNoEntry;
   Suite s;
   s.name = suiteName;
   s.batch = suite->getInteger("batch").value_or(1);
@@ -100,8 +134,9 @@ Suite loadSuite(const std::string &path, const std::string &suiteName,
   if (!models)
     fail(path, ": no \"models\" array");
   fs::path repoRoot = fs::absolute(path).parent_path().parent_path();
-  auto inSuite = [&](const std::string &name, const std::string &group) {
-    return std::find(names.begin(), names.end(), name) != names.end() ||
+  auto inSuite = [&](const std::string &name, const std::string &group,
+                     const std::string &modelSuite) {
+    return modelSuite == suiteName || std::find(names.begin(), names.end(), name) != names.end() ||
            std::find(groups.begin(), groups.end(), group) != groups.end();
   };
   for (const llvm::json::Value &mv : *models) {
@@ -111,7 +146,7 @@ Suite loadSuite(const std::string &path, const std::string &suiteName,
     BenchModel m;
     m.name = e->getString("name")->str();
     m.group = e->getString("group").value_or("").str();
-    if (!inSuite(m.name, m.group))
+    if (!inSuite(m.name, m.group, e->getString("suite").value_or("").str()))
       continue;
     m.recipe = e->getString("recipe").value_or("").str();
     m.rtol = e->getNumber("rtol").value_or(m.rtol);

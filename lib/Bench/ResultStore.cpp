@@ -1,5 +1,7 @@
 #include "tc/Bench/ResultStore.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
+#include <cstring>
 #include <sqlite3.h>
 
 namespace tc::bench {
@@ -15,7 +17,8 @@ CREATE TABLE IF NOT EXISTS results (
   batch INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL, error TEXT NOT NULL,
   latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
   peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER,
-  fallback_steps INTEGER
+  fallback_steps INTEGER, speedup_torch_eager REAL, speedup_torch_ro REAL, memory_vs_torch REAL,
+  host_steps INTEGER, graph_captured INTEGER
 );
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 )sql";
@@ -23,7 +26,17 @@ CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 const char *kColumns =
     "run_id, commit_sha, date, machine, device, suite, target, model, model_group, mode, "
     "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
-    "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps";
+    "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps, speedup_torch_eager, "
+    "speedup_torch_ro, memory_vs_torch, host_steps, graph_captured";
+
+// Columns added after the first databases were written (docs/bench/bench.db):
+// an older file gets them (NULL) when opened for writing, and reads them as
+// NULL when opened read-only.
+const std::pair<const char *, const char *> kAddedColumns[] = {{"speedup_torch_eager", "REAL"},
+                                                               {"speedup_torch_ro", "REAL"},
+                                                               {"memory_vs_torch", "REAL"},
+                                                               {"host_steps", "INTEGER"},
+                                                               {"graph_captured", "INTEGER"}};
 
 // A prepared statement, finalized when it goes out of scope.
 struct Statement {
@@ -82,10 +95,22 @@ void ResultStore::exec(const char *sql) const {
   }
 }
 
+std::vector<std::string> ResultStore::columnsPresent() const {
+  Statement st(db_, "PRAGMA table_info(results)", path_);
+  std::vector<std::string> names;
+  while (sqlite3_step(st.stmt) == SQLITE_ROW)
+    names.push_back(st.columnText(1));
+  return names;
+}
+
 std::unique_ptr<ResultStore> ResultStore::open(const std::string &path) {
   std::unique_ptr<ResultStore> s(
       new ResultStore(openDb(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), path));
   s->exec(kSchema);
+  std::vector<std::string> present = s->columnsPresent();
+  for (auto [name, type] : kAddedColumns)
+    if (std::find(present.begin(), present.end(), name) == present.end())
+      s->exec(("ALTER TABLE results ADD COLUMN " + std::string(name) + " " + type).c_str());
   return s;
 }
 
@@ -101,7 +126,7 @@ ResultStore::~ResultStore() { sqlite3_close(db_); }
 void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   Statement st(db_,
                std::string("INSERT INTO results (") + kColumns +
-                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                path_);
   int i = 0;
   for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
@@ -118,12 +143,35 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   st.real(++i, r.compression);
   st.integer(++i, r.rssBytes);
   st.integer(++i, r.fallbackSteps);
+  for (const std::optional<double> *v :
+       {&r.vsTorchEager, &r.vsTorchReduceOverhead, &r.memoryVsTorch})
+    st.real(++i, *v);
+  st.integer(++i, r.hostSteps);
+  st.integer(++i, r.graphCaptured ? std::optional<int64_t>(*r.graphCaptured) : std::nullopt);
   if (sqlite3_step(st.stmt) != SQLITE_DONE)
     fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
 }
 
+void ResultStore::addAll(const std::vector<StoredResult> &rows) {
+  exec("BEGIN");
+  for (const StoredResult &r : rows)
+    add(r.run, r.result);
+  exec("COMMIT");
+}
+
 std::vector<StoredResult> ResultStore::all() const {
-  Statement st(db_, std::string("SELECT ") + kColumns + " FROM results ORDER BY date, run_id, id",
+  // A read-only older file lacks the added columns: read them as NULL.
+  std::string columns = kColumns;
+  std::vector<std::string> present = columnsPresent();
+  for (auto [name, type] : kAddedColumns)
+    if (std::find(present.begin(), present.end(), name) == present.end()) {
+      size_t at = columns.find(name);
+      columns.replace(at, std::strlen(name), std::string("NULL AS ") + name);
+    }
+  Statement st(db_,
+               "SELECT " + columns +
+                   " FROM results ORDER BY (SELECT min(date) FROM results AS first WHERE "
+                   "first.run_id = results.run_id), run_id, id",
                path_);
   std::vector<StoredResult> rows;
   int rc;
@@ -146,6 +194,11 @@ std::vector<StoredResult> ResultStore::all() const {
     r.compression = st.columnReal(i++);
     r.rssBytes = st.columnInt(i++);
     r.fallbackSteps = st.columnInt(i++);
+    for (std::optional<double> *v : {&r.vsTorchEager, &r.vsTorchReduceOverhead, &r.memoryVsTorch})
+      *v = st.columnReal(i++);
+    r.hostSteps = st.columnInt(i++);
+    if (std::optional<int64_t> g = st.columnInt(i++))
+      r.graphCaptured = *g != 0;
     rows.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)

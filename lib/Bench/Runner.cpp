@@ -1,6 +1,8 @@
 #include "tc/Bench/Runner.h"
 #include "tc/Analysis/ModelSummary.h"
 #include "tc/Bench/ToolSteps.h"
+#include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/Codegen.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/Runtime/TensorIO.h"
 #include "tc/Support/Error.h"
@@ -38,7 +40,18 @@ struct Compiled {
   std::string artifact;
   double seconds = 0;       // tc-opt + tc-codegen
   uint64_t weightBytes = 0; // of the optimized IR (CPU memory estimate)
+  int64_t hostSteps = 0;    // groups tc-codegen left to the host
 };
+
+// The lines of the artifact's host-steps section: one per host group.
+int64_t countHostSteps(const std::string &artifact) {
+  Artifact a = readArtifact(MemoryBuffer::open(artifact));
+  const MemoryBuffer *s = a.section(kSectionHostSteps);
+  if (!s)
+    return 0;
+  std::string_view text = s->str();
+  return int64_t(std::count(text.begin(), text.end(), '\n'));
+}
 
 struct Reference {
   std::optional<Failure> failure;
@@ -89,7 +102,7 @@ private:
   void relate(BenchResult &r) const;
 
   const Suite &suite_;
-  const BenchModel &model_;
+  BenchModel model_; // a copy: an export (--export) fills in its files
   const RunnerOptions &opts_;
   ToolSteps tools_;
   Progress &progress_;
@@ -104,8 +117,9 @@ private:
   std::map<int64_t, std::string> data_; // batch -> test_data_set with expected outputs
   std::map<std::string, Compiled> compiled_;
   std::map<int64_t, Reference> references_;
-  std::set<std::string> reported_;           // "precision mode" with a row
-  std::map<std::string, BenchResult> eager_; // by precision: the baseline
+  std::set<std::string> reported_;                                  // "precision mode" with a row
+  std::map<std::string, BenchResult> eager_;                        // by precision: the baseline
+  std::map<std::string, std::map<std::string, BenchResult>> torch_; // precision -> mode -> row
 };
 
 void ModelRun::failAll(const Failure &f) {
@@ -122,6 +136,21 @@ void ModelRun::failAll(const Failure &f) {
 
 bool ModelRun::importModel() {
   progress_.start(model_.name + " import");
+  if (model_.onnxPath.empty() && opts_.exporter && !model_.recipe.empty()) {
+    progress_.start(model_.name + " export");
+    std::vector<int64_t> batches{batch_};
+    for (int64_t b : opts_.dynamicBatches.value_or(suite_.dynamicBatches))
+      if (std::find(batches.begin(), batches.end(), b) == batches.end())
+        batches.push_back(b);
+    std::string why = opts_.exporter->exportModel(model_, opts_.exportDir, batches);
+    if (why.empty() && !locateExported(model_, opts_.exportDir))
+      why = "bench-gpu.py --export-for-bench wrote no " + opts_.exportDir + "/" + model_.name +
+            "/model.onnx";
+    if (!why.empty()) {
+      failAll({"export", why});
+      return false;
+    }
+  }
   if (model_.onnxPath.empty()) {
     failAll({"missing", model_.missing});
     return false;
@@ -201,6 +230,7 @@ const Compiled &ModelRun::compile(int level, const std::string &precision,
     return c;
   c.seconds += proc.wallSeconds;
   c.weightBytes = summarize(*readModule(opt)).weightBytes;
+  c.hostSteps = countHostSteps(c.artifact);
   return c;
 }
 
@@ -298,6 +328,8 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
   r.passed = true;
   r.rssBytes = int64_t(proc.peakRssBytes);
   r.fallbackSteps = rep->fallbackSteps;
+  r.hostSteps = c.hostSteps;
+  r.graphCaptured = rep->cudaGraph;
   r.latencyMs = rep->medianMs;
   r.p10Ms = rep->p10Ms;
   r.p90Ms = rep->p90Ms;
@@ -317,23 +349,36 @@ void ModelRun::runTorch(const std::string &precision) {
     r.model = model_.name;
     r.group = model_.group;
     r.batch = batch_;
+    torch_[precision][r.mode] = r;
     relate(r);
     report(r);
   }
-  progress_.advance(std::size(TorchBaseline::kModes));
+  progress_.advance(opts_.torch->modes().size());
 }
 
 void ModelRun::relate(BenchResult &r) const {
-  auto it = eager_.find(r.precision);
-  if (it == eager_.end())
-    return;
-  const BenchResult &eager = it->second;
-  if (!eager.passed || !r.passed || eager.batch != r.batch)
-    return;
-  if (eager.latencyMs && r.latencyMs && *r.latencyMs > 0)
-    r.speedup = *eager.latencyMs / *r.latencyMs;
-  if (eager.peakBytes && r.peakBytes && *r.peakBytes > 0)
-    r.compression = double(*eager.peakBytes) / double(*r.peakBytes);
+  // The ratios of a baseline's latency and peak to this row's, when both
+  // passed at the same batch.
+  auto versus = [&](const BenchResult *base, std::optional<double> &speedup,
+                    std::optional<double> *memory) {
+    if (!base || !base->passed || !r.passed || base->batch != r.batch)
+      return;
+    if (base->latencyMs && r.latencyMs && *r.latencyMs > 0)
+      speedup = *base->latencyMs / *r.latencyMs;
+    if (memory && base->peakBytes && r.peakBytes && *r.peakBytes > 0)
+      *memory = double(*base->peakBytes) / double(*r.peakBytes);
+  };
+  auto find = [](const auto &byKey, const std::string &key) {
+    auto it = byKey.find(key);
+    return it == byKey.end() ? nullptr : &it->second;
+  };
+  if (r.mode.rfind("torch-", 0) != 0)
+    versus(find(eager_, r.precision), r.speedup, &r.compression);
+  if (const auto *torch = find(torch_, r.precision)) {
+    versus(find(*torch, kTorchEager), r.vsTorchEager, &r.memoryVsTorch);
+    if (r.mode.rfind("torch-", 0) != 0)
+      versus(find(*torch, kTorchReduceOverhead), r.vsTorchReduceOverhead, nullptr);
+  }
 }
 
 void ModelRun::run() {
@@ -350,6 +395,8 @@ void ModelRun::run() {
 
 void ModelRun::runModes() {
   for (const std::string &precision : opts_.precisions) {
+    if (opts_.torch && !model_.recipe.empty())
+      runTorch(precision);
     for (const std::string &mode : opts_.modes) {
       progress_.start(model_.name + " " + mode + " " + precision);
       if (isStaticMode(mode)) {
@@ -375,8 +422,6 @@ void ModelRun::runModes() {
       }
       progress_.advance();
     }
-    if (opts_.torch && !model_.recipe.empty())
-      runTorch(precision);
   }
 }
 
@@ -386,9 +431,9 @@ size_t countUnits(const Suite &suite, const RunnerOptions &opts) {
   size_t perModel = opts.modes.size() * opts.precisions.size();
   size_t n = 0;
   for (const BenchModel &m : suite.models)
-    n += perModel + (opts.torch && !m.recipe.empty()
-                         ? opts.precisions.size() * std::size(TorchBaseline::kModes)
-                         : 0);
+    n +=
+        perModel +
+        (opts.torch && !m.recipe.empty() ? opts.precisions.size() * opts.torch->modes().size() : 0);
   return n;
 }
 
@@ -422,6 +467,16 @@ std::string formatResult(const BenchResult &r) {
     o << ", peak " << double(*r.peakBytes) / (1 << 20) << " MiB (" << r.memoryKind << ")";
   if (r.compression)
     o << ", memory " << *r.compression << "x eager";
+  if (r.vsTorchEager)
+    o << ", " << *r.vsTorchEager << "x torch eager";
+  if (r.vsTorchReduceOverhead)
+    o << ", " << *r.vsTorchReduceOverhead << "x reduce-overhead";
+  if (r.memoryVsTorch)
+    o << ", memory " << *r.memoryVsTorch << "x torch";
+  if (r.hostSteps && *r.hostSteps)
+    o << ", " << *r.hostSteps << " host steps";
+  if (r.graphCaptured)
+    o << (*r.graphCaptured ? ", CUDA graph" : ", no CUDA graph");
   if (r.fallbackSteps && *r.fallbackSteps)
     o << ", " << *r.fallbackSteps << " steps on the reference kernels";
   return o.str();

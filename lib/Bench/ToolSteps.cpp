@@ -60,6 +60,7 @@ std::optional<RunReport> parseRunReport(const std::string &json, std::string &er
   r.arenaBytes = o->getInteger("arena_bytes").value_or(0);
   if (auto n = o->getInteger("fallback_steps"))
     r.fallbackSteps = *n;
+  r.cudaGraph = o->getBoolean("cuda_graph");
   return r;
 }
 

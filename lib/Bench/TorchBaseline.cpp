@@ -1,33 +1,54 @@
 #include "tc/Bench/TorchBaseline.h"
 #include "tc/Bench/Subprocess.h"
 #include "llvm/Support/JSON.h"
+#include <algorithm>
 #include <filesystem>
 
 namespace tc::bench {
 
+namespace {
+std::string joined(const std::vector<int64_t> &xs) {
+  std::string s;
+  for (int64_t x : xs)
+    s += (s.empty() ? "" : ",") + std::to_string(x);
+  return s;
+}
+} // namespace
+
 bool TorchBaseline::available() const {
   if (!std::filesystem::exists(script_))
     return false;
-  return runProcess({python_, "-c", "import torch"}, 120).ok();
+  return runProcess({python_, script_, "--check-torch"}, 120).ok();
+}
+
+std::string TorchBaseline::exportModel(const BenchModel &model, const std::string &dir,
+                                       const std::vector<int64_t> &batches) const {
+  ProcessResult p = runProcess({python_, script_, "--export-for-bench", dir, "--models",
+                                model.recipe, "--batches", joined(batches)},
+                               timeout_);
+  return p.ok() ? "" : "bench-gpu.py --export-for-bench: " + p.errorLine();
 }
 
 std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std::string &precision,
                                              const std::vector<int64_t> &shape,
                                              const std::string &dtype) const {
-  std::string dims;
-  for (int64_t d : shape)
-    dims += (dims.empty() ? "" : ",") + std::to_string(d);
-  // bench-gpu.py's modes: "eager" and "inductor" (torch.compile()).
+  std::vector<const TorchMode *> modes;
+  std::string scriptModes;
+  for (const TorchMode &m : kTorchModes)
+    if (std::find(modes_.begin(), modes_.end(), m.row) != modes_.end()) {
+      modes.push_back(&m);
+      scriptModes += (scriptModes.empty() ? "" : ",") + std::string(m.script);
+    }
   ProcessResult p =
       runProcess({python_, script_, "--torch-only", "--models", model.recipe, "--precision",
-                  precision, "--input-shape", dims, "--input-dtype", dtype, "--iterations",
-                  std::to_string(iterations_), "--device", device_, "--modes", "eager,inductor"},
+                  precision, "--input-shape", joined(shape), "--input-dtype", dtype, "--iterations",
+                  std::to_string(iterations_), "--device", device_, "--modes", scriptModes},
                  timeout_);
   std::vector<BenchResult> rows;
   auto failAll = [&](const std::string &why) {
-    for (const char *mode : kModes) {
+    for (const TorchMode *mode : modes) {
       BenchResult r;
-      r.mode = mode;
+      r.mode = mode->row;
       r.precision = precision;
       r.reason = p.timedOut ? "timeout" : "torch";
       r.error = why;
@@ -47,24 +68,24 @@ std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std:
       llvm::consumeError(v.takeError());
     return failAll("bench-gpu.py --torch-only printed no JSON");
   }
-  for (const char *mode : kModes) {
-    std::string key = mode == std::string("torch-eager") ? "eager" : "inductor";
+  for (const TorchMode *mode : modes) {
     BenchResult r;
-    r.mode = mode;
+    r.mode = mode->row;
     r.precision = precision;
-    const llvm::json::Object *m = o->getObject(key);
+    const llvm::json::Object *m = o->getObject(mode->script);
     if (!m || m->getString("error")) {
       r.reason = "torch";
-      r.error = m ? m->getString("error")->str() : "no '" + key + "' result";
+      r.error = m ? m->getString("error")->str() : "no '" + std::string(mode->script) + "' result";
     } else {
       r.passed = true;
       r.latencyMs = m->getNumber("ms");
       r.p10Ms = m->getNumber("p10_ms");
       r.p90Ms = m->getNumber("p90_ms");
       r.compileS = m->getNumber("compile_s");
-      if (auto peak = m->getInteger("peak_bytes"))
+      if (auto peak = m->getInteger("peak_bytes")) { // torch.cuda.max_memory_allocated
         r.peakBytes = *peak;
-      r.memoryKind = "device";
+        r.memoryKind = "device";
+      }
     }
     rows.push_back(r);
   }

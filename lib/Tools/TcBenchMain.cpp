@@ -2,6 +2,7 @@
 // tools and records every result in a SQLite history (docs/bench.md).
 #include "tc/Bench/Aggregate.h"
 #include "tc/Bench/Manifest.h"
+#include "tc/Bench/Merge.h"
 #include "tc/Bench/Progress.h"
 #include "tc/Bench/ResultStore.h"
 #include "tc/Bench/Runner.h"
@@ -56,6 +57,17 @@ std::string firstLineOf(const std::vector<std::string> &argv) {
   return p.out.substr(0, p.out.find('\n'));
 }
 
+// --shard K/N: part K (1-based) of N.
+std::pair<size_t, size_t> parseShard(const std::string &s) {
+  size_t slash = s.find('/');
+  char *end = nullptr;
+  long k = std::strtol(s.c_str(), &end, 10);
+  long n = slash == std::string::npos ? 0 : std::strtol(s.c_str() + slash + 1, &end, 10);
+  if (slash == std::string::npos || *end || k < 1 || n < 1 || k > n)
+    fail("--shard: '", s, "' is not K/N with 1 <= K <= N");
+  return {size_t(k), size_t(n)};
+}
+
 std::string nowUtc() {
   std::time_t t = std::time(nullptr);
   char buf[32];
@@ -78,7 +90,9 @@ int tcBenchMain(int argc, char **argv) {
     std::string dbPath = "bench.db", modelsDir, binDir, workDir, modes, precisions = "fp32,amp";
     std::string only, batchFlag, dynamicFlag, torchFlag = "auto", python = "python3";
     std::string torchScript = std::string(TC_SOURCE_DIR) + "/utils/bench-gpu.py";
-    std::vector<std::string> extra;
+    std::string torchModes = "eager,reduce-overhead", shard, mergeOutput;
+    std::vector<std::string> extra, mergeInputs;
+    bool exportMissing = false;
     bench::RunInfo run;
     bench::RunnerOptions ro;
     bool listSuites = false;
@@ -90,8 +104,13 @@ int tcBenchMain(int argc, char **argv) {
         "db", po::value(&dbPath)->value_name("FILE"),
         "SQLite file the results are added to (default bench.db)")(
         "models", po::value(&only)->value_name("A,B"), "only these models of the suite")(
-        "add-model", po::value(&extra)->composing()->value_name("NAME=FILE.onnx"),
-        "also run this ONNX file (random inputs, reference executor); repeatable")(
+        "shard", po::value(&shard)->value_name("K/N"),
+        "only part K of N of the suite's models (every Nth, from the Kth): a suite in parts, one "
+        "GPU call each; give the parts one --run-id and --merge their databases")(
+        "run-id", po::value(&run.runId)->value_name("ID"),
+        "the run the rows belong to (default: date, machine, process id): the parts of one run "
+        "share it")("add-model", po::value(&extra)->composing()->value_name("NAME=FILE.onnx"),
+                    "also run this ONNX file (random inputs, reference executor); repeatable")(
         "modes", po::value(&modes)->value_name("LIST"),
         "eager,default,cudagraphs,dynamic (default: all the target has; eager is the "
         "baseline of speedups)")("precisions", po::value(&precisions)->value_name("LIST"),
@@ -118,20 +137,38 @@ int tcBenchMain(int argc, char **argv) {
         "folder, removed)")("torch", po::value(&torchFlag)->value_name("auto|on|off"),
                             "also time PyTorch eager and torch.compile (auto: on CUDA when "
                             "python can import torch)")(
+        "torch-modes", po::value(&torchModes)->value_name("LIST"),
+        "PyTorch's modes: eager, compile (torch.compile()), reduce-overhead (torch.compile "
+        "with CUDA graphs) (default eager,reduce-overhead)")(
+        "export", po::bool_switch(&exportMissing),
+        "export the models with a recipe that --models-dir lacks (bench-gpu.py "
+        "--export-for-bench); a failed export is the model's result")(
         "python", po::value(&python)->value_name("EXE"), "python for the PyTorch baseline")(
         "torch-script", po::value(&torchScript)->value_name("FILE"),
-        "utils/bench-gpu.py (its --torch-only mode times PyTorch)")(
+        "utils/bench-gpu.py (times PyTorch, exports models)")(
         "commit", po::value(&run.commit)->value_name("SHA"),
         "commit recorded (default: git rev-parse of the source tree)")(
         "machine", po::value(&run.machine)->value_name("NAME"), "machine recorded (host name)")(
         "date", po::value(&run.date)->value_name("ISO"), "date recorded (now, UTC)")(
-        "list-suites", po::bool_switch(&listSuites), "print the manifest's suites and exit");
+        "list-suites", po::bool_switch(&listSuites), "print the manifest's suites and exit")(
+        "merge", po::value(&mergeInputs)->multitoken()->value_name("A.db B.db ..."),
+        "join databases (a suite's parts) into -o FILE, the newest of a result measured twice, "
+        "and exit")("output,o", po::value(&mergeOutput)->value_name("FILE"),
+                    "--merge: the database written (must not exist)");
     po::variables_map vm;
     if (!parseCommandLine("tc-bench", "--suite NAME [--target cpu|cuda] [--db FILE] [options]",
                           argc, argv, opts, common, vm, /*withOutput=*/false))
       return 0;
     if (common.input != "-")
       fail("unexpected argument '", common.input, "' (give the suite with --suite)");
+    if (!mergeInputs.empty() || !mergeOutput.empty()) {
+      if (mergeOutput.empty())
+        fail("--merge: give the database to write with -o FILE");
+      size_t n = bench::mergeDatabases(mergeInputs, mergeOutput);
+      std::cerr << "tc-bench: " << n << " results from " << mergeInputs.size()
+                << " databases written to " << mergeOutput << "\n";
+      return 0;
+    }
     if (listSuites) {
       for (const std::string &s : bench::suiteNames(manifest))
         std::cout << s << "\n";
@@ -164,6 +201,16 @@ int tcBenchMain(int argc, char **argv) {
       ro.dynamicBatches = parseSizes(dynamicFlag, "dynamic-batches");
     if (torchFlag != "auto" && torchFlag != "on" && torchFlag != "off")
       fail("unknown --torch '", torchFlag, "' (auto, on, off)");
+    std::vector<std::string> torchRows;
+    for (const std::string &m : splitList(torchModes)) {
+      auto it = std::find_if(std::begin(bench::kTorchModes), std::end(bench::kTorchModes),
+                             [&](const bench::TorchMode &t) { return m == t.flag; });
+      if (it == std::end(bench::kTorchModes))
+        fail("unknown --torch-modes '", m, "' (eager, compile, reduce-overhead)");
+      torchRows.push_back(it->row);
+    }
+    if (exportMissing && modelsDir.empty())
+      fail("--export: give the folder to export into with --models-dir");
 
     bench::Suite suite = bench::loadSuite(manifest, suiteName, modelsDir);
     if (!only.empty()) {
@@ -189,23 +236,35 @@ int tcBenchMain(int argc, char **argv) {
         m.missing = "no file " + file;
       suite.models.push_back(m);
     }
+    std::string part;
+    if (!shard.empty()) {
+      auto [k, n] = parseShard(shard);
+      std::vector<bench::BenchModel> kept;
+      for (size_t i = k - 1; i < suite.models.size(); i += n)
+        kept.push_back(suite.models[i]);
+      suite.models = kept;
+      part = " part " + shard;
+    }
 
     // The tools beside this one, unless told.
     if (binDir.empty())
       binDir = fs::read_symlink("/proc/self/exe").parent_path().string();
     ro.binDir = binDir;
 
-    std::optional<bench::TorchBaseline> torch;
-    if (torchFlag == "on" || (torchFlag == "auto" && target.gpu)) {
-      torch.emplace(python, torchScript, target.gpu ? "cuda" : "cpu", ro.timeoutSeconds,
-                    ro.iterations);
-      if (!torch->available()) {
-        if (torchFlag == "on")
-          fail("--torch=on: ", python, " cannot import torch, or ", torchScript, " is missing");
-        torch.reset();
-      }
+    bench::TorchBaseline pytorch(python, torchScript, target.gpu ? "cuda" : "cpu",
+                                 ro.timeoutSeconds, ro.iterations, torchRows);
+    bool withTorch = torchFlag == "on" || (torchFlag == "auto" && target.gpu);
+    if ((withTorch || exportMissing) && !pytorch.available()) {
+      if (torchFlag == "on" || exportMissing)
+        fail(exportMissing ? "--export" : "--torch=on", ": ", python, " cannot import torch, or ",
+             torchScript, " is missing");
+      withTorch = false;
     }
-    ro.torch = torch ? &*torch : nullptr;
+    ro.torch = withTorch && !torchRows.empty() ? &pytorch : nullptr;
+    if (exportMissing) {
+      ro.exporter = &pytorch;
+      ro.exportDir = modelsDir;
+    }
 
     if (run.commit.empty())
       run.commit = firstLineOf({"git", "-C", TC_SOURCE_DIR, "rev-parse", "--short=10", "HEAD"});
@@ -220,7 +279,8 @@ int tcBenchMain(int argc, char **argv) {
       run.device = ro.target;
     run.suite = suiteName;
     run.target = ro.target;
-    run.runId = run.date + " " + run.machine + " " + std::to_string(getpid());
+    if (run.runId.empty())
+      run.runId = run.date + " " + run.machine + " " + std::to_string(getpid());
 
     auto store = bench::ResultStore::open(dbPath);
     // The work folder last: every check that can fail has passed.
@@ -242,8 +302,8 @@ int tcBenchMain(int argc, char **argv) {
       }
     } cleanup{keepWork ? "" : workDir};
     std::vector<bench::StoredResult> rows;
-    std::cerr << "tc-bench: suite " << suiteName << " (" << suite.models.size() << " models) on "
-              << run.device << "\n";
+    std::cerr << "tc-bench: suite " << suiteName << part << " (" << suite.models.size()
+              << " models) on " << run.device << "\n";
     bench::Progress progress(bench::countUnits(suite, ro), ::isatty(2));
     bench::runSuite(suite, ro, progress, [&](const bench::BenchResult &r) {
       store->add(run, r); // now: a run cut short keeps what it measured
@@ -268,6 +328,17 @@ int tcBenchMain(int argc, char **argv) {
         line << ", mean compile " << *s.meanCompileS << " s";
       if (s.geomeanCompression)
         line << ", memory compression " << *s.geomeanCompression << "x";
+      if (s.geomeanVsTorchEager)
+        line << ", vs torch eager " << *s.geomeanVsTorchEager << "x";
+      if (s.geomeanVsTorchReduceOverhead)
+        line << ", vs reduce-overhead " << *s.geomeanVsTorchReduceOverhead << "x";
+      if (s.geomeanMemoryVsTorch)
+        line << ", memory vs torch " << *s.geomeanMemoryVsTorch << "x";
+      if (s.slowVsReduceOverhead)
+        line << ", " << s.slowVsReduceOverhead << " below " << bench::kSlowVsReduceOverhead
+             << "x reduce-overhead";
+      if (s.withHostSteps)
+        line << ", " << s.withHostSteps << " with host steps";
       std::cout << line.str() << "\n";
     }
     std::cerr << "tc-bench: " << rows.size() << " results added to " << dbPath << "\n";

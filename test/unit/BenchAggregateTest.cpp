@@ -3,8 +3,11 @@
 #include "BenchRows.h"
 #include "tc/Bench/Aggregate.h"
 #include "tc/Bench/Progress.h"
+#include "tc/Bench/ResultStore.h"
 #include <cmath>
+#include <filesystem>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 using namespace tc::bench;
 using namespace tc::bench::testing;
@@ -40,6 +43,46 @@ TEST(BenchAggregate, GroupSummariesPerRun) {
   EXPECT_NEAR(*last.geomeanSpeedup, std::sqrt(8.0), 1e-12);
   EXPECT_DOUBLE_EQ(*last.meanCompileS, 1.5);
   EXPECT_EQ(last.run.commit, "c2");
+}
+
+// The suite's numbers on a hand-made database: PyTorch's dashboard's four
+// (pass rate, geomean speedup, mean compile time, memory ratio) vs PyTorch
+// eager and reduce-overhead, over a run stored in two parts.
+TEST(BenchAggregate, VersusPyTorchFromADatabase) {
+  std::string path = (std::filesystem::temp_directory_path() /
+                      ("tc-bench-aggregate-" + std::to_string(getpid()) + ".db"))
+                         .string();
+  std::filesystem::remove(path);
+  auto store = ResultStore::open(path);
+  for (const StoredResult &r : visionOnCuda())
+    store->add(r.run, r.result);
+  std::vector<GroupHistory> hs = groupHistories(store->all());
+  std::filesystem::remove(path);
+  ASSERT_EQ(hs.size(), 1u);
+  EXPECT_EQ(hs[0].key.str(), "vision/cuda/cudagraphs/fp32");
+  ASSERT_EQ(hs[0].runs.size(), 1u); // two parts, one run
+  const GroupSummary &s = hs[0].latest();
+  EXPECT_EQ(s.passed, 2);
+  EXPECT_EQ(s.total, 3);
+  EXPECT_DOUBLE_EQ(*s.geomeanVsTorchEager, 4.0);
+  EXPECT_DOUBLE_EQ(*s.geomeanVsTorchReduceOverhead, 0.5); // sqrt(0.25 * 1)
+  EXPECT_DOUBLE_EQ(*s.geomeanMemoryVsTorch, 4.0);         // sqrt(8 * 2)
+  EXPECT_DOUBLE_EQ(*s.meanCompileS, 15.0);
+  EXPECT_EQ(s.slowVsReduceOverhead, 1); // r50 at 0.25x
+  EXPECT_EQ(s.withHostSteps, 2);        // r50, and bert though it failed
+  EXPECT_FALSE(s.geomeanSpeedup);       // no tc eager row to compare with
+}
+
+TEST(BenchAggregate, SlowerThanHalfReduceOverhead) {
+  BenchResult r = row("m", "cudagraphs", true, 1.0);
+  EXPECT_FALSE(slowerThanReduceOverhead(r)); // not measured
+  r.vsTorchReduceOverhead = 0.49;
+  EXPECT_TRUE(slowerThanReduceOverhead(r));
+  r.vsTorchReduceOverhead = 0.5;
+  EXPECT_FALSE(slowerThanReduceOverhead(r));
+  r.vsTorchReduceOverhead = 0.1;
+  r.passed = false;
+  EXPECT_FALSE(slowerThanReduceOverhead(r)); // a failure is flagged as a failure
 }
 
 TEST(BenchAggregate, RegressionsAreBeyondNoise) {

@@ -42,3 +42,40 @@ TEST(BenchDashboard, NoRegressionWithOneRun) {
   EXPECT_NE(index.find("<td data-metric=\"pass_rate\" class=\"ok\">3/3 (100%)</td>"),
             std::string::npos);
 }
+
+// The vs-PyTorch columns: the landing's geomeans and counts, the suite
+// page's red host-step cell, the flagged slow model and the graph column.
+TEST(BenchDashboard, VersusPyTorchHostStepsAndGraph) {
+  std::vector<DashboardPage> pages = renderDashboard(visionOnCuda(), "bench.db");
+  ASSERT_EQ(pages.size(), 2u);
+  const std::string &index = pages[0].html;
+  EXPECT_NE(index.find("<td data-metric=\"vs_torch_eager\">4.00x</td>"), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"vs_torch_ro\">0.50x</td>"), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"memory_vs_torch\">4.00x</td>"), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"compile_s\">15.00</td>"), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"slow\" class=\"red\">1</td>"), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"host_steps\" class=\"red\">2</td>"), std::string::npos);
+  const std::string &suite = pages[1].html;
+  EXPECT_EQ(pages[1].file, "suite-vision-cuda.html");
+  EXPECT_NE(suite.find("<tr class=\"slow\" data-model=\"r50\">"), std::string::npos);
+  EXPECT_NE(suite.find("<tr data-model=\"vit\">"), std::string::npos);
+  EXPECT_NE(suite.find("<tr class=\"fail\" data-model=\"bert\">"), std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"host_steps\" class=\"red\">2</td>"), std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"host_steps\">0</td>"), std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"graph\">yes</td>"), std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"graph\">no</td>"), std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"vs_torch_ro\" class=\"red\""), std::string::npos);
+}
+
+// A result measured twice in one run (a part run again) counts once: the newest.
+TEST(BenchDashboard, RepeatedResultsCountOnce) {
+  std::vector<StoredResult> rows = visionOnCuda();
+  StoredResult again = rows[2]; // bert, passing now
+  again.run.date = "2026-11-22T11:00:00Z";
+  again.result = rows[1].result;
+  again.result.model = "bert";
+  rows.push_back(again);
+  std::string index = renderDashboard(rows, "bench.db")[0].html;
+  EXPECT_NE(index.find("<td data-metric=\"pass_rate\" class=\"ok\">3/3 (100%)</td>"),
+            std::string::npos);
+}

@@ -47,4 +47,29 @@ inline std::vector<StoredResult> history() {
   };
 }
 
+// One vision run on CUDA in two parts (one run id, two dates), mode
+// cudagraphs, with PyTorch's ratios: r50 (4x eager, 0.25x reduce-overhead:
+// flagged, 2 host steps), vit (4x, 1x), bert failing with a host step.
+inline std::vector<StoredResult> visionOnCuda() {
+  RunInfo part1{"zoo", "c1", "2026-11-22T10:00:00Z", "gpu", "H100", "vision", "cuda"};
+  RunInfo part2 = part1;
+  part2.date = "2026-11-22T10:20:00Z";
+  auto gpuRow = [](const std::string &model, bool pass, double vsEager, double vsRo, double memory,
+                   double compile, int64_t hostSteps) {
+    BenchResult r = row(model, "cudagraphs", pass, pass ? std::optional(1.0) : std::nullopt,
+                        std::nullopt, pass ? std::optional(compile) : std::nullopt);
+    if (pass) {
+      r.vsTorchEager = vsEager;
+      r.vsTorchReduceOverhead = vsRo;
+      r.memoryVsTorch = memory;
+      r.graphCaptured = hostSteps == 0;
+    }
+    r.hostSteps = hostSteps;
+    return r;
+  };
+  return {{part1, gpuRow("r50", true, 4.0, 0.25, 8.0, 10.0, 2)},
+          {part2, gpuRow("vit", true, 4.0, 1.0, 2.0, 20.0, 0)},
+          {part2, gpuRow("bert", false, 0, 0, 0, 0, 1)}};
+}
+
 } // namespace tc::bench::testing

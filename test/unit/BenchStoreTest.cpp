@@ -1,11 +1,14 @@
 // tc-bench's SQLite history (ResultStore), its subprocess runner and the
 // parsing of tc-run's report: known rows in, the same rows out.
+#include "tc/Bench/Merge.h"
 #include "tc/Bench/ResultStore.h"
 #include "tc/Bench/Subprocess.h"
 #include "tc/Bench/ToolSteps.h"
 #include "tc/Support/Error.h"
 #include <filesystem>
 #include <gtest/gtest.h>
+#include <map>
+#include <sqlite3.h>
 #include <unistd.h>
 
 using namespace tc::bench;
@@ -89,6 +92,123 @@ TEST(BenchStore, RowsRoundTripWithNulls) {
   EXPECT_FALSE(b.peakBytes);
   EXPECT_FALSE(b.rssBytes);
   fs::remove(path);
+}
+
+TEST(BenchStore, TorchRatiosHostStepsAndGraphRoundTrip) {
+  std::string path = tempDb("columns");
+  BenchResult r = passed("resnet50", "cudagraphs", 1.0);
+  r.vsTorchEager = 4.0;
+  r.vsTorchReduceOverhead = 0.4;
+  r.memoryVsTorch = 2.5;
+  r.hostSteps = 2;
+  r.graphCaptured = false; // stored as 0, not NULL
+  BenchResult cpu = passed("resnet50", "default", 1.0);
+  ResultStore::open(path)->add(runAt("r", "2026-11-23T07:00:00Z"), r);
+  ResultStore::open(path)->add(runAt("r", "2026-11-23T07:00:00Z"), cpu);
+  std::vector<StoredResult> rows = ResultStore::openReadOnly(path)->all();
+  ASSERT_EQ(rows.size(), 2u);
+  const BenchResult &g = rows[0].result;
+  EXPECT_DOUBLE_EQ(*g.vsTorchEager, 4.0);
+  EXPECT_DOUBLE_EQ(*g.vsTorchReduceOverhead, 0.4);
+  EXPECT_DOUBLE_EQ(*g.memoryVsTorch, 2.5);
+  EXPECT_EQ(*g.hostSteps, 2);
+  ASSERT_TRUE(g.graphCaptured);
+  EXPECT_FALSE(*g.graphCaptured);
+  const BenchResult &c = rows[1].result; // not measured: NULL
+  EXPECT_FALSE(c.vsTorchEager);
+  EXPECT_FALSE(c.memoryVsTorch);
+  EXPECT_FALSE(c.hostSteps);
+  EXPECT_FALSE(c.graphCaptured);
+  fs::remove(path);
+}
+
+// A database written before the torch, host-step and graph columns: read
+// back with them NULL, and given them when opened for writing.
+TEST(BenchStore, OlderDatabasesGetTheNewColumns) {
+  std::string path = tempDb("old");
+  sqlite3 *db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, R"sql(
+CREATE TABLE results (id INTEGER PRIMARY KEY, run_id TEXT NOT NULL, commit_sha TEXT NOT NULL,
+  date TEXT NOT NULL, machine TEXT NOT NULL, device TEXT NOT NULL, suite TEXT NOT NULL,
+  target TEXT NOT NULL, model TEXT NOT NULL, model_group TEXT NOT NULL, mode TEXT NOT NULL,
+  precision TEXT NOT NULL, batch INTEGER NOT NULL, status TEXT NOT NULL, reason TEXT NOT NULL,
+  error TEXT NOT NULL, latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
+  peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER,
+  fallback_steps INTEGER);
+INSERT INTO results VALUES (1, 'old', 'c', '2026-01-01T00:00:00Z', 'm', 'd', 'ci', 'cpu', 'a', 'ci',
+  'eager', 'fp32', 2, 'pass', '', '', 1.0, 0.9, 1.1, 1.0, 0.5, 10, 'arena+weights', 1.0, 20, 0);
+)sql",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  std::vector<StoredResult> rows = ResultStore::openReadOnly(path)->all();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_DOUBLE_EQ(*rows[0].result.latencyMs, 1.0);
+  EXPECT_FALSE(rows[0].result.hostSteps);
+  BenchResult r = passed("b", "eager", 2.0);
+  r.hostSteps = 1;
+  ResultStore::open(path)->add(runAt("new", "2026-02-01T00:00:00Z"), r);
+  rows = ResultStore::openReadOnly(path)->all();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_FALSE(rows[0].result.hostSteps);
+  EXPECT_EQ(rows[1].result.hostSteps, 1);
+  fs::remove(path);
+}
+
+// The parts of one run (one --run-id) stay together in the history, ordered
+// by the run's first date, whatever run lies between their dates.
+TEST(BenchStore, PartsOfARunStayTogether) {
+  std::string path = tempDb("parts");
+  auto store = ResultStore::open(path);
+  store->add(runAt("suite", "2026-11-22T01:00:00Z"), passed("a", "eager", 1));
+  store->add(runAt("other", "2026-11-22T02:00:00Z"), passed("x", "eager", 1));
+  store->add(runAt("suite", "2026-11-22T03:00:00Z"), passed("b", "eager", 1));
+  std::vector<StoredResult> rows = store->all();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0].result.model, "a");
+  EXPECT_EQ(rows[1].result.model, "b");
+  EXPECT_EQ(rows[2].result.model, "x");
+  fs::remove(path);
+}
+
+// --merge: every row of both files, a result measured twice (a part run
+// again) kept once, the newest; a missing input, a foreign file or an
+// existing output is an error naming the file.
+TEST(BenchMerge, KeepsRowsAndTheNewestOfDuplicates) {
+  std::string a = tempDb("part1"), b = tempDb("part2"), out = tempDb("all");
+  RunInfo first = runAt("vision", "2026-11-22T01:00:00Z");
+  RunInfo again = runAt("vision", "2026-11-22T05:00:00Z");
+  ResultStore::open(a)->add(first, passed("resnet50", "eager", 9.0));  // replaced below
+  ResultStore::open(a)->add(first, passed("mobilenet", "eager", 2.0)); // kept
+  ResultStore::open(b)->add(again, passed("resnet50", "eager", 3.0));  // newer
+  ResultStore::open(b)->add(again, passed("vit", "eager", 4.0));       // kept
+  BenchResult amp = passed("resnet50", "eager", 5.0);
+  amp.precision = "amp"; // another result: kept
+  ResultStore::open(b)->add(first, amp);
+  EXPECT_EQ(mergeDatabases({a, b}, out), 4u);
+  std::vector<StoredResult> rows = ResultStore::openReadOnly(out)->all();
+  ASSERT_EQ(rows.size(), 4u);
+  std::map<std::string, double> ms;
+  for (const StoredResult &r : rows)
+    ms[r.result.model + " " + r.result.precision] = *r.result.latencyMs;
+  EXPECT_EQ(ms.size(), 4u);
+  EXPECT_DOUBLE_EQ(ms["resnet50 fp32"], 3.0);
+  EXPECT_DOUBLE_EQ(ms["mobilenet fp32"], 2.0);
+  EXPECT_DOUBLE_EQ(ms["vit fp32"], 4.0);
+  EXPECT_DOUBLE_EQ(ms["resnet50 amp"], 5.0);
+  // The order of the inputs does not matter: the newest date wins.
+  std::string out2 = tempDb("all2");
+  mergeDatabases({b, a}, out2);
+  for (const StoredResult &r : ResultStore::openReadOnly(out2)->all()) {
+    if (r.result.model == "resnet50" && r.result.precision == "fp32") {
+      EXPECT_DOUBLE_EQ(*r.result.latencyMs, 3.0);
+    }
+  }
+  EXPECT_THROW(mergeDatabases({a, b}, out), tc::Error); // exists
+  EXPECT_THROW(mergeDatabases({a, tempDb("none")}, tempDb("x")), tc::Error);
+  for (const std::string &p : {a, b, out, out2})
+    fs::remove(p);
 }
 
 TEST(BenchStore, HistoryIsOrderedByDateAcrossOpens) {
@@ -175,5 +295,9 @@ TEST(BenchRunReport, ReadsLatencySpreadAndMismatch) {
   EXPECT_DOUBLE_EQ(g->p10Ms, 1); // no p10: the minimum
   EXPECT_EQ(*g->peakDeviceBytes, 123);
   EXPECT_EQ(g->device, "H100");
+  EXPECT_FALSE(r->cudaGraph); // the CPU report has no graph
+  auto cg = parseRunReport(R"({"ok": true, "latency_ms": {"median": 1}, "cuda_graph": true})", why);
+  ASSERT_TRUE(cg);
+  EXPECT_EQ(cg->cudaGraph, true);
   EXPECT_FALSE(parseRunReport("tc-run: error: no CUDA device", why));
 }

@@ -1,8 +1,9 @@
 // The dashboard's numbers, computed from stored rows (ResultStore.h):
 // per suite x target x mode x precision and run, the pass rate, the
-// geometric mean speedup vs eager, the mean compile time and the geometric
-// mean peak-memory compression ratio; and which changes between two runs
-// are regressions rather than noise.
+// geometric mean speedups vs tc eager, PyTorch eager and reduce-overhead,
+// the mean compile time and the geometric mean peak-memory ratios (vs tc
+// eager, vs PyTorch: the four numbers of PyTorch's compiler dashboard); and
+// which changes between two runs are regressions rather than noise.
 #pragma once
 #include "tc/Bench/Result.h"
 #include <compare>
@@ -25,7 +26,7 @@ struct GroupKey {
 GroupKey keyOf(const StoredResult &r);
 // The order tables list groups in: suite, target, then modes as a reader
 // expects them (eager, default, cudagraphs, dynamic, torch-eager,
-// torch-compile) and fp32 before amp; unknown names last.
+// torch-compile, torch-reduce-overhead) and fp32 before amp; unknown names last.
 bool displayLess(const GroupKey &a, const GroupKey &b);
 
 // One group in one run.
@@ -36,6 +37,10 @@ struct GroupSummary {
   // Over the passing rows that have the metric (speedup: rows at the
   // eager baseline's batch; compression: rows whose memory was measured).
   std::optional<double> geomeanSpeedup, meanCompileS, geomeanCompression;
+  // Over the passing rows with PyTorch's numbers (CUDA, models with a recipe).
+  std::optional<double> geomeanVsTorchEager, geomeanVsTorchReduceOverhead, geomeanMemoryVsTorch;
+  int slowVsReduceOverhead = 0; // passing rows flagged by slowerThanReduceOverhead
+  int withHostSteps = 0;        // rows whose artifact has host steps
   double passRate() const { return total ? double(passed) / total : 0; }
 };
 
@@ -70,6 +75,11 @@ bool groupRegressed(const GroupSummary &before, const GroupSummary &after, doubl
 // geomean speedup of the latest commit's runs against the worst of the
 // previous commit's.
 bool groupRegressed(const GroupHistory &h, double noise = kNoise);
+
+// A model tc runs at less than half the speed of torch.compile(mode=
+// "reduce-overhead"): flagged on the dashboard whatever its trend.
+inline constexpr double kSlowVsReduceOverhead = 0.5;
+bool slowerThanReduceOverhead(const BenchResult &r);
 
 // One model's results in several runs of one commit as one: the latest
 // run's result, with p10..p90 widened to cover every run's.

@@ -7,6 +7,11 @@
 //    "suites": {"ci": {"models": ["small_cnn", "ci/mlp"], "batch": 2, "dynamic_batches": [1, 4]},
 //               "vision": {"groups": ["vision"], "batch": 32, "dynamic_batches": [1, 8]}}}
 //
+// A model may name its suite ("suite": "vision"; the zoo's are vision, text
+// and generative): it is in that suite besides any suite listing it or its
+// group. A suite named only by its models runs at batch 1 unless "suites"
+// has an entry for it with its batch sizes.
+//
 // A model's ONNX file: "committed" (relative to the folder above the
 // manifest, the repository root) is a .onnx file or a folder holding
 // model.onnx (and test_data_set_0 with expected outputs); otherwise it is
@@ -46,7 +51,12 @@ struct Suite {
 // unknown suite or a malformed manifest (naming the file).
 Suite loadSuite(const std::string &path, const std::string &suite, const std::string &modelsDir);
 
-// The names of the suites in the manifest, for --help and errors.
+// Looks for `m` in `modelsDir` again (after tc-bench --export wrote it);
+// false when it is still not there.
+bool locateExported(BenchModel &m, const std::string &modelsDir);
+
+// The names of the suites in the manifest (entries of "suites" and the
+// models' "suite" fields), for --list-suites and errors.
 std::vector<std::string> suiteNames(const std::string &path);
 
 } // namespace tc::bench

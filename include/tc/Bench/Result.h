@@ -11,7 +11,9 @@ namespace tc::bench {
 
 // What one tc-bench invocation shares between its rows.
 struct RunInfo {
-  std::string runId;   // unique per invocation: "<date> <machine> <pid>"
+  // "<date> <machine> <pid>" per invocation, or --run-id: the parts of a
+  // suite run in several invocations (--shard) share one to be one run.
+  std::string runId;
   std::string commit;  // tc's git commit (git rev-parse, or --commit)
   std::string date;    // UTC, ISO 8601 ("2026-11-23T07:30:00Z"): sorts as time
   std::string machine; // host name (or --machine)
@@ -27,11 +29,14 @@ struct RunInfo {
 //   compile   - tc-opt or tc-codegen failed
 //   run       - tc-run failed (error, crash)
 //   numerics  - outputs differ from the reference beyond tolerance (or NaN)
+//   export    - the model's recipe could not be exported to ONNX (tc-bench --export)
 //   timeout   - a step ran past --timeout (the step is named in `error`)
 //   torch     - the PyTorch baseline failed
 struct BenchResult {
   std::string model, group;
-  std::string mode;      // eager, default, cudagraphs, dynamic, torch-eager, torch-compile
+  // eager, default, cudagraphs, dynamic; PyTorch's: torch-eager, torch-compile,
+  // torch-reduce-overhead (TorchBaseline.h)
+  std::string mode;
   std::string precision; // fp32 or amp
   int64_t batch = 0;
   bool passed = false;
@@ -51,6 +56,17 @@ struct BenchResult {
   // Steps of the plan that ran on the reference kernels (no generated kernel
   // or library call for them): why a mode is slow.
   std::optional<int64_t> fallbackSteps;
+  // PyTorch's latency / this latency, same run, model, precision and batch:
+  // vs eager and vs torch.compile(mode="reduce-overhead") (CUDA graphs, like
+  // tc's cudagraphs mode). PyTorch rows carry theirs vs PyTorch eager.
+  std::optional<double> vsTorchEager, vsTorchReduceOverhead;
+  // PyTorch eager's peak (torch.cuda.max_memory_allocated) / peakBytes.
+  std::optional<double> memoryVsTorch;
+  // Groups tc-codegen left to the host (the artifact's host-steps section):
+  // each costs copies off the device and the CUDA graph.
+  std::optional<int64_t> hostSteps;
+  // tc-run replayed the plan as one CUDA graph (CUDA only; NULL elsewhere).
+  std::optional<bool> graphCaptured;
 };
 
 // A stored row: the result and its run.

@@ -35,7 +35,13 @@ struct RunnerOptions {
   unsigned timeoutSeconds = 600;
   std::optional<int64_t> batch; // overrides the suite's
   std::optional<std::vector<int64_t>> dynamicBatches;
-  const TorchBaseline *torch = nullptr; // set: PyTorch rows too (models with a recipe)
+  // Set: PyTorch rows too (models with a recipe), timed before tc's modes
+  // so that tc's rows carry their ratios to PyTorch.
+  const TorchBaseline *torch = nullptr;
+  // Set: a model with a recipe not found in `exportDir` is exported there
+  // first; a failed export is the model's reason ("export").
+  const TorchBaseline *exporter = nullptr;
+  std::string exportDir;
 };
 
 // Units of work the progress bar counts for `suite` under `opts`.

@@ -42,6 +42,7 @@ struct RunReport {
   std::optional<int64_t> peakDeviceBytes;    // CUDA: what tc held at peak
   int64_t arenaBytes = 0;                    // the plan's one arena (0: sized at run time)
   std::optional<int64_t> fallbackSteps;      // steps on the reference kernels
+  std::optional<bool> cudaGraph;             // CUDA: the plan ran as one CUDA graph
 };
 // Parses tc-run's JSON; nullopt (and `error`) when it is not a report.
 std::optional<RunReport> parseRunReport(const std::string &json, std::string &error);

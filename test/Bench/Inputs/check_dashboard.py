@@ -62,7 +62,8 @@ def expected(db):
         # The latest run of the group: the dashboard's "latest run".
         run = con.execute("SELECT run_id FROM results WHERE %s ORDER BY date DESC, run_id DESC, id DESC LIMIT 1"
                           % where, args).fetchone()[0]
-        rows = con.execute("SELECT status, speedup, compile_s, compression FROM results WHERE %s AND run_id=?"
+        rows = con.execute("SELECT status, speedup, compile_s, compression, speedup_torch_eager, "
+                           "speedup_torch_ro, memory_vs_torch, host_steps FROM results WHERE %s AND run_id=?"
                            % where, args + (run,)).fetchall()
         passed = [r for r in rows if r[0] == "pass"]
         compiles = [r[2] for r in passed if r[2] is not None]
@@ -72,6 +73,11 @@ def expected(db):
             "speedup": fmt(geomean([r[1] for r in passed]), 2, "x"),
             "compile_s": fmt(sum(compiles) / len(compiles) if compiles else None, 2),
             "compression": fmt(geomean([r[3] for r in passed]), 2, "x"),
+            "vs_torch_eager": fmt(geomean([r[4] for r in passed]), 2, "x"),
+            "vs_torch_ro": fmt(geomean([r[5] for r in passed]), 2, "x"),
+            "memory_vs_torch": fmt(geomean([r[6] for r in passed]), 2, "x"),
+            "slow": str(sum(1 for r in passed if r[5] is not None and r[5] < 0.5)),
+            "host_steps": str(sum(1 for r in rows if (r[7] or 0) > 0)),
         }
     return out
 
