@@ -29,13 +29,32 @@ m = os.path.join(work, "m.tcbc")
 run(f"tc-opt --passes='fuse{{singles=1,moves=1}}' {src} -o {m}")
 run(f"tc-codegen --target=cuda --emit=source {m} -o {work}/kernels.cu")
 run(f"tc-codegen --target=cuda {m} -o {work}/m.tcx")
-run(f"tc-run --target=ref {m} --random-inputs --dim N={batch} --output-dir {work}/ref > /dev/null")
 text = subprocess.run(f"tc-opt --passes=dce {m} -S", shell=True, check=True,
                       capture_output=True, text=True).stdout
 main = text[text.index("func @main("):]
 main = main[:main.index("\n  }\n")]
 args = re.findall(r"%(\w+): \w+\[", main[:main.index("->")])
 rets = re.findall(r"%(\w+)", main[main.index("return "):])
+# Every tensor a kernel reads must have reference data: values passed between
+# groups (and constants) become extra outputs of the module the reference runs.
+types = {}
+for names, tys in re.findall(r"^\s*((?:%\w+(?:, )?)+) = .*? : ([^:]*?)(?: loc\(.*)?$", main, re.M):
+    types.update(zip(re.findall(r"%(\w+)", names), re.findall(r"\w+\[[^\]]*\]", tys)))
+extra = []
+for operands in re.findall(r"= Fused\(([^)]*)\)", main):
+    extra += [v for v in re.findall(r"%(\w+)", operands)
+              if v not in args and v not in rets and v not in extra and v in types]
+ref_src = m
+if extra:
+    sig_end = text.index(") {", text.index("func @main("))
+    ret_at = text.index("return ", text.index("func @main("))
+    ret_end = text.index("\n", ret_at)
+    text_ref = (text[:sig_end] + "".join(", " + types[v] for v in extra) + text[sig_end:ret_end] +
+                "".join(", %" + v for v in extra) + text[ret_end:])
+    ref_src = os.path.join(work, "m.ref.tcir")
+    open(ref_src, "w").write(text_ref)
+    rets = rets + extra
+run(f"tc-run --target=ref {ref_src} --random-inputs --dim N={batch} --output-dir {work}/ref > /dev/null")
 tensors = {}
 for i, name in enumerate(args):
     tensors[name] = numpy_helper.to_array(onnx.load_tensor(f"{work}/ref/input_{i}.pb"))
@@ -58,6 +77,11 @@ code = ['#include "cuda_host_shim.h"', '#include "kernels.host.cu"', "#include <
 buffers, decls, launches = {}, [], []
 halfGroup = set()  # outputs of groups that compute on half floats
 reference = set()  # outputs of groups without a kernel: the reference's values
+# Values between groups that no generated kernel makes (host ops): the reference's.
+made = {o for results, _, callee in re.findall(
+    r"^\s*((?:%\w+(?:, )?)+) = Fused\(([^)]*)\) \{callee = \"(\w+)\"", main, re.M)
+    if callee in table for o in re.findall(r"%(\w+)", results)}
+reference.update(v for v in extra if v not in made)
 def buffer(name, array):
     if name not in buffers:
         buffers[name] = array
