@@ -74,7 +74,7 @@ int tcRunMain(int argc, char **argv) {
     std::unique_ptr<Executable> exe;
     std::unique_ptr<Module> ir;
     if (artifact && backend)
-      exe = backend->load(buf, runValues);
+      exe = backend->load(buf, runValues, 0);
     else if (artifact)
       ir = readBytecode(readArtifact(buf).share(kSectionModule));
     else if (backend)
