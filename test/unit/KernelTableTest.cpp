@@ -64,4 +64,8 @@ TEST(KernelTable, CpuTableLinesCarryTheKindAndBadOnesAreErrors) {
   EXPECT_NE(loadError("h tc_h pointwise - - -\n").find("names group @h, which the module lacks"),
             std::string::npos);
   EXPECT_NE(loadError("g - - mkl - -\n").find("asks for library 'mkl'"), std::string::npos);
+  // The library is codegen's decision; a Cos group marked oneDNN is corrupt.
+  EXPECT_NE(loadError("g tc_g pointwise onednn - -\n")
+                .find("@g is not a library call plus a pointwise epilogue"),
+            std::string::npos);
 }

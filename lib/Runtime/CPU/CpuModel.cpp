@@ -7,6 +7,7 @@
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/StepCost.h"
 #include "tc/CodeGen/KernelTable.h"
+#include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/Runtime/RefExecutor.h"
@@ -91,6 +92,12 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
     if (e.library != "-" && e.library != "onednn")
       fail(a.file, ": group @", e.group, " asks for library '", e.library,
            "', which this tc-run lacks");
+    // Codegen decided the call (CpuCodegen.cpp); a group of another shape
+    // than a library op plus a pointwise epilogue is a corrupt table, not a
+    // second decision (the call would write the wrong buffer).
+    if (e.library == "onednn" && !isLibraryAnchored(*model->module_->lookup(e.group)))
+      fail(a.file, ": group @", e.group,
+           " is not a library call plus a pointwise epilogue; its oneDNN call is corrupt");
     entries.push_back(e);
   }
   OneDnnCall::setThreads(model->pool_->size());
