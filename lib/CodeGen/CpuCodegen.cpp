@@ -1,4 +1,5 @@
 #include "tc/CodeGen/CpuCodegen.h"
+#include "tc/CodeGen/KernelTable.h"
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/Config.h"
 #include <chrono>
@@ -18,9 +19,10 @@ std::string CpuBackend::libraryFor(const Function &group, bool hasKernel) const 
 
 void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
                           std::string &table) const {
-  // Table line: group, its kernel, then for a library call the library and
-  // the epilogue's kernel ("-": none). The whole group's kernel stays as the
-  // fallback for sizes or attributes the library turns down.
+  // Table line (format: CpuModel.cpp's parser): group, its kernel and kind,
+  // then the library ("-": none) and the epilogue's kernel and kind. The
+  // whole group's kernel stays as the fallback for sizes or attributes the
+  // library turns down.
   std::ostringstream src, tab;
   src << kernelPrelude(KernelDialect::Cpu);
   for (const GroupCode &g : groups)
@@ -31,8 +33,9 @@ void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &sou
       src << g.epilogue->source << "\n";
     if (g.kernel || !g.library.empty())
       tab << g.group->name << " " << (g.kernel ? g.kernel->symbol : "-") << " "
+          << kernelKindField(g.kernel ? &g.kernel->kind : nullptr) << " "
           << (g.library.empty() ? "-" : g.library) << " " << (g.epilogue ? g.epilogue->symbol : "-")
-          << "\n";
+          << " " << kernelKindField(g.epilogue ? &g.epilogue->kind : nullptr) << "\n";
   }
   source = src.str();
   table = tab.str();

@@ -1,9 +1,12 @@
-// The C API (include/tc/Runtime/tc_runtime.h) over CpuModel and CudaModel:
-// C++ errors become -1/NULL and a per-thread message.
-#include "tc/Runtime/CpuModel.h"
-#include "tc/Runtime/CudaModel.h"
+// The C API (include/tc/Runtime/tc_runtime.h) over the runtime half of the
+// target registry (tc/Target/Executable.h): an artifact's header names its
+// target, whose loader gives the Executable every call goes through. C++
+// errors become -1/NULL and a per-thread message.
+#include "tc/CodeGen/Artifact.h"
+#include "tc/IR/IR.h"
 #include "tc/Runtime/tc_runtime.h"
 #include "tc/Support/Error.h"
+#include "tc/Target/Executable.h"
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -14,11 +17,11 @@ static_assert(sizeof(void *) != 8 || (offsetof(tc_tensor, dims) == 16 && sizeof(
               "tc_tensor's layout changed");
 
 struct tc_model {
-  std::unique_ptr<tc::CpuModel> cpu; // one of the two
-  std::unique_ptr<tc::CudaModel> cuda;
+  const tc::RuntimeTarget *target = nullptr; // the artifact's
+  std::unique_ptr<tc::Executable> exe;
   std::vector<tc::HostTensor> outputs; // host outputs of the last run
 
-  const tc::Function &main() const { return cpu ? cpu->module().main() : cuda->module().main(); }
+  const tc::Function &main() const { return exe->module().main(); }
 };
 
 namespace {
@@ -86,9 +89,9 @@ tc_load_options readOptions(const tc_load_options *given) {
 }
 
 // Input i as the runtime takes it: a host tensor (copied into `host`, which
-// the caller keeps alive) or a device buffer (CUDA models).
-tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
-                               std::vector<tc::HostTensor> &host) {
+// the caller keeps alive) or a device buffer (GPU targets).
+tc::RunInput readInput(const tc_tensor &t, int i, const tc::RuntimeTarget &target,
+                       std::vector<tc::HostTensor> &host) {
   auto dtype = t.dtype ? tc::parseDType(t.dtype) : std::nullopt;
   if (!dtype)
     tc::fail("input ", i, " has unknown dtype '", t.dtype ? t.dtype : "(null)", "'");
@@ -97,7 +100,7 @@ tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
   if (!t.data && t.bytes)
     tc::fail("input ", i, " has ", t.bytes, " bytes at NULL");
   std::vector<int64_t> shape(t.dims, t.dims + t.rank);
-  tc::CudaModel::Input in;
+  tc::RunInput in;
   if (memoryOf(t) == TC_MEMORY_HOST) {
     try {
       host.push_back(tc::HostTensor::fromBytes(*dtype, std::move(shape), t.data, t.bytes));
@@ -106,11 +109,11 @@ tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
     }
     in.host = &host.back();
   } else if (memoryOf(t) == TC_MEMORY_DEVICE) {
-    if (!cuda)
-      tc::fail("input ", i, " is TC_MEMORY_DEVICE; a CPU model takes host memory");
+    if (!target.gpu)
+      tc::fail("input ", i, " is TC_MEMORY_DEVICE; a ", target.title, " model takes host memory");
     in.dtype = *dtype;
     in.shape = std::move(shape);
-    in.device = reinterpret_cast<tc::cuda::CUdeviceptr>(t.data);
+    in.device = reinterpret_cast<tc::DeviceAddress>(t.data);
     in.bytes = t.bytes;
   } else {
     tc::fail("input ", i, " has memory ", memoryOf(t),
@@ -120,16 +123,16 @@ tc::CudaModel::Input readInput(const tc_tensor &t, int i, bool cuda,
 }
 
 // Where output i goes, as outputs[i] asks on entry (tc_model_run_on_stream).
-tc::CudaModel::Output readOutput(const tc_tensor &t, size_t i, bool cuda) {
-  using To = tc::CudaModel::Output::To;
+tc::RunOutput readOutput(const tc_tensor &t, size_t i, const tc::RuntimeTarget &target) {
+  using To = tc::RunOutput::To;
   if (memoryOf(t) != TC_MEMORY_HOST && memoryOf(t) != TC_MEMORY_DEVICE)
     tc::fail("output ", i, " has memory ", memoryOf(t),
              ", neither TC_MEMORY_HOST nor TC_MEMORY_DEVICE");
-  if (memoryOf(t) == TC_MEMORY_DEVICE && !cuda)
-    tc::fail("output ", i, " is TC_MEMORY_DEVICE; a CPU model gives host memory");
-  tc::CudaModel::Output o;
+  if (memoryOf(t) == TC_MEMORY_DEVICE && !target.gpu)
+    tc::fail("output ", i, " is TC_MEMORY_DEVICE; a ", target.title, " model gives host memory");
+  tc::RunOutput o;
   o.to = memoryOf(t) == TC_MEMORY_HOST ? To::Host : t.data ? To::CallerDevice : To::ModelDevice;
-  o.device = reinterpret_cast<tc::cuda::CUdeviceptr>(t.data);
+  o.device = reinterpret_cast<tc::DeviceAddress>(t.data);
   o.capacity = t.bytes;
   return o;
 }
@@ -145,35 +148,27 @@ void run(tc_model *m, void *stream, bool chooses, const tc_tensor *inputs, int n
     tc::fail("the model takes ", f.args.size(), " inputs, got ", numInputs);
   if (capacity < int(f.results.size()))
     tc::fail("room for ", capacity, " outputs, the model has ", f.results.size());
-  if (m->cpu && stream)
-    tc::fail("a CPU model runs on no stream (pass NULL)");
+  if (!m->target->gpu && stream)
+    tc::fail("a ", m->target->title, " model runs on no stream (pass NULL)");
   std::vector<tc::HostTensor> host;
   host.reserve(size_t(numInputs)); // readInput points into it
-  std::vector<tc::CudaModel::Input> ins;
+  std::vector<tc::RunInput> ins;
   for (int i = 0; i < numInputs; ++i)
-    ins.push_back(readInput(inputs[i], i, m->cuda != nullptr, host));
-  std::vector<tc::CudaModel::Output> outs(f.results.size());
+    ins.push_back(readInput(inputs[i], i, *m->target, host));
+  std::vector<tc::RunOutput> outs(f.results.size());
   for (size_t i = 0; chooses && i < outs.size(); ++i)
-    outs[i] = readOutput(outputs[i], i, m->cuda != nullptr);
-  if (m->cpu) {
-    m->outputs = m->cpu->run(host);
-    for (size_t i = 0; i < outs.size(); ++i) {
-      outs[i].shape = m->outputs[i].shape();
-      outs[i].bytes = m->outputs[i].byteSize();
-    }
-  } else {
-    m->cuda->runOn(static_cast<tc::cuda::CUstream>(stream), ins, outs);
-    m->outputs.resize(outs.size());
-    for (size_t i = 0; i < outs.size(); ++i)
-      m->outputs[i] = std::move(outs[i].host);
-  }
+    outs[i] = readOutput(outputs[i], i, *m->target);
+  m->exe->runOn(stream, ins, outs);
+  m->outputs.resize(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    m->outputs[i] = std::move(outs[i].host);
   for (size_t i = 0; i < outs.size(); ++i) {
     tc_tensor &o = outputs[i];
     describe(f.results[i], nullptr, &o);
     for (size_t d = 0; d < outs[i].shape.size() && d < TC_MAX_RANK; ++d)
       o.dims[d] = outs[i].shape[d];
     o.bytes = outs[i].bytes;
-    if (outs[i].to == tc::CudaModel::Output::To::Host) {
+    if (outs[i].to == tc::RunOutput::To::Host) {
       o.data = m->outputs[i].bytes();
     } else {
       o.memory = TC_MEMORY_DEVICE;
@@ -215,10 +210,11 @@ tc_model *tc_model_load_ex(const char *path, const tc_load_options *options) {
         tc_load_options o = readOptions(options);
         std::shared_ptr<const tc::MemoryBuffer> file = tc::MemoryBuffer::open(path);
         auto m = std::make_unique<tc_model>();
-        if (tc::readArtifact(file).target == tc::CudaModel::kTarget)
-          m->cuda = tc::CudaModel::load(file, true, o.device);
-        else // another target: CpuModel names it
-          m->cpu = tc::CpuModel::load(file, o.threads);
+        m->target = &tc::runtimeTargetOf(tc::readArtifact(file).target, path);
+        tc::TargetOptionValues values;
+        if (o.threads) // what tc-run --threads gives (targets without it ignore it)
+          values["threads"] = std::to_string(o.threads);
+        m->exe = m->target->load(file, values, o.device);
         const tc::Function &f = m->main();
         for (const auto *values : {&f.args, &f.results})
           for (const tc::Value *v : *values)
@@ -238,7 +234,7 @@ const char *tc_model_backend(const tc_model *m) {
     bad("tc_model_backend: NULL model");
     return nullptr;
   }
-  return m->cpu ? "cpu" : "cuda";
+  return m->target->name;
 }
 
 int tc_model_num_inputs(const tc_model *m) {
@@ -279,9 +275,9 @@ int tc_model_device_bytes(const tc_model *m, uint64_t *planned, uint64_t *peak) 
   if (!m)
     return bad("tc_model_device_bytes: NULL model");
   if (planned)
-    *planned = m->cuda ? m->cuda->plannedDeviceBytes() : 0;
+    *planned = m->exe->plannedDeviceBytes();
   if (peak)
-    *peak = m->cuda ? tc::cuda::deviceBytesPeak() : 0;
+    *peak = m->exe->peakDeviceBytes();
   return 0;
 }
 

@@ -1,7 +1,7 @@
 // What every backend's Executable forwards unchanged to its runtime's model
 // (CpuModel, CudaModel: the same member names); a backend adds the rest.
 #pragma once
-#include "tc/Target/Target.h"
+#include "tc/Target/Executable.h"
 
 namespace tc {
 

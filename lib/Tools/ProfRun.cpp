@@ -69,7 +69,7 @@ int profRunMain(int argc, char **argv) {
     InputSources src = inputSources(inputFlags);
 
     Artifact artifact = readArtifact(buf);
-    std::unique_ptr<Executable> exe = requireTarget(artifact.target).load(buf, runValues);
+    std::unique_ptr<Executable> exe = requireTarget(artifact.target).load(buf, runValues, 0);
     const Function &f = exe->module().main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     for (int i = 0; i < std::max(warmup, exe->minWarmup()); ++i)

@@ -74,7 +74,7 @@ int tcRunMain(int argc, char **argv) {
     std::unique_ptr<Executable> exe;
     std::unique_ptr<Module> ir;
     if (artifact && backend)
-      exe = backend->load(buf, runValues);
+      exe = backend->load(buf, runValues, 0);
     else if (artifact)
       ir = readBytecode(readArtifact(buf).share(kSectionModule));
     else if (backend)
@@ -98,7 +98,13 @@ int tcRunMain(int argc, char **argv) {
         std::cerr << "tc-run: " << exe->runNote() << "\n";
       return outs;
     };
+    // The first run plans the input shape (ShapePlan.h): its wall time is
+    // what a new shape costs a caller.
+    auto first0 = std::chrono::steady_clock::now();
     std::vector<HostTensor> outputs = runOnce();
+    double firstMs =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - first0)
+            .count();
     if (printSteps && exe && iterations <= 0)
       for (const std::string &line : exe->stepReport())
         std::cerr << "step " << line << "\n";
@@ -160,6 +166,7 @@ int tcRunMain(int argc, char **argv) {
       // One JSON object on stdout, for scripts (utils/bench-cpu.py).
       std::ostringstream js;
       js << "{\"target\": \"" << target << "\", \"iterations\": " << iterations;
+      js << ", \"first_run_ms\": " << firstMs;
       if (!ms.empty())
         js << ", \"latency_ms\": " << stats(ms);
       if (!deviceMs.empty())
@@ -183,7 +190,8 @@ int tcRunMain(int argc, char **argv) {
     if (!ms.empty())
       std::cerr << "latency over " << iterations << " runs (" << target
                 << (exe ? exe->latencyNote() : std::string()) << "): min " << ms.front()
-                << " ms, median " << at(ms, 0.5) << " ms, p90 " << at(ms, 0.9) << " ms\n";
+                << " ms, median " << at(ms, 0.5) << " ms, p90 " << at(ms, 0.9) << " ms\n"
+                << "first run (plans the input shape): " << firstMs << " ms\n";
     if (!deviceMs.empty())
       std::cerr << "device time over " << iterations << " runs (" << exe->deviceTimeNote()
                 << "): min " << deviceMs.front() << " ms, median " << at(deviceMs, 0.5)

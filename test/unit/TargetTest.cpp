@@ -43,3 +43,21 @@ TEST(TargetRegistry, UnknownNameIsOneClearError) {
     EXPECT_EQ(std::string(e.what()), "unknown target 'tpu' (" + targetNames() + ")");
   }
 }
+
+TEST(TargetRegistry, TheRuntimeHalfListsTheSameTargetsAndNamesAForeignOne) {
+  const std::vector<RuntimeTarget> &runtime = runtimeTargets();
+  ASSERT_EQ(runtime.size(), targets().size());
+  for (size_t i = 0; i < runtime.size(); ++i) {
+    EXPECT_STREQ(runtime[i].name, targets()[i].name);
+    EXPECT_EQ(runtime[i].load, targets()[i].load); // the compile half extends the same entry
+    EXPECT_EQ(&runtimeTargetOf(runtime[i].name, "m.tcx"), &runtime[i]);
+  }
+  try {
+    runtimeTargetOf("tpu", "m.tcx");
+    FAIL() << "no error";
+  } catch (const Error &e) {
+    EXPECT_EQ(std::string(e.what()),
+              "m.tcx: the artifact's target 'tpu' is none of this runtime's (" + targetNames(", ") +
+                  ")");
+  }
+}

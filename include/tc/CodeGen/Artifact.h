@@ -26,7 +26,7 @@ constexpr uint32_t kArtifactVersion = 2;
 inline constexpr const char *kSectionHeader = "header";     // key=value lines
 inline constexpr const char *kSectionModule = "module";     // .tcbc of the optimized IR
 inline constexpr const char *kSectionObject = "object";     // CPU: ELF shared object of the kernels
-inline constexpr const char *kSectionKernels = "kernels";   // "callee symbol" lines
+inline constexpr const char *kSectionKernels = "kernels";   // kernel table (KernelTable.h)
 inline constexpr const char *kSectionSource = "source";     // generated kernel source
 inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline (JSON)
 // CUDA: one cubin per arch ("cubin.sm_90"); the kernel table's lines are

@@ -1,8 +1,8 @@
 // The kernel families: which kind of kernel a fusion group becomes. The
 // classifier (classifyKernel, tc/CodeGen/KernelEmitter.h) decides it once,
 // before emission; the kind then travels with the kernel (EmittedKernel,
-// the CUDA kernel table). Header-only, so the runtime reads the table's
-// spelling without linking the compiler.
+// both targets' kernel tables, KernelTable.h). Header-only, so the runtime
+// reads the table's spelling without linking the compiler.
 #pragma once
 #include <cstddef>
 #include <iterator>

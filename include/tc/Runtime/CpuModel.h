@@ -7,6 +7,7 @@
 // with none of these run on the reference kernels and count as fallbacks.
 #pragma once
 #include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/KernelKind.h"
 #include "tc/IR/IR.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Runtime/ShapePlan.h"
@@ -23,13 +24,13 @@ class KernelLibrary;
 
 class CpuModel {
 public:
-  // The artifact target this runtime runs (Targets.def's name for it).
-  static constexpr const char *kTarget = "cpu";
   // Reads and checks the artifact (target, format, CPU features of this
   // machine) and links its kernels. Throws tc::Error naming the file.
-  // `threads` splits each kernel's rows (0: one per hardware thread).
+  // `target`: the artifact target this runtime runs (Targets.def's name,
+  // from the registry). `threads` splits each kernel's rows (0: one per
+  // hardware thread).
   static std::unique_ptr<CpuModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                        unsigned threads = 0);
+                                        const char *target, unsigned threads = 0);
   ~CpuModel();
 
   const Module &module() const { return *module_; }
@@ -76,13 +77,15 @@ private:
   CpuModel() = default;
   using KernelFn = void (*)(void *const *, const int64_t *, int64_t, int64_t);
   Artifact artifact_;
+  const char *target_ = "";
   std::unique_ptr<Module> module_;
   std::unique_ptr<KernelLibrary> library_; // the kernels' shared object
   // A Fused callee's entry in the artifact's kernel table.
   struct GroupCode {
-    KernelFn kernel = nullptr;   // the whole group; null: none generated
-    std::string library;         // "onednn" or empty
-    KernelFn epilogue = nullptr; // after a library call whose post-ops do not cover it
+    KernelFn kernel = nullptr;      // the whole group; null: none generated
+    std::optional<KernelKind> kind; // its family
+    std::string library;            // "onednn" or empty
+    KernelFn epilogue = nullptr;    // after a library call whose post-ops do not cover it
   };
   std::map<std::string, GroupCode> kernels_; // by Fused callee
   size_t kernelSteps_ = 0, librarySteps_ = 0, moveSteps_ = 0, fallbackSteps_ = 0;

@@ -19,6 +19,7 @@
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaLaunch.h"
 #include "tc/Runtime/HostTensor.h"
+#include "tc/Runtime/RunBuffers.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Runtime/Trace.h"
 #include <functional>
@@ -36,9 +37,6 @@ class Cudnn;
 
 class CudaModel {
 public:
-  // The artifact target this runtime runs (Targets.def's name for it; the
-  // C API, which links no registry, picks a runtime by it).
-  static constexpr const char *kTarget = "cuda";
   // Checks the artifact (target, kernel table) before touching the driver,
   // then: "no CUDA device (...)", or a GPU it has no cubin for ("compiled
   // for sm_80,sm_90; this GPU (NAME) is sm_75: ..."), or the driver's error
@@ -48,8 +46,11 @@ public:
   // `ordinal`: the device (cuDeviceGet's numbering); one the machine lacks
   // is "no CUDA device N (...)". Leaves the device's primary context current
   // on the calling thread.
+  // `target`: the artifact target this runtime runs (Targets.def's name,
+  // from the registry).
   static std::unique_ptr<CudaModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                         bool libraries = true, int ordinal = 0);
+                                         const char *target, bool libraries = true,
+                                         int ordinal = 0);
   ~CudaModel();
 
   const Artifact &artifact() const { return artifact_; }
@@ -66,30 +67,9 @@ public:
   // on the host's reference kernels.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
 
-  // An input of runOn: a host tensor, or `bytes` at `device` (memory of
-  // this model's context, i.e. the device's primary context: what
-  // cudaMalloc gives) holding dtype[shape], read on the run's stream.
-  struct Input {
-    const HostTensor *host = nullptr; // set: on the host; the rest unused
-    DType dtype = DType::F32;
-    std::vector<int64_t> shape;
-    cuda::CUdeviceptr device = 0;
-    size_t bytes = 0;
-  };
-  // An output of runOn, by where the caller wants it.
-  struct Output {
-    enum class To {
-      Host,         // downloaded into `host` (the run waits for the stream)
-      ModelDevice,  // left in the model's device memory: `device` is set, valid
-                    // until the next run (whose work may overwrite it)
-      CallerDevice, // copied on the stream into `device`, `capacity` bytes of room
-    } to = To::Host;
-    cuda::CUdeviceptr device = 0;
-    size_t capacity = 0;        // CallerDevice: the buffer's bytes
-    size_t bytes = 0;           // set by the run: the output's size
-    std::vector<int64_t> shape; // set by the run
-    HostTensor host;            // To::Host: set by the run
-  };
+  // runOn's inputs and outputs (RunBuffers.h).
+  using Input = RunInput;
+  using Output = RunOutput;
   // Runs the entry with all its work on `stream` (any stream of this model's
   // context; the caller orders runs on different streams, as they share the
   // plan's arena; nullptr: the model's own, and the run waits for it).
@@ -154,6 +134,7 @@ private:
   struct ShapePlan;
   struct Step;
   Artifact artifact_;
+  const char *target_ = "";
   std::unique_ptr<Module> module_;
   std::string arch_, device_;
   cuda::CUdevice dev_ = 0;

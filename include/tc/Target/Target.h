@@ -2,15 +2,15 @@
 // the tools dispatch through, never by comparing target names.
 //   CompileTarget  tc-codegen: its flags, what --emit writes, the codegen
 //                  (the shared driver, Codegen.h, over the backend's hooks).
-//   Executable     tc-run, tc-prof, tc-bench (through tc-run): a loaded
-//                  artifact that runs, profiles and traces its steps.
+//   Executable     tc-run, tc-prof, tc-bench (through tc-run), the C API: a
+//                  loaded artifact that runs, profiles and traces its steps
+//                  (Executable.h, the runtime half, no compiler library).
 // A backend lives in lib/Target/<Id>/ and defines the functions declared
-// at the end of this file; Registry.cpp lists them from Targets.def.
+// at the end of this file and of Executable.h; Registry.cpp lists them
+// from Targets.def.
 #pragma once
 #include "tc/CodeGen/Codegen.h"
-#include "tc/Profile/DevicePeaks.h"
-#include "tc/Runtime/HostTensor.h"
-#include "tc/Runtime/Trace.h"
+#include "tc/Target/Executable.h"
 #include "tc/Transforms/Pass.h"
 #include <map>
 #include <memory>
@@ -20,17 +20,6 @@
 #include <vector>
 
 namespace tc {
-
-// A flag a target adds to a tool (tc-codegen: --cpu, --arch; tc-run and
-// tc-prof: --threads, --cuda-graphs).
-struct TargetOption {
-  std::string flag;                 // "arch"
-  std::string valueName;            // "sm_90|sm_80,sm_90"
-  std::string help;                 //
-  std::vector<std::string> choices; // the values it takes ({}: any; the tool checks)
-};
-// The values given on the command line, by flag (absent: not given).
-using TargetOptionValues = std::map<std::string, std::string>;
 
 class CompileTarget {
 public:
@@ -52,64 +41,14 @@ public:
   virtual void printStats(const CodegenResult &, std::ostream &) const {}
 };
 
-// Steps of the last run, by what ran them.
-struct StepCounts {
-  size_t kernel = 0, library = 0, copy = 0, host = 0;
-};
-struct StepTime {
-  std::string step; // as stepReport()'s line
-  double meanMs;
-};
-
-class Executable {
-public:
-  virtual ~Executable() = default;
-  virtual const Module &module() const = 0;
-  // Inputs in argument order, outputs on the host (the device synchronized).
-  virtual std::vector<HostTensor> run(const std::vector<HostTensor> &inputs) = 0;
-  // Untimed runs before timed ones at least (CUDA records its graph at the
-  // second).
-  virtual int minWarmup() const { return 0; }
-  // The last run: one line per step saying what ran it (empty: unplanned).
-  virtual std::vector<std::string> stepReport() const = 0;
-  virtual void setProfiling(bool on) = 0;
-  virtual std::vector<StepTime> stepProfile() const = 0;
-  // Tracing for tc-prof (RunTrace in tc/Runtime/Trace.h; nullptr: off).
-  virtual void setTrace(RunTrace *trace) = 0;
-  virtual StepCounts steps() const = 0;
-  virtual uint64_t arenaBytes() const = 0; // 0: ran without one
-  // A note on the last run worth a line ("a CUDA graph of 12 nodes ..."), or "".
-  virtual std::string runNote() const { return ""; }
-  // Before the timed runs (CUDA: peak device bytes count from here).
-  virtual void startMeasuring() {}
-  // The last run's device time, ms (< 0: none), and how it was measured.
-  virtual double deviceMs() const { return -1; }
-  virtual std::string deviceTimeNote() const { return ""; }
-  // tc-run: the latency line's note (", 2 threads"), its --report=json
-  // fields (", \"threads\": 2, ..."), and its summary lines ("steps: ...").
-  virtual std::string latencyNote() const = 0;
-  virtual void printJson(std::ostream &os) const = 0;
-  virtual void printSummary(std::ostream &os) const = 0;
-  // The roofline of the machine it runs on (tc-prof).
-  virtual DevicePeaks peaks() const = 0;
-};
-
-// One registry entry (Targets.def's columns and the backend's factories).
-struct Target {
-  const char *name, *title, *summary, *levelFlag, *levels;
+// One registry entry: the runtime half (Executable.h: name, title, gpu,
+// loader) and Targets.def's other columns with the backend's compiler.
+struct Target : RuntimeTarget {
+  const char *summary, *levelFlag, *levels;
   // What tc-opt --target=NAME inserts before fusion (nullptr: nothing).
   Pipeline (*optPipeline)();
   const char *graphsFlag;
-  bool gpu;
   std::unique_ptr<CompileTarget> (*makeCompiler)();
-  // tc-run/tc-prof flags of its artifacts, and loading one with their values.
-  std::vector<TargetOption> (*runOptions)();
-  std::unique_ptr<Executable> (*load)(std::shared_ptr<const MemoryBuffer> file,
-                                      const TargetOptionValues &runOptions);
-  std::string (*deviceName)(); // "NVIDIA H100 80GB HBM3", "" when unknown
-  // Opens what running needs before anything else is read: a tc::Error
-  // ("no CUDA device") on a machine that cannot run this target.
-  void (*openDevice)();
 };
 
 const std::vector<Target> &targets();
@@ -120,13 +59,7 @@ const Target &requireTarget(std::string_view name, const std::string &what = "ta
 std::string targetNames(const char *lastSeparator = " or ");
 
 // Backends' factories (lib/Target/<Id>/), declared from Targets.def.
-#define TC_TARGET(Id, ...)                                                                         \
-  std::unique_ptr<CompileTarget> make##Id##CompileTarget();                                        \
-  std::vector<TargetOption> Id##RunOptions();                                                      \
-  std::unique_ptr<Executable> load##Id##Executable(std::shared_ptr<const MemoryBuffer> file,       \
-                                                   const TargetOptionValues &runOptions);          \
-  std::string Id##DeviceName();                                                                    \
-  void Id##OpenDevice();
+#define TC_TARGET(Id, ...) std::unique_ptr<CompileTarget> make##Id##CompileTarget();
 #include "tc/Target/Targets.def"
 
 } // namespace tc

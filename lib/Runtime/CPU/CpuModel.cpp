@@ -6,6 +6,8 @@
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/StepCost.h"
+#include "tc/CodeGen/KernelTable.h"
+#include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/Runtime/RefExecutor.h"
@@ -17,7 +19,6 @@
 #include <chrono>
 #include <cstring>
 #include <functional>
-#include <sstream>
 #include <thread>
 #include <unordered_map>
 
@@ -50,14 +51,15 @@ struct CpuModel::ShapePlan {
 CpuModel::~CpuModel() = default;
 
 std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> file,
-                                         unsigned threads) {
+                                         const char *target, unsigned threads) {
   std::unique_ptr<CpuModel> model(new CpuModel());
   model->pool_ = std::make_unique<ThreadPool>(
       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
   model->artifact_ = readArtifact(file);
+  model->target_ = target;
   const Artifact &a = model->artifact_;
-  if (a.target != kTarget)
-    fail(a.file, ": the artifact is for target '", a.target, "', not cpu");
+  if (a.target != target)
+    fail(a.file, ": the artifact is for target '", a.target, "', not ", target);
   std::vector<std::string> missing = missingHostFeatures(a.cpuFeatures);
   if (!missing.empty()) {
     std::string list;
@@ -68,23 +70,34 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
   }
   model->module_ = readBytecode(a.share(kSectionModule));
 
-  // Kernel table lines: "group symbol [library epilogue-symbol]", "-" for none.
-  std::istringstream table{std::string(a.require(kSectionKernels).str())};
+  // Kernel table lines (lib/CodeGen/CpuCodegen.cpp writes them):
+  //   <group> <symbol> <kind> <library> <epilogue> <epilogue-kind>
+  // <symbol>: the whole group's kernel, of family <kind> (KernelKind.h);
+  // <library>: "onednn" for a group that calls it, its epilogue's kernel
+  // <epilogue> run after the call. "-" for none, kinds too.
   struct Entry {
-    std::string group, symbol, library = "-", epilogue = "-";
+    std::string group, symbol, library, epilogue;
+    std::optional<KernelKind> kind, epilogueKind;
   };
   std::vector<Entry> entries;
-  for (std::string line; std::getline(table, line);) {
-    std::istringstream fields(line);
+  for (const KernelTableLine &line : splitKernelTable(a.require(kSectionKernels).str())) {
+    const std::vector<std::string> &f = line.fields;
     Entry e;
-    if (!(fields >> e.group >> e.symbol))
-      continue;
-    fields >> e.library >> e.epilogue;
+    if (f.size() != 6 || !parseKernelKindField(f[2], f[1], e.kind) ||
+        !parseKernelKindField(f[5], f[4], e.epilogueKind) || (f[1] == "-" && f[3] == "-"))
+      failKernelTableLine(a.file, "CPU", line);
+    e.group = f[0], e.symbol = f[1], e.library = f[3], e.epilogue = f[4];
     if (!model->module_->lookup(e.group))
       fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");
     if (e.library != "-" && e.library != "onednn")
       fail(a.file, ": group @", e.group, " asks for library '", e.library,
            "', which this tc-run lacks");
+    // Codegen decided the call (CpuCodegen.cpp); a group of another shape
+    // than a library op plus a pointwise epilogue is a corrupt table, not a
+    // second decision (the call would write the wrong buffer).
+    if (e.library == "onednn" && !isLibraryAnchored(*model->module_->lookup(e.group)))
+      fail(a.file, ": group @", e.group,
+           " is not a library call plus a pointwise epilogue; its oneDNN call is corrupt");
     entries.push_back(e);
   }
   OneDnnCall::setThreads(model->pool_->size());
@@ -95,7 +108,7 @@ std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> fil
     return symbol == "-" ? nullptr : reinterpret_cast<KernelFn>(model->library_->symbol(symbol));
   };
   for (const Entry &e : entries)
-    model->kernels_[e.group] = {lookup(e.symbol), e.library == "-" ? "" : e.library,
+    model->kernels_[e.group] = {lookup(e.symbol), e.kind, e.library == "-" ? "" : e.library,
                                 lookup(e.epilogue)};
   return model;
 }
@@ -368,7 +381,7 @@ void CpuModel::traceSteps(ShapePlan &plan) {
         info.bytes = 0, info.flops = 0; // nothing moves
       plan.info.push_back(std::move(info));
     }
-  trace_->backend = kTarget;
+  trace_->backend = target_;
   trace_->device = "CPU, " + std::to_string(pool_->size()) + " threads";
   trace_->deviceNote = "host clock per step and per thread's share of each kernel";
   trace_->steps = plan.info;

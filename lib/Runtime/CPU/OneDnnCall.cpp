@@ -1,5 +1,4 @@
 #include "OneDnnCall.h"
-#include "tc/CodeGen/LibraryCall.h"
 #include <cmath>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -136,10 +135,6 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
 
 std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &fused, bool fold,
                                               std::string &why) {
-  if (!isLibraryAnchored(group)) {
-    why = "not a library call plus a pointwise epilogue";
-    return nullptr;
-  }
   std::unique_ptr<OneDnnCall> call(new OneDnnCall());
   call->impl_ = std::make_unique<Impl>();
   Impl &impl = *call->impl_;

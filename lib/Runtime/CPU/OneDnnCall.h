@@ -14,8 +14,9 @@ namespace tc {
 
 class OneDnnCall {
 public:
-  // `group` is the Fused op's callee; `fused` the op itself, with static
-  // operand and result types. nullptr with `why` set when oneDNN does not
+  // `group` is the Fused op's callee, library-anchored (codegen decided the
+  // call; CpuModel::load rejects a table that says otherwise); `fused` the op
+  // itself, with static operand and result types. nullptr with `why` set when oneDNN does not
   // take this group (dtype, layout, an attribute it lacks): the caller then
   // runs the generated kernel. Constant weights are reordered here, once.
   static std::unique_ptr<OneDnnCall> create(const Function &group, const Op &fused,

@@ -1,33 +1,50 @@
 #include "tc/Runtime/CudaLaunch.h"
+#include "tc/CodeGen/KernelTable.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
-#include <sstream>
+#include <cctype>
+#include <cstdlib>
 
 namespace tc {
 
+namespace {
+
+// A decimal field of at most `max`.
+bool number(const std::string &field, unsigned max, unsigned &out) {
+  char *end = nullptr;
+  unsigned long n = std::strtoul(field.c_str(), &end, 10);
+  out = unsigned(std::min<unsigned long>(n, max));
+  return !field.empty() && std::isdigit((unsigned char)field[0]) && *end == 0 && n <= max;
+}
+
+} // namespace
+
 std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const std::string &file) {
   std::vector<CudaKernelEntry> entries;
-  std::istringstream in{std::string(text)};
-  for (std::string line; std::getline(in, line);) {
-    std::istringstream fields(line);
+  for (const KernelTableLine &line : splitKernelTable(text)) {
+    const std::vector<std::string> &f = line.fields;
     CudaKernelEntry e;
-    std::string kind, launch, rest;
-    bool ok = bool(fields >> e.group >> e.symbol >> kind >> launch >> e.block >> e.vec);
-    if (ok && fields >> e.library)
-      ok = (e.library == "cublaslt" || e.library == "cudnn") && !(fields >> rest);
+    std::optional<KernelKind> family;
+    bool ok = (f.size() == 6 || f.size() == 7) && parseKernelKindField(f[2], f[1], family);
+    const std::string launch = ok ? f[3] : "";
+    if (ok) {
+      e.group = f[0];
+      e.symbol = f[1];
+      ok = number(f[4], 1024, e.block) && number(f[5], 1 << 16, e.vec);
+      if (f.size() == 7)
+        e.library = f[6];
+      ok = ok && (e.library.empty() || e.library == "cublaslt" || e.library == "cudnn");
+    }
     // Only the row-reduction family launches per row, only the reduction
     // family per result element.
-    std::optional<KernelKind> family = parseKernelKind(kind);
     bool launchOk = launch == "pointwise" ||
                     (launch == "rows" && family == KernelKind::RowReduction) ||
                     (launch == "reduce" && family == KernelKind::Reduction);
-    bool kernelOk =
-        family && launchOk && e.block > 0 && e.block <= 1024 && e.block % 32 == 0 && e.vec > 0;
+    bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
     // A library group without an epilogue has no kernel: "- - - 0 0".
-    bool noKernel = !e.library.empty() && e.symbol == "-" && kind == "-" && launch == "-" &&
-                    e.block == 0 && e.vec == 0;
-    if (!ok || !(kernelOk || noKernel) || (e.library.empty() && e.symbol == "-"))
-      fail(file, ": malformed CUDA kernel table line '", line.substr(0, 60), "'");
+    bool noKernel = !e.library.empty() && !family && launch == "-" && e.block == 0 && e.vec == 0;
+    if (!ok || !(kernelOk || noKernel))
+      failKernelTableLine(file, "CUDA", line);
     e.kind = family.value_or(KernelKind::Pointwise);
     e.launch = launch == "rows"     ? LaunchKind::Rows
                : launch == "reduce" ? LaunchKind::Reduce

@@ -1,5 +1,4 @@
 #include "tc/Runtime/CudaLibraryPlan.h"
-#include "tc/CodeGen/LibraryCall.h"
 #include <algorithm>
 #include <functional>
 #include <numeric>

@@ -6,13 +6,14 @@
 
 namespace tc {
 
-std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file, bool libraries,
-                                           int ordinal) {
+std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file,
+                                           const char *target, bool libraries, int ordinal) {
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->libraries_ = libraries;
+  m->target_ = target;
   Artifact &a = m->artifact_ = readArtifact(std::move(file));
-  if (a.target != kTarget)
-    fail(a.file, ": the artifact is for target '", a.target, "', not cuda");
+  if (a.target != target)
+    fail(a.file, ": the artifact is for target '", a.target, "', not ", target);
   std::vector<CudaKernelEntry> table =
       parseCudaKernelTable(a.require(kSectionKernels).str(), a.file);
   m->module_ = readBytecode(a.share(kSectionModule));
@@ -80,7 +81,7 @@ void CudaModel::setTrace(RunTrace *trace) {
   trace_ = trace;
   if (!trace)
     return;
-  trace->backend = kTarget;
+  trace->backend = target_;
   trace->device = device_;
   std::string why;
   cupti_ = cuda::startCupti(why);
