@@ -26,7 +26,8 @@ rng = np.random.default_rng(0)
 
 
 class Family:
-    """A model under construction: inputs x4 f32[N,8,16,16], x3 f32[N,16,32]."""
+    """A model under construction: inputs x4 f32[N,8,16,16], x3 f32[N,16,32],
+    ids i64[N,16] (token ids: random integers in [1, 9])."""
 
     def __init__(self, name, opset=18):
         self.name, self.opset = name, opset
@@ -59,7 +60,8 @@ class Family:
 
     def model(self):
         ins = [h.make_tensor_value_info("x4", F, ["N", 8, 16, 16]),
-               h.make_tensor_value_info("x3", F, ["N", 16, 32])]
+               h.make_tensor_value_info("x3", F, ["N", 16, 32]),
+               h.make_tensor_value_info("ids", T.INT64, ["N", 16])]
         used = {i for n in self.nodes for i in n.input}
         ins = [i for i in ins if i.name in used]
         g = h.make_graph(self.nodes, self.name, ins, self.outputs, initializer=self.inits)
@@ -128,6 +130,15 @@ def indexing():
                             ("ConstantOfShape", ["$2"], {"value": h.make_tensor("v", F, [1], [1.0])}),
                             ("Trilu", ["$3"], {"upper": 0}), ("Equal", ["$4", f.const("causal_mask", "zero", 0.0, np.float32)], {}),
                             ("Where", ["$5", f.const("causal_mask", "ninf", -1e4, np.float32), "x3"], {})])
+    # Integer arithmetic on token ids, as decoders export their masks and positions.
+    i64 = lambda name, v: f.const("int_mask_arith", name, v, np.int64)
+    f.chain("int_mask_arith", [("Sub", ["ids", i64("one", 1)], {}), ("Max", ["$0", i64("zero", 0)], {}),
+                               ("LessOrEqual", ["$1", i64("four", 4)], {}), ("Equal", ["ids", i64("three", 3)], {}),
+                               ("Not", ["$3"], {}), ("And", ["$2", "$4"], {}), ("Cast", ["$5"], {"to": F})])
+    f.chain("int_positions", [("Mul", ["ids", f.const("int_positions", "k", 3, np.int64)], {}),
+                              ("Add", ["$0", f.const("int_positions", "b", [[2]], np.int64)], {}),
+                              ("Div", ["$1", f.const("int_positions", "d", 2, np.int64)], {}),
+                              ("Cast", ["$2"], {"to": F})])
     f.form("mod_fmod", "Mod", ["x3", f.const("mod_fmod", "m", 0.3, np.float32)], fmod=1)
     f.chain("cast_int_roundtrip", [("Mul", ["x3", f.const("cast_int_roundtrip", "s", 10.0, np.float32)], {}),
                                    ("Cast", ["$0"], {"to": T.INT32}), ("Cast", ["$1"], {"to": F})])
@@ -153,6 +164,12 @@ def normalization():
                          ("Add", ["$1", f.const("rms_norm", "eps", 1e-6, np.float32)], {}), ("Sqrt", ["$2"], {}),
                          ("Reciprocal", ["$3"], {}), ("Mul", ["x3", "$4"], {}),
                          ("Mul", ["$5", f.const("rms_norm", "w", rng.standard_normal(32), np.float32)], {})])
+    # DenseNet: BatchNormalization after a Concat (nothing to fold it into), then Relu.
+    bn = [f.const("batch_norm_after_concat", n, v, np.float32) for n, v in
+          [("s", rng.uniform(0.5, 1.5, 16)), ("b", rng.standard_normal(16)), ("m", rng.standard_normal(16) * 0.1),
+           ("v", rng.uniform(0.5, 2, 16))]]
+    f.chain("batch_norm_after_concat", [("Concat", ["x4", "x4"], {"axis": 1}),
+                                        ("BatchNormalization", ["$0"] + bn, {"epsilon": 1e-5}), ("Relu", ["$1"], {})])
     f.form("softmax_axis1", "Softmax", ["x3"], axis=1)
     f.form("log_softmax_axis1", "LogSoftmax", ["x4"], axis=1)
     f.form("lp_norm", "LpNormalization", ["x3"], axis=-1, p=2)

@@ -2,7 +2,8 @@
 // Identity, mask-less inference Dropout, no-op Cast/Expand/Transpose/Reshape
 // forward their operand; Transpose pairs and Reshape chains merge; Where with
 // a uniform constant condition picks its side; inference BatchNormalization
-// folds into a preceding Conv/Gemm with constant weights.
+// folds into a preceding Conv/Gemm with constant weights, and one that cannot
+// becomes a per-channel Mul + Add.
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
@@ -137,6 +138,8 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
       if (!changed)
         break;
     }
+    for (size_t i = 0; i < f->ops.size(); ++i)
+      changedAny |= lowerBatchNormToAffine(*f, i);
   }
   return changedAny;
 }

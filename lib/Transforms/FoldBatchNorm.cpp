@@ -110,3 +110,53 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
 }
 
 } // namespace tc
+
+namespace tc {
+
+bool lowerBatchNormToAffine(Function &f, size_t at) {
+  Op &bn = *f.ops[at];
+  if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
+    return false;
+  Value *x = bn.operand(0);
+  const TensorType &xt = x->type;
+  if (!isFloat(xt.dtype) || xt.rank() < 2 || !xt.shape[1].isStatic())
+    return false;
+  int64_t channels = xt.shape[1].size;
+  std::vector<HostTensor> p;
+  for (size_t i = 1; i <= 4; ++i) {
+    const Value *v = bn.operand(i);
+    if (!v || !v->isConstant() || v->type.rank() != 1 || !isFloat(v->type.dtype))
+      return false;
+    p.push_back(constantTensor(*v));
+    if (p.back().numElements() != channels)
+      return false;
+  }
+  // [C, 1, ...]: broadcasts over the dims after the channels.
+  std::vector<int64_t> shape(xt.rank() - 1, 1);
+  shape[0] = channels;
+  HostTensor scale(xt.dtype, shape), shift(xt.dtype, shape);
+  double eps = attr<OpKind::BatchNormalization, "epsilon">(bn);
+  for (int64_t c = 0; c < channels; ++c) {
+    double s = p[0].getDouble(c) / std::sqrt(p[3].getDouble(c) + eps);
+    scale.setDouble(c, s);
+    shift.setDouble(c, p[1].getDouble(c) - p[2].getDouble(c) * s);
+  }
+  Value *y = bn.result();
+  Value *sv = addConstant(f, y->name + "_bn_scale", scale, bn.loc);
+  Value *bv = addConstant(f, y->name + "_bn_shift", shift, bn.loc);
+  auto mul = std::make_unique<Op>(OpKind::Mul), add = std::make_unique<Op>(OpKind::Add);
+  Value *scaled = f.newValue(f.uniqueName(y->name + "_bn_scaled"), xt);
+  scaled->def = mul.get();
+  mul->operands = {x, sv};
+  mul->results = {scaled};
+  mul->loc = add->loc = bn.loc;
+  add->operands = {scaled, bv};
+  add->results = {y};
+  y->def = add.get();
+  y->resultIndex = 0;
+  f.ops[at] = std::move(add); // the BatchNormalization goes
+  f.insertOp(at, std::move(mul));
+  return true;
+}
+
+} // namespace tc

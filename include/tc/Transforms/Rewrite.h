@@ -18,4 +18,9 @@ bool eraseDeadOps(Function &f);
 // result must have no other use.
 bool foldBatchNormIntoProducer(Function &f, Op &bn);
 
+// A BatchNormalization (constant parameters, static channels) that nothing
+// folds into, f.ops[at], becomes Mul(x, s) + shift with [C, 1, ...] constants:
+// pointwise ops every kernel family fuses (lib/Transforms/FoldBatchNorm.cpp).
+bool lowerBatchNormToAffine(Function &f, size_t at);
+
 } // namespace tc

@@ -29,7 +29,10 @@ m = os.path.join(work, "m.tcbc")
 run(f"tc-opt --passes='fuse{{singles=1,moves=1}}' {src} -o {m}")
 run(f"tc-codegen --target=cuda --emit=source {m} -o {work}/kernels.cu")
 run(f"tc-codegen --target=cuda {m} -o {work}/m.tcx")
-text = subprocess.run(f"tc-opt --passes=dce {m} -S", shell=True, check=True,
+# The module codegen prepared (the artifact's): its Fused ops pass the
+# constants a kernel reads as operands, as the runtime's launches do.
+open(f"{work}/prepared.tcbc", "wb").write(sections(f"{work}/m.tcx")["module"])
+text = subprocess.run(f"tc-opt --passes=dce {work}/prepared.tcbc -S", shell=True, check=True,
                       capture_output=True, text=True).stdout
 main = text[text.index("func @main("):]
 main = main[:main.index("\n  }\n")]
@@ -40,6 +43,7 @@ rets = re.findall(r"%(\w+)", main[main.index("return "):])
 types = {}
 for names, tys in re.findall(r"^\s*((?:%\w+(?:, )?)+) = .*? : ([^:]*?)(?: loc\(.*)?$", main, re.M):
     types.update(zip(re.findall(r"%(\w+)", names), re.findall(r"\w+\[[^\]]*\]", tys)))
+types.update(re.findall(r"^\s*%(\w+) = const (\w+\[[^\]]*\])", main, re.M))  # constant operands too
 extra = []
 for operands in re.findall(r"= Fused\(([^)]*)\)", main):
     extra += [v for v in re.findall(r"%(\w+)", operands)
