@@ -58,6 +58,9 @@ code = ['#include "cuda_host_shim.h"', '#include "kernels.host.cu"', "#include <
 buffers, decls, launches = {}, [], []
 halfGroup = set()  # outputs of groups that compute on half floats
 reference = set()  # outputs of groups without a kernel: the reference's values
+# Outputs of ops that are not kernels (a Range folded per shape ...): the reference's too.
+fused = re.findall(r"^\s*((?:%\w+(?:, )?)+) = Fused\(", main, re.M)
+reference.update(set(expected) - {n for r in fused for n in re.findall(r"%(\w+)", r)})
 def buffer(name, array):
     if name not in buffers:
         buffers[name] = array
