@@ -135,6 +135,23 @@ bool isElementMove(OpKind k) {
   }
 }
 
+bool isIndexMove(OpKind k) {
+  switch (k) {
+  case OpKind::Trilu:
+  case OpKind::DepthToSpace:
+  case OpKind::SpaceToDepth:
+  case OpKind::GatherElements:
+  case OpKind::GatherND:
+  case OpKind::ScatterElements:
+  case OpKind::ScatterND:
+  case OpKind::CumSum:
+  case OpKind::Resize:
+  case OpKind::ConstantOfShape:
+  case OpKind::EyeLike: return true;
+  default: return false;
+  }
+}
+
 const OpInfo *lookupOp(std::string_view name) {
   static const auto index = [] {
     std::unordered_map<std::string_view, const OpInfo *> m;

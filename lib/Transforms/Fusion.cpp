@@ -286,6 +286,15 @@ bool isLoneMove(const Group &g) {
   return isFloat(t) || t == DType::Bool;
 }
 
+// A lone index move with a float or bool result (an integer one is usually
+// a shape computation): a kernel on every target.
+bool isLoneIndexMove(const Group &g) {
+  if (g.ops.size() != 1 || !isIndexMove(g.ops[0]->kind) || g.ops[0]->results.size() != 1)
+    return false;
+  DType t = g.ops[0]->result()->type.dtype;
+  return isFloat(t) || t == DType::Bool;
+}
+
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {
   std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
   std::unordered_set<const Value *> inside;
@@ -337,7 +346,8 @@ std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::s
   fused->setAttr("callee", Attribute(name));
   // A lone data-movement op is not pointwise: it reads other positions than
   // it writes (the memory planner must not run it in place).
-  bool moves = g.ops.size() == 1 && g.ops[0]->info().category == FusionCategory::Shape;
+  bool moves = g.ops.size() == 1 &&
+               (g.ops[0]->info().category == FusionCategory::Shape || isIndexMove(g.ops[0]->kind));
   std::string kind = moves ? "shape" : isLonePooling(g) ? "library" : anchorName(g.anchor);
   fused->setAttr("kind", Attribute(kind));
   for (const Op *op : g.ops)
@@ -392,6 +402,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
   // (or Transpose, which moves data) becomes a group of one too, so every
   // kernel is a Fused op; moves=1 (CUDA) outlines data-movement ops too.
+  // Index moves (Trilu, Resize, ...) are outlined for every target.
   bool singles = opts.getBool("singles"), moves = opts.getBool("moves");
   std::set<std::string> callees;
   for (const auto &f : m.functions)
@@ -416,7 +427,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
             c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g) &&
-            !(moves && isLoneMove(g)))
+            !(moves && isLoneMove(g)) && !isLoneIndexMove(g))
           continue;
       }
       bool hasInput = false;

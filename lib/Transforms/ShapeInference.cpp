@@ -110,6 +110,7 @@ public:
       auto c = contents(op.operand(0));
       return c ? std::optional<Shape>(*c) : std::nullopt;
     }
+    case OpKind::Range: return range(op);
     default: return std::nullopt;
     }
   }
@@ -151,6 +152,7 @@ private:
       }
       return out;
     }
+    case OpKind::Slice: return slice(op);
     case OpKind::Squeeze:
     case OpKind::Unsqueeze:
     case OpKind::Identity:
@@ -158,6 +160,52 @@ private:
     case OpKind::Cast: return contents(op.operand(0));
     default: return std::nullopt;
     }
+  }
+
+  // A Slice of tracked contents with constant starts, ends and steps (axis 0).
+  std::optional<Contents> slice(const Op &op) const {
+    auto data = contents(op.operand(0));
+    auto starts = constInts(op.operand(1)), ends = constInts(op.operand(2));
+    const Value *ax = op.operands.size() > 3 ? op.operand(3) : nullptr;
+    const Value *st = op.operands.size() > 4 ? op.operand(4) : nullptr;
+    auto axes = constInts(ax), steps = constInts(st);
+    if (!data || !starts || !ends || starts->size() != 1 || ends->size() != 1 ||
+        (ax && (!axes || axes->size() != 1 || ((*axes)[0] != 0 && (*axes)[0] != -1))) ||
+        (st && (!steps || steps->size() != 1 || (*steps)[0] == 0)))
+      return std::nullopt;
+    int64_t n = int64_t(data->size()), step = st ? (*steps)[0] : 1;
+    // ONNX's clamping: [0, n] walking forwards, [-1, n - 1] backwards.
+    auto clamp = [&](int64_t v) {
+      v = v < 0 ? std::max<int64_t>(v, -n) + n : v;
+      return step > 0 ? std::clamp<int64_t>(v, 0, n) : std::clamp<int64_t>(v, -1, n - 1);
+    };
+    Contents out;
+    for (int64_t b = clamp((*starts)[0]), e = clamp((*ends)[0]); step > 0 ? b < e : b > e;
+         b += step)
+      out.push_back((*data)[size_t(b)]);
+    return out;
+  }
+
+  // Range(start, limit, delta) with constant start and delta and a tracked
+  // limit: ceil((limit - start) / delta) elements; a symbolic limit only for
+  // start 0 and delta 1 (positions 0 .. n - 1).
+  std::optional<Shape> range(const Op &op) const {
+    auto start = constInts(op.operand(0)), delta = constInts(op.operand(2));
+    auto limit = contents(op.operand(1));
+    if (!start || !delta || !limit || start->size() != 1 || delta->size() != 1 ||
+        limit->size() != 1 || (*delta)[0] == 0)
+      return std::nullopt;
+    int64_t s = (*start)[0], d = (*delta)[0];
+    const Dim &l = (*limit)[0];
+    if (l.isStatic()) {
+      __int128 span = __int128(l.size) - s;
+      __int128 c =
+          d > 0 ? (span > 0 ? (span + d - 1) / d : 0) : (span < 0 ? (span + d + 1) / d : 0);
+      return Shape{Dim::fixed(int64_t(c))};
+    }
+    if (l.isSymbolic() && s == 0 && d == 1)
+      return Shape{l};
+    return std::nullopt;
   }
 
   std::optional<Shape> reshape(const Op &op) const {

@@ -9,4 +9,11 @@ namespace tc {
 // them (MoveStep), CUDA generates kernels for them.
 bool isElementMove(OpKind k);
 
+// Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
+// ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike:
+// each result element computed from a few input elements found from its
+// coordinate. Both targets generate them (the fuse pass outlines a lone one
+// with a float or bool result; Kernels/IndexMove.cpp).
+bool isIndexMove(OpKind k);
+
 } // namespace tc

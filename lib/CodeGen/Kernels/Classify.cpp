@@ -27,6 +27,8 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   const Op &first = *f.ops.front();
   if (first.is(OpKind::Transpose))
     return KernelClass{KernelKind::Transpose, &first};
+  if (isIndexMove(first.kind)) // both dialects (IndexMove.cpp)
+    return KernelClass{KernelKind::DataMovement, &first};
   if (isElementMove(first.kind)) {
     if (!c.cuda())
       return c.reject(std::string(first.name()) + " is a run-time copy on CPU");
@@ -60,6 +62,16 @@ std::optional<KernelClass> classify(const KernelContext &c) {
                (op->info().category == FusionCategory::Library && op.get() != cls.anchor)) {
       return c.reject("no code for " + std::string(op->name()));
     }
+  }
+  // Integer tensors (position ids, masks, casts through i32) only in
+  // pointwise kernels: the other families' code is float code.
+  if (cls.kind != KernelKind::Pointwise) {
+    auto integer = [](const Value *v) { return isInteger(v->type.dtype); };
+    for (const auto &op : f.ops)
+      if (std::any_of(op->results.begin(), op->results.end(), integer) ||
+          std::any_of(op->operands.begin(), op->operands.end(),
+                      [&](const Value *v) { return v && integer(v); }))
+        return c.reject(std::string(op->name()) + " on integer data outside a pointwise kernel");
   }
   return cls;
 }

@@ -4,6 +4,7 @@
 // Gather, Concat and Split see tensors as [outer, axis, inner]; the others
 // map each result coordinate.
 #include "Families.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
 #include <cstring>
@@ -115,6 +116,8 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
 
 std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls) {
   const Op &op = *cls.anchor;
+  if (isIndexMove(op.kind))
+    return emitIndexMove(c, cls);
   const Value *x = op.operand(0);
   const char *T = movedType(x->type.dtype);
   size_t inputs = op.is(OpKind::Concat) ? op.operands.size() : 1;

@@ -24,6 +24,8 @@ const char *storageType(DType t, KernelDialect d) {
   case DType::F32: return "float";
   case DType::F64: return "double";
   case DType::Bool: return "bool";
+  case DType::I32: return "int"; // pointwise kernels only (Classify.cpp)
+  case DType::I64: return "int64_t";
   case DType::F16: return dialectInfo(d).f16.type;
   case DType::BF16: return dialectInfo(d).bf16.type;
   default: return nullptr;

@@ -19,6 +19,8 @@ std::optional<EmittedKernel> emitContraction(const KernelContext &c, const Kerne
 std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls);
+// The DataMovement family's index moves, both dialects (IndexMove.cpp).
+std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls);
 
 // The classifier over a built context (classifyKernel's body).
 std::optional<KernelClass> classify(const KernelContext &c);

@@ -1,5 +1,7 @@
 #include "OpExpressions.h"
 #include "tc/Support/Float16.h"
+#include <algorithm>
+#include <iterator>
 
 namespace tc::kernels {
 
@@ -14,6 +16,10 @@ std::optional<std::string> Expressions::operand(const Value *v) {
     auto n = staticNumElements(v->type.shape);
     if (!n || *n != 1 || !c_.st(v->type.dtype))
       return std::nullopt;
+    if (isInteger(v->type.dtype)) {
+      int64_t k = v->type.dtype == DType::I64 ? *v->data->as<int64_t>() : *v->data->as<int32_t>();
+      return names_[v] = "(" + std::string(c_.st(v->type.dtype)) + ")" + std::to_string(k) + "LL";
+    }
     double x = 0;
     if (v->type.dtype == DType::F32)
       x = double(*v->data->as<float>());
@@ -38,6 +44,12 @@ const char *Expressions::resultType(const Op &op) {
   const char *rt = c_.ct(res->type.dtype);
   if (!rt)
     c_.noKernel(std::string(op.name()) + " producing " + res->type.str());
+  // Integer results: the ops whose C++ expression is the ONNX op's on ints.
+  static const OpKind integerOps[] = {OpKind::Cast, OpKind::Add,   OpKind::Sub, OpKind::Mul,
+                                      OpKind::Neg,  OpKind::Where, OpKind::Min, OpKind::Max};
+  if (rt && isInteger(res->type.dtype) &&
+      std::find(std::begin(integerOps), std::end(integerOps), op.kind) == std::end(integerOps))
+    return c_.noKernel(std::string(op.name()) + " producing " + res->type.str()), nullptr;
   return rt;
 }
 
@@ -168,10 +180,25 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
       e = "tc_min(" + e + ", " + a[2] + ")";
     break;
   }
+  case OpKind::Mod:
+    if (!op.getInt("fmod") || isInteger(res->type.dtype))
+      return c_.noKernel("Mod with fmod = 0 or integer operands");
+    e = "tc_fmod(" + a[0] + ", " + a[1] + ")";
+    break;
   case OpKind::Cast:
     if (!isFloat && op.operand(0)->type.dtype != DType::Bool)
       e = x + " != 0";
-    else if (isHalf(res->type.dtype)) // rounded to the half type, computed in float
+    else if (isInteger(res->type.dtype) && tc::isFloat(op.operand(0)->type.dtype)) {
+      // Toward zero, clamped to the type's range, NaN to 0 (the reference's).
+      bool wide = res->type.dtype == DType::I64;
+      std::string lo = wide ? "-9223372036854775808.0" : "-2147483648.0",
+                  hi = wide ? "9223372036854775808.0" : "2147483648.0",
+                  mn = wide ? "(-9223372036854775807LL - 1)" : "(-2147483647 - 1)",
+                  mx = wide ? "9223372036854775807LL" : "2147483647";
+      std::string d = "(double)(" + x + ")";
+      e = "(" + d + " != " + d + " ? " + T + "(0) : " + d + " <= " + lo + " ? " + T + mn + " : " +
+          d + " >= " + hi + " ? " + T + "(" + mx + ") : " + T + "(" + d + "))";
+    } else if (isHalf(res->type.dtype)) // rounded to the half type, computed in float
       e = c_.load(res->type.dtype, c_.store(res->type.dtype, T + "(" + x + ")"));
     else
       e = T + "(" + x + ")";

@@ -87,6 +87,8 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
     else
       p += "TC_MATH1(tc_" + f + ", " + lib + "f, " + lib + ")\n";
   }
+  p += "TC_INLINE float tc_fmod(float a, float b) { return " + m + "fmodf(a, b); }\n";
+  p += "TC_INLINE double tc_fmod(double a, double b) { return " + m + "fmod(a, b); }\n";
   p += "TC_INLINE float tc_pow(float a, float b) { return " + m + "powf(a, b); }\n";
   p += "TC_INLINE double tc_pow(double a, double b) { return " + m + "pow(a, b); }\n";
   if (!cuda)

@@ -1,0 +1,233 @@
+// The DataMovement family's index moves, both dialects: a lone op whose
+// result element at coordinate (c0, ..., c{r-1}) is computed from a few
+// input elements found from that coordinate — Trilu, DepthToSpace,
+// SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
+// CumSum, Resize, and the fills ConstantOfShape and EyeLike
+// (isIndexMove). One loop over the result's elements: CUDA's grid-stride
+// loop, the CPU's rows [begin, end) of the result.
+//
+// Scatters are inverted into gathers, so one pass writes every element
+// once and no ordering between threads is needed: an element starts as the
+// data's and takes, in index order, every update whose index lands on it
+// (the reference's order, so duplicate indices resolve as it does: the
+// last update wins for reduction "none").
+#include "Families.h"
+#include "IndexMoveParts.h"
+#include <sstream>
+
+namespace tc::kernels {
+
+namespace {
+
+// ---- The ops ----------------------------------------------------------------
+
+bool emitTrilu(MoveCode &m) {
+  const Op &op = m.op;
+  if (m.r < 2)
+    return m.c.noKernel("a Trilu of rank below 2");
+  int64_t k = 0;
+  if (op.operands.size() > 1 && op.operand(1)) {
+    auto ks = constantInts(op.operand(1));
+    if (!ks || ks->size() != 1)
+      return m.c.noKernel("a Trilu with a run-time k");
+    k = ks->at(0);
+  }
+  std::string d = m.cs(m.r - 1) + " - " + m.cs(m.r - 2),
+              keep = op.getInt("upper") != 0 ? d + " >= " + std::to_string(k)
+                                             : d + " <= " + std::to_string(k);
+  m.body << "    out0[i] = " << keep << "LL ? " << m.data(0) << "[i] : (" << m.T << ")0;\n";
+  return true;
+}
+
+// Element (n, c, h, w) of the space-side tensor, h = hb * b + i and
+// w = wb * b + j, is channel (i * b + j) * C + c (DCR) or c * b * b + i * b + j
+// (CRD) at (hb, wb) of the depth-side tensor (as the reference's blockKernel).
+bool emitBlocks(MoveCode &m) {
+  const Op &op = m.op;
+  bool toSpace = op.is(OpKind::DepthToSpace);
+  if (m.r != 4 || m.x->type.rank() != 4)
+    return m.c.noKernel(std::string(op.name()) + " of rank other than 4");
+  std::string b = std::to_string(op.getInt("blocksize")) + "LL";
+  bool crd = toSpace && op.getString("mode") == "CRD";
+  m.c.emitRowMajorStrides(m.setup, "xst", m.x);
+  if (toSpace) {
+    std::string C = m.c.dim(m.y, 1);
+    m.body << "    const int64_t bi = c2 % " << b << ", bj = c3 % " << b << ";\n"
+           << "    const int64_t ch = "
+           << (crd ? "c1 * " + b + " * " + b + " + bi * " + b + " + bj"
+                   : "(bi * " + b + " + bj) * " + C + " + c1")
+           << ";\n    out0[i] = " << m.data(0) << "[c0 * xst[0] + ch * xst[1] + (c2 / " << b
+           << ") * xst[2] + (c3 / " << b << ") * xst[3]];\n";
+  } else {
+    std::string C = m.c.dim(m.x, 1);
+    m.body << "    const int64_t ch = c1 % " << C << ", bij = c1 / " << C << ";\n"
+           << "    out0[i] = " << m.data(0) << "[c0 * xst[0] + ch * xst[1] + (c2 * " << b
+           << " + bij / " << b << ") * xst[2] + (c3 * " << b << " + bij % " << b
+           << ") * xst[3]];\n";
+  }
+  return true;
+}
+
+bool emitGatherElements(MoveCode &m) {
+  size_t a = m.axis(m.x);
+  if (a == SIZE_MAX || m.r != m.x->type.rank())
+    return false;
+  m.c.emitRowMajorStrides(m.setup, "xst", m.x);
+  m.body << "    int64_t src = 0;\n";
+  for (size_t d = 0; d < m.r; ++d)
+    if (d != a)
+      m.body << "    src += " << m.cs(d) << " * xst[" << d << "];\n";
+  m.index("k", m.op.operand(1), "i", m.c.dim(m.x, a));
+  m.body << "    out0[i] = " << m.data(0) << "[src + k * xst[" << a << "]];\n";
+  return true;
+}
+
+bool emitGatherND(MoveCode &m) {
+  const Value *ind = m.op.operand(1);
+  size_t q = ind->type.rank(), b = size_t(m.op.getInt("batch_dims")), rx = m.x->type.rank();
+  if (q == 0 || !ind->type.shape[q - 1].isStatic())
+    return m.c.noKernel("a GatherND whose index tuples are of unknown length");
+  size_t k = size_t(ind->type.shape[q - 1].size);
+  if (b + k > rx || m.r != q - 1 + rx - b - k)
+    return m.c.noKernel("a GatherND of inconsistent ranks");
+  m.c.emitRowMajorStrides(m.setup, "xst", m.x);
+  m.body << "    int64_t t = 0, src = 0;\n";
+  for (size_t d = 0; d + 1 < q; ++d)
+    m.body << "    t = t * " << m.c.dim(m.y, d) << " + " << m.cs(d) << ";\n";
+  for (size_t d = 0; d < b; ++d)
+    m.body << "    src += " << m.cs(d) << " * xst[" << d << "];\n";
+  for (size_t j = 0; j < k; ++j) {
+    std::string v = "k" + std::to_string(j);
+    m.index(v, ind, "t * " + std::to_string(k) + " + " + std::to_string(j), m.c.dim(m.x, b + j));
+    m.body << "    src += " << v << " * xst[" << b + j << "];\n";
+  }
+  for (size_t s = 0; b + k + s < rx; ++s)
+    m.body << "    src += " << m.cs(q - 1 + s) << " * xst[" << b + k + s << "];\n";
+  m.body << "    out0[i] = " << m.data(0) << "[src];\n";
+  return true;
+}
+
+bool emitScatterElements(MoveCode &m) {
+  const Value *ind = m.op.operand(1), *upd = m.op.operand(2);
+  size_t a = m.axis(m.x);
+  if (a == SIZE_MAX || ind->type.rank() != m.r || upd->type.rank() != m.r)
+    return m.c.noKernel("a ScatterElements of inconsistent ranks");
+  if (!m.startCombine())
+    return false;
+  m.c.emitRowMajorStrides(m.setup, "ust", upd);
+  m.body << "    bool in = true;\n    int64_t up = 0;\n";
+  for (size_t d = 0; d < m.r; ++d)
+    if (d != a)
+      m.body << "    in &= " << m.cs(d) << " < " << m.c.dim(upd, d) << "; up += " << m.cs(d)
+             << " * ust[" << d << "];\n";
+  m.body << "    if (in) for (int64_t u = 0; u < " << m.c.dim(upd, a) << "; ++u) {\n"
+         << "      const int64_t at = up + u * ust[" << a << "];\n";
+  m.index("k", ind, "at", m.c.dim(m.x, a), "      ");
+  m.body << "      if (k == " << m.cs(a) << ") { " << m.combine(m.data(2) + "[at]")
+         << " }\n    }\n";
+  m.endCombine();
+  return true;
+}
+
+bool emitScatterND(MoveCode &m) {
+  const Value *ind = m.op.operand(1);
+  size_t q = ind->type.rank();
+  if (q == 0 || !ind->type.shape[q - 1].isStatic() || size_t(ind->type.shape[q - 1].size) > m.r)
+    return m.c.noKernel("a ScatterND whose index tuples are of unknown length");
+  size_t k = size_t(ind->type.shape[q - 1].size);
+  if (!m.startCombine())
+    return false;
+  std::string tuples = "(int64_t)1", slice = "(int64_t)1";
+  for (size_t d = 0; d + 1 < q; ++d)
+    tuples += " * " + m.c.dim(ind, d);
+  for (size_t d = k; d < m.r; ++d)
+    slice += " * " + m.c.dim(m.y, d);
+  m.setup << "  const int64_t tuples = " << tuples << ", slice = " << slice << ";\n";
+  m.body << "    for (int64_t t = 0; t < tuples; ++t) {\n      bool hit = true;\n";
+  for (size_t j = 0; j < k; ++j) {
+    std::string v = "k" + std::to_string(j);
+    m.index(v, ind, "t * " + std::to_string(k) + " + " + std::to_string(j), m.c.dim(m.y, j),
+            "      ");
+    m.body << "      hit &= " << v << " == " << m.cs(j) << ";\n";
+  }
+  m.body << "      if (hit) { " << m.combine(m.data(2) + "[t * slice + i % slice]")
+         << " }\n    }\n";
+  m.endCombine();
+  return true;
+}
+
+// Each element sums its prefix (suffix) along the axis in the reference's
+// order, in double, rounded once.
+bool emitCumSum(MoveCode &m) {
+  const Op &op = m.op;
+  if (op.operands.size() > 1 && op.operand(1))
+    return m.c.noKernel("a CumSum with a run-time axis");
+  size_t a = m.axis(m.x);
+  if (a == SIZE_MAX || !m.computed())
+    return false;
+  bool exclusive = op.getInt("exclusive") != 0, reverse = op.getInt("reverse") != 0;
+  m.c.emitRowMajorStrides(m.setup, "xst", m.x);
+  std::string ca = m.cs(a), D = m.c.dim(m.x, a);
+  m.body << "    const int64_t sa = xst[" << a << "], base = i - " << ca << " * sa;\n"
+         << "    double acc = 0;\n";
+  if (!reverse)
+    m.body << "    for (int64_t j = 0; j " << (exclusive ? "<" : "<=") << " " << ca << "; ++j)";
+  else
+    m.body << "    for (int64_t j = " << D << " - 1; j " << (exclusive ? ">" : ">=") << " " << ca
+           << "; --j)";
+  m.body << " acc += (double)" << m.load(m.data(0) + "[base + j * sa]") << ";\n"
+         << "    out0[i] = " << m.store("acc") << ";\n";
+  return true;
+}
+
+bool emitFill(MoveCode &m) {
+  DType t = m.y->type.dtype;
+  if (m.op.is(OpKind::ConstantOfShape)) {
+    m.body << "    out0[i] = " << fillBits(m.op.getFloat("value"), t, m.T) << ";\n";
+    return true;
+  }
+  if (m.r != 2)
+    return m.c.noKernel("an EyeLike of rank other than 2");
+  m.body << "    out0[i] = c1 - c0 == " << m.op.getInt("k") << "LL ? " << fillBits(1, t, m.T)
+         << " : (" << m.T << ")0;\n";
+  return true;
+}
+
+} // namespace
+
+std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls) {
+  const Op &op = *cls.anchor;
+  const Value *y = op.result();
+  if (c.f.ops.size() != 1 || c.f.results.size() != 1 || c.f.results[0] != y)
+    return c.reject(std::string(op.name()) + " with other ops in its group");
+  std::string symbol = "tc_" + c.f.name;
+  std::ostringstream os;
+  MoveCode m(c, op);
+  if (!m.T)
+    return c.reject(std::string(op.name()) + " producing " + y->type.str());
+  bool ok = false;
+  switch (op.kind) {
+  case OpKind::Trilu: ok = emitTrilu(m); break;
+  case OpKind::DepthToSpace:
+  case OpKind::SpaceToDepth: ok = emitBlocks(m); break;
+  case OpKind::GatherElements: ok = emitGatherElements(m); break;
+  case OpKind::GatherND: ok = emitGatherND(m); break;
+  case OpKind::ScatterElements: ok = emitScatterElements(m); break;
+  case OpKind::ScatterND: ok = emitScatterND(m); break;
+  case OpKind::CumSum: ok = emitCumSum(m); break;
+  case OpKind::Resize: ok = emitResize(m); break;
+  case OpKind::ConstantOfShape:
+  case OpKind::EyeLike: ok = emitFill(m); break;
+  default: return c.reject("no index-move code for " + std::string(op.name()));
+  }
+  if (!ok || !m.ok)
+    return std::nullopt;
+  os << "// group @" << c.f.name << ": " << op.name() << "\n";
+  c.emitSignature(os, symbol, kPointwiseBlock);
+  m.emitLoop(os, symbol);
+  EmittedKernel k = c.kernel(symbol, os.str());
+  k.block = c.cuda() ? kPointwiseBlock : 0;
+  return k;
+}
+
+} // namespace tc::kernels

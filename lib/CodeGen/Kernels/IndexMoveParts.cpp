@@ -1,0 +1,166 @@
+#include "IndexMoveParts.h"
+#include "tc/Support/Float16.h"
+#include <algorithm>
+#include <cstring>
+
+namespace tc::kernels {
+
+MoveCode::MoveCode(const KernelContext &c, const Op &op)
+    : c(c), op(op), x(op.operands.empty() ? nullptr : op.operand(0)), y(op.result()),
+      r(op.result()->type.rank()), T(movedType(op.result()->type.dtype)) {}
+
+bool MoveCode::computed() {
+  DType t = y->type.dtype;
+  if (!isFloat(t) || !c.st(t))
+    return ok = c.noKernel(std::string(op.name()) + " producing " + y->type.str());
+  compute_ = true;
+  T = c.st(t);
+  return true;
+}
+
+std::string MoveCode::data(size_t k) {
+  const Value *v = op.operand(k);
+  if (auto it = names_.find(v); it != names_.end())
+    return it->second;
+  if (size_t a = c.argIndex(v); a != SIZE_MAX) {
+    const char *type = compute_ ? c.st(v->type.dtype) : movedType(v->type.dtype);
+    if (!type)
+      ok = c.noKernel(std::string(op.name()) + " reading " + v->type.str());
+    pointers_[a] = type ? type : "char";
+    return names_[v] = "in" + std::to_string(a);
+  }
+  // A small constant copied into the kernel: its bits as integers.
+  const char *M = movedType(v->type.dtype);
+  if (!v->isConstant() || !M || compute_) {
+    ok = c.noKernel(std::string(op.name()) + " reading the constant %" + v->name);
+    return "in0";
+  }
+  std::string name = "cst" + std::to_string(names_.size());
+  size_t es = dtypeSize(v->type.dtype), n = v->data->size / es;
+  arrays_ << "  const " << M << " " << name << "[" << std::max<size_t>(n, 1) << "] = {";
+  for (size_t i = 0; i < n; ++i) {
+    int64_t bits = 0;
+    std::memcpy(&bits, v->data->ptr + i * es, es);
+    if (es == 4)
+      bits = int32_t(bits);
+    else if (es == 2)
+      bits = int16_t(bits);
+    else if (es == 1)
+      bits = int8_t(bits);
+    arrays_ << (i ? ", " : "") << "(" << M << ")" << bits << "LL";
+  }
+  arrays_ << "};\n";
+  return names_[v] = name;
+}
+
+size_t MoveCode::axis(const Value *v) {
+  int64_t a = op.getInt("axis"), rank = int64_t(v->type.rank());
+  a += a < 0 ? rank : 0;
+  if (a < 0 || a >= rank) {
+    ok = c.noKernel(std::string(op.name()) + " over an axis out of range");
+    return SIZE_MAX;
+  }
+  return size_t(a);
+}
+
+void MoveCode::index(const std::string &name, const Value *v, const std::string &pos,
+                     const std::string &D, const std::string &indent) {
+  if (v->type.dtype != DType::I64 && v->type.dtype != DType::I32) {
+    ok = c.noKernel(std::string(op.name()) + " with indices of " + v->type.str());
+    return;
+  }
+  bool was = compute_;
+  compute_ = false; // indices are read as they are
+  std::string ref =
+      data(size_t(std::find(op.operands.begin(), op.operands.end(), v) - op.operands.begin()));
+  compute_ = was;
+  if (size_t a = c.argIndex(v); a != SIZE_MAX)
+    pointers_[a] = v->type.dtype == DType::I64 ? "int64_t" : "int";
+  body << indent << "int64_t " << name << " = (int64_t)" << ref << "[" << pos << "];\n"
+       << indent << "if (" << name << " < 0) " << name << " += " << D << ";\n"
+       << indent << "if (" << name << " < 0 || " << name << " >= " << D << ") "
+       << (c.cuda() ? "{ __trap(); continue; }" : "continue;") << "\n";
+}
+
+std::string MoveCode::load(const std::string &ref) const { return c.load(y->type.dtype, ref); }
+
+std::string MoveCode::store(const std::string &value) const {
+  return c.store(y->type.dtype, "(" + std::string(c.ct(y->type.dtype)) + ")(" + value + ")");
+}
+
+bool MoveCode::startCombine() {
+  const std::string &red = op.getString("reduction");
+  reduction_ = red == "none"  ? 0
+               : red == "add" ? 1
+               : red == "mul" ? 2
+               : red == "max" ? 3
+               : red == "min" ? 4
+                              : -1;
+  if (reduction_ < 0)
+    return ok = c.noKernel("a scatter with reduction '" + red + "'");
+  if (reduction_ && !computed())
+    return false;
+  if (reduction_)
+    body << "    " << c.ct(y->type.dtype) << " v = " << load(data(0) + "[i]") << ";\n";
+  else
+    body << "    " << T << " v = " << data(0) << "[i];\n";
+  return true;
+}
+
+std::string MoveCode::combine(const std::string &update) const {
+  std::string u = reduction_ ? load(update) : update;
+  switch (reduction_) {
+  case 1: return "v = v + " + u + ";";
+  case 2: return "v = v * " + u + ";";
+  case 3: return "{ const auto b = " + u + "; v = b > v ? b : v; }";
+  case 4: return "{ const auto b = " + u + "; v = b < v ? b : v; }";
+  default: return "v = " + u + ";";
+  }
+}
+
+void MoveCode::endCombine() {
+  body << "    out0[i] = " << (reduction_ ? c.store(y->type.dtype, "v") : std::string("v"))
+       << ";\n";
+}
+
+void MoveCode::emitLoop(std::ostream &os, const std::string &) {
+  for (const auto &[a, type] : pointers_)
+    os << "  const " << type << " *__restrict in" << a << " = (const " << type << " *)bufs[" << a
+       << "];\n";
+  os << "  " << T << " *__restrict out0 = (" << T << " *)bufs[" << c.f.args.size() << "];\n"
+     << arrays_.str();
+  os << "  const int64_t inner = " << (r ? c.dim(y, r - 1) : "(int64_t)1") << ";\n";
+  if (c.cuda()) {
+    os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << kGridHead;
+  } else {
+    os << "  const int64_t tid = begin * inner, stride = 1, n = end * inner;\n";
+  }
+  os << setup.str() << "  for (int64_t i = tid; i < n; i += stride) {\n";
+  if (r)
+    os << "    int64_t rem = i;\n";
+  for (size_t d = r; d-- > 0;)
+    os << "    const int64_t c" << d << " = rem % " << c.dim(y, d) << "; rem /= " << c.dim(y, d)
+       << ";\n";
+  os << body.str() << "  }\n}\n";
+}
+
+std::string fillBits(double v, DType t, const char *T) {
+  uint64_t bits = 0;
+  if (t == DType::F32) {
+    float f = float(v);
+    std::memcpy(&bits, &f, 4);
+  } else if (t == DType::F64) {
+    std::memcpy(&bits, &v, 8);
+  } else if (t == DType::F16) {
+    bits = floatToHalf(float(v));
+  } else if (t == DType::BF16) {
+    bits = floatToBf16(float(v));
+  } else if (isInteger(t)) {
+    bits = uint64_t(int64_t(v));
+  } else {
+    bits = v != 0;
+  }
+  return "(" + std::string(T) + ")" + std::to_string(bits) + "ULL";
+}
+
+} // namespace tc::kernels

@@ -1,0 +1,59 @@
+// What the index moves (IndexMove.cpp, Resize.cpp) share: the op's code
+// under construction, in three parts put together by emitLoop.
+#pragma once
+#include "KernelContext.h"
+#include <map>
+#include <sstream>
+
+namespace tc::kernels {
+
+struct MoveCode {
+  MoveCode(const KernelContext &c, const Op &op);
+
+  const KernelContext &c;
+  const Op &op;
+  const Value *x, *y; // operand 0 (may be null) and the result
+  size_t r;           // the result's rank
+  // The result's element type: an integer of its size for moves, its
+  // storage type once computed() (arithmetic on the values).
+  const char *T;
+  bool ok = true;
+  std::ostringstream setup, body; // per call; per element (coordinates c0.. and i)
+
+  // Arithmetic on the values: float types only, T becomes the storage type.
+  bool computed();
+  // "c<d>": the result coordinate of axis d.
+  std::string cs(size_t d) const { return "c" + std::to_string(d); }
+  // Operand k's elements (an argument's pointer or a constant's array).
+  std::string data(size_t k);
+  // The attribute `axis` normalized for v's rank (SIZE_MAX: out of range).
+  size_t axis(const Value *v);
+  // Declares int64_t `name` = index operand v at `pos`, negative counted
+  // from D; out of range: a CUDA trap, skipped on the CPU.
+  void index(const std::string &name, const Value *v, const std::string &pos, const std::string &D,
+             const std::string &indent = "    ");
+  // A loaded value in the compute type, and a compute-type value stored.
+  std::string load(const std::string &ref) const;
+  std::string store(const std::string &value) const;
+  // Scatters: `v` starts as the data's element; combine(update) folds one
+  // update in as the reduction attribute says; endCombine stores it.
+  bool startCombine();
+  std::string combine(const std::string &update) const;
+  void endCombine();
+  // The kernel's body after its signature.
+  void emitLoop(std::ostream &os, const std::string &symbol);
+
+private:
+  bool compute_ = false;
+  int reduction_ = 0;                      // none, add, mul, max, min
+  std::map<size_t, std::string> pointers_; // argument index -> element type
+  std::ostringstream arrays_;              // constant operands' arrays
+  std::map<const Value *, std::string> names_;
+};
+
+// `v` as the bits of a `t` element, spelled as a `T` (a moved type).
+std::string fillBits(double v, DType t, const char *T);
+
+bool emitResize(MoveCode &m);
+
+} // namespace tc::kernels

@@ -1,0 +1,165 @@
+// Resize as an index move (IndexMoveParts.h), both dialects: per resized
+// axis the source coordinate of the result coordinate, its taps (nearest:
+// 1, linear: 2, cubic: 4, edge-clamped) and weights, computed in double as
+// the reference's axisTaps (lib/Runtime/Ref/Resample.cpp) does; then the
+// weighted sum over the product of the axes' taps in its order, rounded
+// once. Not here: antialiasing, tf_crop_and_resize, run-time scales/sizes,
+// resized axes of unknown size.
+#include "IndexMoveParts.h"
+#include "tc/IR/NNMath.h"
+#include <cmath>
+
+namespace tc::kernels {
+
+namespace {
+
+// The source coordinate `x` of result position `y` on an axis of `in`
+// elements resized to `out` by `scale` (the reference's formulas, in its
+// order of operations).
+std::optional<std::string> sourceCoordinate(const std::string &mode, int64_t in, int64_t out,
+                                            double scale, KernelDialect d) {
+  auto lit = [&](double v) { return floatLiteral(v, DType::F64, d); };
+  double width = scale * double(in);
+  std::string half = "(y + 0.5) / " + lit(scale) + " - 0.5";
+  if (mode == "align_corners")
+    return width == 1 ? lit(0) : "y * " + lit(double(in - 1)) + " / " + lit(width - 1);
+  if (mode == "asymmetric")
+    return "y / " + lit(scale);
+  if (mode == "pytorch_half_pixel")
+    return out > 1 ? half : lit(0);
+  if (mode == "half_pixel")
+    return half;
+  if (mode == "half_pixel_symmetric") {
+    double adjustment = double(out) / width, center = double(in) / 2;
+    return lit(center) + " * (1 - " + lit(adjustment) + ") + (y + 0.5) / " + lit(scale) + " - 0.5";
+  }
+  if (mode == "tf_half_pixel_for_nn")
+    return "(y + 0.5) / " + lit(scale);
+  return std::nullopt;
+}
+
+} // namespace
+
+bool emitResize(MoveCode &m) {
+  const Op &op = m.op;
+  const KernelContext &c = m.c;
+  for (size_t k = 1; k < op.operands.size(); ++k)
+    if (op.operand(k))
+      return c.noKernel("a Resize with run-time roi, scales or sizes");
+  const std::string &mode = op.getString("mode"),
+                    &coord = op.getString("coordinate_transformation_mode");
+  if (op.getInt("antialias") != 0 || coord == "tf_crop_and_resize")
+    return c.noKernel("a Resize with antialiasing or tf_crop_and_resize");
+  if (mode != "nearest" && mode != "linear" && mode != "cubic")
+    return c.noKernel("a Resize in mode " + mode);
+  if (!m.computed())
+    return false;
+  const Shape &xs = m.x->type.shape, &ys = m.y->type.shape;
+  size_t r = xs.size();
+  if (ys.size() != r || r == 0)
+    return c.noKernel("a Resize of rank 0");
+  std::vector<int64_t> axes;
+  for (int64_t a : op.getInts("axes"))
+    axes.push_back(a < 0 ? a + int64_t(r) : a);
+  if (axes.empty())
+    for (size_t a = 0; a < r; ++a)
+      axes.push_back(int64_t(a));
+  // The plan over the static dims (an unknown one stands in as 1: it must
+  // then be an axis that is not resized).
+  std::vector<int64_t> in(r);
+  for (size_t d = 0; d < r; ++d)
+    in[d] = xs[d].isStatic() ? xs[d].size : 1;
+  nn::ResizePlan plan;
+  try {
+    plan = nn::resizePlan(in, axes, op.attr("scales").floats(), op.getInts("sizes"),
+                          op.getString("keep_aspect_ratio_policy"));
+  } catch (const Error &) {
+    return c.noKernel("a Resize the plan rejects");
+  }
+  double A = op.getFloat("cubic_coeff_a");
+  bool exclude = op.getInt("exclude_outside") != 0;
+  std::string nearest = op.getString("nearest_mode");
+  size_t taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  c.emitRowMajorStrides(m.setup, "xst", m.x);
+  std::vector<size_t> resized;
+  m.body << "    int64_t at = 0;\n";
+  auto lit = [&](double v) { return floatLiteral(v, DType::F64, c.dialect); };
+  for (size_t d = 0; d < r; ++d) {
+    bool listed = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
+    bool same = std::fabs(plan.scale[d] - 1.0) <= 1e-9 && xs[d] == ys[d];
+    if (!listed || same) {
+      if (xs[d] != ys[d])
+        return c.noKernel("a Resize whose unresized axis changes size");
+      m.body << "    at += " << m.cs(d) << " * xst[" << d << "];\n";
+      continue;
+    }
+    if (!xs[d].isStatic() || !ys[d].isStatic() || xs[d].size == 0)
+      return c.noKernel("a Resize over an axis of unknown size");
+    int64_t I = xs[d].size;
+    auto x = sourceCoordinate(coord, I, ys[d].size, plan.scale[d], c.dialect);
+    if (!x)
+      return c.noKernel("a Resize with coordinate_transformation_mode " + coord);
+    std::string D = std::to_string(d), idx = "ix" + D, w = "w" + D;
+    resized.push_back(d);
+    m.body << "    int64_t " << idx << "[" << taps << "]; double " << w << "[" << taps << "];\n"
+           << "    {\n      const double y = (double)" << m.cs(d) << ", x = " << *x << ";\n"
+           << "      double base = tc_floor(x);\n      if (base == x) base -= 1;\n"
+           << "      const double ratio = x - base;\n";
+    auto clamp = [&](const std::string &e) {
+      return "(" + e + " < 0 ? 0 : " + e + " > " + std::to_string(I - 1) + " ? " +
+             std::to_string(I - 1) + " : " + e + ")";
+    };
+    if (mode == "nearest") {
+      std::string hi = nearest == "ceil"                 ? "true"
+                       : nearest == "round_prefer_floor" ? "ratio > 0.5"
+                       : nearest == "round_prefer_ceil"  ? "ratio >= 0.5"
+                       : nearest == "floor"              ? "false"
+                                                         : "";
+      if (hi.empty())
+        return c.noKernel("a Resize with nearest_mode " + nearest);
+      m.body << "      const int64_t k = (int64_t)base + (ratio == 1.0 || " << hi
+             << " ? 1 : 0);\n      " << idx << "[0] = " << clamp("k") << "; " << w << "[0] = 1;\n";
+    } else if (mode == "linear") {
+      m.body << "      const int64_t k = (int64_t)base;\n      " << idx << "[0] = " << clamp("k")
+             << "; " << idx << "[1] = " << clamp("(k + 1)") << ";\n      " << w
+             << "[0] = 1 - ratio; " << w << "[1] = ratio;\n";
+    } else {
+      // nn::cubicKernel of ratio + 1, ratio, 1 - ratio, 2 - ratio.
+      std::string a = lit(A);
+      m.body << "      const int64_t k = (int64_t)base - 1;\n      double sum = 0;\n"
+             << "      for (int q = 0; q < 4; ++q) {\n"
+             << "        const double t = tc_abs(q == 0 ? ratio + 1 : q == 1 ? ratio : q == 2 ? 1 "
+                "- ratio : 2 - ratio);\n"
+             << "        double v = t <= 1 ? ((" << a << " + 2) * t - (" << a
+             << " + 3)) * t * t + 1 : t < 2 ? ((" << a << " * t - 5 * " << a << ") * t + 8 * " << a
+             << ") * t - 4 * " << a << " : 0.0;\n"
+             << "        const int64_t j = k + q;\n";
+      if (exclude)
+        m.body << "        if (j < 0 || j >= " << I << ") v = 0;\n";
+      m.body << "        " << idx << "[q] = " << clamp("j") << "; " << w
+             << "[q] = v; sum += v;\n      }\n";
+      if (exclude)
+        m.body << "      if (sum != 0) for (int q = 0; q < 4; ++q) " << w << "[q] /= sum;\n";
+      else
+        m.body << "      (void)sum;\n";
+    }
+    m.body << "    }\n";
+  }
+  // The product of the axes' taps, the last axis fastest (the reference's
+  // odometer), each weight the product of the axes' in axis order.
+  m.body << "    double acc = 0;\n";
+  std::string indent = "    ", w = "1.0", src = "at";
+  for (size_t d : resized) {
+    std::string D = std::to_string(d);
+    m.body << indent << "for (int t" << D << " = 0; t" << D << " < " << taps << "; ++t" << D
+           << ")\n";
+    indent += "  ";
+    w = "(" + w + " * w" + D + "[t" + D + "])";
+    src += " + ix" + D + "[t" + D + "] * xst[" + D + "]";
+  }
+  m.body << indent << "acc += " << w << " * (double)" << m.load(m.data(0) + "[" + src + "]")
+         << ";\n    out0[i] = " << m.store("acc") << ";\n";
+  return true;
+}
+
+} // namespace tc::kernels
