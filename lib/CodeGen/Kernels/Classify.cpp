@@ -10,8 +10,13 @@ namespace tc::kernels {
 
 namespace {
 
+// Softmax / LogSoftmax / LayerNormalization over the last axis; over
+// others they are the Reduction family's.
 bool isRowReduction(const Op &op) {
-  return op.is(OpKind::Softmax) || op.is(OpKind::LogSoftmax) || op.is(OpKind::LayerNormalization);
+  if (!op.is(OpKind::Softmax) && !op.is(OpKind::LogSoftmax) && !op.is(OpKind::LayerNormalization))
+    return false;
+  int64_t axis = op.getInt("axis"), r = int64_t(op.operand(0)->type.rank());
+  return op.results.size() != 1 || axis == -1 || axis == r - 1;
 }
 
 } // namespace
@@ -51,7 +56,7 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm) || first.is(OpKind::Conv))
     cls = {KernelKind::Contraction, &first};
   for (const auto &op : f.ops) {
-    bool rows = isRowReduction(*op), reduce = !rows && c.cuda() && reduction(*op);
+    bool rows = isRowReduction(*op), reduce = !rows && isReduceAnchor(*op);
     if (rows || reduce) {
       if (cls.anchor)
         return c.reject("two anchors");

@@ -19,7 +19,8 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     // family per result element.
     std::optional<KernelKind> family = parseKernelKind(kind);
     bool launchOk = launch == "pointwise" ||
-                    (launch == "rows" && family == KernelKind::RowReduction) ||
+                    (launch == "rows" &&
+                     (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
                     (launch == "reduce" && family == KernelKind::Reduction);
     bool kernelOk =
         family && launchOk && e.block > 0 && e.block <= 1024 && e.block % 32 == 0 && e.vec > 0;
