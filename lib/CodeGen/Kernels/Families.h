@@ -31,7 +31,7 @@ std::optional<KernelClass> classify(const KernelContext &c);
 // statistics, per element also of x and the parameters p<k>). Rows are
 // the elements of X (or of X viewed as `viewDims`) that share their index
 // over the axes not `reduced`. ArgMax / ArgMin (`arg` 1 / -1) keep an
-// index instead.
+// index instead, TopK the k best values and their indices.
 struct ReduceStat {
   std::string term, combine, init, finish;
 };
@@ -45,7 +45,9 @@ struct ReducePlan {
   std::vector<std::pair<const Value *, std::string>> params;
   int arg = 0;
   bool selectLast = false;
+  int64_t topK = 0; // TopK: its k (`arg` 1: largest, -1: smallest)
 };
+inline constexpr int64_t kMaxTopK = 64;
 bool isReduceAnchor(const Op &op);
 std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op);
 

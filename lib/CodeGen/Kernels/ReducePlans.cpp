@@ -53,7 +53,8 @@ bool isReduceAnchor(const Op &op) {
   case OpKind::GlobalAveragePool:
   case OpKind::GlobalMaxPool:
   case OpKind::ArgMax:
-  case OpKind::ArgMin: return true;
+  case OpKind::ArgMin:
+  case OpKind::TopK: return true;
   default: return isNormalization(op.kind);
   }
 }
@@ -78,6 +79,17 @@ std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op) {
     for (size_t d = first; d < r; ++d)
       p.reduced[d] = true;
   };
+  if (op.is(OpKind::TopK)) {
+    // The k best of each row in registers, by insertion (small k).
+    int64_t k = op.getInt("k");
+    if (k < 1 || k > kMaxTopK)
+      return fail("with k above " + std::to_string(kMaxTopK));
+    if (!axis())
+      return fail("over an axis out of range");
+    p.topK = k;
+    p.arg = op.getInt("largest") != 0 ? 1 : -1;
+    return p;
+  }
   if (op.results.size() != 1)
     return fail("with several results");
   if (op.is(OpKind::GlobalAveragePool) || op.is(OpKind::GlobalMaxPool)) {

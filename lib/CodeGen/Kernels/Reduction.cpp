@@ -131,6 +131,7 @@ private:
   std::string loads(bool final) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
   void rowBody(std::ostream &os);
+  void topK(std::ostream &os) const;
 };
 
 bool Emitter::emitOps() {
@@ -147,6 +148,11 @@ bool Emitter::emitOps() {
     if (!in)
       return c.noKernel(std::string(o->name()) + " of a constant");
     reducedInput = *in;
+    if (l.plan.topK) { // stored by rowBody
+      ex.bind(o->results[0], "tv");
+      ex.bind(o->results[1], "ti");
+      continue;
+    }
     if (l.plan.arg) {
       ex.bind(o->result(), "bi");
       continue;
@@ -277,6 +283,10 @@ void Emitter::rowBody(std::ostream &os) {
     if (k + 1 < l.plan.stats.size())
       os << "    {\n";
   }
+  if (l.plan.topK) {
+    topK(os);
+    return;
+  }
   if (l.plan.arg) {
     const char *cmp = l.plan.arg > 0 ? ">" : "<";
     os << "    " << A << " best = 0;\n    int64_t bi = -1;\n";
@@ -299,6 +309,44 @@ void Emitter::rowBody(std::ostream &os) {
   }
   for (size_t k = 0; k + 1 < l.plan.stats.size(); ++k)
     os << "    }\n";
+}
+
+// TopK: the row's k best in registers, kept sorted by insertion; only a
+// strictly better value moves ahead, so equal values keep index order. NaN
+// ranks above every number (as the reference's sort).
+void Emitter::topK(std::ostream &os) const {
+  const Op &op = *l.anchor;
+  std::string K = std::to_string(l.plan.topK);
+  auto better = [&](const std::string &a, const std::string &b) {
+    return l.plan.arg > 0
+               ? "(" + a + " > " + b + " || (" + a + " != " + a + " && " + b + " == " + b + "))"
+               : "(" + a + " < " + b + " || (" + a + " == " + a + " && " + b + " != " + b + "))";
+  };
+  os << "    " << A << " tv[" << K << "];\n    int64_t ti[" << K << "], n = 0;\n";
+  elementLoop(os, loads(false) + "      if (n < " + K + " || " + better("x", "tv[" + K + " - 1]") +
+                      ") {\n        int64_t q = n < " + K + " ? n++ : " + K + " - 1;\n" +
+                      "        while (q > 0 && " + better("x", "tv[q - 1]") +
+                      ") { tv[q] = tv[q - 1]; ti[q] = ti[q - 1]; --q; }\n" +
+                      "        tv[q] = x; ti[q] = j;\n      }\n");
+  // Where the row's results start: o over the kept axes, the result's strides.
+  const Value *y = op.results[0];
+  size_t r = y->type.rank(), axis = 0;
+  while (!l.plan.reduced[axis])
+    ++axis;
+  os << "    int64_t ob = 0;\n    { int64_t rem = o;\n";
+  for (size_t d = r; d-- > 0;)
+    if (d != axis)
+      os << "      ob += rem % " << c.dim(l.xDims, d) << " * yst[" << d
+         << "]; rem /= " << c.dim(l.xDims, d) << ";\n";
+  os << "    }\n    for (int64_t t = 0; t < n; ++t) {\n"
+     << "      const int64_t at = ob + t * yst[" << axis << "];\n";
+  for (size_t i = 0; i < c.f.results.size(); ++i) {
+    const Value *res = c.f.results[i];
+    os << "      out" << i
+       << "[at] = " << (res == op.results[1] ? "ti[t]" : c.store(res->type.dtype, "tv[t]"))
+       << ";\n";
+  }
+  os << "    }\n";
 }
 
 std::optional<EmittedKernel> Emitter::emit() {
@@ -325,6 +373,8 @@ std::optional<EmittedKernel> Emitter::emit() {
   std::ostringstream os;
   std::string symbol = c.emitStart(os, threads);
   setup(os);
+  if (l.plan.topK)
+    c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);
   if (!c.cuda()) {
     // The runtime splits the domain's rows; ours are split in proportion.
     os << "  const int64_t D = " << c.rowsExpr() << ";\n"
