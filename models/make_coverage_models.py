@@ -135,6 +135,7 @@ def indexing():
     f.chain("int_mask_arith", [("Sub", ["ids", i64("one", 1)], {}), ("Max", ["$0", i64("zero", 0)], {}),
                                ("LessOrEqual", ["$1", i64("four", 4)], {}), ("Equal", ["ids", i64("three", 3)], {}),
                                ("Not", ["$3"], {}), ("And", ["$2", "$4"], {}), ("Cast", ["$5"], {"to": F})])
+    # Integer Div stays on the host: a zero divisor would trap a CPU kernel (the reference reports it).
     f.chain("int_positions", [("Mul", ["ids", f.const("int_positions", "k", 3, np.int64)], {}),
                               ("Add", ["$0", f.const("int_positions", "b", [[2]], np.int64)], {}),
                               ("Div", ["$1", f.const("int_positions", "d", 2, np.int64)], {}),

@@ -400,7 +400,7 @@ void scheduleStable(Function &f) {
 
 bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
-  // (or Transpose, which moves data) becomes a group of one too, so every
+  // (or Transpose, which moves data, or TopK) becomes a group of one too, so every
   // kernel is a Fused op; moves=1 (CUDA) outlines data-movement ops too.
   // Index moves (Trilu, Resize, ...) are outlined for every target.
   bool singles = opts.getBool("singles"), moves = opts.getBool("moves");
@@ -426,8 +426,9 @@ bool runFusePass(Module &m, const PassOptions &opts) {
       if (g.ops.size() == 1) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
-            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) && !isLonePooling(g) &&
-            !(moves && isLoneMove(g)) && !isLoneIndexMove(g))
+            c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) &&
+            !g.ops[0]->is(OpKind::TopK) && !isLonePooling(g) && !(moves && isLoneMove(g)) &&
+            !isLoneIndexMove(g))
           continue;
       }
       bool hasInput = false;

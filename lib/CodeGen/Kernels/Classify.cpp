@@ -10,8 +10,13 @@ namespace tc::kernels {
 
 namespace {
 
+// Softmax / LogSoftmax / LayerNormalization over the last axis; over
+// others they are the Reduction family's.
 bool isRowReduction(const Op &op) {
-  return op.is(OpKind::Softmax) || op.is(OpKind::LogSoftmax) || op.is(OpKind::LayerNormalization);
+  if (!op.is(OpKind::Softmax) && !op.is(OpKind::LogSoftmax) && !op.is(OpKind::LayerNormalization))
+    return false;
+  int64_t axis = op.getInt("axis"), r = int64_t(op.operand(0)->type.rank());
+  return op.results.size() != 1 || axis == -1 || axis == r - 1;
 }
 
 } // namespace
@@ -53,7 +58,7 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   if (first.is(OpKind::MatMul) || first.is(OpKind::Gemm) || first.is(OpKind::Conv))
     cls = {KernelKind::Contraction, &first};
   for (const auto &op : f.ops) {
-    bool rows = isRowReduction(*op), reduce = !rows && c.cuda() && reduction(*op);
+    bool rows = isRowReduction(*op), reduce = !rows && isReduceAnchor(*op);
     if (rows || reduce) {
       if (cls.anchor)
         return c.reject("two anchors");
@@ -64,11 +69,15 @@ std::optional<KernelClass> classify(const KernelContext &c) {
     }
   }
   // Integer tensors (position ids, masks, casts through i32) only in
-  // pointwise kernels: the other families' code is float code.
+  // pointwise kernels: the other families' code is float code, except the
+  // indices an ArgMax / ArgMin / TopK anchor writes.
   if (cls.kind != KernelKind::Pointwise) {
     auto integer = [](const Value *v) { return isInteger(v->type.dtype); };
+    bool indices = cls.anchor && (cls.anchor->is(OpKind::ArgMax) || cls.anchor->is(OpKind::ArgMin) ||
+                                  cls.anchor->is(OpKind::TopK));
     for (const auto &op : f.ops)
-      if (std::any_of(op->results.begin(), op->results.end(), integer) ||
+      if ((!(indices && op.get() == cls.anchor) &&
+           std::any_of(op->results.begin(), op->results.end(), integer)) ||
           std::any_of(op->operands.begin(), op->operands.end(),
                       [&](const Value *v) { return v && integer(v); }))
         return c.reject(std::string(op->name()) + " on integer data outside a pointwise kernel");

@@ -25,14 +25,33 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
 // The classifier over a built context (classifyKernel's body).
 std::optional<KernelClass> classify(const KernelContext &c);
 
-// A reduction the Reduction family generates (CUDA): how each element
-// enters the accumulator (`term` of x), how two accumulators combine (a
-// functor of the prelude), the start value and how the result is finished
-// (of acc and the reduced count L).
-struct Reduction {
-  const char *term, *combine, *init, *finish;
+// What the Reduction family computes for its anchor (ReducePlans.cpp): the
+// row statistics s0, s1, ..., each one pass over the row (`term` of x, the
+// element's reduced input, and the earlier statistics, combined by a
+// prelude functor from `init`, then `finish` of acc and the row length L;
+// A is the accumulator type), and the anchor's value (`value`: of the
+// statistics, per element also of x and the parameters p<k>). Rows are
+// the elements of X (or of X viewed as `viewDims`) that share their index
+// over the axes not `reduced`. ArgMax / ArgMin (`arg` 1 / -1) keep an
+// index instead, TopK the k best values and their indices.
+struct ReduceStat {
+  std::string term, combine, init, finish;
 };
-std::optional<Reduction> reduction(const Op &op);
+struct ReducePlan {
+  std::vector<ReduceStat> stats;
+  std::string value = "s0";
+  bool perElement = false; // the anchor's result has X's shape
+  std::vector<std::string> viewDims;
+  std::vector<bool> reduced;
+  // Operands read per element: p<k> = operand at an index (of o, j, i).
+  std::vector<std::pair<const Value *, std::string>> params;
+  int arg = 0;
+  bool selectLast = false;
+  int64_t topK = 0; // TopK: its k (`arg` 1: largest, -1: smallest)
+};
+inline constexpr int64_t kMaxTopK = 64;
+bool isReduceAnchor(const Op &op);
+std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op);
 
 // The CPU kernel every family with per-element code shares: rows
 // [begin, end) of the domain, the last axis the inner (vectorized) loop

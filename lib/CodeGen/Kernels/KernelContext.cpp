@@ -77,9 +77,12 @@ void KernelContext::emitPointers(std::ostream &os) const {
   for (size_t i = 0; i < f.args.size(); ++i)
     os << "  const " << st(f.args[i]->type.dtype) << " *__restrict in" << i << " = (const "
        << st(f.args[i]->type.dtype) << " *)bufs[" << i << "];\n";
-  for (size_t i = 0; i < f.results.size(); ++i)
-    os << "  " << st(f.results[i]->type.dtype) << " *__restrict out" << i << " = ("
-       << st(f.results[i]->type.dtype) << " *)bufs[" << f.args.size() + i << "];\n";
+  for (size_t i = 0; i < f.results.size(); ++i) {
+    DType t = f.results[i]->type.dtype; // i64: ArgMax's indices
+    const char *rt = t == DType::I64 ? "int64_t" : st(t);
+    os << "  " << rt << " *__restrict out" << i << " = (" << rt << " *)bufs[" << f.args.size() + i
+       << "];\n";
+  }
 }
 
 void KernelContext::emitRowMajorStrides(std::ostream &os, const std::string &name,

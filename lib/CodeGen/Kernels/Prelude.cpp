@@ -99,14 +99,23 @@ template <class T> TC_INLINE T tc_softplus(T x) {
   return x > T(0) ? x + tc_log1p(tc_exp(-x)) : tc_log1p(tc_exp(x));
 }
 )";
+  // The reductions' combining functors (both dialects).
+  p += std::string(cuda ? "#define TC_DEVICE __device__\n" : "#define TC_DEVICE\n") +
+       R"(// Max that skips NaN, as the row kernels' `>` scan over a row.
+template <class T> TC_INLINE T tc_fmax(T a, T b) { return a != a || b > a ? b : a; }
+struct tc_add_op { template <class T> TC_DEVICE T operator()(T a, T b) const { return a + b; } };
+struct tc_max_op { template <class T> TC_DEVICE T operator()(T a, T b) const { return tc_fmax(a, b); } };
+// Reduce*'s: NaN-propagating max/min (as the reference), product.
+struct tc_maxn_op { template <class T> TC_DEVICE T operator()(T a, T b) const { return tc_max(a, b); } };
+struct tc_minn_op { template <class T> TC_DEVICE T operator()(T a, T b) const { return tc_min(a, b); } };
+struct tc_mul_op { template <class T> TC_DEVICE T operator()(T a, T b) const { return a * b; } };
+)";
   if (cuda)
     p += R"(// `V` elements moved as one access of sizeof(T) * V bytes (16: LDG.128).
 template <class T, int V> struct alignas(sizeof(T) * V) tc_vec { T v[V]; };
 TC_INLINE bool tc_aligned(const void *p, unsigned long long bytes) {
   return ((unsigned long long)p & (bytes - 1)) == 0;
 }
-// Max that skips NaN, as the CPU kernels' `>` scan over a row.
-template <class T> TC_INLINE T tc_fmax(T a, T b) { return a != a || b > a ? b : a; }
 // Block-wide reduction (blockDim.x a multiple of 32): warp shuffles, then one
 // value per warp through `sh` (32 entries); every thread gets the result.
 template <class T, class F> TC_INLINE T tc_block_reduce(T v, T *sh, F f) {
@@ -121,12 +130,6 @@ template <class T, class F> TC_INLINE T tc_block_reduce(T v, T *sh, F f) {
     v = f(v, sh[w]);
   return v;
 }
-struct tc_add_op { template <class T> __device__ T operator()(T a, T b) const { return a + b; } };
-struct tc_max_op { template <class T> __device__ T operator()(T a, T b) const { return tc_fmax(a, b); } };
-// Reduce*'s: NaN-propagating max/min (as the reference), product.
-struct tc_maxn_op { template <class T> __device__ T operator()(T a, T b) const { return tc_max(a, b); } };
-struct tc_minn_op { template <class T> __device__ T operator()(T a, T b) const { return tc_min(a, b); } };
-struct tc_mul_op { template <class T> __device__ T operator()(T a, T b) const { return a * b; } };
 template <class T> TC_INLINE T tc_block_sum(T v, T *sh) { return tc_block_reduce(v, sh, tc_add_op()); }
 template <class T> TC_INLINE T tc_block_max(T v, T *sh) { return tc_block_reduce(v, sh, tc_max_op()); }
 )";

@@ -1,181 +1,398 @@
-// The Reduction family (CUDA): a Reduce* or global pool with a pointwise
-// prologue over its input (reading arguments of the input's shape or
-// scalars) and an epilogue over its result. Reduced axes that are the
-// trailing ones make rows (one block per result element, a block
-// reduction); any other set is a loop per result element (threads of a
-// warp read neighbouring elements).
+// The Reduction family (CPU and CUDA): an anchor of ReducePlans.cpp (a
+// Reduce*, global pool, ArgMax/ArgMin, or a normalization over any axes)
+// with a pointwise prologue over its input X and an epilogue over its
+// result, or back over X reading the reduced values (RMSNorm's x * rstd).
+// A row is the elements of X that share their index over the kept axes:
+// one pass over the row per statistic, then the results, per row or (over
+// X) in a last pass. Rows whose reduced axes are X's trailing ones are
+// contiguous: CUDA gives each a block (a block reduction per statistic);
+// other rows are a loop per row (CUDA: a thread per row, neighbouring
+// threads reading neighbouring elements). The CPU accumulates in double,
+// as the reference kernels do; CUDA in float (double for f64).
 #include "Families.h"
 #include <algorithm>
 #include <sstream>
 
 namespace tc::kernels {
 
-std::optional<Reduction> reduction(const Op &op) {
-  switch (op.kind) {
-  case OpKind::ReduceSum: return Reduction{"x", "tc_add_op", "0", "acc"};
-  case OpKind::ReduceMean:
-  case OpKind::GlobalAveragePool: return Reduction{"x", "tc_add_op", "0", "acc / L"};
-  case OpKind::ReduceProd: return Reduction{"x", "tc_mul_op", "1", "acc"};
-  case OpKind::ReduceMax:
-  case OpKind::GlobalMaxPool: return Reduction{"x", "tc_maxn_op", "-inf", "acc"};
-  case OpKind::ReduceMin: return Reduction{"x", "tc_minn_op", "inf", "acc"};
-  case OpKind::ReduceL1: return Reduction{"tc_abs(x)", "tc_add_op", "0", "acc"};
-  case OpKind::ReduceL2: return Reduction{"x * x", "tc_add_op", "0", "tc_sqrt(acc)"};
-  case OpKind::ReduceSumSquare: return Reduction{"x * x", "tc_add_op", "0", "acc"};
-  case OpKind::ReduceLogSum: return Reduction{"x", "tc_add_op", "0", "tc_log(acc)"};
-  default: return std::nullopt;
-  }
-}
-
 namespace {
 
-// What the check finds: the reduced axes of the input, an argument of the
-// input's shape (dims[] has its dims), the arguments read per input element
-// (prologue) and per result element (epilogue).
-struct ReduceShape {
-  std::vector<bool> reducedAxes;
-  const Value *inputDims = nullptr;
-  std::vector<size_t> proArgs, epiArgs;
+enum class Where { Prologue, Row, Element };
+
+// How the group lies around its anchor.
+struct Layout {
+  const Op *anchor = nullptr;
+  const Value *x = nullptr, *xDims = nullptr; // X, and a value of its shape with dims[]
+  ReducePlan plan;
+  std::vector<std::string> viewDims;
+  bool contiguous = false, perElementResults = false;
+  std::unordered_map<const Op *, Where> where;
+  // Arguments read per element: at i, [0] or through broadcast strides.
+  std::vector<size_t> elementArgs, broadcastArgs, rowArgs;
 };
 
-bool checkReduce(const KernelContext &c, const Op &op, ReduceShape &s) {
-  const Value *x = op.operand(0);
-  size_t r = x->type.rank();
-  if (op.operands.size() > 1 && op.operand(1))
-    return c.noKernel(std::string(op.name()) + " with run-time axes");
-  if (op.result()->type.shape != c.domain)
-    return c.noKernel("an epilogue that changes the reduction's shape");
-  bool global = op.is(OpKind::GlobalAveragePool) || op.is(OpKind::GlobalMaxPool);
-  s.reducedAxes.assign(r, !global && op.getInts("axes").empty());
-  if (global)
-    for (size_t d = 2; d < r; ++d)
-      s.reducedAxes[d] = true;
-  else
-    for (int64_t a : op.getInts("axes")) {
-      if (a < -int64_t(r) || a >= int64_t(r))
-        return c.noKernel(std::string(op.name()) + " over an axis out of range");
-      s.reducedAxes[size_t(a < 0 ? a + int64_t(r) : a)] = true;
-    }
+bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
+  l.anchor = &anchor;
+  l.x = anchor.operand(0);
+  const Shape &xs = l.x->type.shape, &rs = anchor.result()->type.shape;
+  size_t r = xs.size();
+  auto plan = reducePlan(c, anchor);
+  if (!plan)
+    return false;
+  l.plan = std::move(*plan);
+  for (const Value *a : c.f.args)
+    if (a->type.shape == xs && !l.xDims)
+      l.xDims = a;
+  if (!l.xDims && c.domain == xs)
+    l.xDims = c.f.results[0];
+  if (!l.xDims)
+    return c.noKernel(std::string(anchor.name()) + " whose input's dims no argument has");
+  l.viewDims = l.plan.viewDims;
+  if (l.viewDims.empty())
+    for (size_t d = 0; d < r; ++d)
+      l.viewDims.push_back(c.dim(l.xDims, d));
+  const std::vector<bool> &red = l.plan.reduced;
+  size_t k = red.size();
+  while (k > 0 && red[k - 1])
+    --k;
+  l.contiguous = std::count(red.begin(), red.end(), true) == long(red.size() - k);
+  l.perElementResults = c.domain == xs && (l.plan.perElement || rs != xs);
+  if (!l.perElementResults && c.domain != rs)
+    return c.noKernel("results of neither the reduction's input nor its result shape");
+  if (l.plan.arg && c.f.ops.back().get() != &anchor)
+    return c.noKernel(std::string(anchor.name()) + " with an epilogue");
   bool after = false;
+  std::map<size_t, Where> reads;
   for (const auto &o : c.f.ops) {
-    if (o.get() == &op) {
+    Where w = Where::Prologue;
+    if (o.get() == &anchor) {
       after = true;
-      if (size_t i = c.argIndex(x); i != SIZE_MAX)
-        s.proArgs.push_back(i);
-      continue;
+      w = l.plan.perElement ? Where::Element : Where::Row;
+    } else if (after) {
+      const Shape &s = o->result()->type.shape;
+      if (s == xs && (l.plan.perElement || rs != xs))
+        w = Where::Element;
+      else if (s == rs && !l.plan.perElement)
+        w = Where::Row;
+      else
+        return c.noKernel("an op over neither the reduction's input nor its result");
+    } else if (o->result()->type.shape != xs) {
+      return c.noKernel("a prologue op over other than the reduction's input");
     }
-    const Shape &own = after ? c.domain : x->type.shape;
-    if (o->result()->type.shape != own)
-      return c.noKernel("an op over neither the reduction's input nor its result");
-    for (const Value *v : o->operands)
-      if (size_t i = c.argIndex(v); i != SIZE_MAX) {
-        auto n = staticNumElements(v->type.shape);
-        if (v->type.shape != own && !(n && *n == 1))
-          return c.noKernel("a broadcast operand around a reduction");
-        (after ? s.epiArgs : s.proArgs).push_back(i);
+    l.where[o.get()] = w;
+    for (size_t n = 0; n < o->operands.size(); ++n) {
+      size_t i = c.argIndex(o->operands[n]);
+      if (i == SIZE_MAX || (o.get() == &anchor && n > 0)) // parameters: ReducePlan::params
+        continue;
+      const Shape &s = c.f.args[i]->type.shape;
+      auto cnt = staticNumElements(s);
+      bool scalar = cnt && *cnt == 1;
+      if (w == Where::Row && o.get() != &anchor) {
+        if (s != rs && !scalar)
+          return c.noKernel("a broadcast operand of a reduction's epilogue");
+        l.rowArgs.push_back(i);
+      } else if (s == xs || scalar) {
+        l.elementArgs.push_back(i);
+      } else {
+        if (s.size() > r)
+          return c.noKernel("an operand of more dims than the reduction's input");
+        l.broadcastArgs.push_back(i);
       }
+    }
   }
-  for (size_t i = 0; i < c.f.args.size() && !s.inputDims; ++i)
-    if (c.f.args[i]->type.shape == x->type.shape)
-      s.inputDims = c.f.args[i];
-  if (!s.inputDims)
-    return c.noKernel(std::string(op.name()) + " whose input's dims no argument has");
+  for (auto *v : {&l.elementArgs, &l.broadcastArgs, &l.rowArgs}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  // Codegen passes non-scalar constants as arguments (Codegen.cpp).
+  for (auto &[v, at] : l.plan.params)
+    if (c.argIndex(v) == SIZE_MAX)
+      return c.noKernel(std::string(anchor.name()) + " parameters computed in the group");
   return true;
 }
 
-// `a<i> = in<i>[at]` for the given arguments (scalars: [0]).
-void emitArgLoads(const KernelContext &c, std::ostream &os, std::vector<size_t> args,
-                  const std::string &at) {
-  std::sort(args.begin(), args.end());
-  args.erase(std::unique(args.begin(), args.end()), args.end());
-  for (size_t i : args) {
-    DType t = c.f.args[i]->type.dtype;
-    auto n = staticNumElements(c.f.args[i]->type.shape);
-    std::string ref = "in" + std::to_string(i) + "[" + (n && *n == 1 ? "0" : at) + "]";
-    os << "      const " << c.ct(t) << " a" << i << " = " << c.load(t, ref) << ";\n";
+class Emitter {
+public:
+  Emitter(const KernelContext &c, const Layout &l)
+      : c(c), l(l), ex(c), A(c.cuda() && l.x->type.dtype != DType::F64 ? "float" : "double") {}
+
+  std::optional<EmittedKernel> emit();
+
+private:
+  const KernelContext &c;
+  const Layout &l;
+  Expressions ex;
+  const char *A;
+  bool block = false; // CUDA: a block per row
+  std::string pro, rowCode, elemCode, reducedInput;
+
+  bool emitOps();
+  void setup(std::ostream &os);
+  std::string loads(bool final) const;
+  void elementLoop(std::ostream &os, const std::string &code) const;
+  void rowBody(std::ostream &os);
+  void topK(std::ostream &os) const;
+};
+
+bool Emitter::emitOps() {
+  std::ostringstream p, row, elem;
+  for (const auto &o : c.f.ops) {
+    Where w = l.where.at(o.get());
+    std::ostream &os = w == Where::Prologue ? p : w == Where::Row ? row : elem;
+    if (o.get() != l.anchor) {
+      if (!ex.emit(*o, os))
+        return false;
+      continue;
+    }
+    auto in = ex.operand(l.x);
+    if (!in)
+      return c.noKernel(std::string(o->name()) + " of a constant");
+    reducedInput = *in;
+    if (l.plan.topK) { // stored by rowBody
+      ex.bind(o->results[0], "tv");
+      ex.bind(o->results[1], "ti");
+      continue;
+    }
+    if (l.plan.arg) {
+      ex.bind(o->result(), "bi");
+      continue;
+    }
+    const char *T = ex.resultType(*o);
+    if (!T)
+      return false;
+    ex.define(o->result(), T, std::string(T) + "(" + l.plan.value + ")", os);
+  }
+  for (const Value *r : c.f.results)
+    if (!ex.computed(r))
+      return c.noKernel("a result that is not computed in the group");
+  pro = p.str();
+  rowCode = row.str();
+  elemCode = elem.str();
+  return true;
+}
+
+void Emitter::setup(std::ostream &os) {
+  const std::vector<bool> &red = l.plan.reduced;
+  size_t q = l.viewDims.size(), r = l.x->type.rank();
+  os << "  typedef " << A << " A; // the accumulators' type\n";
+  for (size_t d = 0; d < q; ++d)
+    os << "  const int64_t v" << d << " = " << l.viewDims[d] << ";\n";
+  std::string L = "(int64_t)1", rows = "(int64_t)1";
+  for (size_t d = 0; d < q; ++d)
+    (red[d] ? L : rows) += " * v" + std::to_string(d);
+  os << "  const int64_t L = " << L << ", rows = " << rows << ";\n";
+  // Row-major strides of the view.
+  for (size_t d = q; d-- > 0;)
+    os << "  const int64_t vs" << d << " = "
+       << (d + 1 == q ? std::string("1")
+                      : "vs" + std::to_string(d + 1) + " * v" + std::to_string(d + 1))
+       << ";\n";
+  for (size_t i : l.broadcastArgs) {
+    const Value *a = c.f.args[i];
+    size_t ra = a->type.rank();
+    os << "  int64_t bs" << i << "[" << std::max<size_t>(r, 1) << "];\n  { int64_t s = 1;\n";
+    for (size_t d = r; d-- > 0;) {
+      if (d + ra < r) {
+        os << "    bs" << i << "[" << d << "] = 0;\n";
+        continue;
+      }
+      std::string dim = c.dim(a, d + ra - r);
+      os << "    bs" << i << "[" << d << "] = " << dim << " == 1 ? 0 : s; s *= " << dim << ";\n";
+    }
+    os << "  }\n";
   }
 }
 
-std::optional<EmittedKernel> emitCudaReduce(const KernelContext &c, const Op &op,
-                                            const Expressions &ex, const ReduceShape &s,
-                                            const std::string &pro, const std::string &body,
-                                            const std::string &reducedInput) {
-  const Reduction red = *reduction(op);
-  const Value *x = s.inputDims;
-  size_t r = x->type.rank();
-  const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
-  size_t firstReduced = r;
-  while (firstReduced > 0 && s.reducedAxes[firstReduced - 1])
-    --firstReduced;
-  bool rows =
-      std::count(s.reducedAxes.begin(), s.reducedAxes.end(), true) == long(r - firstReduced);
-  // Rows: whole warps of about 4 elements each when the reduced count is
-  // known now (batch sizes are not reduced), else 256 threads.
-  unsigned block = kPointwiseBlock;
-  std::optional<int64_t> reducedCount = 1;
-  for (size_t d = firstReduced; d < r; ++d)
-    reducedCount = x->type.shape[d].isStatic() && reducedCount
-                       ? std::optional(*reducedCount * x->type.shape[d].size)
-                       : std::nullopt;
-  if (rows && reducedCount)
-    block = unsigned(32 * std::clamp<int64_t>((*reducedCount + 127) / 128, 1, 32));
+// The element's loads, prologue and reduced input x; in the last pass also
+// the parameters, the element ops and the stores.
+std::string Emitter::loads(bool final) const {
   std::ostringstream os;
-  std::string symbol = c.emitStart(os, rows ? block : kPointwiseBlock);
-  std::string L, nOut;
-  for (size_t d = 0; d < r; ++d)
-    if (s.reducedAxes[d])
-      L += (L.empty() ? "" : " * ") + c.dim(x, d);
-  for (size_t d = 0; d < c.rank; ++d)
-    nOut += (nOut.empty() ? "" : " * ") + c.dim(c.f.results[0], d);
-  std::string init = red.init == std::string("-inf")  ? "-" + std::string(c.info().inf)
-                     : red.init == std::string("inf") ? c.info().inf
-                                                      : red.init;
-  os << "  const int64_t L = " << (L.empty() ? "1" : L)
-     << ", nOut = " << (nOut.empty() ? "1" : nOut) << ";\n";
-  // One input element into `acc`: the prologue's loads and ops at `i`.
-  std::ostringstream element;
-  emitArgLoads(c, element, s.proArgs, "i");
-  element << pro << "      const " << A << " x = " << reducedInput << ";\n"
-          << "      acc = " << red.combine << "()(acc, (" << A << ")(" << red.term << "));\n";
-  // The result element `o`: finished, the epilogue, stored.
-  std::ostringstream finish;
-  finish << "      const " << A << " r = " << red.finish << ";\n";
-  emitArgLoads(c, finish, s.epiArgs, "o");
-  finish << body;
-  ex.emitStores(finish, "o");
-  if (rows) {
-    os << "  __shared__ " << A << " tc_red[32];\n"
-       << "  for (int64_t o = blockIdx.x; o < nOut; o += gridDim.x) {\n"
-       << "    " << A << " acc = " << init << ";\n"
-       << "    for (int64_t j = threadIdx.x; j < L; j += blockDim.x) {\n"
-       << "      const int64_t i = o * L + j;\n"
-       << element.str() << "    }\n"
-       << "    acc = tc_block_reduce(acc, tc_red, " << red.combine << "());\n"
-       << "    if (threadIdx.x == 0) {\n"
-       << finish.str() << "    }\n  }\n}\n";
-  } else {
-    c.emitRowMajorStrides(os, "xst", x);
-    os << kGridHead << "  for (int64_t o = tid; o < nOut; o += stride) {\n"
-       << "    int64_t base = 0, rem = o;\n";
+  size_t r = l.x->type.rank();
+  for (size_t i : l.broadcastArgs) {
+    os << "      int64_t b" << i << " = 0;\n      { int64_t rem = i;\n";
     for (size_t d = r; d-- > 0;)
-      if (!s.reducedAxes[d])
-        os << "    base += rem % " << c.dim(x, d) << " * xst[" << d << "]; rem /= " << c.dim(x, d)
-           << ";\n";
-    os << "    " << A << " acc = " << init << ";\n";
-    std::string i = "base";
-    for (size_t d = 0; d < r; ++d)
-      if (s.reducedAxes[d]) {
-        os << "    for (int64_t r" << d << " = 0; r" << d << " < " << c.dim(x, d) << "; ++r" << d
-           << ")\n";
-        i += " + r" + std::to_string(d) + " * xst[" + std::to_string(d) + "]";
-      }
-    os << "    {\n      const int64_t i = " << i << ";\n"
-       << element.str() << "    }\n    {\n"
-       << finish.str() << "    }\n  }\n}\n";
+      os << "        { const int64_t q = rem % " << c.dim(l.xDims, d)
+         << "; rem /= " << c.dim(l.xDims, d) << "; b" << i << " += q * bs" << i << "[" << d
+         << "]; }\n";
+    os << "      }\n";
   }
+  auto load = [&](size_t i, const std::string &at) {
+    DType t = c.f.args[i]->type.dtype;
+    os << "      const " << c.ct(t) << " a" << i << " = "
+       << c.load(t, "in" + std::to_string(i) + "[" + at + "]") << ";\n";
+  };
+  for (size_t i : l.elementArgs)
+    load(i, c.f.args[i]->type.shape == l.x->type.shape ? "i" : "0");
+  for (size_t i : l.broadcastArgs)
+    load(i, "b" + std::to_string(i));
+  os << pro << "      const " << A << " x = (" << A << ")(" << reducedInput << ");\n";
+  if (!final)
+    return os.str();
+  for (size_t k = 0; k < l.plan.params.size(); ++k) {
+    auto [v, at] = l.plan.params[k];
+    std::string ref = "in" + std::to_string(c.argIndex(v)) + "[" + at + "]";
+    os << "      const " << A << " p" << k << " = (" << A << ")" << c.load(v->type.dtype, ref)
+       << ";\n";
+  }
+  os << elemCode;
+  ex.emitStores(os, "i");
+  return os.str();
+}
+
+// `code` for each element i of row o (and j, its place in the row).
+void Emitter::elementLoop(std::ostream &os, const std::string &code) const {
+  if (l.contiguous) {
+    os << "    for (int64_t j = " << (block ? "threadIdx.x" : "0")
+       << "; j < L; j += " << (block ? "blockDim.x" : "1")
+       << ") {\n      const int64_t i = o * L + j;\n"
+       << code << "    }\n";
+    return;
+  }
+  std::string i = "base", j = "(int64_t)0";
+  for (size_t d = 0; d < l.viewDims.size(); ++d)
+    if (l.plan.reduced[d]) {
+      std::string rd = "r" + std::to_string(d), v = "v" + std::to_string(d);
+      os << "    for (int64_t " << rd << " = 0; " << rd << " < " << v << "; ++" << rd << ")\n";
+      i += " + " + rd + " * vs" + std::to_string(d);
+      j = "(" + j + ") * " + v + " + " + rd;
+    }
+  os << "    {\n      const int64_t i = " << i << ", j = " << j << ";\n"
+     << "      (void)j;\n"
+     << code << "    }\n";
+}
+
+void Emitter::rowBody(std::ostream &os) {
+  if (!l.contiguous) {
+    os << "    int64_t base = 0;\n    { int64_t rem = o;\n";
+    for (size_t d = l.viewDims.size(); d-- > 0;)
+      if (!l.plan.reduced[d])
+        os << "      base += rem % v" << d << " * vs" << d << "; rem /= v" << d << ";\n";
+    os << "    }\n";
+  }
+  for (size_t k = 0; k < l.plan.stats.size(); ++k) {
+    const ReduceStat &s = l.plan.stats[k];
+    std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
+                       : s.init == "inf" ? c.info().inf
+                                         : "(" + std::string(A) + ")" + s.init;
+    os << "    " << A << " acc = " << init << ";\n";
+    elementLoop(os, loads(false) + "      acc = " + s.combine + "()(acc, (" + A + ")(" + s.term +
+                        "));\n");
+    if (block)
+      os << "    acc = tc_block_reduce(acc, tc_red, " << s.combine << "());\n";
+    os << "    const " << A << " s" << k << " = " << s.finish << ";\n";
+    if (k + 1 < l.plan.stats.size())
+      os << "    {\n";
+  }
+  if (l.plan.topK) {
+    topK(os);
+    return;
+  }
+  if (l.plan.arg) {
+    const char *cmp = l.plan.arg > 0 ? ">" : "<";
+    os << "    " << A << " best = 0;\n    int64_t bi = -1;\n";
+    elementLoop(os, loads(false) + "      if (bi < 0 || x " + cmp + " best" +
+                        (l.plan.selectLast ? " || x == best" : "") + ") { best = x; bi = j; }\n");
+  }
+  for (size_t i : l.rowArgs) {
+    DType t = c.f.args[i]->type.dtype;
+    auto n = staticNumElements(c.f.args[i]->type.shape);
+    os << "      const " << c.ct(t) << " a" << i << " = "
+       << c.load(t, "in" + std::to_string(i) + "[" + (n && *n == 1 ? "0" : "o") + "]") << ";\n";
+  }
+  os << rowCode;
+  if (l.perElementResults) {
+    elementLoop(os, loads(true));
+  } else {
+    std::ostringstream st;
+    ex.emitStores(st, "o");
+    os << (block ? "    if (threadIdx.x == 0) {\n" : "    {\n") << st.str() << "    }\n";
+  }
+  for (size_t k = 0; k + 1 < l.plan.stats.size(); ++k)
+    os << "    }\n";
+}
+
+// TopK: the row's k best in registers, kept sorted by insertion; only a
+// strictly better value moves ahead, so equal values keep index order. NaN
+// ranks above every number (as the reference's sort).
+void Emitter::topK(std::ostream &os) const {
+  const Op &op = *l.anchor;
+  std::string K = std::to_string(l.plan.topK);
+  auto better = [&](const std::string &a, const std::string &b) {
+    return l.plan.arg > 0
+               ? "(" + a + " > " + b + " || (" + a + " != " + a + " && " + b + " == " + b + "))"
+               : "(" + a + " < " + b + " || (" + a + " == " + a + " && " + b + " != " + b + "))";
+  };
+  os << "    " << A << " tv[" << K << "];\n    int64_t ti[" << K << "], n = 0;\n";
+  elementLoop(os, loads(false) + "      if (n < " + K + " || " + better("x", "tv[" + K + " - 1]") +
+                      ") {\n        int64_t q = n < " + K + " ? n++ : " + K + " - 1;\n" +
+                      "        while (q > 0 && " + better("x", "tv[q - 1]") +
+                      ") { tv[q] = tv[q - 1]; ti[q] = ti[q - 1]; --q; }\n" +
+                      "        tv[q] = x; ti[q] = j;\n      }\n");
+  // Where the row's results start: o over the kept axes, the result's strides.
+  const Value *y = op.results[0];
+  size_t r = y->type.rank(), axis = 0;
+  while (!l.plan.reduced[axis])
+    ++axis;
+  os << "    int64_t ob = 0;\n    { int64_t rem = o;\n";
+  for (size_t d = r; d-- > 0;)
+    if (d != axis)
+      os << "      ob += rem % " << c.dim(l.xDims, d) << " * yst[" << d
+         << "]; rem /= " << c.dim(l.xDims, d) << ";\n";
+  os << "    }\n    for (int64_t t = 0; t < n; ++t) {\n"
+     << "      const int64_t at = ob + t * yst[" << axis << "];\n";
+  for (size_t i = 0; i < c.f.results.size(); ++i) {
+    const Value *res = c.f.results[i];
+    os << "      out" << i
+       << "[at] = " << (res == op.results[1] ? "ti[t]" : c.store(res->type.dtype, "tv[t]"))
+       << ";\n";
+  }
+  os << "    }\n";
+}
+
+std::optional<EmittedKernel> Emitter::emit() {
+  if (!emitOps())
+    return std::nullopt;
+  block = c.cuda() && l.contiguous && !l.plan.arg;
+  // A block per row: whole warps of about 4 elements each when the row
+  // length is known now, else 256 threads (rows over X: its launch rule).
+  unsigned threads = kPointwiseBlock;
+  LaunchKind launch = LaunchKind::Pointwise;
+  if (block && l.perElementResults) {
+    threads = kRowsBlock;
+    launch = LaunchKind::Rows;
+  } else if (block) {
+    launch = LaunchKind::Reduce;
+    std::optional<int64_t> n = 1;
+    const Shape &xs = l.x->type.shape;
+    for (size_t d = 0; d < l.plan.reduced.size() && l.plan.viewDims.empty(); ++d)
+      if (l.plan.reduced[d])
+        n = xs[d].isStatic() && n ? std::optional(*n * xs[d].size) : std::nullopt;
+    if (n && l.plan.viewDims.empty())
+      threads = unsigned(32 * std::clamp<int64_t>((*n + 127) / 128, 1, 32));
+  }
+  std::ostringstream os;
+  std::string symbol = c.emitStart(os, threads);
+  setup(os);
+  if (l.plan.topK)
+    c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);
+  if (!c.cuda()) {
+    // The runtime splits the domain's rows; ours are split in proportion.
+    os << "  const int64_t D = " << c.rowsExpr() << ";\n"
+       << "  const int64_t ob = (int64_t)((__int128)begin * rows / D), oe = "
+          "(int64_t)((__int128)end * rows / D);\n"
+       << "  for (int64_t o = ob; o < oe; ++o) {\n";
+  } else if (block) {
+    os << "  __shared__ " << A << " tc_red[32];\n"
+       << "  for (int64_t o = blockIdx.x; o < rows; o += gridDim.x) {\n";
+  } else {
+    os << kGridHead << "  for (int64_t o = tid; o < rows; o += stride) {\n";
+  }
+  rowBody(os);
+  os << "  }\n}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
-  k.launch = rows ? LaunchKind::Reduce : LaunchKind::Pointwise;
-  k.block = rows ? block : kPointwiseBlock;
+  k.launch = launch;
+  k.block = threads;
+  k.vec = 1;
   k.halfTypes = c.usesHalf();
   return k;
 }
@@ -183,25 +400,10 @@ std::optional<EmittedKernel> emitCudaReduce(const KernelContext &c, const Op &op
 } // namespace
 
 std::optional<EmittedKernel> emitReduction(const KernelContext &c, const KernelClass &cls) {
-  const Op &op = *cls.anchor;
-  ReduceShape s;
-  if (!checkReduce(c, op, s))
+  Layout l;
+  if (!analyze(c, *cls.anchor, l))
     return std::nullopt;
-  Expressions ex(c);
-  std::string reducedInput;
-  // Its value is `r`, the finished reduction.
-  auto anchor = [&](const Op &a, const char *, std::ostream &) {
-    auto in = ex.operand(a.operand(0));
-    if (!in)
-      return c.noKernel(std::string(a.name()) + " of a constant");
-    reducedInput = *in;
-    ex.bind(a.result(), "r");
-    return true;
-  };
-  std::ostringstream pro, body;
-  if (!emitGroupOps(c, ex, &op, /*split=*/true, anchor, pro, body))
-    return std::nullopt;
-  return emitCudaReduce(c, op, ex, s, pro.str(), body.str(), reducedInput);
+  return Emitter(c, l).emit();
 }
 
 } // namespace tc::kernels

@@ -38,7 +38,8 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     // Only the row-reduction family launches per row, only the reduction
     // family per result element.
     bool launchOk = launch == "pointwise" ||
-                    (launch == "rows" && family == KernelKind::RowReduction) ||
+                    (launch == "rows" &&
+                     (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
                     (launch == "reduce" && family == KernelKind::Reduction);
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
     // A library group without an epilogue has no kernel: "- - - 0 0".
