@@ -22,23 +22,25 @@ class Recipe:
     kind: str                       # image | tokens | audio | wave
     full: tuple                     # input 0's shape after the batch, full size
     small: tuple                    # ... with small=True
-    vocab: int = 0                  # tokens: ids drawn below this (small: 1000)
+    vocab: int = 0                  # tokens: ids drawn below this
+    small_vocab: int = 1000         # ... with small=True
     seq_dynamic: bool = False       # the sequence dim may be symbolic (--dynamic-seq)
     note: str = ""                  # where it differs from the real model
 
     def inputs(self, small, batch=2):
         shape = (batch,) + (self.small if small else self.full)
         if self.kind == "tokens":
-            return (torch.randint(0, 1000 if small else self.vocab, shape),)
+            return (torch.randint(0, self.small_vocab if small else self.vocab, shape),)
         return (torch.randn(*shape),)
 
 
 ZOO = {}
+TINY = {}  # the models/zoo-small models: built with small=True, hidden 32..64, 1..2 layers
 
 
-def recipe(name, suite, source, kind, full, small, **kw):
+def recipe(name, suite, source, kind, full, small, into=ZOO, **kw):
     def add(make):
-        ZOO[name] = Recipe(suite, source, make, kind, full, small, **kw)
+        into[name] = Recipe(suite, source, make, kind, full, small, **kw)
         return make
     return add
 
@@ -191,7 +193,7 @@ DEC = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, intermedi
            max_position_embeddings=128)
 GQA = dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8, num_attention_heads=16,
            num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048)
-SEQ, SEQ_SMALL = (64,), (16,)
+SEQ, SEQ_SMALL = (128,), (16,)
 recipe("gpt2", "generative", "transformers GPT2Model(GPT2Config()), last hidden state", "tokens", SEQ, SEQ_SMALL,
        vocab=50000, seq_dynamic=True)(
     _hf("GPT2Model", "GPT2Config", {}, dict(n_embd=64, n_layer=2, n_head=4, vocab_size=1000, n_positions=128)))
@@ -243,6 +245,42 @@ recipe("falcon", "generative", "transformers FalconForCausalLM: hidden 1024, 8 l
         dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000)))
 
 
+# -- tiny models committed under models/zoo-small (CI): op forms models/ci and
+# models/small lack, under 1.5 MB each. Exported with --layout dir.
+@recipe("tiny_swin", "zoo-small", "timm swin_tiny_patch4_window7_224 with embed 32, 2 stages of 2 blocks, window 4, "
+        "64x64 (shifted windows: roll, window partition, masked relative-position attention)",
+        "image", (3, 64, 64), (3, 64, 64), into=TINY)
+def _tiny_swin(small):
+    import timm
+    return timm.create_model("swin_tiny_patch4_window7_224", pretrained=False, img_size=64, window_size=4,
+                             embed_dim=32, depths=(2, 2), num_heads=(2, 4), num_classes=10)
+
+
+@recipe("tiny_convnext", "zoo-small", "torchvision ConvNeXt with 3 stages of 1 block, dims 16/32/64 (depthwise 7x7, "
+        "LayerNorm over permuted channels, GELU, layer scale)", "image", (3, 64, 64), (3, 64, 64), into=TINY)
+def _tiny_convnext(small):
+    from torchvision.models.convnext import CNBlockConfig, ConvNeXt
+    return ConvNeXt([CNBlockConfig(16, 32, 1), CNBlockConfig(32, 64, 1), CNBlockConfig(64, None, 1)],
+                    num_classes=10)
+
+
+recipe("tiny_llama", "zoo-small", "transformers LlamaForCausalLM: hidden 64, 2 layers, 4 heads, 2 KV heads (GQA), "
+       "RMSNorm, rotary, SiLU gate, vocab 256", "tokens", (16,), (16,), vocab=256, small_vocab=256, into=TINY)(
+    _hf("LlamaForCausalLM", "LlamaConfig", {}, dict(_GQA_SMALL, vocab_size=256)))
+recipe("tiny_whisper_encoder", "zoo-small", "transformers WhisperEncoder: d_model 64, 2 layers, 80 mel bins x 100 "
+       "frames (conv1d front-end, GELU, sinusoidal positions)", "audio", (80, 100), (80, 100), into=TINY)(
+    _hf("transformers.models.whisper.modeling_whisper.WhisperEncoder", "WhisperConfig", {},
+        dict(d_model=64, encoder_layers=2, encoder_attention_heads=2, encoder_ffn_dim=128, max_source_positions=50),
+        num_mel_bins=80))
+recipe("tiny_wav2vec2", "zoo-small", "transformers Wav2Vec2Model: hidden 32, 1 layer, conv feature extractor of "
+       "7 convs x 32 channels with GroupNorm, grouped positional conv", "wave", (4000,), (4000,), into=TINY)(
+    _hf("Wav2Vec2Model", "Wav2Vec2Config", {},
+        dict(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64, conv_dim=(32,) * 7,
+             num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)))
+
+
 def recipes(small=False):
     """name -> (make(), make_inputs(batch=2)), the form export_torch_models uses."""
-    return {n: ((lambda r=r: r.make(small)), (lambda batch=2, r=r: r.inputs(small, batch))) for n, r in ZOO.items()}
+    out = {n: ((lambda r=r: r.make(small)), (lambda batch=2, r=r: r.inputs(small, batch))) for n, r in ZOO.items()}
+    out.update({n: ((lambda r=r: r.make(True)), (lambda batch=2, r=r: r.inputs(True, batch))) for n, r in TINY.items()})
+    return out
