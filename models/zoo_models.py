@@ -108,9 +108,17 @@ _VIT_SMALL = dict(img_size=64, embed_dim=64, depth=2, num_heads=2)
 for _name, _arch, _kw in [
         ("vit_b_16", "vit_base_patch16_224", _VIT_SMALL),
         ("deit_small_patch16_224", "deit_small_patch16_224", _VIT_SMALL),
-        ("beit_base_patch16_224", "beit_base_patch16_224", _VIT_SMALL),
-        ("mixer_b16_224", "mixer_b16_224", dict(img_size=64, embed_dim=64, num_blocks=2))]:
+        ("beit_base_patch16_224", "beit_base_patch16_224", _VIT_SMALL)]:
     recipe(_name, "vision", f"timm {_arch}", "image", IMG, IMG_SMALL)(_timm(_arch, _kw))
+
+
+@recipe("mixer_b16_224", "vision", "timm mixer_b16_224", "image", IMG, IMG_SMALL)
+def _mixer(small):
+    import timm
+    if small:  # mixer_b16_224 sets embed_dim/num_blocks itself: build the class
+        from timm.models.mlp_mixer import MlpMixer
+        return MlpMixer(img_size=64, patch_size=16, num_blocks=2, embed_dim=64)
+    return timm.create_model("mixer_b16_224", pretrained=False)
 recipe("swin_tiny_patch4_window7_224", "vision", "timm swin_tiny_patch4_window7_224", "image", IMG, (3, 128, 128))(
     _timm("swin_tiny_patch4_window7_224",
           dict(img_size=128, window_size=4, embed_dim=32, depths=(2, 2, 2, 2), num_heads=(1, 2, 4, 8))))
@@ -161,8 +169,9 @@ _DEBERTA = dict(relative_attention=True, pos_att_type=["p2c", "c2p"], position_b
                 norm_rel_ebd="layer_norm", share_att_key=True, max_relative_positions=-1)
 recipe("deberta_v3_base", "text", "transformers DebertaV2Model, deberta-v3-base config", "tokens", TOK, TOK_SMALL,
        vocab=128100, seq_dynamic=True)(
-    _hf("DebertaV2Model", "DebertaV2Config", dict(vocab_size=128100, max_position_embeddings=512,
-                                                  position_buckets=256),
+    _hf("DebertaV2Model", "DebertaV2Config", dict(hidden_size=768, num_hidden_layers=12, num_attention_heads=12,
+                                                  intermediate_size=3072, vocab_size=128100,
+                                                  max_position_embeddings=512, position_buckets=256),
         dict(ENC, position_buckets=16), **_DEBERTA))
 recipe("t5_small_encoder", "text", "transformers T5EncoderModel, t5-small config", "tokens", TOK, TOK_SMALL,
        vocab=32128, seq_dynamic=True)(

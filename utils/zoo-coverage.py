@@ -63,6 +63,9 @@ def compile_one(bindir, onnx, target, tmp, timeout):
     for stage, cmd in steps:
         try:
             p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except OSError as e:  # e.g. the bin dir being relinked: say so, do not guess
+            res.update(status="failed", stage=stage, error=f"tc-{stage}: cannot run: {e}")
+            break
         except subprocess.TimeoutExpired:
             res.update(status="failed", stage=stage, error=f"tc-{stage}: timed out after {timeout} s")
             break
@@ -90,12 +93,20 @@ def op_types(step):
     return "+".join(seen)
 
 
+def culprit(step):
+    """The op types the reason names ("no code for BatchNormalization"), else
+    the group's: what the step is aggregated by."""
+    types = op_types(step).split("+")
+    named = [t for t in types if re.search(r"\b%s\b" % re.escape(t), step["reason"])]
+    return "+".join(named or types)
+
+
 def aggregate(models, target):
     """(op types, reason) -> {models: [...], steps: n}."""
     agg = {}
     for name, m in models.items():
         for step in m.get("targets", {}).get(target, {}).get("host", []):
-            a = agg.setdefault((op_types(step), step["reason"]), dict(models=[], steps=0))
+            a = agg.setdefault((culprit(step), step["reason"]), dict(models=[], steps=0))
             a["steps"] += 1
             if name not in a["models"]:
                 a["models"].append(name)
@@ -136,6 +147,7 @@ def markdown(models, bindir):
     out += ["; ".join(line) + ".", ""]
     for t in ("cuda", "cpu"):
         out += [f"## To do on {t.upper()}: host steps by (op types, reason)", "",
+                "Op types: those the reason names, else the group's. Steps: host steps over all models.", "",
                 "| op types | reason | models | steps | which |", "|---|---|---|---|---|"]
         for (ops, why), a in aggregate(models, t):
             out.append(f"| {esc(ops)} | {esc(why)} | {len(a['models'])} | {a['steps']} | "
@@ -157,7 +169,7 @@ def markdown(models, bindir):
                 lines.append(f"- {t}: {r['stage']} failed: `{r['error']}`")
             groups = {}
             for s in r["host"]:
-                groups.setdefault((op_types(s), s["reason"]), []).append(s)
+                groups.setdefault((op_types(s), s["reason"]), []).append(s)  # the whole group's types
             for (ops, why), ss in groups.items():
                 nodes = ", ".join(n["node"] for s in ss for n in s["nodes"])
                 lines.append(f"- {t}: {len(ss)} x {ops}: {why} (nodes {nodes[:300]}{'...' if len(nodes) > 300 else ''})")
