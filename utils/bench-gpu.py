@@ -38,6 +38,8 @@ where the exact reference executor would take minutes.
 
     python3 utils/bench-gpu.py --export-for-bench /tmp/bench-models \
         --models resnet50,mobilenet_v2 --batches 32,1,8
+(`--models zoo-vision`, `zoo-text`, `zoo-generative`: a zoo suite of
+models/zoo_models.py, for `tc-bench --suite zoo-vision` etc.)
 """
 import argparse, json, math, os, statistics, subprocess, sys, time
 
@@ -62,6 +64,18 @@ def zoo_recipe(name):
     """The model's models/zoo_models.py recipe (input kind, shape, vocabulary), or None."""
     import zoo_models
     return zoo_models.ZOO.get(name)
+
+
+def model_names(arg):
+    """--models: names, or zoo-vision / zoo-text / zoo-generative for a zoo suite's models."""
+    out = []
+    for n in arg.split(","):
+        if n.startswith("zoo-"):
+            import zoo_models
+            out += [m for m, r in zoo_models.ZOO.items() if r.suite == n[4:]]
+        else:
+            out.append(n)
+    return out
 
 
 def is_tokens(name):
@@ -214,7 +228,7 @@ def time_torch_modes(model, x, modes, iterations, amp=True):
 def export_for_bench(args):
     """Models and reference data for tc-bench --models-dir (see the top)."""
     import torch
-    for name in args.models.split(","):
+    for name in model_names(args.models):
         d = os.path.join(args.export_for_bench, name)
         os.makedirs(d, exist_ok=True)
         try:
