@@ -2,7 +2,7 @@
 """Coverage survey of the model zoo: which ops of which models run on the host.
 
     python3 models/export_torch_models.py /tmp/zoo --suite vision,text,generative --small --exporters dynamo
-    python3 utils/zoo-coverage.py /tmp/zoo build/bin [--models a,b] [--merge] \\
+    python3 utils/zoo-coverage.py /tmp/zoo build/bin [--fast] [--models a,b] [--merge] \\
         [--md docs/zoo-coverage.md] [--json docs/bench/zoo-coverage.json]
 
 For every exported model (MODELS_DIR/<name>.dynamo.onnx, or <name>/model.onnx)
