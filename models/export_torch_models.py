@@ -3,15 +3,24 @@
 exporters, for the import breadth check on the GPU machine (which has torch,
 torchvision, timm and transformers):
 
-    python3 models/export_torch_models.py OUTDIR [name,name,...]
+    python3 models/export_torch_models.py OUTDIR [name,name,...] [--suite vision,text,generative]
+        [--small] [--batch 2] [--exporters dynamo,torchscript] [--layout flat|dir] [--list]
 
-Writes OUTDIR/<model>.<exporter>.onnx for exporter in {dynamo (opset 20, IR
-10), torchscript (opset 17)}, with a symbolic batch dim, plus one
-OUTDIR/<model>.<exporter>.in/input_N.pb set of random inputs. A model that
-fails to export is reported and skipped (the run goes on).
+The zoo (models/zoo_models.py: vision, text and generative suites, full size
+or --small) and the tiny models of models/small. Writes
+OUTDIR/<model>.<exporter>.onnx for exporter in {dynamo (opset 20, IR 10),
+torchscript (opset 17)}, with a symbolic batch dim, plus one
+OUTDIR/<model>.<exporter>.in/ set of random inputs (input_N.pb) and PyTorch's
+output (torch_output_0.pb); --layout dir writes OUTDIR/<model>/model.onnx and
+test_data_set_0/ instead (models/small's layout). A model that fails to
+export is reported with its error (and in OUTDIR/export-status.json) and the
+run goes on. Threads: $TORCH_THREADS (default 2).
 """
+import argparse
+import json
 import os
 import sys
+import time
 import traceback
 
 import numpy as np
@@ -19,55 +28,37 @@ import torch
 from onnx import numpy_helper
 
 torch.manual_seed(0)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import zoo_models  # noqa: E402  (the zoo: models/zoo_models.py)
 
 
-def models():
+def models(small=False):
+    """name -> (make(), make_inputs(batch=2)): the zoo (full size, or its small
+    configs) and the tiny models committed under models/small."""
     import torchvision
-    out = {
-        "resnet18": (lambda: torchvision.models.resnet18(), lambda: (torch.randn(2, 3, 224, 224),)),
-        "mobilenet_v3_small": (lambda: torchvision.models.mobilenet_v3_small(),
-                               lambda: (torch.randn(2, 3, 224, 224),)),
-        "efficientnet_b0": (lambda: torchvision.models.efficientnet_b0(), lambda: (torch.randn(2, 3, 224, 224),)),
-    }
+    out = zoo_models.recipes(small)
+    out["mobilenet_v3_small"] = (lambda: torchvision.models.mobilenet_v3_small(),
+                                 lambda batch=2: (torch.randn(batch, 3, 224, 224),))
 
     def vit():
         import timm
         return timm.create_model("vit_tiny_patch16_224", pretrained=False)
-    out["vit_tiny"] = (vit, lambda: (torch.randn(2, 3, 224, 224),))
+    out["vit_tiny"] = (vit, lambda batch=2: (torch.randn(batch, 3, 224, 224),))
 
     def bert():
         from transformers import BertConfig, BertModel
         cfg = BertConfig(hidden_size=128, num_hidden_layers=2, num_attention_heads=2, intermediate_size=512,
                          vocab_size=1000)
         return BertModel(cfg)
-    out["bert_tiny"] = (bert, lambda: (torch.randint(0, 1000, (2, 16)),))
+    out["bert_tiny"] = (bert, lambda batch=2: (torch.randint(0, 1000, (batch, 16)),))
 
     def gpt2():
         from transformers import GPT2Config, GPT2Model
         cfg = GPT2Config(n_embd=128, n_layer=2, n_head=2, vocab_size=1000, n_positions=64)
         return GPT2Model(cfg)
-    out["gpt2_tiny"] = (gpt2, lambda: (torch.randint(0, 1000, (2, 16)),))
-    # The full-size suite (models/manifest.json); checked on the GPU machine.
-    out["resnet50"] = (lambda: torchvision.models.resnet50(), lambda: (torch.randn(1, 3, 224, 224),))
-    out["mobilenet_v2"] = (lambda: torchvision.models.mobilenet_v2(), lambda: (torch.randn(1, 3, 224, 224),))
-
-    def vit_b16():
-        import timm
-        return timm.create_model("vit_base_patch16_224", pretrained=False)
-    out["vit_b_16"] = (vit_b16, lambda: (torch.randn(1, 3, 224, 224),))
-
-    def bert_base():
-        from transformers import BertConfig, BertModel
-        return BertModel(BertConfig())
-    out["bert_base"] = (bert_base, lambda: (torch.randint(0, 30000, (1, 128)),))
-
-    def gpt2_full():
-        from transformers import GPT2Config, GPT2Model
-        return GPT2Model(GPT2Config())
-    out["gpt2"] = (gpt2_full, lambda: (torch.randint(0, 50000, (1, 64)),))
-
+    out["gpt2_tiny"] = (gpt2, lambda batch=2: (torch.randint(0, 1000, (batch, 16)),))
     # Small models committed under models/small with PyTorch's own outputs.
-    out["small_cnn"] = (SmallCNN, lambda: (torch.randn(2, 3, 32, 32),))
+    out["small_cnn"] = (SmallCNN, lambda batch=2: (torch.randn(batch, 3, 32, 32),))
     return out
 
 
@@ -114,47 +105,110 @@ class FirstOutput(torch.nn.Module):
         return y[0]
 
 
-def export(name, make, make_inputs, outdir):
-    # eval() on the wrapper: the legacy exporter restores the wrapper's mode
-    # recursively, which would leave a train-mode wrapper's model in train mode.
-    model = FirstOutput(make()).eval()
-    inputs = make_inputs()
-    for exporter in os.environ.get("EXPORTERS", "dynamo,torchscript").split(","):
-        path = os.path.join(outdir, f"{name}.{exporter}.onnx")
+def error_line(e):
+    """The exception's first line, and its cause's (torch.onnx wraps the real error)."""
+    def one(x):
+        return f"{type(x).__name__}: {(str(x).strip().splitlines() or [''])[0][:200]}"
+    return one(e) + (f" <- {one(e.__cause__)}" if e.__cause__ is not None else "")
+
+
+def save_pb(t, path):
+    with open(path, "wb") as f:
+        f.write(numpy_helper.from_array(t.detach().numpy()).SerializeToString())
+
+
+def export(name, make, make_inputs, outdir, exporters, batch=2, dynamic_seq=False, layout="flat"):
+    """Exports one model with each exporter; returns {exporter: status dict}.
+    layout flat: OUTDIR/<name>.<exporter>.onnx + .in/ (inputs, torch_output_0.pb);
+    layout dir: OUTDIR/<name>/model.onnx + test_data_set_0/ (input_N.pb,
+    output_0.pb), the layout of models/small and of tc-bench --models-dir."""
+    status = {}
+    try:
+        # eval() on the wrapper: the legacy exporter restores the wrapper's mode
+        # recursively, which would leave a train-mode wrapper's model in train mode.
+        torch.manual_seed(0)
+        model = FirstOutput(make()).eval()
+        inputs = make_inputs(batch)
+    except Exception as e:
+        err = "model: " + error_line(e)
+        print(f"export: {name}: FAILED {err}", flush=True)
+        return {x: dict(status="failed", error=err) for x in exporters}
+    dims = {0: torch.export.Dim("batch", min=1, max=64)}
+    if dynamic_seq:
+        dims[1] = torch.export.Dim("seq", min=2, max=inputs[0].shape[1] * 4)
+    for exporter in exporters:
+        if layout == "dir":
+            ind = os.path.join(outdir, name if len(exporters) == 1 else f"{name}.{exporter}")
+            path, ind, out = os.path.join(ind, "model.onnx"), os.path.join(ind, "test_data_set_0"), "output_0.pb"
+        else:
+            path = os.path.join(outdir, f"{name}.{exporter}.onnx")
+            ind, out = os.path.join(outdir, f"{name}.{exporter}.in"), "torch_output_0.pb"
+        os.makedirs(ind, exist_ok=True)
+        t0 = time.time()
         try:
             with torch.no_grad():
                 if exporter == "dynamo":
-                    batch = torch.export.Dim("batch", min=1, max=64)
                     torch.onnx.export(model, inputs, path, dynamo=True, opset_version=20,
-                                      dynamic_shapes={"x": {0: batch}}, external_data=False)
+                                      dynamic_shapes={"x": dims}, external_data=False)
                 else:
+                    axes = {0: "batch", 1: "seq"} if dynamic_seq else {0: "batch"}
                     torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17,
                                       input_names=[f"input_{i}" for i in range(len(inputs))],
-                                      dynamic_axes={f"input_{i}": {0: "batch"} for i in range(len(inputs))})
-            ind = os.path.join(outdir, f"{name}.{exporter}.in")
-            os.makedirs(ind, exist_ok=True)
+                                      dynamic_axes={f"input_{i}": axes for i in range(len(inputs))})
             for i, x in enumerate(inputs):
-                with open(os.path.join(ind, f"input_{i}.pb"), "wb") as f:
-                    f.write(numpy_helper.from_array(x.numpy()).SerializeToString())
+                save_pb(x, os.path.join(ind, f"input_{i}.pb"))
             # PyTorch's own outputs: the reference a committed model is checked against.
             with torch.no_grad():
-                y = model(*inputs)
-            with open(os.path.join(ind, "torch_output_0.pb"), "wb") as f:
-                f.write(numpy_helper.from_array(y.numpy()).SerializeToString())
-            print(f"export: {name}.{exporter}: ok ({os.path.getsize(path) >> 10} KiB)", flush=True)
+                save_pb(model(*inputs), os.path.join(ind, out))
+            kib = os.path.getsize(path) >> 10
+            status[exporter] = dict(status="ok", path=path, kib=kib, seconds=round(time.time() - t0, 1))
+            print(f"export: {name}.{exporter}: ok ({kib} KiB, {time.time() - t0:.0f} s)", flush=True)
         except Exception as e:  # keep going: one model failing is a data point
-            print(f"export: {name}.{exporter}: FAILED {type(e).__name__}: {str(e).splitlines()[0][:200]}",
-                  flush=True)
+            status[exporter] = dict(status="failed", error=error_line(e), seconds=round(time.time() - t0, 1))
+            print(f"export: {name}.{exporter}: FAILED {error_line(e)}", flush=True)
             traceback.print_exc(limit=2, file=sys.stderr)
+    return status
 
 
 def main():
-    outdir = sys.argv[1]
-    want = sys.argv[2].split(",") if len(sys.argv) > 2 else None
-    os.makedirs(outdir, exist_ok=True)
-    for name, (make, make_inputs) in models().items():
-        if want is None or name in want:
-            export(name, make, make_inputs, outdir)
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("outdir")
+    ap.add_argument("names", nargs="?", help="comma-separated models (default: all, or --suite's)")
+    ap.add_argument("--suite", help="the zoo's vision, text or generative models (comma-separated for several)")
+    ap.add_argument("--small", action="store_true", help="the zoo's small configs / images (the coverage survey)")
+    ap.add_argument("--batch", type=int, default=2, help="the example inputs' batch (symbolic in the export)")
+    ap.add_argument("--dynamic-seq", action="store_true",
+                    help="token models whose recipe allows it: the sequence dim symbolic too (tc-bench "
+                         "specializes every symbolic dim to its batch: not for tc-bench)")
+    ap.add_argument("--exporters", default=os.environ.get("EXPORTERS", "dynamo,torchscript"))
+    ap.add_argument("--layout", choices=["flat", "dir"], default="flat", help="see export()")
+    ap.add_argument("--list", action="store_true", help="print name, suite and source of every model and exit")
+    args = ap.parse_args()
+    torch.set_num_threads(int(os.environ.get("TORCH_THREADS", "2")))
+    recipes = models(args.small)
+    if args.list:
+        for n in recipes:
+            r = zoo_models.ZOO.get(n)
+            print(f"{n:32} {r.suite if r else '-':11} {r.source if r else 'models/small / tiny'}")
+        return
+    want = args.names.split(",") if args.names else None
+    if args.suite:
+        suites = args.suite.split(",")
+        want = (want or []) + [n for n, r in zoo_models.ZOO.items() if r.suite in suites]
+    unknown = [n for n in want or [] if n not in recipes]
+    if unknown:
+        sys.exit(f"export_torch_models.py: no recipe {', '.join(unknown)} (--list lists them)")
+    os.makedirs(args.outdir, exist_ok=True)
+    exporters = args.exporters.split(",")
+    summary_path = os.path.join(args.outdir, "export-status.json")
+    summary = json.load(open(summary_path)) if os.path.exists(summary_path) else {}
+    for name in want or list(recipes):
+        r = zoo_models.ZOO.get(name)
+        st = export(name, *recipes[name], args.outdir, exporters, args.batch,
+                    args.dynamic_seq and bool(r and r.seq_dynamic), args.layout)
+        summary[name] = dict(suite=r.suite if r else "small", small=args.small, exporters=st)
+        with open(summary_path, "w") as f:  # after each model: a run cut short keeps what it did
+            json.dump(summary, f, indent=1)
 
 
 if __name__ == "__main__":

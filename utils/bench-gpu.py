@@ -38,6 +38,8 @@ where the exact reference executor would take minutes.
 
     python3 utils/bench-gpu.py --export-for-bench /tmp/bench-models \
         --models resnet50,mobilenet_v2 --batches 32,1,8
+(`--models zoo-vision`, `zoo-text`, `zoo-generative`: a zoo suite of
+models/zoo_models.py, for `tc-bench --suite zoo-vision` etc.)
 """
 import argparse, json, math, os, statistics, subprocess, sys, time
 
@@ -55,21 +57,52 @@ def log(*a):
 
 
 # Token models and their vocabulary size (random token ids stay below it).
-VOCAB = {"bert_base": 30000, "gpt2": 50000, "bert_tiny": 1000, "gpt2_tiny": 1000}
+VOCAB = {"bert_tiny": 1000, "gpt2_tiny": 1000}
+
+
+def zoo_recipe(name):
+    """The model's models/zoo_models.py recipe (input kind, shape, vocabulary), or None."""
+    import zoo_models
+    return zoo_models.ZOO.get(name)
+
+
+def model_names(arg):
+    """--models: names, or zoo-vision / zoo-text / zoo-generative for a zoo suite's models."""
+    out = []
+    for n in arg.split(","):
+        if n.startswith("zoo-"):
+            import zoo_models
+            out += [m for m, r in zoo_models.ZOO.items() if r.suite == n[4:]]
+        else:
+            out.append(n)
+    return out
+
+
+def is_tokens(name):
+    r = zoo_recipe(name)
+    return r.kind == "tokens" if r else name in VOCAB
+
+
+def bench_shape(name, b):
+    """Input 0's full-size shape at batch b (tc-bench's batch: the leading dim)."""
+    r = zoo_recipe(name)
+    return (b,) + r.full if r else ((b, SEQ) if name in VOCAB else (b, 3, 224, 224))
 
 
 def random_input(name, shape, integer, dev):
     import torch
     g = torch.Generator().manual_seed(1)
     if integer:
-        return torch.randint(0, VOCAB.get(name, 1000), tuple(shape), generator=g).to(dev)
+        r = zoo_recipe(name)
+        return torch.randint(0, r.vocab if r and r.vocab else VOCAB.get(name, 1000), tuple(shape),
+                             generator=g).to(dev)
     return torch.randn(*shape, generator=g).to(dev)
 
 
 def inputs_for(name, batch, dev):
-    if name in ("bert_base", "gpt2"):
-        return random_input(name, (max(1, batch // 4), SEQ), True, dev)
-    return random_input(name, (batch, 3, 224, 224), False, dev)
+    if is_tokens(name):
+        return random_input(name, bench_shape(name, max(1, batch // 4)), True, dev)
+    return random_input(name, bench_shape(name, batch), False, dev)
 
 
 def make_model(name):
@@ -78,7 +111,7 @@ def make_model(name):
     from export_torch_models import FirstOutput, models as recipes
     torch.manual_seed(0)
     model = FirstOutput(recipes()[name][0]()).eval()
-    if name not in VOCAB:
+    if not is_tokens(name):
         calibrate_batchnorm(model, inputs_for(name, 8, "cpu"))
     return model
 
@@ -198,7 +231,7 @@ def export_for_bench(args):
     (tc-bench --export records it as the model's reason)."""
     import torch
     failed = 0
-    for name in args.models.split(","):
+    for name in model_names(args.models):
         d = os.path.join(args.export_for_bench, name)
         os.makedirs(d, exist_ok=True)
         try:
@@ -206,8 +239,8 @@ def export_for_bench(args):
             export(name, model, inputs_for(name, 8, "cpu"), os.path.join(d, "model.onnx"))
             for i, b in enumerate(int(b) for b in args.batches.split(",")):
                 # tc-bench's batch is the leading dim: b images, or b sequences.
-                text = name in VOCAB
-                x = random_input(name, (b, SEQ) if text else (b, 3, 224, 224), text, "cpu")
+                text = is_tokens(name)
+                x = random_input(name, bench_shape(name, b), text, "cpu")
                 data = os.path.join(d, "test_data_set_%d" % i)
                 os.makedirs(data, exist_ok=True)
                 save_pb(x, os.path.join(data, "input_0.pb"))

@@ -1,0 +1,246 @@
+#!/usr/bin/env python3
+"""Coverage survey of the model zoo: which ops of which models run on the host.
+
+    python3 models/export_torch_models.py /tmp/zoo --suite vision,text,generative --small --exporters dynamo
+    python3 utils/zoo-coverage.py /tmp/zoo build/bin [--fast] [--models a,b] [--merge] \\
+        [--md docs/zoo-coverage.md] [--json docs/bench/zoo-coverage.json]
+
+For every exported model (MODELS_DIR/<name>.dynamo.onnx, or <name>/model.onnx)
+compiles, for CUDA
+    tc-import m.onnx | tc-opt -O2 --target=cuda --precision fp16 | tc-codegen --target=cuda --stats
+and for CPU the same in fp32 (no --precision), and collects every
+`tc-codegen: warning: @group runs on the host (reason): nodes N (Op), ...`.
+Export failures come from MODELS_DIR/export-status.json (written by the
+exporter). Writes the JSON (per model: export, per target: status, failing
+tool's error line, kernel counts, host steps) and the markdown: per model,
+then host steps aggregated by (op types, reason) with the models affected --
+the to-do list of kernel work. The JSON and markdown are rewritten after every
+model (a run cut short keeps what it did); --merge keeps the models of an
+existing JSON that this run does not survey. Needs no torch.
+"""
+import argparse, json, os, re, subprocess, sys, tempfile, time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "models"))
+SUITES = ["vision", "text", "generative"]
+HOST = re.compile(r"warning: @(\S+) runs on the host \((.*)\): nodes (.*)$")
+NODE = re.compile(r"(\S+) \(([^()]*)\)(?:, |$)")
+STATS = re.compile(r"^kernels: .*host steps?$", re.M)
+
+
+def zoo_suites():
+    """name -> suite from models/zoo_models.py when it imports (it needs torch), else from the manifest."""
+    try:
+        import zoo_models
+        return {n: r.suite for n, r in zoo_models.ZOO.items()}
+    except ImportError:
+        m = json.load(open(os.path.join(ROOT, "models", "manifest.json")))
+        return {e["name"]: e["suite"] for e in m["models"] if "suite" in e}
+
+
+def find_onnx(d, name):
+    for p in (f"{name}.dynamo.onnx", f"{name}.onnx", f"{name}/model.onnx"):
+        if os.path.isfile(os.path.join(d, p)):
+            return os.path.join(d, p)
+    return None
+
+
+def error_line(tool, text, rc):
+    lines = [l for l in text.strip().splitlines() if l.strip()]
+    errs = [l for l in lines if "error" in l.lower()]
+    return f"{tool}: " + ((errs or lines or [f"exit {rc}"])[0][:400] if rc >= 0 else f"killed by signal {-rc}")
+
+
+def compile_one(bindir, onnx, target, tmp, timeout, fast=False):
+    """tc-import | tc-opt | tc-codegen as three steps; returns the target's result dict."""
+    ir, opt, tcx = (os.path.join(tmp, f"{target}.{x}") for x in ("tcbc", "opt.tcbc", "tcx"))
+    prec = ["--precision", "fp16"] if target == "cuda" else []
+    steps = [("import", [f"{bindir}/tc-import", onnx, "-o", ir]),
+             ("opt", [f"{bindir}/tc-opt", "-O2", f"--target={target}", *prec, ir, "-o", opt]),
+             ("codegen", [f"{bindir}/tc-codegen", f"--target={target}", "--stats", opt, "-o", tcx]
+             + (["--emit", "source"] if fast else []))]
+    res = dict(status="ok", host=[])
+    t0 = time.time()
+    for stage, cmd in steps:
+        try:
+            p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except OSError as e:  # e.g. the bin dir being relinked: say so, do not guess
+            res.update(status="failed", stage=stage, error=f"tc-{stage}: cannot run: {e}")
+            break
+        except subprocess.TimeoutExpired:
+            res.update(status="failed", stage=stage, error=f"tc-{stage}: timed out after {timeout} s")
+            break
+        if p.returncode:
+            res.update(status="failed", stage=stage, error=error_line(f"tc-{stage}", p.stderr, p.returncode))
+            break
+        if stage == "codegen":
+            for line in p.stderr.splitlines():
+                m = HOST.search(line)
+                if m:
+                    nodes = [dict(node=n, types=[t.strip() for t in ts.split(",")]) for n, ts in NODE.findall(m[3])]
+                    res["host"].append(dict(group=m[1], reason=m[2], nodes=nodes))
+            s = STATS.search(p.stderr)
+            res["kernels"] = s[0] if s else ""
+    res["seconds"] = round(time.time() - t0, 1)
+    return res
+
+
+def op_types(step):
+    seen = []
+    for n in step["nodes"]:
+        for t in n["types"]:
+            if t not in seen:
+                seen.append(t)
+    return "+".join(seen)
+
+
+def culprit(step):
+    """The op types the reason names ("no code for BatchNormalization"), else
+    the group's: what the step is aggregated by."""
+    types = op_types(step).split("+")
+    named = [t for t in types if re.search(r"\b%s\b" % re.escape(t), step["reason"])]
+    return "+".join(named or types)
+
+
+def general(reason):
+    """The reason without value names and dims, for aggregation:
+    "argument %val_80 of type i64[?,1,1,16]" -> "argument of type i64[...]"."""
+    return re.sub(r"\b([a-z]+\d*)\[[^\]]*\]", r"\1[...]", re.sub(r"%[\w.]+ ", "", reason))
+
+
+def aggregate(models, target):
+    """(op types, general reason) -> {models: [...], steps: n}."""
+    agg = {}
+    for name, m in models.items():
+        for step in m.get("targets", {}).get(target, {}).get("host", []):
+            a = agg.setdefault((culprit(step), general(step["reason"])), dict(models=[], steps=0))
+            a["steps"] += 1
+            if name not in a["models"]:
+                a["models"].append(name)
+    return sorted(agg.items(), key=lambda kv: (-len(kv[1]["models"]), -kv[1]["steps"], kv[0]))
+
+
+def cell(r):
+    if not r:
+        return "-"
+    if r["status"] != "ok":
+        return f"**failed** ({r['stage']})"
+    return f"{len(r['host'])} host" if r["host"] else "ok, 0 host"
+
+
+def esc(s):
+    return s.replace("|", "\\|")
+
+
+def markdown(models, fast, note="", json_link="bench/zoo-coverage.json"):
+    out = ["# Zoo coverage: what runs on the host",
+           "",
+           "Generated by `utils/zoo-coverage.py` (rerun it after kernels land; the raw data is "
+           f"[{json_link}]({json_link})). Models: the zoo of "
+           "`models/zoo_models.py` exported with `models/export_torch_models.py --small --exporters dynamo` "
+           "(small configs / images, batch 2 symbolic). CUDA: `tc-opt -O2 --target=cuda --precision fp16 | "
+           "tc-codegen --target=cuda`; CPU: `tc-opt -O2 --target=cpu | tc-codegen --target=cpu` (fp32). "
+           "A host step is a fused group that runs on the reference kernels on the host "
+           "(docs/architecture.md, \"Host steps\")."
+           + (" This run: `--fast` (tc-codegen `--emit source`: the host-step decisions without compiling the "
+              "kernels, so a clang/NVRTC failure would not show)." if fast else "") + (" " + note if note else ""),
+           ""]
+    n = len(models)
+    exp_ok = sum(m["export"]["status"] == "ok" for m in models.values())
+    line = [f"{n} models, {exp_ok} exported"]
+    for t in ("cuda", "cpu"):
+        rs = [m["targets"][t] for m in models.values() if t in m.get("targets", {})]
+        ok = [r for r in rs if r["status"] == "ok"]
+        line.append(f"{t}: {len(ok)}/{len(rs)} compile, {sum(not r['host'] for r in ok)} with no host step")
+        line[-1] += f", {sum(len(r['host']) for r in ok)} host steps in all"
+    out += ["; ".join(line) + ".", ""]
+    for t in ("cuda", "cpu"):
+        out += [f"## To do on {t.upper()}: host steps by (op types, reason)", "",
+                "Op types: those the reason names, else the group's. Reasons without value names and dims "
+                "(per model below: verbatim). Steps: host steps over all models.", "",
+                "| op types | reason | models | steps | which |", "|---|---|---|---|---|"]
+        for (ops, why), a in aggregate(models, t):
+            out.append(f"| {esc(ops)} | {esc(why)} | {len(a['models'])} | {a['steps']} | "
+                       f"{', '.join(a['models'])} |")
+        out.append("")
+    out += ["## Per model", "", "| model | suite | export | CUDA fp16 | CPU fp32 |", "|---|---|---|---|---|"]
+    for name, m in models.items():
+        e = m["export"]
+        ex = "ok" if e["status"] == "ok" else "**failed**"
+        out.append(f"| {name} | {m['suite']} | {ex} | {cell(m.get('targets', {}).get('cuda'))} | "
+                   f"{cell(m.get('targets', {}).get('cpu'))} |")
+    out += ["", "## Failures and host steps per model", ""]
+    for name, m in models.items():
+        lines = []
+        if m["export"]["status"] != "ok":
+            lines.append(f"- export failed: `{m['export'].get('error', '?')}`")
+        for t, r in m.get("targets", {}).items():
+            if r["status"] != "ok":
+                lines.append(f"- {t}: {r['stage']} failed: `{r['error']}`")
+            groups = {}
+            for s in r["host"]:
+                groups.setdefault((op_types(s), s["reason"]), []).append(s)  # the whole group's types
+            for (ops, why), ss in groups.items():
+                nodes = ", ".join(n["node"] for s in ss for n in s["nodes"])
+                lines.append(f"- {t}: {len(ss)} x {ops}: {why} (nodes {nodes[:300]}{'...' if len(nodes) > 300 else ''})")
+        if lines:
+            out += [f"### {name}", ""] + lines + [""]
+    return "\n".join(out) + "\n"
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("models_dir")
+    ap.add_argument("bindir")
+    ap.add_argument("--models", help="comma-separated names (default: every zoo model)")
+    ap.add_argument("--targets", default="cuda,cpu")
+    ap.add_argument("--md", default=os.path.join(ROOT, "docs", "zoo-coverage.md"))
+    ap.add_argument("--json", default=os.path.join(ROOT, "docs", "bench", "zoo-coverage.json"))
+    ap.add_argument("--merge", action="store_true", help="keep the other models of an existing --json")
+    ap.add_argument("--timeout", type=int, default=900, help="seconds per tool run")
+    ap.add_argument("--note", default="", help="a sentence added to the markdown's introduction")
+    ap.add_argument("--fast", action="store_true",
+                    help="tc-codegen --emit source: the same host-step decisions without compiling the kernels "
+                         "(seconds instead of minutes a model; misses clang/NVRTC errors)")
+    args = ap.parse_args()
+    suites = zoo_suites()
+    names = args.models.split(",") if args.models else sorted(suites, key=lambda n: SUITES.index(suites[n]))
+    status_path = os.path.join(args.models_dir, "export-status.json")
+    exported = json.load(open(status_path)) if os.path.exists(status_path) else {}
+    models = json.load(open(args.json))["models"] if args.merge and os.path.exists(args.json) else {}
+    order = {n: i for i, n in enumerate(suites)}
+
+    def save():
+        ms = dict(sorted(models.items(), key=lambda kv: (SUITES.index(kv[1]["suite"]) if kv[1]["suite"] in SUITES
+                                                         else 9, order.get(kv[0], 999), kv[0])))
+        os.makedirs(os.path.dirname(os.path.abspath(args.json)), exist_ok=True)
+        with open(args.json, "w") as f:
+            json.dump(dict(bindir=args.bindir, fast=args.fast, date=time.strftime("%Y-%m-%d"), models=ms), f,
+                      indent=1)
+        with open(args.md, "w") as f:
+            f.write(markdown(ms, args.fast, args.note,
+                             os.path.relpath(os.path.abspath(args.json), os.path.dirname(os.path.abspath(args.md)))))
+
+    for name in names:
+        onnx = find_onnx(args.models_dir, name)
+        st = exported.get(name, {}).get("exporters", {}).get("dynamo")
+        m = models[name] = dict(suite=suites.get(name, "?"), targets={})
+        if onnx is None or (st and st["status"] != "ok"):
+            err = st["error"] if st and st.get("error") else f"no ONNX file for {name} in {args.models_dir}"
+            m["export"] = dict(status="failed", error=err)
+            print(f"{name}: export failed: {err}", flush=True)
+            save()
+            continue
+        m["export"] = dict(status="ok", file=os.path.basename(onnx), kib=os.path.getsize(onnx) >> 10)
+        with tempfile.TemporaryDirectory(prefix="zoo-coverage-") as tmp:
+            for t in args.targets.split(","):
+                r = m["targets"][t] = compile_one(args.bindir, onnx, t, tmp, args.timeout, args.fast)
+                print(f"{name} {t}: {r['status']}"
+                      + (f" ({r['error']})" if r["status"] != "ok" else f", {len(r['host'])} host steps")
+                      + f", {r['seconds']} s", flush=True)
+        save()
+    save()
+
+
+if __name__ == "__main__":
+    main()
