@@ -23,7 +23,7 @@ import argparse, json, os, re, subprocess, sys, tempfile, time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
 SUITES = ["vision", "text", "generative"]
-HOST = re.compile(r"warning: @(\S+) runs on the host \((.*)\): nodes (.*)$")
+HOST = re.compile(r"warning: [@%](\S+) runs on the host \((.*)\): nodes (.*)$")
 NODE = re.compile(r"(\S+) \(([^()]*)\)(?:, |$)")
 STATS = re.compile(r"^kernels: .*host steps?$", re.M)
 
