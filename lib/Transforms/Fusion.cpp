@@ -43,8 +43,13 @@ struct Group {
 class Grouper {
 public:
   explicit Grouper(Function &f) : f_(f) {
-    for (size_t i = 0; i < f.ops.size(); ++i)
+    for (size_t i = 0; i < f.ops.size(); ++i) {
       index_[f.ops[i].get()] = i;
+      for (const Value *v : f.ops[i]->operands)
+        uses_[v] += v ? 1 : 0;
+    }
+    for (const Value *r : f.results)
+      ++uses_[r];
   }
 
   std::vector<Group> run() {
@@ -57,7 +62,18 @@ private:
   Function &f_;
   std::unordered_map<const Op *, size_t> index_;
   std::unordered_map<const Op *, size_t> groupOf_;
+  std::unordered_map<const Value *, size_t> uses_; // reads by ops and function results
   std::vector<Group> groups_;
+
+  // A library call's epilogue runs in place over the call's result: a
+  // result read elsewhere too (Swin's f16 projection and its f32 copy)
+  // keeps its readers out of the group.
+  bool libraryResultShared(const Group &g) const {
+    if (g.anchor != Anchor::Library)
+      return false;
+    auto it = uses_.find(g.anchorOp->result());
+    return it != uses_.end() && it->second > 1;
+  }
 
   size_t newGroup(Op &op, Anchor a, Shape domain) {
     Group g;
@@ -187,7 +203,7 @@ private:
     // Candidates: anchored groups first, then the most recent.
     std::vector<size_t> cands;
     for (size_t g : operandGroups(op))
-      if (!isolated_.count(g) && fitsDomain(groups_[g], s))
+      if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]))
         cands.push_back(g);
     std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
       auto rankOf = [&](size_t g) { return groups_[g].anchor == Anchor::None ? 0 : 1; };
@@ -199,9 +215,13 @@ private:
       if (!acyclicJoin(op, g))
         continue;
       join(g, op);
-      // Pull the other pointwise producers of this domain in as well.
+      // Pull the other pointwise producers of this domain in as well; not
+      // into a library call's group, whose ops after the call are the
+      // epilogue (a producer there would run before the MatMul/Conv, and no
+      // library or kernel takes that: T5's position bias, Swin's masks).
       for (size_t h : cands)
-        if (h != g && groups_[h].alive && groups_[h].anchor == Anchor::None &&
+        if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
+            groups_[h].anchor == Anchor::None &&
             !pathThroughOthers(g, h) && !pathThroughOthers(h, g))
           merge(g, h);
       return;
