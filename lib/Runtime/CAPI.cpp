@@ -213,12 +213,12 @@ tc_model *tc_model_load_ex(const char *path, const tc_load_options *options) {
         if (!path)
           tc::fail("tc_model_load: path is NULL");
         tc_load_options o = readOptions(options);
-        std::shared_ptr<const tc::MemoryBuffer> file = tc::MemoryBuffer::open(path);
+        tc::Artifact a = tc::readArtifact(tc::MemoryBuffer::open(path));
         auto m = std::make_unique<tc_model>();
-        if (tc::readArtifact(file).target == tc::CudaModel::kTarget)
-          m->cuda = tc::CudaModel::load(file, true, o.device);
+        if (a.target == tc::CudaModel::kTarget)
+          m->cuda = tc::CudaModel::load(std::move(a), true, o.device);
         else // another target: CpuModel names it
-          m->cpu = tc::CpuModel::load(file, o.threads);
+          m->cpu = tc::CpuModel::load(std::move(a), o.threads);
         const tc::Function &f = m->main();
         for (const auto *values : {&f.args, &f.results})
           for (const tc::Value *v : *values)

@@ -25,11 +25,10 @@ class CpuModel {
 public:
   // The artifact target this runtime runs (Targets.def's name for it).
   static constexpr const char *kTarget = "cpu";
-  // Reads and checks the artifact (target, format, CPU features of this
-  // machine) and links its kernels. Throws tc::Error naming the file.
-  // `threads` splits each kernel's rows (0: one per hardware thread).
-  static std::unique_ptr<CpuModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                        unsigned threads = 0);
+  // Checks a read artifact (target, CPU features of this machine) and links
+  // its kernels. Throws tc::Error naming the file. `threads` splits each
+  // kernel's rows (0: one per hardware thread).
+  static std::unique_ptr<CpuModel> load(Artifact artifact, unsigned threads = 0);
   ~CpuModel();
 
   const Module &module() const { return *module_; }

@@ -48,8 +48,7 @@ public:
   // `ordinal`: the device (cuDeviceGet's numbering); one the machine lacks
   // is "no CUDA device N (...)". Leaves the device's primary context current
   // on the calling thread.
-  static std::unique_ptr<CudaModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                         bool libraries = true, int ordinal = 0);
+  static std::unique_ptr<CudaModel> load(Artifact artifact, bool libraries = true, int ordinal = 0);
   ~CudaModel();
 
   const Artifact &artifact() const { return artifact_; }

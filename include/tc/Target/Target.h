@@ -7,6 +7,7 @@
 // A backend lives in lib/Target/<Id>/ and defines the functions declared
 // at the end of this file; Registry.cpp lists them from Targets.def.
 #pragma once
+#include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/Codegen.h"
 #include "tc/Profile/DevicePeaks.h"
 #include "tc/Runtime/HostTensor.h"
@@ -102,10 +103,10 @@ struct Target {
   const char *graphsFlag;
   bool gpu;
   std::unique_ptr<CompileTarget> (*makeCompiler)();
-  // tc-run/tc-prof flags of its artifacts, and loading one with their values.
+  // tc-run/tc-prof flags of its artifacts, and loading a read (and
+  // verified: readArtifact) one with their values.
   std::vector<TargetOption> (*runOptions)();
-  std::unique_ptr<Executable> (*load)(std::shared_ptr<const MemoryBuffer> file,
-                                      const TargetOptionValues &runOptions);
+  std::unique_ptr<Executable> (*load)(Artifact artifact, const TargetOptionValues &runOptions);
   std::string (*deviceName)(); // "NVIDIA H100 80GB HBM3", "" when unknown
   // Opens what running needs before anything else is read: a tc::Error
   // ("no CUDA device") on a machine that cannot run this target.
@@ -123,7 +124,7 @@ std::string targetNames(const char *lastSeparator = " or ");
 #define TC_TARGET(Id, ...)                                                                         \
   std::unique_ptr<CompileTarget> make##Id##CompileTarget();                                        \
   std::vector<TargetOption> Id##RunOptions();                                                      \
-  std::unique_ptr<Executable> load##Id##Executable(std::shared_ptr<const MemoryBuffer> file,       \
+  std::unique_ptr<Executable> load##Id##Executable(Artifact artifact,                              \
                                                    const TargetOptionValues &runOptions);          \
   std::string Id##DeviceName();                                                                    \
   void Id##OpenDevice();

@@ -62,6 +62,13 @@ struct InputFlags {
   std::vector<std::string> files, dims; // NAME=FILE, NAME=N as given
 };
 void addInputOptions(po::options_description &opts, InputFlags &flags);
+
+// --no-verify of the tools that load artifacts (readArtifact's check:
+// None when given, else All).
+void addVerifyOption(po::options_description &opts, bool &noVerify);
+inline ArtifactCheck artifactCheck(bool noVerify) {
+  return noVerify ? ArtifactCheck::None : ArtifactCheck::All;
+}
 InputSources inputSources(const InputFlags &flags);
 
 // "a, b or c": the values a flag takes, for messages.

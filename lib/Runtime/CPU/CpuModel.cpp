@@ -49,12 +49,11 @@ struct CpuModel::ShapePlan {
 
 CpuModel::~CpuModel() = default;
 
-std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> file,
-                                         unsigned threads) {
+std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, unsigned threads) {
   std::unique_ptr<CpuModel> model(new CpuModel());
   model->pool_ = std::make_unique<ThreadPool>(
       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
-  model->artifact_ = readArtifact(file);
+  model->artifact_ = std::move(artifact);
   const Artifact &a = model->artifact_;
   if (a.target != kTarget)
     fail(a.file, ": the artifact is for target '", a.target, "', not cpu");

@@ -6,11 +6,10 @@
 
 namespace tc {
 
-std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file, bool libraries,
-                                           int ordinal) {
+std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, bool libraries, int ordinal) {
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->libraries_ = libraries;
-  Artifact &a = m->artifact_ = readArtifact(std::move(file));
+  Artifact &a = m->artifact_ = std::move(artifact);
   if (a.target != kTarget)
     fail(a.file, ": the artifact is for target '", a.target, "', not cuda");
   std::vector<CudaKernelEntry> table =

@@ -149,14 +149,14 @@ std::vector<TargetOption> CudaRunOptions() {
            {"on", "off"}}};
 }
 
-std::unique_ptr<Executable> loadCudaExecutable(std::shared_ptr<const MemoryBuffer> file,
+std::unique_ptr<Executable> loadCudaExecutable(Artifact artifact,
                                                const TargetOptionValues &runOptions) {
   auto off = [&](const char *flag) {
     auto v = runOptions.find(flag);
     return v != runOptions.end() && v->second == "off";
   };
   CudaOpenDevice();
-  std::unique_ptr<CudaModel> m = CudaModel::load(std::move(file), !off("cuda-libraries"));
+  std::unique_ptr<CudaModel> m = CudaModel::load(std::move(artifact), !off("cuda-libraries"));
   m->setGraphs(!off("cuda-graphs"));
   return std::make_unique<CudaExecutable>(std::move(m));
 }
