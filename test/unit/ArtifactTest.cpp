@@ -131,3 +131,18 @@ TEST(Artifact, InfoListsBuildAndSections) {
   EXPECT_NE(info.find("built with llvm: 19.1.7"), std::string::npos) << info;
   EXPECT_NE(info.find("section module: 100 bytes, checksum "), std::string::npos) << info;
 }
+
+// Bytes no checksum covers are zero, and nothing follows the last section:
+// damage there is caught too (ArtifactCheck::All only).
+TEST(Artifact, PaddingAndTrailingBytesAreChecked) {
+  std::string bytes = writeArtifact(sample());
+  size_t pad = 16 + 3 * 48 + 8; // the first byte after the table: padding
+  ASSERT_EQ(bytes[pad], '\0');
+  std::string d = bytes;
+  d[pad] = 'x';
+  EXPECT_NE(readError(d).find("byte " + std::to_string(pad) + " outside every section is not 0"),
+            std::string::npos);
+  EXPECT_TRUE(readError(d, ArtifactCheck::Header).empty());
+  EXPECT_NE(readError(bytes + std::string(3, '\0')).find("3 bytes past its last section"),
+            std::string::npos);
+}
