@@ -50,12 +50,11 @@ struct BuildInfo {
   std::string cudnn, cublasLt;
 };
 
-// Which checksums readArtifact verifies. Bounds and names are checked in
-// every mode: no mode reads out of bounds.
+// Whether readArtifact verifies the checksums. Bounds and names are
+// checked either way: neither reads out of bounds.
 enum class ArtifactCheck {
-  All,    // the table and every section: before anything is mapped or run
-  Header, // the table and the header section: to learn what the artifact is
-  None,   // none (--no-verify)
+  All,  // the table, every section, the padding: before anything is mapped or run
+  None, // none (--no-verify)
 };
 
 struct Artifact {

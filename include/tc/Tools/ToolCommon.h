@@ -62,6 +62,7 @@ struct InputFlags {
   std::vector<std::string> files, dims; // NAME=FILE, NAME=N as given
 };
 void addInputOptions(po::options_description &opts, InputFlags &flags);
+InputSources inputSources(const InputFlags &flags);
 
 // --no-verify of the tools that load artifacts (readArtifact's check:
 // None when given, else All).
@@ -69,7 +70,6 @@ void addVerifyOption(po::options_description &opts, bool &noVerify);
 inline ArtifactCheck artifactCheck(bool noVerify) {
   return noVerify ? ArtifactCheck::None : ArtifactCheck::All;
 }
-InputSources inputSources(const InputFlags &flags);
 
 // "a, b or c": the values a flag takes, for messages.
 std::string alternatives(const std::vector<std::string> &values);
