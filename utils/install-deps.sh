@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs everything tc needs to build and test on Debian 12. Idempotent:
 # re-running only installs what is missing. libsqlite3-dev: tc-bench's
-# history; chromium: the dashboard's browser test (headless).
+# history; chromium: the dashboard's browser test (headless); libomp-19-dev:
+# OpenMP for clang-19, which builds the fuzzers (utils/fuzz/run-fuzzers.sh).
 set -euo pipefail
 SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 
 pkgs=(
   cmake ninja-build ccache g++ python3 binutils
-  llvm-19-dev libclang-cpp19-dev libclang-19-dev clang-19 llvm-19-tools libclang-rt-19-dev
+  llvm-19-dev libclang-cpp19-dev libclang-19-dev clang-19 llvm-19-tools libclang-rt-19-dev libomp-19-dev
   libonnx-dev libprotobuf-dev protobuf-compiler
   libboost-program-options-dev
   libgtest-dev libgmock-dev

@@ -1,13 +1,16 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/Support/Error.h"
+#include "tc/Support/Hash64.h"
+#include <algorithm>
 #include <cstring>
+#include <iomanip>
 #include <sstream>
 
 namespace tc {
 
 namespace {
 
-constexpr size_t kNameBytes = 24, kEntryBytes = kNameBytes + 16, kPrologue = 16;
+constexpr size_t kNameBytes = 24, kEntryBytes = kNameBytes + 24, kPrologue = 16;
 constexpr size_t kAlign = 64;
 constexpr uint32_t kMaxSections = 64;
 
@@ -27,17 +30,49 @@ uint64_t get(const char *p, int bytes) {
 }
 size_t alignUp(size_t n) { return (n + kAlign - 1) / kAlign * kAlign; }
 
-std::string headerText(const Artifact &a) {
-  std::string features;
-  for (const std::string &f : a.cpuFeatures)
-    features += (features.empty() ? "" : ",") + f;
-  std::string arches;
-  for (const std::string &s : a.arches)
-    arches += (arches.empty() ? "" : ",") + s;
-  return "toolchain=" + a.toolchain + "\ntarget=" + a.target + "\ncpu=" + a.cpu +
-         "\nfeatures=" + features + "\n" + (arches.empty() ? "" : "arch=" + arches + "\n");
+// The header's keys and the fields they fill, in the order written.
+struct HeaderKey {
+  const char *key;
+  std::string Artifact::*field = nullptr;
+  std::string BuildInfo::*built = nullptr;
+};
+const HeaderKey kHeaderKeys[] = {
+    {"tc", nullptr, &BuildInfo::tc},
+    {"llvm", nullptr, &BuildInfo::llvm},
+    {"cuda-toolkit", nullptr, &BuildInfo::cudaToolkit},
+    {"nvrtc", nullptr, &BuildInfo::nvrtc},
+    {"cudnn-headers", nullptr, &BuildInfo::cudnn},
+    {"cublaslt-headers", nullptr, &BuildInfo::cublasLt},
+    {"target", &Artifact::target},
+    {"cpu", &Artifact::cpu},
+};
+
+template <typename A> auto &fieldOf(A &a, const HeaderKey &k) {
+  return k.field ? a.*k.field : a.built.*k.built;
 }
 
+std::string join(const std::vector<std::string> &v) {
+  std::string s;
+  for (const std::string &x : v)
+    s += (s.empty() ? "" : ",") + x;
+  return s;
+}
+
+// "key=value" lines; empty values are left out.
+std::string headerText(const Artifact &a) {
+  std::string text;
+  auto line = [&](const char *k, const std::string &v) {
+    if (!v.empty())
+      text += std::string(k) + "=" + v + "\n";
+  };
+  for (const HeaderKey &k : kHeaderKeys)
+    line(k.key, fieldOf(a, k));
+  line("features", join(a.cpuFeatures));
+  line("arch", join(a.arches));
+  return text;
+}
+
+// Unknown keys are skipped: a later tc of this format version may add some.
 void parseHeader(Artifact &a, std::string_view text, const std::string &file) {
   std::istringstream in{std::string(text)};
   std::string line;
@@ -46,13 +81,10 @@ void parseHeader(Artifact &a, std::string_view text, const std::string &file) {
     if (eq == std::string::npos)
       fail(file, ": malformed artifact header line '", line.substr(0, 40), "'");
     std::string k = line.substr(0, eq), v = line.substr(eq + 1);
-    if (k == "toolchain")
-      a.toolchain = v;
-    else if (k == "target")
-      a.target = v;
-    else if (k == "cpu")
-      a.cpu = v;
-    else if (k == "features" || k == "arch") {
+    for (const HeaderKey &h : kHeaderKeys)
+      if (k == h.key)
+        fieldOf(a, h) = v;
+    if (k == "features" || k == "arch") {
       std::istringstream fs(v);
       for (std::string f; std::getline(fs, f, ',');)
         if (!f.empty())
@@ -61,6 +93,31 @@ void parseHeader(Artifact &a, std::string_view text, const std::string &file) {
   }
   if (a.target.empty())
     fail(file, ": the artifact header names no target");
+}
+
+std::string hex(uint64_t v) {
+  std::ostringstream o;
+  o << std::hex << std::setw(16) << std::setfill('0') << v;
+  return o.str();
+}
+
+// Every byte of the file is under a checksum or zero: the bytes between the
+// table and the sections (alignment) are zero, and the file ends with its
+// last section.
+void requireZeroPadding(std::string_view s, size_t at, std::vector<std::pair<size_t, size_t>> spans,
+                        const std::string &file) {
+  std::sort(spans.begin(), spans.end());
+  size_t last = at;
+  for (const auto &[begin, end] : spans)
+    last = std::max(last, end);
+  if (last < s.size())
+    fail(file, ": the artifact is damaged (", s.size() - last, " bytes past its last section)");
+  for (const auto &[begin, end] : spans) {
+    for (; at < begin; ++at)
+      if (s[at] != 0)
+        fail(file, ": the artifact is damaged (byte ", at, " outside every section is not 0)");
+    at = std::max(at, end);
+  }
 }
 
 } // namespace
@@ -103,15 +160,17 @@ std::string writeArtifact(const Artifact &a) {
   put32(out, kArtifactVersion);
   put32(out, uint32_t(parts.size()));
   put32(out, 0);
-  size_t offset = alignUp(kPrologue + parts.size() * kEntryBytes);
+  size_t offset = alignUp(kPrologue + parts.size() * kEntryBytes + 8);
   for (const auto &[name, bytes] : parts) {
     std::string n = name;
     n.resize(kNameBytes, '\0');
     out += n;
     put64(out, offset);
     put64(out, bytes.size());
+    put64(out, hash64(bytes));
     offset = alignUp(offset + bytes.size());
   }
+  put64(out, hash64(out));
   for (const auto &[name, bytes] : parts) {
     out.resize(alignUp(out.size()), '\0');
     out.append(bytes.data(), bytes.size());
@@ -119,7 +178,7 @@ std::string writeArtifact(const Artifact &a) {
   return out;
 }
 
-Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf) {
+Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf, ArtifactCheck check) {
   Artifact a;
   a.file = buf->name();
   std::string_view s = buf->str();
@@ -133,8 +192,15 @@ Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf) {
          kArtifactVersion, " (recompile the model with this tc-codegen)");
   if (count == 0 || count > kMaxSections)
     fail(a.file, ": corrupt artifact (", count, " sections)");
-  if (s.size() < kPrologue + size_t(count) * kEntryBytes)
+  size_t tableEnd = kPrologue + size_t(count) * kEntryBytes;
+  if (s.size() < tableEnd + 8)
     fail(a.file, ": truncated artifact (section table cut off)");
+  // The table first: its offsets and sizes decide what is read next.
+  uint64_t tableSum = get(s.data() + tableEnd, 8), tableHash = hash64(s.substr(0, tableEnd));
+  if (check != ArtifactCheck::None && tableHash != tableSum)
+    fail(a.file, ": the section table is damaged (checksum ", hex(tableHash), ", recorded ",
+         hex(tableSum), ")");
+  std::vector<std::pair<size_t, size_t>> spans; // [begin, end) of each section
   for (uint32_t i = 0; i < count; ++i) {
     const char *e = s.data() + kPrologue + size_t(i) * kEntryBytes;
     size_t len = strnlen(e, kNameBytes);
@@ -142,15 +208,47 @@ Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf) {
       fail(a.file, ": corrupt artifact (section ", i, " has no valid name)");
     std::string name(e, len);
     uint64_t off = get(e + kNameBytes, 8), size = get(e + kNameBytes + 8, 8);
+    uint64_t sum = get(e + kNameBytes + 16, 8);
     if (off > s.size() || size > s.size() - off)
       fail(a.file, ": truncated artifact (section '", name, "' at ", off, " with ", size,
            " bytes; the file has ", s.size(), ")");
     if (a.sections.count(name))
       fail(a.file, ": corrupt artifact (section '", name, "' appears twice)");
+    if (check == ArtifactCheck::All) {
+      uint64_t h = hash64(s.substr(size_t(off), size_t(size)));
+      if (h != sum)
+        fail(a.file, ": section '", name, "' is damaged (checksum ", hex(h), ", recorded ",
+             hex(sum), ")");
+    }
     a.sections[name] = MemoryBuffer::slice(buf, size_t(off), size_t(size), a.file + ":" + name);
+    a.checksums[name] = sum;
+    spans.emplace_back(size_t(off), size_t(off + size));
   }
+  if (check == ArtifactCheck::All)
+    requireZeroPadding(s, tableEnd + 8, std::move(spans), a.file);
   parseHeader(a, a.require(kSectionHeader).str(), a.file);
   return a;
+}
+
+std::string artifactInfo(const Artifact &a) {
+  std::ostringstream o;
+  o << a.file << ": tc artifact, format version " << kArtifactVersion << "\n";
+  o << "target: " << a.target << "\n";
+  if (!a.cpu.empty())
+    o << "cpu: " << a.cpu << "\n";
+  if (!a.cpuFeatures.empty())
+    o << "cpu features: " << join(a.cpuFeatures) << "\n";
+  if (!a.arches.empty())
+    o << "arches: " << join(a.arches) << "\n";
+  for (const HeaderKey &k : kHeaderKeys)
+    if (k.built && !fieldOf(a, k).empty())
+      o << "built with " << k.key << ": " << fieldOf(a, k) << "\n";
+  for (const auto &[name, buf] : a.sections) {
+    auto sum = a.checksums.find(name);
+    o << "section " << name << ": " << buf->size() << " bytes, checksum "
+      << (sum == a.checksums.end() ? std::string("-") : hex(sum->second)) << "\n";
+  }
+  return o.str();
 }
 
 } // namespace tc

@@ -48,7 +48,8 @@ void CpuBackend::compile(const std::string &source, Artifact &a,
   timeline.push_back(
       {"compile kernels (clang -O3, " + target_.cpu + ")",
        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
-  a.toolchain = std::string("tc ") + TC_VERSION + " (LLVM " + TC_LLVM_VERSION + ")";
+  a.built.tc = TC_VERSION;
+  a.built.llvm = TC_LLVM_VERSION;
   a.target = name();
   a.cpu = target_.cpu;
   a.cpuFeatures = target_.features;

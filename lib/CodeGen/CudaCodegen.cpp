@@ -1,7 +1,6 @@
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/CodeGen/LibraryCall.h"
-#include "tc/Config.h"
 #include <chrono>
 #include <exception>
 #include <map>
@@ -99,7 +98,7 @@ void CudaBackend::compile(const std::string &source, Artifact &a,
     timeline.push_back({"compile kernels (NVRTC " + version + ", " + arches_[i] + ")", seconds[i]});
     a.setSection(cubinSection(arches_[i]), cubins[i]);
   }
-  a.toolchain = std::string("tc ") + TC_VERSION + " (NVRTC " + version + ")";
+  a.built = cudaBuildInfo();
   a.target = name();
   a.arches = arches_;
 }

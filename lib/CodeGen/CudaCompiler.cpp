@@ -1,10 +1,18 @@
 #include "tc/CodeGen/CudaCompiler.h"
+#include "tc/Config.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <cctype>
 #include <sstream>
 #if TC_HAVE_NVRTC
+#include <cuda.h>
 #include <nvrtc.h>
+#if __has_include(<cudnn_version.h>)
+#include <cudnn_version.h>
+#endif
+#if __has_include(<cublas_api.h>)
+#include <cublas_api.h>
+#endif
 #endif
 
 namespace tc {
@@ -42,6 +50,23 @@ std::string cudaCompilerVersion() {
   int major = 0, minor = 0;
   check(nvrtcVersion(&major, &minor), "nvrtcVersion");
   return std::to_string(major) + "." + std::to_string(minor);
+}
+
+BuildInfo cudaBuildInfo() {
+  BuildInfo b;
+  b.tc = TC_VERSION;
+  b.nvrtc = cudaCompilerVersion();
+  b.cudaToolkit =
+      std::to_string(CUDA_VERSION / 1000) + "." + std::to_string(CUDA_VERSION % 1000 / 10);
+#ifdef CUDNN_MAJOR
+  b.cudnn = std::to_string(CUDNN_MAJOR) + "." + std::to_string(CUDNN_MINOR) + "." +
+            std::to_string(CUDNN_PATCHLEVEL);
+#endif
+#ifdef CUBLAS_VER_MAJOR
+  b.cublasLt = std::to_string(CUBLAS_VER_MAJOR) + "." + std::to_string(CUBLAS_VER_MINOR) + "." +
+               std::to_string(CUBLAS_VER_PATCH);
+#endif
+  return b;
 }
 
 std::vector<std::string> parseCudaArchs(const std::string &list) {
@@ -113,6 +138,7 @@ namespace {
 } // namespace
 
 std::string cudaCompilerVersion() { return ""; }
+BuildInfo cudaBuildInfo() { notBuilt(); }
 std::vector<std::string> parseCudaArchs(const std::string &) { notBuilt(); }
 std::string compileCuda(const std::string &, const std::string &, CudaOutput) { notBuilt(); }
 

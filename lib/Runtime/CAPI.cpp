@@ -7,6 +7,7 @@
 #include "tc/Runtime/tc_runtime.h"
 #include "tc/Support/Error.h"
 #include "tc/Target/Executable.h"
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 #include <string>
@@ -71,20 +72,24 @@ void describe(const tc::Value *v, const char **name, tc_tensor *type) {
 // Options as the caller's header version laid them out: a shorter struct
 // is refused (none predates version 2), a longer one (a newer header)
 // only with its unknown fields zero, their defaults.
+// Options of this version, or of version 2 (without no_verify: it verifies),
+// or of a later one that leaves the fields this library lacks zero.
 tc_load_options readOptions(const tc_load_options *given) {
   tc_load_options o = TC_LOAD_OPTIONS_INIT;
   if (!given)
     return o;
-  if (given->size < sizeof o)
+  constexpr size_t kVersion2 = offsetof(tc_load_options, no_verify);
+  if (given->size < kVersion2)
     tc::fail("tc_model_load_ex: options of ", given->size,
              " bytes; set size = sizeof(tc_load_options) (", sizeof o, ")");
-  const auto *extra = reinterpret_cast<const unsigned char *>(given) + sizeof o;
-  for (size_t i = 0; i < given->size - sizeof o; ++i)
-    if (extra[i])
+  const auto *bytes = reinterpret_cast<const unsigned char *>(given);
+  for (size_t i = sizeof o; i < given->size; ++i)
+    if (bytes[i])
       tc::fail("tc_model_load_ex: options from a newer tc_runtime.h (", given->size,
                " bytes) set fields this library (version ", TC_RUNTIME_API_VERSION,
                ") does not know");
-  std::memcpy(&o, given, sizeof o);
+  std::memcpy(&o, given, std::min(given->size, sizeof o));
+  o.size = sizeof o;
   return o;
 }
 
@@ -208,13 +213,15 @@ tc_model *tc_model_load_ex(const char *path, const tc_load_options *options) {
         if (!path)
           tc::fail("tc_model_load: path is NULL");
         tc_load_options o = readOptions(options);
-        std::shared_ptr<const tc::MemoryBuffer> file = tc::MemoryBuffer::open(path);
+        tc::Artifact a =
+            tc::readArtifact(tc::MemoryBuffer::open(path),
+                             o.no_verify ? tc::ArtifactCheck::None : tc::ArtifactCheck::All);
         auto m = std::make_unique<tc_model>();
-        m->target = &tc::runtimeTargetOf(tc::readArtifact(file).target, path);
+        m->target = &tc::runtimeTargetOf(a.target, path);
         tc::TargetOptionValues values;
         if (o.threads) // what tc-run --threads gives (targets without it ignore it)
           values["threads"] = std::to_string(o.threads);
-        m->exe = m->target->load(file, values, o.device);
+        m->exe = m->target->load(std::move(a), values, o.device);
         const tc::Function &f = m->main();
         for (const auto *values : {&f.args, &f.results})
           for (const tc::Value *v : *values)

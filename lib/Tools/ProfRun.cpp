@@ -41,6 +41,8 @@ int profRunMain(int argc, char **argv) {
                                     "the device's FLOP rate for the roofline, TFLOP/s (all "
                                     "kernels; default: estimated per kind)");
     addInputOptions(opts, inputFlags);
+    bool noVerify = false;
+    addVerifyOption(opts, noVerify);
     std::vector<TargetOption> runOptions = allRunOptions();
     addTargetOptions(opts, runOptions);
     po::variables_map vm;
@@ -68,8 +70,13 @@ int profRunMain(int argc, char **argv) {
     }
     InputSources src = inputSources(inputFlags);
 
-    Artifact artifact = readArtifact(buf);
-    std::unique_ptr<Executable> exe = requireTarget(artifact.target).load(buf, runValues, 0);
+    Artifact artifact = readArtifact(buf, artifactCheck(noVerify));
+    // The compile timeline, for --trace: the executable takes the artifact.
+    std::shared_ptr<const MemoryBuffer> timelineSection;
+    if (artifact.section(kSectionTimeline))
+      timelineSection = artifact.share(kSectionTimeline);
+    const Target &target = requireTarget(artifact.target);
+    std::unique_ptr<Executable> exe = target.load(std::move(artifact), runValues, 0);
     const Function &f = exe->module().main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     for (int i = 0; i < std::max(warmup, exe->minWarmup()); ++i)
@@ -103,8 +110,8 @@ int profRunMain(int argc, char **argv) {
 
     if (!tracePath.empty()) {
       std::vector<TimelineEntry> timeline;
-      if (const MemoryBuffer *t = artifact.section(kSectionTimeline))
-        timeline = parseTimelineJson(std::string(t->str()), common.input);
+      if (timelineSection)
+        timeline = parseTimelineJson(std::string(timelineSection->str()), common.input);
       std::ofstream out(tracePath, std::ios::binary);
       out << chromeTraceJson(trace, timeline, r);
       if (!out.flush())

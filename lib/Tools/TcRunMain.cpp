@@ -9,6 +9,7 @@
 #include <charconv>
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <sstream>
 
 namespace tc::tools {
@@ -19,7 +20,7 @@ int tcRunMain(int argc, char **argv) {
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1;
     std::string report;
-    bool printSteps = false;
+    bool printSteps = false, printInfo = false, noVerify = false;
     InputFlags inputFlags;
     double rtol = 1e-4, atol = 1e-5;
     po::options_description opts("tc-run options");
@@ -46,6 +47,10 @@ int tcRunMain(int argc, char **argv) {
         "read a u16 tensor given for a bf16 input as bf16 bit patterns, and compare a bf16 "
         "result with a u16 expected value bit-exactly as bf16 (older ONNX test data stores "
         "bf16 so); off by default");
+    opts.add_options()("print-info", po::bool_switch(&printInfo),
+                       "artifacts: print what it was built with and for, and its sections with "
+                       "sizes and checksums (verified), then stop");
+    addVerifyOption(opts, noVerify);
     std::vector<TargetOption> runOptions = allRunOptions();
     addTargetOptions(opts, runOptions);
     po::variables_map vm;
@@ -62,9 +67,18 @@ int tcRunMain(int argc, char **argv) {
       fail("--rtol and --atol must be non-negative");
     InputSources src = inputSources(inputFlags);
     auto buf = MemoryBuffer::open(common.input);
-    bool artifact = isArtifact(buf->str());
+    // Read (and verified) once: before anything of it is mapped or run.
+    std::optional<Artifact> artifact;
+    if (isArtifact(buf->str()))
+      artifact = readArtifact(buf, artifactCheck(noVerify));
+    if (printInfo) {
+      if (!artifact)
+        fail(common.input, ": --print-info describes an artifact (.tcx); this is IR");
+      std::cout << artifactInfo(*artifact);
+      return 0;
+    }
     if (target.empty())
-      target = artifact ? readArtifact(buf).target : "ref";
+      target = artifact ? artifact->target : "ref";
     // ref: the reference executor over IR, or over an artifact's own IR.
     const Target *backend = target == "ref" ? nullptr : findTarget(target);
     if (target != "ref" && !backend)
@@ -74,9 +88,9 @@ int tcRunMain(int argc, char **argv) {
     std::unique_ptr<Executable> exe;
     std::unique_ptr<Module> ir;
     if (artifact && backend)
-      exe = backend->load(buf, runValues, 0);
+      exe = backend->load(std::move(*artifact), runValues, 0);
     else if (artifact)
-      ir = readBytecode(readArtifact(buf).share(kSectionModule));
+      ir = readBytecode(artifact->share(kSectionModule));
     else if (backend)
       fail(common.input,
            ": IR runs on the reference executor (--target=ref); compile it with "

@@ -151,6 +151,12 @@ void writeModule(const Module &m, const CommonOptions &common) {
   writeOutput(common.output, writeBytecode(m));
 }
 
+void addVerifyOption(po::options_description &opts, bool &noVerify) {
+  opts.add_options()("no-verify", po::bool_switch(&noVerify),
+                     "artifacts: skip the checksums of the section table and the sections "
+                     "(verified once at load by default; bounds are still checked)");
+}
+
 void addInputOptions(po::options_description &opts, InputFlags &flags) {
   opts.add_options()("inputs", po::value(&flags.src.dir)->value_name("DIR"),
                      "inputs from a test_data_set folder: input_N.pb for input N, or NAME.npy; "

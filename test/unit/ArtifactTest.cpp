@@ -9,7 +9,8 @@ namespace {
 Artifact sample() {
   Artifact a;
   a.file = "x.tcx";
-  a.toolchain = "tc test";
+  a.built.tc = "0.1.0";
+  a.built.llvm = "19.1.7";
   a.target = "cpu";
   a.cpu = "x86-64-v3";
   a.cpuFeatures = {"+avx2", "+fma"};
@@ -18,9 +19,9 @@ Artifact sample() {
   return a;
 }
 
-std::string readError(const std::string &bytes) {
+std::string readError(const std::string &bytes, ArtifactCheck check = ArtifactCheck::All) {
   try {
-    readArtifact(MemoryBuffer::copy(bytes, "x.tcx"));
+    readArtifact(MemoryBuffer::copy(bytes, "x.tcx"), check);
   } catch (const Error &e) {
     return e.what();
   }
@@ -33,7 +34,9 @@ TEST(Artifact, RoundTripKeepsHeaderAndSectionsAligned) {
   std::string bytes = writeArtifact(sample());
   ASSERT_TRUE(isArtifact(bytes));
   Artifact b = readArtifact(MemoryBuffer::copy(bytes, "x.tcx"));
-  EXPECT_EQ(b.toolchain, "tc test");
+  EXPECT_EQ(b.built.tc, "0.1.0");
+  EXPECT_EQ(b.built.llvm, "19.1.7");
+  EXPECT_TRUE(b.built.nvrtc.empty());
   EXPECT_EQ(b.target, "cpu");
   EXPECT_EQ(b.cpu, "x86-64-v3");
   EXPECT_EQ(b.cpuFeatures, (std::vector<std::string>{"+avx2", "+fma"}));
@@ -52,14 +55,18 @@ TEST(Artifact, EveryTruncationIsAnErrorNotACrash) {
     EXPECT_FALSE(readError(bytes.substr(0, n)).empty()) << "prefix of " << n << " bytes";
 }
 
+// Without checksums (--no-verify), a corrupt table is still caught by its
+// bounds and names; with them, by the table's checksum first.
 TEST(Artifact, CorruptTablesAreRejected) {
+  constexpr size_t kEntry = 48;
   std::string bytes = writeArtifact(sample());
   std::string twice = bytes;
-  twice.replace(16 + 40, 24, std::string("header") + std::string(18, '\0'));
-  EXPECT_NE(readError(twice).find("appears twice"), std::string::npos);
+  twice.replace(16 + kEntry, 24, std::string("header") + std::string(18, '\0'));
+  EXPECT_NE(readError(twice, ArtifactCheck::None).find("appears twice"), std::string::npos);
+  EXPECT_NE(readError(twice).find("the section table is damaged (checksum "), std::string::npos);
   std::string huge = bytes;
   huge.replace(16 + 24, 8, std::string(8, '\xff')); // offset of section 0
-  EXPECT_NE(readError(huge).find("truncated artifact"), std::string::npos);
+  EXPECT_NE(readError(huge, ArtifactCheck::None).find("truncated artifact"), std::string::npos);
   EXPECT_NE(readError("TCXB").find("not a tc artifact"), std::string::npos);
 }
 
@@ -77,4 +84,63 @@ TEST(Artifact, CudaArchesRoundTripWithACubinEach) {
   EXPECT_EQ(b.require("cubin.sm_90").str(), "cubin for sm_90");
   // A CPU artifact's header has no arch line.
   EXPECT_TRUE(readArtifact(MemoryBuffer::copy(writeArtifact(sample()), "x.tcx")).arches.empty());
+}
+
+// Every single-byte change of a section's bytes is caught by its checksum
+// (ArtifactCheck::All) before anything reads it; None verifies nothing.
+TEST(Artifact, ChecksumsCatchEveryByteOfEverySection) {
+  std::string bytes = writeArtifact(sample());
+  auto file = MemoryBuffer::copy(bytes, "x.tcx");
+  Artifact a = readArtifact(file);
+  for (const char *name : {kSectionHeader, kSectionModule, kSectionObject}) {
+    size_t off = size_t(a.require(name).data() - file->data());
+    for (size_t i = 0; i < a.require(name).size(); ++i) {
+      std::string d = bytes;
+      d[off + i] = char(d[off + i] ^ 0x20);
+      EXPECT_NE(readError(d).find("section '" + std::string(name) + "' is damaged (checksum "),
+                std::string::npos)
+          << name << " byte " << i;
+    }
+  }
+  std::string d = bytes;
+  d[d.find(std::string(100, 'm'))] = 'M';
+  EXPECT_TRUE(readError(d, ArtifactCheck::None).empty());
+}
+
+// Every byte of the prologue and the table (checksum included) is covered.
+TEST(Artifact, ChecksumCoversTheSectionTable) {
+  std::string bytes = writeArtifact(sample());
+  size_t tableEnd = 16 + 3 * 48 + 8;      // header, module, object
+  for (size_t i = 8; i < tableEnd; ++i) { // past magic and version
+    std::string d = bytes;
+    d[i] = char(d[i] ^ 0x01);
+    EXPECT_FALSE(readError(d).empty()) << "byte " << i;
+  }
+  EXPECT_NE(readError(bytes.substr(0, 16) + bytes.substr(16 + 48, 48) + bytes.substr(16, 48) +
+                      bytes.substr(16 + 96))
+                .find("the section table is damaged"),
+            std::string::npos); // two entries swapped
+}
+
+TEST(Artifact, InfoListsBuildAndSections) {
+  Artifact a = readArtifact(MemoryBuffer::copy(writeArtifact(sample()), "x.tcx"));
+  std::string info = artifactInfo(a);
+  EXPECT_NE(info.find("format version 3"), std::string::npos) << info;
+  EXPECT_NE(info.find("built with llvm: 19.1.7"), std::string::npos) << info;
+  EXPECT_NE(info.find("section module: 100 bytes, checksum "), std::string::npos) << info;
+}
+
+// Bytes no checksum covers are zero, and nothing follows the last section:
+// damage there is caught too (ArtifactCheck::All only).
+TEST(Artifact, PaddingAndTrailingBytesAreChecked) {
+  std::string bytes = writeArtifact(sample());
+  size_t pad = 16 + 3 * 48 + 8; // the first byte after the table: padding
+  ASSERT_EQ(bytes[pad], '\0');
+  std::string d = bytes;
+  d[pad] = 'x';
+  EXPECT_NE(readError(d).find("byte " + std::to_string(pad) + " outside every section is not 0"),
+            std::string::npos);
+  EXPECT_TRUE(readError(d, ArtifactCheck::None).empty());
+  EXPECT_NE(readError(bytes + std::string(3, '\0')).find("3 bytes past its last section"),
+            std::string::npos);
 }

@@ -46,7 +46,7 @@ std::string loadError(const std::string &table) {
                                                           "x.tcir")));
   a.setSection(kSectionKernels, table);
   try {
-    CpuModel::load(MemoryBuffer::copy(writeArtifact(a), "x.tcx"), kCpuTarget);
+    CpuModel::load(readArtifact(MemoryBuffer::copy(writeArtifact(a), "x.tcx")), kCpuTarget);
   } catch (const Error &e) {
     return e.what();
   }

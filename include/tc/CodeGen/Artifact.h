@@ -6,10 +6,14 @@
 // arch), the kernel sources, and the compile timeline for tc-prof.
 //
 // Layout: "TCXA", u32 version, u32 section count, u32 0, then per section
-// {char name[24] (NUL-padded), u64 offset, u64 size}, then the sections,
-// each at a 64-byte aligned offset. All integers little-endian.
+// {char name[24] (NUL-padded), u64 offset, u64 size, u64 checksum}, then a
+// u64 checksum of everything before it (the table's), then the sections,
+// each at a 64-byte aligned offset. All integers little-endian; checksums
+// are hash64 (Support/Hash64.h) of the bytes. What a reader promises:
+// docs/cpu-backend.md, "The artifact".
 #pragma once
 #include "tc/Support/MemoryBuffer.h"
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
@@ -19,8 +23,9 @@
 namespace tc {
 
 constexpr char kArtifactMagic[4] = {'T', 'C', 'X', 'A'};
-// 2: CPU kernels as a shared object (1: an ELF object for a JIT).
-constexpr uint32_t kArtifactVersion = 2;
+// 3: checksums and build info (2: CPU kernels as a shared object; 1: an
+// ELF object for a JIT).
+constexpr uint32_t kArtifactVersion = 3;
 
 // Section names.
 inline constexpr const char *kSectionHeader = "header";     // key=value lines
@@ -33,15 +38,36 @@ inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline 
 // "group symbol launch block vec" (KernelEmitter.h: the launch rule).
 inline std::string cubinSection(const std::string &arch) { return "cubin." + arch; }
 
+// What an artifact was built with: versions as "major.minor[.patch]", ""
+// where not known or not used.
+struct BuildInfo {
+  std::string tc;          // tc-codegen's version
+  std::string llvm;        // CPU: the clang that compiled the kernels
+  std::string cudaToolkit; // CUDA: the toolkit headers' (cuda.h) version
+  std::string nvrtc;       // CUDA: the NVRTC that compiled the cubins
+  // CUDA: the headers' versions of the libraries the runtime dlopens (what
+  // codegen knows; the library a machine has is checked when it is opened).
+  std::string cudnn, cublasLt;
+};
+
+// Whether readArtifact verifies the checksums. Bounds and names are
+// checked either way: neither reads out of bounds.
+enum class ArtifactCheck {
+  All,  // the table, every section, the padding: before anything is mapped or run
+  None, // none (--no-verify)
+};
+
 struct Artifact {
   // Header fields (kSectionHeader).
-  std::string toolchain; // "tc 0.1.0 (LLVM 19.1.7)"
-  std::string target;    // "cpu" or "cuda"
-  std::string cpu;       // CPU name the code was compiled for (x86-64-v3, znver3, ...)
+  BuildInfo built;
+  std::string target; // "cpu" or "cuda"
+  std::string cpu;    // CPU name the code was compiled for (x86-64-v3, znver3, ...)
   std::vector<std::string> cpuFeatures; // "+avx2", ... the code may use
   std::vector<std::string> arches;      // CUDA: "sm_80", "sm_90", ... one cubin each
   // Section bytes by name; views into the file when read.
   std::map<std::string, std::shared_ptr<const MemoryBuffer>, std::less<>> sections;
+  // Each section's checksum as the file records it (when read).
+  std::map<std::string, uint64_t, std::less<>> checksums;
 
   const MemoryBuffer *section(std::string_view name) const;
   // The section, or a tc::Error naming the file and the missing section.
@@ -54,8 +80,14 @@ struct Artifact {
 
 bool isArtifact(std::string_view bytes);
 std::string writeArtifact(const Artifact &a);
-// Throws tc::Error "<file>: <what>" for a truncated, corrupt or foreign file
-// or one written by another format version; never reads out of bounds.
-Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf);
+// Throws tc::Error "<file>: <what>" for a truncated, corrupt, damaged
+// (checksum) or foreign file or one written by another format version;
+// never reads out of bounds.
+Artifact readArtifact(std::shared_ptr<const MemoryBuffer> buf,
+                      ArtifactCheck check = ArtifactCheck::All);
+
+// What `tc-run --print-info` prints: build info, target, sections with
+// offsets, sizes and checksums.
+std::string artifactInfo(const Artifact &a);
 
 } // namespace tc

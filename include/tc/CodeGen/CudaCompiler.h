@@ -2,6 +2,7 @@
 // compiler library): no nvcc, no temporary files, no GPU, and no libcuda.
 // A tc built without the CUDA toolkit says so (tc::Error) instead.
 #pragma once
+#include "tc/CodeGen/Artifact.h"
 #include <string>
 #include <vector>
 
@@ -9,6 +10,11 @@ namespace tc {
 
 // The NVRTC version, "13.0"; "" when tc was built without NVRTC.
 std::string cudaCompilerVersion();
+
+// What a CUDA artifact records it was built with: tc, NVRTC, and the
+// toolkit's, cuDNN's and cuBLASLt's header versions (those the kernels and
+// the runtime's calls were written against; "" for a header not found).
+BuildInfo cudaBuildInfo();
 
 // "sm_80,sm_90" -> {"sm_80", "sm_90"} (duplicates dropped), each an arch
 // this NVRTC compiles cubin for; throws tc::Error naming the ones it knows.

@@ -24,13 +24,12 @@ class KernelLibrary;
 
 class CpuModel {
 public:
-  // Reads and checks the artifact (target, format, CPU features of this
-  // machine) and links its kernels. Throws tc::Error naming the file.
-  // `target`: the artifact target this runtime runs (Targets.def's name,
-  // from the registry). `threads` splits each kernel's rows (0: one per
-  // hardware thread).
-  static std::unique_ptr<CpuModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                        const char *target, unsigned threads = 0);
+  // Checks a read artifact (target, CPU features of this machine) and links
+  // its kernels. Throws tc::Error naming the file. `target`: the artifact
+  // target this runtime runs (Targets.def's name, from the registry).
+  // `threads` splits each kernel's rows (0: one per hardware thread).
+  static std::unique_ptr<CpuModel> load(Artifact artifact, const char *target,
+                                        unsigned threads = 0);
   ~CpuModel();
 
   const Module &module() const { return *module_; }

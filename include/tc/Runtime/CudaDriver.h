@@ -43,8 +43,9 @@ struct Driver {
                            unsigned blockX, unsigned blockY, unsigned blockZ, unsigned sharedBytes,
                            CUstream stream, void **params, void **extra);
   // Optional (nullptr when the driver lacks them, as a stand-in driver may):
-  // CUDA graphs and events. Without them runs are not captured or timed on
-  // the device.
+  // CUDA graphs and events, and the driver's version. Without them runs are
+  // not captured or timed on the device, and artifacts not checked against
+  // the driver's CUDA version.
   CUresult (*streamBeginCapture)(CUstream stream, int mode);
   CUresult (*streamEndCapture)(CUstream stream, CUgraph *graph);
   CUresult (*graphInstantiate)(CUgraphExec *exec, CUgraph graph, unsigned long long flags);
@@ -56,6 +57,8 @@ struct Driver {
   CUresult (*eventDestroy)(CUevent event);
   CUresult (*eventRecord)(CUevent event, CUstream stream);
   CUresult (*eventElapsedTime)(float *ms, CUevent start, CUevent end);
+  // The CUDA version the driver supports (12040: 12.4).
+  CUresult (*driverGetVersion)(int *version);
   bool hasGraphs() const { return streamBeginCapture && graphLaunch && graphGetNodes; }
   bool hasEvents() const { return eventCreate && eventElapsedTime; }
   CUresult (*getErrorName)(CUresult error, const char **name);

@@ -48,9 +48,8 @@ public:
   // on the calling thread.
   // `target`: the artifact target this runtime runs (Targets.def's name,
   // from the registry).
-  static std::unique_ptr<CudaModel> load(std::shared_ptr<const MemoryBuffer> file,
-                                         const char *target, bool libraries = true,
-                                         int ordinal = 0);
+  static std::unique_ptr<CudaModel> load(Artifact artifact, const char *target,
+                                         bool libraries = true, int ordinal = 0);
   ~CudaModel();
 
   const Artifact &artifact() const { return artifact_; }

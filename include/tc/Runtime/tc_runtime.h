@@ -28,8 +28,8 @@ extern "C" {
 
 /* 1: CPU artifacts. 2: CUDA artifacts, tc_model_load_ex, device tensors
  * (tc_tensor.memory), tc_model_run_on_stream, tc_model_backend,
- * tc_model_device_bytes. */
-#define TC_RUNTIME_API_VERSION 2
+ * tc_model_device_bytes. 3: tc_load_options.no_verify. */
+#define TC_RUNTIME_API_VERSION 3
 
 typedef struct tc_model tc_model;
 
@@ -51,15 +51,18 @@ typedef struct tc_tensor {
 } tc_tensor;
 
 /* Loads and checks an artifact on the default device: the CPU with
- * `threads` threads (0 = one per hardware thread), or CUDA device 0. */
+ * `threads` threads (0 = one per hardware thread), or CUDA device 0. The
+ * artifact's checksums are verified first: a damaged file is an error
+ * ("m.tcx: section 'object' is damaged (checksum ...)"), never run. */
 tc_model *tc_model_load(const char *path, unsigned threads);
 
 typedef struct tc_load_options {
   size_t size;      /* sizeof(tc_load_options): later versions add fields */
   unsigned threads; /* CPU: as tc_model_load's; 0 = one per hardware thread */
   int device;       /* CUDA: the device ordinal (as cuDeviceGet counts) */
+  int no_verify;    /* since version 3: 1 skips the artifact's checksums (tc-run --no-verify) */
 } tc_load_options;
-#define TC_LOAD_OPTIONS_INIT {sizeof(tc_load_options), 0, 0}
+#define TC_LOAD_OPTIONS_INIT {sizeof(tc_load_options), 0, 0, 0}
 
 /* tc_model_load with options (NULL: the defaults, TC_LOAD_OPTIONS_INIT).
  * A device the machine lacks fails with "no CUDA device N (...)". */

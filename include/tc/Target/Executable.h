@@ -3,6 +3,7 @@
 // libtcrt (the C API) links it (tcTargetRuntime, lib/Target/RuntimeRegistry.cpp);
 // the compile half (Target.h) extends each entry.
 #pragma once
+#include "tc/CodeGen/Artifact.h"
 #include "tc/Profile/DevicePeaks.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Runtime/RunBuffers.h"
@@ -89,11 +90,12 @@ public:
 struct RuntimeTarget {
   const char *name, *title;
   bool gpu;
-  // tc-run/tc-prof flags of its artifacts, and loading one with their values
-  // on device `device` (GPU targets: the ordinal; tools use 0).
+  // tc-run/tc-prof flags of its artifacts, and loading a read (and
+  // verified: readArtifact) one with their values on device `device` (GPU
+  // targets: the ordinal; tools use 0).
   std::vector<TargetOption> (*runOptions)();
-  std::unique_ptr<Executable> (*load)(std::shared_ptr<const MemoryBuffer> file,
-                                      const TargetOptionValues &runOptions, int device);
+  std::unique_ptr<Executable> (*load)(Artifact artifact, const TargetOptionValues &runOptions,
+                                      int device);
   std::string (*deviceName)(); // "NVIDIA H100 80GB HBM3", "" when unknown
   // Opens what running needs before anything else is read: a tc::Error
   // ("no CUDA device") on a machine that cannot run this target.
@@ -110,8 +112,9 @@ const RuntimeTarget &runtimeTargetOf(std::string_view name, const std::string &f
 #define TC_TARGET(Id, name, ...)                                                                   \
   inline constexpr const char *k##Id##Target = name;                                               \
   std::vector<TargetOption> Id##RunOptions();                                                      \
-  std::unique_ptr<Executable> load##Id##Executable(                                                \
-      std::shared_ptr<const MemoryBuffer> file, const TargetOptionValues &runOptions, int device); \
+  std::unique_ptr<Executable> load##Id##Executable(Artifact artifact,                              \
+                                                   const TargetOptionValues &runOptions,           \
+                                                   int device);                                    \
   std::string Id##DeviceName();                                                                    \
   void Id##OpenDevice();
 #include "tc/Target/Targets.def"

@@ -9,6 +9,7 @@
 // at the end of this file and of Executable.h; Registry.cpp lists them
 // from Targets.def.
 #pragma once
+#include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/Codegen.h"
 #include "tc/Target/Executable.h"
 #include "tc/Transforms/Pass.h"

@@ -64,6 +64,13 @@ struct InputFlags {
 void addInputOptions(po::options_description &opts, InputFlags &flags);
 InputSources inputSources(const InputFlags &flags);
 
+// --no-verify of the tools that load artifacts (readArtifact's check:
+// None when given, else All).
+void addVerifyOption(po::options_description &opts, bool &noVerify);
+inline ArtifactCheck artifactCheck(bool noVerify) {
+  return noVerify ? ArtifactCheck::None : ArtifactCheck::All;
+}
+
 // "a, b or c": the values a flag takes, for messages.
 std::string alternatives(const std::vector<std::string> &values);
 

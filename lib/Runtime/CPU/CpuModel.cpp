@@ -50,12 +50,12 @@ struct CpuModel::ShapePlan {
 
 CpuModel::~CpuModel() = default;
 
-std::unique_ptr<CpuModel> CpuModel::load(std::shared_ptr<const MemoryBuffer> file,
-                                         const char *target, unsigned threads) {
+std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target,
+                                         unsigned threads) {
   std::unique_ptr<CpuModel> model(new CpuModel());
   model->pool_ = std::make_unique<ThreadPool>(
       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
-  model->artifact_ = readArtifact(file);
+  model->artifact_ = std::move(artifact);
   model->target_ = target;
   const Artifact &a = model->artifact_;
   if (a.target != target)

@@ -10,6 +10,7 @@ namespace tc::cuda {
   fail("cuBLASLt not available (tc was built without cublasLt.h)");
 }
 CublasLt::CublasLt() { unavailable(); }
+size_t CublasLt::version() { unavailable(); }
 CublasLt::~CublasLt() = default;
 struct CublasLtCall::Impl {};
 CublasLtCall::~CublasLtCall() = default;
@@ -28,6 +29,7 @@ namespace {
 
 struct Api {
   decltype(&cublasLtCreate) create;
+  decltype(&cublasLtGetVersion) version;
   decltype(&cublasLtDestroy) destroy;
   decltype(&cublasLtGetStatusName) statusName;
   decltype(&cublasLtMatmulDescCreate) descCreate;
@@ -55,6 +57,7 @@ const Api &api() {
     Api a{};
     auto bind = [&](auto &fn, const char *name) { bindSymbol(lib, fn, name, "cuBLASLt"); };
     bind(a.create, "cublasLtCreate");
+    bind(a.version, "cublasLtGetVersion");
     bind(a.destroy, "cublasLtDestroy");
     bind(a.statusName, "cublasLtGetStatusName");
     bind(a.descCreate, "cublasLtMatmulDescCreate");
@@ -87,6 +90,8 @@ uint32_t alignment(std::initializer_list<uint64_t> bytes) {
 }
 
 } // namespace
+
+size_t CublasLt::version() { return api().version(); }
 
 CublasLt::CublasLt() {
   cublasLtHandle_t h = nullptr;

@@ -17,6 +17,8 @@ public:
   static constexpr size_t kWorkspaceBytes = size_t(32) << 20;
   CublasLt();
   ~CublasLt();
+  // cublasLtGetVersion() of the library loaded (loading it).
+  static size_t version();
   CublasLt(const CublasLt &) = delete;
   CublasLt &operator=(const CublasLt &) = delete;
 

@@ -55,6 +55,7 @@ Driver open() {
   optional(d.eventDestroy, "cuEventDestroy_v2");
   optional(d.eventRecord, "cuEventRecord");
   optional(d.eventElapsedTime, "cuEventElapsedTime_v2");
+  optional(d.driverGetVersion, "cuDriverGetVersion");
   bind(d.getErrorName, "cuGetErrorName");
   bind(d.getErrorString, "cuGetErrorString");
   int n = 0;

@@ -3,15 +3,16 @@
 #include "Cupti.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/Support/Error.h"
+#include <cstdlib>
 
 namespace tc {
 
-std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> file,
-                                           const char *target, bool libraries, int ordinal) {
+std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target, bool libraries,
+                                           int ordinal) {
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->libraries_ = libraries;
   m->target_ = target;
-  Artifact &a = m->artifact_ = readArtifact(std::move(file));
+  Artifact &a = m->artifact_ = std::move(artifact);
   if (a.target != target)
     fail(a.file, ": the artifact is for target '", a.target, "', not ", target);
   std::vector<CudaKernelEntry> table =
@@ -46,6 +47,16 @@ std::unique_ptr<CudaModel> CudaModel::load(std::shared_ptr<const MemoryBuffer> f
          ": recompile with tc-codegen --target=cuda --arch=", sm);
   }
   m->arch_ = *arch;
+  // Cubins of a newer toolkit's major than the driver supports do not load:
+  // say so with both versions (the minor versions are compatible).
+  int driverVersion = 0;
+  const std::string &toolkit = a.built.cudaToolkit;
+  if (d.driverGetVersion && !toolkit.empty() && d.driverGetVersion(&driverVersion) == 0 &&
+      std::atoi(toolkit.c_str()) > driverVersion / 1000)
+    fail(a.file, ": built with the CUDA ", toolkit,
+         " toolkit; this machine's driver supports CUDA ", driverVersion / 1000, ".",
+         driverVersion % 1000 / 10, ": update the driver or recompile ", "with a CUDA ",
+         driverVersion / 1000, " toolkit");
   d.check(d.primaryCtxRetain(&m->ctx_, m->dev_), "cuDevicePrimaryCtxRetain");
   d.check(d.ctxSetCurrent(m->ctx_), "cuCtxSetCurrent");
   // Non-blocking: no implicit synchronization with other work on the

@@ -5,6 +5,7 @@
 // model's own or the caller's (runOn).
 #include "CudaShapePlan.h"
 #include "Cupti.h"
+#include "LibraryLoader.h"
 #include "tc/Analysis/StepCost.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
@@ -88,8 +89,11 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
       return host(why);
     if (!g->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
-    if (!cublasLt_)
+    if (!cublasLt_) {
+      cuda::requireLibraryMajor("cuBLASLt", cuda::CublasLt::version(), artifact_.built.cublasLt,
+                                artifact_.file);
       cublasLt_ = std::make_unique<cuda::CublasLt>();
+    }
     s.gemm = cuda::CublasLtCall::create(*cublasLt_, *g,
                                         {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
     if (!s.gemm)
@@ -102,8 +106,11 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
       return host(why);
     if (!c->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
-    if (!cudnn_)
+    if (!cudnn_) {
+      cuda::requireLibraryMajor("cuDNN", cuda::Cudnn::version(), artifact_.built.cudnn,
+                                artifact_.file);
       cudnn_ = std::make_unique<cuda::Cudnn>(work_);
+    }
     s.conv = cuda::CudnnConv::create(*cudnn_, *c,
                                      {ptr(c->input), ptr(c->weights), ptr(c->bias), out}, why);
     if (!s.conv)

@@ -11,6 +11,7 @@ namespace tc::cuda {
   fail("cuDNN not available (tc was built without cudnn.h)");
 }
 Cudnn::Cudnn(CUstream) { unavailable(); }
+size_t Cudnn::version() { unavailable(); }
 void Cudnn::setStream(CUstream) {}
 Cudnn::~Cudnn() = default;
 struct CudnnConv::Impl {};
@@ -31,6 +32,7 @@ namespace tc::cuda {
 namespace {
 
 struct Api {
+  decltype(&cudnnGetVersion) version;
   decltype(&cudnnCreate) create;
   decltype(&cudnnDestroy) destroy;
   decltype(&cudnnSetStream) setStream;
@@ -66,6 +68,7 @@ const Api &api() {
     Api a{};
     auto bind = [&](auto &fn, const char *name) { bindSymbol(lib, fn, name, "cuDNN"); };
     bind(a.create, "cudnnCreate");
+    bind(a.version, "cudnnGetVersion");
     bind(a.destroy, "cudnnDestroy");
     bind(a.setStream, "cudnnSetStream");
     bind(a.errorString, "cudnnGetErrorString");
@@ -117,6 +120,8 @@ std::vector<int> packedStrides(const std::vector<int> &d, bool channelsLast) {
 constexpr size_t kMaxWorkspace = size_t(256) << 20;
 
 } // namespace
+
+size_t Cudnn::version() { return api().version(); }
 
 Cudnn::Cudnn(CUstream stream) {
   cudnnHandle_t h = nullptr;

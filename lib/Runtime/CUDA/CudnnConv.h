@@ -15,6 +15,8 @@ class Cudnn {
 public:
   explicit Cudnn(CUstream stream);
   ~Cudnn();
+  // cudnnGetVersion() of the library loaded (loading it).
+  static size_t version();
   // The stream the next calls go on (a run on a caller's stream).
   void setStream(CUstream stream);
   Cudnn(const Cudnn &) = delete;

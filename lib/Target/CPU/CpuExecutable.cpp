@@ -53,7 +53,7 @@ std::vector<TargetOption> CpuRunOptions() {
            {}}};
 }
 
-std::unique_ptr<Executable> loadCpuExecutable(std::shared_ptr<const MemoryBuffer> file,
+std::unique_ptr<Executable> loadCpuExecutable(Artifact artifact,
                                               const TargetOptionValues &runOptions, int) {
   unsigned threads = 0;
   if (auto t = runOptions.find("threads"); t != runOptions.end()) {
@@ -62,7 +62,7 @@ std::unique_ptr<Executable> loadCpuExecutable(std::shared_ptr<const MemoryBuffer
       fail("--threads wants a number of threads, not '", v, "'");
     threads = unsigned(std::stoul(v));
   }
-  return std::make_unique<CpuExecutable>(CpuModel::load(std::move(file), kCpuTarget, threads));
+  return std::make_unique<CpuExecutable>(CpuModel::load(std::move(artifact), kCpuTarget, threads));
 }
 
 void CpuOpenDevice() {} // this machine's CPU runs it (CpuModel::load checks its features)

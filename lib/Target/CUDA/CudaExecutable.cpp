@@ -93,7 +93,7 @@ std::vector<TargetOption> CudaRunOptions() {
            {"on", "off"}}};
 }
 
-std::unique_ptr<Executable> loadCudaExecutable(std::shared_ptr<const MemoryBuffer> file,
+std::unique_ptr<Executable> loadCudaExecutable(Artifact artifact,
                                                const TargetOptionValues &runOptions, int device) {
   auto off = [&](const char *flag) {
     auto v = runOptions.find(flag);
@@ -101,7 +101,7 @@ std::unique_ptr<Executable> loadCudaExecutable(std::shared_ptr<const MemoryBuffe
   };
   CudaOpenDevice();
   std::unique_ptr<CudaModel> m =
-      CudaModel::load(std::move(file), kCudaTarget, !off("cuda-libraries"), device);
+      CudaModel::load(std::move(artifact), kCudaTarget, !off("cuda-libraries"), device);
   m->setGraphs(!off("cuda-graphs"));
   return std::make_unique<CudaExecutable>(std::move(m));
 }

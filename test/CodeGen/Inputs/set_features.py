@@ -1,18 +1,19 @@
 #!/usr/bin/env python3
 """Rewrites a .tcx artifact for error tests without changing its layout:
    set_features.py IN OUT +feature   the header's feature list names `feature`
-   set_features.py IN OUT --corrupt-object   the object section's bytes (the kernels' shared object) scrambled
+                                     (checksums rewritten: a valid artifact)
+   set_features.py IN OUT --corrupt-object   the object section's bytes (the
+                                     kernels' shared object) scrambled, its
+                                     checksum left as it was
 """
-import struct, sys
+import os, sys
+
+sys.path.insert(0, os.path.dirname(__file__))
+from artifact_info import seal, table
 
 src, dst, what = sys.argv[1:4]
 data = bytearray(open(src, "rb").read())
-count = struct.unpack_from("<I", data, 8)[0]
-sections = {}
-for i in range(count):
-    off = 16 + 40 * i
-    name = bytes(data[off:off + 24]).rstrip(b"\0").decode()
-    sections[name] = struct.unpack_from("<QQ", data, off + 24)
+sections = {name: (off, size) for name, off, size, _, _ in table(data)}
 if what == "--corrupt-object":
     off, size = sections["object"]
     for i in range(off, off + size):
@@ -26,4 +27,5 @@ else:
     assert len(what) <= length, "feature list too short to rewrite"
     value = what + "," * (length - len(what))  # empty entries are skipped
     data[off + start:off + end] = value.encode()
+    seal(data)
 open(dst, "wb").write(data)

@@ -1,8 +1,10 @@
 /* Every C API call with bad arguments: each prints its result and
  * tc_last_error() (c-api-cuda.test). argv[1]: a CPU artifact of one f32
  * input and one output; argv[2]: a CUDA artifact of the same signature
- * (the stand-in driver loaded). */
+ * (the stand-in driver loaded); argv[3]: argv[1] with its object section
+ * damaged. */
 #include <tc/Runtime/tc_runtime.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -19,12 +21,19 @@
   } while (0)
 
 int main(int argc, char **argv) {
-  if (argc != 3)
+  if (argc != 4)
     return 2;
-  tc_load_options small = {4, 0, 0};
+  tc_load_options small = {4, 0, 0, 0}, noVerify = TC_LOAD_OPTIONS_INIT;
+  noVerify.no_verify = 1;
   SHOWP(tc_model_load(NULL, 0));
   SHOWP(tc_model_load("/nonexistent.tcx", 0));
   SHOWP(tc_model_load_ex(argv[1], &small));
+  SHOWP(tc_model_load(argv[3], 0));
+  SHOWP(tc_model_load_ex(argv[3], &noVerify));
+  /* Version 2's options (no no_verify): read, and verified. */
+  tc_load_options v2 = TC_LOAD_OPTIONS_INIT;
+  v2.size = offsetof(tc_load_options, no_verify);
+  SHOWP(tc_model_load_ex(argv[3], &v2));
   SHOW(tc_model_num_inputs(NULL));
   SHOW(tc_model_num_outputs(NULL));
   SHOWP(tc_model_backend(NULL));

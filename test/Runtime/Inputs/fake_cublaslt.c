@@ -25,6 +25,11 @@ typedef struct { uint64_t data[8]; } Algo;
 typedef struct { Algo algo; size_t workspaceSize; int state; float waves; int reserved[4]; } Result;
 
 static int handle;
+// cuBLASLt 13.1.0 unless FAKE_CUBLASLT_VERSION says otherwise.
+size_t cublasLtGetVersion(void) {
+  const char *v = getenv("FAKE_CUBLASLT_VERSION");
+  return v ? strtoul(v, NULL, 10) : 130100;
+}
 int cublasLtCreate(void **h) { *h = &handle; return 0; }
 int cublasLtDestroy(void *h) { return 0; }
 const char *cublasLtGetStatusName(int s) { return s ? "CUBLAS_STATUS_NOT_SUPPORTED" : "CUBLAS_STATUS_SUCCESS"; }

@@ -19,6 +19,11 @@ typedef struct { int n, pads[3], strides[3], dil[3], groups, math; } Conv;
 typedef struct { int algo, status; float time; size_t memory; int determinism, mathType, reserved[3]; } Perf;
 
 static int handle;
+// cuDNN 9.19.0 unless FAKE_CUDNN_VERSION says otherwise (a major mismatch test).
+size_t cudnnGetVersion(void) {
+  const char *v = getenv("FAKE_CUDNN_VERSION");
+  return v ? strtoul(v, NULL, 10) : 91900;
+}
 int cudnnCreate(void **h) { *h = &handle; return 0; }
 int cudnnDestroy(void *h) { return 0; }
 int cudnnSetStream(void *h, void *s) { return 0; }

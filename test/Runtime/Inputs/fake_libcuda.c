@@ -24,6 +24,12 @@ int cuDeviceGetCount(int *n) {
 int cuDeviceGet(int *d, int i) { *d = i; return 0; }
 int cuDeviceGetAttribute(int *v, int attr, int d) { *v = attr == 75 ? 9 : 0; return 0; }
 int cuDeviceGetName(char *name, int len, int d) { snprintf(name, len, "fake GPU"); return 0; }
+/* CUDA 13.0 unless FAKE_CUDA_DRIVER_VERSION says otherwise. */
+int cuDriverGetVersion(int *v) {
+  const char *s = getenv("FAKE_CUDA_DRIVER_VERSION");
+  *v = s ? atoi(s) : 13000;
+  return 0;
+}
 int cuDevicePrimaryCtxRetain(void **c, int d) { *c = &ctx; return 0; }
 int cuDevicePrimaryCtxRelease_v2(int d) { return 0; }
 int cuCtxSetCurrent(void *c) { return 0; }
