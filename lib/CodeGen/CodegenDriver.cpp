@@ -1,8 +1,8 @@
 // The one code generation driver every backend runs (Codegen.h); a backend
 // supplies only its differences (CodegenBackend).
+#include "tc/Analysis/KernelCount.h"
 #include "tc/CodeGen/Codegen.h"
 #include "tc/CodeGen/LibraryCall.h"
-#include "tc/Analysis/KernelCount.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ElementMove.h"
 #include <algorithm>
@@ -100,7 +100,8 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
       continue;
     std::string name = op->results.empty() ? "?" : op->result()->name;
     out.push_back({"%" + name,
-                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + " is no kernel family's op",
+                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) +
+                       " is no kernel family's op",
                    nodesOf({op.get()})});
   }
   return out;

@@ -221,8 +221,8 @@ private:
       // library or kernel takes that: T5's position bias, Swin's masks).
       for (size_t h : cands)
         if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
-            groups_[h].anchor == Anchor::None &&
-            !pathThroughOthers(g, h) && !pathThroughOthers(h, g))
+            groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
+            !pathThroughOthers(h, g))
           merge(g, h);
       return;
     }

@@ -112,9 +112,8 @@ const RuntimeTarget &runtimeTargetOf(std::string_view name, const std::string &f
 #define TC_TARGET(Id, name, ...)                                                                   \
   inline constexpr const char *k##Id##Target = name;                                               \
   std::vector<TargetOption> Id##RunOptions();                                                      \
-  std::unique_ptr<Executable> load##Id##Executable(Artifact artifact,                              \
-                                                   const TargetOptionValues &runOptions,           \
-                                                   int device);                                    \
+  std::unique_ptr<Executable> load##Id##Executable(                                                \
+      Artifact artifact, const TargetOptionValues &runOptions, int device);                        \
   std::string Id##DeviceName();                                                                    \
   void Id##OpenDevice();
 #include "tc/Target/Targets.def"

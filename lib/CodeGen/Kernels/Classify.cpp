@@ -73,8 +73,8 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   // indices an ArgMax / ArgMin / TopK anchor writes.
   if (cls.kind != KernelKind::Pointwise) {
     auto integer = [](const Value *v) { return isInteger(v->type.dtype); };
-    bool indices = cls.anchor && (cls.anchor->is(OpKind::ArgMax) || cls.anchor->is(OpKind::ArgMin) ||
-                                  cls.anchor->is(OpKind::TopK));
+    bool indices = cls.anchor && (cls.anchor->is(OpKind::ArgMax) ||
+                                  cls.anchor->is(OpKind::ArgMin) || cls.anchor->is(OpKind::TopK));
     for (const auto &op : f.ops)
       if ((!(indices && op.get() == cls.anchor) &&
            std::any_of(op->results.begin(), op->results.end(), integer)) ||

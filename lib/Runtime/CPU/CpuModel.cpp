@@ -50,8 +50,7 @@ struct CpuModel::ShapePlan {
 
 CpuModel::~CpuModel() = default;
 
-std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target,
-                                         unsigned threads) {
+std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target, unsigned threads) {
   std::unique_ptr<CpuModel> model(new CpuModel());
   model->pool_ = std::make_unique<ThreadPool>(
       threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
