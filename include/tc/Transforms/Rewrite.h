@@ -18,4 +18,8 @@ bool eraseDeadOps(Function &f);
 // result must have no other use.
 bool foldBatchNormIntoProducer(Function &f, Op &bn);
 
+// Why the lower-einsum pass leaves Einsum `e` alone ("" when it rewrites
+// it; lib/Transforms/LowerEinsum.cpp).
+std::string einsumObstacle(const Op &e);
+
 } // namespace tc

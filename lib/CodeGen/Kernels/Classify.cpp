@@ -4,6 +4,7 @@
 // family's emitter then checks what it needs of shapes and attributes.
 #include "Families.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 
 namespace tc::kernels {
@@ -38,6 +39,11 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   for (const Value *a : f.args)
     if (!c.st(a->type.dtype))
       return c.reject("argument %" + a->name + " of type " + a->type.str());
+  for (const auto &op : f.ops)
+    if (op->is(OpKind::Einsum))
+      return c.reject("Einsum '" + op->getString("equation") + "' that the lower-einsum pass " +
+                      (einsumObstacle(*op).empty() ? "did not run on (tc-opt -O0)"
+                                                   : "leaves alone: " + einsumObstacle(*op)));
   if (c.cuda())
     for (const auto &op : f.ops)
       if (op->info().category == FusionCategory::Library)
