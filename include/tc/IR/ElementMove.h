@@ -1,5 +1,6 @@
-// Which shape ops copy elements to computed positions, for the fuse pass
-// (which outlines them for CUDA) and the kernel emitter (which generates them).
+// Which shape ops copy elements to computed positions, and which are
+// sliding windows, for the fuse pass (which outlines them) and the kernel
+// emitter (which generates them).
 #pragma once
 #include "tc/IR/OpTable.h"
 
@@ -8,5 +9,9 @@ namespace tc {
 // Gather, Concat, Slice, Split, Expand, Pad, Tile: the CPU runtime copies
 // them (MoveStep), CUDA generates kernels for them.
 bool isElementMove(OpKind k);
+
+// MaxPool, AveragePool, LpPool, ConvTranspose: sliding-window ops the fuse
+// pass keeps alone (no epilogue) and outlines, the Pool family generates.
+bool isWindowOp(OpKind k);
 
 } // namespace tc
