@@ -183,7 +183,7 @@ Pipeline pipelineForLevel(int level) {
 
 Pipeline channelsLastPipeline() {
   using enum PassId;
-  return {ChannelsLast, Canonicalize, DCE};
+  return {ChannelsLast, SymmetricConvPads, Canonicalize, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type) {
