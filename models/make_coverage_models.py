@@ -207,6 +207,10 @@ def spatial():
     f.form("avg_pool_1d", "AveragePool", ["x3"], kernel_shape=[2], strides=[2])
     f.form("einsum_bij_jk", "Einsum", ["x3", f.const("einsum_bij_jk", "w", rng.standard_normal((32, 8)), np.float32)], equation="bij,jk->bik")
     f.form("einsum_bhid_bhjd", "Einsum", ["x4", "x4"], equation="bhid,bhjd->bhij")
+    f.form("einsum_bhij_bhjd", "Einsum", ["x4", "x4"], equation="bhij,bhjd->bhid")
+    f.form("lp_pool", "LpPool", ["x4"], kernel_shape=[3, 3], strides=[2, 2], p=2)
+    f.form("conv_same_stride2", "Conv", ["x4", w("conv_same_stride2", (8, 8, 3, 3))], auto_pad="SAME_UPPER", strides=[2, 2])
+    f.form("conv_transpose_bias", "ConvTranspose", ["x4", w("conv_transpose_bias", (8, 2, 3, 3)), f.const("conv_transpose_bias", "b", rng.standard_normal(4), np.float32)], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1], group=2)
     return f
 
 

@@ -152,6 +152,11 @@ bool isIndexMove(OpKind k) {
   }
 }
 
+bool isWindowOp(OpKind k) {
+  return k == OpKind::MaxPool || k == OpKind::AveragePool || k == OpKind::LpPool ||
+         k == OpKind::ConvTranspose;
+}
+
 const OpInfo *lookupOp(std::string_view name) {
   static const auto index = [] {
     std::unordered_map<std::string_view, const OpInfo *> m;

@@ -134,7 +134,7 @@ int tcOptMain(int argc, char **argv) {
         "process each `// -----`-separated chunk of the input on its own; text output")(
         "target", po::value(&target)->value_name("any|" + targetNames("|")),
         "add the passes a code generation target wants before fuse (cuda: convolution chains "
-        "channels-last: channels-last,canonicalize,dce)")(
+        "channels-last: channels-last,symmetric-conv-pads,canonicalize,dce)")(
         "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
         "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
         "mixed-precision,canonicalize,dce before fuse, or at the end)")(

@@ -3,7 +3,9 @@
 // forward their operand; Transpose pairs and Reshape chains merge; Where with
 // a uniform constant condition picks its side; inference BatchNormalization
 // folds into a preceding Conv/Gemm with constant weights, and one that cannot
-// becomes a per-channel Mul + Add.
+// becomes a per-channel Mul + Add; a Conv's auto_pad over static spatial sizes
+// becomes explicit pads (what cuDNN and oneDNN take).
+#include "tc/IR/NNMath.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
@@ -65,6 +67,41 @@ bool simplifyWhere(Function &f, Op &op) {
   return side->type == op.result()->type && replaceValue(f, op.result(), side);
 }
 
+// Conv with auto_pad SAME_UPPER / SAME_LOWER / VALID and static spatial
+// sizes and kernel: the same window with explicit pads (nn::poolWindow's
+// SAME rule is Conv's: ceil(in / stride) windows, the odd pad at the end
+// for SAME_UPPER).
+bool explicitConvPads(Op &op) {
+  const std::string &autoPad = op.getString("auto_pad");
+  if (autoPad == "NOTSET")
+    return false;
+  const TensorType &x = op.operand(0)->type, &w = op.operand(1)->type;
+  bool last = op.getInt("channels_last") != 0;
+  size_t sp = x.rank() - 2, first = last ? 1 : 2;
+  auto ints = [&](const char *name, int64_t dflt) {
+    std::vector<int64_t> v = op.getInts(name);
+    return v.empty() ? std::vector<int64_t>(sp, dflt) : v;
+  };
+  std::vector<int64_t> strides = ints("strides", 1), dil = ints("dilations", 1), pads(2 * sp, 0);
+  for (size_t i = 0; i < sp; ++i) {
+    const Dim &in = x.shape[first + i], &k = w.shape[first + i];
+    if (!in.isStatic() || !k.isStatic() || strides.size() != sp || dil.size() != sp)
+      return false;
+    int64_t effK = dil[i] * (k.size - 1) + 1;
+    if (in.size < effK)
+      return false;
+    if (autoPad == "VALID")
+      continue;
+    nn::WindowAxis win = nn::poolWindow(in.size, k.size, strides[i], dil[i], 0, 0, autoPad, false);
+    int64_t total = std::max<int64_t>(0, (win.out - 1) * strides[i] + effK - in.size);
+    pads[i] = win.padBegin;
+    pads[sp + i] = total - win.padBegin;
+  }
+  op.setAttr("auto_pad", Attribute(std::string("NOTSET")));
+  op.setAttr("pads", Attribute(pads));
+  return true;
+}
+
 bool rewrite(Function &f, Op &op) {
   switch (op.kind) {
   case OpKind::Identity: return foldToOperand(f, op);
@@ -74,6 +111,7 @@ bool rewrite(Function &f, Op &op) {
   case OpKind::Expand: return isStaticShape(op.result()->type.shape) && foldToOperand(f, op);
   case OpKind::Where: return simplifyWhere(f, op);
   case OpKind::BatchNormalization: return foldBatchNormIntoProducer(f, op);
+  case OpKind::Conv: return explicitConvPads(op);
   case OpKind::Cast: {
     DType to = op.attr("to").type();
     if (to == op.operand(0)->type.dtype)

@@ -173,7 +173,7 @@ private:
   void place(Op &op) {
     FusionCategory cat = op.info().category;
     if (op.is(OpKind::Fused) || op.results.empty() || cat == FusionCategory::Shape ||
-        cat == FusionCategory::Opaque) {
+        cat == FusionCategory::Opaque || isWindowOp(op.kind)) {
       isolated_.insert(newGroup(op, Anchor::None, {})); // shape/opaque ops stay alone
       return;
     }
@@ -290,11 +290,11 @@ bool inlineable(const Value *v) {
 
 // Moves group g's ops into a new function of `m` and returns the Fused op
 // (not yet inserted into f) that calls it.
-// Sliding-window pooling is opaque to fusion, but a backend library
-// computes it: codegen outlines a lone one so it gets a library call.
+// Sliding-window ops (pooling, ConvTranspose) are opaque to fusion, but a
+// kernel (the Pool family) or a library computes them: codegen outlines a
+// lone one.
 bool isLonePooling(const Group &g) {
-  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 &&
-         (g.ops[0]->is(OpKind::MaxPool) || g.ops[0]->is(OpKind::AveragePool));
+  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 && isWindowOp(g.ops[0]->kind);
 }
 
 // A lone data-movement op on tensor data (float or bool: integer data is

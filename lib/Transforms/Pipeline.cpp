@@ -175,7 +175,7 @@ Pipeline pipelineForLevel(int level) {
   // -O0 runs op by op: the eager baseline.
   if (level <= 0)
     return {Verify};
-  Pipeline p{InferShapes, FoldConstants, Canonicalize, CSE, DCE};
+  Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, DCE};
   if (level >= 2) // -O3 is the same pipeline
     p.add(Fuse);
   return p;
@@ -183,7 +183,7 @@ Pipeline pipelineForLevel(int level) {
 
 Pipeline channelsLastPipeline() {
   using enum PassId;
-  return {ChannelsLast, Canonicalize, DCE};
+  return {ChannelsLast, SymmetricConvPads, Canonicalize, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type) {

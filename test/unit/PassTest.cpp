@@ -113,7 +113,8 @@ TEST(Passes, PipelineParsingRejectsUnknownNamesAndOptions) {
 
 TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
-  EXPECT_EQ(pipelineForLevel(1).spelling(), "infer-shapes,fold-constants,canonicalize,cse,dce");
+  EXPECT_EQ(pipelineForLevel(1).spelling(),
+            "infer-shapes,lower-einsum,fold-constants,canonicalize,cse,dce");
   EXPECT_EQ(pipelineForLevel(2).spelling(), pipelineForLevel(1).spelling() + ",fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(), pipelineForLevel(2).spelling()); // an alias
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
@@ -126,7 +127,8 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
 TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {
   Pipeline p = parsePipeline("cse,fuse{singles=1},dce");
   p.insertBefore(PassId::Fuse, channelsLastPipeline());
-  EXPECT_EQ(p.spelling(), "cse,channels-last,canonicalize,dce,fuse{singles=1},dce");
+  EXPECT_EQ(p.spelling(),
+            "cse,channels-last,symmetric-conv-pads,canonicalize,dce,fuse{singles=1},dce");
   Pipeline none = parsePipeline("cse");
   none.insertBefore(PassId::Fuse, Pipeline{PassId::DCE});
   EXPECT_EQ(none.spelling(), "cse,dce"); // no fuse: appended

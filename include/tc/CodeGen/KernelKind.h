@@ -18,7 +18,7 @@ enum class KernelKind {
   RowReduction, // Softmax/LogSoftmax/LayerNormalization over the last axis
   Reduction,    // Reduce*, global pools, with prologue and epilogue (CUDA)
   Contraction,  // MatMul/Gemm/Conv loop nest and its pointwise epilogue (CPU)
-  Pool,         // a lone 2-D MaxPool/AveragePool
+  Pool,         // a lone N-D MaxPool/AveragePool/LpPool/ConvTranspose
   Transpose,    // a lone Transpose
   DataMovement, // a lone Gather/Concat/Slice/Split/Expand/Pad/Tile (CUDA)
   Attention,    // reserved: fused attention, no emitter yet

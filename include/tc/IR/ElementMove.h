@@ -1,5 +1,6 @@
-// Which shape ops copy elements to computed positions, for the fuse pass
-// (which outlines them for CUDA) and the kernel emitter (which generates them).
+// Which shape ops copy elements to computed positions, and which are
+// sliding windows, for the fuse pass (which outlines them) and the kernel
+// emitter (which generates them).
 #pragma once
 #include "tc/IR/OpTable.h"
 
@@ -15,5 +16,9 @@ bool isElementMove(OpKind k);
 // coordinate. Both targets generate them (the fuse pass outlines a lone one
 // with a float or bool result; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
+
+// MaxPool, AveragePool, LpPool, ConvTranspose: sliding-window ops the fuse
+// pass keeps alone (no epilogue) and outlines, the Pool family generates.
+bool isWindowOp(OpKind k);
 
 } // namespace tc

@@ -23,4 +23,8 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn);
 // pointwise ops every kernel family fuses (lib/Transforms/FoldBatchNorm.cpp).
 bool lowerBatchNormToAffine(Function &f, size_t at);
 
+// Why the lower-einsum pass leaves Einsum `e` alone ("" when it rewrites
+// it; lib/Transforms/LowerEinsum.cpp).
+std::string einsumObstacle(const Op &e);
+
 } // namespace tc

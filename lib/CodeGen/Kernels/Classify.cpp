@@ -4,6 +4,7 @@
 // family's emitter then checks what it needs of shapes and attributes.
 #include "Families.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 
 namespace tc::kernels {
@@ -45,13 +46,18 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   for (const Value *a : f.args)
     if (!c.st(a->type.dtype))
       return c.reject("argument %" + a->name + " of type " + a->type.str());
+  for (const auto &op : f.ops)
+    if (op->is(OpKind::Einsum))
+      return c.reject("Einsum '" + op->getString("equation") + "' that the lower-einsum pass " +
+                      (einsumObstacle(*op).empty() ? "did not run on (tc-opt -O0)"
+                                                   : "leaves alone: " + einsumObstacle(*op)));
+  if (isWindowOp(first.kind))
+    return KernelClass{KernelKind::Pool, &first};
   if (c.cuda())
     for (const auto &op : f.ops)
       if (op->info().category == FusionCategory::Library)
         return c.reject(std::string(op->name()) + " is a library call on CUDA (cuBLASLt/cuDNN), "
                                                   "not a generated kernel");
-  if (first.is(OpKind::MaxPool) || first.is(OpKind::AveragePool))
-    return KernelClass{KernelKind::Pool, &first};
   // At most one anchor: a contraction (the group's first op), a row
   // reduction or (CUDA) a reduction; pointwise groups have none.
   KernelClass cls{KernelKind::Pointwise, nullptr};

@@ -1,85 +1,224 @@
-// The Pool family: a lone 2-D MaxPool or AveragePool.
+// The Pool family: a lone sliding-window op over N-D channels-first data
+// ([N, C, spatial...], 1-D to any rank): MaxPool (no indices), AveragePool,
+// LpPool, and ConvTranspose in gather form (each result element sums the
+// taps that reach it). One result element per thread (CUDA) or per inner
+// iteration of the row loop (CPU). Padding is computed from the run-time
+// sizes as the reference does (nn::poolWindow, nn::convTransposeWindow):
+// explicit pads, auto_pad SAME_UPPER / SAME_LOWER / VALID, ceil_mode (the
+// result's size says how many windows there are), dilations, ConvTranspose's
+// output_padding / output_shape and groups.
 #include "Families.h"
 #include <cmath>
 #include <sstream>
 
 namespace tc::kernels {
 
-// A lone 2-D NCHW MaxPool (no indices) or AveragePool: row (n, c, oh),
-// ow inner (CPU: a loop over ow per row; CUDA: one thread per element).
-// Windows are clipped to the input (ceil_mode's last window too);
-// AveragePool divides by the valid count, or with count_include_pad by
-// the window's extent inside the padded input, as onnxruntime does.
+namespace {
+
+// Per spatial axis d: the sizes and attributes as kernel constants, In<d>,
+// On<d> (result), K<d>, S<d>, D<d>, the leading padding P<d> and (pools)
+// the trailing padding E<d>.
+struct Window {
+  const KernelContext &c;
+  const Op &op;
+  size_t sp;
+  bool transposed;
+
+  std::string ints(const char *name, size_t i, int64_t dflt) const {
+    const std::vector<int64_t> &v = op.getInts(name);
+    return std::to_string(v.empty() ? dflt : v.at(i));
+  }
+
+  void emitSetup(std::ostream &os) const {
+    const Value *x = op.operand(0), *y = op.result();
+    const std::string &autoPad = op.getString("auto_pad");
+    const std::vector<int64_t> &outShape =
+        transposed ? op.getInts("output_shape") : std::vector<int64_t>{};
+    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      std::string k = transposed ? c.dim(op.operand(1), 2 + d) : ints("kernel_shape", d, 1);
+      os << "  const int64_t I" << n << " = " << c.dim(x, 2 + d) << ", O" << n << " = "
+         << c.dim(y, 2 + d) << ", K" << n << " = " << k << ", S" << n << " = "
+         << ints("strides", d, 1) << ", D" << n << " = " << ints("dilations", d, 1) << ";\n";
+      std::string effK = "(D" + n + " * (K" + n + " - 1) + 1)";
+      if (transposed) {
+        // The full result is S * (I - 1) + output_padding + effK long.
+        if (!outShape.empty() || same) {
+          std::string total = "(S" + n + " * (I" + n + " - 1) + " + ints("output_padding", d, 0) +
+                              " + " + effK + " - O" + n + ")";
+          std::string half =
+              "(" + total + " >= 0 ? " + total + " / 2 : -((-" + total + " + 1) / 2))";
+          os << "  const int64_t P" << n << " = "
+             << (autoPad == "SAME_UPPER" ? half : total + " - " + half) << ";\n";
+        } else {
+          os << "  const int64_t P" << n << " = " << (autoPad == "VALID" ? "0" : ints("pads", d, 0))
+             << ";\n";
+        }
+        continue;
+      }
+      if (same) {
+        std::string need = "((O" + n + " - 1) * S" + n + " + " + effK + " - I" + n + ")";
+        os << "  const int64_t T" << n << " = " << need << " > 0 ? " << need << " : 0, P" << n
+           << " = " << (autoPad == "SAME_UPPER" ? "T" + n + " / 2" : "T" + n + " - T" + n + " / 2")
+           << ", E" << n << " = T" << n << " - P" << n << ";\n";
+      } else {
+        bool valid = autoPad == "VALID";
+        os << "  const int64_t P" << n << " = " << (valid ? "0" : ints("pads", d, 0)) << ", E" << n
+           << " = " << (valid ? "0" : ints("pads", sp + d, 0)) << ";\n";
+      }
+    }
+  }
+
+  // The element at (row, j): o<d> per axis and nc (pools) or n, m (ConvTranspose).
+  void emitIndex(std::ostream &os) const {
+    os << "    const int64_t o" << sp - 1 << " = j;\n    int64_t rem = row;\n";
+    for (size_t d = sp - 1; d-- > 0;)
+      os << "    const int64_t o" << d << " = rem % O" << d << ";\n    rem /= O" << d << ";\n";
+    if (transposed)
+      os << "    const int64_t m = rem % M, nb = rem / M, g = m / MG;\n";
+    else
+      os << "    const int64_t nc = rem;\n";
+  }
+
+  // Row-major offset of spatial position i<0..sp-1> in a [.., I0, I1, ..] block.
+  std::string offset(const std::string &base, const char *pos, const char *size) const {
+    std::string e = base;
+    for (size_t d = 0; d < sp; ++d)
+      e = "(" + e + ") * " + size + std::to_string(d) + " + " + pos + std::to_string(d);
+    return e;
+  }
+
+  void emitPoolBody(std::ostream &os, const std::string &yAt) const {
+    DType t = op.operand(0)->type.dtype;
+    const char *T = c.ct(t);
+    bool max = op.is(OpKind::MaxPool), avg = op.is(OpKind::AveragePool);
+    int64_t p = op.is(OpKind::LpPool) ? op.getInt("p") : 1;
+    // Taps per axis inside the input, and (count_include_pad) inside the padding.
+    bool padded = avg && op.getInt("count_include_pad");
+    os << "    int64_t count = 1;\n";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << "    const int64_t b" << n << " = o" << n << " * S" << n << " - P" << n << ";\n";
+      if (avg)
+        os << "    { int64_t taps = 0; for (int64_t k = 0; k < K" << n
+           << "; ++k) { const int64_t q = b" << n << " + k * D" << n << "; taps += "
+           << (padded ? "q >= -P" + n + " && q < I" + n + " + E" + n : "q >= 0 && q < I" + n)
+           << "; } count *= taps; }\n";
+    }
+    os << "    " << T
+       << " acc = " << (max ? floatLiteral(-INFINITY, t, c.dialect) : std::string(T) + "(0)")
+       << ";\n";
+    std::string ind = "    ";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
+         << ind << "  const int64_t i" << n << " = b" << n << " + k" << n << " * D" << n << ";\n"
+         << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+      ind += "  ";
+    }
+    std::string xv = c.load(t, "X[" + offset("nc", "i", "I") + "]");
+    os << ind << "const " << T << " v = " << xv << ";\n" << ind;
+    if (max)
+      os << "acc = tc_max(acc, v);\n";
+    else if (avg || p == 1)
+      os << "acc += " << (avg ? "v" : "tc_abs(v)") << ";\n";
+    else if (p == 2)
+      os << "acc += v * v;\n";
+    else
+      os << "acc += tc_pow(tc_abs(v), " << T << "(" << p << "));\n";
+    for (size_t d = sp; d-- > 0;)
+      os << std::string(4 + 2 * d, ' ') << "}\n";
+    std::string r =
+        max      ? "acc"
+        : avg    ? "acc / " + std::string(T) + "(count > 0 ? count : 1)"
+        : p == 1 ? "acc"
+        : p == 2 ? "tc_sqrt(acc)"
+                 : "tc_pow(acc, " + std::string(T) + "(1) / " + T + "(" + std::to_string(p) + "))";
+    os << "    Y[" << yAt << "] = " << c.store(t, r) << ";\n";
+  }
+
+  // y[n, m, o] = B[m] + sum over the group's channels c and the taps k with
+  // o = i * S + k * D - P for an input position i.
+  void emitTransposedBody(std::ostream &os, const std::string &yAt, bool bias) const {
+    DType t = op.operand(0)->type.dtype;
+    const char *T = c.ct(t);
+    os << "    " << T << " acc = " << (bias ? c.load(t, "Bv[m]") : std::string(T) + "(0)")
+       << ";\n    for (int64_t ci = 0; ci < CG; ++ci) {\n"
+       << "      const int64_t xc = nb * C + g * CG + ci, wc = (g * CG + ci) * MG + m % MG;\n";
+    std::string ind = "      ";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
+         << ind << "  const int64_t t" << n << " = o" << n << " + P" << n << " - k" << n << " * D"
+         << n << ";\n"
+         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
+         << ind << "  const int64_t i" << n << " = t" << n << " / S" << n << ";\n"
+         << ind << "  if (i" << n << " >= I" << n << ") continue;\n";
+      ind += "  ";
+    }
+    os << ind << "acc += " << c.load(t, "X[" + offset("xc", "i", "I") + "]") << " * "
+       << c.load(t, "Wt[" + offset("wc", "k", "K") + "]") << ";\n";
+    for (size_t d = sp + 1; d-- > 0;)
+      os << std::string(6 + 2 * d, ' ') << "}\n";
+    os << "    Y[" << yAt << "] = " << c.store(t, "acc") << ";\n";
+  }
+};
+
+} // namespace
+
 std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass &cls) {
   const Op &op = *cls.anchor;
   const Value *x = op.operand(0), *y = op.result();
-  bool avg = op.is(OpKind::AveragePool);
+  bool transposed = op.is(OpKind::ConvTranspose);
   if (c.f.ops.size() != 1 || c.f.results.size() != 1 || op.results.size() != 1 ||
-      c.argIndex(x) == SIZE_MAX || x->type.rank() != 4 || op.getString("auto_pad") != "NOTSET")
-    return c.reject("pooling other than a lone 2-D NCHW op with explicit pads");
+      c.argIndex(x) == SIZE_MAX || x->type.rank() < 3)
+    return c.reject(std::string(op.name()) +
+                    " other than a lone channels-first op (one result) on a group argument");
   DType t = x->type.dtype;
   if (!isFloat(t) || !c.st(t))
-    return c.reject("pooling on " + x->type.str());
-  auto attr = [&](const char *name, size_t i, int64_t dflt) {
-    const std::vector<int64_t> &v = op.getInts(name);
-    return std::to_string(v.empty() ? dflt : v.at(i));
-  };
-  if (avg && (attr("dilations", 0, 1) != "1" || attr("dilations", 1, 1) != "1"))
-    return c.reject("a dilated AveragePool");
-  const char *S = c.st(t), *T = c.ct(t);
+    return c.reject(std::string(op.name()) + " on " + x->type.str());
+  const Value *w = transposed ? op.operand(1) : nullptr, *b = transposed ? op.operand(2) : nullptr;
+  if (transposed && (c.argIndex(w) == SIZE_MAX || (b && c.argIndex(b) == SIZE_MAX)))
+    return c.reject("ConvTranspose whose weights or bias are not group arguments");
+  Window win{c, op, x->type.rank() - 2, transposed};
+  const char *S = c.st(t);
   std::string symbol = "tc_" + c.f.name;
-  std::ostringstream os;
-  os << "// group @" << c.f.name << ": " << op.name() << "\n";
+  std::ostringstream os, body;
+  os << "// group @" << c.f.name << ": " << op.name() << " (" << win.sp << "-D)\n";
   c.emitSignature(os, symbol, kPointwiseBlock);
-  os << "  const " << S << " *__restrict X = (const " << S << " *)bufs[0];\n  " << S
-     << " *__restrict Y = (" << S << " *)bufs[1];\n";
-  os << "  const int64_t H = " << c.dim(x, 2) << ", W = " << c.dim(x, 3) << ", OH = " << c.dim(y, 2)
-     << ", OW = " << c.dim(y, 3) << ";\n";
-  os << "  const int64_t KH = " << op.getInts("kernel_shape").at(0)
-     << ", KW = " << op.getInts("kernel_shape").at(1) << ", SH = " << attr("strides", 0, 1)
-     << ", SW = " << attr("strides", 1, 1) << ", DH = " << attr("dilations", 0, 1)
-     << ", DW = " << attr("dilations", 1, 1) << ", PH = " << attr("pads", 0, 0)
-     << ", PW = " << attr("pads", 1, 0) << ", PHE = " << attr("pads", 2, 0)
-     << ", PWE = " << attr("pads", 3, 0) << ";\n";
-  std::ostringstream row, win; // per row (n, c, oh); per result element (ow)
-  row << "    const int64_t oh = row % OH;\n"
-      << "    const " << S << " *__restrict xp = X + (row / OH) * H * W;\n";
-  win << "      const int64_t h0 = oh * SH - PH, w0 = ow * SW - PW;\n";
-  std::string xhw = c.load(t, "xp[h * W + w]");
-  if (avg) {
-    win << "      int64_t h1 = h0 + KH, w1 = w0 + KW;\n"
-        << "      if (h1 > H + PHE) h1 = H + PHE;\n      if (w1 > W + PWE) w1 = W + PWE;\n"
-        << "      const int64_t padded = (h1 - h0) * (w1 - w0);\n"
-        << "      const int64_t ha = h0 < 0 ? 0 : h0, wa = w0 < 0 ? 0 : w0;\n"
-        << "      const int64_t hb = h1 > H ? H : h1, wb = w1 > W ? W : w1;\n"
-        << "      " << T << " acc = 0;\n"
-        << "      for (int64_t h = ha; h < hb; ++h)\n"
-        << "        for (int64_t w = wa; w < wb; ++w) acc += " << xhw << ";\n"
-        << "      const int64_t count = "
-        << (op.getInt("count_include_pad") ? "padded" : "(hb - ha) * (wb - wa)") << ";\n"
-        << "      Y[row * OW + ow] = "
-        << c.store(t, "acc / " + std::string(T) + "(count > 0 ? count : 1)") << ";\n";
-  } else {
-    win << "      " << T << " acc = " << floatLiteral(-INFINITY, t, c.dialect) << ";\n"
-        << "      for (int64_t kh = 0; kh < KH; ++kh) {\n"
-        << "        const int64_t h = h0 + kh * DH;\n        if (h < 0 || h >= H) continue;\n"
-        << "        for (int64_t kw = 0; kw < KW; ++kw) {\n"
-        << "          const int64_t w = w0 + kw * DW;\n          if (w < 0 || w >= W) continue;\n"
-        << "          acc = tc_max(acc, " << xhw << ");\n        }\n      }\n"
-        << "      Y[row * OW + ow] = " << c.store(t, "acc") << ";\n";
+  auto view = [&](const char *name, const Value *v, bool out) {
+    size_t i = out ? c.f.args.size() : c.argIndex(v);
+    os << "  " << (out ? "" : "const ") << S << " *__restrict " << name << " = ("
+       << (out ? "" : "const ") << S << " *)bufs[" << i << "];\n";
+  };
+  view("X", x, false);
+  if (transposed) {
+    view("Wt", w, false);
+    if (b)
+      view("Bv", b, false);
+    os << "  const int64_t C = " << c.dim(x, 1) << ", M = " << c.dim(y, 1)
+       << ", G = " << op.getInt("group") << ", CG = C / G, MG = M / G;\n";
   }
+  view("Y", y, true);
+  win.emitSetup(os);
+  std::string inner = "O" + std::to_string(win.sp - 1), yAt = "row * " + inner + " + j";
+  win.emitIndex(body);
+  if (transposed)
+    win.emitTransposedBody(body, yAt, b != nullptr);
+  else
+    win.emitPoolBody(body, yAt);
   if (c.cuda()) {
-    os << "  const int64_t inner = OW, n = " << c.dim(y, 0) << " * " << c.dim(y, 1)
-       << " * OH * OW;\n"
+    os << "  const int64_t inner = " << inner << ", n = " << c.rowsExpr() << " * inner;\n"
        << kGridHead;
     c.emitGridLoops(os, "0", true, [&](const std::string &) {
-      os << row.str() << "    const int64_t ow = j;\n    {\n" << win.str() << "    }\n";
+      os << "    {\n" << body.str() << "    }\n";
     });
     os << "}\n";
   } else {
-    os << "  for (int64_t row = begin; row < end; ++row) {\n"
-       << row.str() << "    for (int64_t ow = 0; ow < OW; ++ow) {\n"
-       << win.str() << "    }\n  }\n}\n";
+    os << "  for (int64_t row = begin; row < end; ++row)\n"
+       << "    for (int64_t j = 0; j < " << inner << "; ++j) {\n"
+       << body.str() << "    }\n}\n";
   }
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = c.cuda() ? kPointwiseBlock : 0;
