@@ -274,7 +274,8 @@ bool inlineable(const Value *v) {
 // computes it: codegen outlines a lone one so it gets a library call.
 bool isLonePooling(const Group &g) {
   return g.ops.size() == 1 && g.ops[0]->results.size() == 1 &&
-         (g.ops[0]->is(OpKind::MaxPool) || g.ops[0]->is(OpKind::AveragePool));
+         (g.ops[0]->is(OpKind::MaxPool) || g.ops[0]->is(OpKind::AveragePool) ||
+          g.ops[0]->is(OpKind::Attention)); // the attention family's kernel
 }
 
 // A lone data-movement op on tensor data (float or bool: integer data is

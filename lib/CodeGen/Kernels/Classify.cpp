@@ -45,6 +45,8 @@ std::optional<KernelClass> classify(const KernelContext &c) {
                                                   "not a generated kernel");
   if (first.is(OpKind::MaxPool) || first.is(OpKind::AveragePool))
     return KernelClass{KernelKind::Pool, &first};
+  if (first.is(OpKind::Attention))
+    return KernelClass{KernelKind::Attention, &first};
   // At most one anchor: a contraction (the group's first op), a row
   // reduction or (CUDA) a reduction; pointwise groups have none.
   KernelClass cls{KernelKind::Pointwise, nullptr};
