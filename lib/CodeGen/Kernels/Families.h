@@ -19,6 +19,7 @@ std::optional<EmittedKernel> emitContraction(const KernelContext &c, const Kerne
 std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls);
+std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
 
 // The classifier over a built context (classifyKernel's body).
 std::optional<KernelClass> classify(const KernelContext &c);
