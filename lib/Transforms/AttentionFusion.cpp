@@ -3,7 +3,8 @@
 //
 //   MatMul(Where(IsNaN(P), 0, P) | P, v)                       P @ v
 //   P = Softmax(scores, axis = -1)
-//   scores = MatMul(q', kT') [* c | / c] [+ mask]
+//   scores = [Where(C, ., -big)] MatMul(q', kT') [* c | / c] [+ mask]
+//                                       (TorchScript GPT-2: C the causal triangle)
 //   q' = q [* c | / c]                  (torch dynamo scales q and kT by d^-1/4 each)
 //   kT' = Transpose(k) [* c | / c]      (perm swapping the last two axes of k)
 //       | Reshape(Transpose(Reshape(k, [-1, S, D]), [0, 2, 1]), [B, H, D, S])
@@ -237,34 +238,35 @@ struct Matcher {
   // on [Sq, Skv] (leading dims 1), possibly Expand'ed over leading axes. It
   // may be shared by every layer: it dies with the last one's rewrite.
   bool causalMask(Value *m, const Dim &sq, const Dim &skv) {
-    if (!m || !sq.isStatic() || !skv.isStatic())
-      return false;
+    if (!m || !sq.isStatic() || !skv.isStatic() || sq.size > skv.size)
+      return false;      // (Sq > Skv: the first rows see no key; the graph's softmax differs there)
     if (m->isConstant()) // folded: 0 on the triangle, -big above it
       return causalConstant(*m, sq.size, skv.size);
     Op *w = m->def && m->def->is(OpKind::Where) ? m->def : nullptr;
-    if (!w)
-      return false;
-    std::optional<double> zero = scalarOf(w->operand(1)), big = scalarOf(w->operand(2));
-    if (!zero || *zero != 0 || !big || *big > -1e30)
-      return false;
-    Value *c = w->operand(0);
-    Op *ex = c->def && c->def->is(OpKind::Expand) ? c->def : nullptr;
-    if (ex)
+    std::optional<double> zero = w ? scalarOf(w->operand(1)) : std::nullopt;
+    std::optional<double> big = w ? scalarOf(w->operand(2)) : std::nullopt;
+    return zero && *zero == 0 && big && *big <= -1e30 &&
+           causalCondition(w->operand(0), sq.size, skv.size);
+  }
+
+  // A constant bool [1.., Sq, Skv], true where key j is visible to query i
+  // (bottom-right aligned), possibly Expand'ed over its leading axes.
+  static bool causalCondition(const Value *c, int64_t rows, int64_t cols) {
+    const Op *ex = c->def && c->def->is(OpKind::Expand) ? c->def : nullptr;
+    if (ex) { // the Expand must keep the last two axes
+      const Shape &es = ex->result()->type.shape;
+      if (es.size() < 2 || es[es.size() - 2] != Dim::fixed(rows) || es.back() != Dim::fixed(cols))
+        return false;
       c = ex->operand(0);
+    }
     if (!c->isConstant() || c->type.dtype != DType::Bool || c->type.rank() < 2)
       return false;
     const Shape &s = c->type.shape;
     for (size_t i = 0; i + 2 < s.size(); ++i)
       if (s[i] != Dim::fixed(1))
         return false;
-    int64_t rows = sq.size, cols = skv.size;
     if (s[s.size() - 2] != Dim::fixed(rows) || s.back() != Dim::fixed(cols))
       return false;
-    if (ex) { // the Expand must keep the last two axes
-      const Shape &es = ex->result()->type.shape;
-      if (es.size() < 2 || es[es.size() - 2] != Dim::fixed(rows) || es.back() != Dim::fixed(cols))
-        return false;
-    }
     HostTensor t = constantTensor(*c);
     for (int64_t i = 0; i < rows; ++i)
       for (int64_t j = 0; j < cols; ++j)
@@ -308,6 +310,16 @@ bool fuseAt(Function &f, size_t pos) {
     scores = add->operand(s);
     mask = add->operand(1 - s);
   }
+  // TorchScript GPT-2: Where(causal, scores, finfo.min) replaces the hidden
+  // scores (before the additive mask).
+  Value *hide = nullptr;
+  if (Op *w = mt.single(scores, OpKind::Where)) {
+    std::optional<double> fill = scalarOf(w->operand(2));
+    if (!fill || *fill > -1e30)
+      return false;
+    hide = w->operand(0);
+    scores = w->operand(1);
+  }
   double scale = 1;
   Op *qk = mt.single(mt.peelScale(scores, scale), OpKind::MatMul);
   if (!qk)
@@ -350,8 +362,12 @@ bool fuseAt(Function &f, size_t pos) {
         return false;
     }
   }
-  bool causal = mask && mt.causalMask(mask, qt.shape[2], kt.shape[2]);
-  if (causal)
+  const Dim &sq = qt.shape[2], &skv = kt.shape[2];
+  if (hide && !(sq.isStatic() && skv.isStatic() && sq.size <= skv.size &&
+                Matcher::causalCondition(hide, sq.size, skv.size)))
+    return false; // a Where that hides other scores than the causal ones
+  bool causal = hide || (mask && mt.causalMask(mask, sq, skv));
+  if (causal && !hide)
     mask = nullptr;
 
   auto op = std::make_unique<Op>(OpKind::Attention);
