@@ -13,9 +13,10 @@
 //   k, v = Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, rep, S, D]), [B, Hkv * rep, S, D])
 //                                       (grouped-query attention: x has Hkv heads)
 //   mask = Where(C, 0, -big) with C a constant lower triangle (possibly
-//          Expand'ed), or that folded to a constant: causal = 1 and no mask; any other additive
-//          mask whose heads, queries and keys axes are 1 or the scores' stays the mask operand (its
-//          batch broadcasts with q's, k's and v's).
+//          Expand'ed), or that folded to a constant: causal = 1 and no
+//          mask; any other additive mask whose heads, queries and keys axes
+//          are 1 or the scores' stays the mask operand (its batch
+//          broadcasts with q's, k's and v's).
 //
 // Every scale must be a one-element float constant; their product is the op's
 // `scale`. The rewritten chain's intermediate values must have no other use
