@@ -24,8 +24,7 @@ constexpr KernelFamily kFamilies[] = {
     {KernelKind::Pool, emitPool, nullptr},                 // Pool.cpp
     {KernelKind::Transpose, emitTranspose, nullptr},       // Transpose.cpp
     {KernelKind::DataMovement, emitDataMovement, nullptr}, // DataMovement.cpp (CUDA)
-    // Attention.cpp, when fused attention gets a kernel of its own.
-    {KernelKind::Attention, nullptr, "attention has no kernel family yet"},
+    {KernelKind::Attention, emitAttention, nullptr},       // Attention.cpp
 };
 constexpr bool inKindOrder() {
   for (size_t i = 0; i < std::size(kFamilies); ++i)

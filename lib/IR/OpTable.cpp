@@ -49,6 +49,7 @@ std::string_view flopRuleName(FlopRule r) {
   case FlopRule::Conv: return "conv";
   case FlopRule::ConvTranspose: return "conv-transpose";
   case FlopRule::Window: return "window";
+  case FlopRule::Attention: return "attention";
   }
   return "?";
 }

@@ -52,7 +52,8 @@ ConvertFn findTrainingOpConverter(std::string_view domain, std::string_view opTy
 }
 
 bool isNonOnnxIROp(std::string_view opType) {
-  return isOptimizer(opType) || opType == "BatchNormalizationTraining";
+  // Attention: tc's own op (Ops.def); ONNX's opset-23 Attention is not mapped.
+  return isOptimizer(opType) || opType == "BatchNormalizationTraining" || opType == "Attention";
 }
 
 } // namespace tc::onnximport

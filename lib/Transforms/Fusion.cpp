@@ -45,7 +45,8 @@ public:
   explicit Grouper(Function &f) : f_(f) {
     for (size_t i = 0; i < f.ops.size(); ++i) {
       index_[f.ops[i].get()] = i;
-      for (const Value *v : f.ops[i]->operands)
+      std::unordered_set<const Value *> read(f.ops[i]->operands.begin(), f.ops[i]->operands.end());
+      for (const Value *v : read)
         uses_[v] += v ? 1 : 0;
     }
     for (const Value *r : f.results)
@@ -62,7 +63,7 @@ private:
   Function &f_;
   std::unordered_map<const Op *, size_t> index_;
   std::unordered_map<const Op *, size_t> groupOf_;
-  std::unordered_map<const Value *, size_t> uses_; // reads by ops and function results
+  std::unordered_map<const Value *, size_t> uses_; // ops reading it, and function results
   std::vector<Group> groups_;
 
   // A library call's epilogue runs in place over the call's result: a
@@ -294,7 +295,8 @@ bool inlineable(const Value *v) {
 // kernel (the Pool family) or a library computes them: codegen outlines a
 // lone one.
 bool isLonePooling(const Group &g) {
-  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 && isWindowOp(g.ops[0]->kind);
+  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 &&
+         (isWindowOp(g.ops[0]->kind) || g.ops[0]->is(OpKind::Attention));
 }
 
 // A lone data-movement op on tensor data (float or bool: integer data is

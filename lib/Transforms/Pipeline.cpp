@@ -177,7 +177,7 @@ Pipeline pipelineForLevel(int level) {
     return {Verify};
   Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, DCE};
   if (level >= 2) // -O3 is the same pipeline
-    p.add(Fuse);
+    p.add(AttentionFusion).add(DCE).add(Fuse);
   return p;
 }
 

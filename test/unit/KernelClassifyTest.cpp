@@ -115,11 +115,11 @@ TEST_F(KernelClassify, TheKindTravelsWithTheKernel) {
   EXPECT_EQ(r->launch, LaunchKind::Reduce); // the kind and the launch rule are both carried
 }
 
-TEST_F(KernelClassify, AKindWithoutAFamilyIsNoKernel) {
+TEST_F(KernelClassify, AFamilyTurnsDownAGroupOfAnotherKind) {
   std::string why;
   auto k = emitKernelOfKind(group("pointwise"), kCuda, {KernelKind::Attention, nullptr}, why);
   EXPECT_FALSE(k);
-  EXPECT_EQ(why, "@pointwise: no kernel: attention has no kernel family yet");
+  EXPECT_EQ(why, "@pointwise: no Attention op in the group");
 }
 
 TEST(KernelKindNames, RoundTrip) {

@@ -2,7 +2,7 @@
 // C-like kernel function. classifyKernel decides the group's kind
 // (tc/CodeGen/KernelKind.h) once; the kind's family emits it, one file each
 // in lib/CodeGen/Kernels/ (Pointwise, RowReduction, Reduction, Contraction,
-// Pool, Transpose, DataMovement), over one per-op expression table
+// Pool, Transpose, DataMovement, Attention), over one per-op expression table
 // (Kernels/OpExpressions.cpp) and one dialect table (Kernels/Dialect.cpp,
 // Kernels/Prelude.cpp): the dialect differences (CPU C++ and CUDA C++) are
 // data plus the loop around the shared per-element code, not forked code.
@@ -41,7 +41,9 @@
 //   The pool, transpose and data-movement families (Gather, Concat, Slice,
 //   Split, Expand, Pad, Tile) and reductions over other axes are
 //   `pointwise` over result 0 (Split: each result in turn, the grid sized
-//   for result 0).
+//   for result 0). The attention family is `pointwise` too: its blocks
+//   stride over the (batch, head, query tile)s, `vec` = tile * Dv / block
+//   makes the grid about one block per tile.
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/CodeGen/KernelKind.h"
@@ -92,8 +94,8 @@ std::optional<KernelClass> classifyKernel(const Function &callee, KernelDialect 
 std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect dialect,
                                         std::string &why);
 
-// The kernel of a group already classified `cls` (by classifyKernel); a
-// kind without a family (Attention) gets none, `why` saying so.
+// The kernel of a group already classified `cls` (by classifyKernel); the
+// family turns down a group that is not of its kind, `why` saying so.
 std::optional<EmittedKernel> emitKernelOfKind(const Function &callee, KernelDialect dialect,
                                               const KernelClass &cls, std::string &why);
 

@@ -21,7 +21,7 @@ enum class KernelKind {
   Pool,         // a lone N-D MaxPool/AveragePool/LpPool/ConvTranspose
   Transpose,    // a lone Transpose
   DataMovement, // a lone Gather/Concat/Slice/Split/Expand/Pad/Tile (CUDA)
-  Attention,    // reserved: fused attention, no emitter yet
+  Attention,    // tc's fused Attention op (flash-attention style)
 };
 
 // The table's spelling, in enum order.

@@ -59,7 +59,8 @@ enum class FlopRule : uint8_t {
   Gemm,          // MatMul's, plus one per result element with C
   Conv,          // 2 * result elements * (W's elements / Cout)
   ConvTranspose, // 2 * X's elements * (W's elements / Cin)
-  Window         // result elements * the kernel_shape window
+  Window,        // result elements * the kernel_shape window
+  Attention      // 2 * B * H * Sq * Skv * (D + Dv): q k^T and p v (softmax and mask not counted)
 };
 std::string_view flopRuleName(FlopRule r);
 

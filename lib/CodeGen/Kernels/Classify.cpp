@@ -58,6 +58,8 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       if (op->info().category == FusionCategory::Library)
         return c.reject(std::string(op->name()) + " is a library call on CUDA (cuBLASLt/cuDNN), "
                                                   "not a generated kernel");
+  if (first.is(OpKind::Attention))
+    return KernelClass{KernelKind::Attention, &first};
   // At most one anchor: a contraction (the group's first op), a row
   // reduction or (CUDA) a reduction; pointwise groups have none.
   KernelClass cls{KernelKind::Pointwise, nullptr};

@@ -21,6 +21,7 @@ std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelC
 std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls);
 // The DataMovement family's index moves, both dialects (IndexMove.cpp).
 std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls);
+std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
 
 // The classifier over a built context (classifyKernel's body).
 std::optional<KernelClass> classify(const KernelContext &c);

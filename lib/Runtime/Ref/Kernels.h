@@ -22,6 +22,8 @@ void registerNNKernels(KernelTable &t);
 void registerPoolingKernels(KernelTable &t);
 void registerNormalizationKernels(KernelTable &t);
 void registerResampleKernels(KernelTable &t);
+// tc's fused Attention (Attention.cpp).
+void registerAttentionKernels(KernelTable &t);
 void registerTensorKernels(KernelTable &t);
 // Losses, training-mode BatchNormalization and Dropout, optimizers.
 void registerTrainingKernels(KernelTable &t);

@@ -486,6 +486,7 @@ void registerNNKernels(KernelTable &t) {
   registerPoolingKernels(t);
   registerNormalizationKernels(t);
   registerResampleKernels(t);
+  registerAttentionKernels(t);
 }
 
 } // namespace tc::ref

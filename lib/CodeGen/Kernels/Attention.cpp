@@ -1,0 +1,262 @@
+// The Attention family: tc's fused Attention op (Ops.def), flash-attention
+// style in both dialects. Per query tile: scores against one key block at a
+// time, an online softmax (running max m and sum l per query; the partial
+// output rescaled by exp(m_old - m_new) when the max grows), f32 accumulation
+// (f64 for f64 data), and no Sq x Skv scores in memory. A query row whose
+// keys are all masked (-inf) writes 0, as the reference.
+//
+// CPU: rows [begin, end) of the result [B, H, Sq, Dv] in tiles of kCpuTq
+// queries of one (batch, head), key blocks of kCpuTk.
+// CUDA: a `pointwise` launch (blocks stride over the tiles) of 128 threads,
+// 4 warps of kQpw queries each; a key block of TK keys (one per lane) and
+// its values staged in shared memory as float; lanes own the output columns
+// c = lane + 32 n. Plain CUDA C++ (shared memory, __shfl_xor_sync,
+// __syncthreads block-uniformly): it runs on the host emulation
+// (test/CodeGen/Inputs/cuda_host_shim.h).
+#include "Families.h"
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+namespace tc::kernels {
+
+namespace {
+
+constexpr int kCpuTq = 16, kCpuTk = 64;
+constexpr unsigned kCudaBlock = 128;
+
+struct Operands {
+  const Value *q, *k, *v, *mask, *out;
+  int64_t d, dv;
+  double scale;
+  bool causal;
+};
+
+// The pointers, dims and per-(b, h) bases both dialects share.
+void emitSetup(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
+  const char *S = c.st(t);
+  auto ptr = [&](const char *name, const Value *v) {
+    os << "  const " << S << " *__restrict " << name << " = (const " << S << " *)bufs["
+       << c.argIndex(v) << "];\n";
+  };
+  ptr("Q", o.q);
+  ptr("K", o.k);
+  ptr("V", o.v);
+  if (o.mask)
+    ptr("M", o.mask);
+  os << "  " << S << " *__restrict O = (" << S << " *)bufs[" << c.f.args.size() << "];\n";
+  os << "  const int64_t B = " << c.dim(o.out, 0) << ", H = " << c.dim(o.out, 1)
+     << ", Sq = " << c.dim(o.out, 2) << ", QB = " << c.dim(o.q, 0) << ", KB = " << c.dim(o.k, 0)
+     << ", VB = " << c.dim(o.v, 0) << ", HKV = " << c.dim(o.k, 1) << ", SKV = " << c.dim(o.k, 2)
+     << ";\n  const int64_t group = H / (HKV > 0 ? HKV : 1);\n  (void)B;\n";
+  // Mask strides over (b, h, i, j), 0 on broadcast axes (right-aligned).
+  os << "  int64_t ms[4] = {0, 0, 0, 0};\n";
+  if (o.mask) {
+    size_t r = o.mask->type.rank();
+    os << "  { int64_t s = 1;\n";
+    for (size_t a = r; a-- > 0;)
+      os << "    ms[" << 4 - r + a << "] = " << c.dim(o.mask, a)
+         << " == 1 ? 0 : s; s *= " << c.dim(o.mask, a) << ";\n";
+    os << "  }\n";
+  }
+}
+
+// The tile's q rows and its (batch, head)'s k and v (b, h, i0 known).
+std::string bases(const KernelContext &c, DType t) {
+  std::string S = c.st(t);
+  return "    const " + S + " *q = Q + (((QB == 1 ? 0 : b) * H + h) * Sq + i0) * D;\n" +
+         "    const " + S + " *k = K + ((KB == 1 ? 0 : b) * HKV + h / group) * SKV * D;\n" +
+         "    const " + S + " *v = V + ((VB == 1 ? 0 : b) * HKV + h / group) * SKV * DV;\n";
+}
+
+// The score's mask and causal terms for query i, key j (in `s`).
+std::string maskTerms(const KernelContext &c, const Operands &o, DType t, const std::string &s) {
+  std::string code;
+  if (o.mask)
+    code += "        " + s +
+            " += " + c.load(t, "M[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]") + ";\n";
+  if (o.causal)
+    code += "        if (j > i + SKV - Sq) " + s + " = -INF;\n";
+  return code;
+}
+
+void emitCpu(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
+  const char *T = c.ct(t);
+  os << "  enum { D = " << o.d << ", DV = " << o.dv << ", TQ = " << kCpuTq << ", TK = " << kCpuTk
+     << " };\n  const " << T << " INF = " << c.info().inf
+     << ", scale = " << floatLiteral(o.scale, t) << ";\n";
+  os << "  " << T << " qt[TQ][D], s[TQ][TK], acc[TQ][DV], m[TQ], l[TQ];\n";
+  os << "  for (int64_t r0 = begin; r0 < end;) {\n"
+     << "    const int64_t bh = r0 / Sq, i0 = r0 - bh * Sq, b = bh / H, h = bh - b * H;\n"
+     << "    int64_t nq = Sq - i0;\n    if (nq > end - r0) nq = end - r0;\n"
+     << "    if (nq > TQ) nq = TQ;\n"
+     << bases(c, t) << "    for (int64_t r = 0; r < nq; ++r) {\n"
+     << "      m[r] = -INF;\n      l[r] = 0;\n"
+     << "      TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) qt[r][x] = "
+     << c.load(t, "q[r * D + x]") << " * scale;\n"
+     << "      TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) acc[r][x] = 0;\n    }\n";
+  os << "    int64_t jend = SKV;\n";
+  if (o.causal)
+    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n";
+  os << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
+     << "      const int64_t nk = jend - j0 < TK ? jend - j0 : TK;\n"
+     << "      for (int64_t r = 0; r < nq; ++r) {\n"
+     << "        const int64_t i = i0 + r;\n        " << T << " mx = -INF;\n"
+     << "        for (int64_t jj = 0; jj < nk; ++jj) {\n"
+     << "          const int64_t j = j0 + jj;\n"
+     << "          " << T << " dot = 0;\n"
+     << "          TC_REDUCE_LOOP for (int64_t x = 0; x < D; ++x) dot += qt[r][x] * "
+     << c.load(t, "k[j * D + x]") << ";\n"
+     << maskTerms(c, o, t, "dot") << "          s[r][jj] = dot;\n"
+     << "          mx = dot > mx ? dot : mx;\n        }\n"
+     << "        if (mx == -INF) continue; // no visible key in this block\n"
+     << "        if (mx < m[r]) mx = m[r];\n"
+     << "        const " << T << " corr = tc_exp(m[r] - mx); // rescale to the new max\n"
+     << "        m[r] = mx;\n        l[r] *= corr;\n"
+     << "        TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) acc[r][x] *= corr;\n"
+     << "        for (int64_t jj = 0; jj < nk; ++jj) {\n"
+     << "          const " << T << " p = tc_exp(s[r][jj] - mx);\n          l[r] += p;\n"
+     << "          const " << c.st(t) << " *vj = v + (j0 + jj) * DV;\n"
+     << "          TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) acc[r][x] += p * "
+     << c.load(t, "vj[x]") << ";\n        }\n      }\n    }\n";
+  os << "    for (int64_t r = 0; r < nq; ++r) {\n"
+     << "      const " << T << " inv = l[r] > 0 ? " << T << "(1) / l[r] : " << T << "(0);\n"
+     << "      for (int64_t x = 0; x < DV; ++x) O[(r0 + r) * DV + x] = "
+     << c.store(t, "acc[r][x] * inv") << ";\n    }\n    r0 += nq;\n  }\n}\n";
+}
+
+void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
+  int64_t qpw = o.d <= 128 && o.dv <= 128 ? 4 : 2, tk = o.d <= 128 && o.dv <= 128 ? 32 : 16;
+  os << "  enum { D = " << o.d << ", DV = " << o.dv << ", QPW = " << qpw
+     << ", TQ = 4 * QPW, TK = " << tk << ", NC = (DV + 31) / 32 };\n"
+     << "  const float INF = " << c.info().inf << ", scale = " << floatLiteral(o.scale, DType::F32)
+     << ";\n"
+     << "  __shared__ float Qs[TQ][D], Ks[TK][D + 1], Vs[TK][DV], Ps[TQ][TK];\n"
+     << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
+     << "  const int64_t qtiles = (Sq + TQ - 1) / TQ, tiles = B * H * qtiles;\n"
+     << "  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {\n"
+     << "    const int64_t bh = tile / qtiles, i0 = (tile - bh * qtiles) * TQ;\n"
+     << "    const int64_t b = bh / H, h = bh - b * H;\n"
+     << "    const int nq = Sq - i0 < TQ ? (int)(Sq - i0) : TQ;\n"
+     << bases(c, t) << "    __syncthreads(); // the previous tile's reads of Qs are done\n"
+     << "    for (int e = threadIdx.x; e < TQ * D; e += blockDim.x) {\n"
+     << "      const int r = e / D, x = e - r * D;\n"
+     << "      Qs[r][x] = r < nq ? " << c.load(t, "q[(int64_t)r * D + x]") << " * scale : 0.f;\n"
+     << "    }\n"
+     << "    float m[QPW], l[QPW], acc[QPW][NC];\n"
+     << "#pragma unroll\n"
+     << "    for (int u = 0; u < QPW; ++u) {\n      m[u] = -INF;\n      l[u] = 0.f;\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NC; ++n) acc[u][n] = 0.f;\n    }\n"
+     << "    int64_t jend = SKV;\n";
+  if (o.causal)
+    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n";
+  os << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
+     << "      const int nk = jend - j0 < TK ? (int)(jend - j0) : TK;\n"
+     << "      __syncthreads(); // the previous block's reads of Ks, Vs, Ps are done\n"
+     << "      for (int e = threadIdx.x; e < TK * D; e += blockDim.x) {\n"
+     << "        const int jj = e / D, x = e - jj * D;\n"
+     << "        Ks[jj][x] = jj < nk ? " << c.load(t, "k[(j0 + jj) * D + x]") << " : 0.f;\n"
+     << "      }\n"
+     << "      for (int e = threadIdx.x; e < TK * DV; e += blockDim.x) {\n"
+     << "        const int jj = e / DV, x = e - jj * DV;\n"
+     << "        Vs[jj][x] = jj < nk ? " << c.load(t, "v[(j0 + jj) * DV + x]") << " : 0.f;\n"
+     << "      }\n      __syncthreads();\n"
+     // Each lane's key against the warp's QPW queries: one Ks load per
+     // QPW FMAs.
+     << "      float dots[QPW];\n"
+     << "#pragma unroll\n"
+     << "      for (int u = 0; u < QPW; ++u) dots[u] = 0.f;\n"
+     << "      if (lane < nk)\n"
+     << "        for (int x = 0; x < D; ++x) {\n"
+     << "          const float kx = Ks[lane][x];\n"
+     << "#pragma unroll\n"
+     << "          for (int u = 0; u < QPW; ++u) dots[u] += Qs[warp * QPW + u][x] * kx;\n"
+     << "        }\n"
+     << "#pragma unroll\n"
+     << "      for (int u = 0; u < QPW; ++u) {\n"
+     << "        const int r = warp * QPW + u;\n"
+     << "        const int64_t i = i0 + r, j = j0 + lane;\n"
+     << "        float sc = -INF;\n"
+     << "        if (lane < nk && r < nq) {\n"
+     << "          sc = dots[u];\n"
+     << maskTerms(c, o, t, "sc") << "        }\n"
+     << "        float mx = sc;\n"
+     << "        for (int w = 16; w > 0; w >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, "
+        "w));\n"
+     << "        const float mn = fmaxf(m[u], mx);\n"
+     << "        const float p = mn == -INF ? 0.f : tc_exp(sc - mn);\n"
+     << "        const float corr = m[u] == -INF ? 0.f : tc_exp(m[u] - mn);\n"
+     << "        float ps = p;\n"
+     << "        for (int w = 16; w > 0; w >>= 1) ps += __shfl_xor_sync(0xffffffffu, ps, w);\n"
+     << "        l[u] = l[u] * corr + ps;\n        m[u] = mn;\n"
+     << "#pragma unroll\n"
+     << "        for (int n = 0; n < NC; ++n) acc[u][n] *= corr;\n"
+     << "        if (lane < TK) Ps[r][lane] = p;\n      }\n"
+     << "      __syncthreads();\n"
+     // One Vs load per QPW FMAs (Ps reads are broadcasts).
+     << "      for (int jj = 0; jj < nk; ++jj)\n"
+     << "#pragma unroll\n"
+     << "        for (int n = 0; n < NC; ++n) {\n"
+     << "          if (lane + 32 * n >= DV) continue;\n"
+     << "          const float vx = Vs[jj][lane + 32 * n];\n"
+     << "#pragma unroll\n"
+     << "          for (int u = 0; u < QPW; ++u) acc[u][n] += Ps[warp * QPW + u][jj] * vx;\n"
+     << "        }\n    }\n"
+     << "#pragma unroll\n"
+     << "    for (int u = 0; u < QPW; ++u) {\n      const int r = warp * QPW + u;\n"
+     << "      if (r >= nq) continue;\n"
+     << "      const float inv = l[u] > 0.f ? 1.f / l[u] : 0.f;\n"
+     << "      " << c.st(t) << " *out = O + ((b * H + h) * Sq + i0 + r) * DV;\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NC; ++n)\n"
+     << "        if (lane + 32 * n < DV) out[lane + 32 * n] = " << c.store(t, "acc[u][n] * inv")
+     << ";\n    }\n  }\n}\n";
+}
+
+} // namespace
+
+std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls) {
+  if (!cls.anchor || !cls.anchor->is(OpKind::Attention))
+    return c.reject("no Attention op in the group");
+  const Op &op = *cls.anchor;
+  Operands o{
+      op.operand(0),           op.operand(1), op.operand(2), op.operand(3), op.result(), 0, 0, 0,
+      op.getInt("causal") != 0};
+  if (c.f.ops.size() != 1 || c.f.results.size() != 1)
+    return c.reject("attention fused with other ops");
+  for (const Value *v : {o.q, o.k, o.v, o.mask})
+    if (v && c.argIndex(v) == SIZE_MAX)
+      return c.reject("an attention operand that is no kernel argument (a constant)");
+  DType t = o.q->type.dtype;
+  const Shape &qs = o.q->type.shape, &vs = o.v->type.shape;
+  if (!isFloat(t) || !c.st(t) || (c.cuda() && t == DType::F64))
+    return c.reject("attention on " + o.q->type.str());
+  if (!qs[3].isStatic() || !vs[3].isStatic() || qs[3].size < 1 || qs[3].size > 256 ||
+      vs[3].size < 1 || vs[3].size > 256)
+    return c.reject("attention with head dims other than static 1..256");
+  o.d = qs[3].size;
+  o.dv = vs[3].size;
+  o.scale = op.getFloat("scale");
+  if (o.scale == 0)
+    o.scale = 1.0 / std::sqrt(double(o.d));
+  std::string symbol = "tc_" + c.f.name;
+  std::ostringstream os;
+  os << "// group @" << c.f.name << ": Attention, head dims " << o.d << " / " << o.dv << "\n";
+  c.emitSignature(os, symbol, kCudaBlock);
+  emitSetup(os, c, o, t);
+  if (c.cuda())
+    emitCuda(os, c, o, t);
+  else
+    emitCpu(os, c, o, t);
+  EmittedKernel k = c.kernel(symbol, os.str());
+  if (c.cuda()) { // blocks stride over B * H * ceil(Sq / TQ) query tiles: about one each
+    int64_t tq = 4 * (o.d <= 128 && o.dv <= 128 ? 4 : 2);
+    k.block = kCudaBlock;
+    k.vec = unsigned(std::max<int64_t>(1, tq * o.dv / int64_t(kCudaBlock)));
+    k.halfTypes = c.usesHalf();
+  }
+  return k;
+}
+
+} // namespace tc::kernels

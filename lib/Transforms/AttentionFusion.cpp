@@ -1,0 +1,426 @@
+// attention-fusion: scaled-dot-product attention as exporters write it
+// becomes one Attention op (Ops.def):
+//
+//   MatMul(Where(IsNaN(P), 0, P) | P, v)                       P @ v
+//   P = Softmax(scores, axis = -1)
+//   scores = [Where(C, ., -big)] MatMul(q', kT') [* c | / c] [+ mask]
+//                                       (TorchScript GPT-2: C the causal triangle)
+//   q' = q [* c | / c]                  (torch dynamo scales q and kT by d^-1/4 each)
+//   kT' = Transpose(k) [* c | / c]      (perm swapping the last two axes of k)
+//       | Reshape(Transpose(Reshape(k, [-1, S, D]), [0, 2, 1]), [B, H, D, S])
+//                                       (dynamo: shapes from Shape(k) -> Slice -> Concat,
+//                                        or constants where k's dims are static)
+//   k, v = Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, rep, S, D]), [B, Hkv * rep, S, D])
+//                                       (grouped-query attention: x has Hkv heads)
+//   mask = Where(C, 0, -big) with C a constant lower triangle (possibly
+//          Expand'ed), or that folded to a constant: causal = 1 and no
+//          mask; any other additive mask whose heads, queries and keys axes
+//          are 1 or the scores' stays the mask operand (its batch
+//          broadcasts with q's, k's and v's).
+//
+// Every scale must be a one-element float constant; their product is the op's
+// `scale`. The rewritten chain's intermediate values must have no other use
+// (the rewrite leaves them dead).
+#include "tc/Runtime/ConstantEval.h"
+#include "tc/Support/Error.h"
+#include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
+#include <algorithm>
+#include <cmath>
+#include <unordered_map>
+
+namespace tc {
+
+namespace {
+
+// Uses of every value (op operands and function results). Shape ops do not
+// count: dynamo's k^T reads Shape(k), which the rewrite leaves dead too.
+using UseCounts = std::unordered_map<const Value *, int>;
+
+UseCounts countUses(const Function &f) {
+  UseCounts uses;
+  for (const auto &op : f.ops)
+    for (const Value *v : op->operands)
+      if (v && !op->is(OpKind::Shape))
+        ++uses[v];
+  for (const Value *v : f.results)
+    uses[v] += 2; // a result is never an intermediate
+  return uses;
+}
+
+bool known(const Dim &a, const Dim &b) { return a == b && !a.isUnknown(); }
+
+std::optional<double> scalarOf(const Value *v) {
+  if (!v || !v->isConstant() || !isFloat(v->type.dtype))
+    return std::nullopt;
+  HostTensor t = constantTensor(*v);
+  if (t.numElements() != 1)
+    return std::nullopt;
+  return t.getDouble(0);
+}
+
+std::optional<std::vector<int64_t>> intsOf(const Value *v) {
+  if (!v || !v->isConstant() || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32))
+    return std::nullopt;
+  HostTensor t = constantTensor(*v);
+  std::vector<int64_t> r;
+  for (int64_t i = 0; i < t.numElements(); ++i)
+    r.push_back(t.getInt(i));
+  return r;
+}
+
+struct Matcher {
+  Function &f;
+  UseCounts uses;
+
+  // `v` is produced by an op of kind `k` used only inside the chain.
+  Op *single(Value *v, OpKind k) {
+    return v && v->def && v->def->is(k) && uses[v] == 1 ? v->def : nullptr;
+  }
+
+  // Peels Mul/Div by one-element constants off `v`, multiplying `scale`.
+  Value *peelScale(Value *v, double &scale) {
+    for (;;) {
+      Op *op = v && v->def && uses[v] == 1 ? v->def : nullptr;
+      if (!op || !(op->is(OpKind::Mul) || op->is(OpKind::Div)))
+        return v;
+      bool div = op->is(OpKind::Div);
+      std::optional<double> c = scalarOf(op->operand(1));
+      size_t data = 0;
+      if (!c && !div && (c = scalarOf(op->operand(0))))
+        data = 1;
+      if (!c || *c == 0 || op->operand(data)->type.shape != op->result()->type.shape)
+        return v;
+      scale *= div ? 1.0 / *c : *c;
+      v = op->operand(data);
+    }
+  }
+
+  // A shape tensor as a list of elements: a constant, or dim `axis` of `src`.
+  struct Elem {
+    const Value *src = nullptr;
+    int64_t n = 0; // the constant (src null) or the axis
+    bool operator==(const Elem &o) const = default;
+  };
+  std::optional<std::vector<Elem>> shapeExpr(const Value *v) {
+    if (auto c = intsOf(v)) {
+      std::vector<Elem> r;
+      for (int64_t x : *c)
+        r.push_back({nullptr, x});
+      return r;
+    }
+    const Op *op = v ? v->def : nullptr;
+    if (!op)
+      return std::nullopt;
+    if (op->is(OpKind::Shape)) {
+      int64_t rank = int64_t(op->operand(0)->type.rank());
+      auto norm = [&](int64_t a) { return std::clamp(a < 0 ? a + rank : a, int64_t(0), rank); };
+      int64_t start = norm(op->getInt("start"));
+      int64_t end = op->findAttr("end") ? norm(op->getInt("end")) : rank;
+      std::vector<Elem> r;
+      for (int64_t a = start; a < end; ++a)
+        r.push_back({op->operand(0), a});
+      return r;
+    }
+    if (op->is(OpKind::Concat) && op->getInt("axis") == 0) {
+      std::vector<Elem> r;
+      for (const Value *in : op->operands) {
+        auto e = shapeExpr(in);
+        if (!e)
+          return std::nullopt;
+        r.insert(r.end(), e->begin(), e->end());
+      }
+      return r;
+    }
+    if (op->is(OpKind::Slice) && op->operands.size() <= 3) {
+      auto in = shapeExpr(op->operand(0));
+      auto s = intsOf(op->operand(1)), e = intsOf(op->operand(2));
+      if (!in || !s || !e || s->size() != 1 || e->size() != 1)
+        return std::nullopt;
+      int64_t n = int64_t(in->size());
+      auto norm = [&](int64_t a) { return std::clamp(a < 0 ? a + n : a, int64_t(0), n); };
+      int64_t b = norm((*s)[0]), end = norm((*e)[0]);
+      return std::vector<Elem>(in->begin() + b, in->begin() + std::max(b, end));
+    }
+    return std::nullopt;
+  }
+
+  // k from k^T: Transpose(x) swapping the last two axes of k, or dynamo's
+  // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k). May append a
+  // Transpose op to `fresh` (placed by the caller).
+  Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh) {
+    if (Op *t = single(kt, OpKind::Transpose)) {
+      const std::vector<int64_t> &p = t->getInts("perm");
+      if (p.size() != 4)
+        return nullptr;
+      std::vector<int64_t> perm{p[0], p[1], p[3], p[2]};
+      Value *x = t->operand(0);
+      if (perm == std::vector<int64_t>{0, 1, 2, 3})
+        return x;
+      auto op = std::make_unique<Op>(OpKind::Transpose);
+      op->operands = {x};
+      op->setAttr("perm", Attribute(perm));
+      op->loc = t->loc;
+      Shape s;
+      for (int64_t a : perm)
+        s.push_back(x->type.shape[size_t(a)]);
+      op->results.push_back(f.newValue(f.uniqueName(kt->name + "_k"), {x->type.dtype, s}));
+      op->results.back()->def = op.get();
+      Value *k = op->results.back();
+      fresh.push_back(std::move(op));
+      return k;
+    }
+    Op *r2 = single(kt, OpKind::Reshape);
+    Op *t = r2 ? single(r2->operand(0), OpKind::Transpose) : nullptr;
+    Op *r1 = t ? single(t->operand(0), OpKind::Reshape) : nullptr;
+    if (!r1 || t->getInts("perm") != std::vector<int64_t>{0, 2, 1})
+      return nullptr;
+    Value *k = r1->operand(0);
+    if (k->type.rank() != 4)
+      return nullptr;
+    auto s1 = shapeExpr(r1->operand(1)), s2 = shapeExpr(r2->operand(1));
+    // Element e is dim a of k: symbolically, or as a constant (folded
+    // when k's dims are static).
+    const Shape &ks = k->type.shape;
+    auto is = [&](const Elem &e, int64_t a) {
+      return e == Elem{k, a} || (!e.src && ks[size_t(a)].isStatic() && e.n == ks[size_t(a)].size);
+    };
+    auto merged = [&](const Elem &e) { // -1, or k0 * k1
+      return (!e.src && e.n == -1) ||
+             (!e.src && ks[0].isStatic() && ks[1].isStatic() && e.n == ks[0].size * ks[1].size);
+    };
+    if (!s1 || !s2 || s1->size() != 3 || s2->size() != 4 || !merged((*s1)[0]) || !is((*s1)[1], 2) ||
+        !is((*s1)[2], 3) || !is((*s2)[0], 0) || !is((*s2)[1], 1) || !is((*s2)[2], 3) ||
+        !is((*s2)[3], 2))
+      return nullptr;
+    return k;
+  }
+
+  // x and rep from grouped-query attention's Reshape(Expand(Unsqueeze(x, [2]))).
+  Value *ungroup(Value *kv, int64_t &rep) {
+    rep = 1;
+    Op *r = kv->def && kv->def->is(OpKind::Reshape) && uses[kv] == 1 ? kv->def : nullptr;
+    Op *e = r ? r->operand(0)->def : nullptr;
+    Op *u = e && e->is(OpKind::Expand) && uses[e->result()] == 1 ? e->operand(0)->def : nullptr;
+    if (!u || !u->is(OpKind::Unsqueeze) || uses[u->result()] != 1)
+      return kv;
+    Value *x = u->operand(0);
+    const Shape &xs = x->type.shape, &es = e->result()->type.shape, &rs = kv->type.shape;
+    std::optional<std::vector<int64_t>> axes =
+        u->findAttr("axes") ? std::optional(u->getInts("axes")) : intsOf(u->operand(1));
+    if (!axes || *axes != std::vector<int64_t>{2} || xs.size() != 4 || es.size() != 5 ||
+        rs.size() != 4 || !es[2].isStatic() || !xs[1].isStatic() || !rs[1].isStatic() ||
+        rs[1].size != xs[1].size * es[2].size || !known(es[1], xs[1]) || !known(es[3], xs[2]) ||
+        !known(es[4], xs[3]) || !known(rs[2], xs[2]) || !known(rs[3], xs[3]))
+      return kv;
+    // Batch: kept, or broadcast from 1 (the op broadcasts k/v's batch too).
+    rep = es[2].size;
+    return x;
+  }
+
+  // A constant float mask [..., Sq, Skv]: 0 where key j is visible to
+  // query i (j <= i + Skv - Sq), <= -1e30 elsewhere, in every leading slice.
+  static bool causalConstant(const Value &m, int64_t rows, int64_t cols) {
+    const Shape &s = m.type.shape;
+    if (!isFloat(m.type.dtype) || s.size() < 2 || s[s.size() - 2] != Dim::fixed(rows) ||
+        s.back() != Dim::fixed(cols))
+      return false;
+    HostTensor t = constantTensor(m);
+    for (int64_t e = 0; e < t.numElements(); ++e) {
+      int64_t i = e / cols % rows, j = e % cols;
+      double x = t.getDouble(e);
+      if (j <= i + cols - rows ? x != 0 : x > -1e30)
+        return false;
+    }
+    return true;
+  }
+
+  // Where(C, 0, -big) with C a constant lower triangle aligned bottom-right
+  // on [Sq, Skv] (leading dims 1), possibly Expand'ed over leading axes. It
+  // may be shared by every layer: it dies with the last one's rewrite.
+  bool causalMask(Value *m, const Dim &sq, const Dim &skv) {
+    if (!m || !sq.isStatic() || !skv.isStatic() || sq.size > skv.size)
+      return false;      // (Sq > Skv: the first rows see no key; the graph's softmax differs there)
+    if (m->isConstant()) // folded: 0 on the triangle, -big above it
+      return causalConstant(*m, sq.size, skv.size);
+    Op *w = m->def && m->def->is(OpKind::Where) ? m->def : nullptr;
+    std::optional<double> zero = w ? scalarOf(w->operand(1)) : std::nullopt;
+    std::optional<double> big = w ? scalarOf(w->operand(2)) : std::nullopt;
+    return zero && *zero == 0 && big && *big <= -1e30 &&
+           causalCondition(w->operand(0), sq.size, skv.size);
+  }
+
+  // A constant bool [1.., Sq, Skv], true where key j is visible to query i
+  // (bottom-right aligned), possibly Expand'ed over its leading axes.
+  static bool causalCondition(const Value *c, int64_t rows, int64_t cols) {
+    const Op *ex = c->def && c->def->is(OpKind::Expand) ? c->def : nullptr;
+    if (ex) { // the Expand must keep the last two axes
+      const Shape &es = ex->result()->type.shape;
+      if (es.size() < 2 || es[es.size() - 2] != Dim::fixed(rows) || es.back() != Dim::fixed(cols))
+        return false;
+      c = ex->operand(0);
+    }
+    if (!c->isConstant() || c->type.dtype != DType::Bool || c->type.rank() < 2)
+      return false;
+    const Shape &s = c->type.shape;
+    for (size_t i = 0; i + 2 < s.size(); ++i)
+      if (s[i] != Dim::fixed(1))
+        return false;
+    if (s[s.size() - 2] != Dim::fixed(rows) || s.back() != Dim::fixed(cols))
+      return false;
+    HostTensor t = constantTensor(*c);
+    for (int64_t i = 0; i < rows; ++i)
+      for (int64_t j = 0; j < cols; ++j)
+        if ((t.getInt(i * cols + j) != 0) != (j <= i + cols - rows))
+          return false;
+    return true;
+  }
+};
+
+// Rewrites the attention ending in MatMul `pv` (at position `pos` of f).
+bool fuseAt(Function &f, size_t pos) {
+  Op &pv = *f.ops[pos];
+  if (!pv.is(OpKind::MatMul) || pv.result()->type.rank() != 4)
+    return false;
+  Matcher mt{f, countUses(f)};
+  Value *p = pv.operand(0);
+  // Where(IsNaN(P), 0, P): the op gives 0 for fully masked rows anyway.
+  if (Op *w = p->def && p->def->is(OpKind::Where) && mt.uses[p] == 1 ? p->def : nullptr) {
+    Op *nan = w->operand(0)->def;
+    std::optional<double> zero = scalarOf(w->operand(1));
+    if (nan && nan->is(OpKind::IsNaN) && zero && *zero == 0 && nan->operand(0) == w->operand(2) &&
+        mt.uses[w->operand(0)] == 1 && mt.uses[w->operand(2)] == 2) {
+      p = w->operand(2);
+      mt.uses[p] = 1;
+    }
+  }
+  Op *sm = mt.single(p, OpKind::Softmax);
+  if (!sm || (sm->getInt("axis") != -1 && sm->getInt("axis") != 3))
+    return false;
+  Value *scores = sm->operand(0);
+  Value *mask = nullptr;
+  if (Op *add = mt.single(scores, OpKind::Add)) {
+    // The side that leads (through scales) to a MatMul is the scores.
+    size_t s = 0;
+    for (size_t i = 0; i < 2; ++i) {
+      double unused = 1;
+      Value *x = mt.peelScale(add->operand(i), unused);
+      if (x->def && x->def->is(OpKind::MatMul))
+        s = i;
+    }
+    scores = add->operand(s);
+    mask = add->operand(1 - s);
+  }
+  // TorchScript GPT-2: Where(causal, scores, finfo.min) replaces the hidden
+  // scores (before the additive mask).
+  Value *hide = nullptr;
+  if (Op *w = mt.single(scores, OpKind::Where)) {
+    std::optional<double> fill = scalarOf(w->operand(2));
+    if (!fill || *fill > -1e30)
+      return false;
+    hide = w->operand(0);
+    scores = w->operand(1);
+  }
+  double scale = 1;
+  Op *qk = mt.single(mt.peelScale(scores, scale), OpKind::MatMul);
+  if (!qk)
+    return false;
+  Value *q = mt.peelScale(qk->operand(0), scale);
+  std::vector<std::unique_ptr<Op>> fresh;
+  Value *k = mt.untranspose(mt.peelScale(qk->operand(1), scale), fresh);
+  if (!k)
+    return false;
+  k = mt.peelScale(k, scale);
+  int64_t repK = 1, repV = 1;
+  Value *v = pv.operand(1);
+  if (fresh.empty())
+    k = mt.ungroup(k, repK);
+  v = mt.ungroup(v, repV);
+  const TensorType &qt = q->type, &kt = k->type, &vt = v->type;
+  if (qt.rank() != 4 || kt.rank() != 4 || vt.rank() != 4 || kt.dtype != qt.dtype ||
+      vt.dtype != qt.dtype || (mask && mask->type.dtype != qt.dtype) || !std::isfinite(scale))
+    return false;
+  // Heads: static, k's and v's equal and dividing q's (the MatMuls'
+  // broadcast of one head is grouped attention with one kv head).
+  if (!qt.shape[1].isStatic() || !kt.shape[1].isStatic() || kt.shape[1] != vt.shape[1] ||
+      repK != repV || kt.shape[1].size == 0 || qt.shape[1].size % kt.shape[1].size ||
+      (repK == 1 && kt.shape[1].size != 1 && kt.shape[1] != qt.shape[1]) ||
+      (repK > 1 && kt.shape[1].size * repK != qt.shape[1].size))
+    return false;
+  if (!known(qt.shape[3], kt.shape[3]) || !known(kt.shape[2], vt.shape[2]))
+    return false;
+  // The mask broadcasts into the scores [B, H, Sq, Skv] and must not widen
+  // them: heads, queries and keys 1 or the scores' own (the batch broadcasts
+  // in the op too).
+  if (mask) {
+    const Shape &ms = mask->type.shape;
+    Shape scores4{Dim::unknown(), qt.shape[1], qt.shape[2], kt.shape[2]};
+    if (ms.size() > 4)
+      return false;
+    for (size_t a = 0; a < ms.size(); ++a) {
+      size_t axis = 4 - ms.size() + a;
+      if (axis > 0 && ms[a] != Dim::fixed(1) && !known(ms[a], scores4[axis]))
+        return false;
+    }
+  }
+  const Dim &sq = qt.shape[2], &skv = kt.shape[2];
+  if (hide && !(sq.isStatic() && skv.isStatic() && sq.size <= skv.size &&
+                Matcher::causalCondition(hide, sq.size, skv.size)))
+    return false; // a Where that hides other scores than the causal ones
+  bool causal = hide || (mask && mt.causalMask(mask, sq, skv));
+  if (causal && !hide)
+    mask = nullptr;
+
+  auto op = std::make_unique<Op>(OpKind::Attention);
+  op->operands = {q, k, v};
+  if (mask)
+    op->operands.push_back(mask);
+  op->loc = pv.loc;
+  op->setAttr("causal", Attribute(int64_t(causal)));
+  op->setAttr("scale", Attribute(scale));
+  if (kt.shape[1].size != qt.shape[1].size)
+    op->setAttr("kv_heads", Attribute(kt.shape[1].size));
+  std::vector<TensorType> types;
+  try {
+    types = op->info().infer(*op);
+  } catch (const Error &) {
+    return false;
+  }
+  Value *out = f.newValue(f.uniqueName(pv.result()->name + "_attention"), types[0]);
+  out->def = op.get();
+  op->results.push_back(out);
+  fresh.push_back(std::move(op));
+  std::vector<std::unique_ptr<Op>> ops;
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    if (i == pos)
+      for (auto &o : fresh)
+        ops.push_back(std::move(o));
+    ops.push_back(std::move(f.ops[i]));
+  }
+  f.ops = std::move(ops);
+  return replaceValue(f, pv.result(), out);
+}
+
+} // namespace
+
+bool runAttentionFusionPass(Module &m, const PassOptions &) {
+  bool changed = false;
+  for (auto &fn : m.functions) {
+    Function &f = *fn;
+    bool here = false;
+    std::vector<const Op *> matmuls;
+    for (const auto &op : f.ops)
+      if (op->is(OpKind::MatMul))
+        matmuls.push_back(op.get());
+    for (const Op *pv : matmuls) {
+      auto at = std::find_if(f.ops.begin(), f.ops.end(), [&](auto &o) { return o.get() == pv; });
+      here |= fuseAt(f, size_t(at - f.ops.begin()));
+    }
+    if (here)
+      eraseDeadOps(f);
+    changed |= here;
+  }
+  return changed;
+}
+
+} // namespace tc
