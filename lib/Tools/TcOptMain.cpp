@@ -27,9 +27,8 @@ void listPasses(std::ostream &os) {
       os << "      " << o.name << "=" << o.defaultValue << "  " << o.doc << "\n";
   }
   os << "Pipelines:\n";
-  for (int level = 0; level <= 2; ++level)
+  for (int level = 0; level <= 3; ++level)
     os << "  -O" << level << " = " << pipelineForLevel(level).spelling() << "\n";
-  os << "  -O3 = -O2 (an alias)\n";
 }
 
 std::string escapePipes(const std::string &s) {
@@ -110,7 +109,7 @@ int tcOptMain(int argc, char **argv) {
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(",O", po::value(&level)->value_name("N"),
-                                                    "run the -O0..-O3 pipeline (-O3 = -O2)")(
+                                                    "run the -O0..-O3 pipeline (-O3: -O2 + attention)")(
         "list-passes", po::bool_switch(&list), "list the registered passes and exit")(
         "list-ops", po::bool_switch(&ops), "list the ops of the IR and exit")(
         "format", po::value(&format)->value_name("text|markdown"),

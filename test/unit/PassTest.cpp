@@ -115,7 +115,8 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
   EXPECT_EQ(pipelineForLevel(1).spelling(),
             "infer-shapes,lower-einsum,fold-constants,canonicalize,cse,dce");
-  EXPECT_EQ(pipelineForLevel(2).spelling(),
+  EXPECT_EQ(pipelineForLevel(2).spelling(), pipelineForLevel(1).spelling() + ",fuse");
+  EXPECT_EQ(pipelineForLevel(3).spelling(),
             pipelineForLevel(1).spelling() + ",attention-fusion,dce,fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(), pipelineForLevel(2).spelling()); // an alias
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");

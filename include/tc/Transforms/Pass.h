@@ -119,8 +119,8 @@ private:
 Pipeline parsePipeline(std::string_view text);
 
 // Named pipelines.
-// -O0..-O3. -O3 is -O2: no pass is known to pay off beyond it yet
-// (docs/optimizer.md).
+// -O0..-O3. -O3 is -O2 plus attention-fusion, which is not yet faster on
+// the GPU (docs/optimizer.md).
 Pipeline pipelineForLevel(int level);
 // tc-opt --target=cuda, inserted before fuse: convolution chains in NHWC.
 Pipeline channelsLastPipeline();
