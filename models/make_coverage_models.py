@@ -135,6 +135,16 @@ def indexing():
     f.chain("int_mask_arith", [("Sub", ["ids", i64("one", 1)], {}), ("Max", ["$0", i64("zero", 0)], {}),
                                ("LessOrEqual", ["$1", i64("four", 4)], {}), ("Equal", ["ids", i64("three", 3)], {}),
                                ("Not", ["$3"], {}), ("And", ["$2", "$4"], {}), ("Cast", ["$5"], {"to": F})])
+    # GPT-2/RoBERTa position ids: a mask's running count (integer CumSum), sliced (rank-2 i64 moves).
+    f.chain("int_position_ids", [("Greater", ["ids", f.const("int_position_ids", "t", 3, np.int64)], {}),
+                                 ("Cast", ["$0"], {"to": T.INT64}),
+                                 ("CumSum", ["$1", f.const("int_position_ids", "a", 1)], {}),
+                                 ("Slice", ["$2", f.const("int_position_ids", "s", [1]), f.const("int_position_ids", "e", [16]),
+                                            f.const("int_position_ids", "ax", [1])], {}),
+                                 ("Cast", ["$3"], {"to": F})])
+    # A padded id tensor (rank-2 i64 Pad with a fill other than 0 or 1).
+    f.chain("int_pad", [("Pad", ["ids", f.const("int_pad", "p", [0, 1, 0, 2]), f.const("int_pad", "v", 7, np.int64)], {}),
+                        ("Cast", ["$0"], {"to": F})])
     # Integer Div stays on the host: a zero divisor would trap a CPU kernel (the reference reports it).
     f.chain("int_positions", [("Mul", ["ids", f.const("int_positions", "k", 3, np.int64)], {}),
                               ("Add", ["$0", f.const("int_positions", "b", [[2]], np.int64)], {}),

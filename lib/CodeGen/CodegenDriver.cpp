@@ -76,7 +76,7 @@ std::vector<std::string> nodesOf(const Function &group) {
 // Ops the outlining left outside every group run on the host too, and say
 // so: views cost nothing, shape computations (results of Shape / Size and
 // what is computed from them and constants, small enough to fold) fold when
-// the runtime plans a shape, the CPU runtime copies element moves itself;
+// the runtime plans a shape, the CPU runtime copies Gather/Concat/Split/Slice;
 // anything else is a step on the reference kernels.
 std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
   std::set<const Value *> shapeOnly; // known once the input sizes are
@@ -96,7 +96,7 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
       shapeOnly.insert(op->results.begin(), op->results.end());
       continue;
     }
-    if (isViewOp(*op) || (!b.outlineMoves() && isElementMove(op->kind)))
+    if (isViewOp(*op) || (!b.outlineMoves() && isCpuCopyMove(op->kind)))
       continue;
     std::string name = op->results.empty() ? "?" : op->result()->name;
     out.push_back({"%" + name,

@@ -123,6 +123,10 @@ const std::vector<OpInfo> &allOps() {
 
 const OpInfo &opInfo(OpKind k) { return allOps()[size_t(k)]; }
 
+bool isCpuCopyMove(OpKind k) {
+  return k == OpKind::Gather || k == OpKind::Concat || k == OpKind::Split || k == OpKind::Slice;
+}
+
 bool isElementMove(OpKind k) {
   switch (k) {
   case OpKind::Gather:

@@ -299,22 +299,23 @@ bool isLonePooling(const Group &g) {
          (isWindowOp(g.ops[0]->kind) || g.ops[0]->is(OpKind::Attention));
 }
 
-// A lone data-movement op on tensor data (float or bool: integer data is
-// usually a shape computation, which per-shape plans fold, so it stays an op).
-bool isLoneMove(const Group &g) {
-  if (g.ops.size() != 1 || !isElementMove(g.ops[0]->kind))
-    return false;
-  DType t = g.ops[0]->operand(0)->type.dtype;
-  return isFloat(t) || t == DType::Bool;
+// Tensor data, not a shape computation (which per-shape plans fold, so it
+// stays an op): float or bool, or integers of rank 2 and up (token ids,
+// position ids and masks derived from them: GPT-2's Expand/Slice/GatherND).
+bool isTensorData(const Value *v) {
+  DType t = v->type.dtype;
+  return isFloat(t) || t == DType::Bool || v->type.rank() >= 2;
 }
 
-// A lone index move with a float or bool result (an integer one is usually
-// a shape computation): a kernel on every target.
+// A lone data-movement op on tensor data.
+bool isLoneMove(const Group &g) {
+  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) && isTensorData(g.ops[0]->operand(0));
+}
+
+// A lone index move with a tensor-data result: a kernel on every target.
 bool isLoneIndexMove(const Group &g) {
-  if (g.ops.size() != 1 || !isIndexMove(g.ops[0]->kind) || g.ops[0]->results.size() != 1)
-    return false;
-  DType t = g.ops[0]->result()->type.dtype;
-  return isFloat(t) || t == DType::Bool;
+  return g.ops.size() == 1 && isIndexMove(g.ops[0]->kind) && g.ops[0]->results.size() == 1 &&
+         isTensorData(g.ops[0]->result());
 }
 
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {

@@ -118,7 +118,6 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(2).spelling(), pipelineForLevel(1).spelling() + ",fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(),
             pipelineForLevel(1).spelling() + ",attention-fusion,dce,fuse");
-  EXPECT_EQ(pipelineForLevel(3).spelling(), pipelineForLevel(2).spelling()); // an alias
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
   EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1}");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),

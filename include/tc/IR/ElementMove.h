@@ -6,9 +6,13 @@
 
 namespace tc {
 
-// Gather, Concat, Slice, Split, Expand, Pad, Tile: the CPU runtime copies
-// them (MoveStep), CUDA generates kernels for them.
+// Gather, Concat, Slice, Split, Expand, Pad, Tile: CUDA generates kernels
+// for them; on the CPU the runtime copies those of isCpuCopyMove.
 bool isElementMove(OpKind k);
+// Gather, Concat, Split, Slice: what the CPU runtime's copy step
+// (lib/Runtime/CPU/MoveStep.cpp) does itself; the CPU's other element moves
+// run on the reference kernels (tc-codegen warns).
+bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
 // ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike:

@@ -4,6 +4,7 @@
 // Gather, Concat and Split see tensors as [outer, axis, inner]; the others
 // map each result coordinate.
 #include "Families.h"
+#include "IndexMoveParts.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
@@ -70,21 +71,7 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
         return c.noKernel("a Pad with a run-time value");
       v = *fill;
     }
-    DType t = x->type.dtype;
-    uint64_t bits = 0;
-    if (t == DType::F32) {
-      float f = float(v);
-      std::memcpy(&bits, &f, 4);
-    } else if (t == DType::F64) {
-      std::memcpy(&bits, &v, 8);
-    } else if (t == DType::F16) {
-      bits = floatToHalf(float(v));
-    } else if (t == DType::BF16) {
-      bits = floatToBf16(float(v));
-    } else {
-      bits = v != 0;
-    }
-    value = "(" + std::string(T) + ")" + std::to_string(bits) + "ULL";
+    value = fillBits(v, x->type.dtype, T); // integers keep their value, not v != 0
     for (size_t d = 0; d < r; ++d) {
       std::string D = c.dim(x, d);
       std::string fix = mode == "edge"      ? "p = p < 0 ? 0 : p >= " + D + " ? " + D + " - 1 : p; "

@@ -163,20 +163,24 @@ bool emitCumSum(MoveCode &m) {
   if (op.operands.size() > 1 && op.operand(1))
     return m.c.noKernel("a CumSum with a run-time axis");
   size_t a = m.axis(m.x);
-  if (a == SIZE_MAX || !m.computed())
+  if (a == SIZE_MAX || !m.computed(/*integers=*/true))
     return false;
   bool exclusive = op.getInt("exclusive") != 0, reverse = op.getInt("reverse") != 0;
+  // Integers (position ids from a mask) sum exactly, wrapping as unsigned.
+  bool integer = isInteger(m.y->type.dtype);
   m.c.emitRowMajorStrides(m.setup, "xst", m.x);
   std::string ca = m.cs(a), D = m.c.dim(m.x, a);
   m.body << "    const int64_t sa = xst[" << a << "], base = i - " << ca << " * sa;\n"
-         << "    double acc = 0;\n";
+         << "    " << (integer ? "unsigned long long" : "double") << " acc = 0;\n";
   if (!reverse)
     m.body << "    for (int64_t j = 0; j " << (exclusive ? "<" : "<=") << " " << ca << "; ++j)";
   else
     m.body << "    for (int64_t j = " << D << " - 1; j " << (exclusive ? ">" : ">=") << " " << ca
            << "; --j)";
-  m.body << " acc += (double)" << m.load(m.data(0) + "[base + j * sa]") << ";\n"
-         << "    out0[i] = " << m.store("acc") << ";\n";
+  m.body << " acc += (" << (integer ? "unsigned long long" : "double") << ")"
+         << m.load(m.data(0) + "[base + j * sa]") << ";\n"
+         << "    out0[i] = " << (integer ? "(" + std::string(m.T) + ")acc" : m.store("acc"))
+         << ";\n";
   return true;
 }
 

@@ -9,9 +9,9 @@ MoveCode::MoveCode(const KernelContext &c, const Op &op)
     : c(c), op(op), x(op.operands.empty() ? nullptr : op.operand(0)), y(op.result()),
       r(op.result()->type.rank()), T(movedType(op.result()->type.dtype)) {}
 
-bool MoveCode::computed() {
+bool MoveCode::computed(bool integers) {
   DType t = y->type.dtype;
-  if (!isFloat(t) || !c.st(t))
+  if (!(isFloat(t) || (integers && isInteger(t))) || !c.st(t))
     return ok = c.noKernel(std::string(op.name()) + " producing " + y->type.str());
   compute_ = true;
   T = c.st(t);

@@ -21,7 +21,7 @@ struct MoveCode {
   std::ostringstream setup, body; // per call; per element (coordinates c0.. and i)
 
   // Arithmetic on the values: float types only, T becomes the storage type.
-  bool computed();
+  bool computed(bool integers = false); // integers: the op computes them exactly
   // "c<d>": the result coordinate of axis d.
   std::string cs(size_t d) const { return "c" + std::to_string(d); }
   // Operand k's elements (an argument's pointer or a constant's array).

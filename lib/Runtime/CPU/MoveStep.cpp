@@ -1,4 +1,5 @@
 #include "MoveStep.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
 #include <cstring>
 
@@ -157,6 +158,8 @@ MoveStep makeMoveStep(const Op &op) {
   for (const Value *v : op.operands)
     if (v && v->type.dtype == DType::Str)
       return nullptr;
+  if (!isCpuCopyMove(op.kind))
+    return nullptr;
   switch (op.kind) {
   case OpKind::Gather: return gather(op);
   case OpKind::Concat: return joinOrSplit(op, /*join=*/true);
