@@ -108,9 +108,10 @@ int tcOptMain(int argc, char **argv) {
     NumericsCheckOptions numerics;
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
-                       "run these passes in order")(",O", po::value(&level)->value_name("N"),
-                                                    "run the -O0..-O3 pipeline (-O3: -O2 + attention)")(
-        "list-passes", po::bool_switch(&list), "list the registered passes and exit")(
+                       "run these passes in order")(
+        ",O", po::value(&level)->value_name("N"),
+        "run the -O0..-O3 pipeline (-O3: -O2 + attention)")("list-passes", po::bool_switch(&list),
+                                                            "list the registered passes and exit")(
         "list-ops", po::bool_switch(&ops), "list the ops of the IR and exit")(
         "format", po::value(&format)->value_name("text|markdown"),
         "format of --list-ops")("print-ir-after-all", po::bool_switch(&pm.printAfterAll),
