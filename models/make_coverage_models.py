@@ -175,6 +175,12 @@ def normalization():
                          ("Add", ["$1", f.const("rms_norm", "eps", 1e-6, np.float32)], {}), ("Sqrt", ["$2"], {}),
                          ("Reciprocal", ["$3"], {}), ("Mul", ["x3", "$4"], {}),
                          ("Mul", ["$5", f.const("rms_norm", "w", rng.standard_normal(32), np.float32)], {})])
+    # PoolFormer/ConvNeXt-V1's GroupNorm(1 group) as exported: Reshape to [N, 1, -1] and an
+    # InstanceNormalization with one-element parameters, Reshape back.
+    f.chain("group_norm_one_group", [("Reshape", ["x4", f.const("group_norm_one_group", "s", [0, 1, -1])], {}),
+                                     ("InstanceNormalization", ["$0", f.const("group_norm_one_group", "w", [1.5], np.float32),
+                                                                f.const("group_norm_one_group", "b", [0.1], np.float32)], {}),
+                                     ("Shape", ["x4"], {}), ("Reshape", ["$1", "$2"], {})])
     # DenseNet: BatchNormalization after a Concat (nothing to fold it into), then Relu.
     bn = [f.const("batch_norm_after_concat", n, v, np.float32) for n, v in
           [("s", rng.uniform(0.5, 1.5, 16)), ("b", rng.standard_normal(16)), ("m", rng.standard_normal(16) * 0.1),

@@ -1,4 +1,5 @@
 #include "KernelContext.h"
+#include "tc/Support/Error.h"
 
 namespace tc::kernels {
 
@@ -43,7 +44,16 @@ size_t KernelContext::argIndex(const Value *v) const {
 }
 
 std::string KernelContext::dim(const Value *v, size_t d) const {
-  return "dims[" + std::to_string(dimAt.at(v) + d) + "]";
+  auto at = dimAt.find(v);
+  // A value inside the group (a prologue's Cast): the first argument or
+  // result of its shape has its dims.
+  for (const auto *values : {&f.args, &f.results})
+    for (const Value *w : *values)
+      if (at == dimAt.end() && w->type.shape == v->type.shape)
+        at = dimAt.find(w);
+  if (at == dimAt.end())
+    throw Error("internal: no dims for %" + v->name + " in @" + f.name);
+  return "dims[" + std::to_string(at->second + d) + "]";
 }
 
 std::string KernelContext::rowsExpr() const {

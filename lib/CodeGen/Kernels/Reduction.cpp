@@ -105,8 +105,9 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
     v->erase(std::unique(v->begin(), v->end()), v->end());
   }
   // Codegen passes non-scalar constants as arguments (Codegen.cpp).
+  // (A one-element constant stays in the group: its value is a literal.)
   for (auto &[v, at] : l.plan.params)
-    if (c.argIndex(v) == SIZE_MAX)
+    if (c.argIndex(v) == SIZE_MAX && !scalarConstant(v))
       return c.noKernel(std::string(anchor.name()) + " parameters computed in the group");
   return true;
 }
@@ -230,9 +231,11 @@ std::string Emitter::loads(bool final) const {
     return os.str();
   for (size_t k = 0; k < l.plan.params.size(); ++k) {
     auto [v, at] = l.plan.params[k];
-    std::string ref = "in" + std::to_string(c.argIndex(v)) + "[" + at + "]";
-    os << "      const " << A << " p" << k << " = (" << A << ")" << c.load(v->type.dtype, ref)
-       << ";\n";
+    std::string value = c.argIndex(v) == SIZE_MAX
+                            ? floatLiteral(*scalarConstant(v), DType::F64, c.dialect)
+                            : c.load(v->type.dtype, "in" + std::to_string(c.argIndex(v)) + "[" +
+                                                        at + "]");
+    os << "      const " << A << " p" << k << " = (" << A << ")" << value << ";\n";
   }
   os << elemCode;
   ex.emitStores(os, "i");

@@ -38,15 +38,16 @@ main = text[text.index("func @main("):]
 main = main[:main.index("\n  }\n")]
 args = re.findall(r"%(\w+): \w+\[", main[:main.index("->")])
 rets = re.findall(r"%(\w+)", main[main.index("return "):])
-# Every tensor a kernel reads must have reference data: values passed between
-# groups (and constants) become extra outputs of the module the reference runs.
+# Every tensor a kernel reads or writes must have reference data: values
+# passed between groups, results only a view reads, and constants become extra
+# outputs of the module the reference runs.
 types = {}
 for names, tys in re.findall(r"^\s*((?:%\w+(?:, )?)+) = .*? : ([^:]*?)(?: loc\(.*)?$", main, re.M):
     types.update(zip(re.findall(r"%(\w+)", names), re.findall(r"\w+\[[^\]]*\]", tys)))
 types.update(re.findall(r"^\s*%(\w+) = const (\w+\[[^\]]*\])", main, re.M))  # constant operands too
 extra = []
-for operands in re.findall(r"= Fused\(([^)]*)\)", main):
-    extra += [v for v in re.findall(r"%(\w+)", operands)
+for results, operands in re.findall(r"^\s*((?:%\w+(?:, )?)+) = Fused\(([^)]*)\)", main, re.M):
+    extra += [v for v in re.findall(r"%(\w+)", operands + " " + results)
               if v not in args and v not in rets and v not in extra and v in types]
 ref_src = m
 if extra:
