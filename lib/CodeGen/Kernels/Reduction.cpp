@@ -231,10 +231,10 @@ std::string Emitter::loads(bool final) const {
     return os.str();
   for (size_t k = 0; k < l.plan.params.size(); ++k) {
     auto [v, at] = l.plan.params[k];
-    std::string value = c.argIndex(v) == SIZE_MAX
-                            ? floatLiteral(*scalarConstant(v), DType::F64, c.dialect)
-                            : c.load(v->type.dtype, "in" + std::to_string(c.argIndex(v)) + "[" +
-                                                        at + "]");
+    std::string value =
+        c.argIndex(v) == SIZE_MAX
+            ? floatLiteral(*scalarConstant(v), DType::F64, c.dialect)
+            : c.load(v->type.dtype, "in" + std::to_string(c.argIndex(v)) + "[" + at + "]");
     os << "      const " << A << " p" << k << " = (" << A << ")" << value << ";\n";
   }
   os << elemCode;
