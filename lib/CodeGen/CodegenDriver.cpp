@@ -5,6 +5,7 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Transforms/Pass.h"
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -81,16 +82,17 @@ std::vector<std::string> nodesOf(const Function &group) {
 std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
   std::set<const Value *> shapeOnly; // known once the input sizes are
   auto known = [&](const Value *v) { return !v || v->isConstant() || shapeOnly.count(v); };
+  // What the runtime's folding keeps as an op rather than a constant.
+  size_t maxFold = size_t(PassInvocation(PassId::FoldConstants).options.getInt("max-bytes"));
   std::vector<HostStep> out;
   for (const auto &op : main.ops) {
     if (op->is(OpKind::Fused))
       continue;
     bool fromShapes = op->is(OpKind::Shape) || op->is(OpKind::Size) ||
                       std::all_of(op->operands.begin(), op->operands.end(), known);
-    bool small = std::all_of(op->results.begin(), op->results.end(), [](const Value *r) {
+    bool small = std::all_of(op->results.begin(), op->results.end(), [&](const Value *r) {
       std::optional<size_t> bytes = byteSize(r->type);
-      return (bytes && *bytes <= (size_t(1) << 20)) ||
-             (!isFloat(r->type.dtype) && r->type.rank() <= 1);
+      return (bytes && *bytes <= maxFold) || (!isFloat(r->type.dtype) && r->type.rank() <= 1);
     });
     if (fromShapes && (small || isViewOp(*op))) {
       shapeOnly.insert(op->results.begin(), op->results.end());

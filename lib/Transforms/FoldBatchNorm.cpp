@@ -3,11 +3,14 @@
 // output channel o of the producer is scaled by s[o] and shifted by
 // beta[o] - mean[o] * s[o]. Runs in f64 and rounds once to the weights'
 // dtype; the original weights stay (they may be shared) and DCE drops them.
+// One that folds into nothing becomes x * s + (beta - mean * s) (a Mul and an
+// Add over [C, 1, ...] constants, lowerBatchNormToAffine).
 #include "tc/IR/OpAttrs.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
 namespace tc {
 
@@ -28,6 +31,34 @@ bool usedOnlyBy(const Function &f, const Value *v, const Op &user) {
   return std::count(user.operands.begin(), user.operands.end(), v) == 1;
 }
 
+// Inference BatchNormalization per channel c: y = (x - mean[c]) * scale[c] +
+// beta[c], scale = gamma / sqrt(var + eps) (f64); nullopt unless its four
+// parameters are float constants of `channels` elements.
+struct ChannelAffine {
+  std::vector<double> scale, mean, beta;
+  double shift(size_t c) const { return beta[c] - mean[c] * scale[c]; }
+};
+std::optional<ChannelAffine> channelAffine(const Op &bn, int64_t channels) {
+  std::vector<HostTensor> p;
+  for (size_t i = 1; i <= 4; ++i) {
+    const Value *v = bn.operand(i);
+    if (!v || !v->isConstant() || v->type.rank() != 1 || !isFloat(v->type.dtype))
+      return std::nullopt;
+    p.push_back(constantTensor(*v));
+    if (p.back().numElements() != channels)
+      return std::nullopt;
+  }
+  double eps = attr<OpKind::BatchNormalization, "epsilon">(bn);
+  ChannelAffine a;
+  for (int64_t c = 0; c < channels; ++c) {
+    double s = p[0].getDouble(c) / std::sqrt(p[3].getDouble(c) + eps);
+    a.scale.push_back(s);
+    a.mean.push_back(p[2].getDouble(c));
+    a.beta.push_back(p[1].getDouble(c));
+  }
+  return a;
+}
+
 } // namespace
 
 bool foldBatchNormIntoProducer(Function &f, Op &bn) {
@@ -37,21 +68,14 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
   Op *prod = y->def;
   if (!prod || !(prod->is(OpKind::Conv) || prod->is(OpKind::Gemm)) || !usedOnlyBy(f, y, bn))
     return false;
-  for (size_t i = 1; i <= 4; ++i) {
-    const Value *p = bn.operand(i);
-    if (!p || !p->isConstant() || p->type.rank() != 1 || !isFloat(p->type.dtype))
-      return false;
-  }
   Value *w = prod->operand(1), *bias = prod->operand(2);
   if (!w->isConstant() || !isFloat(w->type.dtype) || (bias && !bias->isConstant()) ||
       y->type.rank() < 2 || !y->type.shape[1].isStatic())
     return false;
   int64_t channels = y->type.shape[1].size;
-  HostTensor scale = constantTensor(*bn.operand(1)), beta = constantTensor(*bn.operand(2)),
-             mean = constantTensor(*bn.operand(3)), var = constantTensor(*bn.operand(4));
-  for (const HostTensor *p : {&scale, &beta, &mean, &var})
-    if (p->numElements() != channels)
-      return false;
+  std::optional<ChannelAffine> bnAffine = channelAffine(bn, channels);
+  if (!bnAffine)
+    return false;
   bool gemm = prod->is(OpKind::Gemm);
   HostTensor wt = constantTensor(*w);
   // Which output channel each weight element feeds.
@@ -85,10 +109,7 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
     if (gemm)
       cScale = attr<OpKind::Gemm, "beta">(*prod);
   }
-  double eps = attr<OpKind::BatchNormalization, "epsilon">(bn);
-  std::vector<double> s(size_t(channels), 0.0);
-  for (int64_t o = 0; o < channels; ++o)
-    s[size_t(o)] = scale.getDouble(o) / std::sqrt(var.getDouble(o) + eps);
+  const std::vector<double> &s = bnAffine->scale;
 
   HostTensor newW(wt.dtype(), wt.shape());
   for (int64_t i = 0; i < wt.numElements(); ++i)
@@ -97,7 +118,7 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
   HostTensor newB(biasType, {channels});
   for (int64_t o = 0; o < channels; ++o) {
     double b = bias ? cScale * c.getDouble(c.numElements() == 1 ? 0 : o) : 0.0;
-    newB.setDouble(o, (b - mean.getDouble(o)) * s[size_t(o)] + beta.getDouble(o));
+    newB.setDouble(o, (b - bnAffine->mean[size_t(o)]) * s[size_t(o)] + bnAffine->beta[size_t(o)]);
   }
   prod->operands[1] = addConstant(f, w->name + "_bn", newW, bn.loc);
   Value *nb = addConstant(f, (bias ? bias->name : w->name) + "_bn_bias", newB, bn.loc);
@@ -109,10 +130,6 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
   return replaceValue(f, bn.result(), y);
 }
 
-} // namespace tc
-
-namespace tc {
-
 bool lowerBatchNormToAffine(Function &f, size_t at) {
   Op &bn = *f.ops[at];
   if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
@@ -122,24 +139,16 @@ bool lowerBatchNormToAffine(Function &f, size_t at) {
   if (!isFloat(xt.dtype) || xt.rank() < 2 || !xt.shape[1].isStatic())
     return false;
   int64_t channels = xt.shape[1].size;
-  std::vector<HostTensor> p;
-  for (size_t i = 1; i <= 4; ++i) {
-    const Value *v = bn.operand(i);
-    if (!v || !v->isConstant() || v->type.rank() != 1 || !isFloat(v->type.dtype))
-      return false;
-    p.push_back(constantTensor(*v));
-    if (p.back().numElements() != channels)
-      return false;
-  }
+  std::optional<ChannelAffine> a = channelAffine(bn, channels);
+  if (!a)
+    return false;
   // [C, 1, ...]: broadcasts over the dims after the channels.
   std::vector<int64_t> shape(xt.rank() - 1, 1);
   shape[0] = channels;
   HostTensor scale(xt.dtype, shape), shift(xt.dtype, shape);
-  double eps = attr<OpKind::BatchNormalization, "epsilon">(bn);
   for (int64_t c = 0; c < channels; ++c) {
-    double s = p[0].getDouble(c) / std::sqrt(p[3].getDouble(c) + eps);
-    scale.setDouble(c, s);
-    shift.setDouble(c, p[1].getDouble(c) - p[2].getDouble(c) * s);
+    scale.setDouble(c, a->scale[size_t(c)]);
+    shift.setDouble(c, a->shift(size_t(c)));
   }
   Value *y = bn.result();
   Value *sv = addConstant(f, y->name + "_bn_scale", scale, bn.loc);

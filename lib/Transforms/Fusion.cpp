@@ -47,7 +47,8 @@ public:
       index_[f.ops[i].get()] = i;
       std::unordered_set<const Value *> read(f.ops[i]->operands.begin(), f.ops[i]->operands.end());
       for (const Value *v : read)
-        uses_[v] += v ? 1 : 0;
+        if (v)
+          ++uses_[v];
     }
     for (const Value *r : f.results)
       ++uses_[r];
