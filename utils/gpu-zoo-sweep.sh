@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# The zoo on a machine with several GPUs, in one device call (docs/zoo.md).
+# Models are dealt round-robin to the GPUs; each GPU's worker exports one
+# model (utils/bench-gpu.py --export-for-bench) and times it at once with
+# tc-bench beside PyTorch (eager and torch.compile reduce-overhead, AMP;
+# tc in cudagraphs), so a sweep cut short by its time limit still leaves
+# every finished model's row. One database and one log per GPU; all of it
+# ends in ONE tarball, $OUT/sweep-NAME.tar.xz (the device tool brings back
+# at most 8 files), written before LIMIT seconds have passed.
+#
+#   SHA=<commit> utils/gpu-zoo-sweep.sh NAME LIMIT_S [MODEL ...]
+#
+# MODEL: a zoo model of models/manifest.json (its `suite` gives the batch);
+# none: every model of the vision, text and generative suites. tc must be in
+# /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
+#   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
+set -uo pipefail
+cd "$(dirname "$0")/.."
+name=$1 limit=$2
+shift 2
+M=${MODELS_DIR:-/tmp/bench-models}
+BIN=${BIN:-/tmp/src/build/bin}
+OUT=${OUT:-/tmp/gpu-zoo-out}
+W=/tmp/sweep-$name
+rm -rf "$W" && mkdir -p "$M" "$W" "$OUT"
+export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64
+start=$(date +%s)
+# "suite model" lines, vision first (most models), in manifest order.
+python3 - "$@" > "$W/plan.txt" <<'EOF'
+import json, sys
+m = json.load(open("models/manifest.json"))
+want = sys.argv[1:]
+rows = [(e["suite"], e["name"]) for e in m["models"] if e.get("suite") in ("vision", "text", "generative")]
+rows.sort(key=lambda r: ("vision", "text", "generative").index(r[0]))
+if want:
+    unknown = set(want) - {n for _, n in rows}
+    if unknown:
+        sys.exit("gpu-zoo-sweep: not zoo models: " + ", ".join(sorted(unknown)))
+    rows = [r for r in rows if r[1] in want]
+for s, n in rows:
+    print(s, n)
+EOF
+[ -s "$W/plan.txt" ] || { echo "gpu-zoo-sweep: nothing to run"; exit 2; }
+gpus=$(nvidia-smi -L | wc -l)
+threads=$(($(nproc) / gpus))
+batch_of() { python3 -c "import json,sys; print(json.load(open('models/manifest.json'))['suites'][sys.argv[1]]['batch'])" "$1"; }
+worker() { # GPU g: every gpus-th line of the plan from line g
+  local g=$1 i=0 suite model
+  while read -r suite model; do
+    if ((i++ % gpus != g)); then continue; fi
+    local b
+    b=$(batch_of "$suite")
+    echo "== $(date +%T) $suite $model (batch $b)"
+    if [ ! -f "$M/$model/model.onnx" ]; then
+      OMP_NUM_THREADS=$threads python3 utils/bench-gpu.py --export-for-bench "$M" \
+        --models "$model" --batches "$b" < /dev/null 2>&1 | tail -5
+    fi
+    "$BIN/tc-bench" --suite "$suite" --models "$model" --run-id "zoo-${SHA:-unknown}" \
+      --commit "${SHA:-unknown}" --target cuda --modes cudagraphs --precisions amp \
+      --torch-modes eager,reduce-overhead --models-dir "$M" --manifest models/manifest.json \
+      --torch-script utils/bench-gpu.py --python python3 --timeout 240 --db "$W/gpu$g.db" < /dev/null 2>&1
+  done < "$W/plan.txt"
+  echo "== $(date +%T) gpu $g done"
+}
+pids=()
+for ((g = 0; g < gpus; g++)); do
+  CUDA_VISIBLE_DEVICES=$g worker "$g" > "$W/gpu$g.log" 2>&1 &
+  pids+=($!)
+done
+# Past the deadline the workers stop (a model half done is lost, the rows
+# before it stay); 40 s are left for the tarball.
+deadline=$((start + limit - 40))
+alive() { for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
+while (($(date +%s) < deadline)) && alive; do sleep 5; done
+for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+sleep 2
+for f in "$W"/gpu*.log; do echo "--- $f"; tail -15 "$f"; done
+tar -cJf "$OUT/sweep-$name.tar.xz" -C "$W" . && ls -la "$OUT"
