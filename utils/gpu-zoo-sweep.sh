@@ -25,13 +25,17 @@ W=/tmp/sweep-$name
 rm -rf "$W" && mkdir -p "$M" "$W" "$OUT"
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64
 start=$(date +%s)
-# "suite model" lines, vision first (most models), in manifest order.
+# "suite model" lines, the suites interleaved (a sweep cut short still has
+# some of each), each in manifest order.
 python3 - "$@" > "$W/plan.txt" <<'EOF'
 import json, sys
 m = json.load(open("models/manifest.json"))
 want = sys.argv[1:]
 rows = [(e["suite"], e["name"]) for e in m["models"] if e.get("suite") in ("vision", "text", "generative")]
-rows.sort(key=lambda r: ("vision", "text", "generative").index(r[0]))
+seen = {}
+for i, r in enumerate(rows):
+    seen[r] = sum(1 for q in rows[:i] if q[0] == r[0])
+rows.sort(key=lambda r: (seen[r], ("vision", "text", "generative").index(r[0])))
 if want:
     unknown = set(want) - {n for _, n in rows}
     if unknown:
