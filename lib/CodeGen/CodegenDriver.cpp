@@ -26,17 +26,22 @@ std::string reason(const std::string &why) {
   return !why.empty() && why[0] == '@' && colon != std::string::npos ? why.substr(colon + 2) : why;
 }
 
-// Whether `g` runs on the host, and why: no kernel and no library, or a
-// library call whose epilogue has no kernel and which the library does not
-// take whole. A library that turns down some sizes at run time is the run's
-// decision (tc-run --print-steps), not this one.
+// Whether `g` runs on the host, and why: no kernel and no library, a
+// library call the library turns down at the group's types, or one whose
+// epilogue has no kernel and which the library does not take whole. Only a
+// size the library refuses at run time (tc-run --print-steps says which) is
+// left to the run.
 void decideHost(GroupCode &g, const CodegenBackend &b) {
   std::string target = b.name();
   if (g.kernel)
     return;
+  std::string refused = g.library.empty() ? "" : b.libraryRefusal(g);
   if (g.library.empty()) {
     g.host = true;
     g.hostWhy = "no " + target + " kernel: " + g.kernelWhy;
+  } else if (!refused.empty()) {
+    g.host = true;
+    g.hostWhy = g.library + " turns it down: " + refused;
   } else if (!g.epilogueWhy.empty() && !b.libraryTakesEpilogue(g)) {
     g.host = true;
     g.hostWhy = g.library + " does not take its epilogue, which has no " + target +

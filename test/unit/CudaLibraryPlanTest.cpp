@@ -65,6 +65,16 @@ TEST(CudaLibraryPlan, BatchDimsEqualOrSharedAreStridedBatches) {
   EXPECT_EQ(d->batch, 6);
   EXPECT_EQ(d->strideA, 0);
   EXPECT_EQ(d->m, 4);
+  // B shared over A's heads (multi-query attention): the heads are rows.
+  Group mqa = group("(%a: f32[2,3,4,8], %b: f32[2,1,8,5]) -> (f32[2,3,4,5])",
+                    "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");
+  d = gemm(mqa, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->batch, 2);
+  EXPECT_EQ(d->m, 12);
+  EXPECT_EQ(d->strideA, 96);
+  EXPECT_EQ(d->strideB, 40);
+  EXPECT_EQ(d->strideD, 60);
   // [2,1] x [1,3]: neither; the host takes it, saying why.
   Group partly = group("(%a: f32[2,1,4,8], %b: f32[1,3,8,5]) -> (f32[2,3,4,5])",
                        "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");

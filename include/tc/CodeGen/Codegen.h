@@ -77,6 +77,10 @@ public:
   // epilogue without a kernel leaves it off the host (decided from g.call's
   // static types; false when they do not tell).
   virtual bool libraryTakesEpilogue(const GroupCode &) const { return false; }
+  // Why the library turns `g` down at g.call's types with each symbolic dim
+  // at 2 (where broadcasts show), "" when it takes it: such a group is a
+  // host step known at compile time, not one the run finds.
+  virtual std::string libraryRefusal(const GroupCode &) const { return ""; }
   // The kernel source and the "kernels" section of the decided groups.
   virtual void assemble(const std::vector<GroupCode> &groups, std::string &source,
                         std::string &table) const = 0;

@@ -130,11 +130,24 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
     ba.insert(ba.begin(), rank - ba.size(), 1);
     bb.insert(bb.begin(), rank - bb.size(), 1);
     int64_t na = product(ba), nb = product(bb);
+    // B shared over A's trailing batch dims (multi-query and grouped k/v:
+    // [b, h, M, K] x [b, 1, K, N]): A and D being contiguous, those dims are
+    // more rows of each GEMM and the batch is the leading dims alone.
+    size_t p = rank;
+    while (p > 0 && bb[p - 1] == 1)
+      --p;
+    bool rowsFold = std::equal(ba.begin(), ba.begin() + std::ptrdiff_t(p), bb.begin());
     if (nb == 1) { // B shared by every batch: A's batches are rows of one GEMM
       g.m *= na;
     } else if (na == 1 || ba == bb) {
       g.batch = nb;
       g.strideA = na == 1 ? 0 : g.m * g.k;
+      g.strideB = g.k * g.n;
+      g.strideD = g.m * g.n;
+    } else if (rowsFold) {
+      g.batch = nb;
+      g.m *= na / nb;
+      g.strideA = g.m * g.k;
       g.strideB = g.k * g.n;
       g.strideD = g.m * g.n;
     } else {

@@ -11,25 +11,48 @@ namespace tc {
 
 namespace {
 
-// CudaBackend, knowing what the runtime's library plans fold: a library
-// group whose epilogue has no kernel stays off the host when cuBLASLt/cuDNN
-// take the whole epilogue at the call's static types (CudaLibraryPlan.h).
+// A library group's call at its static types, each symbolic dim at 2 (a
+// size at which a partial broadcast shows), as the runtime plans it
+// (CudaLibraryPlan.h): folded epilogue or refusal, decided at compile time.
+struct LibraryPlanAt {
+  std::optional<GemmDesc> gemm;
+  std::optional<ConvDesc> conv;
+  std::string why;
+  explicit LibraryPlanAt(const GroupCode &g) {
+    auto concrete = [](TensorType t) {
+      for (Dim &d : t.shape)
+        if (!d.isStatic())
+          d = Dim::fixed(2);
+      return t;
+    };
+    std::vector<TensorType> args;
+    for (const Value *v : g.call->operands)
+      args.push_back(concrete(v->type));
+    // The anchor's dtype, as the runtime gives it (a Cast epilogue writes
+    // the call's own).
+    TensorType result = concrete(g.call->result()->type);
+    result.dtype = g.group->ops.front()->result()->type.dtype;
+    if (g.library == "cublaslt")
+      gemm = describeGemm(*g.group, args, result, why);
+    else if (g.library == "cudnn")
+      conv = describeConv(*g.group, args, result, why);
+  }
+};
+
+// CudaBackend, knowing what the runtime's library plans take: a library
+// group they turn down is a host step said at compile time; one whose
+// epilogue has no kernel stays off the host when cuBLASLt/cuDNN take the
+// whole epilogue.
 class CudaCompileBackend : public CudaBackend {
 public:
   using CudaBackend::CudaBackend;
   bool libraryTakesEpilogue(const GroupCode &g) const override {
-    std::vector<TensorType> args;
-    for (const Value *v : g.call->operands)
-      args.push_back(v->type);
-    const TensorType &result = g.call->result()->type;
-    std::string why;
-    if (g.library == "cublaslt")
-      if (std::optional<GemmDesc> d = describeGemm(*g.group, args, result, why))
-        return d->epilogueFolded;
-    if (g.library == "cudnn")
-      if (std::optional<ConvDesc> d = describeConv(*g.group, args, result, why))
-        return d->epilogueFolded;
-    return false;
+    LibraryPlanAt p(g);
+    return p.gemm ? p.gemm->epilogueFolded : p.conv && p.conv->epilogueFolded;
+  }
+  std::string libraryRefusal(const GroupCode &g) const override {
+    LibraryPlanAt p(g);
+    return p.gemm || p.conv ? "" : p.why;
   }
 };
 
