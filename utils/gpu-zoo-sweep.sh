@@ -8,10 +8,12 @@
 # ends in ONE tarball, $OUT/sweep-NAME.tar.xz (the device tool brings back
 # at most 8 files), written before LIMIT seconds have passed.
 #
-#   SHA=<commit> utils/gpu-zoo-sweep.sh NAME LIMIT_S [MODEL ...]
+#   SHA=<commit> [GPUS=1,2,3] [PROFILE=1] utils/gpu-zoo-sweep.sh NAME LIMIT_S [MODEL ...]
 #
 # MODEL: a zoo model of models/manifest.json (its `suite` gives the batch);
-# none: every model of the vision, text and generative suites. tc must be in
+# none: every model of the vision, text and generative suites. GPUS: the
+# GPUs to use (default all); PROFILE=1 also keeps tc-prof's per-kernel CSV
+# and verdict of each model's artifact. tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
@@ -45,7 +47,8 @@ for s, n in rows:
     print(s, n)
 EOF
 [ -s "$W/plan.txt" ] || { echo "gpu-zoo-sweep: nothing to run"; exit 2; }
-gpus=$(nvidia-smi -L | wc -l)
+IFS=, read -ra ids <<< "${GPUS:-$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))}"
+gpus=${#ids[@]}
 threads=$(($(nproc) / gpus))
 batch_of() { python3 -c "import json,sys; print(json.load(open('models/manifest.json'))['suites'][sys.argv[1]]['batch'])" "$1"; }
 worker() { # GPU g: every gpus-th line of the plan from line g
@@ -62,13 +65,24 @@ worker() { # GPU g: every gpus-th line of the plan from line g
     "$BIN/tc-bench" --suite "$suite" --models "$model" --run-id "zoo-${SHA:-unknown}" \
       --commit "${SHA:-unknown}" --target cuda --modes cudagraphs --precisions amp \
       --torch-modes eager,reduce-overhead --models-dir "$M" --manifest models/manifest.json \
-      --torch-script utils/bench-gpu.py --python python3 --timeout 240 --db "$W/gpu$g.db" < /dev/null 2>&1
+      --torch-script utils/bench-gpu.py --python python3 --timeout 240 --db "$W/gpu$g.db" \
+      --work-dir "$W/work" < /dev/null 2>&1
+    # PROFILE=1: where tc's time goes (tc-prof's per-kernel CSV and verdict).
+    local art
+    art=$(ls "$W/work/$model"/*.tcx 2>/dev/null | head -1)
+    if [ -n "${PROFILE:-}" ] && [ -n "$art" ]; then
+      "$BIN/tc-prof" "$art" --inputs "$(ls -d "$M/$model"/test_data_set_* | head -1)" --format csv \
+        > "$W/prof-$model.csv" 2> "$W/prof-$model.err" < /dev/null
+      "$BIN/tc-prof" "$art" --inputs "$(ls -d "$M/$model"/test_data_set_* | head -1)" 2>&1 < /dev/null |
+        tail -4 > "$W/prof-$model.txt"
+    fi
+    rm -f "$W/work/$model"/*.tcx "$W/work/$model"/*.tcbc
   done < "$W/plan.txt"
   echo "== $(date +%T) gpu $g done"
 }
 pids=()
 for ((g = 0; g < gpus; g++)); do
-  CUDA_VISIBLE_DEVICES=$g worker "$g" > "$W/gpu$g.log" 2>&1 &
+  CUDA_VISIBLE_DEVICES=${ids[g]} worker "$g" > "$W/gpu$g.log" 2>&1 &
   pids+=($!)
 done
 # Past the deadline the workers stop (a model half done is lost, the rows
