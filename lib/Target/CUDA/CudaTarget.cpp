@@ -14,15 +14,19 @@ namespace {
 // A library group's call at its static types, each symbolic dim at 2 (a
 // size at which a partial broadcast shows), as the runtime plans it
 // (CudaLibraryPlan.h): folded epilogue or refusal, decided at compile time.
+// A dim shape inference lost (`?`) leaves the verdict to the run (`known`).
 struct LibraryPlanAt {
   std::optional<GemmDesc> gemm;
   std::optional<ConvDesc> conv;
   std::string why;
+  bool known = true;
   explicit LibraryPlanAt(const GroupCode &g) {
-    auto concrete = [](TensorType t) {
-      for (Dim &d : t.shape)
+    auto concrete = [&](TensorType t) {
+      for (Dim &d : t.shape) {
+        known = known && !d.isUnknown();
         if (!d.isStatic())
           d = Dim::fixed(2);
+      }
       return t;
     };
     std::vector<TensorType> args;
@@ -32,6 +36,8 @@ struct LibraryPlanAt {
     // the call's own).
     TensorType result = concrete(g.call->result()->type);
     result.dtype = g.group->ops.front()->result()->type.dtype;
+    if (!known)
+      return;
     if (g.library == "cublaslt")
       gemm = describeGemm(*g.group, args, result, why);
     else if (g.library == "cudnn")
@@ -52,7 +58,7 @@ public:
   }
   std::string libraryRefusal(const GroupCode &g) const override {
     LibraryPlanAt p(g);
-    return p.gemm || p.conv ? "" : p.why;
+    return p.gemm || p.conv || !p.known ? "" : p.why;
   }
 };
 
