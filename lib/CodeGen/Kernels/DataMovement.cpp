@@ -61,10 +61,12 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
                           std::to_string(ax) + "];";
     }
   } else if (op.is(OpKind::Pad)) {
+    // Pads given as an operand are a run-time input (the importer folds
+    // constant ones into the attribute, which is then absent here).
+    if ((op.operands.size() > 1 && op.operand(1)) || op.getInts("pads").size() != 2 * r)
+      return c.noKernel("a Pad with run-time pads");
     const std::vector<int64_t> &pads = op.getInts("pads");
     std::string mode = op.getString("mode");
-    if (pads.size() != 2 * r || (op.operands.size() > 1 && op.operand(1)))
-      return c.noKernel("a Pad with run-time pads");
     double v = op.getFloat("value");
     if (op.operands.size() > 2 && op.operand(2)) {
       std::optional<double> fill = scalarConstant(op.operand(2));
