@@ -71,7 +71,7 @@ class Family:
 
 
 def movement():
-    f = Family("movement")
+    f = Family("movement", opset=19)  # Pad mode "wrap"
     f.form("gather_elements", "GatherElements", ["x3", f.const("gather_elements", "i", rng.integers(0, 32, (2, 16, 5)))], axis=2)
     f.form("gather_nd", "GatherND", ["x3", f.const("gather_nd", "i", [[0, 1], [1, 15], [0, 3]])])
     f.form("scatter_nd", "ScatterND", ["x3", f.const("scatter_nd", "i", [[1], [0]]),
@@ -104,6 +104,16 @@ def movement():
            mode="cubic", cubic_coeff_a=-0.75, coordinate_transformation_mode="half_pixel")
     f.form("expand", "Expand", ["x3", f.const("expand", "s", [3, 1, 16, 32])])
     f.form("tile", "Tile", ["x3", f.const("tile", "r", [1, 2, 2])])
+    # Broadcast over a middle axis (grouped-query attention's key/value repeat).
+    f.chain("expand_mid", [("Unsqueeze", ["x3", f.const("expand_mid", "a", [1])], {}),
+                           ("Expand", ["$0", f.const("expand_mid", "s", [1, 3, 16, 32])], {})])
+    f.form("pad_wrap", "Pad", ["x4", f.const("pad_wrap", "p", [0, 0, 2, 1, 0, 0, 1, 3])], mode="wrap")
+    # Integer moves of token ids (rank-2 i64: tensor data, not shapes).
+    f.chain("int_tile", [("Tile", ["ids", f.const("int_tile", "r", [2, 3])], {}), ("Cast", ["$0"], {"to": F})])
+    f.chain("int_expand", [("Unsqueeze", ["ids", f.const("int_expand", "a", [1])], {}),
+                           ("Expand", ["$0", f.const("int_expand", "s", [1, 4, 16])], {}), ("Cast", ["$1"], {"to": F})])
+    f.chain("int_pad_reflect", [("Pad", ["ids", f.const("int_pad_reflect", "p", [0, 2, 0, 3])], {"mode": "reflect"}),
+                                ("Cast", ["$0"], {"to": F})])
     f.form("where", "Where", [f.form("where_cond", "Greater", ["x3", f.const("where", "z", 0.0, np.float32)], out_type=T.BOOL),
                               "x3", f.const("where", "v", -1.0, np.float32)])
     return f
@@ -145,7 +155,8 @@ def indexing():
     # A padded id tensor (rank-2 i64 Pad with a fill other than 0 or 1).
     f.chain("int_pad", [("Pad", ["ids", f.const("int_pad", "p", [0, 1, 0, 2]), f.const("int_pad", "v", 7, np.int64)], {}),
                         ("Cast", ["$0"], {"to": F})])
-    # Integer Div stays on the host: a zero divisor would trap a CPU kernel (the reference reports it).
+    # Integer Div: the CPU kernel records a zero divisor (the run fails as the reference's);
+    # CUDA has no fault flag for it yet (host step).
     f.chain("int_positions", [("Mul", ["ids", f.const("int_positions", "k", 3, np.int64)], {}),
                               ("Add", ["$0", f.const("int_positions", "b", [[2]], np.int64)], {}),
                               ("Div", ["$1", f.const("int_positions", "d", 2, np.int64)], {}),
@@ -205,6 +216,12 @@ def reduction():
     f.form("reduce_min_all", "ReduceMin", ["x4"], keepdims=0)
     f.form("global_max_pool", "GlobalMaxPool", ["x4"])
     f.form("global_average_pool", "GlobalAveragePool", ["x4"])
+    # EfficientNet's squeeze-excitation: the SiLU read by the ReduceMean and, past a 1x1 Conv,
+    # by the scaling Mul.
+    f.chain("se_block", [("Sigmoid", ["x4"], {}), ("Mul", ["x4", "$0"], {}),
+                         ("ReduceMean", ["$1", f.const("se_block", "a", [2, 3])], {"keepdims": 1}),
+                         ("Conv", ["$2", f.const("se_block", "w", rng.standard_normal((8, 8, 1, 1)) * 0.3, np.float32)], {}),
+                         ("Sigmoid", ["$3"], {}), ("Mul", ["$1", "$4"], {})])
     return f
 
 

@@ -57,6 +57,8 @@ public:
   std::vector<Group> run() {
     for (auto &p : f_.ops)
       place(*p);
+    for (size_t g = 0; g < groups_.size(); ++g)
+      splitSharedPrologue(g);
     return std::move(groups_);
   }
 
@@ -231,6 +233,46 @@ private:
     newGroup(op, Anchor::None, s);
   }
 
+  // A reduction group whose prologue values are read elsewhere too (an SE
+  // block's SiLU, read by the ReduceMean and the later Mul) would have
+  // results of the input's shape next to the reduced ones, which no kernel
+  // writes: the ops before the reduction become a pointwise group of their
+  // own, which only feeds the rest (so the group graph stays acyclic).
+  void splitSharedPrologue(size_t g) {
+    Group &grp = groups_[g];
+    if (!grp.alive || grp.anchor != Anchor::Reduction || grp.ops.front() == grp.anchorOp)
+      return;
+    std::unordered_map<const Value *, size_t> inside; // reads by the group's ops
+    for (const Op *o : grp.ops)
+      for (const Value *v :
+           std::unordered_set<const Value *>(o->operands.begin(), o->operands.end()))
+        if (v)
+          ++inside[v];
+    std::optional<Shape> shape;
+    bool mixed = false;
+    for (const Op *o : grp.ops)
+      for (const Value *r : o->results)
+        if (auto it = uses_.find(r); it != uses_.end() && it->second > inside[r]) {
+          mixed |= shape && *shape != r->type.shape;
+          shape = r->type.shape;
+        }
+    if (!mixed)
+      return;
+    size_t at = index_.at(grp.anchorOp);
+    Group pro;
+    pro.domain = grp.domain;
+    for (Op *o : grp.ops)
+      if (index_.at(o) < at)
+        pro.ops.push_back(o);
+    std::erase_if(grp.ops, [&](const Op *o) { return index_.at(o) < at; });
+    pro.first = grp.first;
+    pro.last = index_.at(pro.ops.back());
+    grp.first = at;
+    groups_.push_back(std::move(pro));
+    for (Op *o : groups_.back().ops)
+      groupOf_[o] = groups_.size() - 1;
+  }
+
   void merge(size_t into, size_t from) {
     Group &a = groups_[into], &b = groups_[from];
     for (Op *o : b.ops)
@@ -308,9 +350,11 @@ bool isTensorData(const Value *v) {
   return isFloat(t) || t == DType::Bool || v->type.rank() >= 2;
 }
 
-// A lone data-movement op on tensor data.
-bool isLoneMove(const Group &g) {
-  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) && isTensorData(g.ops[0]->operand(0));
+// A lone data-movement op on tensor data: with `copies`, also those the CPU
+// runtime copies itself (Gather, Concat, Split, Slice).
+bool isLoneMove(const Group &g, bool copies) {
+  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) &&
+         (copies || !isCpuCopyMove(g.ops[0]->kind)) && isTensorData(g.ops[0]->operand(0));
 }
 
 // A lone index move with a tensor-data result: a kernel on every target.
@@ -425,8 +469,9 @@ void scheduleStable(Function &f) {
 bool runFusePass(Module &m, const PassOptions &opts) {
   // singles=1 (what codegen runs): a lone pointwise, reduction or library op
   // (or Transpose, which moves data, or TopK) becomes a group of one too, so every
-  // kernel is a Fused op; moves=1 (CUDA) outlines data-movement ops too.
-  // Index moves (Trilu, Resize, ...) are outlined for every target.
+  // kernel is a Fused op; moves=1 (CUDA) outlines the copies Gather, Concat,
+  // Split and Slice too. Index moves (Trilu, Resize, ...) and Expand, Pad and
+  // Tile are outlined for every target.
   bool singles = opts.getBool("singles"), moves = opts.getBool("moves");
   std::set<std::string> callees;
   for (const auto &f : m.functions)
@@ -451,7 +496,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
             c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) &&
-            !g.ops[0]->is(OpKind::TopK) && !isLonePooling(g) && !(moves && isLoneMove(g)) &&
+            !g.ops[0]->is(OpKind::TopK) && !isLonePooling(g) && !isLoneMove(g, moves) &&
             !isLoneIndexMove(g))
           continue;
       }

@@ -6,12 +6,14 @@
 
 namespace tc {
 
-// Gather, Concat, Slice, Split, Expand, Pad, Tile: CUDA generates kernels
-// for them; on the CPU the runtime copies those of isCpuCopyMove.
+// Gather, Concat, Slice, Split, Expand, Pad, Tile: the DataMovement family
+// generates kernels for them (Kernels/DataMovement.cpp); on the CPU the
+// runtime copies those of isCpuCopyMove instead.
 bool isElementMove(OpKind k);
-// Gather, Concat, Split, Slice: what the CPU runtime's copy step
-// (lib/Runtime/CPU/MoveStep.cpp) does itself; the CPU's other element moves
-// run on the reference kernels (tc-codegen warns).
+// Gather, Concat, Split, Slice: runs of bytes the CPU runtime's copy step
+// (lib/Runtime/CPU/MoveStep.cpp) moves with memcpy. The other element
+// moves (Expand, Pad, Tile) are kernels on both targets: the fuse pass
+// outlines a lone one for every target.
 bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,

@@ -79,6 +79,7 @@ private:
   const char *target_ = "";
   std::unique_ptr<Module> module_;
   std::unique_ptr<KernelLibrary> library_; // the kernels' shared object
+  int64_t *fault_ = nullptr;               // its tc_fault (tc/CodeGen/KernelFault.h)
   // A Fused callee's entry in the artifact's kernel table.
   struct GroupCode {
     KernelFn kernel = nullptr;      // the whole group; null: none generated
@@ -100,6 +101,10 @@ private:
 
   ShapePlan *planFor(const std::vector<HostTensor> &inputs);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
+  // After a kernel of Fused op `fused`: a fault it recorded fails the run
+  // with the reference's line, naming the group's op that faulted (an
+  // epilogue kernel's ops are not the callee's: then the Fused op).
+  void checkFault(const Module &m, const Op &fused, bool epilogue = false);
   void launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
               const std::vector<int64_t> &domain);
   void buildSteps(ShapePlan &plan);

@@ -36,7 +36,7 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   if (isIndexMove(first.kind)) // both dialects (IndexMove.cpp)
     return KernelClass{KernelKind::DataMovement, &first};
   if (isElementMove(first.kind)) {
-    if (!c.cuda())
+    if (!c.cuda() && isCpuCopyMove(first.kind))
       return c.reject(std::string(first.name()) + " is a run-time copy on CPU");
     return KernelClass{KernelKind::DataMovement, &first};
   }

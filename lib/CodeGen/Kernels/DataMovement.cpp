@@ -1,8 +1,9 @@
-// The DataMovement family (CUDA): a lone Gather, Concat, Slice, Split,
-// Expand, Pad or Tile (the CPU copies them at run time): one thread per
-// result element, which computes where in the input its element is.
-// Gather, Concat and Split see tensors as [outer, axis, inner]; the others
-// map each result coordinate.
+// The DataMovement family: a lone Gather, Concat, Slice, Split, Expand, Pad
+// or Tile. CUDA: one thread per result element, which computes where in the
+// input its element is. Gather, Concat and Split see tensors as [outer,
+// axis, inner]; the others map each result coordinate. The CPU generates
+// the coordinate moves Expand, Pad and Tile from the same index code, a row
+// of the result at a time (its runtime copies the others: MoveStep.cpp).
 #include "Families.h"
 #include "IndexMoveParts.h"
 #include "tc/IR/ElementMove.h"
@@ -60,10 +61,12 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
                           std::to_string(ax) + "];";
     }
   } else if (op.is(OpKind::Pad)) {
+    // Pads given as an operand are a run-time input (the importer folds
+    // constant ones into the attribute, which is then absent here).
+    if ((op.operands.size() > 1 && op.operand(1)) || op.getInts("pads").size() != 2 * r)
+      return c.noKernel("a Pad with run-time pads");
     const std::vector<int64_t> &pads = op.getInts("pads");
     std::string mode = op.getString("mode");
-    if (pads.size() != 2 * r || (op.operands.size() > 1 && op.operand(1)))
-      return c.noKernel("a Pad with run-time pads");
     double v = op.getFloat("value");
     if (op.operands.size() > 2 && op.operand(2)) {
       std::optional<double> fill = scalarConstant(op.operand(2));
@@ -83,6 +86,30 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
                  std::to_string(d) + "];";
     }
   }
+  std::string X = "in" + std::to_string(c.argIndex(x)) + "[src]";
+  std::string store = value.empty() ? X : "inside ? " + X + " : " + value;
+  if (!c.cuda()) {
+    // Rows [begin, end): the outer coordinates once per row, then the last
+    // axis in a loop the compiler vectorizes where it reads contiguously.
+    os << "  const int64_t inner = " << c.dim(y, r - 1) << ";\n"
+       << "  for (int64_t row = begin; row < end; ++row) {\n"
+       << "    int64_t src = 0;\n"
+       << (value.empty() ? "" : "    bool inside = true;\n");
+    if (r > 1)
+      os << "    int64_t rem = row;\n";
+    for (size_t d = r - 1; d-- > 0;)
+      os << "    { const int64_t c = rem % " << c.dim(y, d) << "; rem /= " << c.dim(y, d) << "; "
+         << coord[d] << " }\n";
+    os << "    const int64_t base = src;\n"
+       << (value.empty() ? "" : "    const bool rowInside = inside;\n") << "    " << T
+       << " *__restrict o = out0 + row * inner;\n"
+       << "    for (int64_t j = 0; j < inner; ++j) {\n"
+       << "      int64_t src = base;\n"
+       << (value.empty() ? "" : "      bool inside = rowInside;\n")
+       << "      { const int64_t c = j; " << coord[r - 1] << " }\n"
+       << "      o[j] = " << store << ";\n    }\n  }\n";
+    return true;
+  }
   os << "  const int64_t inner = " << c.dim(y, r - 1) << ", n = " << c.rowsExpr() << " * inner;\n";
   c.emitGridLoops(os, "0", true, [&](const std::string &index) {
     std::string cast = index == "int64_t" ? "" : "(" + index + ")";
@@ -93,8 +120,7 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
       os << "    { const int64_t c = (int64_t)(rem % " << cast << c.dim(y, d)
          << "); rem /= " << cast << c.dim(y, d) << "; " << coord[d] << " }\n";
     os << "    { const int64_t c = j; " << coord[r - 1] << " }\n";
-    std::string X = "in" + std::to_string(c.argIndex(x)) + "[src]";
-    os << "    out0[i] = " << (value.empty() ? X : "inside ? " + X + " : " + value) << ";\n";
+    os << "    out0[i] = " << store << ";\n";
   });
   return true;
 }
@@ -127,7 +153,8 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
   for (size_t k = 0; k < c.f.results.size(); ++k)
     os << "  " << T << " *__restrict out" << k << " = (" << T << " *)bufs[" << c.f.args.size() + k
        << "];\n";
-  os << kGridHead;
+  if (c.cuda())
+    os << kGridHead;
   const Value *y = op.result();
   size_t r = y->type.rank(), rx = x->type.rank();
   if (!op.is(OpKind::Split) && c.f.results[0] != y)
@@ -219,7 +246,7 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
   }
   os << "}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
-  k.block = kPointwiseBlock;
+  k.block = c.cuda() ? kPointwiseBlock : 0;
   return k;
 }
 

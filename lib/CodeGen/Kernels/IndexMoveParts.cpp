@@ -79,7 +79,10 @@ void MoveCode::index(const std::string &name, const Value *v, const std::string 
   body << indent << "int64_t " << name << " = (int64_t)" << ref << "[" << pos << "];\n"
        << indent << "if (" << name << " < 0) " << name << " += " << D << ";\n"
        << indent << "if (" << name << " < 0 || " << name << " >= " << D << ") "
-       << (c.cuda() ? "{ __trap(); continue; }" : "continue;") << "\n";
+       << (c.cuda() ? "{ __trap(); continue; }"
+                    : "{ tc_raise(TC_FAULT_INDEX, 0, " + name + " < 0 ? " + name + " - " + D +
+                          " : " + name + ", " + D + "); continue; }")
+       << "\n";
 }
 
 std::string MoveCode::load(const std::string &ref) const { return c.load(y->type.dtype, ref); }

@@ -29,7 +29,8 @@ struct MoveCode {
   // The attribute `axis` normalized for v's rank (SIZE_MAX: out of range).
   size_t axis(const Value *v);
   // Declares int64_t `name` = index operand v at `pos`, negative counted
-  // from D; out of range: a CUDA trap, skipped on the CPU.
+  // from D; out of range: a CUDA trap, a recorded fault on the CPU
+  // (tc/CodeGen/KernelFault.h) and the element skipped.
   void index(const std::string &name, const Value *v, const std::string &pos, const std::string &D,
              const std::string &indent = "    ");
   // A loaded value in the compute type, and a compute-type value stored.

@@ -45,8 +45,9 @@ const char *Expressions::resultType(const Op &op) {
   if (!rt)
     c_.noKernel(std::string(op.name()) + " producing " + res->type.str());
   // Integer results: the ops whose C++ expression is the ONNX op's on ints.
-  static const OpKind integerOps[] = {OpKind::Cast, OpKind::Add,   OpKind::Sub, OpKind::Mul,
-                                      OpKind::Neg,  OpKind::Where, OpKind::Min, OpKind::Max};
+  static const OpKind integerOps[] = {OpKind::Cast, OpKind::Add, OpKind::Sub,
+                                      OpKind::Mul,  OpKind::Neg, OpKind::Where,
+                                      OpKind::Min,  OpKind::Max, OpKind::Div};
   if (rt && isInteger(res->type.dtype) &&
       std::find(std::begin(integerOps), std::end(integerOps), op.kind) == std::end(integerOps))
     return c_.noKernel(std::string(op.name()) + " producing " + res->type.str()), nullptr;
@@ -136,7 +137,19 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
   case OpKind::Add: e = a[0] + " + " + a[1]; break;
   case OpKind::Sub: e = a[0] + " - " + a[1]; break;
   case OpKind::Mul: e = a[0] + " * " + a[1]; break;
-  case OpKind::Div: e = a[0] + " / " + a[1]; break;
+  case OpKind::Div:
+    if (!isInteger(res->type.dtype)) {
+      e = a[0] + " / " + a[1];
+    } else if (c_.cuda()) {
+      return c_.noKernel("integer Div on CUDA (a zero divisor has no fault flag there yet)");
+    } else {
+      size_t at = size_t(std::find_if(c_.f.ops.begin(), c_.f.ops.end(),
+                                      [&](const auto &o) { return o.get() == &op; }) -
+                         c_.f.ops.begin());
+      e = "tc_idiv(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + std::to_string(at) + ")";
+      mayFault_ = true;
+    }
+    break;
   case OpKind::Pow: {
     // Small constant exponents (GPT-2's x^3, variance's x^2) without powf.
     std::optional<double> k = scalarConstant(op.operand(1));

@@ -28,6 +28,9 @@ public:
 
   // `op` through the table; false (why set) when it has no code.
   bool emit(const Op &op, std::ostream &os);
+  // Some op may record a fault (integer Div): its loop cannot be forced to
+  // vectorize (x86 has no vector integer division anyway).
+  bool mayFault() const { return mayFault_; }
 
   // out<i>[at] = each result's value: those computed before a row
   // reduction (in `prologue`) when `inPrologue`, else the others.
@@ -39,6 +42,7 @@ private:
   const KernelContext &c_;
   std::unordered_map<const Value *, std::string> names_;
   size_t nextTemp_ = 0;
+  bool mayFault_ = false;
 };
 
 // Emits every op of the group in order: `anchor` through `anchorCode`

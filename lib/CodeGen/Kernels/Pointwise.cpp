@@ -28,7 +28,8 @@ std::optional<EmittedKernel> emitCpuRows(const KernelContext &c, const ElementAc
   // In-place plans make out0 == in0, which the vectorizer's overlap check
   // sends down the scalar loop; element j only reads position j, so the
   // hint is safe (and `__restrict` on locals is not honoured).
-  os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
+  os << "    " << (ex.mayFault() ? "" : "TC_SIMD_LOOP ")
+     << "for (int64_t j = 0; j < inner; ++j) {\n";
   ea.emitLoads(os);
   os << pro << body;
   ex.emitStores(os, "row * inner + j", parts.prologue, /*inPrologue=*/false);

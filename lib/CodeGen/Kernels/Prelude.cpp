@@ -1,7 +1,9 @@
 // What every kernel source starts with (kernelPrelude): the dialect's
 // macros, NaN-aware min/max, the math functions the expressions call
-// (tc_exp, ...) and, for CUDA, vector accesses and block reductions.
+// (tc_exp, ...), for the CPU the fault record (tc_raise) and integer Div,
+// and for CUDA vector accesses and block reductions.
 #include "Dialect.h"
+#include "tc/CodeGen/KernelFault.h"
 
 namespace tc {
 
@@ -52,6 +54,23 @@ TC_INLINE float tc_erf(float x) {
 }
 )";
 
+// A fault the CPU kernels record instead of trapping (tc/CodeGen/KernelFault.h):
+// the first one of a step wins; the runtime reads it after the step.
+constexpr const char *kCpuFault =
+    R"(extern "C" __attribute__((visibility("default"))) int64_t tc_fault[4] = {0, 0, 0, 0};
+TC_INLINE void tc_raise(int64_t what, int64_t op, int64_t a, int64_t b) {
+  int64_t none = 0;
+  if (__atomic_compare_exchange_n(&tc_fault[0], &none, what, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+    tc_fault[1] = op; tc_fault[2] = a; tc_fault[3] = b;
+  }
+}
+// Integer Div as the reference: truncating, x / -1 wraps, a zero divisor faults.
+template <class T> TC_INLINE T tc_idiv(T p, T q, int64_t op) {
+  if (q == 0) { tc_raise(TC_FAULT_DIVISION_BY_ZERO, op, 0, 0); return T(0); }
+  return q == T(-1) ? T(0ULL - (unsigned long long)p) : p / q;
+}
+)";
+
 } // namespace
 
 std::string kernelPrelude(KernelDialect dialect, bool halfTypes) {
@@ -92,7 +111,9 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
   p += "TC_INLINE float tc_pow(float a, float b) { return " + m + "powf(a, b); }\n";
   p += "TC_INLINE double tc_pow(double a, double b) { return " + m + "pow(a, b); }\n";
   if (!cuda)
-    p += kCpuFloatMath;
+    p += kCpuFloatMath + std::string("#define TC_FAULT_DIVISION_BY_ZERO ") +
+         std::to_string(int64_t(KernelFault::DivisionByZero)) + "\n#define TC_FAULT_INDEX " +
+         std::to_string(int64_t(KernelFault::IndexOutOfRange)) + "\n" + kCpuFault;
   // After every tc_exp: a template sees only the overloads declared before it.
   p += R"(// log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0. NaN stays NaN.
 template <class T> TC_INLINE T tc_softplus(T x) {

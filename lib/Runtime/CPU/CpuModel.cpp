@@ -6,6 +6,7 @@
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/StepCost.h"
+#include "tc/CodeGen/KernelFault.h"
 #include "tc/CodeGen/KernelTable.h"
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
@@ -109,7 +110,18 @@ std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target, 
   for (const Entry &e : entries)
     model->kernels_[e.group] = {lookup(e.symbol), e.kind, e.library == "-" ? "" : e.library,
                                 lookup(e.epilogue)};
+  model->fault_ = static_cast<int64_t *>(model->library_->find(kKernelFaultSymbol));
   return model;
+}
+
+void CpuModel::checkFault(const Module &m, const Op &fused, bool epilogue) {
+  if (!fault_ || !fault_[0])
+    return;
+  int64_t what = fault_[0], at = fault_[1], a = fault_[2], b = fault_[3];
+  fault_[0] = 0;
+  const Function *g = epilogue ? nullptr : m.lookup(fused.getString("callee"));
+  const Op &op = g && at >= 0 && size_t(at) < g->ops.size() ? *g->ops[size_t(at)] : fused;
+  fail(op.where(), ": ", kernelFaultMessage(what, a, b));
 }
 
 // A Fused step with a kernel: result dims follow from the callee's
@@ -155,6 +167,7 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   for (HostTensor &t : outs)
     bufs.push_back(t.bytes());
   launch(it->second.kernel, bufs.data(), dims.data(), outs[0].shape());
+  checkFault(*module_, op);
   ++kernelSteps_;
   return outs;
 }
@@ -303,6 +316,7 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
       return;
     if (step.kind == Kind::Kernel) {
       launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
+      checkFault(*pm.module, *step.op);
       ++kernelSteps_;
       return;
     }
@@ -315,8 +329,10 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
       size_t n = step.op->operands.size();
       step.call->run(step.bufs.data(), step.bufs[n]);
       ++librarySteps_;
-      if (step.kernel)
+      if (step.kernel) {
         launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
+        checkFault(*pm.module, *step.op, /*epilogue=*/true);
+      }
       return;
     }
     const Op &op = *step.op;

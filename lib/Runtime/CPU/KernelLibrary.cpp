@@ -40,9 +40,13 @@ KernelLibrary::~KernelLibrary() {
     dlclose(handle_);
 }
 
-void *KernelLibrary::symbol(const std::string &symbol) const {
+void *KernelLibrary::find(const std::string &symbol) const {
   dlerror();
-  void *p = dlsym(handle_, symbol.c_str());
+  return dlsym(handle_, symbol.c_str());
+}
+
+void *KernelLibrary::symbol(const std::string &symbol) const {
+  void *p = find(symbol);
   if (!p)
     fail(what_, ": kernel ", symbol, " is not in the kernels' shared object");
   return p;

@@ -18,6 +18,8 @@ public:
 
   // The address of `symbol`; throws tc::Error naming it when missing.
   void *symbol(const std::string &symbol) const;
+  // The address of `symbol`, or null (an optional symbol).
+  void *find(const std::string &symbol) const;
 
 private:
   void *handle_ = nullptr;

@@ -1,6 +1,7 @@
 #include "MoveStep.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 #include <cstring>
 
 namespace tc {
@@ -24,16 +25,6 @@ Around around(const Value &v, int64_t axis) {
 int64_t normalizedAxis(const Op &op, const Value &v) {
   int64_t axis = op.getInt("axis"), r = int64_t(v.type.rank());
   return axis < 0 ? axis + r : axis;
-}
-
-std::vector<int64_t> constantInts(const Value *v) {
-  std::vector<int64_t> out;
-  if (v->type.dtype == DType::I64)
-    out.assign(v->data->as<int64_t>(), v->data->as<int64_t>() + v->data->size / 8);
-  else
-    for (size_t i = 0; i < v->data->size / 4; ++i)
-      out.push_back(v->data->as<int32_t>()[i]);
-  return out;
 }
 
 MoveStep gather(const Op &op) {
@@ -92,43 +83,70 @@ MoveStep joinOrSplit(const Op &op, bool join) {
   };
 }
 
+// Operand `v`'s integers at `p` (i32 or i64; its static element count).
+std::vector<int64_t> intsAt(const Value &v, const void *p) {
+  int64_t n = 1;
+  for (const Dim &d : v.type.shape)
+    n *= d.size;
+  std::vector<int64_t> out(size_t(std::max<int64_t>(n, 0)));
+  for (size_t i = 0; i < out.size(); ++i)
+    out[i] = v.type.dtype == DType::I64 ? static_cast<const int64_t *>(p)[i]
+                                        : static_cast<const int32_t *>(p)[i];
+  return out;
+}
+
+// Slice: the bounds are read on every run (constants, or values computed at
+// run time), clamped as ONNX says, and must select the plan's result dims.
 MoveStep slice(const Op &op) {
   const Value &data = *op.operand(0), &out = *op.result();
   for (size_t k = 1; k < op.operands.size(); ++k)
-    if (op.operand(k) && !op.operand(k)->isConstant())
-      return nullptr; // bounds known only at run time
-  size_t r = data.type.rank();
-  std::vector<int64_t> starts = constantInts(op.operand(1)), axes, steps;
-  if (const Value *a = op.operand(3))
-    axes = constantInts(a);
-  else
-    for (size_t i = 0; i < starts.size(); ++i)
-      axes.push_back(int64_t(i));
-  if (const Value *s = op.operand(4))
-    steps = constantInts(s);
-  steps.resize(axes.size(), 1);
-  // Per axis: first element and step (ONNX clamping of the start); counts
-  // are the result's dims.
-  std::vector<int64_t> first(r, 0), step(r, 1), stride(r, 1);
-  for (size_t i = r; i-- > 1;)
-    stride[i - 1] = stride[i] * data.type.shape[i].size;
-  for (size_t i = 0; i < axes.size(); ++i) {
-    int64_t ax = axes[i] < 0 ? axes[i] + int64_t(r) : axes[i];
-    int64_t dim = data.type.shape[size_t(ax)].size, s = starts.at(i);
-    if (steps[i] == 0)
+    if (const Value *b = op.operand(k);
+        b && b->type.dtype != DType::I64 && b->type.dtype != DType::I32)
       return nullptr;
-    s = s < 0 ? std::max<int64_t>(s, -dim) + dim : s;
-    s = steps[i] > 0 ? std::min(s, dim) : std::min(s, dim - 1);
-    first[size_t(ax)] = s;
-    step[size_t(ax)] = steps[i];
-  }
-  std::vector<int64_t> count;
+  size_t r = data.type.rank(), nops = op.operands.size();
+  std::vector<int64_t> dim, count, stride(r, 1);
+  for (const Dim &d : data.type.shape)
+    dim.push_back(d.size);
   for (const Dim &d : out.type.shape)
     count.push_back(d.size);
+  for (size_t i = r; i-- > 1;)
+    stride[i - 1] = stride[i] * dim[i];
   int64_t esz = int64_t(dtypeSize(data.type.dtype));
-  return [=](void *const *bufs) {
+  std::string where = op.where();
+  return [=, &op](void *const *bufs) {
+    auto bound = [&](size_t k) {
+      const Value *v = k < nops ? op.operand(k) : nullptr;
+      return v ? intsAt(*v, bufs[k]) : std::vector<int64_t>();
+    };
+    std::vector<int64_t> starts = bound(1), ends = bound(2), axes = bound(3), steps = bound(4);
+    if (!op.operand(3))
+      for (size_t i = 0; i < starts.size(); ++i)
+        axes.push_back(int64_t(i));
+    steps.resize(axes.size(), 1);
+    if (ends.size() != starts.size() || axes.size() != starts.size())
+      fail(where, ": starts, ends and axes of different lengths");
+    // Per axis: the first element and the step; the counts must be the plan's.
+    std::vector<int64_t> first(r, 0), step(r, 1);
+    for (size_t i = 0; i < axes.size(); ++i) {
+      int64_t ax = axes[i] < 0 ? axes[i] + int64_t(r) : axes[i];
+      if (ax < 0 || ax >= int64_t(r) || steps[i] == 0)
+        fail(where, ": axis ", axes[i], " with step ", steps[i], " for rank ", r);
+      int64_t D = dim[size_t(ax)], st = steps[i];
+      auto clamp = [&](int64_t v, int64_t lo, int64_t hi) {
+        return std::clamp<int64_t>(v < 0 ? std::max<int64_t>(v, -D - 1) + D : v, lo, hi);
+      };
+      int64_t b = clamp(starts[i], 0, st > 0 ? D : D - 1),
+              e = clamp(ends[i], st > 0 ? 0 : -1, st > 0 ? D : D - 1);
+      int64_t n =
+          st > 0 ? (e > b ? (e - b + st - 1) / st : 0) : (b > e ? (b - e - st - 1) / -st : 0);
+      if (n != count[size_t(ax)])
+        fail(where, ": the bounds read at run time select ", n, " elements of axis ", ax,
+             " where the planned shape has ", count[size_t(ax)]);
+      first[size_t(ax)] = b;
+      step[size_t(ax)] = st;
+    }
     const auto *src = static_cast<const uint8_t *>(bufs[0]);
-    auto *dst = static_cast<uint8_t *>(bufs[op.operands.size()]);
+    auto *dst = static_cast<uint8_t *>(bufs[nops]);
     // Walks the result in order; the last axis copies a run when contiguous.
     std::function<void(size_t, int64_t)> walk = [&](size_t axis, int64_t offset) {
       int64_t at = offset + first[axis] * stride[axis];

@@ -8,9 +8,10 @@
 
 namespace tc {
 
-// Reads `bufs` = the op's operands then results (static shapes). Empty when
-// the op is not one of these or needs what the plan does not know (Slice
-// bounds computed at run time): the step then runs on the reference kernels.
+// Reads `bufs` = the op's operands then results (static shapes). Slice reads
+// its bounds on each run (they may be computed at run time) and fails with
+// one line when they select other sizes than the plan's. Empty when the op
+// is not one of these (or moves strings): it runs on the reference kernels.
 using MoveStep = std::function<void(void *const *bufs)>;
 MoveStep makeMoveStep(const Op &op);
 
