@@ -255,8 +255,8 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
   if (c.cuda()) { // blocks stride over B * H * ceil(Sq / TQ) query tiles: about one each
     int64_t tq = 4 * (o.d <= 128 && o.dv <= 128 ? 4 : 2);
     k.block = kCudaBlock;
-    k.vec = mma ? attentionMmaVec(o)
-                : unsigned(std::max<int64_t>(1, tq * o.dv / int64_t(kCudaBlock)));
+    k.vec =
+        mma ? attentionMmaVec(o) : unsigned(std::max<int64_t>(1, tq * o.dv / int64_t(kCudaBlock)));
     k.halfTypes = c.usesHalf();
   }
   return k;

@@ -89,10 +89,17 @@ TC_INLINE void tc_mma16816_@T@(float c[4], const unsigned a[4], const unsigned b
 #else
   const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
   for (int u = 0; u < 4; ++u) { // k = 2u + {0, 1} and 8 + 2u + {0, 1}: lane 4 g + u's A
-    unsigned x[4], y[2][2];
-    for (int e = 0; e < 4; ++e) x[e] = __shfl_sync(0xffffffffu, a[e], 4 * g + u);
-    for (int n = 0; n < 2; ++n)
-      for (int e = 0; e < 2; ++e) y[n][e] = __shfl_sync(0xffffffffu, b[e], 4 * (2 * t + n) + u);
+    unsigned x[4], y[2][2]; // register pairs move as one 64-bit shuffle
+    for (int e = 0; e < 4; e += 2) {
+      const unsigned long long w = __shfl_sync(0xffffffffu, a[e] | (unsigned long long)a[e + 1] << 32, 4 * g + u);
+      x[e] = (unsigned)w;
+      x[e + 1] = (unsigned)(w >> 32);
+    }
+    for (int n = 0; n < 2; ++n) {
+      const unsigned long long w = __shfl_sync(0xffffffffu, b[0] | (unsigned long long)b[1] << 32, 4 * (2 * t + n) + u);
+      y[n][0] = (unsigned)w;
+      y[n][1] = (unsigned)(w >> 32);
+    }
     for (int n = 0; n < 2; ++n)
       for (int r = 0; r < 2; ++r)
         c[2 * r + n] += tc_@T@_lo(x[r]) * tc_@T@_lo(y[n][0]) + tc_@T@_hi(x[r]) * tc_@T@_hi(y[n][0]) +
@@ -125,8 +132,8 @@ int64_t keyTile(const AttentionOperands &o) { return o.d <= 128 && o.dv <= 128 ?
 } // namespace
 
 bool attentionMmaApplies(const AttentionOperands &o, DType t) {
-  return (t == DType::F16 || t == DType::BF16) && o.d % 16 == 0 && o.dv % 16 == 0 &&
-         o.d <= 256 && o.dv <= 256;
+  return (t == DType::F16 || t == DType::BF16) && o.d % 16 == 0 && o.dv % 16 == 0 && o.d <= 256 &&
+         o.dv <= 256;
 }
 
 unsigned attentionMmaVec(const AttentionOperands &o) {
