@@ -7,7 +7,9 @@
 //
 // CPU: rows [begin, end) of the result [B, H, Sq, Dv] in tiles of kCpuTq
 // queries of one (batch, head), key blocks of kCpuTk.
-// CUDA: a `pointwise` launch (blocks stride over the tiles) of 128 threads,
+// CUDA, f16/bf16 with head dims multiples of 16: the tensor-core kernel
+// (AttentionMma.cpp). Otherwise (f32, other head dims):
+// a `pointwise` launch (blocks stride over the tiles) of 128 threads,
 // 4 warps of kQpw queries each; a key block of TK keys (one per lane) and
 // its values staged in shared memory as float; lanes own the output columns
 // c = lane + 32 n. Plain CUDA C++ (shared memory, __shfl_xor_sync,
