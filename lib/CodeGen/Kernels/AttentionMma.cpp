@@ -5,7 +5,7 @@
 // (cp.async); per tile each warp computes its 16 x TK scores with
 // mma.m16n8k16 (f32 accumulation), applies scale, mask and causality in
 // log2 units, updates its online softmax (running max m and sum l per row,
-// exp2f) and multiplies P by V, reusing the scores' accumulator fragments
+// exp2) and multiplies P by V, reusing the scores' accumulator fragments
 // as P's A fragments (the m16n8 C layout of two n8 tiles is the m16n8k16 A
 // layout). No Sq x Skv scores in memory.
 //
@@ -20,7 +20,7 @@ namespace tc::kernels {
 
 namespace {
 
-// Fragment loads and async copies, whatever the data type. Lane l gives
+// Fragment loads, async copies and 2^x, whatever the data type. Lane l gives
 // row l % 8 of 8x8 matrix l / 8 and gets, of each matrix m, (row l / 4,
 // cols 2 (l % 4) + {0, 1}) in r[m]; transposed: (rows 2 (l % 4) + {0, 1},
 // col l / 4).
@@ -41,6 +41,11 @@ TC_INLINE void tc_cp16(void *dst, const void *src) {
 }
 TC_INLINE void tc_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> TC_INLINE void tc_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+TC_INLINE float tc_exp2(float x) { // 2^x, -inf -> 0
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
 #else
 TC_INLINE const unsigned short *tc_lane_row(const void *row, int src) {
   return (const unsigned short *)__shfl_sync(0xffffffffu, (unsigned long long)row, src);
@@ -65,6 +70,7 @@ TC_INLINE void tc_cp16(void *dst, const void *src) {
 }
 TC_INLINE void tc_cp_commit() {}
 template <int N> TC_INLINE void tc_cp_wait() {}
+TC_INLINE float tc_exp2(float x) { return exp2f(x); }
 #endif
 #endif
 )";
@@ -155,7 +161,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << ", KP = D + 8, VP = DV + 8, KD = D / 16, NK = TK / 8, NV = DV / 8 };\n"
      << "  const float INF = " << c.info().inf
      << ", SL = " << floatLiteral(o.scale * 1.4426950408889634, DType::F32)
-     << ", LOG2E = 1.44269504f; // scores in log2 units: exp2f\n"
+     << ", LOG2E = 1.44269504f; // scores in log2 units: exp2\n"
      << "  // 16-byte rows (cp.async, ldmatrix), padded by 16 bytes: no bank conflicts\n"
      << "  __shared__ tc_vec<unsigned, 4> Kv[TK * KP / 8], Vv[TK * VP / 8];\n"
      << "  unsigned short *Ks = (unsigned short *)Kv, *Vs = (unsigned short *)Vv;\n"
@@ -181,25 +187,34 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "    float m0 = -INF, m1 = -INF, l0 = 0.f, l1 = 0.f, acc[NV][4];\n"
      << "#pragma unroll\n"
      << "    for (int n = 0; n < NV; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;\n"
-     << "    int64_t jend = SKV;\n";
-  if (o.causal) // key tiles past the last row's diagonal are skipped
-    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n";
-  os << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
-     << "      const int nk = jend - j0 < TK ? (int)(jend - j0) : TK;\n"
-     << "      __syncthreads(); // the previous tile's reads of Ks, Vs are done\n"
-     << "      for (int e = threadIdx.x; e < TK * (D / 8); e += blockDim.x) {\n"
-     << "        const int jj = e / (D / 8), x = (e - jj * (D / 8)) * 8;\n"
-     << "        if (jj < nk) tc_cp16(&Ks[jj * KP + x], kg + (j0 + jj) * D + x);\n"
-     << "        else *(tc_vec<unsigned, 4> *)&Ks[jj * KP + x] = tc_vec<unsigned, 4>{};\n"
-     << "      }\n"
-     << "      tc_cp_commit();\n"
-     << "      for (int e = threadIdx.x; e < TK * (DV / 8); e += blockDim.x) {\n"
-     << "        const int jj = e / (DV / 8), x = (e - jj * (DV / 8)) * 8;\n"
-     << "        if (jj < nk) tc_cp16(&Vs[jj * VP + x], vg + (j0 + jj) * DV + x);\n"
-     << "        else *(tc_vec<unsigned, 4> *)&Vs[jj * VP + x] = tc_vec<unsigned, 4>{};\n"
-     << "      }\n"
-     << "      tc_cp_commit();\n"
-     << "      tc_cp_wait<1>(); // K has landed; V may still be on its way\n"
+     << "    int64_t jend = SKV, lim0 = SKV, lim1 = SKV; // rows ra, ra + 8 see keys j < lim\n";
+  if (o.causal) // up to the diagonal; key tiles past the last row's are skipped
+    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n"
+       << "    if (lim0 > i0 + ra + 1 + SKV - Sq) lim0 = i0 + ra + 1 + SKV - Sq;\n"
+       << "    if (lim1 > i0 + ra + 9 + SKV - Sq) lim1 = i0 + ra + 9 + SKV - Sq;\n";
+  // Rows [j, j + TK) of k or v into a tile (zeros past jend), one cp.async
+  // group. K(j + TK) loads during tile j's softmax and P V, V(j + TK)
+  // during the scores of tile j + TK: one buffer each.
+  auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim,
+                  const char *j) {
+    os << "      for (int e = threadIdx.x; e < TK * (" << dim << " / 8); e += blockDim.x) {\n"
+       << "        const int jj = e / (" << dim << " / 8), x = (e - jj * (" << dim
+       << " / 8)) * 8;\n"
+       << "        if (" << j << " + jj < jend)\n"
+       << "          tc_cp16(&" << buf << "[jj * " << pitch << " + x], " << src << " + (" << j
+       << " + jj) * " << dim << " + x);\n"
+       << "        else\n"
+       << "          *(tc_vec<unsigned, 4> *)&" << buf << "[jj * " << pitch
+       << " + x] = tc_vec<unsigned, 4>{};\n"
+       << "      }\n";
+  };
+  os << "    __syncthreads(); // the previous tile's reads of Ks, Vs are done\n    {\n";
+  load("Ks", "KP", "kg", "D", "0");
+  os << "      tc_cp_commit();\n";
+  load("Vs", "VP", "vg", "DV", "0");
+  os << "      tc_cp_commit();\n    }\n"
+     << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
+     << "      tc_cp_wait<1>(); // K(j0) has landed; V(j0) may be on its way\n"
      << "      __syncthreads();\n"
      << "      float s[NK][4];\n"
      << "#pragma unroll\n"
@@ -214,17 +229,24 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "          " << mma << "(s[n], qa[kk], kb);\n"
      << "          " << mma << "(s[n + 1], qa[kk], kb + 2);\n"
      << "        }\n"
+     << "      __syncthreads(); // every warp is done with Ks\n"
+     << "      if (j0 + TK < jend) {\n";
+  load("Ks", "KP", "kg", "D", "j0 + TK");
+  os << "      }\n"
+     << "      tc_cp_commit();\n"
+     << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
+     << "                c1 = lim1 - j0 < TK ? (int)(lim1 - j0) : TK;\n"
      << "      float mx0 = m0, mx1 = m1;\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NK; ++n)\n"
      << "#pragma unroll\n"
      << "        for (int x = 0; x < 4; ++x) {\n"
-     << "          const int64_t i = i0 + ra + (x >> 1) * 8, j = j0 + n * 8 + 2 * t4 + (x & 1);\n"
      << "          float z = s[n][x] * SL;\n";
   if (o.mask)
-    os << "          if (i < Sq && j < SKV) z += LOG2E * "
+    os << "          const int64_t i = i0 + ra + (x >> 1) * 8, j = j0 + n * 8 + 2 * t4 + (x & 1);\n"
+       << "          if (i < Sq && j < SKV) z += LOG2E * "
        << c.load(t, "M[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]") << ";\n";
-  os << "          if (j >= SKV" << (o.causal ? " || j > i + SKV - Sq" : "") << ") z = -INF;\n"
+  os << "          if (n * 8 + 2 * t4 + (x & 1) >= (x < 2 ? c0 : c1)) z = -INF;\n"
      << "          s[n][x] = z;\n"
      << "          if (x < 2) mx0 = fmaxf(mx0, z);\n"
      << "          else mx1 = fmaxf(mx1, z);\n"
@@ -236,21 +258,21 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));\n"
      << "      // A row with no visible key yet keeps p = 0 (not exp2(-inf + inf)).\n"
      << "      const float u0 = mx0 == -INF ? 0.f : mx0, u1 = mx1 == -INF ? 0.f : mx1;\n"
-     << "      const float c0 = exp2f(m0 - u0), c1 = exp2f(m1 - u1);\n"
-     << "      m0 = mx0;\n      m1 = mx1;\n      l0 *= c0;\n      l1 *= c1;\n"
+     << "      const float r0 = tc_exp2(m0 - u0), r1 = tc_exp2(m1 - u1);\n"
+     << "      m0 = mx0;\n      m1 = mx1;\n      l0 *= r0;\n      l1 *= r1;\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NK; ++n) {\n"
-     << "        s[n][0] = exp2f(s[n][0] - u0);\n        s[n][1] = exp2f(s[n][1] - u0);\n"
-     << "        s[n][2] = exp2f(s[n][2] - u1);\n        s[n][3] = exp2f(s[n][3] - u1);\n"
+     << "        s[n][0] = tc_exp2(s[n][0] - u0);\n        s[n][1] = tc_exp2(s[n][1] - u0);\n"
+     << "        s[n][2] = tc_exp2(s[n][2] - u1);\n        s[n][3] = tc_exp2(s[n][3] - u1);\n"
      << "        l0 += s[n][0] + s[n][1]; // this lane's part of the row sum\n"
      << "        l1 += s[n][2] + s[n][3];\n"
      << "      }\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NV; ++n) {\n"
-     << "        acc[n][0] *= c0;\n        acc[n][1] *= c0;\n"
-     << "        acc[n][2] *= c1;\n        acc[n][3] *= c1;\n"
+     << "        acc[n][0] *= r0;\n        acc[n][1] *= r0;\n"
+     << "        acc[n][2] *= r1;\n        acc[n][3] *= r1;\n"
      << "      }\n"
-     << "      tc_cp_wait<0>();\n"
+     << "      tc_cp_wait<1>(); // V(j0) has landed; K(j0 + TK) may not have\n"
      << "      __syncthreads();\n"
      << "#pragma unroll\n"
      << "      for (int kk = 0; kk < TK / 16; ++kk) {\n"
@@ -267,6 +289,11 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "          " << mma << "(acc[n + 1], pa, vb + 2);\n"
      << "        }\n"
      << "      }\n"
+     << "      __syncthreads(); // every warp is done with Vs\n"
+     << "      if (j0 + TK < jend) {\n";
+  load("Vs", "VP", "vg", "DV", "j0 + TK");
+  os << "      }\n"
+     << "      tc_cp_commit();\n"
      << "    }\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);\n"
