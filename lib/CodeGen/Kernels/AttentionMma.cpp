@@ -208,6 +208,25 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
        << " + x] = tc_vec<unsigned, 4>{};\n"
        << "      }\n";
   };
+  // c[n], c[n + 1] += a * B for n = 0, 2, ... < `count`, B's fragments of
+  // two n8 tiles by one ldmatrix at `at`.
+  auto mmaPairs = [&](const char *count, const char *ldsm, const char *at, const char *c,
+                      const char *a) {
+    os << "#pragma unroll\n"
+       << "        for (int n = 0; n < " << count << "; n += 2) {\n"
+       << "          unsigned b[4];\n"
+       << "          " << ldsm << "(b, &" << at << ");\n"
+       << "          " << mma << "(" << c << "[n], " << a << ", b);\n"
+       << "          " << mma << "(" << c << "[n + 1], " << a << ", b + 2);\n"
+       << "        }\n";
+  };
+  // Once every warp is done with `buf`: the next tile's rows into it.
+  auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim) {
+    os << "      __syncthreads(); // every warp is done with " << buf << "\n"
+       << "      if (j0 + TK < jend) {\n";
+    load(buf, pitch, src, dim, "j0 + TK");
+    os << "      }\n      tc_cp_commit();\n";
+  };
   os << "    __syncthreads(); // the previous tile's reads of Ks, Vs are done\n    {\n";
   load("Ks", "KP", "kg", "D", "0");
   os << "      tc_cp_commit();\n";
@@ -220,21 +239,13 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NK; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;\n"
      << "#pragma unroll\n"
-     << "      for (int kk = 0; kk < KD; ++kk)\n"
-     << "#pragma unroll\n"
-     << "        for (int n = 0; n < NK; n += 2) { // K rows as B: key tiles n, n + 1\n"
-     << "          unsigned kb[4];\n"
-     << "          tc_ldsm4(kb, &Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 +\n"
-     << "                           ((lane >> 3) & 1) * 8]);\n"
-     << "          " << mma << "(s[n], qa[kk], kb);\n"
-     << "          " << mma << "(s[n + 1], qa[kk], kb + 2);\n"
-     << "        }\n"
-     << "      __syncthreads(); // every warp is done with Ks\n"
-     << "      if (j0 + TK < jend) {\n";
-  load("Ks", "KP", "kg", "D", "j0 + TK");
-  os << "      }\n"
-     << "      tc_cp_commit();\n"
-     << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
+     << "      for (int kk = 0; kk < KD; ++kk)\n";
+  // K rows as B: key tiles n, n + 1.
+  mmaPairs("NK", "tc_ldsm4",
+           "Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 + ((lane >> 3) & 1) * 8]", "s",
+           "qa[kk]");
+  refill("Ks", "KP", "kg", "D");
+  os << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
      << "                c1 = lim1 - j0 < TK ? (int)(lim1 - j0) : TK;\n"
      << "      float mx0 = m0, mx1 = m1;\n"
      << "#pragma unroll\n"
@@ -279,22 +290,14 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "        const unsigned pa[4] = {" << pack << "(s[2 * kk][0], s[2 * kk][1]), " << pack
      << "(s[2 * kk][2], s[2 * kk][3]),\n"
      << "                                " << pack << "(s[2 * kk + 1][0], s[2 * kk + 1][1]),\n"
-     << "                                " << pack << "(s[2 * kk + 1][2], s[2 * kk + 1][3])};\n"
-     << "#pragma unroll\n"
-     << "        for (int n = 0; n < NV; n += 2) { // V rows as B, transposed: dv tiles n, n + 1\n"
-     << "          unsigned vb[4];\n"
-     << "          tc_ldsm4t(vb, &Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP +\n"
-     << "                            (n + (lane >> 4)) * 8]);\n"
-     << "          " << mma << "(acc[n], pa, vb);\n"
-     << "          " << mma << "(acc[n + 1], pa, vb + 2);\n"
-     << "        }\n"
-     << "      }\n"
-     << "      __syncthreads(); // every warp is done with Vs\n"
-     << "      if (j0 + TK < jend) {\n";
-  load("Vs", "VP", "vg", "DV", "j0 + TK");
-  os << "      }\n"
-     << "      tc_cp_commit();\n"
-     << "    }\n"
+     << "                                " << pack << "(s[2 * kk + 1][2], s[2 * kk + 1][3])};\n";
+  // V rows as B, transposed: dv tiles n, n + 1.
+  mmaPairs("NV", "tc_ldsm4t",
+           "Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (n + (lane >> 4)) * 8]", "acc",
+           "pa");
+  os << "      }\n";
+  refill("Vs", "VP", "vg", "DV");
+  os << "    }\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);\n"
      << "    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);\n"
