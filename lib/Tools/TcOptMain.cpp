@@ -96,7 +96,7 @@ int tcOptMain(int argc, char **argv) {
   return runTool("tc-opt", [&] {
     CommonOptions common;
     std::string passes;
-    int level = -1;
+    int level = -1, attention = -1;
     PassManagerOptions pm;
     bool list = false, ops = false, split = false, fuse = false, stats = false;
     bool memoryPlan = false, memoryPlanBuffers = false;
@@ -106,6 +106,9 @@ int tcOptMain(int argc, char **argv) {
     std::string precision = "fp32", target = "any";
     InputSources numericInputs;
     NumericsCheckOptions numerics;
+    const std::string attentionHelp =
+        std::string("with -O2/-O3: run attention-fusion or not (default: -O3 1, -O2 ") +
+        (kAttentionFusionAtO2 ? "1" : "0") + ")";
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(
@@ -122,8 +125,9 @@ int tcOptMain(int argc, char **argv) {
         "verify-each", po::bool_switch(&pm.verifyEach),
         "verify the IR after every pass that changed it")("fuse", po::bool_switch(&fuse),
                                                           "run the fusing pipeline (-O2)")(
-        "dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
-        "specialize symbolic dim NAME to N before the pipeline")(
+        "attention-fusion", po::value(&attention)->value_name("0|1"),
+        attentionHelp.c_str())("dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
+                               "specialize symbolic dim NAME to N before the pipeline")(
         "stats", po::bool_switch(&stats),
         "print op and kernel counts before and after the pipeline to stderr")(
         "print-memory-plan", po::bool_switch(&memoryPlan),
@@ -178,8 +182,15 @@ int tcOptMain(int argc, char **argv) {
     for (const std::string &p : pm.printAfter)
       if (!lookupPass(p))
         fail("--print-ir-after: unknown pass '", p, "'");
+    if (attention != -1 && (attention < 0 || attention > 1))
+      fail("--attention-fusion takes 0 or 1, not ", attention);
+    if (attention != -1 && (!passes.empty() || (level >= 0 && level < 2)))
+      fail("--attention-fusion goes with -O2, -O3 or --fuse");
     Pipeline pipeline =
-        passes.empty() ? pipelineForLevel(level < 0 ? 2 : level) : parsePipeline(passes);
+        passes.empty()
+            ? pipelineForLevel(level < 0 ? 2 : level,
+                               attention < 0 ? std::nullopt : std::optional<bool>(attention == 1))
+            : parsePipeline(passes);
     // Target- and precision-driven passes go right before fusion, so that
     // fusion absorbs the transposes and casts they insert; with no fuse
     // pass, at the end of the pipeline.

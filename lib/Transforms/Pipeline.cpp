@@ -170,15 +170,15 @@ Pipeline parsePipeline(std::string_view text) {
   return out;
 }
 
-Pipeline pipelineForLevel(int level) {
+Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   using enum PassId;
   // -O0 runs op by op: the eager baseline.
   if (level <= 0)
     return {Verify};
   Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, DCE};
-  // -O3 adds attention-fusion: its kernels are correct but not yet faster
-  // than cuBLASLt + softmax on the GPU (docs/optimizer.md has the numbers).
-  if (level >= 3)
+  // -O3 adds attention-fusion; -O2 once it beats cuBLASLt + softmax on the
+  // GPU (docs/optimizer.md has the numbers).
+  if (level >= 2 && attention.value_or(level >= 3 || kAttentionFusionAtO2))
     p.add(AttentionFusion).add(DCE);
   if (level >= 2)
     p.add(Fuse);

@@ -115,9 +115,14 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
   EXPECT_EQ(pipelineForLevel(1).spelling(),
             "infer-shapes,lower-einsum,fold-constants,canonicalize,cse,dce");
-  EXPECT_EQ(pipelineForLevel(2).spelling(), pipelineForLevel(1).spelling() + ",fuse");
-  EXPECT_EQ(pipelineForLevel(3).spelling(),
-            pipelineForLevel(1).spelling() + ",attention-fusion,dce,fuse");
+  const std::string o1 = pipelineForLevel(1).spelling();
+  EXPECT_EQ(pipelineForLevel(2).spelling(),
+            o1 + (kAttentionFusionAtO2 ? ",attention-fusion,dce" : "") + ",fuse");
+  EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,dce,fuse");
+  // The A/B of -O2's switch: either way at -O2 and -O3.
+  EXPECT_EQ(pipelineForLevel(2, true).spelling(), o1 + ",attention-fusion,dce,fuse");
+  EXPECT_EQ(pipelineForLevel(3, false).spelling(), o1 + ",fuse");
+  EXPECT_EQ(pipelineForLevel(1, true).spelling(), o1);
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
   EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1}");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),

@@ -43,7 +43,8 @@
 //   `pointwise` over result 0 (Split: each result in turn, the grid sized
 //   for result 0). The attention family is `pointwise` too: its blocks
 //   stride over the (batch, head, query tile)s, `vec` = tile * Dv / block
-//   makes the grid about one block per tile.
+//   makes the grid about one block per tile (the tensor-core kernel's `vec`
+//   rounds down so that every tile gets its own block where Sq is static).
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/CodeGen/KernelKind.h"

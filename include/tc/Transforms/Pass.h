@@ -119,9 +119,13 @@ private:
 Pipeline parsePipeline(std::string_view text);
 
 // Named pipelines.
-// -O0..-O3. -O3 is -O2 plus attention-fusion, which is not yet faster on
-// the GPU (docs/optimizer.md).
-Pipeline pipelineForLevel(int level);
+// Whether -O2 runs attention-fusion: THE switch (docs/optimizer.md), off
+// until the tensor-core kernel measures faster than -O2's GEMMs + softmax on
+// the GPU; tc-opt --attention-fusion=0|1 overrides it for one run (A/B).
+inline constexpr bool kAttentionFusionAtO2 = false;
+// -O0..-O3. -O2 and -O3 run attention-fusion when `attention` says so, by
+// default -O3 always and -O2 per kAttentionFusionAtO2.
+Pipeline pipelineForLevel(int level, std::optional<bool> attention = std::nullopt);
 // tc-opt --target=cuda, inserted before fuse: convolution chains in NHWC.
 Pipeline channelsLastPipeline();
 // tc-opt --precision=fp16|bf16 (`type` f16 or bf16), inserted before fuse.

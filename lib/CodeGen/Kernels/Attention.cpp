@@ -7,13 +7,15 @@
 //
 // CPU: rows [begin, end) of the result [B, H, Sq, Dv] in tiles of kCpuTq
 // queries of one (batch, head), key blocks of kCpuTk.
-// CUDA: a `pointwise` launch (blocks stride over the tiles) of 128 threads,
+// CUDA, f16/bf16 with head dims multiples of 16: the tensor-core kernel
+// (AttentionMma.cpp). Otherwise (f32, other head dims):
+// a `pointwise` launch (blocks stride over the tiles) of 128 threads,
 // 4 warps of kQpw queries each; a key block of TK keys (one per lane) and
 // its values staged in shared memory as float; lanes own the output columns
 // c = lane + 32 n. Plain CUDA C++ (shared memory, __shfl_xor_sync,
 // __syncthreads block-uniformly): it runs on the host emulation
 // (test/CodeGen/Inputs/cuda_host_shim.h).
-#include "Families.h"
+#include "Attention.h"
 #include <algorithm>
 #include <cmath>
 #include <sstream>
@@ -25,15 +27,11 @@ namespace {
 constexpr int kCpuTq = 16, kCpuTk = 64;
 constexpr unsigned kCudaBlock = 128;
 
-struct Operands {
-  const Value *q, *k, *v, *mask, *out;
-  int64_t d, dv;
-  double scale;
-  bool causal;
-};
+using Operands = AttentionOperands;
 
-// The pointers, dims and per-(b, h) bases both dialects share.
-void emitSetup(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
+} // namespace
+
+void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
   const char *S = c.st(t);
   auto ptr = [&](const char *name, const Value *v) {
     os << "  const " << S << " *__restrict " << name << " = (const " << S << " *)bufs["
@@ -61,13 +59,14 @@ void emitSetup(std::ostream &os, const KernelContext &c, const Operands &o, DTyp
   }
 }
 
-// The tile's q rows and its (batch, head)'s k and v (b, h, i0 known).
-std::string bases(const KernelContext &c, DType t) {
+std::string attentionBases(const KernelContext &c, DType t) {
   std::string S = c.st(t);
   return "    const " + S + " *q = Q + (((QB == 1 ? 0 : b) * H + h) * Sq + i0) * D;\n" +
          "    const " + S + " *k = K + ((KB == 1 ? 0 : b) * HKV + h / group) * SKV * D;\n" +
          "    const " + S + " *v = V + ((VB == 1 ? 0 : b) * HKV + h / group) * SKV * DV;\n";
 }
+
+namespace {
 
 // The score's mask and causal terms for query i, key j (in `s`).
 std::string maskTerms(const KernelContext &c, const Operands &o, DType t, const std::string &s) {
@@ -90,7 +89,7 @@ void emitCpu(std::ostream &os, const KernelContext &c, const Operands &o, DType 
      << "    const int64_t bh = r0 / Sq, i0 = r0 - bh * Sq, b = bh / H, h = bh - b * H;\n"
      << "    int64_t nq = Sq - i0;\n    if (nq > end - r0) nq = end - r0;\n"
      << "    if (nq > TQ) nq = TQ;\n"
-     << bases(c, t) << "    for (int64_t r = 0; r < nq; ++r) {\n"
+     << attentionBases(c, t) << "    for (int64_t r = 0; r < nq; ++r) {\n"
      << "      m[r] = -INF;\n      l[r] = 0;\n"
      << "      TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) qt[r][x] = "
      << c.load(t, "q[r * D + x]") << " * scale;\n"
@@ -138,7 +137,7 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
      << "    const int64_t bh = tile / qtiles, i0 = (tile - bh * qtiles) * TQ;\n"
      << "    const int64_t b = bh / H, h = bh - b * H;\n"
      << "    const int nq = Sq - i0 < TQ ? (int)(Sq - i0) : TQ;\n"
-     << bases(c, t) << "    __syncthreads(); // the previous tile's reads of Qs are done\n"
+     << attentionBases(c, t) << "    __syncthreads(); // the previous tile's reads of Qs are done\n"
      << "    for (int e = threadIdx.x; e < TQ * D; e += blockDim.x) {\n"
      << "      const int r = e / D, x = e - r * D;\n"
      << "      Qs[r][x] = r < nq ? " << c.load(t, "q[(int64_t)r * D + x]") << " * scale : 0.f;\n"
@@ -243,9 +242,14 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os;
   os << "// group @" << c.f.name << ": Attention, head dims " << o.d << " / " << o.dv << "\n";
+  const bool mma = c.cuda() && attentionMmaApplies(o, t);
+  if (mma)
+    os << attentionMmaHelpers(t);
   c.emitSignature(os, symbol, kCudaBlock);
-  emitSetup(os, c, o, t);
-  if (c.cuda())
+  emitAttentionSetup(os, c, o, t);
+  if (mma)
+    emitAttentionMma(os, c, o, t);
+  else if (c.cuda())
     emitCuda(os, c, o, t);
   else
     emitCpu(os, c, o, t);
@@ -253,7 +257,8 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
   if (c.cuda()) { // blocks stride over B * H * ceil(Sq / TQ) query tiles: about one each
     int64_t tq = 4 * (o.d <= 128 && o.dv <= 128 ? 4 : 2);
     k.block = kCudaBlock;
-    k.vec = unsigned(std::max<int64_t>(1, tq * o.dv / int64_t(kCudaBlock)));
+    k.vec =
+        mma ? attentionMmaVec(o) : unsigned(std::max<int64_t>(1, tq * o.dv / int64_t(kCudaBlock)));
     k.halfTypes = c.usesHalf();
   }
   return k;

@@ -28,17 +28,26 @@ inline tc_dim3 blockDim, gridDim;
 
 struct tc_block_state {
   std::barrier<> *barrier;
-  double exchange[1024];
+  uint64_t exchange[1024]; // a shuffled value's bytes (at most 8: pointers too)
 };
 inline tc_block_state *tc_block;
 
 inline void __syncthreads() { tc_block->barrier->arrive_and_wait(); }
-template <class T> T __shfl_xor_sync(unsigned, T v, int lane) {
-  tc_block->exchange[threadIdx.x] = double(v);
+// Lane `from`'s v (every thread of the block must call it: a barrier).
+template <class T> T tc_exchange(T v, unsigned from) {
+  static_assert(sizeof(T) <= sizeof(uint64_t));
+  std::memcpy(&tc_block->exchange[threadIdx.x], &v, sizeof v);
   __syncthreads();
-  T r = T(tc_block->exchange[threadIdx.x ^ unsigned(lane)]);
+  T r;
+  std::memcpy(&r, &tc_block->exchange[from], sizeof r);
   __syncthreads();
   return r;
+}
+template <class T> T __shfl_xor_sync(unsigned, T v, int lane) {
+  return tc_exchange(v, threadIdx.x ^ unsigned(lane));
+}
+template <class T> T __shfl_sync(unsigned, T v, int src) {
+  return tc_exchange(v, (threadIdx.x & ~31u) | (unsigned(src) & 31u));
 }
 // A GPU's __trap aborts the kernel (the launch fails at the next
 // synchronize); here it is counted and returns, so kernels follow it with
@@ -61,6 +70,10 @@ inline float __half2float(__half h) { return tc::halfToFloat(h.bits); }
 inline __half __float2half_rn(float f) { return {tc::floatToHalf(f)}; }
 inline float __bfloat162float(__nv_bfloat16 b) { return tc::bf16ToFloat(b.bits); }
 inline __nv_bfloat16 __float2bfloat16_rn(float f) { return {tc::floatToBf16(f)}; }
+inline __half __ushort_as_half(unsigned short x) { return {x}; }
+inline unsigned short __half_as_ushort(__half h) { return h.bits; }
+inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short x) { return {x}; }
+inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }
 
 template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, unsigned block) {
   gridDim = {grid, 1, 1};

@@ -1,0 +1,36 @@
+// What the Attention family's two CUDA kernels share (Attention.cpp: the
+// f32-FMA kernel and the CPU one; AttentionMma.cpp: the tensor-core kernel
+// for f16/bf16 data).
+#pragma once
+#include "Families.h"
+#include <string>
+
+namespace tc::kernels {
+
+struct AttentionOperands {
+  const Value *q, *k, *v, *mask, *out;
+  int64_t d, dv;
+  double scale;
+  bool causal;
+};
+
+// The typed pointers Q K V (M) O, the dims (B, H, Sq, QB, KB, VB, HKV, SKV,
+// group) and the mask's broadcast strides ms[4] over (b, h, i, j).
+void emitAttentionSetup(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
+                        DType t);
+// q (at query row i0), k and v of (b, h): their (batch, head) bases.
+std::string attentionBases(const KernelContext &c, DType t);
+
+// The tensor-core kernel covers f16/bf16 with head dims multiples of 16 up
+// to 256.
+bool attentionMmaApplies(const AttentionOperands &o, DType t);
+// Its body (after the signature and the setup), and its launch's `vec`:
+// about one 64-query block per (batch, head, query tile).
+void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
+                      DType t);
+unsigned attentionMmaVec(const AttentionOperands &o);
+// Its file-scope helpers (mma, ldmatrix, cp.async; guarded against a
+// second kernel's copy), emitted before the kernel.
+std::string attentionMmaHelpers(DType t);
+
+} // namespace tc::kernels

@@ -1,0 +1,321 @@
+// The Attention family's tensor-core CUDA kernel for f16/bf16 data
+// (flash-attention-2 style): a block of 4 warps owns 64 query rows of one
+// (batch, head), each warp 16 of them with Q's mma fragments in registers.
+// Key tiles of TK keys and their values are staged in shared memory
+// (cp.async); per tile each warp computes its 16 x TK scores with
+// mma.m16n8k16 (f32 accumulation), applies scale, mask and causality in
+// log2 units, updates its online softmax (running max m and sum l per row,
+// exp2) and multiplies P by V, reusing the scores' accumulator fragments
+// as P's A fragments (the m16n8 C layout of two n8 tiles is the m16n8k16 A
+// layout). No Sq x Skv scores in memory.
+//
+// The PTX (mma, ldmatrix, cp.async) sits behind small helpers with a
+// portable body built from warp shuffles, which the host emulation
+// (test/CodeGen/Inputs/cuda_host_shim.h) runs: it computes the very
+// fragment layout the tensor cores do.
+#include "Attention.h"
+#include <cmath>
+
+namespace tc::kernels {
+
+namespace {
+
+// Fragment loads, async copies and 2^x, whatever the data type. Lane l gives
+// row l % 8 of 8x8 matrix l / 8 and gets, of each matrix m, (row l / 4,
+// cols 2 (l % 4) + {0, 1}) in r[m]; transposed: (rows 2 (l % 4) + {0, 1},
+// col l / 4).
+constexpr const char *kFragmentHelpers = R"(#ifndef TC_MMA_FRAGMENTS
+#define TC_MMA_FRAGMENTS
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+TC_INLINE unsigned tc_smem(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+TC_INLINE void tc_ldsm4(unsigned r[4], const void *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc_smem(row)));
+}
+TC_INLINE void tc_ldsm4t(unsigned r[4], const void *row) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(tc_smem(row)));
+}
+TC_INLINE void tc_cp16(void *dst, const void *src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(tc_smem(dst)), "l"(src));
+}
+TC_INLINE void tc_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> TC_INLINE void tc_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+TC_INLINE float tc_exp2(float x) { // 2^x, -inf -> 0
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
+#else
+TC_INLINE const unsigned short *tc_lane_row(const void *row, int src) {
+  return (const unsigned short *)__shfl_sync(0xffffffffu, (unsigned long long)row, src);
+}
+TC_INLINE void tc_ldsm4(unsigned r[4], const void *row) {
+  const int lane = threadIdx.x & 31;
+  for (int m = 0; m < 4; ++m) {
+    const unsigned short *p = tc_lane_row(row, m * 8 + (lane >> 2));
+    r[m] = p[2 * (lane & 3)] | (unsigned)p[2 * (lane & 3) + 1] << 16;
+  }
+}
+TC_INLINE void tc_ldsm4t(unsigned r[4], const void *row) {
+  const int lane = threadIdx.x & 31;
+  for (int m = 0; m < 4; ++m) {
+    const unsigned short *lo = tc_lane_row(row, m * 8 + 2 * (lane & 3));
+    const unsigned short *hi = tc_lane_row(row, m * 8 + 2 * (lane & 3) + 1);
+    r[m] = lo[lane >> 2] | (unsigned)hi[lane >> 2] << 16;
+  }
+}
+TC_INLINE void tc_cp16(void *dst, const void *src) {
+  *(tc_vec<unsigned, 4> *)dst = *(const tc_vec<unsigned, 4> *)src;
+}
+TC_INLINE void tc_cp_commit() {}
+template <int N> TC_INLINE void tc_cp_wait() {}
+TC_INLINE float tc_exp2(float x) { return exp2f(x); }
+#endif
+#endif
+)";
+
+// c += a * b on one m16n8k16 tile of `@T@` data (lane = 4 g + t: a holds
+// A's (row g | g + 8, cols 2t + {0, 1} | + 8), b B's (rows 2t + {0, 1} | + 8,
+// col g), c C's (row g | g + 8, cols 2t + {0, 1})), and two floats packed
+// as an A operand. The portable body gathers the operands by shuffles.
+constexpr const char *kMmaHelpers = R"(#ifndef TC_MMA_@T@
+#define TC_MMA_@T@
+TC_INLINE float tc_@T@_lo(unsigned x) { return @TOF@(__ushort_as_@H@((unsigned short)(x & 0xffffu))); }
+TC_INLINE float tc_@T@_hi(unsigned x) { return @TOF@(__ushort_as_@H@((unsigned short)(x >> 16))); }
+TC_INLINE unsigned tc_@T@_pack(float lo, float hi) {
+  return __@H@_as_ushort(@FROMF@(lo)) | (unsigned)__@H@_as_ushort(@FROMF@(hi)) << 16;
+}
+TC_INLINE void tc_mma16816_@T@(float c[4], const unsigned a[4], const unsigned b[2]) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.@T@.@T@.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
+               "{%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
+#else
+  const int lane = threadIdx.x & 31, g = lane >> 2, t = lane & 3;
+  for (int u = 0; u < 4; ++u) { // k = 2u + {0, 1} and 8 + 2u + {0, 1}: lane 4 g + u's A
+    unsigned x[4], y[2][2]; // register pairs move as one 64-bit shuffle
+    for (int e = 0; e < 4; e += 2) {
+      const unsigned long long w = __shfl_sync(0xffffffffu, a[e] | (unsigned long long)a[e + 1] << 32, 4 * g + u);
+      x[e] = (unsigned)w;
+      x[e + 1] = (unsigned)(w >> 32);
+    }
+    for (int n = 0; n < 2; ++n) {
+      const unsigned long long w = __shfl_sync(0xffffffffu, b[0] | (unsigned long long)b[1] << 32, 4 * (2 * t + n) + u);
+      y[n][0] = (unsigned)w;
+      y[n][1] = (unsigned)(w >> 32);
+    }
+    for (int n = 0; n < 2; ++n)
+      for (int r = 0; r < 2; ++r)
+        c[2 * r + n] += tc_@T@_lo(x[r]) * tc_@T@_lo(y[n][0]) + tc_@T@_hi(x[r]) * tc_@T@_hi(y[n][0]) +
+                        tc_@T@_lo(x[2 + r]) * tc_@T@_lo(y[n][1]) + tc_@T@_hi(x[2 + r]) * tc_@T@_hi(y[n][1]);
+  }
+#endif
+}
+#endif
+)";
+
+void replaceAll(std::string &s, const std::string &from, const std::string &to) {
+  for (size_t at = s.find(from); at != std::string::npos; at = s.find(from, at + to.size()))
+    s.replace(at, from.size(), to);
+}
+
+std::string mmaHelpers(DType t) {
+  std::string s = kMmaHelpers;
+  bool bf = t == DType::BF16;
+  replaceAll(s, "@T@", bf ? "bf16" : "f16");
+  replaceAll(s, "@H@", bf ? "bfloat16" : "half");
+  replaceAll(s, "@TOF@", bf ? "__bfloat162float" : "__half2float");
+  replaceAll(s, "@FROMF@", bf ? "__float2bfloat16_rn" : "__float2half_rn");
+  return s;
+}
+
+constexpr int64_t kBlockQueries = 64;
+
+int64_t keyTile(const AttentionOperands &o) { return o.d <= 128 && o.dv <= 128 ? 64 : 32; }
+
+} // namespace
+
+bool attentionMmaApplies(const AttentionOperands &o, DType t) {
+  return (t == DType::F16 || t == DType::BF16) && o.d % 16 == 0 && o.dv % 16 == 0 && o.d <= 256 &&
+         o.dv <= 256;
+}
+
+unsigned attentionMmaVec(const AttentionOperands &o) {
+  // The grid is ceil(B H Sq Dv / (block vec)) blocks: at least one per
+  // (b, h, query tile) when Sq is known, else twice the tiles' worth.
+  const Dim &sq = o.out->type.shape[2];
+  if (!sq.isStatic() || sq.size < 1)
+    return unsigned(o.dv / 4);
+  int64_t tiles = (sq.size + kBlockQueries - 1) / kBlockQueries;
+  return unsigned(std::max<int64_t>(1, sq.size * o.dv / (128 * tiles)));
+}
+
+void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
+                      DType t) {
+  const std::string T = t == DType::BF16 ? "bf16" : "f16";
+  const std::string mma = "tc_mma16816_" + T, pack = "tc_" + T + "_pack";
+  os << "  enum { D = " << o.d << ", DV = " << o.dv << ", BQ = " << kBlockQueries
+     << ", TK = " << keyTile(o)
+     << ", KP = D + 8, VP = DV + 8, KD = D / 16, NK = TK / 8, NV = DV / 8 };\n"
+     << "  const float INF = " << c.info().inf
+     << ", SL = " << floatLiteral(o.scale * 1.4426950408889634, DType::F32)
+     << ", LOG2E = 1.44269504f; // scores in log2 units: exp2\n"
+     << "  // 16-byte rows (cp.async, ldmatrix), padded by 16 bytes: no bank conflicts\n"
+     << "  __shared__ tc_vec<unsigned, 4> Kv[TK * KP / 8], Vv[TK * VP / 8];\n"
+     << "  unsigned short *Ks = (unsigned short *)Kv, *Vs = (unsigned short *)Vv;\n"
+     << "  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;\n"
+     << "  const int ra = (threadIdx.x >> 5) * 16 + g; // the warp's rows ra, ra + 8 of the tile\n"
+     << "  const int64_t qtiles = (Sq + BQ - 1) / BQ, tiles = B * H * qtiles;\n"
+     << "  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {\n"
+     << "    const int64_t bh = tile / qtiles, i0 = (tile - bh * qtiles) * BQ;\n"
+     << "    const int64_t b = bh / H, h = bh - b * H;\n"
+     << "    const int nq = Sq - i0 < BQ ? (int)(Sq - i0) : BQ;\n"
+     << attentionBases(c, t)
+     << "    const unsigned short *qs = (const unsigned short *)q, *kg = (const unsigned short "
+        "*)k,\n"
+     << "                         *vg = (const unsigned short *)v;\n"
+     << "    unsigned qa[KD][4]; // Q's A fragments\n"
+     << "#pragma unroll\n"
+     << "    for (int kk = 0; kk < KD; ++kk)\n"
+     << "#pragma unroll\n"
+     << "      for (int x = 0; x < 4; ++x) {\n"
+     << "        const int r = ra + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * t4;\n"
+     << "        qa[kk][x] = r < nq ? *(const unsigned *)(qs + (int64_t)r * D + col) : 0u;\n"
+     << "      }\n"
+     << "    float m0 = -INF, m1 = -INF, l0 = 0.f, l1 = 0.f, acc[NV][4];\n"
+     << "#pragma unroll\n"
+     << "    for (int n = 0; n < NV; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;\n"
+     << "    int64_t jend = SKV, lim0 = SKV, lim1 = SKV; // rows ra, ra + 8 see keys j < lim\n";
+  if (o.causal) // up to the diagonal; key tiles past the last row's are skipped
+    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n"
+       << "    if (lim0 > i0 + ra + 1 + SKV - Sq) lim0 = i0 + ra + 1 + SKV - Sq;\n"
+       << "    if (lim1 > i0 + ra + 9 + SKV - Sq) lim1 = i0 + ra + 9 + SKV - Sq;\n";
+  // Rows [j, j + TK) of k or v into a tile (zeros past jend), one cp.async
+  // group. K(j + TK) loads during tile j's softmax and P V, V(j + TK)
+  // during the scores of tile j + TK: one buffer each.
+  auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim,
+                  const char *j) {
+    os << "      for (int e = threadIdx.x; e < TK * (" << dim << " / 8); e += blockDim.x) {\n"
+       << "        const int jj = e / (" << dim << " / 8), x = (e - jj * (" << dim
+       << " / 8)) * 8;\n"
+       << "        if (" << j << " + jj < jend)\n"
+       << "          tc_cp16(&" << buf << "[jj * " << pitch << " + x], " << src << " + (" << j
+       << " + jj) * " << dim << " + x);\n"
+       << "        else\n"
+       << "          *(tc_vec<unsigned, 4> *)&" << buf << "[jj * " << pitch
+       << " + x] = tc_vec<unsigned, 4>{};\n"
+       << "      }\n";
+  };
+  // c[n], c[n + 1] += a * B for n = 0, 2, ... < `count`, B's fragments of
+  // two n8 tiles by one ldmatrix at `at`.
+  auto mmaPairs = [&](const char *count, const char *ldsm, const char *at, const char *c,
+                      const char *a) {
+    os << "#pragma unroll\n"
+       << "        for (int n = 0; n < " << count << "; n += 2) {\n"
+       << "          unsigned b[4];\n"
+       << "          " << ldsm << "(b, &" << at << ");\n"
+       << "          " << mma << "(" << c << "[n], " << a << ", b);\n"
+       << "          " << mma << "(" << c << "[n + 1], " << a << ", b + 2);\n"
+       << "        }\n";
+  };
+  // Once every warp is done with `buf`: the next tile's rows into it.
+  auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim) {
+    os << "      __syncthreads(); // every warp is done with " << buf << "\n"
+       << "      if (j0 + TK < jend) {\n";
+    load(buf, pitch, src, dim, "j0 + TK");
+    os << "      }\n      tc_cp_commit();\n";
+  };
+  os << "    __syncthreads(); // the previous tile's reads of Ks, Vs are done\n    {\n";
+  load("Ks", "KP", "kg", "D", "0");
+  os << "      tc_cp_commit();\n";
+  load("Vs", "VP", "vg", "DV", "0");
+  os << "      tc_cp_commit();\n    }\n"
+     << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
+     << "      tc_cp_wait<1>(); // K(j0) has landed; V(j0) may be on its way\n"
+     << "      __syncthreads();\n"
+     << "      float s[NK][4];\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NK; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;\n"
+     << "#pragma unroll\n"
+     << "      for (int kk = 0; kk < KD; ++kk)\n";
+  // K rows as B: key tiles n, n + 1.
+  mmaPairs("NK", "tc_ldsm4",
+           "Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 + ((lane >> 3) & 1) * 8]", "s",
+           "qa[kk]");
+  refill("Ks", "KP", "kg", "D");
+  os << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
+     << "                c1 = lim1 - j0 < TK ? (int)(lim1 - j0) : TK;\n"
+     << "      float mx0 = m0, mx1 = m1;\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NK; ++n)\n"
+     << "#pragma unroll\n"
+     << "        for (int x = 0; x < 4; ++x) {\n"
+     << "          float z = s[n][x] * SL;\n";
+  if (o.mask)
+    os << "          const int64_t i = i0 + ra + (x >> 1) * 8, j = j0 + n * 8 + 2 * t4 + (x & 1);\n"
+       << "          if (i < Sq && j < SKV) z += LOG2E * "
+       << c.load(t, "M[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]") << ";\n";
+  os << "          if (n * 8 + 2 * t4 + (x & 1) >= (x < 2 ? c0 : c1)) z = -INF;\n"
+     << "          s[n][x] = z;\n"
+     << "          if (x < 2) mx0 = fmaxf(mx0, z);\n"
+     << "          else mx1 = fmaxf(mx1, z);\n"
+     << "        }\n"
+     << "      // A row's scores are in the 4 lanes of its g.\n"
+     << "      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 1));\n"
+     << "      mx0 = fmaxf(mx0, __shfl_xor_sync(0xffffffffu, mx0, 2));\n"
+     << "      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 1));\n"
+     << "      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));\n"
+     << "      // A row with no visible key yet keeps p = 0 (not exp2(-inf + inf)).\n"
+     << "      const float u0 = mx0 == -INF ? 0.f : mx0, u1 = mx1 == -INF ? 0.f : mx1;\n"
+     << "      const float r0 = tc_exp2(m0 - u0), r1 = tc_exp2(m1 - u1);\n"
+     << "      m0 = mx0;\n      m1 = mx1;\n      l0 *= r0;\n      l1 *= r1;\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NK; ++n) {\n"
+     << "        s[n][0] = tc_exp2(s[n][0] - u0);\n        s[n][1] = tc_exp2(s[n][1] - u0);\n"
+     << "        s[n][2] = tc_exp2(s[n][2] - u1);\n        s[n][3] = tc_exp2(s[n][3] - u1);\n"
+     << "        l0 += s[n][0] + s[n][1]; // this lane's part of the row sum\n"
+     << "        l1 += s[n][2] + s[n][3];\n"
+     << "      }\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NV; ++n) {\n"
+     << "        acc[n][0] *= r0;\n        acc[n][1] *= r0;\n"
+     << "        acc[n][2] *= r1;\n        acc[n][3] *= r1;\n"
+     << "      }\n"
+     << "      tc_cp_wait<1>(); // V(j0) has landed; K(j0 + TK) may not have\n"
+     << "      __syncthreads();\n"
+     << "#pragma unroll\n"
+     << "      for (int kk = 0; kk < TK / 16; ++kk) {\n"
+     << "        const unsigned pa[4] = {" << pack << "(s[2 * kk][0], s[2 * kk][1]), " << pack
+     << "(s[2 * kk][2], s[2 * kk][3]),\n"
+     << "                                " << pack << "(s[2 * kk + 1][0], s[2 * kk + 1][1]),\n"
+     << "                                " << pack << "(s[2 * kk + 1][2], s[2 * kk + 1][3])};\n";
+  // V rows as B, transposed: dv tiles n, n + 1.
+  mmaPairs("NV", "tc_ldsm4t",
+           "Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (n + (lane >> 4)) * 8]", "acc",
+           "pa");
+  os << "      }\n";
+  refill("Vs", "VP", "vg", "DV");
+  os << "    }\n"
+     << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);\n"
+     << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);\n"
+     << "    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);\n"
+     << "    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);\n"
+     << "    const float inv[2] = {l0 > 0.f ? 1.f / l0 : 0.f, l1 > 0.f ? 1.f / l1 : 0.f};\n"
+     << "#pragma unroll\n"
+     << "    for (int half = 0; half < 2; ++half) {\n"
+     << "      const int r = ra + half * 8;\n"
+     << "      if (r >= nq) continue;\n"
+     << "      unsigned *out = (unsigned *)(O + ((b * H + h) * Sq + i0 + r) * DV) + t4;\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NV; ++n)\n"
+     << "        out[n * 4] = " << pack
+     << "(acc[n][2 * half] * inv[half], acc[n][2 * half + 1] * inv[half]);\n"
+     << "    }\n"
+     << "  }\n}\n";
+}
+
+std::string attentionMmaHelpers(DType t) { return std::string(kFragmentHelpers) + mmaHelpers(t); }
+
+} // namespace tc::kernels
