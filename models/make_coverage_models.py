@@ -103,6 +103,16 @@ def movement():
     f.form("resize_cubic", "Resize", ["x4", "", f.const("resize_cubic", "sc", [1, 1, 2, 2], np.float32)],
            mode="cubic", cubic_coeff_a=-0.75, coordinate_transformation_mode="half_pixel")
     f.form("expand", "Expand", ["x3", f.const("expand", "s", [3, 1, 16, 32])])
+    # DeepLab's upsampling: sizes = Concat(Shape(x)[0:2], [H, W]) with a symbolic batch.
+    f.chain("resize_shape_sizes", [("Shape", ["x4"], {"start": 0, "end": 2}),
+                                   ("Concat", ["$0", f.const("resize_shape_sizes", "hw", [24, 20])], {"axis": 0}),
+                                   ("Resize", ["x4", "", "", "$1"], {"mode": "linear", "coordinate_transformation_mode": "half_pixel"})])
+    # torch.ones(x.shape): an Expand of a scalar constant (DeBERTa, OPT) ...
+    f.chain("ones_expand", [("Shape", ["x3"], {}), ("Expand", [f.const("ones_expand", "one", 1.0, np.float32), "$0"], {}),
+                            ("Add", ["$1", "x3"], {})])
+    # ... and T5's full_like on i64, then read as data.
+    f.chain("full_like_int", [("Shape", ["ids"], {}), ("Expand", [f.const("full_like_int", "v", 5, np.int64), "$0"], {}),
+                              ("Min", ["ids", "$1"], {}), ("Cast", ["$2"], {"to": F})])
     f.form("tile", "Tile", ["x3", f.const("tile", "r", [1, 2, 2])])
     # Broadcast over a middle axis (grouped-query attention's key/value repeat).
     f.chain("expand_mid", [("Unsqueeze", ["x3", f.const("expand_mid", "a", [1])], {}),
@@ -155,6 +165,17 @@ def indexing():
     # A padded id tensor (rank-2 i64 Pad with a fill other than 0 or 1).
     f.chain("int_pad", [("Pad", ["ids", f.const("int_pad", "p", [0, 1, 0, 2]), f.const("int_pad", "v", 7, np.int64)], {}),
                         ("Cast", ["$0"], {"to": F})])
+    # Relative positions as T5 and DeBERTa bucket them: Sign, Abs and Clip on i64.
+    i64b = lambda name, v: f.const("int_buckets", name, v, np.int64)
+    f.chain("int_buckets", [("Sub", ["ids", i64b("mid", 5)], {}), ("Sign", ["$0"], {}), ("Abs", ["$0"], {}),
+                            ("Clip", ["$0", i64b("lo", -2), i64b("hi", 3)], {}), ("Mul", ["$1", "$2"], {}),
+                            ("Add", ["$4", "$3"], {}), ("Cast", ["$5"], {"to": F})])
+    # A size computed from a symbolic dim (DeBERTa's batch * heads): folds per shape, no kernel.
+    f.chain("shape_arith", [("Shape", ["x3"], {"start": 0, "end": 1}), ("Squeeze", ["$0"], {}),
+                            ("Mul", ["$1", f.const("shape_arith", "k", 2, np.int64)], {}),
+                            ("Unsqueeze", ["$2", f.const("shape_arith", "ax", [0])], {}),
+                            ("Concat", ["$3", f.const("shape_arith", "rest", [8, 32])], {"axis": 0}),
+                            ("Reshape", ["x3", "$4"], {})])
     # Integer Div: the CPU kernel records a zero divisor (the run fails as the reference's);
     # CUDA has no fault flag for it yet (host step).
     f.chain("int_positions", [("Mul", ["ids", f.const("int_positions", "k", 3, np.int64)], {}),

@@ -1,6 +1,7 @@
 #include "tc/CodeGen/Codegen.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/CompileTimeline.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
 #include <chrono>
@@ -20,9 +21,16 @@ bool fixesPositions(const Op &op, size_t k) {
                    op.is(OpKind::Pad));
 }
 
+// Operand k of `op` is data a data-movement kernel copies (Expand's input,
+// Concat's parts): it reads a buffer, not a literal.
+bool movesData(const Op &op, size_t k) {
+  return isElementMove(op.kind) && !fixesPositions(op, k) && !(op.is(OpKind::Gather) && k == 1);
+}
+
 // The fuse pass copies small constants into a group; the emitter reads
 // scalars as literals and everything else as a kernel argument, so a
-// non-scalar constant moves back out to be passed like a weight.
+// non-scalar constant (or a scalar that a move copies: `ones` is an Expand
+// of 1) moves back out to be passed like a weight.
 void passArrayConstantsAsArguments(Module &m) {
   Function &main = m.main();
   for (auto &op : main.ops) {
@@ -32,11 +40,13 @@ void passArrayConstantsAsArguments(Module &m) {
     std::vector<Value *> keep;
     for (Value *c : callee->constants) {
       auto n = staticNumElements(c->type.shape);
-      bool positions = !callee->ops.empty();
+      bool positions = !callee->ops.empty(), moved = false;
       for (const auto &o : callee->ops)
-        for (size_t k = 0; k < o->operands.size(); ++k)
+        for (size_t k = 0; k < o->operands.size(); ++k) {
           positions &= o->operands[k] != c || fixesPositions(*o, k);
-      if ((n && *n == 1) || positions) {
+          moved |= o->operands[k] == c && movesData(*o, k);
+        }
+      if ((n && *n == 1 && !moved) || positions) {
         keep.push_back(c);
         continue;
       }

@@ -5,7 +5,7 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ElementMove.h"
-#include "tc/Transforms/Pass.h"
+#include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
 #include <chrono>
 #include <map>
@@ -80,30 +80,16 @@ std::vector<std::string> nodesOf(const Function &group) {
 }
 
 // Ops the outlining left outside every group run on the host too, and say
-// so: views cost nothing, shape computations (results of Shape / Size and
-// what is computed from them and constants, small enough to fold) fold when
-// the runtime plans a shape, the CPU runtime copies Gather/Concat/Split/Slice;
-// anything else is a step on the reference kernels.
+// so: views cost nothing, shape computations fold when the runtime plans a
+// shape (ShapeComputations.h, the definition the fuse pass keeps them out
+// of groups by), the CPU runtime copies Gather/Concat/Split/Slice; anything
+// else is a step on the reference kernels.
 std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
-  std::set<const Value *> shapeOnly; // known once the input sizes are
-  auto known = [&](const Value *v) { return !v || v->isConstant() || shapeOnly.count(v); };
-  // What the runtime's folding keeps as an op rather than a constant.
-  size_t maxFold = size_t(PassInvocation(PassId::FoldConstants).options.getInt("max-bytes"));
+  std::unordered_set<const Op *> folded = shapeComputations(main);
   std::vector<HostStep> out;
   for (const auto &op : main.ops) {
-    if (op->is(OpKind::Fused))
-      continue;
-    bool fromShapes = op->is(OpKind::Shape) || op->is(OpKind::Size) ||
-                      std::all_of(op->operands.begin(), op->operands.end(), known);
-    bool small = std::all_of(op->results.begin(), op->results.end(), [&](const Value *r) {
-      std::optional<size_t> bytes = byteSize(r->type);
-      return (bytes && *bytes <= maxFold) || (!isFloat(r->type.dtype) && r->type.rank() <= 1);
-    });
-    if (fromShapes && (small || isViewOp(*op))) {
-      shapeOnly.insert(op->results.begin(), op->results.end());
-      continue;
-    }
-    if (isViewOp(*op) || (!b.outlineMoves() && isCpuCopyMove(op->kind)))
+    if (op->is(OpKind::Fused) || folded.count(op.get()) || isViewOp(*op) ||
+        (!b.outlineMoves() && isCpuCopyMove(op->kind)))
       continue;
     std::string name = op->results.empty() ? "?" : op->result()->name;
     out.push_back({"%" + name,

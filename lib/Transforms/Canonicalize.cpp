@@ -4,7 +4,8 @@
 // a uniform constant condition picks its side; inference BatchNormalization
 // folds into a preceding Conv/Gemm with constant weights, and one that cannot
 // becomes a per-channel Mul + Add; a Conv's auto_pad over static spatial sizes
-// becomes explicit pads (what cuDNN and oneDNN take).
+// becomes explicit pads (what cuDNN and oneDNN take); a Resize to computed
+// sizes that shape inference proved takes them as attributes.
 #include "tc/IR/NNMath.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
@@ -102,6 +103,38 @@ bool explicitConvPads(Op &op) {
   return true;
 }
 
+// Resize to a computed `sizes` whose result dims shape inference proved
+// (DeepLab's Concat(Shape(x)[0:2], [8, 8]) with a symbolic batch): the
+// static ones become the sizes attribute, those equal to the input's leave
+// the axes (resizing an axis to its own size is the identity, except with
+// tf_half_pixel_for_nn's half-pixel shift), so the kernel knows the plan.
+bool bindResizeSizes(Function &f, Op &op) {
+  if (op.operands.size() != 4 || op.operand(1) || op.operand(2) || !op.operand(3) ||
+      op.getString("keep_aspect_ratio_policy") != "stretch")
+    return false;
+  const std::string &coord = op.getString("coordinate_transformation_mode");
+  const Shape &xs = op.operand(0)->type.shape, &ys = op.result()->type.shape;
+  std::vector<int64_t> keptAxes, sizes;
+  for (int64_t a : nn::resizeAxes(op.getInts("axes"), xs.size())) {
+    if (a < 0 || size_t(a) >= ys.size() || xs.size() != ys.size())
+      return false;
+    const Dim &x = xs[size_t(a)], &y = ys[size_t(a)];
+    if (y.isStatic()) {
+      keptAxes.push_back(a);
+      sizes.push_back(y.size);
+    } else if (!(y.isSymbolic() && x == y) || coord == "tf_half_pixel_for_nn" ||
+               coord == "tf_crop_and_resize") {
+      return false;
+    }
+  }
+  if (sizes.empty())
+    return foldToOperand(f, op);
+  op.operands.resize(1);
+  op.setAttr("axes", Attribute(keptAxes));
+  op.setAttr("sizes", Attribute(sizes));
+  return true;
+}
+
 bool rewrite(Function &f, Op &op) {
   switch (op.kind) {
   case OpKind::Identity: return foldToOperand(f, op);
@@ -112,6 +145,7 @@ bool rewrite(Function &f, Op &op) {
   case OpKind::Where: return simplifyWhere(f, op);
   case OpKind::BatchNormalization: return foldBatchNormIntoProducer(f, op);
   case OpKind::Conv: return explicitConvPads(op);
+  case OpKind::Resize: return bindResizeSizes(f, op);
   case OpKind::Cast: {
     DType to = op.attr("to").type();
     if (to == op.operand(0)->type.dtype)

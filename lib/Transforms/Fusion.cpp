@@ -10,13 +10,16 @@
 //    and takes a pointwise epilogue over its output or its input domain;
 //  - a Pointwise op joins a producer's group with the same iteration domain,
 //    and merges the other producers' pointwise groups of that domain;
-//  - Shape and Opaque ops stay on their own.
+//  - Shape and Opaque ops stay on their own, and so do shape computations
+//    (ShapeComputations.h: integer arithmetic on sizes that per-shape plans
+//    fold; a kernel would put them on the device, out of the fold's reach).
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
 #include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
 #include <cctype>
 #include <map>
@@ -42,7 +45,7 @@ struct Group {
 
 class Grouper {
 public:
-  explicit Grouper(Function &f) : f_(f) {
+  explicit Grouper(Function &f) : f_(f), shapeOps_(shapeComputations(f)) {
     for (size_t i = 0; i < f.ops.size(); ++i) {
       index_[f.ops[i].get()] = i;
       std::unordered_set<const Value *> read(f.ops[i]->operands.begin(), f.ops[i]->operands.end());
@@ -62,8 +65,11 @@ public:
     return std::move(groups_);
   }
 
+  bool isShapeComputation(const Op *op) const { return shapeOps_.count(op) != 0; }
+
 private:
   Function &f_;
+  std::unordered_set<const Op *> shapeOps_; // folded per shape plan, never a kernel
   std::unordered_map<const Op *, size_t> index_;
   std::unordered_map<const Op *, size_t> groupOf_;
   std::unordered_map<const Value *, size_t> uses_; // ops reading it, and function results
@@ -177,7 +183,7 @@ private:
   void place(Op &op) {
     FusionCategory cat = op.info().category;
     if (op.is(OpKind::Fused) || op.results.empty() || cat == FusionCategory::Shape ||
-        cat == FusionCategory::Opaque || isWindowOp(op.kind)) {
+        cat == FusionCategory::Opaque || isWindowOp(op.kind) || shapeOps_.count(&op)) {
       isolated_.insert(newGroup(op, Anchor::None, {})); // shape/opaque ops stay alone
       return;
     }
@@ -350,11 +356,13 @@ bool isTensorData(const Value *v) {
   return isFloat(t) || t == DType::Bool || v->type.rank() >= 2;
 }
 
-// A lone data-movement op on tensor data: with `copies`, also those the CPU
+// A lone data-movement op on tensor data, or making it (T5's full_like: an
+// Expand of a scalar to [seq, seq]); with `copies`, also those the CPU
 // runtime copies itself (Gather, Concat, Split, Slice).
 bool isLoneMove(const Group &g, bool copies) {
   return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) &&
-         (copies || !isCpuCopyMove(g.ops[0]->kind)) && isTensorData(g.ops[0]->operand(0));
+         (copies || !isCpuCopyMove(g.ops[0]->kind)) &&
+         (isTensorData(g.ops[0]->operand(0)) || isTensorData(g.ops[0]->results[0]));
 }
 
 // A lone index move with a tensor-data result: a kernel on every target.
@@ -486,12 +494,14 @@ bool runFusePass(Module &m, const PassOptions &opts) {
   bool changed = false;
   size_t index = callees.size();
   for (Function *f : todo) {
-    std::vector<Group> groups = Grouper(*f).run();
+    Grouper grouper(*f);
+    std::vector<Group> groups = grouper.run();
     std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
     std::unordered_set<const Op *> absorbed;
     for (const Group &g : groups) {
-      if (!g.alive || g.ops.empty() || (g.ops.size() < 2 && !singles))
-        continue;
+      if (!g.alive || g.ops.empty() || (g.ops.size() < 2 && !singles) ||
+          grouper.isShapeComputation(g.ops[0]))
+        continue; // a shape computation folds when the runtime plans a shape
       if (g.ops.size() == 1) {
         FusionCategory c = g.ops[0]->info().category;
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&

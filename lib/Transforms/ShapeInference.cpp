@@ -6,6 +6,7 @@
 // Result types are then refined in order: a `?` becomes what the rules (or
 // the tracked contents) prove, and symbols propagate downstream.
 #include "tc/Transforms/ShapeInference.h"
+#include "tc/IR/NNMath.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
@@ -111,6 +112,7 @@ public:
       return c ? std::optional<Shape>(*c) : std::nullopt;
     }
     case OpKind::Range: return range(op);
+    case OpKind::Resize: return resize(op);
     default: return std::nullopt;
     }
   }
@@ -206,6 +208,25 @@ private:
     if (l.isSymbolic() && s == 0 && d == 1)
       return Shape{l};
     return std::nullopt;
+  }
+
+  // Resize to tracked sizes (DeepLab's Concat(Shape(x)[0:2], [8, 8])): with
+  // the stretch policy the sizes are the resized axes' dims.
+  std::optional<Shape> resize(const Op &op) const {
+    auto c = op.operands.size() > 3 ? contents(op.operand(3)) : std::nullopt;
+    const Shape &in = op.operand(0)->type.shape;
+    if (!c || op.getString("keep_aspect_ratio_policy") != "stretch")
+      return std::nullopt;
+    std::vector<int64_t> axes = nn::resizeAxes(op.getInts("axes"), in.size());
+    if (axes.size() != c->size())
+      return std::nullopt;
+    Shape out = in;
+    for (size_t i = 0; i < axes.size(); ++i) {
+      if (axes[i] < 0 || axes[i] >= int64_t(in.size()) || ((*c)[i].isStatic() && (*c)[i].size < 0))
+        return std::nullopt;
+      out[size_t(axes[i])] = (*c)[i];
+    }
+    return out;
   }
 
   std::optional<Shape> reshape(const Op &op) const {

@@ -124,6 +124,17 @@ inline WindowAxis convTransposeWindow(int64_t in, int64_t kernel, int64_t stride
   return w;
 }
 
+// Resize's `axes` attribute against rank r: negative ones wrapped, []
+// meaning every axis (range and repeats are the verifier's to reject).
+inline std::vector<int64_t> resizeAxes(std::vector<int64_t> axes, size_t r) {
+  for (int64_t &a : axes)
+    a += a < 0 ? int64_t(r) : 0;
+  if (axes.empty())
+    for (size_t a = 0; a < r; ++a)
+      axes.push_back(int64_t(a));
+  return axes;
+}
+
 // Resize: per-axis scale (the factor of the coordinate transformation) and
 // output size for input dims `in` (-1: unknown, giving a NaN scale and -1
 // size where they depend on it). `axes` are normalized (>= 0, distinct) and

@@ -45,9 +45,9 @@ const char *Expressions::resultType(const Op &op) {
   if (!rt)
     c_.noKernel(std::string(op.name()) + " producing " + res->type.str());
   // Integer results: the ops whose C++ expression is the ONNX op's on ints.
-  static const OpKind integerOps[] = {OpKind::Cast, OpKind::Add, OpKind::Sub,
-                                      OpKind::Mul,  OpKind::Neg, OpKind::Where,
-                                      OpKind::Min,  OpKind::Max, OpKind::Div};
+  static const OpKind integerOps[] = {OpKind::Cast,  OpKind::Add, OpKind::Sub,  OpKind::Mul,
+                                      OpKind::Neg,   OpKind::Abs, OpKind::Sign, OpKind::Clip,
+                                      OpKind::Where, OpKind::Min, OpKind::Max,  OpKind::Div};
   if (rt && isInteger(res->type.dtype) &&
       std::find(std::begin(integerOps), std::end(integerOps), op.kind) == std::end(integerOps))
     return c_.noKernel(std::string(op.name()) + " producing " + res->type.str()), nullptr;
@@ -114,7 +114,9 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
   std::string e;
   switch (op.kind) {
   case OpKind::Neg: e = "-(" + x + ")"; break;
-  case OpKind::Abs: e = call("tc_abs"); break;
+  case OpKind::Abs: // tc_abs is float / double only
+    e = isInteger(res->type.dtype) ? x + " < 0 ? -" + x + " : " + x : call("tc_abs");
+    break;
   case OpKind::Relu: e = x + " < 0 ? " + T + "(0) : " + x; break; // NaN stays NaN
   case OpKind::HardSigmoid:
     e = "tc_clamp01(" + lit(op.getFloat("alpha")) + " * " + x + " + " + lit(op.getFloat("beta")) +

@@ -58,12 +58,7 @@ bool emitResize(MoveCode &m) {
   size_t r = xs.size();
   if (ys.size() != r || r == 0)
     return c.noKernel("a Resize of rank 0");
-  std::vector<int64_t> axes;
-  for (int64_t a : op.getInts("axes"))
-    axes.push_back(a < 0 ? a + int64_t(r) : a);
-  if (axes.empty())
-    for (size_t a = 0; a < r; ++a)
-      axes.push_back(int64_t(a));
+  std::vector<int64_t> axes = nn::resizeAxes(op.getInts("axes"), r);
   // The plan over the static dims (an unknown one stands in as 1: it must
   // then be an axis that is not resized).
   std::vector<int64_t> in(r);
