@@ -1,0 +1,59 @@
+// The channels-last pass's walk (ChannelsLast.cpp) and the ops that follow
+// their data operand's layout (ChannelsLastOps.cpp). Internal to the pass.
+#pragma once
+#include "tc/IR/IR.h"
+#include <unordered_map>
+
+namespace tc::channels_last {
+
+// Walks the entry function's ops in order, keeping for each NCHW value its
+// NHWC twin (see ChannelsLast.cpp's file comment).
+class Walk {
+public:
+  explicit Walk(Function &f) : f_(f) {}
+  bool run();
+
+  // For the op rewrites:
+  Function &f() { return f_; }
+  bool isTwin(const Value *v) const { return isTwinValue_.count(v) != 0; }
+  bool hasTwin(const Value *v) const { return twin_.count(v) != 0; }
+  // v's NHWC form: itself if it is one, a cached twin, a permuted constant,
+  // a Reshape (when only size-1 axes move) or a Transpose.
+  Value *toLast(Value *v);
+  // A twin's NCHW form: cached, a Reshape or a Transpose.
+  Value *toFirst(Value *v);
+  // A new i64 constant named after `base`.
+  Value *ints(const std::string &base, const std::vector<int64_t> &values, Location loc);
+  // Re-infers op's result types after a rewrite and marks them NHWC.
+  void retypeAsTwins(Op &op);
+  void markChanged() { changed_ = true; }
+
+private:
+  Function &f_;
+  bool changed_ = false;
+  std::unordered_map<const Value *, Value *> twin_;     // NCHW value -> NHWC value
+  std::unordered_map<const Value *, Value *> first_;    // NHWC value -> NCHW value
+  std::unordered_map<const Value *, bool> isTwinValue_; // values produced in NHWC
+
+  Value *transpose(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
+  Value *constant(const Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
+  Value *reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
+  void convert(Op &op);
+  void noteModelTranspose(Op &op);
+  bool isAnchor(const Value *v) const;
+  bool runsOnTwins(const Op &op) const;
+  void retypePointwise(Op &op);
+};
+
+// NCHW axis `a` (in [-rank, rank)) as an NHWC axis.
+int64_t lastAxis(int64_t a, size_t rank);
+
+// An op whose data operand (operand 0) is a twin, rewritten to read and
+// produce NHWC: pools (channels_last), global pools (as Reduce* over the
+// spatial axes), Reduce* (axes remapped), Concat / Split (axis), Slice
+// (axes), Resize (scales / sizes / axes), Pad (pads), Flatten / Reshape of a
+// twin whose size-1 axes are the only ones that move. False: the op is left
+// alone (it will read NCHW).
+bool followLayout(Walk &w, Op &op);
+
+} // namespace tc::channels_last
