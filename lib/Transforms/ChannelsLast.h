@@ -51,9 +51,8 @@ int64_t lastAxis(int64_t a, size_t rank);
 // An op whose data operand (operand 0) is a twin, rewritten to read and
 // produce NHWC: pools (channels_last), global pools (as Reduce* over the
 // spatial axes), Reduce* (axes remapped), Concat / Split (axis), Slice
-// (axes), Resize (scales / sizes / axes), Pad (pads), Flatten / Reshape of a
-// twin whose size-1 axes are the only ones that move. False: the op is left
-// alone (it will read NCHW).
+// (axes), Resize (scales / sizes / axes), Pad (pads), Shape (its dims
+// gathered). False: the op is left alone (it will read NCHW).
 bool followLayout(Walk &w, Op &op);
 
 } // namespace tc::channels_last

@@ -137,15 +137,34 @@ bool slice(Walk &w, Op &op) {
   return true;
 }
 
-// Resize: per-axis scales / sizes permuted, or its axes remapped. Not
-// tf_crop_and_resize (its roi) or run-time scales / sizes.
+// The entries of a 1-D run-time tensor `v` at `indices` (a Gather).
+Value *gather(Walk &w, Value *v, const std::vector<int64_t> &indices, const Location &loc) {
+  Value *idx = w.ints(v->name + "_nhwc_idx", indices, loc);
+  TensorType t{v->type.dtype, makeShape({int64_t(indices.size())})};
+  Op *g = w.f().addOp(OpKind::Gather, {v, idx}, {w.f().uniqueName(v->name + "_nhwc")}, {t}, loc);
+  w.markChanged();
+  return g->result();
+}
+
+// Resize: per-axis scales / sizes permuted (a Gather of run-time ones), or
+// its axes remapped. Not tf_crop_and_resize (its roi).
 bool resize(Walk &w, Op &op) {
-  if (!absent(op, 1) || !absent(op, 2) || !absent(op, 3) ||
-      op.getString("coordinate_transformation_mode") == "tf_crop_and_resize")
+  if (!absent(op, 1) || op.getString("coordinate_transformation_mode") == "tf_crop_and_resize")
     return false;
   size_t r = op.operand(0)->type.rank();
   std::vector<int64_t> axes = op.getInts("axes");
-  if (!axes.empty()) {
+  if (!absent(op, 2) || !absent(op, 3)) {
+    if (!axes.empty())
+      return false;
+    for (size_t i : {size_t(2), size_t(3)}) {
+      Value *v = op.operand(i);
+      if (v && (v->type.rank() != 1 || !(v->type.shape[0] == Dim::fixed(int64_t(r)))))
+        return false;
+    }
+    for (size_t i : {size_t(2), size_t(3)})
+      if (Value *v = op.operand(i))
+        op.operands[i] = gather(w, v, toChannelsLastPerm(r), op.loc);
+  } else if (!axes.empty()) {
     op.setAttr("axes", Attribute(lastAxes(axes, r)));
   } else {
     std::vector<int64_t> perm = toChannelsLastPerm(r);
@@ -187,6 +206,24 @@ bool pad(Walk &w, Op &op) {
   return true;
 }
 
+// Shape: the NCHW dims from start to end, gathered from the twin's.
+bool shape(Walk &w, Op &op) {
+  int64_t r = int64_t(op.operand(0)->type.rank());
+  auto clampAxis = [&](int64_t a) { return std::clamp(a < 0 ? a + r : a, int64_t(0), r); };
+  int64_t start = clampAxis(op.getInt("start")), end = clampAxis(op.getInt("end"));
+  std::vector<int64_t> idx;
+  for (int64_t a = start; a < end; ++a)
+    idx.push_back(lastAxis(a, size_t(r)));
+  TensorType all{DType::I64, makeShape({r})};
+  Op *full = w.f().addOp(OpKind::Shape, {op.operand(0)}, {w.f().uniqueName(op.result()->name + "_nhwc")},
+                         {all}, op.loc);
+  op.kind = OpKind::Gather;
+  op.attrs.clear();
+  op.operands = {full->result(), w.ints(op.result()->name + "_idx", idx, op.loc)};
+  w.markChanged(); // the same result
+  return true;
+}
+
 } // namespace
 
 bool followLayout(Walk &w, Op &op) {
@@ -204,6 +241,7 @@ bool followLayout(Walk &w, Op &op) {
   case OpKind::Slice: done = slice(w, op); break;
   case OpKind::Resize: done = resize(w, op); break;
   case OpKind::Pad: done = pad(w, op); break;
+  case OpKind::Shape: done = shape(w, op); break;
   default: done = isReduce(op) && reduce(w, op); break;
   }
   return done;
