@@ -90,20 +90,20 @@ Value *Walk::ints(const std::string &base, const std::vector<int64_t> &values, L
                         TensorData::copyOf(values.data(), values.size() * sizeof(int64_t)), loc);
 }
 
-// The static dims of `shape` permuted by `perm` when the permutation moves
-// only size-1 axes (the element order stays, e.g. [N,1,1,C] <-> [N,C,1,1]),
-// with 0 (Reshape's "copy") for the batch; none when it moves others or a
-// dim other than the batch is not static.
+// Reshape's shape for `shape` permuted by `perm` when the permutation moves
+// only size-1 axes (the element order stays, e.g. [N,1,1,C] <-> [N,C,1,1]):
+// the static dims, 0 ("copy") for a dim that is not static and stays; none
+// when the permutation moves other axes or a dim that is not static.
 static std::optional<std::vector<int64_t>> orderKeepingDims(const Shape &shape,
                                                             const std::vector<int64_t> &perm) {
   Shape out = permuteShape(shape, perm);
-  std::vector<int64_t> dims{0};
+  std::vector<int64_t> dims;
   int64_t prev = -1;
-  for (size_t i = 1; i < out.size(); ++i) {
-    if (!out[i].isStatic())
-      return std::nullopt;
-    dims.push_back(out[i].size);
-    if (out[i].size == 1)
+  for (size_t i = 0; i < out.size(); ++i) {
+    if ((!out[i].isStatic() && perm[i] != int64_t(i)) || out[i].size == 0)
+      return std::nullopt; // (a static 0 would read as "copy")
+    dims.push_back(out[i].isStatic() ? out[i].size : 0);
+    if (out[i].isStatic() && out[i].size == 1)
       continue;
     if (perm[i] < prev)
       return std::nullopt;
@@ -181,10 +181,21 @@ void Walk::noteModelTranspose(Op &op) {
   std::vector<int64_t> perm = attr<OpKind::Transpose, "perm">(op);
   if (r < 3)
     return;
+  if (perm.empty()) // [] reverses
+    for (size_t i = r; i-- > 0;)
+      perm.push_back(int64_t(i));
   if (perm == toChannelsFirstPerm(r))
     twin_[y] = x;
   else if (perm == toChannelsLastPerm(r))
     twin_[x] = y;
+  // One that moves only size-1 axes (ConvNeXt's permutes of its pooled
+  // [N,C,1,1]) is a Reshape.
+  if (std::optional<std::vector<int64_t>> dims = orderKeepingDims(x->type.shape, perm)) {
+    op.kind = OpKind::Reshape;
+    op.attrs.clear();
+    op.operands.push_back(ints(y->name + "_shape", *dims, op.loc));
+    changed_ = true;
+  }
 }
 
 // A value in NHWC, or an NCHW one whose NHWC form is at hand.
