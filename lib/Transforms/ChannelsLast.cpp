@@ -22,6 +22,7 @@
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
+#include <algorithm>
 #include <optional>
 #include <unordered_map>
 
@@ -48,7 +49,7 @@ bool Walk::run() {
       retypePointwise(op);
     else if (op.is(OpKind::Transpose) && !isTwin(op.operand(0)))
       noteModelTranspose(op);
-    else if (!(op.operand(0) && isTwin(op.operand(0)) && followLayout(*this, op)))
+    else if (!(readsTwin(op) && followLayout(*this, op)))
       for (Value *&v : op.operands)
         if (v && isTwin(v))
           v = toFirst(v);
@@ -196,6 +197,14 @@ void Walk::noteModelTranspose(Op &op) {
     op.operands.push_back(ints(y->name + "_shape", *dims, op.loc));
     changed_ = true;
   }
+}
+
+// The data operand is a twin (for Concat: any operand).
+bool Walk::readsTwin(const Op &op) const {
+  if (op.is(OpKind::Concat))
+    return std::any_of(op.operands.begin(), op.operands.end(),
+                       [&](const Value *v) { return v && isTwin(v); });
+  return op.operand(0) && isTwin(op.operand(0));
 }
 
 // A value in NHWC, or an NCHW one whose NHWC form is at hand.

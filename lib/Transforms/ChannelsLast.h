@@ -40,6 +40,7 @@ private:
   Value *reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
   void convert(Op &op);
   void noteModelTranspose(Op &op);
+  bool readsTwin(const Op &op) const;
   bool isAnchor(const Value *v) const;
   bool runsOnTwins(const Op &op) const;
   void retypePointwise(Op &op);
@@ -48,7 +49,7 @@ private:
 // NCHW axis `a` (in [-rank, rank)) as an NHWC axis.
 int64_t lastAxis(int64_t a, size_t rank);
 
-// An op whose data operand (operand 0) is a twin, rewritten to read and
+// An op whose data operand (operand 0; for Concat any) is a twin, rewritten to read and
 // produce NHWC: pools (channels_last), global pools (as Reduce* over the
 // spatial axes), Reduce* (axes remapped), Concat / Split (axis), Slice
 // (axes), Resize (scales / sizes / axes), Pad (pads), Shape (its dims

@@ -227,7 +227,7 @@ bool shape(Walk &w, Op &op) {
 } // namespace
 
 bool followLayout(Walk &w, Op &op) {
-  if (op.operand(0)->type.rank() < 3)
+  if (!op.operand(0) || op.operand(0)->type.rank() < 3)
     return false;
   bool done = false;
   switch (op.kind) {
