@@ -91,8 +91,8 @@ int effectiveType(const AttributeProto &a) {
 // Attributes tc's passes set that ONNX does not have: a model may not set
 // them (channels_last on Conv or a pool would reinterpret the data's layout).
 bool isCompilerAttr(std::string_view opType, std::string_view name) {
-  return name == "channels_last" && (opType == "Conv" || opType == "MaxPool" ||
-                                     opType == "AveragePool" || opType == "LpPool");
+  return name == "channels_last" &&
+         (opType == "Conv" || opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool");
 }
 
 AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,

@@ -41,34 +41,37 @@ bool Walk::run() {
   std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
   f_.ops.clear();
   for (auto &owned : old) {
-    Op &op = *owned;
-    if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
-        !attr<OpKind::Conv, "channels_last">(op))
-      convert(op);
-    else if (op.info().category == FusionCategory::Pointwise && runsOnTwins(op))
-      retypePointwise(op);
-    else if (op.is(OpKind::Transpose) && !isTwin(op.operand(0)))
-      noteModelTranspose(op);
-    else if (!(readsTwin(op) && followLayout(*this, op)))
-      for (Value *&v : op.operands)
-        if (v && isTwin(v))
-          v = toFirst(v);
+    if (!followFlat(*owned))
+      rewrite(*owned);
     f_.ops.push_back(std::move(owned));
   }
+  // A returned twin or flattened twin goes back to NCHW (made here or shared
+  // with a reader), which takes the public name; the NHWC one says its layout.
   std::unordered_map<const Value *, bool> renamed;
-  for (Value *&r : f_.results)
-    if (isTwin(r)) {
-      // The NCHW result (made here or shared with a reader) takes the
-      // public name; the NHWC one says its layout.
-      Value *back = toFirst(r);
-      if (!renamed[r]) {
-        renamed[r] = true;
-        back->name = r->name;
-        r->name = f_.uniqueName(back->name + "_nhwc");
-      }
-      r = back;
+  for (Value *&r : f_.results) {
+    Value *back = flat_.count(r) ? restoreFlat(r) : isTwin(r) ? toFirst(r) : r;
+    if (back != r && !renamed[r]) {
+      renamed[r] = true;
+      back->name = r->name;
+      r->name = f_.uniqueName(back->name + "_nhwc");
     }
+    r = back;
+  }
   return changed_;
+}
+
+void Walk::rewrite(Op &op) {
+  if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
+      !attr<OpKind::Conv, "channels_last">(op))
+    convert(op);
+  else if (op.info().category == FusionCategory::Pointwise && runsOnTwins(op))
+    retypePointwise(op);
+  else if (op.is(OpKind::Transpose) && !isTwin(op.operand(0)))
+    noteModelTranspose(op);
+  else if (!(readsTwin(op) && followLayout(*this, op)))
+    for (Value *&v : op.operands)
+      if (v && isTwin(v))
+        v = toFirst(v);
 }
 
 Value *Walk::transpose(Value *v, const std::vector<int64_t> &perm, const std::string &suffix) {
@@ -87,7 +90,8 @@ Value *Walk::constant(const Value *v, const std::vector<int64_t> &perm, const st
 }
 
 Value *Walk::ints(const std::string &base, const std::vector<int64_t> &values, Location loc) {
-  return f_.addConstant(f_.uniqueName(base), TensorType{DType::I64, makeShape({int64_t(values.size())})},
+  return f_.addConstant(f_.uniqueName(base),
+                        TensorType{DType::I64, makeShape({int64_t(values.size())})},
                         TensorData::copyOf(values.data(), values.size() * sizeof(int64_t)), loc);
 }
 
@@ -113,17 +117,19 @@ static std::optional<std::vector<int64_t>> orderKeepingDims(const Shape &shape,
   return dims;
 }
 
+Value *Walk::reshape(Value *v, const std::vector<int64_t> &dims, const Shape &out,
+                     const std::string &suffix) {
+  Location loc = v->def ? v->def->loc : Location{};
+  Op *r = f_.addOp(OpKind::Reshape, {v, ints(v->name + "_shape", dims, loc)},
+                   {f_.uniqueName(v->name + suffix)}, {TensorType{v->type.dtype, out}}, loc);
+  changed_ = true;
+  return r->result();
+}
+
 Value *Walk::reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm,
                               const std::string &suffix) {
   std::optional<std::vector<int64_t>> dims = orderKeepingDims(v->type.shape, perm);
-  if (!dims)
-    return nullptr;
-  Location loc = v->def ? v->def->loc : Location{};
-  Op *r = f_.addOp(OpKind::Reshape, {v, ints(v->name + "_shape", *dims, loc)},
-                   {f_.uniqueName(v->name + suffix)},
-                   {TensorType{v->type.dtype, permuteShape(v->type.shape, perm)}}, loc);
-  changed_ = true;
-  return r->result();
+  return dims ? reshape(v, *dims, permuteShape(v->type.shape, perm), suffix) : nullptr;
 }
 
 Value *Walk::toLast(Value *v) {

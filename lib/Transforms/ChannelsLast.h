@@ -28,18 +28,32 @@ public:
   void retypeAsTwins(Op &op);
   void markChanged() { changed_ = true; }
 
+  // A Reshape of v to `out` by the shape constant `dims`.
+  Value *reshape(Value *v, const std::vector<int64_t> &dims, const Shape &out,
+                 const std::string &suffix);
+
 private:
   Function &f_;
   bool changed_ = false;
   std::unordered_map<const Value *, Value *> twin_;     // NCHW value -> NHWC value
   std::unordered_map<const Value *, Value *> first_;    // NHWC value -> NCHW value
   std::unordered_map<const Value *, bool> isTwinValue_; // values produced in NHWC
+  // Values of an NCHW tensor flattened per sample ([N, 1, C*H*W]) that hold
+  // its twin's elements (flattened in NHWC order) -> that twin's NCHW shape
+  // (ChannelsLastFlat.cpp).
+  std::unordered_map<const Value *, Shape> flat_;
+  std::unordered_map<const Value *, Value *> restored_; // flat value -> in NCHW order
 
   Value *transpose(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
   Value *constant(const Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
   Value *reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
+  void rewrite(Op &op); // one op, in order (the file comment's cases)
   void convert(Op &op);
   void noteModelTranspose(Op &op);
+  // True when op was handled as a GroupNorm step; otherwise its flattened
+  // operands are back in NCHW order.
+  bool followFlat(Op &op);
+  Value *restoreFlat(Value *v);
   bool readsTwin(const Op &op) const;
   bool isAnchor(const Value *v) const;
   bool runsOnTwins(const Op &op) const;

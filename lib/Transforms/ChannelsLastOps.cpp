@@ -215,8 +215,8 @@ bool shape(Walk &w, Op &op) {
   for (int64_t a = start; a < end; ++a)
     idx.push_back(lastAxis(a, size_t(r)));
   TensorType all{DType::I64, makeShape({r})};
-  Op *full = w.f().addOp(OpKind::Shape, {op.operand(0)}, {w.f().uniqueName(op.result()->name + "_nhwc")},
-                         {all}, op.loc);
+  Op *full = w.f().addOp(OpKind::Shape, {op.operand(0)},
+                         {w.f().uniqueName(op.result()->name + "_nhwc")}, {all}, op.loc);
   op.kind = OpKind::Gather;
   op.attrs.clear();
   op.operands = {full->result(), w.ints(op.result()->name + "_idx", idx, op.loc)};

@@ -186,7 +186,8 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   bool transposed = op.is(OpKind::ConvTranspose);
   if (c.f.ops.size() != 1 || c.f.results.size() != 1 || op.results.size() != 1 ||
       c.argIndex(x) == SIZE_MAX || x->type.rank() < 3)
-    return c.reject(std::string(op.name()) + " other than a lone op (one result) on a group argument");
+    return c.reject(std::string(op.name()) +
+                    " other than a lone op (one result) on a group argument");
   DType t = x->type.dtype;
   if (!isFloat(t) || !c.st(t))
     return c.reject(std::string(op.name()) + " on " + x->type.str());
@@ -218,7 +219,8 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   if (last)
     os << "  const int64_t CH = " << c.dim(x, x->type.rank() - 1) << ";\n";
   win.emitSetup(os);
-  std::string inner = last ? "CH" : "O" + std::to_string(win.sp - 1), yAt = "row * " + inner + " + j";
+  std::string inner = last ? "CH" : "O" + std::to_string(win.sp - 1),
+              yAt = "row * " + inner + " + j";
   win.emitIndex(body);
   if (transposed)
     win.emitTransposedBody(body, yAt, b != nullptr);
