@@ -10,20 +10,11 @@ namespace tc::channels_last {
 
 namespace {
 
+// Reduce*: the op table's reductions over `axes` with `keepdims`.
 bool isReduce(const Op &op) {
-  switch (op.kind) {
-  case OpKind::ReduceSum:
-  case OpKind::ReduceMean:
-  case OpKind::ReduceMax:
-  case OpKind::ReduceMin:
-  case OpKind::ReduceProd:
-  case OpKind::ReduceL1:
-  case OpKind::ReduceL2:
-  case OpKind::ReduceLogSum:
-  case OpKind::ReduceLogSumExp:
-  case OpKind::ReduceSumSquare: return true;
-  default: return false;
-  }
+  const OpInfo &info = op.info();
+  return info.category == FusionCategory::Reduction && info.findAttr("axes") &&
+         info.findAttr("keepdims");
 }
 
 // Operand i is absent: no run-time attribute operand stands for an
