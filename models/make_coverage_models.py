@@ -264,6 +264,17 @@ def spatial():
     f.form("einsum_bhij_bhjd", "Einsum", ["x4", "x4"], equation="bhij,bhjd->bhid")
     f.form("lp_pool", "LpPool", ["x4"], kernel_shape=[3, 3], strides=[2, 2], p=2)
     f.form("conv_same_stride2", "Conv", ["x4", w("conv_same_stride2", (8, 8, 3, 3))], auto_pad="SAME_UPPER", strides=[2, 2])
+    # Behind a Conv, -O2 --target=cuda runs these NHWC (the channels-last pass):
+    # pools with channels_last, a global pool as a spatial ReduceMean; an SE
+    # block's mean and scale, a dense block's Concat on C and a Resize.
+    f.chain("nhwc_pools", [("Conv", ["x4", w("nhwc_pools", (8, 8, 1, 1))], {}),
+                           ("MaxPool", ["$0"], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}),
+                           ("AveragePool", ["$1"], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "count_include_pad": 0}),
+                           ("GlobalAveragePool", ["$2"], {}), ("Flatten", ["$3"], {})])
+    f.chain("nhwc_se_concat", [("Conv", ["x4", w("nhwc_se_concat", (8, 8, 1, 1))], {}),
+                               ("ReduceMean", ["$0", f.const("nhwc_se_concat", "ax", [2, 3])], {"keepdims": 1}),
+                               ("Sigmoid", ["$1"], {}), ("Mul", ["$0", "$2"], {}), ("Concat", ["$0", "$3"], {"axis": 1}),
+                               ("Resize", ["$4", "", f.const("nhwc_se_concat", "sc", [1, 1, 2, 2], np.float32)], {"mode": "nearest"})])
     f.form("conv_transpose_bias", "ConvTranspose", ["x4", w("conv_transpose_bias", (8, 2, 3, 3)), f.const("conv_transpose_bias", "b", rng.standard_normal(4), np.float32)], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1], group=2)
     return f
 

@@ -9,12 +9,12 @@ namespace tc {
 
 std::string CpuBackend::libraryFor(const Function &group, bool hasKernel) const {
   // Pooling: oneDNN's NCHW pooling measured slower than the generated
-  // kernel (docs/cpu-backend.md); it takes only what the emitter cannot.
+  // kernel (docs/cpu-backend.md); it takes only what the emitter cannot,
+  // and never NHWC (OneDnnCall describes NCHW pools only).
   const Op &anchor = *group.ops.front();
   bool pooling = anchor.is(OpKind::MaxPool) || anchor.is(OpKind::AveragePool);
-  return library_ == CpuLibrary::OneDnn && isLibraryAnchored(group) && !(pooling && hasKernel)
-             ? "onednn"
-             : "";
+  bool skip = pooling && (hasKernel || anchor.getInt("channels_last"));
+  return library_ == CpuLibrary::OneDnn && isLibraryAnchored(group) && !skip ? "onednn" : "";
 }
 
 void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,

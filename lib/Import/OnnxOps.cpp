@@ -89,9 +89,10 @@ int effectiveType(const AttributeProto &a) {
 // attributes are an error unless legacy-harmless or listed in `skip` (those a
 // converter reads itself).
 // Attributes tc's passes set that ONNX does not have: a model may not set
-// them (Conv's channels_last would reinterpret the data's layout).
+// them (channels_last on Conv or a pool would reinterpret the data's layout).
 bool isCompilerAttr(std::string_view opType, std::string_view name) {
-  return opType == "Conv" && name == "channels_last";
+  return name == "channels_last" &&
+         (opType == "Conv" || opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool");
 }
 
 AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,

@@ -1,170 +1,276 @@
 // channels-last: convolution chains run in NHWC (what cuDNN's tensor-core
-// kernels want), with transposes only where the chain meets the rest of the
+// kernels want), and the layout flows on through the ops that do not care
+// or can be told, with transposes only where it meets the rest of the
 // graph. Walks the ops in order keeping, for each NCHW value, its NHWC twin:
 //  - a Conv (rank >= 3) takes its input's twin (or a Transpose to NHWC),
 //    gets OHWI weights (converted at compile time when constant) and
 //    channels_last = 1; its result is an NHWC twin;
 //  - a pointwise op with a twin operand runs on NHWC when every other operand
-//    is a twin, a scalar, or a constant of the full rank or of rank - 1
-//    (broadcast over the batch: permuted too); its result is a twin;
-//  - any other op reading a twin reads a Transpose back to NCHW (shared);
+//    is a twin, a scalar, a full-rank value (moved to NHWC) or a constant of
+//    rank - 1 (broadcast over the batch: permuted too); its result is a twin;
+//  - an op whose data operand is a twin and that can follow its layout
+//    (pools, reductions, Concat, Resize, Pad ...: ChannelsLastOps.cpp) is
+//    rewritten for NHWC; its result is a twin;
+//  - any other op reading a twin reads its NCHW form (shared): a Reshape
+//    when only size-1 axes move ([N,1,1,C] after a global pool), else a
+//    Transpose;
 //  - a returned twin is transposed back under its public name.
 // canonicalize then cancels Transpose pairs the walk left behind.
+#include "ChannelsLast.h"
 #include "tc/IR/Layout.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
+#include <algorithm>
+#include <optional>
 #include <unordered_map>
 
 namespace tc {
 
-namespace {
+namespace channels_last {
 
-class ChannelsLast {
-public:
-  explicit ChannelsLast(Function &f) : f_(f) {}
+int64_t lastAxis(int64_t a, size_t rank) {
+  int64_t r = int64_t(rank);
+  if (a < 0)
+    a += r;
+  return a == 0 ? 0 : a == 1 ? r - 1 : a - 1;
+}
 
-  bool run() {
-    std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
-    f_.ops.clear();
-    for (auto &owned : old) {
-      Op &op = *owned;
-      if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
-          !attr<OpKind::Conv, "channels_last">(op))
-        convert(op);
-      else if (op.info().category == FusionCategory::Pointwise && runsOnTwins(op))
-        retypePointwise(op);
-      else
-        for (Value *&v : op.operands)
-          if (v && isTwin(v))
-            v = toFirst(v);
-      f_.ops.push_back(std::move(owned));
+bool Walk::run() {
+  std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
+  f_.ops.clear();
+  for (auto &owned : old) {
+    if (!followFlat(*owned))
+      rewrite(*owned);
+    f_.ops.push_back(std::move(owned));
+  }
+  // A returned twin or flattened twin goes back to NCHW (made here or shared
+  // with a reader), which takes the public name; the NHWC one says its layout.
+  std::unordered_map<const Value *, bool> renamed;
+  for (Value *&r : f_.results) {
+    Value *back = flat_.count(r) ? restoreFlat(r) : isTwin(r) ? toFirst(r) : r;
+    if (back != r && !renamed[r]) {
+      renamed[r] = true;
+      back->name = r->name;
+      r->name = f_.uniqueName(back->name + "_nhwc");
     }
-    for (Value *&r : f_.results)
-      if (isTwin(r)) {
-        // The NCHW result takes the public name; the NHWC one says its layout.
-        Value *back = transpose(r, toChannelsFirstPerm(r->type.rank()), "_nhwc");
-        std::swap(back->name, r->name);
-        r = back;
-      }
-    return changed_;
+    r = back;
   }
+  return changed_;
+}
 
-private:
-  Function &f_;
-  bool changed_ = false;
-  std::unordered_map<const Value *, Value *> twin_;     // NCHW value -> NHWC value
-  std::unordered_map<const Value *, Value *> first_;    // NHWC value -> NCHW value
-  std::unordered_map<const Value *, bool> isTwinValue_; // values produced in NHWC
-
-  bool isTwin(const Value *v) const { return isTwinValue_.count(v) != 0; }
-
-  Value *transpose(Value *v, const std::vector<int64_t> &perm, const std::string &suffix) {
-    Shape s = permuteShape(v->type.shape, perm);
-    Op *t = f_.addOp(OpKind::Transpose, {v}, {f_.uniqueName(v->name + suffix)},
-                     {TensorType{v->type.dtype, s}}, v->def ? v->def->loc : Location{});
-    t->setAttr("perm", Attribute(perm));
-    changed_ = true;
-    return t->result();
-  }
-
-  Value *constant(const Value *v, const std::vector<int64_t> &perm, const std::string &suffix) {
-    HostTensor t = permuteAxes(constantTensor(*v), perm);
-    return f_.addConstant(f_.uniqueName(v->name + suffix), t.type(),
-                          TensorData::copyOf(t.bytes(), t.byteSize()), v->loc);
-  }
-
-  // v's NHWC form: itself if it is one, a cached twin, a permuted constant
-  // or a Transpose.
-  Value *toLast(Value *v) {
-    if (isTwin(v))
-      return v;
-    if (auto it = twin_.find(v); it != twin_.end())
-      return it->second;
-    std::vector<int64_t> perm = toChannelsLastPerm(v->type.rank());
-    Value *t = v->isConstant() ? constant(v, perm, "_nhwc") : transpose(v, perm, "_nhwc");
-    isTwinValue_[t] = true;
-    first_[t] = v;
-    return twin_[v] = t;
-  }
-
-  Value *toFirst(Value *v) {
-    if (auto it = first_.find(v); it != first_.end())
-      return it->second;
-    Value *t = transpose(v, toChannelsFirstPerm(v->type.rank()), "_nchw");
-    first_[v] = t;
-    twin_[t] = v;
-    return t;
-  }
-
-  void convert(Op &op) {
-    op.operands[0] = toLast(op.operands[0]);
-    Value *w = op.operands[1];
-    op.operands[1] = w->isConstant() ? constant(w, toChannelsLastPerm(w->type.rank()), "_ohwi")
-                                     : transpose(w, toChannelsLastPerm(w->type.rank()), "_ohwi");
-    op.setAttr("channels_last", Attribute(int64_t(1)));
-    Value *y = op.result();
-    y->type.shape = permuteShape(y->type.shape, toChannelsLastPerm(y->type.rank()));
-    isTwinValue_[y] = true;
-    changed_ = true;
-  }
-
-  // A pointwise op can run on NHWC when one operand is a twin and the rest
-  // can follow (see the file comment).
-  bool runsOnTwins(const Op &op) const {
-    const Value *anchor = nullptr;
-    for (const Value *v : op.operands)
+void Walk::rewrite(Op &op) {
+  if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
+      !attr<OpKind::Conv, "channels_last">(op))
+    convert(op);
+  else if (op.info().category == FusionCategory::Pointwise && runsOnTwins(op))
+    retypePointwise(op);
+  else if (op.is(OpKind::Transpose) && !isTwin(op.operand(0)))
+    noteModelTranspose(op);
+  else if (!(readsTwin(op) && followLayout(*this, op)))
+    for (Value *&v : op.operands)
       if (v && isTwin(v))
-        anchor = v;
-    if (!anchor)
+        v = toFirst(v);
+}
+
+Value *Walk::transpose(Value *v, const std::vector<int64_t> &perm, const std::string &suffix) {
+  Shape s = permuteShape(v->type.shape, perm);
+  Op *t = f_.addOp(OpKind::Transpose, {v}, {f_.uniqueName(v->name + suffix)},
+                   {TensorType{v->type.dtype, s}}, v->def ? v->def->loc : Location{});
+  t->setAttr("perm", Attribute(perm));
+  changed_ = true;
+  return t->result();
+}
+
+Value *Walk::constant(const Value *v, const std::vector<int64_t> &perm, const std::string &suffix) {
+  HostTensor t = permuteAxes(constantTensor(*v), perm);
+  return f_.addConstant(f_.uniqueName(v->name + suffix), t.type(),
+                        TensorData::copyOf(t.bytes(), t.byteSize()), v->loc);
+}
+
+Value *Walk::ints(const std::string &base, const std::vector<int64_t> &values, Location loc) {
+  return f_.addConstant(f_.uniqueName(base),
+                        TensorType{DType::I64, makeShape({int64_t(values.size())})},
+                        TensorData::copyOf(values.data(), values.size() * sizeof(int64_t)), loc);
+}
+
+// Reshape's shape for `shape` permuted by `perm` when the permutation moves
+// only size-1 axes (the element order stays, e.g. [N,1,1,C] <-> [N,C,1,1]):
+// the static dims, 0 ("copy") for a dim that is not static and stays; none
+// when the permutation moves other axes or a dim that is not static.
+static std::optional<std::vector<int64_t>> orderKeepingDims(const Shape &shape,
+                                                            const std::vector<int64_t> &perm) {
+  Shape out = permuteShape(shape, perm);
+  std::vector<int64_t> dims;
+  int64_t prev = -1;
+  for (size_t i = 0; i < out.size(); ++i) {
+    if ((!out[i].isStatic() && perm[i] != int64_t(i)) || out[i].size == 0)
+      return std::nullopt; // (a static 0 would read as "copy")
+    dims.push_back(out[i].isStatic() ? out[i].size : 0);
+    if (out[i].isStatic() && out[i].size == 1)
+      continue;
+    if (perm[i] < prev)
+      return std::nullopt;
+    prev = perm[i];
+  }
+  return dims;
+}
+
+Value *Walk::reshape(Value *v, const std::vector<int64_t> &dims, const Shape &out,
+                     const std::string &suffix) {
+  Location loc = v->def ? v->def->loc : Location{};
+  Op *r = f_.addOp(OpKind::Reshape, {v, ints(v->name + "_shape", dims, loc)},
+                   {f_.uniqueName(v->name + suffix)}, {TensorType{v->type.dtype, out}}, loc);
+  changed_ = true;
+  return r->result();
+}
+
+Value *Walk::reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm,
+                              const std::string &suffix) {
+  std::optional<std::vector<int64_t>> dims = orderKeepingDims(v->type.shape, perm);
+  return dims ? reshape(v, *dims, permuteShape(v->type.shape, perm), suffix) : nullptr;
+}
+
+Value *Walk::toLast(Value *v) {
+  if (isTwin(v))
+    return v;
+  if (auto it = twin_.find(v); it != twin_.end())
+    return it->second;
+  std::vector<int64_t> perm = toChannelsLastPerm(v->type.rank());
+  Value *t = v->isConstant() ? constant(v, perm, "_nhwc") : reshapeIfTrivial(v, perm, "_nhwc");
+  if (!t)
+    t = transpose(v, perm, "_nhwc");
+  isTwinValue_[t] = true;
+  first_[t] = v;
+  return twin_[v] = t;
+}
+
+Value *Walk::toFirst(Value *v) {
+  if (auto it = first_.find(v); it != first_.end())
+    return it->second;
+  std::vector<int64_t> perm = toChannelsFirstPerm(v->type.rank());
+  Value *t = reshapeIfTrivial(v, perm, "_nchw");
+  if (!t)
+    t = transpose(v, perm, "_nchw");
+  first_[v] = t;
+  twin_[t] = v;
+  return t;
+}
+
+void Walk::retypeAsTwins(Op &op) {
+  std::vector<TensorType> types = inferResultTypes(op);
+  for (size_t i = 0; i < op.results.size(); ++i) {
+    op.results[i]->type = types.at(i);
+    isTwinValue_[op.results[i]] = true;
+  }
+  changed_ = true;
+}
+
+void Walk::convert(Op &op) {
+  op.operands[0] = toLast(op.operands[0]);
+  Value *w = op.operands[1];
+  op.operands[1] = w->isConstant() ? constant(w, toChannelsLastPerm(w->type.rank()), "_ohwi")
+                                   : transpose(w, toChannelsLastPerm(w->type.rank()), "_ohwi");
+  op.setAttr("channels_last", Attribute(int64_t(1)));
+  Value *y = op.result();
+  y->type.shape = permuteShape(y->type.shape, toChannelsLastPerm(y->type.rank()));
+  isTwinValue_[y] = true;
+  changed_ = true;
+}
+
+// A model's own Transpose between the layouts (ConvNeXt's permutes around
+// its LayerNorm and Linear layers) pairs its operand and result: an op
+// reading the NCHW one may read the other instead.
+void Walk::noteModelTranspose(Op &op) {
+  Value *x = op.operand(0), *y = op.result();
+  size_t r = x->type.rank();
+  std::vector<int64_t> perm = attr<OpKind::Transpose, "perm">(op);
+  if (r < 3)
+    return;
+  if (perm.empty()) // [] reverses
+    for (size_t i = r; i-- > 0;)
+      perm.push_back(int64_t(i));
+  if (perm == toChannelsFirstPerm(r))
+    twin_[y] = x;
+  else if (perm == toChannelsLastPerm(r))
+    twin_[x] = y;
+  // One that moves only size-1 axes (ConvNeXt's permutes of its pooled
+  // [N,C,1,1]) is a Reshape.
+  if (std::optional<std::vector<int64_t>> dims = orderKeepingDims(x->type.shape, perm)) {
+    op.kind = OpKind::Reshape;
+    op.attrs.clear();
+    op.operands.push_back(ints(y->name + "_shape", *dims, op.loc));
+    changed_ = true;
+  }
+}
+
+// The data operand is a twin (for Concat: any operand).
+bool Walk::readsTwin(const Op &op) const {
+  if (op.is(OpKind::Concat))
+    return std::any_of(op.operands.begin(), op.operands.end(),
+                       [&](const Value *v) { return v && isTwin(v); });
+  return op.operand(0) && isTwin(op.operand(0));
+}
+
+// A value in NHWC, or an NCHW one whose NHWC form is at hand.
+bool Walk::isAnchor(const Value *v) const {
+  return isTwin(v) || (twin_.count(v) && v->type.rank() >= 3);
+}
+
+// A pointwise op can run on NHWC when one operand is a twin and the rest
+// can follow (see the file comment).
+bool Walk::runsOnTwins(const Op &op) const {
+  const Value *anchor = nullptr;
+  for (const Value *v : op.operands)
+    if (v && isAnchor(v))
+      anchor = v;
+  if (!anchor)
+    return false;
+  size_t rank = anchor->type.rank();
+  for (const Value *v : op.operands) {
+    if (!v || isTwin(v) || v->type.rank() == 0)
+      continue;
+    // A full-rank NCHW value moves to NHWC only when that is free (a
+    // constant, a twin made already, a Reshape): a Transpose here would
+    // just replace the one back to NCHW for this op.
+    bool fullRank = v->type.rank() == rank, batchless = v->type.rank() == rank - 1;
+    if (fullRank && !v->isConstant() && !twin_.count(v) &&
+        !orderKeepingDims(v->type.shape, toChannelsLastPerm(rank)))
       return false;
-    size_t rank = anchor->type.rank();
-    for (const Value *v : op.operands) {
-      if (!v || isTwin(v) || v->type.rank() == 0)
-        continue;
-      bool fullRank = v->type.rank() == rank, batchless = v->type.rank() == rank - 1;
-      if (!v->isConstant() && !(fullRank && twin_.count(v)))
-        return false;
-      if (v->isConstant() && !fullRank && !batchless)
-        return false;
-    }
-    return true;
+    if (!fullRank && !(batchless && v->isConstant()))
+      return false;
   }
+  return true;
+}
 
-  void retypePointwise(Op &op) {
-    size_t rank = 0;
-    for (const Value *v : op.operands)
-      if (v && isTwin(v))
-        rank = v->type.rank();
-    for (Value *&v : op.operands) {
-      if (!v || isTwin(v) || v->type.rank() == 0)
-        continue;
-      if (v->type.rank() == rank) {
-        v = toLast(v);
-      } else { // [C, H, W] -> [H, W, C]: the NHWC permutation without the batch axis
-        std::vector<int64_t> perm;
-        for (int64_t a : toChannelsLastPerm(rank))
-          if (a > 0)
-            perm.push_back(a - 1);
-        v = constant(v, perm, "_hwc");
-      }
+void Walk::retypePointwise(Op &op) {
+  size_t rank = 0;
+  for (const Value *v : op.operands)
+    if (v && isAnchor(v))
+      rank = v->type.rank();
+  for (Value *&v : op.operands) {
+    if (!v || isTwin(v) || v->type.rank() == 0)
+      continue;
+    if (v->type.rank() == rank) {
+      v = toLast(v);
+    } else { // [C, H, W] -> [H, W, C]: the NHWC permutation without the batch axis
+      std::vector<int64_t> perm;
+      for (int64_t a : toChannelsLastPerm(rank))
+        if (a > 0)
+          perm.push_back(a - 1);
+      v = constant(v, perm, "_hwc");
     }
-    std::vector<TensorType> types = inferResultTypes(op);
-    for (size_t i = 0; i < op.results.size(); ++i) {
-      op.results[i]->type = types.at(i);
-      isTwinValue_[op.results[i]] = true;
-    }
-    changed_ = true;
   }
-};
+  retypeAsTwins(op);
+}
 
-} // namespace
+} // namespace channels_last
 
 bool runChannelsLastPass(Module &m, const PassOptions &) {
   // The entry function only: Fused callees and control-flow bodies keep
   // their signatures (the pass runs before fusion).
-  return ChannelsLast(m.main()).run();
+  return channels_last::Walk(m.main()).run();
 }
 
 } // namespace tc

@@ -1,8 +1,10 @@
-// The Pool family: a lone sliding-window op over N-D channels-first data
-// ([N, C, spatial...], 1-D to any rank): MaxPool (no indices), AveragePool,
-// LpPool, and ConvTranspose in gather form (each result element sums the
-// taps that reach it). One result element per thread (CUDA) or per inner
-// iteration of the row loop (CPU). Padding is computed from the run-time
+// The Pool family: a lone sliding-window op over N-D data ([N, C,
+// spatial...], 1-D to any rank, or [N, spatial..., C] for pools with
+// channels_last): MaxPool (no indices), AveragePool, LpPool, and
+// ConvTranspose in gather form (each result element sums the taps that
+// reach it). One result element per thread (CUDA) or per inner iteration of
+// the row loop (CPU); in NHWC the inner axis is C, so neighbouring threads
+// read neighbouring channels. Padding is computed from the run-time
 // sizes as the reference does (nn::poolWindow, nn::convTransposeWindow):
 // explicit pads, auto_pad SAME_UPPER / SAME_LOWER / VALID, ceil_mode (the
 // result's size says how many windows there are), dilations, ConvTranspose's
@@ -23,6 +25,7 @@ struct Window {
   const Op &op;
   size_t sp;
   bool transposed;
+  bool last; // channels_last: spatial axis d is axis 1 + d, C the last
 
   std::string ints(const char *name, size_t i, int64_t dflt) const {
     const std::vector<int64_t> &v = op.getInts(name);
@@ -38,8 +41,9 @@ struct Window {
     for (size_t d = 0; d < sp; ++d) {
       std::string n = std::to_string(d);
       std::string k = transposed ? c.dim(op.operand(1), 2 + d) : ints("kernel_shape", d, 1);
-      os << "  const int64_t I" << n << " = " << c.dim(x, 2 + d) << ", O" << n << " = "
-         << c.dim(y, 2 + d) << ", K" << n << " = " << k << ", S" << n << " = "
+      size_t axis = (last ? 1 : 2) + d;
+      os << "  const int64_t I" << n << " = " << c.dim(x, axis) << ", O" << n << " = "
+         << c.dim(y, axis) << ", K" << n << " = " << k << ", S" << n << " = "
          << ints("strides", d, 1) << ", D" << n << " = " << ints("dilations", d, 1) << ";\n";
       std::string effK = "(D" + n + " * (K" + n + " - 1) + 1)";
       if (transposed) {
@@ -70,8 +74,16 @@ struct Window {
     }
   }
 
-  // The element at (row, j): o<d> per axis and nc (pools) or n, m (ConvTranspose).
+  // The element at (row, j): o<d> per axis and nc (pools), nb and ch (NHWC
+  // pools) or nb, m (ConvTranspose).
   void emitIndex(std::ostream &os) const {
+    if (last) {
+      os << "    const int64_t ch = j;\n    int64_t rem = row;\n";
+      for (size_t d = sp; d-- > 0;)
+        os << "    const int64_t o" << d << " = rem % O" << d << ";\n    rem /= O" << d << ";\n";
+      os << "    const int64_t nb = rem;\n";
+      return;
+    }
     os << "    const int64_t o" << sp - 1 << " = j;\n    int64_t rem = row;\n";
     for (size_t d = sp - 1; d-- > 0;)
       os << "    const int64_t o" << d << " = rem % O" << d << ";\n    rem /= O" << d << ";\n";
@@ -117,7 +129,8 @@ struct Window {
          << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
       ind += "  ";
     }
-    std::string xv = c.load(t, "X[" + offset("nc", "i", "I") + "]");
+    std::string at = last ? "(" + offset("nb", "i", "I") + ") * CH + ch" : offset("nc", "i", "I");
+    std::string xv = c.load(t, "X[" + at + "]");
     os << ind << "const " << T << " v = " << xv << ";\n" << ind;
     if (max)
       os << "acc = tc_max(acc, v);\n";
@@ -174,18 +187,20 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   if (c.f.ops.size() != 1 || c.f.results.size() != 1 || op.results.size() != 1 ||
       c.argIndex(x) == SIZE_MAX || x->type.rank() < 3)
     return c.reject(std::string(op.name()) +
-                    " other than a lone channels-first op (one result) on a group argument");
+                    " other than a lone op (one result) on a group argument");
   DType t = x->type.dtype;
   if (!isFloat(t) || !c.st(t))
     return c.reject(std::string(op.name()) + " on " + x->type.str());
   const Value *w = transposed ? op.operand(1) : nullptr, *b = transposed ? op.operand(2) : nullptr;
   if (transposed && (c.argIndex(w) == SIZE_MAX || (b && c.argIndex(b) == SIZE_MAX)))
     return c.reject("ConvTranspose whose weights or bias are not group arguments");
-  Window win{c, op, x->type.rank() - 2, transposed};
+  bool last = !transposed && op.getInt("channels_last");
+  Window win{c, op, x->type.rank() - 2, transposed, last};
   const char *S = c.st(t);
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os, body;
-  os << "// group @" << c.f.name << ": " << op.name() << " (" << win.sp << "-D)\n";
+  os << "// group @" << c.f.name << ": " << op.name() << " (" << win.sp << "-D"
+     << (last ? ", NHWC" : "") << ")\n";
   c.emitSignature(os, symbol, kPointwiseBlock);
   auto view = [&](const char *name, const Value *v, bool out) {
     size_t i = out ? c.f.args.size() : c.argIndex(v);
@@ -201,8 +216,11 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
        << ", G = " << op.getInt("group") << ", CG = C / G, MG = M / G;\n";
   }
   view("Y", y, true);
+  if (last)
+    os << "  const int64_t CH = " << c.dim(x, x->type.rank() - 1) << ";\n";
   win.emitSetup(os);
-  std::string inner = "O" + std::to_string(win.sp - 1), yAt = "row * " + inner + " + j";
+  std::string inner = last ? "CH" : "O" + std::to_string(win.sp - 1),
+              yAt = "row * " + inner + " + j";
   win.emitIndex(body);
   if (transposed)
     win.emitTransposedBody(body, yAt, b != nullptr);

@@ -249,9 +249,8 @@ std::vector<TensorType> inferConvTranspose(const Op &op) {
   return {TensorType{x.dtype, out}};
 }
 
-// Output type of a pooling op (MaxPool, AveragePool, LpPool).
-static TensorType poolType(const Op &op, bool anyNumeric) {
-  const TensorType &x = operandType(op, 0);
+// Output type of a pooling op (MaxPool, AveragePool, LpPool) on NCHW data.
+static TensorType poolTypeChannelsFirst(const Op &op, const TensorType &x, bool anyNumeric) {
   if (x.rank() < 3)
     fail("X must be at least 3-D (N, C, spatial...), got ", x.str());
   if (anyNumeric ? x.dtype == DType::Bool : !isFloat(x.dtype))
@@ -292,11 +291,29 @@ static TensorType poolType(const Op &op, bool anyNumeric) {
   return TensorType{x.dtype, out};
 }
 
+// channels_last = 1 (the channels-last pass): X and the result are
+// [N, spatial..., C].
+static TensorType poolType(const Op &op, bool anyNumeric) {
+  const TensorType &x = operandType(op, 0);
+  int64_t last = op.getInt("channels_last");
+  if (last == 0)
+    return poolTypeChannelsFirst(op, x, anyNumeric);
+  if (last != 1)
+    fail("channels_last must be 0 or 1, got ", last);
+  if (x.rank() < 3)
+    fail("X must be at least 3-D (N, spatial..., C), got ", x.str());
+  TensorType first{x.dtype, permuteShape(x.shape, toChannelsFirstPerm(x.rank()))};
+  TensorType y = poolTypeChannelsFirst(op, first, anyNumeric);
+  return {y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))};
+}
+
 std::vector<TensorType> inferMaxPool(const Op &op) {
   TensorType y = poolType(op, true);
   requireFlag(op, "storage_order");
   if (op.results.size() > 2)
     fail("has at most 2 results (Y, Indices), got ", op.results.size());
+  if (op.results.size() == 2 && op.getInt("channels_last"))
+    fail("channels_last takes no Indices result");
   if (op.results.size() == 2)
     return {y, TensorType{DType::I64, y.shape}};
   return {y};

@@ -251,8 +251,9 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       dst = kept;
       bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
     } else if (anchor.is(OpKind::MaxPool) || anchor.is(OpKind::AveragePool)) {
-      if (anchor.results.size() != 1 || anchor.getString("auto_pad") != "NOTSET")
-        throw Reject{"pooling with indices or auto_pad"};
+      if (anchor.results.size() != 1 || anchor.getString("auto_pad") != "NOTSET" ||
+          anchor.getInt("channels_last"))
+        throw Reject{"pooling with indices, auto_pad or channels_last"};
       size_t sp = x.type.rank() - 2;
       Dims src = dimsOf(x), kernel = anchor.getInts("kernel_shape");
       Dims strides = intsOr(anchor, "strides", sp, 1), dil = intsOr(anchor, "dilations", sp, 1);

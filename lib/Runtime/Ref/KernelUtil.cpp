@@ -1,5 +1,6 @@
 // Helpers shared by the reference kernels.
 #include "Kernels.h"
+#include "tc/IR/Layout.h"
 #include <algorithm>
 #include <cstring>
 
@@ -66,6 +67,30 @@ void expectArity(const std::vector<const HostTensor *> &ins, size_t min,
   for (size_t i = 0; i < min; ++i)
     if (!ins[i])
       fail("internal: operand ", i, " is missing");
+}
+
+void runChannelsFirst(RefKernel channelsFirst, const Op &op,
+                      const std::vector<const HostTensor *> &ins, std::vector<HostTensor> &outs,
+                      size_t layoutOperands) {
+  expectArity(ins, layoutOperands, outs, 1);
+  size_t r = ins[0]->rank();
+  for (size_t i = 0; i < layoutOperands; ++i)
+    if (ins[i]->rank() != r || r < 3)
+      fail("internal: unexpected ranks ", ins[0]->typeStr(), ", ", ins[i]->typeStr());
+  if (outs[0].rank() != r)
+    fail("internal: unexpected result ", outs[0].typeStr());
+  std::vector<HostTensor> moved;
+  moved.reserve(layoutOperands);
+  std::vector<const HostTensor *> first = ins;
+  for (size_t i = 0; i < layoutOperands; ++i)
+    first[i] = &moved.emplace_back(permuteAxes(*ins[i], toChannelsFirstPerm(r)));
+  Dims firstDims;
+  for (int64_t a : toChannelsFirstPerm(r))
+    firstDims.push_back(outs[0].shape()[size_t(a)]);
+  std::vector<HostTensor> y;
+  y.emplace_back(outs[0].dtype(), std::move(firstDims));
+  channelsFirst(op, first, y);
+  outs[0] = permuteAxes(y[0], toChannelsLastPerm(r));
 }
 
 } // namespace tc::ref

@@ -109,4 +109,11 @@ inline int64_t wrapNeg(int64_t a) { return int64_t(0 - uint64_t(a)); }
 void expectArity(const std::vector<const HostTensor *> &ins, size_t min,
                  const std::vector<HostTensor> &outs, size_t nOuts);
 
+// An op with channels_last = 1 (the channels-last pass) run by its NCHW
+// kernel: the first `layoutOperands` operands and the one result move
+// channels first and back (obviously right, not fast).
+void runChannelsFirst(RefKernel channelsFirst, const Op &op,
+                      const std::vector<const HostTensor *> &ins, std::vector<HostTensor> &outs,
+                      size_t layoutOperands);
+
 } // namespace tc::ref

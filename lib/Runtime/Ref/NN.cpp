@@ -3,7 +3,6 @@
 // once to the result dtype; integer ones accumulate exactly (wrapping) in 64
 // bits.
 #include "Kernels.h"
-#include "tc/IR/Layout.h"
 #include "tc/IR/NNMath.h"
 #include <cmath>
 
@@ -267,30 +266,12 @@ void convChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
     }
 }
 
-// channels_last = 1: the same convolution on NHWC data and OHWI weights,
-// computed by moving channels first, running the kernel above and moving
-// them back (obviously right, not fast).
+// channels_last = 1: NHWC data and OHWI weights.
 void convKernel(const Op &op, const Ins &ins, Outs &outs) {
-  if (op.getInt("channels_last") == 0) {
+  if (op.getInt("channels_last"))
+    runChannelsFirst(convChannelsFirst, op, ins, outs, 2);
+  else
     convChannelsFirst(op, ins, outs);
-    return;
-  }
-  expectArity(ins, 2, outs, 1);
-  size_t r = ins[0]->rank();
-  if (r < 3 || ins[1]->rank() != r || outs[0].rank() != r)
-    fail("internal: unexpected ranks ", ins[0]->typeStr(), ", ", ins[1]->typeStr());
-  HostTensor x = permuteAxes(*ins[0], toChannelsFirstPerm(r));
-  HostTensor w = permuteAxes(*ins[1], toChannelsFirstPerm(r));
-  Ins first{&x, &w};
-  if (ins.size() > 2)
-    first.push_back(ins[2]);
-  Outs y;
-  std::vector<int64_t> firstDims;
-  for (int64_t a : toChannelsFirstPerm(r))
-    firstDims.push_back(outs[0].shape()[size_t(a)]);
-  y.emplace_back(outs[0].dtype(), std::move(firstDims));
-  convChannelsFirst(op, first, y);
-  outs[0] = permuteAxes(y[0], toChannelsLastPerm(r));
 }
 
 // ---- ConvTranspose ---------------------------------------------------------

@@ -35,7 +35,7 @@ std::vector<Dims> positions(const Dims &box) {
   return r;
 }
 
-template <Pool Kind> void poolKernel(const Op &op, const Ins &ins, Outs &outs) {
+template <Pool Kind> void poolChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
   expectArity(ins, 1, outs, outs.size() == 2 && Kind == Pool::Max ? 2 : 1);
   const HostTensor &x = *ins[0];
   HostTensor &y = outs[0];
@@ -135,6 +135,13 @@ template <Pool Kind> void poolKernel(const Op &op, const Ins &ins, Outs &outs) {
         y.setDouble(yi, std::pow(acc, 1.0 / double(p)));
       }
     }
+}
+
+template <Pool Kind> void poolKernel(const Op &op, const Ins &ins, Outs &outs) {
+  if (op.getInt("channels_last"))
+    runChannelsFirst(poolChannelsFirst<Kind>, op, ins, outs, 1);
+  else
+    poolChannelsFirst<Kind>(op, ins, outs);
 }
 
 template <bool Max> void globalPoolKernel(const Op &, const Ins &ins, Outs &outs) {
