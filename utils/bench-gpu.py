@@ -254,7 +254,9 @@ def export_for_bench(args):
 
 
 def amp_error(model, x):
-    """PyTorch AMP's own error on x: autocast fp16 vs fp32 (no TF32), rel_err."""
+    """PyTorch AMP's own error on x: autocast fp16 vs fp32, rel_err; and the
+    fp32 output (numpy). TF32 off: cuDNN convolutions default to it, and its
+    10-bit mantissa would make the "fp32" reference itself fp16-like."""
     import torch
     tf32 = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
@@ -262,7 +264,7 @@ def amp_error(model, x):
         with torch.inference_mode():
             want = model(x).float().cpu().numpy()
             with torch.autocast(x.device.type, dtype=torch.float16):
-                return rel_err(model(x).float().cpu().numpy(), want)
+                return rel_err(model(x).float().cpu().numpy(), want), want
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
 
@@ -284,7 +286,7 @@ def torch_only(args):
     modes = [m for m in args.modes.split(",") if m]
     res = time_torch_modes(model, x, modes, args.iterations, args.precision == "amp")
     if args.inputs and args.precision == "amp":
-        res["amp_err"] = amp_error(model, x)
+        res["amp_err"] = amp_error(model, x)[0]
     res.update(model=name, shape=shape, precision=args.precision, torch=torch.__version__)
     print(json.dumps(res), flush=True)
 
@@ -384,10 +386,7 @@ def main():
             data = "%s.b%d" % (base, batch)
             os.makedirs(data, exist_ok=True)
             save_pb(x, os.path.join(data, "input_0.pb"))
-            with torch.inference_mode():
-                want = model(x).float().cpu().numpy()
-                with torch.autocast("cuda", dtype=torch.float16):
-                    row["torch_amp_err"] = rel_err(model(x).float().cpu().numpy(), want)
+            row["torch_amp_err"], want = amp_error(model, x)
             try:
                 # Alternating runs, the lower median each: a before/after
                 # comparison should not hinge on which build ran first.
