@@ -335,7 +335,12 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
     return failed(*f);
   if (amp) {
     r.torchAmpErr = torchAmpErr(batch, ref.dir);
-    r.relErr = worstRelativeError(outDir, ref.dir);
+    try {
+      r.relErr = worstRelativeError(outDir, ref.dir);
+    } catch (const Error &e) {
+      return failed({"run", std::string("tc-bench: ") + e.what()});
+    }
+    fs::remove_all(outDir); // read: no need to keep a copy of every mode's outputs
     r.errBound = ampBound(model_.ampErr, r.torchAmpErr);
     if (!(*r.relErr <= *r.errBound))
       return failed({"numerics", describeAmpCheck(*r.relErr, *r.errBound, r.torchAmpErr)});
