@@ -253,15 +253,40 @@ def export_for_bench(args):
     return 1 if failed else 0
 
 
+def amp_error(model, x):
+    """PyTorch AMP's own error on x: autocast fp16 vs fp32, rel_err; and the
+    fp32 output (numpy). TF32 off: cuDNN convolutions default to it, and its
+    10-bit mantissa would make the "fp32" reference itself fp16-like."""
+    import torch
+    tf32 = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with torch.inference_mode():
+            want = model(x).float().cpu().numpy()
+            with torch.autocast(x.device.type, dtype=torch.float16):
+                return rel_err(model(x).float().cpu().numpy(), want), want
+    finally:
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
+
+
 def torch_only(args):
-    """One model, one input shape: PyTorch's times as one JSON line."""
+    """One model, one input: PyTorch's times as one JSON line; with --inputs
+    DIR (tc-bench's input_0.pb) and amp, also amp_err: AMP's own error on it,
+    the basis of tc's amp bound (lib/Bench/AmpRule.h). --modes "": no timing."""
     import torch
     name = args.models
     torch.backends.cudnn.benchmark = True  # as the full benchmark (main) times PyTorch
-    shape = [int(d) for d in args.input_shape.split(",")]
     model = make_model(name).to(args.device)
-    x = random_input(name, shape, args.input_dtype.startswith(("i", "u")), args.device)
-    res = time_torch_modes(model, x, args.modes.split(","), args.iterations, args.precision == "amp")
+    if args.inputs:
+        x = torch.from_numpy(load_pb(os.path.join(args.inputs, "input_0.pb")).copy()).to(args.device)
+        shape = list(x.shape)
+    else:
+        shape = [int(d) for d in args.input_shape.split(",")]
+        x = random_input(name, shape, args.input_dtype.startswith(("i", "u")), args.device)
+    modes = [m for m in args.modes.split(",") if m]
+    res = time_torch_modes(model, x, modes, args.iterations, args.precision == "amp")
+    if args.inputs and args.precision == "amp":
+        res["amp_err"] = amp_error(model, x)[0]
     res.update(model=name, shape=shape, precision=args.precision, torch=torch.__version__)
     print(json.dumps(res), flush=True)
 
@@ -307,6 +332,8 @@ def main():
                     help="time PyTorch alone on one model (--models NAME) and --input-shape; one JSON line")
     ap.add_argument("--input-shape", help="--torch-only: input shape, e.g. 32,3,224,224")
     ap.add_argument("--input-dtype", default="f32", help="--torch-only: f32, or i64 for token ids")
+    ap.add_argument("--inputs", metavar="DIR",
+                    help="--torch-only: the input is DIR/input_0.pb (tc's); amp: report amp_err too")
     ap.add_argument("--precision", default="amp", choices=["amp", "fp32"], help="--torch-only: autocast fp16 or not")
     ap.add_argument("--device", default="cuda", help="--torch-only: cuda (cpu for a check without a GPU)")
     ap.add_argument("--check-torch", action="store_true",
@@ -359,10 +386,7 @@ def main():
             data = "%s.b%d" % (base, batch)
             os.makedirs(data, exist_ok=True)
             save_pb(x, os.path.join(data, "input_0.pb"))
-            with torch.inference_mode():
-                want = model(x).float().cpu().numpy()
-                with torch.autocast("cuda", dtype=torch.float16):
-                    row["torch_amp_err"] = rel_err(model(x).float().cpu().numpy(), want)
+            row["torch_amp_err"], want = amp_error(model, x)
             try:
                 # Alternating runs, the lower median each: a before/after
                 # comparison should not hinge on which build ran first.

@@ -1,5 +1,6 @@
 #include "tc/Bench/Dashboard.h"
 #include "tc/Bench/Aggregate.h"
+#include "tc/Bench/AmpRule.h"
 #include "tc/Bench/Html.h"
 #include "tc/Bench/Merge.h"
 #include "tc/Bench/SvgChart.h"
@@ -21,6 +22,17 @@ using html::number;
 namespace {
 
 std::string anchor(const GroupKey &k) { return html::slug(k.mode + "-" + k.precision); }
+
+// The amp rule's numbers (AmpRule.h): "2.4e-02 <= 4.5e-02", red above the
+// bound, PyTorch's AMP error in the title; a dash where not measured.
+std::string errorCell(const BenchResult &r) {
+  if (!r.relErr || !r.errBound)
+    return "<td data-metric=\"err\">\u2013</td>";
+  bool over = !(*r.relErr <= *r.errBound);
+  return "<td data-metric=\"err\"" + std::string(over ? " class=\"red\"" : "") +
+         (r.torchAmpErr ? " title=\"" + html::escape(torchAmpNote(*r.torchAmpErr)) + "\"" : "") +
+         ">" + html::escape(ampComparison(*r.relErr, *r.errBound)) + "</td>";
+}
 
 // "2026-11-23T07:30:00Z" -> "11-23 07:30"
 std::string shortDate(const std::string &iso) {
@@ -199,7 +211,9 @@ std::string suitePage(const std::vector<StoredResult> &rows,
       << number(s.meanCompileS, 2, " s") << ", compression " << number(s.geomeanCompression, 2, "x")
       << ", memory vs PyTorch " << number(s.geomeanMemoryVsTorch, 2, "x") << ".</p>\n";
     o << "<table class=\"models\"><tr><th class=\"l\">model</th><th>batch</th><th "
-         "class=\"l\">status</th><th>latency (ms)</th><th>p10..p90 (ms)</th><th>speedup vs "
+         "class=\"l\">status</th><th title=\"amp: max|out - ref| / max|ref| and its bound, "
+         "max(amp_err, 1.5x PyTorch AMP's own error)\">error (bound)</th><th>latency "
+         "(ms)</th><th>p10..p90 (ms)</th><th>speedup vs "
          "eager</th><th>vs PyTorch eager</th><th>vs reduce-overhead</th><th>compile "
          "(s)</th><th>peak (MiB)</th><th>compression</th><th>memory vs PyTorch</th><th>tc-run "
          "RSS (MiB)</th><th title=\"groups tc-codegen left to the host (copies, no CUDA "
@@ -228,9 +242,10 @@ std::string suitePage(const std::vector<StoredResult> &rows,
       o << "<tr" << rowClass << " data-model=\"" << escape(r.model) << "\"><td class=\"l\">"
         << escape(r.model) << "</td><td>" << r.batch << "</td><td class=\"l "
         << (r.passed ? "ok" : "bad") << "\">" << (r.passed ? "pass" : "fail: " + escape(r.reason))
-        << "</td><td>" << number(r.latencyMs, 3) << "</td><td>" << number(r.p10Ms, 3) << ".."
-        << number(r.p90Ms, 3) << "</td><td>" << number(r.speedup, 2, "x") << "</td><td>"
-        << number(r.vsTorchEager, 2, "x") << "</td><td data-metric=\"vs_torch_ro\""
+        << "</td>" << errorCell(r) << "<td>" << number(r.latencyMs, 3) << "</td><td>"
+        << number(r.p10Ms, 3) << ".." << number(r.p90Ms, 3) << "</td><td>"
+        << number(r.speedup, 2, "x") << "</td><td>" << number(r.vsTorchEager, 2, "x")
+        << "</td><td data-metric=\"vs_torch_ro\""
         << (slow ? " class=\"red\" title=\"below " + number(kSlowVsReduceOverhead, 1, "x") +
                        " torch.compile(mode=reduce-overhead)\""
                  : "")

@@ -151,8 +151,10 @@ Suite loadSuite(const std::string &path, const std::string &suiteName,
     m.recipe = e->getString("recipe").value_or("").str();
     m.rtol = e->getNumber("rtol").value_or(m.rtol);
     m.atol = e->getNumber("atol").value_or(m.atol);
-    m.ampRtol = e->getNumber("amp_rtol").value_or(m.ampRtol);
-    m.ampAtol = e->getNumber("amp_atol").value_or(m.ampAtol);
+    if (e->get("amp_rtol") || e->get("amp_atol"))
+      fail(path, ": model '", m.name,
+           "': amp_rtol/amp_atol are gone: amp is held to \"amp_err\" (relative max error)");
+    m.ampErr = e->getNumber("amp_err").value_or(m.ampErr);
     locate(m, *e, repoRoot, modelsDir);
     s.models.push_back(std::move(m));
   }

@@ -18,7 +18,7 @@ CREATE TABLE IF NOT EXISTS results (
   latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
   peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER,
   fallback_steps INTEGER, speedup_torch_eager REAL, speedup_torch_ro REAL, memory_vs_torch REAL,
-  host_steps INTEGER, graph_captured INTEGER
+  host_steps INTEGER, graph_captured INTEGER, rel_err REAL, err_bound REAL, torch_amp_err REAL
 );
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 )sql";
@@ -27,16 +27,16 @@ const char *kColumns =
     "run_id, commit_sha, date, machine, device, suite, target, model, model_group, mode, "
     "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
     "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps, speedup_torch_eager, "
-    "speedup_torch_ro, memory_vs_torch, host_steps, graph_captured";
+    "speedup_torch_ro, memory_vs_torch, host_steps, graph_captured, rel_err, err_bound, "
+    "torch_amp_err";
 
 // Columns added after the first databases were written (docs/bench/bench.db):
 // an older file gets them (NULL) when opened for writing, and reads them as
 // NULL when opened read-only.
-const std::pair<const char *, const char *> kAddedColumns[] = {{"speedup_torch_eager", "REAL"},
-                                                               {"speedup_torch_ro", "REAL"},
-                                                               {"memory_vs_torch", "REAL"},
-                                                               {"host_steps", "INTEGER"},
-                                                               {"graph_captured", "INTEGER"}};
+const std::pair<const char *, const char *> kAddedColumns[] = {
+    {"speedup_torch_eager", "REAL"}, {"speedup_torch_ro", "REAL"},  {"memory_vs_torch", "REAL"},
+    {"host_steps", "INTEGER"},       {"graph_captured", "INTEGER"}, {"rel_err", "REAL"},
+    {"err_bound", "REAL"},           {"torch_amp_err", "REAL"}};
 
 // A prepared statement, finalized when it goes out of scope.
 struct Statement {
@@ -126,7 +126,7 @@ ResultStore::~ResultStore() { sqlite3_close(db_); }
 void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   Statement st(db_,
                std::string("INSERT INTO results (") + kColumns +
-                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                path_);
   int i = 0;
   for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
@@ -148,6 +148,8 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
     st.real(++i, *v);
   st.integer(++i, r.hostSteps);
   st.integer(++i, r.graphCaptured ? std::optional<int64_t>(*r.graphCaptured) : std::nullopt);
+  for (const std::optional<double> *v : {&r.relErr, &r.errBound, &r.torchAmpErr})
+    st.real(++i, *v);
   if (sqlite3_step(st.stmt) != SQLITE_DONE)
     fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
 }
@@ -199,6 +201,8 @@ std::vector<StoredResult> ResultStore::all() const {
     r.hostSteps = st.columnInt(i++);
     if (std::optional<int64_t> g = st.columnInt(i++))
       r.graphCaptured = *g != 0;
+    for (std::optional<double> *v : {&r.relErr, &r.errBound, &r.torchAmpErr})
+      *v = st.columnReal(i++);
     rows.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)

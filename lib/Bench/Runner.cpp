@@ -1,5 +1,6 @@
 #include "tc/Bench/Runner.h"
 #include "tc/Analysis/ModelSummary.h"
+#include "tc/Bench/AmpRule.h"
 #include "tc/Bench/ToolSteps.h"
 #include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/Codegen.h"
@@ -10,6 +11,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <iomanip>
 #include <map>
 #include <set>
 #include <sstream>
@@ -97,6 +99,10 @@ private:
   BenchResult runArtifact(const std::string &mode, const std::string &precision, int64_t batch,
                           const Compiled &c, bool graphs);
   void runTorch(const std::string &precision);
+  // PyTorch AMP's own error on the reference inputs at `batch` (AmpRule.h):
+  // from runTorch's rows at the suite's batch, else asked for; nullopt
+  // without PyTorch.
+  std::optional<double> torchAmpErr(int64_t batch, const std::string &inputDir);
   void runModes();
   // Speedup and memory ratio vs tc's eager baseline (same precision, batch).
   void relate(BenchResult &r) const;
@@ -120,6 +126,7 @@ private:
   std::set<std::string> reported_;                                  // "precision mode" with a row
   std::map<std::string, BenchResult> eager_;                        // by precision: the baseline
   std::map<std::string, std::map<std::string, BenchResult>> torch_; // precision -> mode -> row
+  std::map<int64_t, std::optional<double>> torchAmpErr_;            // batch -> PyTorch AMP's error
 };
 
 void ModelRun::failAll(const Failure &f) {
@@ -287,25 +294,26 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
   const Reference &ref = reference(batch);
   if (ref.failure)
     return failed(*ref.failure);
-  double rtol = precision == "amp" ? model_.ampRtol : model_.rtol;
-  double atol = precision == "amp" ? model_.ampAtol : model_.atol;
-  std::ostringstream rt, at;
-  rt << rtol;
-  at << atol;
   std::vector<std::string> args{c.artifact,
                                 "--inputs",
                                 ref.dir,
-                                "--compare",
-                                ref.dir,
-                                "--rtol",
-                                rt.str(),
-                                "--atol",
-                                at.str(),
                                 "--iterations",
                                 std::to_string(opts_.iterations),
                                 "--warmup",
                                 std::to_string(opts_.warmup),
                                 "--report=json"};
+  // fp32: tc-run checks every element. amp: tc-run writes its outputs and
+  // the bench applies the relative rule (AmpRule.h) to them.
+  bool amp = precision == "amp";
+  std::string outDir =
+      (dir_ / ("out." + mode + "." + precision + ".b" + std::to_string(batch))).string();
+  std::ostringstream rt, at;
+  rt << model_.rtol;
+  at << model_.atol;
+  for (const std::string &a :
+       amp ? std::vector<std::string>{"--output-dir", outDir}
+           : std::vector<std::string>{"--compare", ref.dir, "--rtol", rt.str(), "--atol", at.str()})
+    args.push_back(a);
   const Target &target = requireTarget(opts_.target);
   if (*target.graphsFlag)
     args.push_back(std::string("--") + target.graphsFlag + (graphs ? "=on" : "=off"));
@@ -325,6 +333,18 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
     return failed({"numerics", rep->mismatch.empty() ? "outputs differ" : rep->mismatch});
   if (f)
     return failed(*f);
+  if (amp) {
+    r.torchAmpErr = torchAmpErr(batch, ref.dir);
+    try {
+      r.relErr = worstRelativeError(outDir, ref.dir);
+    } catch (const Error &e) {
+      return failed({"run", std::string("tc-bench: ") + e.what()});
+    }
+    fs::remove_all(outDir); // read: no need to keep a copy of every mode's outputs
+    r.errBound = ampBound(model_.ampErr, r.torchAmpErr);
+    if (!(*r.relErr <= *r.errBound))
+      return failed({"numerics", describeAmpCheck(*r.relErr, *r.errBound, r.torchAmpErr)});
+  }
   r.passed = true;
   r.rssBytes = int64_t(proc.peakRssBytes);
   r.fallbackSteps = rep->fallbackSteps;
@@ -345,15 +365,30 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
 
 void ModelRun::runTorch(const std::string &precision) {
   progress_.start(model_.name + " PyTorch " + precision);
-  for (BenchResult r : opts_.torch->time(model_, precision, input0Shape_, input0Type_)) {
+  // On tc's inputs at this batch, when there are some: PyTorch AMP's
+  // error is then the one on tc's inputs.
+  const Reference &ref = reference(batch_);
+  std::string inputs = ref.failure ? "" : ref.dir;
+  for (BenchResult r : opts_.torch->time(model_, precision, input0Shape_, input0Type_, inputs)) {
     r.model = model_.name;
     r.group = model_.group;
     r.batch = batch_;
+    if (precision == "amp" && !inputs.empty() && !torchAmpErr_.count(batch_))
+      torchAmpErr_[batch_] = r.torchAmpErr;
     torch_[precision][r.mode] = r;
     relate(r);
     report(r);
   }
   progress_.advance(opts_.torch->modes().size());
+}
+
+std::optional<double> ModelRun::torchAmpErr(int64_t batch, const std::string &inputDir) {
+  if (!opts_.torch || model_.recipe.empty())
+    return std::nullopt;
+  auto it = torchAmpErr_.find(batch);
+  if (it == torchAmpErr_.end())
+    it = torchAmpErr_.emplace(batch, opts_.torch->ampError(model_, inputDir)).first;
+  return it->second;
 }
 
 void ModelRun::relate(BenchResult &r) const {
@@ -479,6 +514,10 @@ std::string formatResult(const BenchResult &r) {
     o << (*r.graphCaptured ? ", CUDA graph" : ", no CUDA graph");
   if (r.fallbackSteps && *r.fallbackSteps)
     o << ", " << *r.fallbackSteps << " steps on the reference kernels";
+  if (r.relErr && r.errBound)
+    o << ", " << describeAmpCheck(*r.relErr, *r.errBound, r.torchAmpErr);
+  else if (r.torchAmpErr)
+    o << ", amp err " << std::scientific << std::setprecision(1) << *r.torchAmpErr;
   return o.str();
 }
 

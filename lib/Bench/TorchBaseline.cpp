@@ -7,6 +7,18 @@
 namespace tc::bench {
 
 namespace {
+// The last line of stdout is the JSON object; PyTorch may print before it.
+std::optional<llvm::json::Value> lastJsonLine(const std::string &out) {
+  std::string last = out.substr(0, out.find_last_not_of('\n') + 1);
+  last = last.substr(last.find_last_of('\n') + 1);
+  auto v = llvm::json::parse(last);
+  if (!v) {
+    llvm::consumeError(v.takeError());
+    return std::nullopt;
+  }
+  return std::move(*v);
+}
+
 std::string joined(const std::vector<int64_t> &xs) {
   std::string s;
   for (int64_t x : xs)
@@ -31,7 +43,8 @@ std::string TorchBaseline::exportModel(const BenchModel &model, const std::strin
 
 std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std::string &precision,
                                              const std::vector<int64_t> &shape,
-                                             const std::string &dtype) const {
+                                             const std::string &dtype,
+                                             const std::string &inputDir) const {
   std::vector<const TorchMode *> modes;
   std::string scriptModes;
   for (const TorchMode &m : kTorchModes)
@@ -39,11 +52,15 @@ std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std:
       modes.push_back(&m);
       scriptModes += (scriptModes.empty() ? "" : ",") + std::string(m.script);
     }
-  ProcessResult p =
-      runProcess({python_, script_, "--torch-only", "--models", model.recipe, "--precision",
-                  precision, "--input-shape", joined(shape), "--input-dtype", dtype, "--iterations",
-                  std::to_string(iterations_), "--device", device_, "--modes", scriptModes},
-                 timeout_);
+  std::vector<std::string> argv(
+      {python_, script_, "--torch-only", "--models", model.recipe, "--precision", precision,
+       "--input-shape", joined(shape), "--input-dtype", dtype, "--iterations",
+       std::to_string(iterations_), "--device", device_, "--modes", scriptModes});
+  if (!inputDir.empty()) {
+    argv.push_back("--inputs");
+    argv.push_back(inputDir);
+  }
+  ProcessResult p = runProcess(argv, timeout_);
   std::vector<BenchResult> rows;
   auto failAll = [&](const std::string &why) {
     for (const TorchMode *mode : modes) {
@@ -58,16 +75,11 @@ std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std:
   };
   if (!p.ok())
     return failAll("bench-gpu.py: " + p.errorLine());
-  // The last line of stdout is the JSON object; PyTorch may print before it.
-  std::string last = p.out.substr(0, p.out.find_last_not_of("\n") + 1);
-  last = last.substr(last.find_last_of('\n') + 1);
-  auto v = llvm::json::parse(last);
+  std::optional<llvm::json::Value> v = lastJsonLine(p.out);
   const llvm::json::Object *o = v ? v->getAsObject() : nullptr;
-  if (!o) {
-    if (!v)
-      llvm::consumeError(v.takeError());
+  if (!o)
     return failAll("bench-gpu.py --torch-only printed no JSON");
-  }
+  std::optional<double> ampErr = precision == "amp" ? o->getNumber("amp_err") : std::nullopt;
   for (const TorchMode *mode : modes) {
     BenchResult r;
     r.mode = mode->row;
@@ -81,6 +93,7 @@ std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std:
       r.latencyMs = m->getNumber("ms");
       r.p10Ms = m->getNumber("p10_ms");
       r.p90Ms = m->getNumber("p90_ms");
+      r.torchAmpErr = ampErr;
       r.compileS = m->getNumber("compile_s");
       if (auto peak = m->getInteger("peak_bytes")) { // torch.cuda.max_memory_allocated
         r.peakBytes = *peak;
@@ -90,6 +103,17 @@ std::vector<BenchResult> TorchBaseline::time(const BenchModel &model, const std:
     rows.push_back(r);
   }
   return rows;
+}
+
+std::optional<double> TorchBaseline::ampError(const BenchModel &model,
+                                              const std::string &inputDir) const {
+  ProcessResult p =
+      runProcess({python_, script_, "--torch-only", "--models", model.recipe, "--precision", "amp",
+                  "--device", device_, "--modes", "", "--inputs", inputDir},
+                 timeout_);
+  std::optional<llvm::json::Value> v = p.ok() ? lastJsonLine(p.out) : std::nullopt;
+  const llvm::json::Object *o = v ? v->getAsObject() : nullptr;
+  return o ? o->getNumber("amp_err") : std::nullopt;
 }
 
 } // namespace tc::bench

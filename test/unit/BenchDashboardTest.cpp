@@ -65,6 +65,27 @@ TEST(BenchDashboard, VersusPyTorchHostStepsAndGraph) {
   EXPECT_NE(suite.find("<td data-metric=\"graph\">yes</td>"), std::string::npos);
   EXPECT_NE(suite.find("<td data-metric=\"graph\">no</td>"), std::string::npos);
   EXPECT_NE(suite.find("<td data-metric=\"vs_torch_ro\" class=\"red\""), std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"err\">\u2013</td>"), std::string::npos); // not amp
+}
+
+// amp rows show the rule's numbers: red above the bound, PyTorch's error in the title.
+TEST(BenchDashboard, AmpErrorAndBound) {
+  std::vector<StoredResult> rows = visionOnCuda();
+  for (StoredResult &s : rows) {
+    s.result.precision = "amp";
+    s.result.relErr = 3e-2;
+    s.result.errBound = s.result.model == "bert" ? 2e-2 : 4.5e-2;
+    if (s.result.model != "bert")
+      s.result.torchAmpErr = 3e-2;
+  }
+  std::vector<DashboardPage> pages = renderDashboard(rows, "bench.db");
+  ASSERT_EQ(pages.size(), 2u);
+  const std::string &suite = pages[1].html;
+  EXPECT_NE(suite.find("<td data-metric=\"err\" title=\"1.5x torch amp 3.0e-02\">3.0e-02 &lt;= "
+                       "4.5e-02</td>"),
+            std::string::npos);
+  EXPECT_NE(suite.find("<td data-metric=\"err\" class=\"red\">3.0e-02 &gt; 2.0e-02</td>"),
+            std::string::npos);
 }
 
 // A result measured twice in one run (a part run again) counts once: the newest.

@@ -122,7 +122,28 @@ TEST(BenchStore, TorchRatiosHostStepsAndGraphRoundTrip) {
   fs::remove(path);
 }
 
-// A database written before the torch, host-step and graph columns: read
+TEST(BenchStore, AmpErrorsRoundTrip) {
+  std::string path = tempDb("amp");
+  BenchResult r = passed("resnet50", "default", 1.0);
+  r.precision = "amp";
+  r.relErr = 2.4e-2;
+  r.errBound = 4.5e-2;
+  r.torchAmpErr = 3e-2;
+  BenchResult fp32 = passed("resnet50", "default", 1.0);
+  ResultStore::open(path)->add(runAt("r", "2026-11-23T07:00:00Z"), r);
+  ResultStore::open(path)->add(runAt("r", "2026-11-23T07:00:00Z"), fp32);
+  std::vector<StoredResult> rows = ResultStore::openReadOnly(path)->all();
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_DOUBLE_EQ(*rows[0].result.relErr, 2.4e-2);
+  EXPECT_DOUBLE_EQ(*rows[0].result.errBound, 4.5e-2);
+  EXPECT_DOUBLE_EQ(*rows[0].result.torchAmpErr, 3e-2);
+  EXPECT_FALSE(rows[1].result.relErr);
+  EXPECT_FALSE(rows[1].result.errBound);
+  EXPECT_FALSE(rows[1].result.torchAmpErr);
+  fs::remove(path);
+}
+
+// A database written before the torch, host-step, graph and amp error columns: read
 // back with them NULL, and given them when opened for writing.
 TEST(BenchStore, OlderDatabasesGetTheNewColumns) {
   std::string path = tempDb("old");
@@ -146,13 +167,19 @@ INSERT INTO results VALUES (1, 'old', 'c', '2026-01-01T00:00:00Z', 'm', 'd', 'ci
   ASSERT_EQ(rows.size(), 1u);
   EXPECT_DOUBLE_EQ(*rows[0].result.latencyMs, 1.0);
   EXPECT_FALSE(rows[0].result.hostSteps);
+  EXPECT_FALSE(rows[0].result.relErr);
   BenchResult r = passed("b", "eager", 2.0);
   r.hostSteps = 1;
+  r.relErr = 1e-3;
+  r.torchAmpErr = 2e-3;
   ResultStore::open(path)->add(runAt("new", "2026-02-01T00:00:00Z"), r);
   rows = ResultStore::openReadOnly(path)->all();
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_FALSE(rows[0].result.hostSteps);
+  EXPECT_FALSE(rows[0].result.torchAmpErr);
   EXPECT_EQ(rows[1].result.hostSteps, 1);
+  EXPECT_DOUBLE_EQ(*rows[1].result.relErr, 1e-3);
+  EXPECT_DOUBLE_EQ(*rows[1].result.torchAmpErr, 2e-3);
   fs::remove(path);
 }
 

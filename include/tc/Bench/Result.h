@@ -28,7 +28,8 @@ struct RunInfo {
 //   reference - no expected outputs: the reference executor failed, or they hold NaN
 //   compile   - tc-opt or tc-codegen failed
 //   run       - tc-run failed (error, crash)
-//   numerics  - outputs differ from the reference beyond tolerance (or NaN)
+//   numerics  - outputs differ from the reference beyond tolerance (or NaN);
+//               amp: relErr above errBound (AmpRule.h)
 //   export    - the model's recipe could not be exported to ONNX (tc-bench --export)
 //   timeout   - a step ran past --timeout (the step is named in `error`)
 //   torch     - the PyTorch baseline failed
@@ -67,6 +68,11 @@ struct BenchResult {
   std::optional<int64_t> hostSteps;
   // tc-run replayed the plan as one CUDA graph (CUDA only; NULL elsewhere).
   std::optional<bool> graphCaptured;
+  // amp rows (AmpRule.h): tc's relative error max|out - ref| / max|ref|
+  // (worst output), the bound it was held to, and PyTorch AMP's own error on
+  // the same inputs that the bound came from (absent without PyTorch).
+  // PyTorch's amp rows carry their torchAmpErr.
+  std::optional<double> relErr, errBound, torchAmpErr;
 };
 
 // A stored row: the result and its run.

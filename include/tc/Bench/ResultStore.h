@@ -44,14 +44,17 @@
 //     memory_vs_torch REAL,       -- PyTorch eager peak_bytes / peak_bytes
 //     host_steps  INTEGER,        -- groups tc-codegen left to the host (artifact section
 //                                 -- host-steps)
-//     graph_captured INTEGER      -- 1: tc-run replayed one CUDA graph, 0: step by step;
+//     graph_captured INTEGER,     -- 1: tc-run replayed one CUDA graph, 0: step by step;
 //                                 -- NULL: not CUDA
+//     rel_err     REAL,           -- amp: max|out - ref| / max|ref|, worst output (AmpRule.h)
+//     err_bound   REAL,           -- amp: the bound rel_err was held to
+//     torch_amp_err REAL          -- amp: PyTorch AMP's own rel. error on the same inputs
 //   );
 // clang-format on
 //
 // NULL metrics were not measured (a failed row, a mode without an eager
 // row to compare with). The table is created when the file is new, and the
-// columns added since (the last five) when it is older; tc-bench only adds
+// columns added since (the last eight) when it is older; tc-bench only adds
 // rows. One run's rows may span several files (its parts): --merge
 // (Merge.h) joins them.
 #pragma once

@@ -8,7 +8,8 @@
 //   cudagraphs default's artifact, run with CUDA graphs on (CUDA only).
 //   dynamic    tc-opt -O2 with the symbolic dims kept: compiled once, run at
 //              the suite's batch and at each of its dynamic batches.
-// Precisions: fp32, and amp (tc-opt --precision=fp16; looser tolerance).
+// Precisions: fp32, and amp (tc-opt --precision=fp16; checked by the
+// relative rule of AmpRule.h, not elementwise).
 // The static modes specialize every symbolic dim of the signature to the
 // batch (tc-opt --dim).
 #pragma once

@@ -3,11 +3,13 @@
 // the table carries the comparison users care about. PyTorch is Python:
 // this runs `utils/bench-gpu.py` (the GPU benchmark's model recipes, input
 // generation and timing) as a subprocess: `--export-for-bench` to export,
-// `--torch-only` to time (one JSON line), `--check-torch` to see whether
+// `--torch-only` to time (one JSON line; with `--inputs DIR` on tc's input,
+// reporting AMP's own error), `--check-torch` to see whether
 // torch imports. Tests give a stand-in script (test/Bench/Inputs/fake_torch.py).
 #pragma once
 #include "tc/Bench/Manifest.h"
 #include "tc/Bench/Result.h"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -40,9 +42,18 @@ public:
 
   // One row per mode for `model` (which must have a recipe) at `precision`
   // (fp32, or amp: autocast fp16) on an input of `shape` and dtype `dtype`
-  // ("f32", "i64"). A failure is a failed row with reason "torch".
+  // ("f32", "i64"), or on `inputDir`/input_0.pb when given (tc's inputs).
+  // amp rows with `inputDir` carry torchAmpErr: PyTorch AMP's relative
+  // error vs its own fp32 output on that input (AmpRule.h). A failure is a
+  // failed row with reason "torch".
   std::vector<BenchResult> time(const BenchModel &model, const std::string &precision,
-                                const std::vector<int64_t> &shape, const std::string &dtype) const;
+                                const std::vector<int64_t> &shape, const std::string &dtype,
+                                const std::string &inputDir = "") const;
+
+  // PyTorch AMP's relative error on `inputDir`/input_0.pb alone (no
+  // timing): for the batches tc runs at that time() did not; nullopt when
+  // the script fails (the bound is then the floor alone).
+  std::optional<double> ampError(const BenchModel &model, const std::string &inputDir) const;
 
   // Exports `model`'s recipe to DIR/NAME/model.onnx with PyTorch's outputs
   // at `batches` (test_data_set_N); "" or the one-line reason it failed.
