@@ -49,6 +49,9 @@ std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const Ker
   // call's epilogue kernel would run).
   if (!isLibraryAnchored(c.f, /*anyDType=*/true) || conv.result()->type.shape != c.domain)
     return c.reject("Conv with an epilogue other than pointwise ops over its result");
+  for (const Value *r : c.f.results)
+    if (!isFloat(r->type.dtype) || !c.st(r->type.dtype))
+      return c.reject("a depthwise conv's epilogue writing " + r->type.str());
 
   // Compile-time sizes: the weights' and the attributes.
   int64_t M = staticDim(w, 0), CG = staticDim(w, last ? rank - 1 : 1);
@@ -97,8 +100,15 @@ std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const Ker
      << "  const " << S << " *__restrict X = in" << c.argIndex(x) << ";\n"
      << "  const " << S << " *__restrict Wt = in" << c.argIndex(w) << ";\n"
      << "  const int64_t OWT = (OW + TW - 1) / TW, items = N * OH * OWT * (M / VC);\n";
-  if (VC > 1)
-    os << "  const bool vecX = tc_aligned(X, sizeof(tc_vec<" << S << ", VC>));\n";
+  // NHWC channel vectors: each result's VC values too, one access when aligned.
+  auto vt = [&](DType d) { return "tc_vec<" + std::string(c.st(d)) + ", VC>"; };
+  if (VC > 1) {
+    os << "  const bool vecX = tc_aligned(X, sizeof(" << vt(t) << "))";
+    for (size_t k = 0; k < c.f.results.size(); ++k)
+      os << ",\n             vecY" << k << " = tc_aligned(out" << k << ", sizeof("
+         << vt(c.f.results[k]->type.dtype) << "))";
+    os << ";\n";
+  }
   os << kGridHead << "  for (int64_t item = tid; item < items; item += stride) {\n";
   // NHWC: channel vectors vary fastest; NCHW: pixel tiles.
   if (last)
@@ -155,14 +165,28 @@ std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const Ker
     os << "      const int64_t m = m0, row = (nb * M + m) * OH + oh, j = ow;\n";
   if (ea.readsBroadcast())
     ea.emitRowBases(os);
+  for (size_t k = 0; VC > 1 && k < c.f.results.size(); ++k)
+    os << "      " << vt(c.f.results[k]->type.dtype) << " y" << k << ";\n";
   os << "#pragma unroll\n      for (int v = 0; v < VC; ++v) {\n";
   if (last)
     os << "      const int64_t m = m0 + v, j = m;\n";
   os << "      const int64_t i = row * inner + j;\n";
   ea.emitLoads(os, "i");
   os << body.str();
-  ex.emitStores(os, "i");
-  os << "      }\n    }\n  }\n}\n";
+  if (VC == 1)
+    ex.emitStores(os, "i");
+  for (size_t k = 0; VC > 1 && k < c.f.results.size(); ++k)
+    os << "      y" << k
+       << ".v[v] = " << c.store(c.f.results[k]->type.dtype, ex.name(c.f.results[k])) << ";\n";
+  os << "      }\n";
+  for (size_t k = 0; VC > 1 && k < c.f.results.size(); ++k) {
+    std::string out = "out" + std::to_string(k), y = "y" + std::to_string(k);
+    os << "      if (vecY" << k << ") *(" << vt(c.f.results[k]->type.dtype) << " *)(" << out
+       << " + row * inner + m0) = " << y << ";\n"
+       << "      else\n#pragma unroll\n        for (int v = 0; v < VC; ++v) " << out
+       << "[row * inner + m0 + v] = " << y << ".v[v];\n";
+  }
+  os << "    }\n  }\n}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = kPointwiseBlock;
   k.vec = unsigned(VC * TW); // the grid: about one thread per item
