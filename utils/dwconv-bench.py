@@ -4,7 +4,8 @@
 (lib/CodeGen/Kernels/DepthwiseConv.cpp) and by cuDNN (tc-codegen
 --conv-kernels=cudnn), and PyTorch's channels-last conv2d in the same
 process when torch and a GPU are there. Time: tc-run's median device time
-(one step: the conv); GB/s: the input and the result read and written once.
+(one step: the conv), torch's mean over back-to-back runs; GB/s: the input
+and the result read and written once.
 
     utils/dwconv-bench.py [--bin build/bin] [--dtype f16|f32] [--shapes convnext,efficientnet]
                           [--iterations 50]
@@ -104,17 +105,15 @@ def torch_ms(shape):
     w = torch.rand(c, 1, k, k, device="cuda", dtype=dt)
     b = torch.rand(c, device="cuda", dtype=dt)
     run = lambda: torch.nn.functional.conv2d(x, w, b, stride=s, padding=k // 2, groups=c)
-    for _ in range(3):
-        run()
+    run()  # cuDNN's algorithm choice, outside the timing
+    torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times = []
+    start.record()  # back to back: the mean, launch gaps included
     for _ in range(args.iterations):
-        start.record()
         run()
-        end.record()
-        torch.cuda.synchronize()
-        times.append(start.elapsed_time(end))
-    return sorted(times)[len(times) // 2]
+    end.record()
+    torch.cuda.synchronize()
+    return start.elapsed_time(end) / args.iterations
 
 
 print("| N | C | H | W | K | S | tc kernel ms | GB/s | tc cuDNN ms | torch ms | cuDNN / kernel | torch / kernel |")
