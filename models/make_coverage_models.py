@@ -275,6 +275,17 @@ def spatial():
                                ("ReduceMean", ["$0", f.const("nhwc_se_concat", "ax", [2, 3])], {"keepdims": 1}),
                                ("Sigmoid", ["$1"], {}), ("Mul", ["$0", "$2"], {}), ("Concat", ["$0", "$3"], {"axis": 1}),
                                ("Resize", ["$4", "", f.const("nhwc_se_concat", "sc", [1, 1, 2, 2], np.float32)], {"mode": "nearest"})])
+    # Depthwise convs (CUDA: the generated DepthwiseConv kernel, epilogue fused; f16 and
+    # NCHW: test/CodeGen/cuda-host-depthwise-conv.tcir, the CPU has no f16 kernels).
+    b8 = lambda form: f.const(form, "b", rng.standard_normal(8) * 0.2, np.float32)
+    f.form("depthwise_conv_3x3_s2", "Conv", ["x4", w("depthwise_conv_3x3_s2", (8, 1, 3, 3))], group=8, pads=[1, 1, 1, 1], strides=[2, 2])
+    f.form("depthwise_conv_multiplier", "Conv", ["x4", w("depthwise_conv_multiplier", (16, 1, 3, 3))], group=8, pads=[1, 1, 1, 1])
+    f.form("depthwise_conv_dilated", "Conv", ["x4", w("depthwise_conv_dilated", (8, 1, 3, 3))], group=8, pads=[2, 2, 2, 2], dilations=[2, 2])
+    f.form("depthwise_conv_asym_pads", "Conv", ["x4", w("depthwise_conv_asym_pads", (8, 1, 3, 3))], group=8, pads=[0, 1, 2, 0])
+    f.chain("depthwise_conv_bias_silu", [("Conv", ["x4", w("depthwise_conv_bias_silu", (8, 1, 3, 3)), b8("depthwise_conv_bias_silu")], dict(group=8, pads=[1, 1, 1, 1])),
+                                         ("Sigmoid", ["$0"], {}), ("Mul", ["$0", "$1"], {})])
+    f.chain("depthwise_conv_residual", [("Conv", ["x4", w("depthwise_conv_residual", (8, 1, 7, 7))], dict(group=8, pads=[3, 3, 3, 3])),
+                                        ("Add", ["$0", "x4"], {})])
     f.form("conv_transpose_bias", "ConvTranspose", ["x4", w("conv_transpose_bias", (8, 2, 3, 3)), f.const("conv_transpose_bias", "b", rng.standard_normal(4), np.float32)], strides=[2, 2], pads=[1, 1, 1, 1], output_padding=[1, 1], group=2)
     return f
 

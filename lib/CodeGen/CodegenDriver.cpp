@@ -130,6 +130,10 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
     else
       g.kernelWhy = whyOf[g.group->name];
     g.library = b.libraryFor(*g.group, g.kernel.has_value());
+    if (!g.library.empty() && g.kernel && !b.kernelBacksLibrary()) {
+      g.kernel.reset();
+      g.kernelWhy = g.library + " runs it";
+    }
     // A library call writes the anchor's result; the epilogue's own kernel
     // then runs in place over it (or the library folds the epilogue).
     if (!g.library.empty())
@@ -147,10 +151,12 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   b.assemble(groups, r.source, table);
   for (const GroupCode &g : groups) {
     const std::string &name = g.group->name;
-    if (g.kernel)
-      r.kernels.push_back(name);
-    if (g.epilogue)
-      r.kernels.push_back(g.epilogue->group);
+    for (const EmittedKernel *k :
+         {g.kernel ? &*g.kernel : nullptr, g.epilogue ? &*g.epilogue : nullptr})
+      if (k) {
+        r.kernels.push_back(k->group);
+        r.kinds.push_back(k->kind);
+      }
     if (!g.library.empty())
       r.library.push_back("@" + name + ": " + g.library + ", " +
                           (g.epilogue ? "epilogue kernel " + g.epilogue->symbol

@@ -22,16 +22,33 @@ std::string anonymous(const EmittedKernel &k) {
 
 } // namespace
 
-// MatMul/Gemm through cuBLASLt, Conv through cuDNN ("" for the rest:
-// Reduce*/pooling have no CUDA library path). The epilogue may change the
-// dtype (the runtime then gives the anchor a buffer of its own).
-std::string CudaBackend::libraryFor(const Function &group, bool) const {
+// cuDNN runs convnext's 7x7 depthwise convs at ~1% of the memory roofline
+// (docs/profiles/zoo-h200), efficientnet's 3x3/5x5 ones at ~9%: the
+// generated kernel takes every depthwise conv (one input channel per
+// group: group == C_in > 1, any channel multiplier). Grouped convs with
+// several channels per group (regnet, resnext: 4..32) stay on cuDNN unless
+// asked (`grouped`), until measured.
+bool convTakesKernel(const Op &conv, ConvKernels mode) {
+  if (mode == ConvKernels::Cudnn || conv.getInt("group") <= 1)
+    return false;
+  const Value *w = conv.operand(1); // [M, C/G, k...] or OHWI [M, k..., C/G]
+  const Dim &perGroup = w->type.shape[conv.getInt("channels_last") ? w->type.rank() - 1 : 1];
+  return mode == ConvKernels::Grouped || perGroup == Dim::fixed(1);
+}
+
+// MatMul/Gemm through cuBLASLt, Conv through cuDNN unless its generated
+// kernel takes it ("" for the rest: Reduce*/pooling have no CUDA library
+// path). The epilogue may change the dtype (the runtime then gives the
+// anchor a buffer of its own).
+std::string CudaBackend::libraryFor(const Function &group, bool hasKernel) const {
   if (!isLibraryAnchored(group, /*anyDType=*/true))
     return "";
   const Op &anchor = *group.ops.front();
   if (anchor.is(OpKind::MatMul) || anchor.is(OpKind::Gemm))
     return "cublaslt";
-  return anchor.is(OpKind::Conv) ? "cudnn" : "";
+  if (!anchor.is(OpKind::Conv))
+    return "";
+  return hasKernel && convTakesKernel(anchor, convKernels_) ? "" : "cudnn";
 }
 
 void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,

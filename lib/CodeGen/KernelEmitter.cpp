@@ -17,14 +17,15 @@ struct KernelFamily {
   const char *missing;
 };
 constexpr KernelFamily kFamilies[] = {
-    {KernelKind::Pointwise, emitPointwise, nullptr},       // Pointwise.cpp
-    {KernelKind::RowReduction, emitRowReduction, nullptr}, // RowReduction.cpp
-    {KernelKind::Reduction, emitReduction, nullptr},       // Reduction.cpp (CUDA)
-    {KernelKind::Contraction, emitContraction, nullptr},   // Contraction.cpp (CPU)
-    {KernelKind::Pool, emitPool, nullptr},                 // Pool.cpp
-    {KernelKind::Transpose, emitTranspose, nullptr},       // Transpose.cpp
-    {KernelKind::DataMovement, emitDataMovement, nullptr}, // DataMovement.cpp (CUDA)
-    {KernelKind::Attention, emitAttention, nullptr},       // Attention.cpp
+    {KernelKind::Pointwise, emitPointwise, nullptr},         // Pointwise.cpp
+    {KernelKind::RowReduction, emitRowReduction, nullptr},   // RowReduction.cpp
+    {KernelKind::Reduction, emitReduction, nullptr},         // Reduction.cpp (CUDA)
+    {KernelKind::Contraction, emitContraction, nullptr},     // Contraction.cpp (CPU)
+    {KernelKind::Pool, emitPool, nullptr},                   // Pool.cpp
+    {KernelKind::Transpose, emitTranspose, nullptr},         // Transpose.cpp
+    {KernelKind::DataMovement, emitDataMovement, nullptr},   // DataMovement.cpp (CUDA)
+    {KernelKind::Attention, emitAttention, nullptr},         // Attention.cpp
+    {KernelKind::DepthwiseConv, emitDepthwiseConv, nullptr}, // DepthwiseConv.cpp (CUDA)
 };
 constexpr bool inKindOrder() {
   for (size_t i = 0; i < std::size(kFamilies); ++i)

@@ -19,6 +19,10 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
             << " groups call " << t.libraries() << ", " << r.host.size() << " host steps\n";
   for (const std::string &call : r.library)
     std::cerr << "  library " << call << "\n";
+  // The convs a generated kernel runs (the others are library lines).
+  for (size_t i = 0; i < r.kernels.size(); ++i)
+    if (r.kinds[i] == KernelKind::DepthwiseConv)
+      std::cerr << "  kernel @" << r.kernels[i] << ": " << kernelKindName(r.kinds[i]) << "\n";
   std::cerr << "compile timeline:\n";
   for (const TimelineEntry &e : readTimeline(input))
     std::cerr << "  " << e.tool << ": " << e.stage << ": " << e.seconds << " s\n";

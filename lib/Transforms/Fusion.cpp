@@ -62,6 +62,7 @@ public:
       place(*p);
     for (size_t g = 0; g < groups_.size(); ++g)
       splitSharedPrologue(g);
+    mergeSharedEpilogues();
     return std::move(groups_);
   }
 
@@ -83,6 +84,34 @@ private:
       return false;
     auto it = uses_.find(g.anchorOp->result());
     return it != uses_.end() && it->second > 1;
+  }
+
+  // A call's result that only one pointwise group of its shape reads
+  // (SiLU's x * sigmoid(x) reads it twice) is kept out of the call's group
+  // while the ops are placed; that whole group is the call's epilogue after
+  // all, reading each element before writing it in place.
+  void mergeSharedEpilogues() {
+    for (size_t g = 0; g < groups_.size(); ++g) {
+      const Group &call = groups_[g];
+      if (!call.alive || call.ops.size() != 1 || !libraryResultShared(call))
+        continue;
+      const Value *r = call.anchorOp->result();
+      std::set<size_t> readers;
+      size_t reads = 0;
+      for (const auto &op : f_.ops)
+        if (std::find(op->operands.begin(), op->operands.end(), r) != op->operands.end()) {
+          readers.insert(groupOf_.at(op.get()));
+          ++reads;
+        }
+      if (readers.size() != 1 || reads != uses_.at(r)) // a returned result counts as a use
+        continue;
+      size_t h = *readers.begin();
+      const Group &epi = groups_[h];
+      if (!isolated_.count(h) && epi.alive && epi.anchor == Anchor::None &&
+          sameDomain(epi.domain, r->type.shape) && epi.first > call.last &&
+          !pathThroughOthers(h, g))
+        merge(g, h);
+    }
   }
 
   size_t newGroup(Op &op, Anchor a, Shape domain) {

@@ -1,5 +1,6 @@
 // The kernel classifier: the one place that decides which family emits a
 // group (tc/CodeGen/KernelEmitter.h), on groups written as .tcir text.
+#include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/KernelEmitter.h"
 #include "tc/IR/Parser.h"
 #include <gtest/gtest.h>
@@ -46,6 +47,19 @@ const char *kGroups = R"(module @m {
     %q = LogSoftmax(%p) {axis = -1} : f32[N,9]
     return %q
   }
+  func @depthwise(%x: f32[N,4,9,9], %w: f32[8,1,3,3], %b: f32[8]) -> (f32[N,8,9,9]) {
+    %y = Conv(%x, %w, %b) {group = 4, pads = [1, 1, 1, 1]} : f32[N,8,9,9]
+    %z = Relu(%y) : f32[N,8,9,9]
+    return %z
+  }
+  func @grouped(%x: f32[N,9,9,4], %w: f32[4,3,3,2]) -> (f32[N,9,9,4]) {
+    %y = Conv(%x, %w) {channels_last = 1, group = 2, pads = [1, 1, 1, 1]} : f32[N,9,9,4]
+    return %y
+  }
+  func @conv(%x: f32[N,4,9,9], %w: f32[8,4,3,3]) -> (f32[N,8,7,7]) {
+    %y = Conv(%x, %w) : f32[N,8,7,7]
+    return %y
+  }
   func @main(%x: f32[N,4]) -> (f32[N,4]) {
     return %x
   }
@@ -78,6 +92,21 @@ TEST_F(KernelClassify, EachFamilyHasItsGroup) {
   EXPECT_EQ(kindOf("pool", kCuda), "pool");
   EXPECT_EQ(kindOf("transpose", kCpu), "transpose");
   EXPECT_EQ(kindOf("concat", kCuda), "data-movement");
+  EXPECT_EQ(kindOf("depthwise", kCuda), "depthwise-conv");
+  EXPECT_EQ(kindOf("grouped", kCuda), "depthwise-conv");
+  EXPECT_EQ(kindOf("depthwise", kCpu), "contraction"); // CPU: the loop nest or oneDNN
+}
+
+// The backend's one rule (CudaCodegen.h) over the grouped convs the family
+// covers: depthwise ones by default, all grouped ones, or none.
+TEST_F(KernelClassify, WhichConvsTakeTheKernelIsOneRule) {
+  const Op &dw = *group("depthwise").ops.front(), &gr = *group("grouped").ops.front();
+  const Op &plain = *group("conv").ops.front();
+  EXPECT_TRUE(convTakesKernel(dw, ConvKernels::Depthwise));
+  EXPECT_FALSE(convTakesKernel(gr, ConvKernels::Depthwise)); // 2 channels per group
+  EXPECT_TRUE(convTakesKernel(gr, ConvKernels::Grouped));
+  EXPECT_FALSE(convTakesKernel(dw, ConvKernels::Cudnn));
+  EXPECT_FALSE(convTakesKernel(plain, ConvKernels::Grouped));
 }
 
 TEST_F(KernelClassify, TheAnchorIsTheOpThatDecides) {
@@ -98,6 +127,8 @@ TEST_F(KernelClassify, AGroupNoFamilyCoversGetsAReason) {
                                      "(cuBLASLt/cuDNN), not a generated kernel");
   EXPECT_EQ(kindOf("concat", kCpu), "none: @concat: Concat is a run-time copy on CPU");
   EXPECT_EQ(kindOf("two", kCpu), "none: @two: two anchors");
+  EXPECT_EQ(kindOf("conv", kCuda), "none: @conv: Conv is a library call on CUDA "
+                                   "(cuBLASLt/cuDNN), not a generated kernel");
 }
 
 TEST_F(KernelClassify, TheKindTravelsWithTheKernel) {
@@ -109,6 +140,9 @@ TEST_F(KernelClassify, TheKindTravelsWithTheKernel) {
     ASSERT_TRUE(k) << name << ": " << why;
     EXPECT_EQ(k->kind, kind) << name;
   }
+  auto dw = emitKernel(group("depthwise"), kCuda, why);
+  ASSERT_TRUE(dw) << why;
+  EXPECT_EQ(dw->kind, KernelKind::DepthwiseConv);
   auto r = emitKernel(group("reduce"), kCuda, why);
   ASSERT_TRUE(r) << why;
   EXPECT_EQ(r->kind, KernelKind::Reduction);

@@ -73,6 +73,9 @@ public:
   virtual bool outlineMoves() const { return false; }
   // The library `group` calls ("": none); `hasKernel`: it has a whole kernel.
   virtual std::string libraryFor(const Function &group, bool hasKernel) const = 0;
+  // Whether a library group keeps its whole kernel, for what the library
+  // turns down at run time (CPU: oneDNN); else only the library runs.
+  virtual bool kernelBacksLibrary() const { return false; }
   // Whether the library takes the whole epilogue of `g` itself, so an
   // epilogue without a kernel leaves it off the host (decided from g.call's
   // static types; false when they do not tell).
@@ -94,6 +97,7 @@ struct CodegenResult {
   Artifact artifact;                // empty unless compiled with the binary
   std::string source;               // all kernels, as compiled
   std::vector<std::string> kernels; // kernels generated (epilogues: <group>__epilogue)
+  std::vector<KernelKind> kinds;    // each one's kind
   std::vector<std::string> library; // "@group: cublaslt, epilogue kernel tc_..."
   std::vector<HostStep> host;       // groups on the host, in plan order
   std::vector<CompileStage> timeline;

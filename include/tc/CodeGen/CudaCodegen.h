@@ -1,10 +1,10 @@
 // tc-codegen --target=cuda: every Fused group the emitter handles becomes a
 // CUDA kernel; MatMul/Gemm/Conv groups are library calls (cuBLASLt/cuDNN at
-// run time) plus their epilogue's kernel. All kernels go into ONE source
-// compiled by NVRTC once per arch (the arches in parallel); the artifact
-// carries the module, a cubin per arch, the kernel table with each kernel's
-// launch kind, the source and the compile timeline. No GPU is needed. What
-// differs from the shared driver (Codegen.h: generateCode) is this backend.
+// run time) plus their epilogue's kernel, but depthwise convs (convTakesKernel). All kernels go
+// into ONE source compiled by NVRTC once per arch (the arches in parallel); the artifact carries
+// the module, a cubin per arch, the kernel table with each kernel's launch kind, the source and the
+// compile timeline. No GPU is needed. What differs from the shared driver (Codegen.h: generateCode)
+// is this backend.
 #pragma once
 #include "tc/CodeGen/Codegen.h"
 #include <string>
@@ -12,9 +12,18 @@
 
 namespace tc {
 
+// Which grouped convs run the generated kernel (the DepthwiseConv family)
+// rather than cuDNN: tc-codegen --conv-kernels=depthwise|grouped|cudnn.
+enum class ConvKernels { Depthwise, Grouped, Cudnn };
+inline constexpr const char *kConvKernelsNames[] = {"depthwise", "grouped", "cudnn"};
+// THE rule: whether `conv` (a Conv with a generated kernel) runs it under `mode`.
+bool convTakesKernel(const Op &conv, ConvKernels mode);
+
 class CudaBackend : public CodegenBackend {
 public:
-  explicit CudaBackend(std::vector<std::string> arches) : arches_(std::move(arches)) {}
+  explicit CudaBackend(std::vector<std::string> arches,
+                       ConvKernels convKernels = ConvKernels::Depthwise)
+      : arches_(std::move(arches)), convKernels_(convKernels) {}
   const std::vector<std::string> &arches() const { return arches_; }
 
   KernelDialect dialect() const override { return KernelDialect::Cuda; }
@@ -28,6 +37,7 @@ public:
 
 private:
   std::vector<std::string> arches_;
+  ConvKernels convKernels_;
 };
 
 } // namespace tc

@@ -2,7 +2,7 @@
 // C-like kernel function. classifyKernel decides the group's kind
 // (tc/CodeGen/KernelKind.h) once; the kind's family emits it, one file each
 // in lib/CodeGen/Kernels/ (Pointwise, RowReduction, Reduction, Contraction,
-// Pool, Transpose, DataMovement, Attention), over one per-op expression table
+// Pool, Transpose, DataMovement, Attention, DepthwiseConv), over one per-op expression table
 // (Kernels/OpExpressions.cpp) and one dialect table (Kernels/Dialect.cpp,
 // Kernels/Prelude.cpp): the dialect differences (CPU C++ and CUDA C++) are
 // data plus the loop around the shared per-element code, not forked code.
@@ -45,6 +45,8 @@
 //   stride over the (batch, head, query tile)s, `vec` = tile * Dv / block
 //   makes the grid about one block per tile (the tensor-core kernel's `vec`
 //   rounds down so that every tile gets its own block where Sq is static).
+//   The depthwise-conv family is `pointwise` too: its threads stride over
+//   (pixel tile, channel vector) items, `vec` = pixels x channels per item.
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/CodeGen/KernelKind.h"

@@ -14,20 +14,21 @@ namespace tc {
 // One emitter file per kind under lib/CodeGen/Kernels/ (Families.cpp maps
 // kind -> emitter).
 enum class KernelKind {
-  Pointwise,    // elementwise ops over one domain (broadcast operands)
-  RowReduction, // Softmax/LogSoftmax/LayerNormalization over the last axis
-  Reduction,    // Reduce*, global pools, with prologue and epilogue (CUDA)
-  Contraction,  // MatMul/Gemm/Conv loop nest and its pointwise epilogue (CPU)
-  Pool,         // a lone N-D MaxPool/AveragePool/LpPool/ConvTranspose
-  Transpose,    // a lone Transpose
-  DataMovement, // a lone Gather/Concat/Slice/Split/Expand/Pad/Tile (CUDA)
-  Attention,    // tc's fused Attention op (flash-attention style)
+  Pointwise,     // elementwise ops over one domain (broadcast operands)
+  RowReduction,  // Softmax/LogSoftmax/LayerNormalization over the last axis
+  Reduction,     // Reduce*, global pools, with prologue and epilogue (CUDA)
+  Contraction,   // MatMul/Gemm/Conv loop nest and its pointwise epilogue (CPU)
+  Pool,          // a lone N-D MaxPool/AveragePool/LpPool/ConvTranspose
+  Transpose,     // a lone Transpose
+  DataMovement,  // a lone Gather/Concat/Slice/Split/Expand/Pad/Tile (CUDA)
+  Attention,     // tc's fused Attention op (flash-attention style)
+  DepthwiseConv, // a grouped/depthwise Conv and its pointwise epilogue (CUDA)
 };
 
 // The table's spelling, in enum order.
-inline constexpr const char *kKernelKindNames[] = {"pointwise",     "row-reduction", "reduction",
-                                                   "contraction",   "pool",          "transpose",
-                                                   "data-movement", "attention"};
+inline constexpr const char *kKernelKindNames[] = {
+    "pointwise", "row-reduction", "reduction", "contraction",   "pool",
+    "transpose", "data-movement", "attention", "depthwise-conv"};
 
 inline const char *kernelKindName(KernelKind k) { return kKernelKindNames[size_t(k)]; }
 

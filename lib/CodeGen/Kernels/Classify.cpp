@@ -53,6 +53,10 @@ std::optional<KernelClass> classify(const KernelContext &c) {
                                                    : "leaves alone: " + einsumObstacle(*op)));
   if (isWindowOp(first.kind))
     return KernelClass{KernelKind::Pool, &first};
+  // Grouped convs have a CUDA kernel; whether it or cuDNN runs one is the
+  // backend's rule (CudaCodegen.cpp: convTakesKernel).
+  if (c.cuda() && first.is(OpKind::Conv) && first.getInt("group") > 1)
+    return KernelClass{KernelKind::DepthwiseConv, &first};
   if (c.cuda())
     for (const auto &op : f.ops)
       if (op->info().category == FusionCategory::Library)

@@ -22,6 +22,7 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
 // The DataMovement family's index moves, both dialects (IndexMove.cpp).
 std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
+std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const KernelClass &cls);
 
 // The classifier over a built context (classifyKernel's body).
 std::optional<KernelClass> classify(const KernelContext &c);

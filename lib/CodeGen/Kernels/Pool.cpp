@@ -10,74 +10,81 @@
 // result's size says how many windows there are), dilations, ConvTranspose's
 // output_padding / output_shape and groups.
 #include "Families.h"
+#include "Window.h"
 #include <cmath>
 #include <sstream>
 
 namespace tc::kernels {
 
-namespace {
+std::string Window::ints(const char *name, size_t i, int64_t dflt) const {
+  const std::vector<int64_t> &v = op.getInts(name);
+  return std::to_string(v.empty() ? dflt : v.at(i));
+}
 
-// Per spatial axis d: the sizes and attributes as kernel constants, In<d>,
-// On<d> (result), K<d>, S<d>, D<d>, the leading padding P<d> and (pools)
-// the trailing padding E<d>.
-struct Window {
-  const KernelContext &c;
-  const Op &op;
-  size_t sp;
-  bool transposed;
-  bool last; // channels_last: spatial axis d is axis 1 + d, C the last
+std::string Window::kernel(size_t d) const {
+  if (!transposed && !op.is(OpKind::Conv))
+    return ints("kernel_shape", d, 1);
+  // The weights: [C or M, ., k...], or OHWI [M, k..., C/G] (channels-last Conv).
+  const Value *w = op.operand(1);
+  size_t axis = at == 2 ? 2 + d : 1 + d;
+  const Dim &k = w->type.shape[axis];
+  return k.isStatic() ? std::to_string(k.size) : c.dim(w, axis);
+}
 
-  std::string ints(const char *name, size_t i, int64_t dflt) const {
-    const std::vector<int64_t> &v = op.getInts(name);
-    return std::to_string(v.empty() ? dflt : v.at(i));
-  }
-
-  void emitSetup(std::ostream &os) const {
-    const Value *x = op.operand(0), *y = op.result();
-    const std::string &autoPad = op.getString("auto_pad");
-    const std::vector<int64_t> &outShape =
-        transposed ? op.getInts("output_shape") : std::vector<int64_t>{};
-    bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      std::string k = transposed ? c.dim(op.operand(1), 2 + d) : ints("kernel_shape", d, 1);
-      size_t axis = (last ? 1 : 2) + d;
-      os << "  const int64_t I" << n << " = " << c.dim(x, axis) << ", O" << n << " = "
-         << c.dim(y, axis) << ", K" << n << " = " << k << ", S" << n << " = "
-         << ints("strides", d, 1) << ", D" << n << " = " << ints("dilations", d, 1) << ";\n";
-      std::string effK = "(D" + n + " * (K" + n + " - 1) + 1)";
-      if (transposed) {
-        // The full result is S * (I - 1) + output_padding + effK long.
-        if (!outShape.empty() || same) {
-          std::string total = "(S" + n + " * (I" + n + " - 1) + " + ints("output_padding", d, 0) +
-                              " + " + effK + " - O" + n + ")";
-          std::string half =
-              "(" + total + " >= 0 ? " + total + " / 2 : -((-" + total + " + 1) / 2))";
-          os << "  const int64_t P" << n << " = "
-             << (autoPad == "SAME_UPPER" ? half : total + " - " + half) << ";\n";
-        } else {
-          os << "  const int64_t P" << n << " = " << (autoPad == "VALID" ? "0" : ints("pads", d, 0))
-             << ";\n";
-        }
-        continue;
-      }
-      if (same) {
-        std::string need = "((O" + n + " - 1) * S" + n + " + " + effK + " - I" + n + ")";
-        os << "  const int64_t T" << n << " = " << need << " > 0 ? " << need << " : 0, P" << n
-           << " = " << (autoPad == "SAME_UPPER" ? "T" + n + " / 2" : "T" + n + " - T" + n + " / 2")
-           << ", E" << n << " = T" << n << " - P" << n << ";\n";
+void Window::emitSetup(std::ostream &os) const {
+  const Value *x = op.operand(0), *y = op.result();
+  const std::string &autoPad = op.getString("auto_pad");
+  const std::vector<int64_t> &outShape =
+      transposed ? op.getInts("output_shape") : std::vector<int64_t>{};
+  bool same = autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER";
+  for (size_t d = 0; d < sp; ++d) {
+    std::string n = std::to_string(d);
+    os << "  const int64_t I" << n << " = " << c.dim(x, at + d) << ", O" << n << " = "
+       << c.dim(y, at + d) << ", K" << n << " = " << kernel(d) << ", S" << n << " = "
+       << ints("strides", d, 1) << ", D" << n << " = " << ints("dilations", d, 1) << ";\n";
+    std::string effK = "(D" + n + " * (K" + n + " - 1) + 1)";
+    if (transposed) {
+      // The full result is S * (I - 1) + output_padding + effK long.
+      if (!outShape.empty() || same) {
+        std::string total = "(S" + n + " * (I" + n + " - 1) + " + ints("output_padding", d, 0) +
+                            " + " + effK + " - O" + n + ")";
+        std::string half = "(" + total + " >= 0 ? " + total + " / 2 : -((-" + total + " + 1) / 2))";
+        os << "  const int64_t P" << n << " = "
+           << (autoPad == "SAME_UPPER" ? half : total + " - " + half) << ";\n";
       } else {
-        bool valid = autoPad == "VALID";
-        os << "  const int64_t P" << n << " = " << (valid ? "0" : ints("pads", d, 0)) << ", E" << n
-           << " = " << (valid ? "0" : ints("pads", sp + d, 0)) << ";\n";
+        os << "  const int64_t P" << n << " = " << (autoPad == "VALID" ? "0" : ints("pads", d, 0))
+           << ";\n";
       }
+      continue;
+    }
+    if (same) {
+      std::string need = "((O" + n + " - 1) * S" + n + " + " + effK + " - I" + n + ")";
+      os << "  const int64_t T" << n << " = " << need << " > 0 ? " << need << " : 0, P" << n
+         << " = " << (autoPad == "SAME_UPPER" ? "T" + n + " / 2" : "T" + n + " - T" + n + " / 2")
+         << ", E" << n << " = T" << n << " - P" << n << ";\n";
+    } else {
+      bool valid = autoPad == "VALID";
+      os << "  const int64_t P" << n << " = " << (valid ? "0" : ints("pads", d, 0)) << ", E" << n
+         << " = " << (valid ? "0" : ints("pads", sp + d, 0)) << ";\n";
     }
   }
+}
 
+std::string Window::offset(const std::string &base, const char *pos, const char *size) const {
+  std::string e = base;
+  for (size_t d = 0; d < sp; ++d)
+    e = "(" + e + ") * " + size + std::to_string(d) + " + " + pos + std::to_string(d);
+  return e;
+}
+
+namespace {
+
+// The pools' and ConvTranspose's per-element code.
+struct PoolWindow : Window {
   // The element at (row, j): o<d> per axis and nc (pools), nb and ch (NHWC
   // pools) or nb, m (ConvTranspose).
   void emitIndex(std::ostream &os) const {
-    if (last) {
+    if (at == 1) {
       os << "    const int64_t ch = j;\n    int64_t rem = row;\n";
       for (size_t d = sp; d-- > 0;)
         os << "    const int64_t o" << d << " = rem % O" << d << ";\n    rem /= O" << d << ";\n";
@@ -91,14 +98,6 @@ struct Window {
       os << "    const int64_t m = rem % M, nb = rem / M, g = m / MG;\n";
     else
       os << "    const int64_t nc = rem;\n";
-  }
-
-  // Row-major offset of spatial position i<0..sp-1> in a [.., I0, I1, ..] block.
-  std::string offset(const std::string &base, const char *pos, const char *size) const {
-    std::string e = base;
-    for (size_t d = 0; d < sp; ++d)
-      e = "(" + e + ") * " + size + std::to_string(d) + " + " + pos + std::to_string(d);
-    return e;
   }
 
   void emitPoolBody(std::ostream &os, const std::string &yAt) const {
@@ -129,8 +128,8 @@ struct Window {
          << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
       ind += "  ";
     }
-    std::string at = last ? "(" + offset("nb", "i", "I") + ") * CH + ch" : offset("nc", "i", "I");
-    std::string xv = c.load(t, "X[" + at + "]");
+    std::string xAt = at == 1 ? "(" + offset("nb", "i", "I") + ") * CH + ch" : offset("nc", "i", "I");
+    std::string xv = c.load(t, "X[" + xAt + "]");
     os << ind << "const " << T << " v = " << xv << ";\n" << ind;
     if (max)
       os << "acc = tc_max(acc, v);\n";
@@ -195,7 +194,7 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   if (transposed && (c.argIndex(w) == SIZE_MAX || (b && c.argIndex(b) == SIZE_MAX)))
     return c.reject("ConvTranspose whose weights or bias are not group arguments");
   bool last = !transposed && op.getInt("channels_last");
-  Window win{c, op, x->type.rank() - 2, transposed, last};
+  PoolWindow win{{c, op, x->type.rank() - 2, transposed, last ? size_t(1) : size_t(2)}};
   const char *S = c.st(t);
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os, body;

@@ -68,7 +68,12 @@ public:
     return {{"arch",
              "sm_90|sm_80,sm_90",
              "CUDA arches to compile cubin for (default sm_90); several make one fat artifact",
-             {}}};
+             {}},
+            {"conv-kernels",
+             "depthwise|grouped|cudnn",
+             "which grouped convs run a generated kernel (its epilogue fused) instead of cuDNN: "
+             "depthwise ones (default), every grouped one, or none",
+             {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}}};
   }
   std::vector<std::string> emitKinds() const override { return {"source", "ptx"}; }
   void configure(const TargetOptionValues &values, const std::string &emit) override {
@@ -76,7 +81,12 @@ public:
     std::vector<std::string> arches = parseCudaArchs(arch == values.end() ? "sm_90" : arch->second);
     if (emit == "ptx" && arches.size() != 1)
       fail("--emit=ptx writes the PTX of one arch; --arch names ", arches.size());
-    backend_ = std::make_unique<CudaCompileBackend>(arches);
+    ConvKernels convKernels = ConvKernels::Depthwise;
+    if (auto mode = values.find("conv-kernels"); mode != values.end())
+      for (size_t i = 0; i < std::size(kConvKernelsNames); ++i)
+        if (mode->second == kConvKernelsNames[i])
+          convKernels = ConvKernels(i);
+    backend_ = std::make_unique<CudaCompileBackend>(arches, convKernels);
   }
   CodegenResult compile(const Module &m, bool withBinary) const override {
     return generateCode(m, *backend_, withBinary);

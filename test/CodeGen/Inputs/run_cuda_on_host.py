@@ -27,8 +27,10 @@ def run(cmd):
 os.makedirs(work, exist_ok=True)
 m = os.path.join(work, "m.tcbc")
 run(f"tc-opt --passes='fuse{{singles=1,moves=1}}' {src} -o {m}")
-run(f"tc-codegen --target=cuda --emit=source {m} -o {work}/kernels.cu")
-run(f"tc-codegen --target=cuda {m} -o {work}/m.tcx")
+# TC_CODEGEN_FLAGS: tc-codegen flags of the run (--conv-kernels=grouped).
+flags = os.environ.get("TC_CODEGEN_FLAGS", "")
+run(f"tc-codegen --target=cuda {flags} --emit=source {m} -o {work}/kernels.cu")
+run(f"tc-codegen --target=cuda {flags} {m} -o {work}/m.tcx")
 # The module codegen prepared (the artifact's): its Fused ops pass the
 # constants a kernel reads as operands, as the runtime's launches do.
 open(f"{work}/prepared.tcbc", "wb").write(sections(f"{work}/m.tcx")["module"])
