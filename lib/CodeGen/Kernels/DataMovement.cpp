@@ -154,43 +154,91 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
     os << "    const int64_t o = " << cast << "row / " << cast << "(" << D << "), c = row - o * ("
        << D << ");\n";
   };
+  // Concat and Split move runs of `inner` elements that are contiguous in
+  // every tensor: with `inner` a multiple of V = 16 bytes / element and
+  // every pointer aligned, the kernel moves V-element vectors (one 16-byte
+  // access, the row division once per vector), else single elements.
+  // `emit(s, V)`: the move over pointers in<i><s>, out<k><s>, `inner<s>`
+  // and counts divided by V.
+  size_t bytes = dtypeSize(x->type.dtype);
+  unsigned vec = bytes && bytes < 16 ? unsigned(16 / bytes) : 1;
+  auto vectorized = [&](const std::function<void(const std::string &, const std::string &)> &emit) {
+    if (vec > 1) {
+      std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">";
+      os << "  if (inner % " << V << " == 0";
+      for (size_t i = 0; i < declared.size(); ++i)
+        if (declared[i])
+          os << " && tc_aligned(in" << i << ", 16)";
+      for (size_t k = 0; k < c.f.results.size(); ++k)
+        os << " && tc_aligned(out" << k << ", 16)";
+      os << ") {\n  const int64_t innerV = inner / " << V << ";\n";
+      for (size_t i = 0; i < declared.size(); ++i)
+        if (declared[i])
+          os << "  const " << vt << " *__restrict in" << i << "V = (const " << vt << " *)in" << i
+             << ";\n";
+      for (size_t k = 0; k < c.f.results.size(); ++k)
+        os << "  " << vt << " *__restrict out" << k << "V = (" << vt << " *)out" << k << ";\n";
+      emit("V", " / " + V);
+      os << "  return;\n  }\n";
+    }
+    emit("", "");
+  };
   if (op.is(OpKind::Concat)) {
     os << "  const int64_t inner = " << product(y, a + 1, r) << ", n = " << product(y, 0, r)
        << ";\n";
-    c.emitGridLoops(os, "0", true, [&](const std::string &index) {
-      split(index, c.dim(y, a));
-      os << "    int64_t at = c;\n";
-      for (size_t k = 0; k < inputs; ++k) {
-        std::string D = c.dim(op.operand(k), a), copy = "out0[i] = in" +
-                                                        std::to_string(c.argIndex(op.operand(k))) +
-                                                        "[(o * " + D + " + at) * inner + j];";
-        if (k + 1 == inputs)
-          os << "    " << copy << "\n";
-        else
-          os << "    if (at < " << D << ") { " << copy << " continue; }\n    at -= " << D << ";\n";
-      }
+    vectorized([&](const std::string &s, const std::string &per) {
+      os << "  {\n  const int64_t count = n" << per << ";\n";
+      c.emitGridLoops(
+          os, "0", true,
+          [&](const std::string &index) {
+            split(index, c.dim(y, a));
+            os << "    int64_t at = c;\n";
+            for (size_t k = 0; k < inputs; ++k) {
+              std::string D = c.dim(op.operand(k), a),
+                          copy = "out0" + s + "[i] = in" +
+                                 std::to_string(c.argIndex(op.operand(k))) + s + "[(o * " + D +
+                                 " + at) * inner" + s + " + j];";
+              if (k + 1 == inputs)
+                os << "    " << copy << "\n";
+              else
+                os << "    if (at < " << D << ") { " << copy << " continue; }\n    at -= " << D
+                   << ";\n";
+            }
+          },
+          "i", "count", "inner" + s);
+      os << "  }\n";
     });
   } else if (op.is(OpKind::Split)) {
     os << "  const int64_t inner = " << product(x, a + 1, rx) << ";\n";
     std::string offset = "0";
     for (const Value *part : op.results) {
       size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
-      if (k < c.f.results.size()) { // results nobody reads are not written
-        os << "  {\n  const int64_t n = " << product(part, 0, r) << ", off = " << offset << ";\n";
-        c.emitGridLoops(os, "0", true, [&](const std::string &index) {
-          split(index, c.dim(part, a));
-          os << "    out" << k << "[i] = " << X << "[(o * " << c.dim(x, a)
-             << " + off + c) * inner + j];\n";
-        });
+      if (k >= c.f.results.size() && !part->type.shape[a].isStatic())
+        return c.reject("a Split with an unread part of unknown size");
+      if (k >= c.f.results.size()) { // results nobody reads are not written
+        offset += " + " + std::to_string(part->type.shape[a].size);
+        continue;
+      }
+      os << "  const int64_t off" << k << " = " << offset << ";\n";
+      offset += " + " + c.dim(part, a);
+    }
+    vectorized([&](const std::string &s, const std::string &per) {
+      for (const Value *part : op.results) {
+        size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
+        if (k >= c.f.results.size())
+          continue;
+        os << "  {\n  const int64_t count = " << product(part, 0, r) << per << ";\n";
+        c.emitGridLoops(
+            os, "0", true,
+            [&](const std::string &index) {
+              split(index, c.dim(part, a));
+              os << "    out" << k << s << "[i] = " << X << s << "[(o * " << c.dim(x, a) << " + off"
+                 << k << " + c) * inner" << s << " + j];\n";
+            },
+            "i", "count", "inner" + s);
         os << "  }\n";
       }
-      if (k < c.f.results.size())
-        offset += " + " + c.dim(part, a);
-      else if (part->type.shape[a].isStatic())
-        offset += " + " + std::to_string(part->type.shape[a].size);
-      else
-        return c.reject("a Split with an unread part of unknown size");
-    }
+    });
   } else if (op.is(OpKind::Gather)) {
     const Value *ind = op.operand(1);
     std::optional<std::vector<int64_t>> fixed = constantInts(ind);
@@ -220,6 +268,8 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
   os << "}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = kPointwiseBlock;
+  if (op.is(OpKind::Concat) || op.is(OpKind::Split))
+    k.vec = vec; // the grid the vector path needs
   return k;
 }
 
