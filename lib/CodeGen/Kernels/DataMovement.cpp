@@ -154,63 +154,77 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
     os << "    const int64_t o = " << cast << "row / " << cast << "(" << D << "), c = row - o * ("
        << D << ");\n";
   };
-  // Concat and Split move runs of `inner` elements that are contiguous in
-  // every tensor: with `inner` a multiple of V = 16 bytes / element and
-  // every pointer aligned, the kernel moves V-element vectors (one 16-byte
-  // access, the row division once per vector), else single elements.
-  // `emit(s, V)`: the move over pointers in<i><s>, out<k><s>, `inner<s>`
-  // and counts divided by V.
+  // Per outer index, Concat and Split move one contiguous run of each part
+  // (its axis extent x inner elements: NHWC's channel Concat has inner 1).
+  // When every run and offset is a multiple of V = 16 bytes / element and
+  // every pointer is aligned, the kernel moves V-element vectors (one
+  // 16-byte access, one division per vector), else single elements.
   size_t bytes = dtypeSize(x->type.dtype);
   unsigned vec = bytes && bytes < 16 ? unsigned(16 / bytes) : 1;
-  auto vectorized = [&](const std::function<void(const std::string &, const std::string &)> &emit) {
-    if (vec > 1) {
-      std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">";
-      os << "  if (inner % " << V << " == 0";
-      for (size_t i = 0; i < declared.size(); ++i)
-        if (declared[i])
-          os << " && tc_aligned(in" << i << ", 16)";
-      for (size_t k = 0; k < c.f.results.size(); ++k)
-        os << " && tc_aligned(out" << k << ", 16)";
-      os << ") {\n  const int64_t innerV = inner / " << V << ";\n";
-      for (size_t i = 0; i < declared.size(); ++i)
-        if (declared[i])
-          os << "  const " << vt << " *__restrict in" << i << "V = (const " << vt << " *)in" << i
-             << ";\n";
-      for (size_t k = 0; k < c.f.results.size(); ++k)
-        os << "  " << vt << " *__restrict out" << k << "V = (" << vt << " *)out" << k << ";\n";
-      emit("V", " / " + V);
-      os << "  return;\n  }\n";
-    }
-    emit("", "");
+  std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">";
+  // The vector path's head: `runs` must be multiples of V; in<i>V, out<k>V.
+  auto openVector = [&](const std::vector<std::string> &runs) {
+    os << "  if (true";
+    for (const std::string &run : runs)
+      os << " && (" << run << ") % " << V << " == 0";
+    for (size_t i = 0; i < declared.size(); ++i)
+      if (declared[i])
+        os << " && tc_aligned(in" << i << ", 16)";
+    for (size_t k = 0; k < c.f.results.size(); ++k)
+      os << " && tc_aligned(out" << k << ", 16)";
+    os << ") {\n";
+    for (size_t i = 0; i < declared.size(); ++i)
+      if (declared[i])
+        os << "  const " << vt << " *__restrict in" << i << "V = (const " << vt << " *)in" << i
+           << ";\n";
+    for (size_t k = 0; k < c.f.results.size(); ++k)
+      os << "  " << vt << " *__restrict out" << k << "V = (" << vt << " *)out" << k << ";\n";
   };
+  auto runV = [&](const std::string &extent) { return "(" + extent + " * inner / " + V + ")"; };
   if (op.is(OpKind::Concat)) {
     os << "  const int64_t inner = " << product(y, a + 1, r) << ", n = " << product(y, 0, r)
        << ";\n";
-    vectorized([&](const std::string &s, const std::string &per) {
-      os << "  {\n  const int64_t count = n" << per << ";\n";
+    if (vec > 1) {
+      std::vector<std::string> runs;
+      for (size_t k = 0; k < inputs; ++k)
+        runs.push_back(c.dim(op.operand(k), a) + " * inner");
+      openVector(runs);
+      os << "  const int64_t rowV = " << runV(c.dim(y, a)) << ", count = n / " << V << ";\n";
       c.emitGridLoops(
           os, "0", true,
-          [&](const std::string &index) {
-            split(index, c.dim(y, a));
-            os << "    int64_t at = c;\n";
+          [&](const std::string &) {
+            os << "    int64_t at = j;\n";
             for (size_t k = 0; k < inputs; ++k) {
-              std::string D = c.dim(op.operand(k), a),
-                          copy = "out0" + s + "[i] = in" +
-                                 std::to_string(c.argIndex(op.operand(k))) + s + "[(o * " + D +
-                                 " + at) * inner" + s + " + j];";
+              std::string R = runV(c.dim(op.operand(k), a)),
+                          copy = "out0V[i] = in" + std::to_string(c.argIndex(op.operand(k))) +
+                                 "V[row * " + R + " + at];";
               if (k + 1 == inputs)
                 os << "    " << copy << "\n";
               else
-                os << "    if (at < " << D << ") { " << copy << " continue; }\n    at -= " << D
+                os << "    if (at < " << R << ") { " << copy << " continue; }\n    at -= " << R
                    << ";\n";
             }
           },
-          "i", "count", "inner" + s);
-      os << "  }\n";
+          "i", "count", "rowV");
+      os << "  return;\n  }\n";
+    }
+    c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+      split(index, c.dim(y, a));
+      os << "    int64_t at = c;\n";
+      for (size_t k = 0; k < inputs; ++k) {
+        std::string D = c.dim(op.operand(k), a), copy = "out0[i] = in" +
+                                                        std::to_string(c.argIndex(op.operand(k))) +
+                                                        "[(o * " + D + " + at) * inner + j];";
+        if (k + 1 == inputs)
+          os << "    " << copy << "\n";
+        else
+          os << "    if (at < " << D << ") { " << copy << " continue; }\n    at -= " << D << ";\n";
+      }
     });
   } else if (op.is(OpKind::Split)) {
     os << "  const int64_t inner = " << product(x, a + 1, rx) << ";\n";
     std::string offset = "0";
+    std::vector<std::string> runs{c.dim(x, a) + " * inner"};
     for (const Value *part : op.results) {
       size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
       if (k >= c.f.results.size() && !part->type.shape[a].isStatic())
@@ -220,25 +234,44 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
         continue;
       }
       os << "  const int64_t off" << k << " = " << offset << ";\n";
+      runs.push_back(c.dim(part, a) + " * inner");
+      runs.push_back("off" + std::to_string(k) + " * inner");
       offset += " + " + c.dim(part, a);
     }
-    vectorized([&](const std::string &s, const std::string &per) {
+    // One grid-stride loop per written part, over vectors or elements.
+    auto parts = [&](bool vectors) {
       for (const Value *part : op.results) {
         size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
         if (k >= c.f.results.size())
           continue;
-        os << "  {\n  const int64_t count = " << product(part, 0, r) << per << ";\n";
+        std::string K = std::to_string(k);
+        os << "  {\n  const int64_t n = " << product(part, 0, r) << (vectors ? " / " + V : "")
+           << ";\n";
+        if (vectors)
+          os << "  const int64_t runV = " << runV(c.dim(part, a))
+             << ", offV = off" + K + " * inner / " << V << ";\n";
         c.emitGridLoops(
             os, "0", true,
             [&](const std::string &index) {
+              if (vectors) {
+                os << "    out" << K << "V[i] = " << X << "V[row * rowXV + offV + j];\n";
+                return;
+              }
               split(index, c.dim(part, a));
-              os << "    out" << k << s << "[i] = " << X << s << "[(o * " << c.dim(x, a) << " + off"
-                 << k << " + c) * inner" << s << " + j];\n";
+              os << "    out" << K << "[i] = " << X << "[(o * " << c.dim(x, a) << " + off" << K
+                 << " + c) * inner + j];\n";
             },
-            "i", "count", "inner" + s);
+            "i", "n", vectors ? "runV" : "inner");
         os << "  }\n";
       }
-    });
+    };
+    if (vec > 1) {
+      openVector(runs);
+      os << "  const int64_t rowXV = " << runV(c.dim(x, a)) << ";\n";
+      parts(true);
+      os << "  return;\n  }\n";
+    }
+    parts(false);
   } else if (op.is(OpKind::Gather)) {
     const Value *ind = op.operand(1);
     std::optional<std::vector<int64_t>> fixed = constantInts(ind);

@@ -13,37 +13,55 @@ size_t tileSide(size_t bytes) { return bytes >= 4 ? 32 : 64; }
 
 // A Transpose whose last axis changes (NCHW <-> NHWC): read both ways one
 // element per thread would touch a cache line per thread on one side.
-// Each block moves side x side tiles of the two axes that swap innermost
-// (output axis q, which is the input's last, and the output's last)
-// through shared memory, so the global reads run along the input's last
-// axis and the writes along the output's. The other output axes (the
-// batch) and the tiles come from the tile index, divided once per tile.
-// The smem row is padded to an odd number of 4-byte words: a column walk
-// hits every bank once.
+// Output axes that stay adjacent and in order are merged first (NCHW ->
+// NHWC is [N,C,HW] -> [N,HW,C]). Each block moves side x side tiles of the
+// two axes that swap innermost (output axis q, which ends with the input's
+// last, and the output's last) through shared memory, so the global reads
+// run along the input's last axis and the writes along the output's. The
+// other axes (the batch) and the tiles come from the tile index, divided
+// once per tile. The smem row is padded to an odd number of 4-byte words:
+// a column walk hits every bank once.
 void emitTiledTranspose(const KernelContext &c, std::ostream &os, const Value *y,
                         const std::vector<int64_t> &perm, const char *T, size_t bytes) {
-  size_t r = perm.size(), q = 0, side = tileSide(bytes), pad = bytes >= 4 ? 1 : 4 / bytes;
-  while (perm[q] != int64_t(r - 1))
-    ++q;
+  size_t r = perm.size(), side = tileSide(bytes), pad = bytes >= 4 ? 1 : 4 / bytes;
+  // Merged output axes: their extent, and the strides of their innermost
+  // member in the input and the output.
+  struct Axis {
+    std::string extent, in, out;
+  };
+  std::vector<Axis> axes;
+  size_t q = 0;
+  for (size_t d = 0; d < r; ++d) {
+    if (d == 0 || perm[d] != perm[d - 1] + 1)
+      axes.push_back({c.dim(y, d), "", ""});
+    else
+      axes.back().extent += " * " + c.dim(y, d);
+    axes.back().in = "st[" + std::to_string(perm[d]) + "]";
+    axes.back().out = "ost[" + std::to_string(d) + "]";
+    if (perm[d] == int64_t(r - 1))
+      q = axes.size() - 1;
+  }
+  size_t last = axes.size() - 1;
   std::string S = std::to_string(side), R = std::to_string(kPointwiseBlock / side);
   c.emitRowMajorStrides(os, "ost", y);
-  os << "  const int64_t Q = " << c.dim(y, q) << ", L = " << c.dim(y, r - 1) << ", inL = st["
-     << perm[r - 1] << "], outQ = ost[" << q << "];\n"
+  os << "  const int64_t Q = " << axes[q].extent << ", L = " << axes[last].extent
+     << ", inL = " << axes[last].in << ", outQ = " << axes[q].out << ";\n"
      << "  const int64_t tilesQ = (Q + " << S << " - 1) / " << S << ", tilesL = (L + " << S
      << " - 1) / " << S << ", tiles = tilesQ * tilesL";
-  for (size_t d = 0; d + 1 < r; ++d)
+  for (size_t d = 0; d < last; ++d)
     if (d != q)
-      os << " * " << c.dim(y, d);
+      os << " * " << axes[d].extent;
   os << ";\n  __shared__ " << T << " tile[" << S << "][" << side + pad << "];\n"
      << "  const int tx = threadIdx.x % " << S << ", ty = threadIdx.x / " << S << ";\n"
      << "  for (int64_t t = blockIdx.x; t < tiles; t += gridDim.x) {\n"
      << "    int64_t rem = t / tilesL;\n"
      << "    const int64_t l0 = (t - rem * tilesL) * " << S << ", q0 = rem % tilesQ * " << S
      << ";\n    rem /= tilesQ;\n    int64_t inBase = 0, outBase = 0;\n";
-  for (size_t d = r - 1; d-- > 0;)
+  for (size_t d = last; d-- > 0;)
     if (d != q)
-      os << "    { const int64_t k = rem % " << c.dim(y, d) << "; rem /= " << c.dim(y, d)
-         << "; inBase += k * st[" << perm[d] << "]; outBase += k * ost[" << d << "]; }\n";
+      os << "    { const int64_t e = " << axes[d].extent
+         << ", k = rem % e; rem /= e; inBase += k * " << axes[d].in << "; outBase += k * "
+         << axes[d].out << "; }\n";
   // Reads: tile row = output last axis (l), column = q (the input's last).
   os << "    for (int k = ty; k < " << S << "; k += " << R << ")\n"
      << "      if (l0 + k < L && q0 + tx < Q)\n"
