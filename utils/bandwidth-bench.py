@@ -6,6 +6,13 @@ bytes each model must read and write, once, over its time).
 
     utils/bandwidth-bench.py [--bins main=/work/main/build/bin,new=build/bin]
                              [--iterations 50] [--work DIR]
+                             [--compile-only | --run-only [--tc-run PATH]]
+
+--compile-only writes WORK/<model>.<tag>.tcx with each tool directory's
+tc-opt and tc-codegen (the cubins are compiled here, no GPU needed);
+--run-only times those artifacts with one tc-run (default: the last tool
+directory's; the runtime reads each artifact's own launch table), so a
+machine with a GPU needs only WORK and one tc-run.
 
 Models (f16):
   transpose_nchw_nhwc  Transpose [32,256,56,56] perm 0,2,3,1
@@ -14,6 +21,7 @@ Models (f16):
   bn_relu_7x7          the same on [1024,512,7,7] (rows not a multiple of 8)
   concat_c             Concat of two [32,128,28,28] along C (26 MB: partly in L2)
   concat_c_b128        the same at batch 128
+  concat_nhwc          Concat of two [128,28,28,128] along the last axis (tc's CUDA layout)
   qkv_permute          Transpose [32,197,3,12,64] perm 2,0,3,1,4 (last axis kept)
 Prints one line per model and tool directory, then a table."""
 import argparse, json, os, subprocess, sys, tempfile
@@ -24,6 +32,9 @@ ap.add_argument("--bins", default="main=/work/main/build/bin,new=" +
                 os.path.join(here, "..", "build", "bin"))
 ap.add_argument("--iterations", type=int, default=50)
 ap.add_argument("--work", default=None)
+ap.add_argument("--compile-only", action="store_true")
+ap.add_argument("--run-only", action="store_true")
+ap.add_argument("--tc-run", default=None)
 args = ap.parse_args()
 bins = [b.split("=", 1) for b in args.bins.split(",")]
 work = args.work or tempfile.mkdtemp(prefix="tc-bandwidth-")
@@ -68,6 +79,7 @@ models = {
     "bn_relu_7x7": bn_relu([1024, 512, 7, 7]),
     "concat_c": concat([32, 128, 28, 28], [32, 128, 28, 28], 1),
     "concat_c_b128": concat([128, 128, 28, 28], [128, 128, 28, 28], 1),
+    "concat_nhwc": concat([128, 28, 28, 128], [128, 28, 28, 128], 3),
     "qkv_permute": transpose([32, 197, 3, 12, 64], [2, 0, 3, 1, 4]),
 }
 
@@ -80,13 +92,17 @@ for name, (ins, y, body, nbytes) in models.items():
     for tag, b in bins:
         tool = lambda t: os.path.join(b, t)
         base = os.path.join(work, "%s.%s" % (name, tag))
+        tc_run = args.tc_run or os.path.join(bins[-1][1], "tc-run")
         try:
-            subprocess.run([tool("tc-opt"), "-O2", "--target=cuda", src, "-o", base + ".tcbc"],
-                           check=True)
-            subprocess.run([tool("tc-codegen"), "--target=cuda", base + ".tcbc", "-o",
-                            base + ".tcx"], check=True)
-            out = subprocess.run([tool("tc-run"), base + ".tcx", "--random-inputs",
-                                  "--iterations", str(args.iterations), "--report=json"],
+            if not args.run_only:
+                subprocess.run([tool("tc-opt"), "-O2", "--target=cuda", src, "-o",
+                                base + ".tcbc"], check=True)
+                subprocess.run([tool("tc-codegen"), "--target=cuda", base + ".tcbc", "-o",
+                                base + ".tcx"], check=True)
+            if args.compile_only:
+                continue
+            out = subprocess.run([tc_run, base + ".tcx", "--random-inputs", "--iterations",
+                                  str(args.iterations), "--report=json"],
                                  check=True, capture_output=True, text=True).stdout
             ms = json.loads(out)["device_ms"]["median"]
         except (subprocess.CalledProcessError, KeyError, ValueError) as e:
@@ -97,6 +113,9 @@ for name, (ins, y, body, nbytes) in models.items():
         print("%-20s %-6s %s ms  %.0f GB/s" % (name, tag, "%.4f" % ms if ms else "-", gbs),
               flush=True)
 
+if args.compile_only:
+    print("artifacts in " + work)
+    sys.exit(0)
 print("\n| model | MB moved | " + " | ".join("%s ms | %s GB/s" % (t, t) for t, _ in bins) + " |")
 print("|---|---|" + "---|---|" * len(bins))
 for name, (_, _, _, nbytes) in models.items():
