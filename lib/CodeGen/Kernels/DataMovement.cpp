@@ -181,9 +181,60 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
     os << "    const int64_t o = " << cast << "row / " << cast << "(" << D << "), c = row - o * ("
        << D << ");\n";
   };
+  // Per outer index, Concat and Split move one contiguous run of each part
+  // (its axis extent x inner elements: NHWC's channel Concat has inner 1).
+  // When every run and offset is a multiple of V = 16 bytes / element and
+  // every pointer is aligned, the kernel moves V-element vectors (one
+  // 16-byte access, one division per vector), else single elements.
+  size_t bytes = dtypeSize(x->type.dtype);
+  unsigned vec = bytes && bytes < 16 ? unsigned(16 / bytes) : 1;
+  std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">";
+  // The vector path's head: `runs` must be multiples of V; in<i>V, out<k>V.
+  auto openVector = [&](const std::vector<std::string> &runs) {
+    os << "  if (true";
+    for (const std::string &run : runs)
+      os << " && (" << run << ") % " << V << " == 0";
+    for (size_t i = 0; i < declared.size(); ++i)
+      if (declared[i])
+        os << " && tc_aligned(in" << i << ", 16)";
+    for (size_t k = 0; k < c.f.results.size(); ++k)
+      os << " && tc_aligned(out" << k << ", 16)";
+    os << ") {\n";
+    for (size_t i = 0; i < declared.size(); ++i)
+      if (declared[i])
+        os << "  const " << vt << " *__restrict in" << i << "V = (const " << vt << " *)in" << i
+           << ";\n";
+    for (size_t k = 0; k < c.f.results.size(); ++k)
+      os << "  " << vt << " *__restrict out" << k << "V = (" << vt << " *)out" << k << ";\n";
+  };
+  auto runV = [&](const std::string &extent) { return "(" + extent + " * inner / " + V + ")"; };
   if (op.is(OpKind::Concat)) {
     os << "  const int64_t inner = " << product(y, a + 1, r) << ", n = " << product(y, 0, r)
        << ";\n";
+    if (vec > 1) {
+      std::vector<std::string> runs;
+      for (size_t k = 0; k < inputs; ++k)
+        runs.push_back(c.dim(op.operand(k), a) + " * inner");
+      openVector(runs);
+      os << "  const int64_t rowV = " << runV(c.dim(y, a)) << ", count = n / " << V << ";\n";
+      c.emitGridLoops(
+          os, "0", true,
+          [&](const std::string &) {
+            os << "    int64_t at = j;\n";
+            for (size_t k = 0; k < inputs; ++k) {
+              std::string R = runV(c.dim(op.operand(k), a)),
+                          copy = "out0V[i] = in" + std::to_string(c.argIndex(op.operand(k))) +
+                                 "V[row * " + R + " + at];";
+              if (k + 1 == inputs)
+                os << "    " << copy << "\n";
+              else
+                os << "    if (at < " << R << ") { " << copy << " continue; }\n    at -= " << R
+                   << ";\n";
+            }
+          },
+          "i", "count", "rowV");
+      os << "  return;\n  }\n";
+    }
     c.emitGridLoops(os, "0", true, [&](const std::string &index) {
       split(index, c.dim(y, a));
       os << "    int64_t at = c;\n";
@@ -200,24 +251,54 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
   } else if (op.is(OpKind::Split)) {
     os << "  const int64_t inner = " << product(x, a + 1, rx) << ";\n";
     std::string offset = "0";
+    std::vector<std::string> runs{c.dim(x, a) + " * inner"};
     for (const Value *part : op.results) {
       size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
-      if (k < c.f.results.size()) { // results nobody reads are not written
-        os << "  {\n  const int64_t n = " << product(part, 0, r) << ", off = " << offset << ";\n";
-        c.emitGridLoops(os, "0", true, [&](const std::string &index) {
-          split(index, c.dim(part, a));
-          os << "    out" << k << "[i] = " << X << "[(o * " << c.dim(x, a)
-             << " + off + c) * inner + j];\n";
-        });
+      if (k >= c.f.results.size() && !part->type.shape[a].isStatic())
+        return c.reject("a Split with an unread part of unknown size");
+      if (k >= c.f.results.size()) { // results nobody reads are not written
+        offset += " + " + std::to_string(part->type.shape[a].size);
+        continue;
+      }
+      os << "  const int64_t off" << k << " = " << offset << ";\n";
+      runs.push_back(c.dim(part, a) + " * inner");
+      runs.push_back("off" + std::to_string(k) + " * inner");
+      offset += " + " + c.dim(part, a);
+    }
+    // One grid-stride loop per written part, over vectors or elements.
+    auto parts = [&](bool vectors) {
+      for (const Value *part : op.results) {
+        size_t k = std::find(c.f.results.begin(), c.f.results.end(), part) - c.f.results.begin();
+        if (k >= c.f.results.size())
+          continue;
+        std::string K = std::to_string(k);
+        os << "  {\n  const int64_t n = " << product(part, 0, r) << (vectors ? " / " + V : "")
+           << ";\n";
+        if (vectors)
+          os << "  const int64_t runV = " << runV(c.dim(part, a))
+             << ", offV = off" + K + " * inner / " << V << ";\n";
+        c.emitGridLoops(
+            os, "0", true,
+            [&](const std::string &index) {
+              if (vectors) {
+                os << "    out" << K << "V[i] = " << X << "V[row * rowXV + offV + j];\n";
+                return;
+              }
+              split(index, c.dim(part, a));
+              os << "    out" << K << "[i] = " << X << "[(o * " << c.dim(x, a) << " + off" << K
+                 << " + c) * inner + j];\n";
+            },
+            "i", "n", vectors ? "runV" : "inner");
         os << "  }\n";
       }
-      if (k < c.f.results.size())
-        offset += " + " + c.dim(part, a);
-      else if (part->type.shape[a].isStatic())
-        offset += " + " + std::to_string(part->type.shape[a].size);
-      else
-        return c.reject("a Split with an unread part of unknown size");
+    };
+    if (vec > 1) {
+      openVector(runs);
+      os << "  const int64_t rowXV = " << runV(c.dim(x, a)) << ";\n";
+      parts(true);
+      os << "  return;\n  }\n";
     }
+    parts(false);
   } else if (op.is(OpKind::Gather)) {
     const Value *ind = op.operand(1);
     std::optional<std::vector<int64_t>> fixed = constantInts(ind);
@@ -247,6 +328,8 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
   os << "}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = c.cuda() ? kPointwiseBlock : 0;
+  if (c.cuda() && (op.is(OpKind::Concat) || op.is(OpKind::Split)))
+    k.vec = vec; // the grid the vector path needs
   return k;
 }
 

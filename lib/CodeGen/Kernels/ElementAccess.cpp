@@ -22,20 +22,51 @@ ElementAccess::Access ElementAccess::access(size_t arg) const {
   return Access::Broadcast;
 }
 
-bool ElementAccess::trailing(size_t arg) const {
-  if (access(arg) != Access::Broadcast)
-    return false;
-  const Shape &s = c_.f.args[arg]->type.shape, &domain = c_.domain;
-  size_t lead = 0;
-  while (lead < s.size() && s[lead].isStatic() && s[lead].size == 1)
-    ++lead;
-  size_t k = s.size() - lead;
-  if (k == 0 || k > domain.size())
-    return false;
-  for (size_t d = 0; d < k; ++d) // '?' == '?' proves nothing
-    if (s[lead + d].isUnknown() || !(s[lead + d] == domain[domain.size() - k + d]))
+ElementAccess::Along ElementAccess::along(size_t arg, size_t d) const {
+  const Shape &s = c_.f.args[arg]->type.shape;
+  const Dim &D = c_.domain[d];
+  if (D.isStatic() && D.size == 1)
+    return Along::Either;
+  if (d + s.size() < c_.rank)
+    return Along::Constant;
+  const Dim &a = s[d + s.size() - c_.rank];
+  if (a.isStatic() && a.size == 1)
+    return Along::Constant;
+  return !a.isUnknown() && a == D ? Along::Whole : Along::Unknown; // '?' == '?' proves nothing
+}
+
+bool ElementAccess::uniform(size_t arg, size_t from) const {
+  bool whole = false, constant = false;
+  for (size_t d = from; d < c_.rank; ++d) {
+    Along a = along(arg, d);
+    if (a == Along::Unknown)
       return false;
-  return true;
+    whole |= a == Along::Whole;
+    constant |= a == Along::Constant;
+  }
+  return !(whole && constant);
+}
+
+size_t ElementAccess::vectorBlock() const {
+  auto all = [&](size_t from) {
+    for (size_t i = 0; i < c_.f.args.size(); ++i)
+      if (elementwise(i) && access(i) == Access::Broadcast && !uniform(i, from))
+        return false;
+    return true;
+  };
+  if (c_.rank == 0 || !all(c_.rank - 1))
+    return c_.rank;
+  size_t from = c_.rank - 1;
+  while (from > 0 && all(from - 1))
+    --from;
+  return from;
+}
+
+bool ElementAccess::whole(size_t arg, size_t from) const {
+  for (size_t d = from; d < c_.rank; ++d)
+    if (along(arg, d) == Along::Whole)
+      return true;
+  return false;
 }
 
 bool ElementAccess::readsBroadcast() const {
@@ -43,14 +74,6 @@ bool ElementAccess::readsBroadcast() const {
     if (elementwise(i) && access(i) == Access::Broadcast)
       return true;
   return false;
-}
-
-std::string ElementAccess::sizeOf(size_t arg) const {
-  const Value *v = c_.f.args[arg];
-  std::string e = "(int64_t)1";
-  for (size_t d = 0; d < v->type.rank(); ++d)
-    e += " * " + c_.dim(v, d);
-  return e;
 }
 
 void ElementAccess::emitStrides(std::ostream &os) const {
@@ -76,16 +99,17 @@ void ElementAccess::emitStrides(std::ostream &os) const {
   }
 }
 
-void ElementAccess::emitRowBases(std::ostream &os, const std::string &index) const {
+void ElementAccess::emitRowBases(std::ostream &os, const std::string &index, size_t axes) const {
   const Function &f = c_.f;
   size_t rank = c_.rank, r0 = c_.dimAt.at(f.results[0]);
+  axes = std::min(axes, rank ? rank - 1 : 0);
   std::string cast = index == "int64_t" ? "" : "(" + index + ")";
   for (size_t i = 0; i < f.args.size(); ++i)
     if (access(i) == Access::Broadcast)
       os << "    int64_t base" << i << " = 0;\n";
-  if (rank >= 2) {
+  if (axes >= 1) {
     os << "    { " << index << " rem = row;\n";
-    for (size_t d = rank - 1; d-- > 0;) {
+    for (size_t d = axes; d-- > 0;) {
       os << "      { const " << index << " c = rem % " << cast << "dims[" << r0 + d
          << "]; rem /= " << cast << "dims[" << r0 + d << "];";
       for (size_t i = 0; i < f.args.size(); ++i)

@@ -128,19 +128,23 @@ std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock) const
 }
 
 void KernelContext::emitGridLoops(std::ostream &os, const std::string &begin, bool divides,
-                                  const std::function<void(const std::string &index)> &body) const {
+                                  const std::function<void(const std::string &index)> &body,
+                                  const std::string &var, const std::string &count,
+                                  const std::string &per) const {
   auto loop = [&](const std::string &index) {
-    os << "  for (int64_t i = " << begin << " + tid; i < n; i += stride) {\n";
+    os << "  for (int64_t " << var << " = " << begin << " + tid; " << var << " < " << count << "; "
+       << var << " += stride) {\n";
     if (divides) {
       std::string cast = index == "int64_t" ? "" : "(" + index + ")";
-      os << "    const int64_t row = " << cast << "i / " << cast << "inner, j = i - row * inner;\n";
+      os << "    const int64_t row = " << cast << var << " / " << cast << per << ", j = " << var
+         << " - row * " << per << ";\n";
     }
     body(index);
     os << "  }\n";
   };
   if (!divides)
     return loop("int64_t");
-  os << "  if (n <= 0x7fffffff) {\n";
+  os << "  if (" << count << " <= 0x7fffffff) {\n";
   loop("unsigned");
   os << "  } else {\n";
   loop("int64_t");

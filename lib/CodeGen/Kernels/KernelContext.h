@@ -76,8 +76,12 @@ struct KernelContext {
   // CUDA: the grid-stride loop over elements [begin, n) of the domain. With
   // `divides` the element's row and j are needed: the loop is emitted twice,
   // dividing in 32 bits where n allows (a 64-bit division is far slower).
+  // `var`, `count`, `per`: the loop's index, its end and the row length
+  // (a vector loop walks vectors).
   void emitGridLoops(std::ostream &os, const std::string &begin, bool divides,
-                     const std::function<void(const std::string &index)> &body) const;
+                     const std::function<void(const std::string &index)> &body,
+                     const std::string &var = "i", const std::string &count = "n",
+                     const std::string &per = "inner") const;
 };
 
 // The value of a one-element f32/f64 constant.

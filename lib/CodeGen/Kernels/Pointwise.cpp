@@ -42,85 +42,104 @@ std::optional<EmittedKernel> emitCpuRows(const KernelContext &c, const ElementAc
 
 namespace {
 
-// One thread per element, grid-stride. Without broadcast operands, a
-// 16-byte vectorized path (every contiguous tensor read and written
-// `vec` elements at a time) runs while all pointers are aligned, the
-// scalar loop takes the tail. Broadcast operands need the element's row:
-// its division runs in 32 bits when n allows.
+// One thread per element, grid-stride, after a 16-byte vectorized path:
+// `vec` consecutive elements of the domain's trailing block (ElementAccess::
+// vectorBlock, e.g. H x W of a BatchNorm's per-channel operands on NCHW)
+// per thread, while every pointer is aligned and the block a multiple of
+// `vec`. Contiguous arguments, and broadcast ones whole over the block,
+// are read a vector at a time; broadcast ones constant over it one element
+// per vector (its row bases are computed once per vector, not per
+// element). The scalar loop takes the tail, or everything; broadcast
+// operands need the element's row: its division runs in 32 bits when n
+// allows.
 std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const ElementAccess &ea,
                                                const Expressions &ex, const std::string &body) {
   std::ostringstream os;
   std::string symbol = c.emitStart(os, kPointwiseBlock);
   bool anyBroadcast = ea.readsBroadcast();
-  // Read a vector at a time: contiguous arguments, and trailing broadcasts
-  // (a bias) at i % size; any other broadcast leaves only the scalar loop.
+  size_t from = ea.vectorBlock();
   auto vectorRead = [&](size_t i) {
-    return ea.elementwise(i) &&
-           (ea.access(i) == ElementAccess::Access::Contiguous || ea.trailing(i));
+    ElementAccess::Access a = ea.access(i);
+    return ea.elementwise(i) && (a == ElementAccess::Access::Contiguous ||
+                                 (a == ElementAccess::Access::Broadcast && ea.whole(i, from)));
   };
-  bool vectorizable = true;
-  for (size_t i = 0; i < c.f.args.size(); ++i)
-    vectorizable &=
-        !(ea.elementwise(i) && ea.access(i) == ElementAccess::Access::Broadcast && !ea.trailing(i));
   size_t widest = 1;
   for (size_t i = 0; i < c.f.args.size(); ++i)
     if (vectorRead(i))
       widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
   for (const Value *r : c.f.results)
     widest = std::max(widest, dtypeSize(r->type.dtype));
-  unsigned vec = vectorizable ? unsigned(16 / widest) : 1;
+  unsigned vec = !anyBroadcast || from < c.rank ? unsigned(16 / widest) : 1;
   if (anyBroadcast)
     ea.emitStrides(os);
   os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << kGridHead;
   std::string vecEnd = "0";
   if (vec > 1) {
+    std::string V = std::to_string(vec);
     // The type of `vec` elements of type t moved as one access.
-    auto vt = [&](DType t) {
-      return "tc_vec<" + std::string(c.st(t)) + ", " + std::to_string(vec) + ">";
-    };
+    auto vt = [&](DType t) { return "tc_vec<" + std::string(c.st(t)) + ", " + V + ">"; };
     std::string aligned;
     auto check = [&](const std::string &ptr, DType t) {
       aligned +=
           (aligned.empty() ? "" : " && ") + ("tc_aligned(" + ptr + ", sizeof(" + vt(t) + "))");
     };
     for (size_t i = 0; i < c.f.args.size(); ++i)
-      if (vectorRead(i)) {
+      if (vectorRead(i))
         check("in" + std::to_string(i), c.f.args[i]->type.dtype);
-        if (ea.trailing(i)) {
-          os << "  const int64_t size" << i << " = " << ea.sizeOf(i) << ";\n";
-          aligned += " && size" + std::to_string(i) + " % " + std::to_string(vec) + " == 0";
-        }
-      }
     for (size_t i = 0; i < c.f.results.size(); ++i)
       check("out" + std::to_string(i), c.f.results[i]->type.dtype);
-    os << "  const int64_t nv = " << aligned << " ? n / " << vec << " : 0;\n";
-    os << "  for (int64_t v = tid; v < nv; v += stride) {\n"
-       << "    const int64_t i = v * " << vec << ";\n";
-    for (size_t i = 0; i < c.f.args.size(); ++i)
-      if (vectorRead(i))
-        os << "    const " << vt(c.f.args[i]->type.dtype) << " v" << i << " = *(const "
-           << vt(c.f.args[i]->type.dtype) << " *)(in" << i << " + i"
-           << (ea.trailing(i) ? " % size" + std::to_string(i) : std::string()) << ");\n";
-    for (size_t i = 0; i < c.f.results.size(); ++i)
-      os << "    " << vt(c.f.results[i]->type.dtype) << " w" << i << ";\n";
-    os << "#pragma unroll\n    for (int k = 0; k < " << vec << "; ++k) {\n";
-    for (size_t i = 0; i < c.f.args.size(); ++i)
-      if (ea.elementwise(i)) {
-        DType t = c.f.args[i]->type.dtype;
-        std::string ref =
-            vectorRead(i) ? "v" + std::to_string(i) + ".v[k]" : "in" + std::to_string(i) + "[0]";
-        os << "      const " << c.ct(t) << " a" << i << " = " << c.load(t, ref) << ";\n";
-      }
-    os << body;
-    for (size_t i = 0; i < c.f.results.size(); ++i)
-      os << "      w" << i
-         << ".v[k] = " << c.store(c.f.results[i]->type.dtype, ex.name(c.f.results[i])) << ";\n";
-    os << "    }\n";
-    for (size_t i = 0; i < c.f.results.size(); ++i)
-      os << "    *(" << vt(c.f.results[i]->type.dtype) << " *)(out" << i << " + i) = w" << i
-         << ";\n";
-    os << "  }\n";
-    vecEnd = "nv * " + std::to_string(vec);
+    if (anyBroadcast) { // vectors must not cross the block
+      os << "  const int64_t vin = (int64_t)1";
+      for (size_t d = from; d < c.rank; ++d)
+        os << " * " << c.dim(c.f.results[0], d);
+      os << ", vinV = vin / " << V << ";\n";
+      aligned += " && vin % " + V + " == 0";
+    }
+    os << "  const int64_t nv = " << aligned << " ? n / " << V << " : 0;\n";
+    c.emitGridLoops(
+        os, "0", anyBroadcast,
+        [&](const std::string &index) {
+          os << "    const int64_t i = v * " << V << ";\n";
+          if (anyBroadcast)
+            ea.emitRowBases(os, index, from);
+          for (size_t i = 0; i < c.f.args.size(); ++i) {
+            if (!ea.elementwise(i))
+              continue;
+            DType t = c.f.args[i]->type.dtype;
+            std::string in = "in" + std::to_string(i), base = "base" + std::to_string(i);
+            if (vectorRead(i))
+              os << "    const " << vt(t) << " v" << i << " = *(const " << vt(t) << " *)(" << in
+                 << " + "
+                 << (ea.access(i) == ElementAccess::Access::Contiguous ? "i" : base + " + j * " + V)
+                 << ");\n";
+            else // one element for the whole vector
+              os << "    const " << c.ct(t) << " a" << i << " = "
+                 << c.load(t, in + "[" +
+                                  (ea.access(i) == ElementAccess::Access::Scalar ? "0" : base) +
+                                  "]")
+                 << ";\n";
+          }
+          for (size_t i = 0; i < c.f.results.size(); ++i)
+            os << "    " << vt(c.f.results[i]->type.dtype) << " w" << i << ";\n";
+          os << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) {\n";
+          for (size_t i = 0; i < c.f.args.size(); ++i)
+            if (vectorRead(i)) {
+              DType t = c.f.args[i]->type.dtype;
+              os << "      const " << c.ct(t) << " a" << i << " = "
+                 << c.load(t, "v" + std::to_string(i) + ".v[k]") << ";\n";
+            }
+          os << body;
+          for (size_t i = 0; i < c.f.results.size(); ++i)
+            os << "      w" << i
+               << ".v[k] = " << c.store(c.f.results[i]->type.dtype, ex.name(c.f.results[i]))
+               << ";\n";
+          os << "    }\n";
+          for (size_t i = 0; i < c.f.results.size(); ++i)
+            os << "    *(" << vt(c.f.results[i]->type.dtype) << " *)(out" << i << " + i) = w" << i
+               << ";\n";
+        },
+        "v", "nv", "vinV");
+    vecEnd = "nv * " + V;
   }
   // The scalar loop: its body once per index type when rows are divided.
   std::ostringstream scalar;

@@ -1,0 +1,127 @@
+#!/usr/bin/env python3
+"""The memory-bound kernel microbenchmark: one-op models of the kernels that
+bound CNNs and transformers by memory bandwidth, compiled for CUDA with each
+given tool directory and timed with tc-run (device_ms median), in GB/s (the
+bytes each model must read and write, once, over its time).
+
+    utils/bandwidth-bench.py [--bins main=/work/main/build/bin,new=build/bin]
+                             [--iterations 50] [--work DIR]
+                             [--compile-only | --run-only [--tc-run PATH]]
+
+--compile-only writes WORK/<model>.<tag>.tcx with each tool directory's
+tc-opt and tc-codegen (the cubins are compiled here, no GPU needed);
+--run-only times those artifacts with one tc-run (default: the last tool
+directory's; the runtime reads each artifact's own launch table), so a
+machine with a GPU needs only WORK and one tc-run.
+
+Models (f16):
+  transpose_nchw_nhwc  Transpose [32,256,56,56] perm 0,2,3,1
+  transpose_nhwc_nchw  Transpose [32,56,56,256] perm 0,3,1,2
+  bn_relu              Mul + Add (per-channel [1,256,1,1]) + Relu, [32,256,56,56]
+  bn_relu_7x7          the same on [1024,512,7,7] (rows not a multiple of 8)
+  concat_c             Concat of two [32,128,28,28] along C (26 MB: partly in L2)
+  concat_c_b128        the same at batch 128
+  concat_nhwc          Concat of two [128,28,28,128] along the last axis (tc's CUDA layout)
+  qkv_permute          Transpose [32,197,3,12,64] perm 2,0,3,1,4 (last axis kept)
+Prints one line per model and tool directory, then a table."""
+import argparse, json, os, subprocess, sys, tempfile
+
+ap = argparse.ArgumentParser()
+here = os.path.dirname(os.path.abspath(__file__))
+ap.add_argument("--bins", default="main=/work/main/build/bin,new=" +
+                os.path.join(here, "..", "build", "bin"))
+ap.add_argument("--iterations", type=int, default=50)
+ap.add_argument("--work", default=None)
+ap.add_argument("--compile-only", action="store_true")
+ap.add_argument("--run-only", action="store_true")
+ap.add_argument("--tc-run", default=None)
+args = ap.parse_args()
+bins = [b.split("=", 1) for b in args.bins.split(",")]
+work = args.work or tempfile.mkdtemp(prefix="tc-bandwidth-")
+os.makedirs(work, exist_ok=True)
+
+
+def shape(dims):
+    return "f16[%s]" % ",".join(map(str, dims))
+
+
+def n(dims):
+    k = 1
+    for d in dims:
+        k *= d
+    return k
+
+
+def transpose(x, perm):
+    y = [x[p] for p in perm]
+    body = "    %%y = Transpose(%%x) {perm = [%s]} : %s\n" % (", ".join(map(str, perm)), shape(y))
+    return [("x", x)], y, body, 2 * 2 * n(x)
+
+
+def bn_relu(x):
+    c = [1, x[1], 1, 1]
+    body = ("    %%m = Mul(%%x, %%s) : %s\n    %%a = Add(%%m, %%b) : %s\n"
+            "    %%y = Relu(%%a) : %s\n" % (shape(x), shape(x), shape(x)))
+    return [("x", x), ("s", c), ("b", c)], x, body, 2 * 2 * n(x) + 2 * 2 * n(c)
+
+
+def concat(a, b, axis):
+    y = list(a)
+    y[axis] += b[axis]
+    body = "    %%y = Concat(%%x, %%z) {axis = %d} : %s\n" % (axis, shape(y))
+    return [("x", a), ("z", b)], y, body, 2 * 2 * n(y)
+
+
+models = {
+    "transpose_nchw_nhwc": transpose([32, 256, 56, 56], [0, 2, 3, 1]),
+    "transpose_nhwc_nchw": transpose([32, 56, 56, 256], [0, 3, 1, 2]),
+    "bn_relu": bn_relu([32, 256, 56, 56]),
+    "bn_relu_7x7": bn_relu([1024, 512, 7, 7]),
+    "concat_c": concat([32, 128, 28, 28], [32, 128, 28, 28], 1),
+    "concat_c_b128": concat([128, 128, 28, 28], [128, 128, 28, 28], 1),
+    "concat_nhwc": concat([128, 28, 28, 128], [128, 28, 28, 128], 3),
+    "qkv_permute": transpose([32, 197, 3, 12, 64], [2, 0, 3, 1, 4]),
+}
+
+results = {}
+for name, (ins, y, body, nbytes) in models.items():
+    src = os.path.join(work, name + ".tcir")
+    with open(src, "w") as f:
+        f.write("module @m {\n  func @main(%s) -> (%s) {\n%s    return %%y\n  }\n}\n" %
+                (", ".join("%%%s: %s" % (v, shape(d)) for v, d in ins), shape(y), body))
+    for tag, b in bins:
+        tool = lambda t: os.path.join(b, t)
+        base = os.path.join(work, "%s.%s" % (name, tag))
+        tc_run = args.tc_run or os.path.join(bins[-1][1], "tc-run")
+        try:
+            if not args.run_only:
+                subprocess.run([tool("tc-opt"), "-O2", "--target=cuda", src, "-o",
+                                base + ".tcbc"], check=True)
+                subprocess.run([tool("tc-codegen"), "--target=cuda", base + ".tcbc", "-o",
+                                base + ".tcx"], check=True)
+            if args.compile_only:
+                continue
+            out = subprocess.run([tc_run, base + ".tcx", "--random-inputs", "--iterations",
+                                  str(args.iterations), "--report=json"],
+                                 check=True, capture_output=True, text=True).stdout
+            ms = json.loads(out)["device_ms"]["median"]
+        except (subprocess.CalledProcessError, KeyError, ValueError) as e:
+            print("%s %s: failed (%s)" % (name, tag, e), file=sys.stderr)
+            ms = None
+        results[(name, tag)] = ms
+        gbs = nbytes / (ms * 1e-3) / 1e9 if ms else 0
+        print("%-20s %-6s %s ms  %.0f GB/s" % (name, tag, "%.4f" % ms if ms else "-", gbs),
+              flush=True)
+
+if args.compile_only:
+    print("artifacts in " + work)
+    sys.exit(0)
+print("\n| model | MB moved | " + " | ".join("%s ms | %s GB/s" % (t, t) for t, _ in bins) + " |")
+print("|---|---|" + "---|---|" * len(bins))
+for name, (_, _, _, nbytes) in models.items():
+    row = "| %s | %.1f |" % (name, nbytes / 1e6)
+    for tag, _ in bins:
+        ms = results[(name, tag)]
+        row += " %s | %s |" % ("%.4f" % ms if ms else "-",
+                               "%.0f" % (nbytes / (ms * 1e-3) / 1e9) if ms else "-")
+    print(row)
