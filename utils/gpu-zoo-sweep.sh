@@ -93,4 +93,6 @@ while (($(date +%s) < deadline)) && alive; do sleep 5; done
 for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 sleep 2
 for f in "$W"/gpu*.log; do echo "--- $f"; tail -15 "$f"; done
-tar -cJf "$OUT/sweep-$name.tar.xz" -C "$W" . && ls -la "$OUT"
+# Databases, logs and profiles only: the work folder (artifacts, reference
+# data) would take minutes to pack and pass the device tool's size limit.
+(cd "$W" && tar -cJf "$OUT/sweep-$name.tar.xz" plan.txt gpu*.db gpu*.log $(ls prof-* 2>/dev/null)) && ls -la "$OUT"

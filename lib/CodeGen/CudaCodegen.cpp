@@ -1,6 +1,7 @@
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/CodeGen/LibraryCall.h"
+#include <algorithm>
 #include <chrono>
 #include <exception>
 #include <map>
@@ -22,18 +23,49 @@ std::string anonymous(const EmittedKernel &k) {
 
 } // namespace
 
+namespace {
+
+// Where cuDNN measured faster than the generated kernel (H100, fp16 NHWC,
+// batch 32, utils/dwconv-bench.py; docs/cuda-bench.md): 5x5 windows (1.4-1.9x)
+// and strided 3x3 (1.1x). The kernel wins 2.6-9x at 7x7 and 1.05-1.5x at
+// 3x3 stride 1. Only where cuDNN takes the conv (explicit symmetric pads).
+bool cudnnMeasuredFaster(const Op &conv) {
+  const Value *w = conv.operand(1); // [M, 1, k...] or OHWI [M, k..., 1]
+  size_t sp = w->type.rank() - 2, first = conv.getInt("channels_last") ? 1 : 2;
+  int64_t k = 0;
+  for (size_t d = 0; d < sp; ++d) {
+    const Dim &dim = w->type.shape[first + d];
+    if (!dim.isStatic())
+      return false;
+    k = std::max(k, dim.size);
+  }
+  const std::vector<int64_t> &strides = conv.getInts("strides");
+  bool strided = std::any_of(strides.begin(), strides.end(), [](int64_t s) { return s > 1; });
+  if (k != 5 && !(k <= 3 && strided))
+    return false;
+  const std::string &autoPad = conv.getString("auto_pad");
+  const std::vector<int64_t> &pads = conv.getInts("pads");
+  bool symmetric = pads.empty() || std::equal(pads.begin(), pads.begin() + std::ptrdiff_t(sp),
+                                              pads.begin() + std::ptrdiff_t(sp));
+  return (autoPad.empty() || autoPad == "NOTSET") && symmetric;
+}
+
+} // namespace
+
 // cuDNN runs convnext's 7x7 depthwise convs at ~1% of the memory roofline
-// (docs/profiles/zoo-h200), efficientnet's 3x3/5x5 ones at ~9%: the
-// generated kernel takes every depthwise conv (one input channel per
-// group: group == C_in > 1, any channel multiplier). Grouped convs with
-// several channels per group (regnet, resnext: 4..32) stay on cuDNN unless
-// asked (`grouped`), until measured.
+// (docs/profiles/zoo-h200): the generated kernel takes depthwise convs (one
+// input channel per group: group == C_in > 1, any channel multiplier) but
+// the shapes cuDNN measured faster at. Grouped convs with several channels
+// per group (regnet, resnext: 4..32) stay on cuDNN unless asked (`grouped`,
+// which also takes every depthwise conv).
 bool convTakesKernel(const Op &conv, ConvKernels mode) {
   if (mode == ConvKernels::Cudnn || conv.getInt("group") <= 1)
     return false;
   const Value *w = conv.operand(1); // [M, C/G, k...] or OHWI [M, k..., C/G]
   const Dim &perGroup = w->type.shape[conv.getInt("channels_last") ? w->type.rank() - 1 : 1];
-  return mode == ConvKernels::Grouped || perGroup == Dim::fixed(1);
+  if (mode == ConvKernels::Grouped)
+    return true;
+  return perGroup == Dim::fixed(1) && !cudnnMeasuredFaster(conv);
 }
 
 // MatMul/Gemm through cuBLASLt, Conv through cuDNN unless its generated

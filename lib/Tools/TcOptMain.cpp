@@ -107,8 +107,8 @@ int tcOptMain(int argc, char **argv) {
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     const std::string attentionHelp =
-        std::string("with -O2/-O3: run attention-fusion or not (default: -O3 1, -O2 ") +
-        (kAttentionFusionAtO2 ? "1" : "0") + ")";
+        std::string("with -O2/-O3: run attention-fusion or not (default: -O3 1, -O2 1 with "
+                    "--target=cuda at fp16/bf16, else 0)");
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(
@@ -189,7 +189,9 @@ int tcOptMain(int argc, char **argv) {
     Pipeline pipeline =
         passes.empty()
             ? pipelineForLevel(level < 0 ? 2 : level,
-                               attention < 0 ? std::nullopt : std::optional<bool>(attention == 1))
+                               attention >= 0 ? std::optional<bool>(attention == 1)
+                               : attentionFusionAtO2(target, precision) ? std::optional<bool>(true)
+                                                                        : std::nullopt)
             : parsePipeline(passes);
     // Target- and precision-driven passes go right before fusion, so that
     // fusion absorbs the transposes and casts they insert; with no fuse

@@ -176,9 +176,9 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   if (level <= 0)
     return {Verify};
   Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, DCE};
-  // -O3 adds attention-fusion; -O2 once it beats cuBLASLt + softmax on the
-  // GPU (docs/optimizer.md has the numbers).
-  if (level >= 2 && attention.value_or(level >= 3 || kAttentionFusionAtO2))
+  // -O3 adds attention-fusion; -O2 where attentionFusionAtO2 says (Pass.h,
+  // docs/optimizer.md has the numbers).
+  if (level >= 2 && attention.value_or(level >= 3))
     p.add(AttentionFusion).add(DCE);
   if (level >= 2)
     p.add(Fuse);

@@ -116,13 +116,17 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(1).spelling(),
             "infer-shapes,lower-einsum,fold-constants,canonicalize,cse,dce");
   const std::string o1 = pipelineForLevel(1).spelling();
-  EXPECT_EQ(pipelineForLevel(2).spelling(),
-            o1 + (kAttentionFusionAtO2 ? ",attention-fusion,dce" : "") + ",fuse");
+  EXPECT_EQ(pipelineForLevel(2).spelling(), o1 + ",fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,dce,fuse");
   // The A/B of -O2's switch: either way at -O2 and -O3.
   EXPECT_EQ(pipelineForLevel(2, true).spelling(), o1 + ",attention-fusion,dce,fuse");
   EXPECT_EQ(pipelineForLevel(3, false).spelling(), o1 + ",fuse");
   EXPECT_EQ(pipelineForLevel(1, true).spelling(), o1);
+  // -O2's rule: the tensor-core kernel (CUDA, fp16/bf16) only.
+  EXPECT_TRUE(attentionFusionAtO2("cuda", "fp16"));
+  EXPECT_TRUE(attentionFusionAtO2("cuda", "bf16"));
+  EXPECT_FALSE(attentionFusionAtO2("cuda", "fp32"));
+  EXPECT_FALSE(attentionFusionAtO2("cpu", "fp16"));
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
   EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1}");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),

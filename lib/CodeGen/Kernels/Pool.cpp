@@ -128,7 +128,8 @@ struct PoolWindow : Window {
          << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
       ind += "  ";
     }
-    std::string xAt = at == 1 ? "(" + offset("nb", "i", "I") + ") * CH + ch" : offset("nc", "i", "I");
+    std::string xAt =
+        at == 1 ? "(" + offset("nb", "i", "I") + ") * CH + ch" : offset("nc", "i", "I");
     std::string xv = c.load(t, "X[" + xAt + "]");
     os << ind << "const " << T << " v = " << xv << ";\n" << ind;
     if (max)
