@@ -188,10 +188,12 @@ int tcOptMain(int argc, char **argv) {
       fail("--attention-fusion goes with -O2, -O3 or --fuse");
     Pipeline pipeline =
         passes.empty()
-            ? pipelineForLevel(level < 0 ? 2 : level,
-                               attention >= 0 ? std::optional<bool>(attention == 1)
-                               : attentionFusionAtO2(target, precision) ? std::optional<bool>(true)
-                                                                        : std::nullopt)
+            ? pipelineForLevel(
+                  level < 0 ? 2 : level,
+                  attention >= 0 ? std::optional<bool>(attention == 1)
+                  : attentionFusionAtO2(findTarget(target) && findTarget(target)->gpu, precision)
+                      ? std::optional<bool>(true)
+                      : std::nullopt)
             : parsePipeline(passes);
     // Target- and precision-driven passes go right before fusion, so that
     // fusion absorbs the transposes and casts they insert; with no fuse

@@ -123,10 +123,10 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(3, false).spelling(), o1 + ",fuse");
   EXPECT_EQ(pipelineForLevel(1, true).spelling(), o1);
   // -O2's rule: the tensor-core kernel (CUDA, fp16/bf16) only.
-  EXPECT_TRUE(attentionFusionAtO2("cuda", "fp16"));
-  EXPECT_TRUE(attentionFusionAtO2("cuda", "bf16"));
-  EXPECT_FALSE(attentionFusionAtO2("cuda", "fp32"));
-  EXPECT_FALSE(attentionFusionAtO2("cpu", "fp16"));
+  EXPECT_TRUE(attentionFusionAtO2(/*gpuTarget=*/true, "fp16"));
+  EXPECT_TRUE(attentionFusionAtO2(true, "bf16"));
+  EXPECT_FALSE(attentionFusionAtO2(true, "fp32"));
+  EXPECT_FALSE(attentionFusionAtO2(false, "fp16"));
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
   EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1}");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),

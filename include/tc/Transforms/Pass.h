@@ -120,12 +120,12 @@ Pipeline parsePipeline(std::string_view text);
 
 // Named pipelines.
 // Whether -O2 runs attention-fusion: THE rule (docs/optimizer.md). On for
-// CUDA at fp16/bf16, where the tensor-core kernel measured faster than -O2's
-// GEMMs + softmax on every model tried (H100: whisper 3.3x, vit_b_16 1.4x,
-// bert 1.2x); off for f32 and the CPU (their kernels were not measured
-// faster). tc-opt --attention-fusion=0|1 overrides it for one run (A/B).
-inline bool attentionFusionAtO2(const std::string &target, const std::string &precision) {
-  return target == "cuda" && (precision == "fp16" || precision == "bf16");
+// the GPU target (Targets.def's gpu column: CUDA) at fp16/bf16, where the tensor-core kernel
+// measured faster than -O2's GEMMs + softmax on every model tried (H100: whisper 3.3x,
+// vit_b_16 1.4x, bert 1.2x); off for f32 and the CPU (their kernels were not measured faster).
+// tc-opt --attention-fusion=0|1 overrides it for one run (A/B).
+inline bool attentionFusionAtO2(bool gpuTarget, const std::string &precision) {
+  return gpuTarget && (precision == "fp16" || precision == "bf16");
 }
 // -O0..-O3. -O2 and -O3 run attention-fusion when `attention` says so, by
 // default -O3 always and -O2 never (tc-opt asks attentionFusionAtO2).
