@@ -1,6 +1,7 @@
 #include "tc/Runtime/CudaLibraryPlan.h"
 #include "tc/IR/Parser.h"
 #include <gtest/gtest.h>
+#include <sstream>
 
 using namespace tc;
 
@@ -48,38 +49,26 @@ TEST(CudaLibraryPlan, WeightsTimesActivationsIsOneGemmOverAllRows) {
 }
 
 TEST(CudaLibraryPlan, BatchDimsEqualOrSharedAreStridedBatches) {
-  std::string why;
-  Group eq = group("(%a: f32[2,3,4,8], %b: f32[2,3,8,5]) -> (f32[2,3,4,5])",
-                   "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");
-  auto d = gemm(eq, why);
-  ASSERT_TRUE(d) << why;
-  EXPECT_EQ(d->batch, 6);
-  EXPECT_EQ(d->strideA, 32);
-  EXPECT_EQ(d->strideB, 40);
-  EXPECT_EQ(d->strideD, 20);
+  // MatMul(a, b) -> its GEMM as "batch m strideA strideB strideD".
+  auto plan = [](const char *a, const char *b, const char *r) {
+    std::string sig = std::string("(%a: f32") + a + ", %b: f32" + b + ") -> (f32" + r + ")";
+    std::string why;
+    auto d =
+        gemm(group(sig, std::string("    %m = MatMul(%a, %b) : f32") + r + "\n    return %m"), why);
+    if (!d)
+      return why;
+    std::ostringstream s;
+    s << d->batch << " " << d->m << " " << d->strideA << " " << d->strideB << " " << d->strideD;
+    return s.str();
+  };
+  EXPECT_EQ(plan("[2,3,4,8]", "[2,3,8,5]", "[2,3,4,5]"), "6 4 32 40 20");
   // A shared by every batch of B: stride 0.
-  Group shared = group("(%a: f32[1,4,8], %b: f32[6,8,5]) -> (f32[6,4,5])",
-                       "    %m = MatMul(%a, %b) : f32[6,4,5]\n    return %m");
-  d = gemm(shared, why);
-  ASSERT_TRUE(d) << why;
-  EXPECT_EQ(d->batch, 6);
-  EXPECT_EQ(d->strideA, 0);
-  EXPECT_EQ(d->m, 4);
+  EXPECT_EQ(plan("[1,4,8]", "[6,8,5]", "[6,4,5]"), "6 4 0 40 20");
   // B shared over A's heads (multi-query attention): the heads are rows.
-  Group mqa = group("(%a: f32[2,3,4,8], %b: f32[2,1,8,5]) -> (f32[2,3,4,5])",
-                    "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");
-  d = gemm(mqa, why);
-  ASSERT_TRUE(d) << why;
-  EXPECT_EQ(d->batch, 2);
-  EXPECT_EQ(d->m, 12);
-  EXPECT_EQ(d->strideA, 96);
-  EXPECT_EQ(d->strideB, 40);
-  EXPECT_EQ(d->strideD, 60);
+  EXPECT_EQ(plan("[2,3,4,8]", "[2,1,8,5]", "[2,3,4,5]"), "2 12 96 40 60");
   // [2,1] x [1,3]: neither; the host takes it, saying why.
-  Group partly = group("(%a: f32[2,1,4,8], %b: f32[1,3,8,5]) -> (f32[2,3,4,5])",
-                       "    %m = MatMul(%a, %b) : f32[2,3,4,5]\n    return %m");
-  EXPECT_FALSE(gemm(partly, why));
-  EXPECT_NE(why.find("broadcast partly"), std::string::npos) << why;
+  EXPECT_NE(plan("[2,1,4,8]", "[1,3,8,5]", "[2,3,4,5]").find("broadcast partly"),
+            std::string::npos);
 }
 
 TEST(CudaLibraryPlan, VectorOperandsAreOneRowOrColumn) {
