@@ -35,14 +35,16 @@ void decideHost(GroupCode &g, const CodegenBackend &b) {
   std::string target = b.name();
   if (g.kernel)
     return;
-  std::string refused = g.library.empty() ? "" : b.libraryRefusal(g);
+  CodegenBackend::LibraryVerdict verdict;
+  if (!g.library.empty())
+    verdict = b.libraryVerdict(g);
   if (g.library.empty()) {
     g.host = true;
     g.hostWhy = "no " + target + " kernel: " + g.kernelWhy;
-  } else if (!refused.empty()) {
+  } else if (!verdict.refusal.empty()) {
     g.host = true;
-    g.hostWhy = g.library + " turns it down: " + refused;
-  } else if (!g.epilogueWhy.empty() && !b.libraryTakesEpilogue(g)) {
+    g.hostWhy = g.library + " turns it down: " + verdict.refusal;
+  } else if (!g.epilogueWhy.empty() && !verdict.takesEpilogue) {
     g.host = true;
     g.hostWhy = g.library + " does not take its epilogue, which has no " + target +
                 " kernel: " + g.epilogueWhy;

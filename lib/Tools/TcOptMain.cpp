@@ -106,9 +106,6 @@ int tcOptMain(int argc, char **argv) {
     std::string precision = "fp32", target = "any";
     InputSources numericInputs;
     NumericsCheckOptions numerics;
-    const std::string attentionHelp =
-        std::string("with -O2/-O3: run attention-fusion or not (default: -O3 1, -O2 1 with "
-                    "--target=cuda at fp16/bf16, else 0)");
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(
@@ -126,8 +123,9 @@ int tcOptMain(int argc, char **argv) {
         "verify the IR after every pass that changed it")("fuse", po::bool_switch(&fuse),
                                                           "run the fusing pipeline (-O2)")(
         "attention-fusion", po::value(&attention)->value_name("0|1"),
-        attentionHelp.c_str())("dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
-                               "specialize symbolic dim NAME to N before the pipeline")(
+        "with -O2/-O3: run attention-fusion or not (default: -O3 1, -O2 1 with --target=cuda at "
+        "fp16/bf16, else 0)")("dim", po::value(&dimFlags)->composing()->value_name("NAME=N"),
+                              "specialize symbolic dim NAME to N before the pipeline")(
         "stats", po::bool_switch(&stats),
         "print op and kernel counts before and after the pipeline to stderr")(
         "print-memory-plan", po::bool_switch(&memoryPlan),
@@ -186,15 +184,14 @@ int tcOptMain(int argc, char **argv) {
       fail("--attention-fusion takes 0 or 1, not ", attention);
     if (attention != -1 && (!passes.empty() || (level >= 0 && level < 2)))
       fail("--attention-fusion goes with -O2, -O3 or --fuse");
+    // -O2's attention-fusion: the flag, else the rule for the target's kind.
+    std::optional<bool> attend;
+    if (attention >= 0)
+      attend = attention == 1;
+    else if (const Target *t = findTarget(target); t && attentionFusionAtO2(t->gpu, precision))
+      attend = true;
     Pipeline pipeline =
-        passes.empty()
-            ? pipelineForLevel(
-                  level < 0 ? 2 : level,
-                  attention >= 0 ? std::optional<bool>(attention == 1)
-                  : attentionFusionAtO2(findTarget(target) && findTarget(target)->gpu, precision)
-                      ? std::optional<bool>(true)
-                      : std::nullopt)
-            : parsePipeline(passes);
+        passes.empty() ? pipelineForLevel(level < 0 ? 2 : level, attend) : parsePipeline(passes);
     // Target- and precision-driven passes go right before fusion, so that
     // fusion absorbs the transposes and casts they insert; with no fuse
     // pass, at the end of the pipeline.

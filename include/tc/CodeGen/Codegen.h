@@ -76,14 +76,16 @@ public:
   // Whether a library group keeps its whole kernel, for what the library
   // turns down at run time (CPU: oneDNN); else only the library runs.
   virtual bool kernelBacksLibrary() const { return false; }
-  // Whether the library takes the whole epilogue of `g` itself, so an
-  // epilogue without a kernel leaves it off the host (decided from g.call's
-  // static types; false when they do not tell).
-  virtual bool libraryTakesEpilogue(const GroupCode &) const { return false; }
-  // Why the library turns `g` down at g.call's types with each symbolic dim
-  // at 2 (where broadcasts show), "" when it takes it: such a group is a
-  // host step known at compile time, not one the run finds.
-  virtual std::string libraryRefusal(const GroupCode &) const { return ""; }
+  // What the library makes of `g` at g.call's static types, each symbolic
+  // dim at 2 (where broadcasts show): why it turns g down ("" when it takes
+  // it; a refusal is a host step known at compile time, not one the run
+  // finds), and whether it takes the whole epilogue itself, so an epilogue
+  // without a kernel leaves it off the host (false when the types do not tell).
+  struct LibraryVerdict {
+    std::string refusal;
+    bool takesEpilogue = false;
+  };
+  virtual LibraryVerdict libraryVerdict(const GroupCode &) const { return {}; }
   // The kernel source and the "kernels" section of the decided groups.
   virtual void assemble(const std::vector<GroupCode> &groups, std::string &source,
                         std::string &table) const = 0;

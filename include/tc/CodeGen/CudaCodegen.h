@@ -1,10 +1,10 @@
 // tc-codegen --target=cuda: every Fused group the emitter handles becomes a
 // CUDA kernel; MatMul/Gemm/Conv groups are library calls (cuBLASLt/cuDNN at
-// run time) plus their epilogue's kernel, but depthwise convs (convTakesKernel). All kernels go
-// into ONE source compiled by NVRTC once per arch (the arches in parallel); the artifact carries
-// the module, a cubin per arch, the kernel table with each kernel's launch kind, the source and the
-// compile timeline. No GPU is needed. What differs from the shared driver (Codegen.h: generateCode)
-// is this backend.
+// run time) plus their epilogue's kernel, except the convs convTakesKernel gives their generated
+// kernel. All kernels go into ONE source compiled by NVRTC once per arch (the arches in parallel);
+// the artifact carries the module, a cubin per arch, the kernel table with each kernel's launch
+// kind, the source and the compile timeline. No GPU is needed. What differs from the shared driver
+// (Codegen.h: generateCode) is this backend.
 #pragma once
 #include "tc/CodeGen/Codegen.h"
 #include <string>

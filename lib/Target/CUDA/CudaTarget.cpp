@@ -11,16 +11,15 @@ namespace tc {
 
 namespace {
 
-// A library group's call at its static types, each symbolic dim at 2 (a
-// size at which a partial broadcast shows), as the runtime plans it
-// (CudaLibraryPlan.h): folded epilogue or refusal, decided at compile time.
-// A dim shape inference lost (`?`) leaves the verdict to the run (`known`).
-struct LibraryPlanAt {
-  std::optional<GemmDesc> gemm;
-  std::optional<ConvDesc> conv;
-  std::string why;
-  bool known = true;
-  explicit LibraryPlanAt(const GroupCode &g) {
+// CudaBackend, knowing what the runtime's library plans take
+// (CudaLibraryPlan.h): a library group's call planned at its static types,
+// each symbolic dim at 2 (a size at which a partial broadcast shows). A dim
+// shape inference lost (`?`) leaves the refusal to the run.
+class CudaCompileBackend : public CudaBackend {
+public:
+  using CudaBackend::CudaBackend;
+  LibraryVerdict libraryVerdict(const GroupCode &g) const override {
+    bool known = true;
     auto concrete = [&](TensorType t) {
       for (Dim &d : t.shape) {
         known = known && !d.isUnknown();
@@ -37,28 +36,18 @@ struct LibraryPlanAt {
     TensorType result = concrete(g.call->result()->type);
     result.dtype = g.group->ops.front()->result()->type.dtype;
     if (!known)
-      return;
-    if (g.library == "cublaslt")
-      gemm = describeGemm(*g.group, args, result, why);
-    else if (g.library == "cudnn")
-      conv = describeConv(*g.group, args, result, why);
-  }
-};
-
-// CudaBackend, knowing what the runtime's library plans take: a library
-// group they turn down is a host step said at compile time; one whose
-// epilogue has no kernel stays off the host when cuBLASLt/cuDNN take the
-// whole epilogue.
-class CudaCompileBackend : public CudaBackend {
-public:
-  using CudaBackend::CudaBackend;
-  bool libraryTakesEpilogue(const GroupCode &g) const override {
-    LibraryPlanAt p(g);
-    return p.gemm ? p.gemm->epilogueFolded : p.conv && p.conv->epilogueFolded;
-  }
-  std::string libraryRefusal(const GroupCode &g) const override {
-    LibraryPlanAt p(g);
-    return p.gemm || p.conv || !p.known ? "" : p.why;
+      return {};
+    std::string why;
+    if (g.library == "cublaslt") {
+      if (std::optional<GemmDesc> d = describeGemm(*g.group, args, result, why))
+        return {"", d->epilogueFolded};
+    } else if (g.library == "cudnn") {
+      if (std::optional<ConvDesc> d = describeConv(*g.group, args, result, why))
+        return {"", d->epilogueFolded};
+    } else {
+      return {};
+    }
+    return {why, false};
   }
 };
 
