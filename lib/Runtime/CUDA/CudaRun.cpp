@@ -140,8 +140,8 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
                                 artifact_.file);
       cublasLt_ = std::make_unique<cuda::CublasLt>();
     }
-    s.gemm = cuda::CublasLtCall::create(*cublasLt_, *g,
-                                        {ptr(g->a), pb ? pb : ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
+    s.gemm = cuda::CublasLtCall::create(
+        *cublasLt_, *g, {ptr(g->a), pb ? pb : ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
     if (!s.gemm)
       return host(why);
     what = "cublaslt " + g->describe();
