@@ -83,11 +83,16 @@ namespace {
 struct PoolWindow : Window {
   // The element at (row, j): o<d> per axis and nc (pools), nb and ch (NHWC
   // pools) or nb, m (ConvTranspose).
-  void emitIndex(std::ostream &os) const {
+  // `index`: the grid loop's type (unsigned below 2^31 elements: cheaper
+  // divisions); `vec` channels per thread in NHWC.
+  void emitIndex(std::ostream &os, const std::string &index = "int64_t", unsigned vec = 1) const {
     if (at == 1) {
-      os << "    const int64_t ch = j;\n    int64_t rem = row;\n";
+      std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+      os << "    const int64_t ch = j" << (vec > 1 ? " * " + std::to_string(vec) : "") << ";\n    "
+         << index << " rem = row;\n";
       for (size_t d = sp; d-- > 0;)
-        os << "    const int64_t o" << d << " = rem % O" << d << ";\n    rem /= O" << d << ";\n";
+        os << "    const int64_t o" << d << " = rem % " << cast << "O" << d
+           << ";\n    rem /= " << cast << "O" << d << ";\n";
       os << "    const int64_t nb = rem;\n";
       return;
     }
@@ -100,9 +105,13 @@ struct PoolWindow : Window {
       os << "    const int64_t nc = rem;\n";
   }
 
-  void emitPoolBody(std::ostream &os, const std::string &yAt) const {
+  // `vec` > 1: NHWC, `vec` consecutive channels per thread, read and written
+  // as one 16-byte tc_vec (acc[l] per lane).
+  void emitPoolBody(std::ostream &os, const std::string &yAt, unsigned vec = 1) const {
     DType t = op.operand(0)->type.dtype;
     const char *T = c.ct(t);
+    std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(c.st(t)) + ", " + V + ">",
+                acc = vec > 1 ? "acc[l]" : "acc";
     bool max = op.is(OpKind::MaxPool), avg = op.is(OpKind::AveragePool);
     int64_t p = op.is(OpKind::LpPool) ? op.getInt("p") : 1;
     // Taps per axis inside the input, and (count_include_pad) inside the padding.
@@ -117,9 +126,12 @@ struct PoolWindow : Window {
            << (padded ? "q >= -P" + n + " && q < I" + n + " + E" + n : "q >= 0 && q < I" + n)
            << "; } count *= taps; }\n";
     }
-    os << "    " << T
-       << " acc = " << (max ? floatLiteral(-INFINITY, t, c.dialect) : std::string(T) + "(0)")
-       << ";\n";
+    std::string init = max ? floatLiteral(-INFINITY, t, c.dialect) : std::string(T) + "(0)";
+    if (vec > 1)
+      os << "    " << T << " acc[" << V << "];\n#pragma unroll\n    for (int l = 0; l < " << V
+         << "; ++l) acc[l] = " << init << ";\n";
+    else
+      os << "    " << T << " acc = " << init << ";\n";
     std::string ind = "    ";
     for (size_t d = 0; d < sp; ++d) {
       std::string n = std::to_string(d);
@@ -130,25 +142,36 @@ struct PoolWindow : Window {
     }
     std::string xAt =
         at == 1 ? "(" + offset("nb", "i", "I") + ") * CH + ch" : offset("nc", "i", "I");
-    std::string xv = c.load(t, "X[" + xAt + "]");
+    std::string xv = c.load(t, vec > 1 ? "xv.v[l]" : "X[" + xAt + "]");
+    if (vec > 1)
+      os << ind << "const " << vt << " xv = *(const " << vt << " *)(X + " << xAt << ");\n"
+         << ind << "#pragma unroll\n"
+         << ind << "for (int l = 0; l < " << V << "; ++l) {\n";
     os << ind << "const " << T << " v = " << xv << ";\n" << ind;
     if (max)
-      os << "acc = tc_max(acc, v);\n";
+      os << acc << " = tc_max(" << acc << ", v);\n";
     else if (avg || p == 1)
-      os << "acc += " << (avg ? "v" : "tc_abs(v)") << ";\n";
+      os << acc << " += " << (avg ? "v" : "tc_abs(v)") << ";\n";
     else if (p == 2)
-      os << "acc += v * v;\n";
+      os << acc << " += v * v;\n";
     else
-      os << "acc += tc_pow(tc_abs(v), " << T << "(" << p << "));\n";
+      os << acc << " += tc_pow(tc_abs(v), " << T << "(" << p << "));\n";
+    if (vec > 1)
+      os << ind << "}\n";
     for (size_t d = sp; d-- > 0;)
       os << std::string(4 + 2 * d, ' ') << "}\n";
-    std::string r =
-        max      ? "acc"
-        : avg    ? "acc / " + std::string(T) + "(count > 0 ? count : 1)"
-        : p == 1 ? "acc"
-        : p == 2 ? "tc_sqrt(acc)"
-                 : "tc_pow(acc, " + std::string(T) + "(1) / " + T + "(" + std::to_string(p) + "))";
-    os << "    Y[" << yAt << "] = " << c.store(t, r) << ";\n";
+    std::string r = max      ? acc
+                    : avg    ? acc + " / " + std::string(T) + "(count > 0 ? count : 1)"
+                    : p == 1 ? acc
+                    : p == 2 ? "tc_sqrt(" + acc + ")"
+                             : "tc_pow(" + acc + ", " + std::string(T) + "(1) / " + T + "(" +
+                                   std::to_string(p) + "))";
+    if (vec > 1)
+      os << "    " << vt << " yv;\n#pragma unroll\n    for (int l = 0; l < " << V
+         << "; ++l) yv.v[l] = " << c.store(t, r) << ";\n    *(" << vt << " *)(Y + " << yAt
+         << ") = yv;\n";
+    else
+      os << "    Y[" << yAt << "] = " << c.store(t, r) << ";\n";
   }
 
   // y[n, m, o] = B[m] + sum over the group's channels c and the taps k with
@@ -221,7 +244,6 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   win.emitSetup(os);
   std::string inner = last ? "CH" : "O" + std::to_string(win.sp - 1),
               yAt = "row * " + inner + " + j";
-  win.emitIndex(body);
   if (transposed)
     win.emitTransposedBody(body, yAt, b != nullptr);
   else
@@ -229,14 +251,38 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   if (c.cuda()) {
     os << "  const int64_t inner = " << inner << ", n = " << c.rowsExpr() << " * inner;\n"
        << kGridHead;
-    c.emitGridLoops(os, "0", true, [&](const std::string &) {
-      os << "    {\n" << body.str() << "    }\n";
+    // NHWC max/average pools: 16 bytes of channels per thread where the
+    // channel count and the buffers allow (resnet's MaxPool, poolformer's
+    // AveragePool ran one channel per thread at 280-600 GB/s).
+    size_t bytes = dtypeSize(t);
+    unsigned vec = bytes && bytes < 16 ? unsigned(16 / bytes) : 1;
+    if (last && vec > 1 && (op.is(OpKind::MaxPool) || op.is(OpKind::AveragePool))) {
+      std::string V = std::to_string(vec);
+      os << "  if (CH % " << V << " == 0 && tc_aligned(X, 16) && tc_aligned(Y, 16)) {\n"
+         << "  const int64_t innerV = CH / " << V << ", nV = n / " << V << ";\n";
+      c.emitGridLoops(
+          os, "0", true,
+          [&](const std::string &index) {
+            std::ostringstream vb;
+            win.emitIndex(vb, index, vec);
+            win.emitPoolBody(vb, "row * CH + ch", vec);
+            os << "    {\n" << vb.str() << "    }\n";
+          },
+          "iv", "nV", "innerV");
+      os << "  return;\n  }\n";
+    }
+    c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+      std::ostringstream ix;
+      win.emitIndex(ix, index);
+      os << "    {\n" << ix.str() << body.str() << "    }\n";
     });
     os << "}\n";
   } else {
+    std::ostringstream ix;
+    win.emitIndex(ix);
     os << "  for (int64_t row = begin; row < end; ++row)\n"
        << "    for (int64_t j = 0; j < " << inner << "; ++j) {\n"
-       << body.str() << "    }\n}\n";
+       << ix.str() << body.str() << "    }\n}\n";
   }
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = c.cuda() ? kPointwiseBlock : 0;
