@@ -38,6 +38,7 @@ void decideHost(GroupCode &g, const CodegenBackend &b) {
   CodegenBackend::LibraryVerdict verdict;
   if (!g.library.empty())
     verdict = b.libraryVerdict(g);
+  g.fuses = verdict.fuses;
   if (g.library.empty()) {
     g.host = true;
     g.hostWhy = "no " + target + " kernel: " + g.kernelWhy;
@@ -164,7 +165,8 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
                           (g.epilogue ? "epilogue kernel " + g.epilogue->symbol
                            : g.epilogueWhy.empty()
                                ? std::string("no epilogue")
-                               : "epilogue without a kernel: " + g.epilogueWhy));
+                               : "epilogue without a kernel: " + g.epilogueWhy) +
+                          (g.fuses.empty() ? "" : "; fuses " + g.fuses));
     if (g.host) {
       r.host.push_back({"@" + name, g.hostWhy, nodesOf(*g.group)});
       hostLines += "@" + name + ": " + g.hostWhy + "\n";

@@ -33,6 +33,7 @@ namespace tc {
 namespace cuda {
 class CublasLt;
 class Cudnn;
+enum class CudnnApi;
 } // namespace cuda
 
 class CudaModel {
@@ -145,6 +146,7 @@ private:
   // Made the first time a plan calls them (the libraries opened then).
   std::unique_ptr<cuda::CublasLt> cublasLt_;
   std::unique_ptr<cuda::Cudnn> cudnn_;
+  cuda::CudnnApi cudnnApi_{};                             // TC_CUDNN_API at load
   std::map<std::string, Kernel> kernels_;                 // by Fused callee
   std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
