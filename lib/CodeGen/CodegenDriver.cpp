@@ -140,6 +140,8 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
     // A library call writes the anchor's result; the epilogue's own kernel
     // then runs in place over it (or the library folds the epilogue).
     if (!g.library.empty())
+      b.prepareLibraryGroup(*m.lookup(g.group->name), g.library);
+    if (!g.library.empty())
       if (std::unique_ptr<Function> e = epilogueGroup(*g.group)) {
         std::string why;
         g.epilogue = emitKernel(*e, b.dialect(), why);

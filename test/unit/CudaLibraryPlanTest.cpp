@@ -1,5 +1,7 @@
 #include "tc/Runtime/CudaLibraryPlan.h"
+#include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Parser.h"
+#include "tc/IR/Verifier.h"
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -219,4 +221,33 @@ TEST(CudaLibraryPlan, ConvEpilogueChainsForTheGraphApi) {
   EXPECT_TRUE(d32->fused.empty());
   EXPECT_EQ(d32->describe(false).find(" bias"), std::string::npos);
   EXPECT_NE(d32->describe().find(" bias"), std::string::npos);
+}
+
+// Codegen moves a channels-last conv's own bias into its epilogue (the
+// kernel adds it in its pass); the graph API is still asked for all of it.
+TEST(CudaLibraryPlan, ConvBiasMovesIntoTheEpilogue) {
+  Group g = group("(%x: f16[2,6,6,4], %w: f16[8,1,1,4], %b: f16[8]) -> (f16[2,6,6,8])",
+                  "    %y = Conv(%x, %w, %b) {channels_last = 1} : f16[2,6,6,8]\n"
+                  "    %z = Relu(%y) : f16[2,6,6,8]\n    return %z");
+  Function &f = *g.m->functions.front();
+  ASSERT_TRUE(moveConvBiasToEpilogue(f));
+  verifyFunction(f);
+  ASSERT_EQ(f.ops.size(), 3u);
+  EXPECT_EQ(f.ops[0]->operand(2), nullptr);
+  EXPECT_TRUE(f.ops[1]->is(OpKind::Add));
+  EXPECT_EQ(f.ops[1]->operand(1), f.args[2]);
+  EXPECT_EQ(f.ops[2]->operand(0), f.ops[1]->result()); // the Relu reads the biased value
+  std::unique_ptr<Function> e = epilogueGroup(f);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->ops.size(), 2u); // the bias and the Relu
+  std::string why;
+  std::optional<ConvDesc> d = describeConv(f, g.args, f.results[0]->type, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->bias, -1);
+  EXPECT_EQ(d->fusedText(), "bias,relu");
+  EXPECT_FALSE(moveConvBiasToEpilogue(f)); // no bias left
+  // NCHW: B [K] does not broadcast over [N,K,H,W]'s last axis.
+  Group n = group("(%x: f16[2,4,6,6], %w: f16[8,4,1,1], %b: f16[8]) -> (f16[2,8,6,6])",
+                  "    %y = Conv(%x, %w, %b) : f16[2,8,6,6]\n    return %y");
+  EXPECT_FALSE(moveConvBiasToEpilogue(*n.m->functions.front()));
 }

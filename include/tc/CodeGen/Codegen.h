@@ -74,6 +74,9 @@ public:
   virtual bool outlineMoves() const { return false; }
   // The library `group` calls ("": none); `hasKernel`: it has a whole kernel.
   virtual std::string libraryFor(const Function &group, bool hasKernel) const = 0;
+  // Rewrites a group the backend calls `library` for before its epilogue is
+  // split off (the artifact's module keeps the rewritten group).
+  virtual void prepareLibraryGroup(Function &, const std::string &library) const { (void)library; }
   // Whether a library group keeps its whole kernel, for what the library
   // turns down at run time (CPU: oneDNN); else only the library runs.
   virtual bool kernelBacksLibrary() const { return false; }
