@@ -38,6 +38,7 @@ void decideHost(GroupCode &g, const CodegenBackend &b) {
   CodegenBackend::LibraryVerdict verdict;
   if (!g.library.empty())
     verdict = b.libraryVerdict(g);
+  g.fuses = verdict.fuses;
   if (g.library.empty()) {
     g.host = true;
     g.hostWhy = "no " + target + " kernel: " + g.kernelWhy;
@@ -139,6 +140,8 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
     // A library call writes the anchor's result; the epilogue's own kernel
     // then runs in place over it (or the library folds the epilogue).
     if (!g.library.empty())
+      b.prepareLibraryGroup(*m.lookup(g.group->name), g.library);
+    if (!g.library.empty())
       if (std::unique_ptr<Function> e = epilogueGroup(*g.group)) {
         std::string why;
         g.epilogue = emitKernel(*e, b.dialect(), why);
@@ -164,7 +167,8 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
                           (g.epilogue ? "epilogue kernel " + g.epilogue->symbol
                            : g.epilogueWhy.empty()
                                ? std::string("no epilogue")
-                               : "epilogue without a kernel: " + g.epilogueWhy));
+                               : "epilogue without a kernel: " + g.epilogueWhy) +
+                          (g.fuses.empty() ? "" : "; fuses " + g.fuses));
     if (g.host) {
       r.host.push_back({"@" + name, g.hostWhy, nodesOf(*g.group)});
       hostLines += "@" + name + ": " + g.hostWhy + "\n";

@@ -83,6 +83,11 @@ std::string CudaBackend::libraryFor(const Function &group, bool hasKernel) const
   return hasKernel && convTakesKernel(anchor, convKernels_) ? "" : "cudnn";
 }
 
+void CudaBackend::prepareLibraryGroup(Function &group, const std::string &library) const {
+  if (library == "cudnn")
+    moveConvBiasToEpilogue(group);
+}
+
 void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
                            std::string &table) const {
   std::ostringstream body, tab;

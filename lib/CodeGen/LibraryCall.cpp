@@ -32,6 +32,27 @@ bool isLibraryAnchored(const Function &group, bool anyDType) {
   return true;
 }
 
+bool moveConvBiasToEpilogue(Function &group) {
+  if (group.ops.empty())
+    return false;
+  Op &conv = *group.ops.front();
+  Value *bias = conv.operand(2);
+  if (!conv.is(OpKind::Conv) || !bias || !conv.getInt("channels_last") || bias->type.rank() != 1)
+    return false;
+  Value *biased = conv.result();
+  Value *raw = group.newValue(group.uniqueName(biased->name + "_nobias"), biased->type);
+  raw->def = &conv;
+  conv.results[0] = raw;
+  conv.operands.resize(2);
+  auto add = std::make_unique<Op>(OpKind::Add);
+  add->operands = {raw, bias};
+  add->results = {biased};
+  add->loc = conv.loc;
+  biased->def = add.get();
+  group.insertOp(1, std::move(add));
+  return true;
+}
+
 std::unique_ptr<Function> epilogueGroup(const Function &group) {
   if (!isLibraryAnchored(group, /*anyDType=*/true) || group.ops.size() == 1)
     return nullptr;

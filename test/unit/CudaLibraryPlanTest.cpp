@@ -1,5 +1,7 @@
 #include "tc/Runtime/CudaLibraryPlan.h"
+#include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Parser.h"
+#include "tc/IR/Verifier.h"
 #include <gtest/gtest.h>
 #include <sstream>
 
@@ -165,4 +167,87 @@ TEST(CudaLibraryPlan, ConvDescriptorsAndTheirLimits) {
                      "    %y = Conv(%x, %w) {pads = [1, 1, 0, 0]} : f32[1,4,7,7]\n    return %y");
   EXPECT_FALSE(describeConv(asym.f(), asym.args, asym.f().results[0]->type, why));
   EXPECT_NE(why.find("asymmetric"), std::string::npos) << why;
+}
+
+// What the graph API is asked to fuse after a conv: a chain of pointwise
+// ops over per-channel or full-shape arguments, all of the epilogue or
+// nothing; half types only (f32 stays on the legacy API).
+TEST(CudaLibraryPlan, ConvEpilogueChainsForTheGraphApi) {
+  using Mode = ConvPointwise::Mode;
+  const std::string sig = "(%x: f16[2,6,6,4], %w: f16[8,1,1,4], %b: f16[8], %r: f16[2,6,6,8], "
+                          "%s: f16[1,1,1,8]) -> (f16[2,6,6,8])";
+  const std::string conv = "    %y = Conv(%x, %w, %b) {channels_last = 1} : f16[2,6,6,8]\n";
+  auto fused = [&](const std::string &epilogue, const std::string &types = "") {
+    std::string s = sig;
+    if (!types.empty())
+      s.replace(s.find("f16[2,6,6,4]"), 12, types);
+    Group g = group(s, conv + epilogue);
+    std::string why;
+    std::optional<ConvDesc> d = describeConv(g.f(), g.args, g.f().results[0]->type, why);
+    EXPECT_TRUE(d) << why;
+    return d ? *d : ConvDesc{};
+  };
+  ConvDesc d = fused("    %a = Add(%r, %y) : f16[2,6,6,8]\n    %z = Relu(%a) : f16[2,6,6,8]\n"
+                     "    return %z");
+  EXPECT_EQ(d.bias, 2); // Conv's own B
+  ASSERT_EQ(d.fused.size(), 2u);
+  EXPECT_EQ(d.fused[0].mode, Mode::Add);
+  EXPECT_EQ(d.fused[0].operand, 3);
+  EXPECT_FALSE(d.fused[0].perChannel);
+  EXPECT_EQ(d.fused[1].mode, Mode::Relu);
+  EXPECT_TRUE(d.graphTakesEpilogue());
+  EXPECT_FALSE(d.epilogueFolded); // the legacy API takes only the bias
+  EXPECT_EQ(d.fusedText(), "bias,add,relu");
+  d = fused("    %m = Mul(%y, %s) : f16[2,6,6,8]\n    %t = Tanh(%m) : f16[2,6,6,8]\n"
+            "    %g = Gelu(%t) {approximate = \"tanh\"} : f16[2,6,6,8]\n    return %g");
+  EXPECT_EQ(d.fusedText(), "bias,scale,tanh,gelu_tanh");
+  EXPECT_TRUE(d.fused[0].perChannel);
+  // Not a chain: the sigmoid's result and the anchor's both feed the Mul.
+  d = fused("    %g = Sigmoid(%y) : f16[2,6,6,8]\n    %m = Mul(%y, %g) : f16[2,6,6,8]\n"
+            "    return %m");
+  EXPECT_TRUE(d.fused.empty());
+  EXPECT_FALSE(d.graphTakesEpilogue());
+  EXPECT_EQ(d.fusedText(), "bias");
+  // An op the graph is not given (Exp): nothing of the epilogue.
+  d = fused("    %a = Add(%r, %y) : f16[2,6,6,8]\n    %e = Exp(%a) : f16[2,6,6,8]\n    return %e");
+  EXPECT_TRUE(d.fused.empty());
+  // f32: the legacy API only.
+  Group f = group("(%x: f32[2,6,6,4], %w: f32[8,1,1,4], %b: f32[8]) -> (f32[2,6,6,8])",
+                  "    %y = Conv(%x, %w, %b) {channels_last = 1} : f32[2,6,6,8]\n"
+                  "    %z = Relu(%y) : f32[2,6,6,8]\n    return %z");
+  std::string why;
+  std::optional<ConvDesc> d32 = describeConv(f.f(), f.args, f.f().results[0]->type, why);
+  ASSERT_TRUE(d32) << why;
+  EXPECT_TRUE(d32->fused.empty());
+  EXPECT_EQ(d32->describe(false).find(" bias"), std::string::npos);
+  EXPECT_NE(d32->describe().find(" bias"), std::string::npos);
+}
+
+// Codegen moves a channels-last conv's own bias into its epilogue (the
+// kernel adds it in its pass); the graph API is still asked for all of it.
+TEST(CudaLibraryPlan, ConvBiasMovesIntoTheEpilogue) {
+  Group g = group("(%x: f16[2,6,6,4], %w: f16[8,1,1,4], %b: f16[8]) -> (f16[2,6,6,8])",
+                  "    %y = Conv(%x, %w, %b) {channels_last = 1} : f16[2,6,6,8]\n"
+                  "    %z = Relu(%y) : f16[2,6,6,8]\n    return %z");
+  Function &f = *g.m->functions.front();
+  ASSERT_TRUE(moveConvBiasToEpilogue(f));
+  verifyFunction(f);
+  ASSERT_EQ(f.ops.size(), 3u);
+  EXPECT_EQ(f.ops[0]->operand(2), nullptr);
+  EXPECT_TRUE(f.ops[1]->is(OpKind::Add));
+  EXPECT_EQ(f.ops[1]->operand(1), f.args[2]);
+  EXPECT_EQ(f.ops[2]->operand(0), f.ops[1]->result()); // the Relu reads the biased value
+  std::unique_ptr<Function> e = epilogueGroup(f);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->ops.size(), 2u); // the bias and the Relu
+  std::string why;
+  std::optional<ConvDesc> d = describeConv(f, g.args, f.results[0]->type, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_EQ(d->bias, -1);
+  EXPECT_EQ(d->fusedText(), "bias,relu");
+  EXPECT_FALSE(moveConvBiasToEpilogue(f)); // no bias left
+  // NCHW: B [K] does not broadcast over [N,K,H,W]'s last axis.
+  Group n = group("(%x: f16[2,4,6,6], %w: f16[8,4,1,1], %b: f16[8]) -> (f16[2,8,6,6])",
+                  "    %y = Conv(%x, %w, %b) : f16[2,8,6,6]\n    return %y");
+  EXPECT_FALSE(moveConvBiasToEpilogue(*n.m->functions.front()));
 }

@@ -49,6 +49,7 @@ struct GroupCode {
   std::string library;                 // what the backend calls ("": nothing)
   std::optional<EmittedKernel> epilogue;
   std::string epilogueWhy; // why an epilogue has no kernel ("": none needed or it has one)
+  std::string fuses;       // what the library is asked to fuse ("bias,relu"), LibraryVerdict's
   bool host = false;       // runs on the host's reference kernels
   std::string hostWhy;     // why, for the warning
 };
@@ -73,6 +74,9 @@ public:
   virtual bool outlineMoves() const { return false; }
   // The library `group` calls ("": none); `hasKernel`: it has a whole kernel.
   virtual std::string libraryFor(const Function &group, bool hasKernel) const = 0;
+  // Rewrites a group the backend calls `library` for before its epilogue is
+  // split off (the artifact's module keeps the rewritten group).
+  virtual void prepareLibraryGroup(Function &, const std::string &library) const { (void)library; }
   // Whether a library group keeps its whole kernel, for what the library
   // turns down at run time (CPU: oneDNN); else only the library runs.
   virtual bool kernelBacksLibrary() const { return false; }
@@ -80,10 +84,13 @@ public:
   // dim at 2 (where broadcasts show): why it turns g down ("" when it takes
   // it; a refusal is a host step known at compile time, not one the run
   // finds), and whether it takes the whole epilogue itself, so an epilogue
-  // without a kernel leaves it off the host (false when the types do not tell).
+  // without a kernel leaves it off the host (false when the types do not tell);
+  // `fuses`: what the call is asked to fuse ("bias,add,relu"; the run may
+  // still turn a fusion down and run the epilogue kernel), for --stats.
   struct LibraryVerdict {
     std::string refusal;
     bool takesEpilogue = false;
+    std::string fuses;
   };
   virtual LibraryVerdict libraryVerdict(const GroupCode &) const { return {}; }
   // The kernel source and the "kernels" section of the decided groups.

@@ -30,6 +30,10 @@ public:
   const char *name() const override { return "cuda"; }
   bool outlineMoves() const override { return true; } // CUDA generates data movement
   std::string libraryFor(const Function &group, bool hasKernel) const override;
+  // cuDNN groups: the conv's bias goes to the epilogue (moveConvBiasToEpilogue),
+  // where the legacy API's call would add it in a pass of its own; the graph
+  // API fuses it back with the rest (CudaLibraryPlan.h: ConvDesc).
+  void prepareLibraryGroup(Function &group, const std::string &library) const override;
   void assemble(const std::vector<GroupCode> &groups, std::string &source,
                 std::string &table) const override;
   void compile(const std::string &source, Artifact &a,

@@ -22,6 +22,13 @@ bool isLibraryOp(const Op &op);
 // result from a buffer of its own (the CUDA runtime's), not in place.
 bool isLibraryAnchored(const Function &group, bool anyDType = false);
 
+// Moves a channels-last Conv anchor's own bias B ([K], broadcast over the
+// result's last axis) into an Add right after it, so that the epilogue
+// kernel, which makes a pass over the result anyway, adds it (instead of a
+// library pass of its own); the Add's result keeps the Conv's value and
+// uses. False (nothing changed) for another anchor.
+bool moveConvBiasToEpilogue(Function &group);
+
 // The ops after the anchor as a group of their own, named `<group>__epilogue`:
 // arguments are the group's arguments followed by the anchor's result; its one
 // result is the group's. nullptr when the anchor is the whole group (or the

@@ -31,6 +31,8 @@ struct GemmDesc {
   bool relu = false, geluTanh = false; // the folded activation
   bool epilogueFolded = false;         // nothing left for the epilogue kernel
 
+  // "bias,relu": the folded epilogue ("" for none).
+  std::string epilogueText() const;
   // "gemm m=8 n=16 k=32 batch=1 epilogue=bias,relu"
   std::string describe() const;
 };
@@ -48,6 +50,17 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
 // `channelsLast` (Conv's channels_last, what the channels-last pass makes on
 // --target=cuda for cuDNN's tensor-core kernels): the bytes are N,
 // spatial..., C and filters K, k..., C/groups.
+// One pointwise op of the epilogue cuDNN's graph API is asked to fuse after
+// the convolution: chain = op(chain) or op(chain, operand).
+struct ConvPointwise {
+  enum class Mode { Add, Mul, Relu, Sigmoid, Tanh, Gelu, GeluTanh };
+  Mode mode = Mode::Add;
+  int operand = -1;        // a binary op's other operand: a group argument index
+  bool perChannel = false; // that operand has one value per channel (else the result's shape)
+  // "bias" (per-channel Add), "add", "scale" (per-channel Mul), "mul", "relu", "gelu_tanh" ...
+  std::string name() const;
+};
+
 struct ConvDesc {
   DType dtype = DType::F32;
   bool channelsLast = false;
@@ -55,10 +68,20 @@ struct ConvDesc {
   std::vector<int> pads, strides, dilations;
   int groups = 1;
   int input = -1, weights = -1, bias = -1; // group argument indices; bias: Conv's B or a folded Add
+  // The legacy API's fold: `bias` (cudnnAddTensor) is the whole epilogue.
   bool epilogueFolded = false;
+  // The whole epilogue as pointwise ops after `bias`, for the graph API
+  // (half types: runtime fusion engines); empty when some op is not one or
+  // when epilogueFolded already covers it. All or nothing, like the fold.
+  std::vector<ConvPointwise> fused;
 
+  // What the graph API is asked to take of the epilogue (bias included).
+  bool graphTakesEpilogue() const { return epilogueFolded || !fused.empty(); }
+  // "bias,add,relu": `bias` and the fused ops ("" without either).
+  std::string fusedText() const;
   // "conv f32 nhwc x=1x16x8x8 w=16x16x3x3 pads=1,1 strides=1,1 dilations=1,1 groups=1 bias"
-  std::string describe() const;
+  // (without " bias" when `withBias` is false).
+  std::string describe(bool withBias = true) const;
 };
 
 std::optional<ConvDesc> describeConv(const Function &group, const std::vector<TensorType> &args,

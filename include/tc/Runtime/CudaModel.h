@@ -33,6 +33,7 @@ namespace tc {
 namespace cuda {
 class CublasLt;
 class Cudnn;
+enum class CudnnApi;
 } // namespace cuda
 
 class CudaModel {
@@ -145,6 +146,7 @@ private:
   // Made the first time a plan calls them (the libraries opened then).
   std::unique_ptr<cuda::CublasLt> cublasLt_;
   std::unique_ptr<cuda::Cudnn> cudnn_;
+  cuda::CudnnApi cudnnApi_{};                             // TC_CUDNN_API at load
   std::map<std::string, Kernel> kernels_;                 // by Fused callee
   // The artifact's, by host address (and whether transposed: weightOnDevice).
   std::map<std::pair<const uint8_t *, bool>, cuda::DeviceMemory> weights_;

@@ -73,6 +73,13 @@ std::vector<int64_t> intsOr(const Op &op, const char *name, size_t n, int64_t fi
 
 } // namespace
 
+std::string GemmDesc::epilogueText() const {
+  std::string e = bias >= 0 ? "bias" : "";
+  if (relu || geluTanh)
+    e += (e.empty() ? "" : ",") + std::string(relu ? "relu" : "gelu_tanh");
+  return e;
+}
+
 std::string GemmDesc::describe() const {
   std::ostringstream s;
   s << "gemm " << dtypeName(dtype) << " m=" << m << " n=" << n << " k=" << k << " batch=" << batch;
@@ -82,9 +89,7 @@ std::string GemmDesc::describe() const {
     s << " strides=" << strideA << "," << strideB << "," << strideD;
   if (alpha != 1 || c >= 0)
     s << " alpha=" << alpha << " beta=" << beta;
-  std::string e = bias >= 0 ? "bias" : "";
-  if (relu || geluTanh)
-    e += (e.empty() ? "" : ",") + std::string(relu ? "relu" : "gelu_tanh");
+  std::string e = epilogueText();
   if (!e.empty())
     s << " epilogue=" << e;
   return s.str();
@@ -191,7 +196,84 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
   return g;
 }
 
-std::string ConvDesc::describe() const {
+std::string ConvPointwise::name() const {
+  switch (mode) {
+  case Mode::Add: return perChannel ? "bias" : "add";
+  case Mode::Mul: return perChannel ? "scale" : "mul";
+  case Mode::Relu: return "relu";
+  case Mode::Sigmoid: return "sigmoid";
+  case Mode::Tanh: return "tanh";
+  case Mode::Gelu: return "gelu";
+  case Mode::GeluTanh: return "gelu_tanh";
+  }
+  return "?";
+}
+
+std::string ConvDesc::fusedText() const {
+  std::string s = bias >= 0 ? "bias" : "";
+  for (const ConvPointwise &p : fused)
+    s += (s.empty() ? "" : ",") + p.name();
+  return s;
+}
+
+namespace {
+
+// The epilogue as a chain of ops the graph API fuses after a convolution:
+// each op reads the previous one's result (first the anchor's) and, if
+// binary, a group argument of the anchor's dtype that is per channel
+// (`perChannel`, right-aligned) or of the result's shape; the last writes
+// the group's one result. Empty when any op is not such a link.
+std::vector<ConvPointwise> fusedChain(const Function &group, const std::vector<TensorType> &args,
+                                      const std::vector<int64_t> &perChannel,
+                                      const std::vector<int64_t> &full, DType dtype) {
+  using Mode = ConvPointwise::Mode;
+  std::vector<ConvPointwise> chain;
+  const Value *at = group.ops.front()->result();
+  if (group.results.size() != 1)
+    return {};
+  for (size_t i = 1; i < group.ops.size(); ++i) {
+    const Op &op = *group.ops[i];
+    ConvPointwise p;
+    if (op.is(OpKind::Add) || op.is(OpKind::Mul)) {
+      p.mode = op.is(OpKind::Add) ? Mode::Add : Mode::Mul;
+      const Value *other = op.operand(0) == at ? op.operand(1) : op.operand(0);
+      if ((op.operand(0) != at && op.operand(1) != at) || other == at)
+        return {};
+      p.operand = argIndex(group, other);
+      if (p.operand < 0 || args[size_t(p.operand)].dtype != dtype)
+        return {};
+      std::vector<int64_t> d = staticDims(args[size_t(p.operand)].shape);
+      std::vector<int64_t> aligned = d;
+      if (aligned.size() <= perChannel.size())
+        aligned.insert(aligned.begin(), perChannel.size() - aligned.size(), 1);
+      p.perChannel = aligned == perChannel;
+      if (!p.perChannel && d != full)
+        return {};
+    } else if (op.operands.size() == 1 && op.operand(0) == at) {
+      if (op.is(OpKind::Relu))
+        p.mode = Mode::Relu;
+      else if (op.is(OpKind::Sigmoid))
+        p.mode = Mode::Sigmoid;
+      else if (op.is(OpKind::Tanh))
+        p.mode = Mode::Tanh;
+      else if (op.is(OpKind::Gelu))
+        p.mode = op.getString("approximate") == "tanh" ? Mode::GeluTanh : Mode::Gelu;
+      else
+        return {};
+    } else {
+      return {};
+    }
+    if (op.results.size() != 1 || op.result()->type.dtype != dtype)
+      return {};
+    at = op.result();
+    chain.push_back(p);
+  }
+  return at == group.results[0] ? chain : std::vector<ConvPointwise>{};
+}
+
+} // namespace
+
+std::string ConvDesc::describe(bool withBias) const {
   auto list = [](const std::vector<int> &v, const char *sep) {
     std::string s;
     for (size_t i = 0; i < v.size(); ++i)
@@ -202,7 +284,7 @@ std::string ConvDesc::describe() const {
   s << "conv " << dtypeName(dtype) << (channelsLast ? " nhwc" : "") << " x=" << list(x, "x")
     << " w=" << list(w, "x") << " pads=" << list(pads, ",") << " strides=" << list(strides, ",")
     << " dilations=" << list(dilations, ",") << " groups=" << groups;
-  if (bias >= 0)
+  if (bias >= 0 && withBias)
     s << " bias";
   return s.str();
 }
@@ -272,6 +354,9 @@ std::optional<ConvDesc> describeConv(const Function &group, const std::vector<Te
   if (f.all && !(f.bias >= 0 && c.bias >= 0)) {
     c.bias = f.bias >= 0 ? f.bias : c.bias;
     c.epilogueFolded = true;
+  } else if (c.dtype != DType::F32) {
+    // f32 stays on the legacy API, whose FMA math type keeps TF32 out.
+    c.fused = fusedChain(group, args, perChannel, staticDims(result.shape), c.dtype);
   }
   return c;
 }

@@ -11,6 +11,7 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
                                            int ordinal) {
   std::unique_ptr<CudaModel> m(new CudaModel());
   m->libraries_ = libraries;
+  m->cudnnApi_ = cuda::cudnnApiFromEnv();
   m->target_ = target;
   Artifact &a = m->artifact_ = std::move(artifact);
   if (a.target != target)

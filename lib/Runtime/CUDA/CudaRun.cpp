@@ -150,19 +150,25 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
     std::optional<ConvDesc> c = describeConv(group, args, anchored, why);
     if (!c)
       return host(why);
-    if (!c->epilogueFolded && !k.entry.hasKernel())
+    if (!c->graphTakesEpilogue() && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cudnn_) {
       cuda::requireLibraryMajor("cuDNN", cuda::Cudnn::version(), artifact_.built.cudnn,
                                 artifact_.file);
       cudnn_ = std::make_unique<cuda::Cudnn>(work_);
     }
-    s.conv = cuda::CudnnConv::create(*cudnn_, *c,
-                                     {ptr(c->input), ptr(c->weights), ptr(c->bias), out}, why);
+    cuda::CudnnConv::Pointers p{{}, out};
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      p.args.push_back(ptr(int(i)));
+    s.conv = cuda::CudnnConv::create(*cudnn_, *c, p, cudnnApi_, why);
     if (!s.conv)
       return host(why);
-    what = "cudnn " + s.conv->describe();
-    folded = c->epilogueFolded;
+    folded = s.conv->takesEpilogue();
+    if (!folded && !k.entry.hasKernel()) {
+      s.conv.reset();
+      return host("the epilogue has no CUDA kernel and the graph API turned it down");
+    }
+    what = s.conv->describe();
   }
   s.kind = Step::Kind::Library;
   if (folded)

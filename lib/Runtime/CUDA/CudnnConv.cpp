@@ -2,6 +2,21 @@
 #include "LibraryLoader.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
+#include <cstdlib>
+#include <cstring>
+
+namespace tc::cuda {
+
+CudnnApi cudnnApiFromEnv() {
+  const char *v = std::getenv("TC_CUDNN_API");
+  if (!v || !*v || std::strcmp(v, "graph") == 0)
+    return CudnnApi::Graph;
+  if (std::strcmp(v, "legacy") == 0)
+    return CudnnApi::Legacy;
+  fail("TC_CUDNN_API=", v, ": expected graph (the default) or legacy");
+}
+
+} // namespace tc::cuda
 
 // Built without the cudnn.h header (no CUDA toolkit): cuDNN is unavailable,
 // the one error below; everything else of the CUDA runtime builds.
@@ -14,9 +29,12 @@ Cudnn::Cudnn(CUstream) { unavailable(); }
 size_t Cudnn::version() { unavailable(); }
 void Cudnn::setStream(CUstream) {}
 Cudnn::~Cudnn() = default;
+struct Cudnn::GraphPlan {};
 struct CudnnConv::Impl {};
+struct CudnnConv::Graph {};
+CudnnConv::CudnnConv() = default;
 CudnnConv::~CudnnConv() = default;
-std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &, const ConvDesc &, const Pointers &,
+std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &, const ConvDesc &, const Pointers &, CudnnApi,
                                              std::string &) {
   unavailable();
 }
@@ -25,43 +43,23 @@ void CudnnConv::setWorkspace(CUdeviceptr) {}
 void CudnnConv::run() const { unavailable(); }
 } // namespace tc::cuda
 #else
-#include <cudnn.h>
+#include "CudnnApi.h"
 
 namespace tc::cuda {
 
-namespace {
+namespace dnn {
 
-struct Api {
-  decltype(&cudnnGetVersion) version;
-  decltype(&cudnnCreate) create;
-  decltype(&cudnnDestroy) destroy;
-  decltype(&cudnnSetStream) setStream;
-  decltype(&cudnnGetErrorString) errorString;
-  decltype(&cudnnCreateTensorDescriptor) createTensor;
-  decltype(&cudnnSetTensorNdDescriptor) setTensor;
-  decltype(&cudnnDestroyTensorDescriptor) destroyTensor;
-  decltype(&cudnnCreateFilterDescriptor) createFilter;
-  decltype(&cudnnSetFilterNdDescriptor) setFilter;
-  decltype(&cudnnDestroyFilterDescriptor) destroyFilter;
-  decltype(&cudnnCreateConvolutionDescriptor) createConv;
-  decltype(&cudnnSetConvolutionNdDescriptor) setConv;
-  decltype(&cudnnSetConvolutionGroupCount) setGroups;
-  decltype(&cudnnSetConvolutionMathType) setMath;
-  decltype(&cudnnDestroyConvolutionDescriptor) destroyConv;
-  decltype(&cudnnGetConvolutionNdForwardOutputDim) outputDim;
-  decltype(&cudnnGetConvolutionForwardAlgorithm_v7) algorithms;
-  decltype(&cudnnGetConvolutionForwardWorkspaceSize) workspaceSize;
-  decltype(&cudnnConvolutionForward) forward;
-  decltype(&cudnnAddTensor) addTensor;
+std::string Api::error(cudnnStatus_t s, const char *call) const {
+  return std::string(call) + ": " + errorString(s) + " (" + std::to_string(int(s)) + ")";
+}
 
-  void check(cudnnStatus_t s, const char *call) const {
-    if (s != CUDNN_STATUS_SUCCESS)
-      fail(call, ": ", errorString(s), " (", int(s), ")");
-  }
-};
+void Api::check(cudnnStatus_t s, const char *call) const {
+  if (s != CUDNN_STATUS_SUCCESS)
+    fail(error(s, call));
+}
 
-// Loaded once; a failed load is not cached (the error comes again).
-// libcudnn.so.9 is cuDNN 9's front library: it loads its parts (ops, cnn).
+// libcudnn.so.9 is cuDNN 9's front library: it loads its parts (graph, ops,
+// cnn, engines).
 const Api &api() {
   static const Api a = [] {
     void *lib = openLibrary("cuDNN", {"libcudnn.so.9", "libcudnn.so"});
@@ -88,19 +86,23 @@ const Api &api() {
     bind(a.workspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
     bind(a.forward, "cudnnConvolutionForward");
     bind(a.addTensor, "cudnnAddTensor");
+    bind(a.backendCreate, "cudnnBackendCreateDescriptor");
+    bind(a.backendDestroy, "cudnnBackendDestroyDescriptor");
+    bind(a.backendSet, "cudnnBackendSetAttribute");
+    bind(a.backendGet, "cudnnBackendGetAttribute");
+    bind(a.backendFinalize, "cudnnBackendFinalize");
+    bind(a.backendExecute, "cudnnBackendExecute");
     return a;
   }();
   return a;
 }
 
-cudnnDataType_t cudnnType(DType t) {
+cudnnDataType_t dataType(DType t) {
   return t == DType::F16    ? CUDNN_DATA_HALF
          : t == DType::BF16 ? CUDNN_DATA_BFLOAT16
                             : CUDNN_DATA_FLOAT;
 }
 
-// Strides of dims `d` (cuDNN's order N, C, spatial...) packed in that order,
-// or channels last (N, spatial..., C).
 std::vector<int> packedStrides(const std::vector<int> &d, bool channelsLast) {
   std::vector<size_t> order(d.size()); // axes, outermost first
   for (size_t i = 0; i < d.size(); ++i)
@@ -116,10 +118,9 @@ std::vector<int> packedStrides(const std::vector<int> &d, bool channelsLast) {
   return s;
 }
 
-// Algorithms needing more workspace than this are passed over.
-constexpr size_t kMaxWorkspace = size_t(256) << 20;
+} // namespace dnn
 
-} // namespace
+using dnn::api;
 
 size_t Cudnn::version() { return api().version(); }
 
@@ -161,26 +162,63 @@ struct CudnnConv::Impl {
   }
 };
 
+CudnnConv::CudnnConv() = default;
 CudnnConv::~CudnnConv() = default;
-size_t CudnnConv::workspaceBytes() const { return impl_->workspaceBytes; }
-void CudnnConv::setWorkspace(CUdeviceptr ws) { impl_->workspace = ws; }
+size_t CudnnConv::workspaceBytes() const {
+  return graph_ ? size_t(graph_->plan->workspace) : impl_->workspaceBytes;
+}
+void CudnnConv::setWorkspace(CUdeviceptr ws) {
+  if (graph_)
+    graph_->bind(ws);
+  else
+    impl_->workspace = ws;
+}
 
+// The graph API where it may help (half types: f32 stays on the legacy
+// API's FMA math, no TF32), the whole epilogue first, then the convolution
+// and bias alone; else the legacy API. A graph refused says why in the
+// step's description.
 std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                             std::string &why) {
-  const Api &a = api();
+                                             CudnnApi api, std::string &why) {
+  std::string refused;
+  if (api == CudnnApi::Graph && c.dtype != DType::F32) {
+    if (!c.fused.empty()) {
+      if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, true, refused))
+        return g;
+      refused = "fused graph refused: " + refused;
+    }
+    std::string alone;
+    if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, false, alone)) {
+      if (!refused.empty())
+        g->describe_ += " (" + refused + ")";
+      return g;
+    }
+    refused = "graph refused: " + alone;
+  }
+  std::unique_ptr<CudnnConv> call = createLegacy(lib, c, p, why);
+  if (call && !refused.empty())
+    call->describe_ += " (" + refused + ")";
+  return call;
+}
+
+std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c, const Pointers &p,
+                                                   std::string &why) {
+  const dnn::Api &a = api();
   std::unique_ptr<CudnnConv> call(new CudnnConv());
   call->impl_ = std::make_unique<Impl>();
+  call->takesEpilogue_ = c.epilogueFolded;
   Impl &k = *call->impl_;
   k.handle = static_cast<cudnnHandle_t>(lib.handle_);
-  k.px = p.x;
-  k.pw = p.w;
-  k.pbias = p.bias;
+  auto ptr = [&](int arg) { return arg < 0 ? 0 : p.args.at(size_t(arg)); };
+  k.px = ptr(c.input);
+  k.pw = ptr(c.weights);
+  k.pbias = ptr(c.bias);
   k.py = p.y;
-  cudnnDataType_t t = cudnnType(c.dtype);
+  cudnnDataType_t t = dnn::dataType(c.dtype);
   int rank = int(c.x.size());
   auto tensor = [&](cudnnTensorDescriptor_t &d, const std::vector<int> &dims, bool last) {
     a.check(a.createTensor(&d), "cudnnCreateTensorDescriptor");
-    a.check(a.setTensor(d, t, rank, dims.data(), packedStrides(dims, last).data()),
+    a.check(a.setTensor(d, t, rank, dims.data(), dnn::packedStrides(dims, last).data()),
             "cudnnSetTensorNdDescriptor");
   };
   tensor(k.x, c.x, c.channelsLast);
@@ -219,7 +257,7 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
   // workspace of reasonable size.
   const cudnnConvolutionFwdAlgoPerf_t *best = nullptr;
   for (int i = 0; i < found && !best; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= kMaxWorkspace &&
+    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= dnn::kMaxWorkspace &&
         (c.dtype != DType::F32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
       best = &perf[i];
   if (!best) {
@@ -233,12 +271,16 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
     a.check(a.setMath(k.conv, best->mathType), "cudnnSetConvolutionMathType");
   a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, k.algo, &k.workspaceBytes),
           "cudnnGetConvolutionForwardWorkspaceSize");
-  call->describe_ = c.describe() + " algo=" + std::to_string(int(k.algo));
+  call->describe_ = "cudnn " + c.describe() + " algo=" + std::to_string(int(k.algo));
   return call;
 }
 
 void CudnnConv::run() const {
-  const Api &a = api();
+  if (graph_) {
+    graph_->run();
+    return;
+  }
+  const dnn::Api &a = api();
   const Impl &k = *impl_;
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
   // Scaling factors are float for every data type here (cuDNN: double only for double data).

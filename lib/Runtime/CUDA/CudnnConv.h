@@ -1,16 +1,28 @@
-// Conv groups through cuDNN's legacy convolution API (opened at first use,
-// never linked): descriptors and the algorithm made at plan time; run()
-// enqueues the convolution, then the bias add, on the handle's stream.
+// Conv groups through cuDNN (opened at first use, never linked). The graph
+// API (CudnnGraph.cpp) first: the convolution with its bias and, where the
+// ConvDesc says the whole epilogue fuses, the epilogue's pointwise ops as
+// ONE operation graph, its plan from the heuristics (mode A, then fallback);
+// if no engine takes the fused graph, the convolution and bias alone (the
+// epilogue kernel runs after). Then, or with TC_CUDNN_API=legacy, the legacy
+// API: the convolution with v7's algorithm, then cudnnAddTensor for the
+// bias. Descriptors and plans are made at plan time; run() enqueues.
 #pragma once
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaLibraryPlan.h"
+#include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace tc::cuda {
 
 // cuDNN for one model: a handle bound to the stream of the model's run. Throws "cuDNN
 // not found (libcudnn.so.9: ...)" without the library.
+// Which cuDNN API conv steps try first: TC_CUDNN_API=graph (the default) or
+// legacy, read when a model loads; another value is an error naming both.
+enum class CudnnApi { Graph, Legacy };
+CudnnApi cudnnApiFromEnv();
+
 class Cudnn {
 public:
   explicit Cudnn(CUstream stream);
@@ -22,32 +34,50 @@ public:
   Cudnn(const Cudnn &) = delete;
   Cudnn &operator=(const Cudnn &) = delete;
 
+  // Graph-API plans by what they compute (CudnnGraph.cpp): equal convs of a
+  // model share one plan (a runtime-fused engine compiles at finalize);
+  // nullptr: no engine took it.
+  struct GraphPlan;
+  std::map<std::string, std::shared_ptr<GraphPlan>> &graphPlans() { return graphPlans_; }
+
 private:
   friend class CudnnConv;
   void *handle_ = nullptr; // cudnnHandle_t
+  std::map<std::string, std::shared_ptr<GraphPlan>> graphPlans_;
 };
 
 class CudnnConv {
 public:
   struct Pointers {
-    CUdeviceptr x = 0, w = 0, bias = 0, y = 0; // bias: 0 without one
+    std::vector<CUdeviceptr> args; // by group argument index (ConvDesc's indices)
+    CUdeviceptr y = 0;
   };
   // nullptr with `why` when cuDNN has no algorithm for it (or sizes differ).
   static std::unique_ptr<CudnnConv> create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                           std::string &why);
+                                           CudnnApi api, std::string &why);
   ~CudnnConv();
   // The workspace the chosen algorithm needs; the plan gives every conv one
   // buffer of the largest size.
   size_t workspaceBytes() const;
   void setWorkspace(CUdeviceptr ws);
   void run() const;
-  // "conv ... algo=1"
+  // Whether the call computed the group's whole epilogue (no epilogue kernel).
+  bool takesEpilogue() const { return takesEpilogue_; }
+  // "cudnn conv ... algo=1" or "cudnn-graph conv ... epilogue=bias,add,relu engine=12"
   const std::string &describe() const { return describe_; }
 
 private:
-  CudnnConv() = default;
-  struct Impl;
+  CudnnConv();
+  struct Impl;  // the legacy API's call
+  struct Graph; // the graph API's (CudnnGraph.cpp)
+  static std::unique_ptr<CudnnConv> createLegacy(Cudnn &lib, const ConvDesc &c, const Pointers &p,
+                                                 std::string &why);
+  // `withEpilogue`: c.fused too; nullptr with `why` when no engine takes it.
+  static std::unique_ptr<CudnnConv> createGraph(Cudnn &lib, const ConvDesc &c, const Pointers &p,
+                                                bool withEpilogue, std::string &why);
   std::unique_ptr<Impl> impl_;
+  std::unique_ptr<Graph> graph_;
+  bool takesEpilogue_ = false;
   std::string describe_;
 };
 

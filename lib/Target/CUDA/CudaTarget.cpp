@@ -40,14 +40,16 @@ public:
     std::string why;
     if (g.library == "cublaslt") {
       if (std::optional<GemmDesc> d = describeGemm(*g.group, args, result, why))
-        return {"", d->epilogueFolded};
+        return {"", d->epilogueFolded, d->epilogueText()};
     } else if (g.library == "cudnn") {
+      // The graph API may still turn the fusion down at run time (the
+      // epilogue kernel runs then): only the legacy API's fold is certain.
       if (std::optional<ConvDesc> d = describeConv(*g.group, args, result, why))
-        return {"", d->epilogueFolded};
+        return {"", d->epilogueFolded, d->fusedText()};
     } else {
       return {};
     }
-    return {why, false};
+    return {why, false, ""};
   }
 };
 

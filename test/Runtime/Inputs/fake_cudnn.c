@@ -27,7 +27,9 @@ size_t cudnnGetVersion(void) {
 int cudnnCreate(void **h) { *h = &handle; return 0; }
 int cudnnDestroy(void *h) { return 0; }
 int cudnnSetStream(void *h, void *s) { return 0; }
-const char *cudnnGetErrorString(int s) { return s ? "CUDNN_STATUS_BAD_PARAM" : "CUDNN_STATUS_SUCCESS"; }
+const char *cudnnGetErrorString(int s) {
+  return s == 3000 ? "CUDNN_STATUS_NOT_SUPPORTED" : s ? "CUDNN_STATUS_BAD_PARAM" : "CUDNN_STATUS_SUCCESS";
+}
 static int create(void **d, size_t n) { *d = calloc(1, n); return 0; }
 int cudnnCreateTensorDescriptor(void **d) { return create(d, sizeof(Tensor)); }
 int cudnnCreateFilterDescriptor(void **d) { return create(d, sizeof(Tensor)); }
@@ -147,5 +149,266 @@ int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const
             int64_t o = AT(YS, n, k, d, h, w);
             put(y, yd->type, o, *alpha * get(b, bd->type, k) + *beta * get(y, yd->type, o));
           }
+  return 0;
+}
+
+// The graph (backend) API, as far as the runtime's convolution graphs use
+// it: generic descriptors keeping their attributes; a convolution forward
+// op and pointwise ops (add, mul, relu, tanh, sigmoid, gelu, gelu_tanh)
+// over strided tensors, virtual ones held in double. The heuristics offer
+// two engine configs; the first never finalizes (the runtime must go on to
+// the next). FAKE_CUDNN_GRAPH=refuse-fused: plans of graphs of more than a
+// convolution and a bias add fail; =refuse: every plan fails.
+enum { NATTR = 16, ATTRBYTES = 512 };
+typedef struct {
+  int name, type;
+  int64_t count;
+  char data[ATTRBYTES];
+} Attr;
+typedef struct Desc {
+  int type, final, nattr;
+  Attr attr[NATTR];
+  int64_t engine; // engine configs and engines: the index
+  struct Desc *graph;
+  double *virt; // a virtual tensor's values at execution
+} Desc;
+
+static int64_t typeBytes(int t) {
+  return t == 2 ? 1 : (t == 1 || t == 4 || t == 7 || t == 8 || t == 14) ? 4 : 8;
+}
+int cudnnBackendCreateDescriptor(int type, Desc **d) {
+  *d = calloc(1, sizeof(Desc));
+  (*d)->type = type;
+  return 0;
+}
+int cudnnBackendDestroyDescriptor(Desc *d) {
+  if (d)
+    free(d->virt), free(d);
+  return 0;
+}
+int cudnnBackendSetAttribute(Desc *d, int name, int type, int64_t count, const void *v) {
+  if (!d || d->final || count < 0 || count * typeBytes(type) > ATTRBYTES || d->nattr == NATTR)
+    return 2000; // CUDNN_STATUS_BAD_PARAM
+  Attr *a = &d->attr[d->nattr++];
+  a->name = name, a->type = type, a->count = count;
+  memcpy(a->data, v, count * typeBytes(type));
+  return 0;
+}
+static Attr *attr(Desc *d, int name) {
+  for (int i = d->nattr; i-- > 0;)
+    if (d->attr[i].name == name)
+      return &d->attr[i];
+  return NULL;
+}
+static Desc *descAttr(Desc *d, int name) {
+  Attr *a = attr(d, name);
+  return a && a->type == 15 ? *(Desc **)a->data : NULL;
+}
+static int64_t intAttr(Desc *d, int name, int i) { return ((int64_t *)attr(d, name)->data)[i]; }
+static int enumAttr(Desc *d, int name) { return *(int *)attr(d, name)->data; }
+
+// Attributes a descriptor type must have before it finalizes.
+static int required(Desc *d, const int *names, int n) {
+  for (int i = 0; i < n; ++i)
+    if (!attr(d, names[i]))
+      return 0;
+  return 1;
+}
+static int graphOps(Desc *plan, Desc ***ops) {
+  Desc *g = descAttr(plan, 401)->graph; // the engine config's graph
+  Attr *a = attr(g, 801);
+  *ops = (Desc **)a->data;
+  return (int)a->count;
+}
+// A plan's graph is a convolution, perhaps with one add after it.
+static int biasOnly(Desc *plan) {
+  Desc **ops;
+  int n = graphOps(plan, &ops);
+  return n == 1 || (n == 2 && enumAttr(descAttr(ops[1], 750), 0) == 0);
+}
+int cudnnBackendFinalize(Desc *d) {
+  static const int tensor[] = {900, 901, 902, 903, 906}, conv[] = {100, 101, 102, 103, 104, 105, 106},
+                   fprop[] = {700, 701, 702, 703, 704, 705}, pw[] = {0, 1}, pwop[] = {750, 751, 753},
+                   graph[] = {800, 801}, heur[] = {200, 201}, plan[] = {400, 401},
+                   pack[] = {1000, 1001, 1003};
+  int ok = 1;
+  switch (d->type) {
+  case 17:
+    ok = required(d, tensor, 5) && attr(d, 902)->count == attr(d, 903)->count;
+    break;
+  case 1:
+    ok = required(d, conv, 7) && enumAttr(d, 101) == 1 /* cross-correlation */;
+    break;
+  case 10:
+    ok = required(d, fprop, 6);
+    break;
+  case 0:
+    ok = required(d, pw, 2);
+    break;
+  case 13:
+    ok = required(d, pwop, 3) && (enumAttr(descAttr(d, 750), 0) >= 100 || attr(d, 752));
+    break;
+  case 15:
+    ok = required(d, graph, 2);
+    break;
+  case 4:
+    ok = required(d, heur, 2);
+    break;
+  case 5: {
+    const char *refuse = getenv("FAKE_CUDNN_GRAPH");
+    ok = required(d, plan, 2) && descAttr(d, 401)->engine != 0;
+    if (ok && refuse)
+      ok = strcmp(refuse, "refuse") && !(strcmp(refuse, "refuse-fused") == 0 && !biasOnly(d));
+    if (!ok && required(d, plan, 2))
+      return 3000; // CUDNN_STATUS_NOT_SUPPORTED
+    break;
+  }
+  case 16:
+    ok = required(d, pack, 3) && attr(d, 1000)->count == attr(d, 1001)->count;
+    break;
+  }
+  if (!ok)
+    return 2000;
+  d->final = 1;
+  return 0;
+}
+int cudnnBackendGetAttribute(Desc *d, int name, int type, int64_t requested, int64_t *count, void *out) {
+  if (!d->final)
+    return 2000;
+  if (name == 202) { // heuristic results: two engine configs
+    *count = 2;
+    for (int64_t i = 0; i < requested && i < 2; ++i) {
+      Desc *c = ((Desc **)out)[i];
+      c->engine = i, c->graph = descAttr(d, 201), c->final = 1;
+    }
+    return 0;
+  }
+  if (name == 402) // the plan's workspace
+    return *count = 1, *(int64_t *)out = 2048, 0;
+  if (name == 300) // an engine config's engine
+    return *count = 1, (*(Desc **)out)->engine = 40 + d->engine, (*(Desc **)out)->final = 1, 0;
+  if (name == 1301) // an engine's global index
+    return *count = 1, *(int64_t *)out = d->engine, 0;
+  return 2000;
+}
+
+// A tensor of an execution as a view: dims, strides, its bytes (real ones
+// by unique id from the variant pack) or its doubles (virtual).
+typedef struct {
+  int nb, type;
+  int64_t dims[5], strides[5];
+  void *data;
+  double *virt;
+} View;
+static View view(Desc *t, Desc *pack) {
+  View v = {(int)attr(t, 902)->count, enumAttr(t, 901)};
+  int64_t n = 1;
+  for (int i = 0; i < v.nb; ++i)
+    v.dims[i] = intAttr(t, 902, i), v.strides[i] = intAttr(t, 903, i), n *= v.dims[i];
+  Attr *virt = attr(t, 907);
+  if (virt && *(char *)virt->data) {
+    if (!t->virt)
+      t->virt = calloc(n, sizeof(double));
+    v.virt = t->virt;
+    return v;
+  }
+  Attr *uids = attr(pack, 1000);
+  for (int64_t i = 0; i < uids->count; ++i)
+    if (((int64_t *)uids->data)[i] == intAttr(t, 906, 0))
+      v.data = ((void **)attr(pack, 1001)->data)[i];
+  return v;
+}
+static double vget(const View *v, int64_t o) { return v->virt ? v->virt[o] : get(v->data, v->type, o); }
+static void vput(const View *v, int64_t o, double x) {
+  if (v->virt)
+    v->virt[o] = x;
+  else
+    put(v->data, v->type, o, (float)x);
+}
+// Offset of index `i` (of the output's dims) in `v`, broadcasting its 1s.
+static int64_t offset(const View *v, const int64_t *i) {
+  int64_t o = 0;
+  for (int k = 0; k < v->nb; ++k)
+    o += (v->dims[k] == 1 ? 0 : i[k]) * v->strides[k];
+  return o;
+}
+static double pointwise(int mode, double x, double b) {
+  switch (mode) {
+  case 0: return x + b;
+  case 1: return x * b;
+  case 100: return x > 0 ? x : 0;
+  case 101: return tanh(x);
+  case 102: return 1 / (1 + exp(-x));
+  case 104: return 0.5 * x * (1 + erf(x / sqrt(2.0)));
+  case 107: return 0.5 * x * (1 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x)));
+  }
+  return NAN;
+}
+int cudnnBackendExecute(void *h, Desc *plan, Desc *pack) {
+  if (!plan->final || !pack->final || !*(void **)attr(pack, 1003)->data)
+    return 2000; // the plan's workspace must be given
+  Desc **ops;
+  int n = graphOps(plan, &ops);
+  for (int k = 0; k < n; ++k) {
+    Desc *op = ops[k];
+    if (op->type == 10) {
+      View x = view(descAttr(op, 704), pack), w = view(descAttr(op, 703), pack),
+           y = view(descAttr(op, 705), pack);
+      Desc *c = descAttr(op, 702);
+      int sp = (int)intAttr(c, 106, 0);
+      int64_t Y[5] = {1, 1, 1, 1, 1}, p[3] = {0}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1};
+      int off = 3 - sp;
+      for (int i = 0; i < sp; ++i)
+        p[i + off] = intAttr(c, 105, i), s[i + off] = intAttr(c, 103, i), dl[i + off] = intAttr(c, 102, i);
+      // 4-D as 5-D with D = 1 (dims 1, strides 0), as dims5 does.
+      View *vs[3] = {&x, &w, &y};
+      for (int t = 0; t < 3; ++t)
+        if (vs[t]->nb == 4) {
+          View *v = vs[t];
+          v->dims[4] = v->dims[3], v->strides[4] = v->strides[3], v->dims[3] = v->dims[2],
+          v->strides[3] = v->strides[2], v->dims[2] = 1, v->strides[2] = 0, v->nb = 5;
+        }
+      int64_t cg = w.dims[1], groups = x.dims[1] / cg, kg = y.dims[1] / groups;
+      int64_t i[5], wi[5];
+      for (i[0] = 0; i[0] < y.dims[0]; ++i[0])
+        for (i[1] = 0; i[1] < y.dims[1]; ++i[1])
+          for (i[2] = 0; i[2] < y.dims[2]; ++i[2])
+            for (i[3] = 0; i[3] < y.dims[3]; ++i[3])
+              for (i[4] = 0; i[4] < y.dims[4]; ++i[4]) {
+                double acc = 0;
+                wi[0] = i[1];
+                for (wi[1] = 0; wi[1] < cg; ++wi[1])
+                  for (wi[2] = 0; wi[2] < w.dims[2]; ++wi[2])
+                    for (wi[3] = 0; wi[3] < w.dims[3]; ++wi[3])
+                      for (wi[4] = 0; wi[4] < w.dims[4]; ++wi[4]) {
+                        int64_t xi[5] = {i[0], (i[1] / kg) * cg + wi[1]};
+                        int in = 1;
+                        for (int a = 2; a < 5; ++a) {
+                          xi[a] = i[a] * s[a - 2] - p[a - 2] + wi[a] * dl[a - 2];
+                          in &= xi[a] >= 0 && xi[a] < x.dims[a];
+                        }
+                        if (in)
+                          acc += vget(&x, offset(&x, xi)) * vget(&w, offset(&w, wi));
+                      }
+                vput(&y, offset(&y, i), acc);
+              }
+      fprintf(stderr, "fake cudnnBackendExecute conv groups=%d\n", (int)groups);
+    } else {
+      int mode = enumAttr(descAttr(op, 750), 0);
+      View x = view(descAttr(op, 751), pack), y = view(descAttr(op, 753), pack), b = {0};
+      if (mode < 100)
+        b = view(descAttr(op, 752), pack);
+      int64_t i[5] = {0}, total = 1;
+      for (int k2 = 0; k2 < y.nb; ++k2)
+        total *= y.dims[k2];
+      for (int64_t e = 0; e < total; ++e) {
+        for (int64_t r = e, k2 = y.nb; k2-- > 0; r /= y.dims[k2])
+          i[k2] = r % y.dims[k2];
+        double bv = mode < 100 ? vget(&b, offset(&b, i)) : 0;
+        vput(&y, offset(&y, i), pointwise(mode, vget(&x, offset(&x, i)), bv));
+      }
+      fprintf(stderr, "fake cudnnBackendExecute pointwise %d\n", mode);
+    }
+  }
   return 0;
 }

@@ -1,0 +1,337 @@
+// A conv group through cuDNN's graph (backend) API: tensors, a convolution
+// forward op and the pointwise ops after it (bias, residual, activation) as
+// one operation graph; engine configs from the heuristics (mode A, then
+// fallback), the first that finalizes to a plan with a workspace we give
+// wins. Equal graphs share the plan (Cudnn::graphPlans); each step binds
+// its own pointers and the plan's workspace into a variant pack.
+#ifdef TC_HAVE_CUDNN
+#include "CudnnApi.h"
+#include "tc/Support/Error.h"
+
+namespace tc::cuda {
+
+using dnn::api;
+using Desc = cudnnBackendDescriptor_t;
+
+Cudnn::GraphPlan::~GraphPlan() {
+  for (Desc d : parts)
+    api().backendDestroy(d);
+}
+
+namespace {
+
+// A tensor of the graph: real ones carry a unique id and a pointer, the
+// intermediates between its ops are virtual (f32).
+struct Tensor {
+  int64_t uid;
+  std::vector<int64_t> dims, strides;
+  cudnnDataType_t type;
+  bool isVirtual = false;
+  CUdeviceptr ptr = 0;
+};
+
+// The largest power of two up to 16 dividing the address (what the engines
+// may assume of its vector loads).
+int64_t alignment(CUdeviceptr p) {
+  uint64_t a = p | 16;
+  return int64_t(a & -a);
+}
+
+std::vector<int64_t> wide(const std::vector<int> &v) { return {v.begin(), v.end()}; }
+
+cudnnPointwiseMode_t pointwiseMode(ConvPointwise::Mode m) {
+  using Mode = ConvPointwise::Mode;
+  switch (m) {
+  case Mode::Add: return CUDNN_POINTWISE_ADD;
+  case Mode::Mul: return CUDNN_POINTWISE_MUL;
+  case Mode::Relu: return CUDNN_POINTWISE_RELU_FWD;
+  case Mode::Sigmoid: return CUDNN_POINTWISE_SIGMOID_FWD;
+  case Mode::Tanh: return CUDNN_POINTWISE_TANH_FWD;
+  case Mode::Gelu: return CUDNN_POINTWISE_GELU_FWD;
+  case Mode::GeluTanh: return CUDNN_POINTWISE_GELU_APPROX_TANH_FWD;
+  }
+  return CUDNN_POINTWISE_IDENTITY;
+}
+
+// Builds descriptors, remembering each in `plan.parts`; a failed call is a
+// refusal (`error` says which), not an exception: the legacy API remains.
+class Builder {
+public:
+  explicit Builder(Cudnn::GraphPlan &plan) : plan_(plan) {}
+  std::string error;
+
+  Desc make(cudnnBackendDescriptorType_t type) {
+    Desc d = nullptr;
+    if (ok(api().backendCreate(type, &d), "cudnnBackendCreateDescriptor"))
+      plan_.parts.push_back(d);
+    return d;
+  }
+  bool set(Desc d, cudnnBackendAttributeName_t name, cudnnBackendAttributeType_t type,
+           int64_t count, const void *values) {
+    return d && ok(api().backendSet(d, name, type, count, values), "cudnnBackendSetAttribute");
+  }
+  bool set(Desc d, cudnnBackendAttributeName_t name, Desc value) {
+    return set(d, name, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &value);
+  }
+  bool finalize(Desc d, const char *what) {
+    if (!error.empty() || !d)
+      return false;
+    cudnnStatus_t s = api().backendFinalize(d);
+    if (s != CUDNN_STATUS_SUCCESS)
+      error = api().error(s, (std::string("cudnnBackendFinalize(") + what + ")").c_str());
+    return s == CUDNN_STATUS_SUCCESS;
+  }
+
+  Desc tensor(const Tensor &t) {
+    Desc d = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
+    int64_t align = t.isVirtual ? 16 : alignment(t.ptr);
+    int64_t n = int64_t(t.dims.size());
+    set(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t.type);
+    set(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, n, t.dims.data());
+    set(d, CUDNN_ATTR_TENSOR_STRIDES, CUDNN_TYPE_INT64, n, t.strides.data());
+    set(d, CUDNN_ATTR_TENSOR_UNIQUE_ID, CUDNN_TYPE_INT64, 1, &t.uid);
+    set(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
+    bool v = t.isVirtual;
+    set(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v);
+    finalize(d, "tensor");
+    if (!t.isVirtual) {
+      plan_.uids.push_back(t.uid);
+      pointers.push_back(reinterpret_cast<void *>(t.ptr));
+    }
+    return d;
+  }
+
+  std::vector<void *> pointers; // of the real tensors, as plan.uids
+
+private:
+  bool ok(cudnnStatus_t s, const char *call) {
+    if (s != CUDNN_STATUS_SUCCESS && error.empty())
+      error = api().error(s, call);
+    return s == CUDNN_STATUS_SUCCESS;
+  }
+  Cudnn::GraphPlan &plan_;
+};
+
+// The first engine config of the heuristics (mode A, then fallback) that
+// finalizes to a plan needing at most kMaxWorkspace; false with `why`.
+bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc graph,
+                std::string &why) {
+  const dnn::Api &a = api();
+  std::string last;
+  for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
+    Desc heur = b.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
+    b.set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
+    b.set(heur, CUDNN_ATTR_ENGINEHEUR_MODE, CUDNN_TYPE_HEUR_MODE, 1, &mode);
+    if (!b.finalize(heur, "engine heuristics")) {
+      last = b.error;
+      b.error.clear();
+      continue;
+    }
+    int64_t n = 0;
+    if (a.backendGet(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS, CUDNN_TYPE_BACKEND_DESCRIPTOR, 0, &n,
+                     nullptr) != CUDNN_STATUS_SUCCESS ||
+        n <= 0)
+      continue;
+    std::vector<Desc> configs;
+    for (int64_t i = 0; i < n; ++i)
+      configs.push_back(b.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
+    if (!b.error.empty())
+      return why = b.error, false;
+    if (cudnnStatus_t s = a.backendGet(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
+                                       CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &n, configs.data());
+        s != CUDNN_STATUS_SUCCESS) {
+      last = a.error(s, "cudnnBackendGetAttribute(engine heuristics results)");
+      continue;
+    }
+    for (int64_t i = 0; i < n; ++i) {
+      Desc p = b.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
+      b.set(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+      b.set(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[size_t(i)]);
+      int64_t ws = 0, count = 0;
+      if (!b.finalize(p, "execution plan") ||
+          a.backendGet(p, CUDNN_ATTR_EXECUTION_PLAN_WORKSPACE_SIZE, CUDNN_TYPE_INT64, 1, &count,
+                       &ws) != CUDNN_STATUS_SUCCESS ||
+          ws < 0 || size_t(ws) > dnn::kMaxWorkspace) {
+        last =
+            b.error.empty() ? "an engine's workspace of " + std::to_string(ws) + " bytes" : b.error;
+        b.error.clear();
+        continue;
+      }
+      plan.plan = p;
+      plan.workspace = ws;
+      // The engine's global index, for the step's description (-1 if unsaid).
+      Desc engine = b.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+      if (engine &&
+          a.backendGet(configs[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
+                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &engine) == CUDNN_STATUS_SUCCESS)
+        a.backendGet(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
+                     &plan.engine);
+      b.error.clear();
+      return true;
+    }
+  }
+  why = "no engine takes it" + (last.empty() ? "" : " (last: " + last + ")");
+  return false;
+}
+
+} // namespace
+
+CudnnConv::Graph::~Graph() {
+  if (pack)
+    api().backendDestroy(pack);
+}
+
+void CudnnConv::Graph::bind(CUdeviceptr workspace) {
+  const dnn::Api &a = api();
+  if (pack)
+    a.backendDestroy(pack);
+  pack = nullptr;
+  a.check(a.backendCreate(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack),
+          "cudnnBackendCreateDescriptor(variant pack)");
+  void *ws = reinterpret_cast<void *>(workspace);
+  int64_t n = int64_t(pointers.size());
+  a.check(a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
+                       plan->uids.data()),
+          "cudnnBackendSetAttribute(variant pack ids)");
+  a.check(a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
+                       pointers.data()),
+          "cudnnBackendSetAttribute(variant pack pointers)");
+  a.check(a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws),
+          "cudnnBackendSetAttribute(variant pack workspace)");
+  a.check(a.backendFinalize(pack), "cudnnBackendFinalize(variant pack)");
+}
+
+void CudnnConv::Graph::run() const {
+  if (!pack)
+    fail("cuDNN graph: run before its workspace was bound");
+  api().check(api().backendExecute(handle, plan->plan, pack), "cudnnBackendExecute");
+}
+
+std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c, const Pointers &p,
+                                                  bool withEpilogue, std::string &why) {
+  auto handle = static_cast<cudnnHandle_t>(lib.handle_);
+  // The chain after the convolution: the bias, then (withEpilogue) the
+  // epilogue's ops; the last writes y, the others virtual f32 tensors.
+  std::vector<ConvPointwise> chain;
+  if (c.bias >= 0)
+    chain.push_back({ConvPointwise::Mode::Add, c.bias, true});
+  if (withEpilogue)
+    chain.insert(chain.end(), c.fused.begin(), c.fused.end());
+  cudnnDataType_t type = dnn::dataType(c.dtype);
+  auto ptr = [&](int arg) { return p.args.at(size_t(arg)); };
+  std::vector<int64_t> ydims = wide(c.y), ystrides = wide(dnn::packedStrides(c.y, c.channelsLast));
+  std::vector<int> perChannel(c.y.size(), 1);
+  perChannel[1] = c.y[1];
+  Tensor x{1, wide(c.x), wide(dnn::packedStrides(c.x, c.channelsLast)), type, false, ptr(c.input)};
+  Tensor w{2,    wide(c.w), wide(dnn::packedStrides(c.w, c.channelsLast)),
+           type, false,     ptr(c.weights)};
+  Tensor y{3, ydims, ystrides, type, false, p.y};
+  std::vector<Tensor> operands, between; // per link: its operand (if binary), its input
+  for (size_t i = 0; i < chain.size(); ++i) {
+    const ConvPointwise &op = chain[i];
+    if (op.operand >= 0)
+      operands.push_back(
+          op.perChannel ? Tensor{int64_t(10 + i), wide(perChannel),
+                                 wide(dnn::packedStrides(perChannel, c.channelsLast)), type, false,
+                                 ptr(op.operand)}
+                        : Tensor{int64_t(10 + i), ydims, ystrides, type, false, ptr(op.operand)});
+    else
+      operands.push_back({-1, {}, {}, type});
+    between.push_back({int64_t(100 + i), ydims, ystrides, CUDNN_DATA_FLOAT, true});
+  }
+
+  // What the plan depends on: the shared plan's key.
+  std::string key =
+      c.describe(false) + " [" + c.fusedText() + "]" + (withEpilogue ? "" : " alone") + " align";
+  for (const Tensor *t : {&x, &w, &y})
+    key += " " + std::to_string(alignment(t->ptr));
+  for (const Tensor &t : operands)
+    key += " " + (t.uid < 0 ? std::string("-") : std::to_string(alignment(t.ptr)));
+  std::shared_ptr<Cudnn::GraphPlan> &cached = lib.graphPlans()[key];
+  std::vector<void *> pointers;
+  if (!cached) {
+    auto plan = std::make_shared<Cudnn::GraphPlan>();
+    Builder b(*plan);
+    int64_t sp = int64_t(c.x.size()) - 2;
+    Desc conv = b.make(CUDNN_BACKEND_CONVOLUTION_DESCRIPTOR);
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT; // accumulate in f32
+    cudnnConvolutionMode_t mode = CUDNN_CROSS_CORRELATION;
+    std::vector<int64_t> pads = wide(c.pads), strides = wide(c.strides), dil = wide(c.dilations);
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_SPATIAL_DIMS, CUDNN_TYPE_INT64, 1, &sp);
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_CONV_MODE, CUDNN_TYPE_CONVOLUTION_MODE, 1, &mode);
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_PRE_PADDINGS, CUDNN_TYPE_INT64, sp, pads.data());
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_POST_PADDINGS, CUDNN_TYPE_INT64, sp, pads.data());
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_DILATIONS, CUDNN_TYPE_INT64, sp, dil.data());
+    b.set(conv, CUDNN_ATTR_CONVOLUTION_FILTER_STRIDES, CUDNN_TYPE_INT64, sp, strides.data());
+    b.finalize(conv, "convolution");
+    // Real tensors in a fixed order (x, w, y, the operands): the uids.
+    Desc xd = b.tensor(x), wd = b.tensor(w), yd = b.tensor(y);
+    std::vector<Desc> ops;
+    Desc fprop = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+    float alpha = 1, beta = 0;
+    Desc out = chain.empty() ? yd : b.tensor(between[0]);
+    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, xd);
+    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, wd);
+    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, out);
+    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+    b.finalize(fprop, "convolution forward");
+    ops.push_back(fprop);
+    for (size_t i = 0; i < chain.size(); ++i) {
+      Desc pw = b.make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+      cudnnPointwiseMode_t m = pointwiseMode(chain[i].mode);
+      b.set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &m);
+      b.set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+      b.finalize(pw, "pointwise");
+      Desc op = b.make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+      Desc next = i + 1 == chain.size() ? yd : b.tensor(between[i + 1]);
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, out);
+      if (operands[i].uid >= 0)
+        b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b.tensor(operands[i]));
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, next);
+      b.finalize(op, "pointwise operation");
+      ops.push_back(op);
+      out = next;
+    }
+    Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
+          ops.data());
+    std::string refusal;
+    if (b.finalize(graph, "operation graph") && choosePlan(b, *plan, handle, graph, refusal)) {
+      cached = plan;
+    } else {
+      cached = std::make_shared<Cudnn::GraphPlan>(); // the descriptors go
+      cached->refusal = b.error.empty() ? refusal : b.error;
+    }
+    pointers = b.pointers;
+  } else if (cached->plan) {
+    // The same real tensors in the same order as when the plan was made.
+    for (const Tensor *t : {&x, &w, &y})
+      pointers.push_back(reinterpret_cast<void *>(t->ptr));
+    for (const Tensor &t : operands)
+      if (t.uid >= 0)
+        pointers.push_back(reinterpret_cast<void *>(t.ptr));
+  }
+  if (!cached->plan) {
+    why = cached->refusal;
+    return nullptr;
+  }
+  std::unique_ptr<CudnnConv> call(new CudnnConv());
+  call->graph_ = std::make_unique<Graph>();
+  call->graph_->handle = handle;
+  call->graph_->plan = cached;
+  call->graph_->pointers = std::move(pointers);
+  call->takesEpilogue_ = withEpilogue || c.epilogueFolded;
+  std::string fused = withEpilogue ? c.fusedText() : c.bias >= 0 ? "bias" : "";
+  call->describe_ = "cudnn-graph " + c.describe(false) +
+                    (fused.empty() ? "" : " epilogue=" + fused) +
+                    " engine=" + std::to_string(cached->engine);
+  return call;
+}
+
+} // namespace tc::cuda
+#endif
