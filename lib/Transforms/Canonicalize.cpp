@@ -146,9 +146,12 @@ bool rewrite(Function &f, Op &op) {
   // Pad by nothing (swin pads its windows by (7 - 56 % 7) % 7 = 0): a copy
   // kernel per block otherwise (8% of swin_tiny's device time).
   case OpKind::Pad: {
+    // Pads given as an operand (ONNX's) have no attribute yet: not decided here.
+    if (op.operand(1) || !op.findAttr("pads"))
+      return false;
     const std::vector<int64_t> &pads = op.getInts("pads");
     // The result is x's shape exactly (its type may say `?` where x's is known).
-    return !op.operand(1) && std::all_of(pads.begin(), pads.end(), [](int64_t p) { return !p; }) &&
+    return std::all_of(pads.begin(), pads.end(), [](int64_t p) { return !p; }) &&
            replaceValue(f, op.result(), op.operand(0));
   }
   case OpKind::BatchNormalization: return foldBatchNormIntoProducer(f, op);
