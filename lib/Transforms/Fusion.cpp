@@ -16,6 +16,7 @@
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
+#include "tc/Analysis/Views.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
@@ -387,9 +388,10 @@ bool isTensorData(const Value *v) {
 
 // A lone data-movement op on tensor data, or making it (T5's full_like: an
 // Expand of a scalar to [seq, seq]); with `copies`, also those the CPU
-// runtime copies itself (Gather, Concat, Split, Slice).
+// runtime copies itself (Gather, Concat, Split, Slice). Not a contiguous
+// Slice: a view (Views.h), which no kernel runs.
 bool isLoneMove(const Group &g, bool copies) {
-  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) &&
+  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) && !isViewOp(*g.ops[0]) &&
          (copies || !isCpuCopyMove(g.ops[0]->kind)) &&
          (isTensorData(g.ops[0]->operand(0)) || isTensorData(g.ops[0]->results[0]));
 }
