@@ -47,6 +47,7 @@ struct Block {
   size_t start, end;
   uint64_t offset = 0;
   std::vector<size_t> members; // buffer indices
+  bool partial = false;        // a Slice view of it is a member
 };
 
 } // namespace
@@ -72,11 +73,18 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
       b.def = i;
       b.lastUse = lastUse.count(r) ? lastUse[r] : i;
       const Value *src = op.operand(0);
-      if (isViewOp(op) && src) {
+      std::optional<uint64_t> at = src ? viewByteOffset(op, dims) : std::nullopt;
+      if (at) {
         b.base = src;
+        b.viewOffset = *at;
+        b.partial = op.is(OpKind::Slice);
         auto it = index.find(src);
-        if (it != index.end() && plan.buffers[it->second].base)
-          b.base = plan.buffers[it->second].base; // view of a view
+        if (it != index.end() && plan.buffers[it->second].base) { // view of a view
+          const PlannedBuffer &parent = plan.buffers[it->second];
+          b.base = parent.base;
+          b.viewOffset += parent.viewOffset;
+          b.partial |= parent.partial;
+        }
         ++plan.views;
       } else {
         b.bytes = bytesOf(r->type, dims, plan.assumedDims, *r);
@@ -98,6 +106,7 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
       if (auto it = blockOf.find(b.base); it != blockOf.end()) {
         blocks[it->second].end = std::max(blocks[it->second].end, storageEnd(bi));
         blocks[it->second].members.push_back(bi);
+        blocks[it->second].partial |= b.partial;
         blockOf[b.value] = it->second;
       }
       continue;
@@ -111,7 +120,10 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
         Block &blk = blocks[it->second];
         // Same byte count, not just the same aligned block: an operand half
         // the result's size (broadcast) must not be overwritten as it is read.
-        if (plan.buffers[blk.members.front()].bytes == b.bytes && blk.end == b.def) {
+        // And no view of a part of it (a Slice) is read: element i's write
+        // could land where another element is still to be read.
+        if (plan.buffers[blk.members.front()].bytes == b.bytes && blk.end == b.def &&
+            !blk.partial) {
           blk.end = storageEnd(bi);
           blk.members.push_back(bi);
           blockOf[b.value] = it->second;
@@ -205,7 +217,8 @@ void printMemoryPlan(const MemoryPlan &plan, std::ostream &os, bool perBuffer) {
     os << "  %" << b.value->name << " " << b.value->type.str() << " steps " << b.def << ".."
        << (b.lastUse == SIZE_MAX ? std::string("end") : std::to_string(b.lastUse));
     if (b.base)
-      os << " view of %" << b.base->name;
+      os << " view of %" << b.base->name
+         << (b.viewOffset ? " at +" + std::to_string(b.viewOffset) : std::string());
     else
       os << " offset " << b.offset << " size " << b.bytes;
     if (b.inPlaceOf)

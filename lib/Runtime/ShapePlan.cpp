@@ -44,7 +44,14 @@ ValuePlace PlannedModule::placeOf(const Value *v) const {
   if (v->isConstant())
     return {ValuePlace::Kind::Constant, 0, v->data->ptr};
   const PlannedBuffer &b = memory.buffers.at(bufferOf_.at(v));
-  return b.base ? placeOf(b.base) : ValuePlace{ValuePlace::Kind::Arena, 0, nullptr, b.offset};
+  if (!b.base)
+    return {ValuePlace::Kind::Arena, 0, nullptr, b.offset};
+  ValuePlace at = placeOf(b.base);
+  if (at.kind == ValuePlace::Kind::Constant)
+    at.weight += b.viewOffset;
+  else
+    at.offset += b.viewOffset;
+  return at;
 }
 
 bool PlannedModule::aliases(const Op &op) const {

@@ -9,13 +9,17 @@
 //    pure pointwise group feeding its data operand (prologue), else starts one,
 //    and takes a pointwise epilogue over its output or its input domain;
 //  - a Pointwise op joins a producer's group with the same iteration domain,
-//    and merges the other producers' pointwise groups of that domain;
+//    and merges the other producers' pointwise groups of that domain; but a
+//    Cast widening half floats that only reductions read joins no call's or
+//    reduction's group, so that it becomes the reductions' prologue (read
+//    half, compute f32) rather than an epilogue writing an f32 copy;
 //  - Shape and Opaque ops stay on their own, and so do shape computations
 //    (ShapeComputations.h: integer arithmetic on sizes that per-shape plans
 //    fold; a kernel would put them on the device, out of the fold's reach).
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
+#include "tc/Analysis/Views.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
@@ -237,12 +241,39 @@ private:
     placePointwise(op);
   }
 
+  // A Cast that widens half floats to f32 only for reductions to read (the
+  // f32 copy mixed precision gives LayerNorm, Softmax, ReduceMean): in a
+  // producer's epilogue, the producer would write the f32 copy as well as
+  // (or instead of) its half result; as the reduction's prologue, it reads
+  // the half values and widens them in registers.
+  bool widensForReductions(const Op &op) const {
+    DType from = op.operand(0) ? op.operand(0)->type.dtype : DType::F32;
+    const Value *r = op.result();
+    if (!op.is(OpKind::Cast) || (from != DType::F16 && from != DType::BF16) ||
+        r->type.dtype != DType::F32 ||
+        std::find(f_.results.begin(), f_.results.end(), r) != f_.results.end())
+      return false;
+    bool read = false;
+    for (const auto &user : f_.ops)
+      for (size_t k = 0; k < user->operands.size(); ++k)
+        if (user->operands[k] == r) {
+          if (k != 0 || user->info().category != FusionCategory::Reduction)
+            return false;
+          read = true;
+        }
+    return read;
+  }
+
   void placePointwise(Op &op) {
     const Shape &s = op.result()->type.shape;
-    // Candidates: anchored groups first, then the most recent.
+    // Candidates: anchored groups first, then the most recent; for a Cast
+    // widening for reductions, pointwise groups only (the reduction joins
+    // them as a whole, or this Cast alone: place()).
+    bool widens = widensForReductions(op);
     std::vector<size_t> cands;
     for (size_t g : operandGroups(op))
-      if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]))
+      if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]) &&
+          !(widens && groups_[g].anchor != Anchor::None))
         cands.push_back(g);
     std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
       auto rankOf = [&](size_t g) { return groups_[g].anchor == Anchor::None ? 0 : 1; };
@@ -387,9 +418,10 @@ bool isTensorData(const Value *v) {
 
 // A lone data-movement op on tensor data, or making it (T5's full_like: an
 // Expand of a scalar to [seq, seq]); with `copies`, also those the CPU
-// runtime copies itself (Gather, Concat, Split, Slice).
+// runtime copies itself (Gather, Concat, Split, Slice). Not a contiguous
+// Slice: a view (Views.h), which no kernel runs.
 bool isLoneMove(const Group &g, bool copies) {
-  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) &&
+  return g.ops.size() == 1 && isElementMove(g.ops[0]->kind) && !isViewOp(*g.ops[0]) &&
          (copies || !isCpuCopyMove(g.ops[0]->kind)) &&
          (isTensorData(g.ops[0]->operand(0)) || isTensorData(g.ops[0]->results[0]));
 }

@@ -1,8 +1,9 @@
 // Memory planning: every intermediate tensor of a function gets an offset in
 // ONE arena. Liveness runs over the scheduled ops (fusion groups are single
-// steps); views (Reshape, Flatten, Squeeze, Unsqueeze, Identity) alias their
-// operand; a pointwise step may write over an operand that dies there
-// (in place); then blocks are packed greedily, largest first, at the lowest
+// steps); views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and a
+// contiguous Slice at a byte offset: Views.h) alias their operand; a
+// pointwise step may write over an operand that dies there (in place), unless
+// a Slice view of it is read; then blocks are packed greedily, largest first, at the lowest
 // offset free over their lifetime. Backends allocate `arenaBytes` once.
 #pragma once
 #include "tc/IR/IR.h"
@@ -19,6 +20,8 @@ struct PlannedBuffer {
   size_t def = 0;                   // step that writes it
   size_t lastUse = 0;               // last step that reads it (SIZE_MAX: a function result)
   const Value *base = nullptr;      // views: the value whose storage they alias
+  uint64_t viewOffset = 0;          // views: bytes past the start of base's storage
+  bool partial = false;             // views: of a part of base (a Slice)
   const Value *inPlaceOf = nullptr; // written over this dying operand
 };
 

@@ -39,7 +39,9 @@ struct ValuePlace {
   enum class Kind { Argument, Constant, Arena } kind = Kind::Arena;
   size_t arg = 0;                  // Argument: its index
   const uint8_t *weight = nullptr; // Constant: its bytes (host memory)
-  uint64_t offset = 0;             // Arena: the offset (views: their base's)
+  // Arena: the offset; Argument: bytes into the input (a Slice view of it).
+  // Views: their base's place plus their offset into it.
+  uint64_t offset = 0;
 };
 
 struct PlannedModule {

@@ -1,7 +1,8 @@
 // The DataMovement family: a lone Gather, Concat, Slice, Split, Expand, Pad
 // or Tile. CUDA: one thread per result element, which computes where in the
 // input its element is. Gather, Concat and Split see tensors as [outer,
-// axis, inner]; the others map each result coordinate. The CPU generates
+// axis, inner]; the others map each result coordinate (a Slice 16 bytes
+// at a time where its rows allow). The CPU generates
 // the coordinate moves Expand, Pad and Tile from the same index code, a row
 // of the result at a time (its runtime copies the others: MoveStep.cpp).
 #include "Families.h"
@@ -19,7 +20,7 @@ namespace {
 // Slice, Expand, Tile, Pad: each result coordinate c of axis d gives the
 // input coordinate, summed into `src` with the input's strides.
 bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, const Value *x,
-                        const Value *y, const char *T) {
+                        const Value *y, const char *T, unsigned vec) {
   size_t r = y->type.rank(), rx = x->type.rank();
   if (r == 0 || rx > r || (!op.is(OpKind::Expand) && rx != r))
     return c.noKernel(std::string(op.name()) + " of rank 0");
@@ -34,8 +35,10 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
         coord[d] = "src += c % " + c.dim(x, xd) + " * xst[" + std::to_string(xd) + "];";
     }
   c.emitRowMajorStrides(os, "xst", x);
-  std::string value; // Pad's constant: the fill's bits
+  std::string value;     // Pad's constant: the fill's bits
+  bool unitLast = false; // a Slice reading its last axis with step 1
   if (op.is(OpKind::Slice)) {
+    unitLast = true;
     auto starts = constantInts(op.operand(1));
     auto axes = op.operands.size() > 3 && op.operand(3) ? constantInts(op.operand(3))
                                                         : std::optional<std::vector<int64_t>>();
@@ -59,6 +62,7 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
          << ";\n";
       coord[size_t(ax)] = "src += (" + s + " + c * " + std::to_string(step) + "LL) * xst[" +
                           std::to_string(ax) + "];";
+      unitLast &= size_t(ax) + 1 < r || step == 1;
     }
   } else if (op.is(OpKind::Pad)) {
     // Pads given as an operand are a run-time input (the importer folds
@@ -111,7 +115,8 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
     return true;
   }
   os << "  const int64_t inner = " << c.dim(y, r - 1) << ", n = " << c.rowsExpr() << " * inner;\n";
-  c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+  // The input offset of a result row's first element, from its outer axes.
+  auto rowStart = [&](const std::string &index) {
     std::string cast = index == "int64_t" ? "" : "(" + index + ")";
     os << "    int64_t src = 0;\n" << (value.empty() ? "" : "    bool inside = true;\n");
     if (r > 1)
@@ -119,6 +124,32 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
     for (size_t d = r - 1; d-- > 0;)
       os << "    { const int64_t c = (int64_t)(rem % " << cast << c.dim(y, d)
          << "); rem /= " << cast << c.dim(y, d) << "; " << coord[d] << " }\n";
+  };
+  // A Slice's result rows are runs of the input: where the run, the input's
+  // rows and the run's start are multiples of V = 16 bytes / element (RoPE's
+  // halves, Swin's shifted windows), each thread moves one 16-byte vector.
+  if (unitLast && vec > 1) {
+    std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">",
+                X = "in" + std::to_string(c.argIndex(x));
+    os << "  int64_t first = 0;\n  { int64_t src = 0; const int64_t c = 0; " << coord[r - 1]
+       << " first = src; }\n"
+       << "  if (inner % " << V << " == 0 && " << c.dim(x, r - 1) << " % " << V
+       << " == 0 && first % " << V << " == 0 && tc_aligned(" << X
+       << ", 16) && tc_aligned(out0, 16)) {\n"
+       << "  const " << vt << " *__restrict " << X << "V = (const " << vt << " *)" << X << ";\n"
+       << "  " << vt << " *__restrict out0V = (" << vt << " *)out0;\n"
+       << "  const int64_t rowV = inner / " << V << ", count = n / " << V << ";\n";
+    c.emitGridLoops(
+        os, "0", true,
+        [&](const std::string &index) {
+          rowStart(index);
+          os << "    out0V[i] = " << X << "V[(src + first) / " << V << " + j];\n";
+        },
+        "i", "count", "rowV");
+    os << "  return;\n  }\n";
+  }
+  c.emitGridLoops(os, "0", true, [&](const std::string &index) {
+    rowStart(index);
     os << "    { const int64_t c = j; " << coord[r - 1] << " }\n";
     os << "    out0[i] = " << store << ";\n";
   });
@@ -322,13 +353,13 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
          << "    if (k < 0 || k >= D) { __trap(); continue; }\n"
          << "    out0[i] = " << X << "[(o * D + k) * inner + j];\n";
     });
-  } else if (!emitCoordinateMove(c, os, op, x, y, T)) {
+  } else if (!emitCoordinateMove(c, os, op, x, y, T, vec)) {
     return std::nullopt;
   }
   os << "}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = c.cuda() ? kPointwiseBlock : 0;
-  if (c.cuda() && (op.is(OpKind::Concat) || op.is(OpKind::Split)))
+  if (c.cuda() && (op.is(OpKind::Concat) || op.is(OpKind::Split) || op.is(OpKind::Slice)))
     k.vec = vec; // the grid the vector path needs
   return k;
 }

@@ -1,5 +1,6 @@
 // Shape/dtype inference rules referenced by Ops.def, and the helpers they share.
 #pragma once
+#include "tc/IR/ConstantInts.h"
 #include "tc/IR/IR.h"
 #include "tc/Support/Error.h"
 
@@ -17,9 +18,7 @@ Dim product(const Shape &s, size_t begin, size_t end);
 // carry dims and attributes near INT64_MAX).
 int64_t checkedMul(int64_t a, int64_t b);
 int64_t checkedAdd(int64_t a, int64_t b);
-// Values of a constant integer operand (i64/i32), or nullopt when the
-// operand is not a constant.
-std::optional<std::vector<int64_t>> constantInts(const Value *v);
+// constantInts: tc/IR/ConstantInts.h.
 // Operand i's type; throws if the operand is absent.
 const TensorType &operandType(const Op &op, size_t i);
 // Element i of a constant, any dtype, as a double; and of an integer dtype

@@ -40,7 +40,11 @@ struct CpuModel::ShapePlan {
     std::vector<void *> bufs; // operands then results (Library: operands, result, result)
     std::vector<int64_t> dims;
     std::vector<int64_t> domain;
-    std::vector<std::pair<size_t, size_t>> inputSlots; // bufs[first] = inputs[second]
+    struct InputSlot {
+      size_t slot, arg;
+      uint64_t offset; // a Slice view of the input
+    };
+    std::vector<InputSlot> inputSlots; // bufs[slot] = inputs[arg] + offset
   };
   std::vector<Step> steps;
   std::vector<std::string> report; // CpuModel::stepReport
@@ -232,11 +236,12 @@ void CpuModel::buildSteps(ShapePlan &plan) {
   struct Place {
     uint8_t *ptr = nullptr;
     size_t arg = SIZE_MAX;
+    uint64_t offset = 0;
   };
   auto placeOf = [&](const Value *v) -> Place {
     ValuePlace at = pm.placeOf(v);
     if (at.kind == ValuePlace::Kind::Argument)
-      return {nullptr, at.arg};
+      return {nullptr, at.arg, at.offset};
     if (at.kind == ValuePlace::Kind::Constant)
       return {const_cast<uint8_t *>(at.weight)};
     return {plan.arena.get() + at.offset};
@@ -277,7 +282,7 @@ void CpuModel::buildSteps(ShapePlan &plan) {
       for (const Value *v : vals) {
         Place at = placeOf(v);
         if (at.arg != SIZE_MAX)
-          s.inputSlots.emplace_back(s.bufs.size(), at.arg);
+          s.inputSlots.push_back({s.bufs.size(), at.arg, at.offset});
         s.bufs.push_back(at.ptr);
         for (const Dim &d : v->type.shape)
           s.dims.push_back(d.size);
@@ -299,7 +304,7 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
   auto ptrOf = [&](const Value *v) -> uint8_t * {
     ValuePlace at = pm.placeOf(v);
     if (at.kind == ValuePlace::Kind::Argument)
-      return const_cast<uint8_t *>(inputs[at.arg].bytes());
+      return const_cast<uint8_t *>(inputs[at.arg].bytes()) + at.offset;
     if (at.kind == ValuePlace::Kind::Constant) // weights in place, from the artifact
       return const_cast<uint8_t *>(at.weight);
     return plan.arena.get() + at.offset;
@@ -310,8 +315,8 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
   };
   using Kind = ShapePlan::Step::Kind;
   auto runStep = [&](ShapePlan::Step &step) {
-    for (auto [slot, arg] : step.inputSlots)
-      step.bufs[slot] = const_cast<uint8_t *>(inputs[arg].bytes());
+    for (const auto &in : step.inputSlots)
+      step.bufs[in.slot] = const_cast<uint8_t *>(inputs[in.arg].bytes()) + in.offset;
     if (step.kind == Kind::View)
       return;
     if (step.kind == Kind::Kernel) {

@@ -263,8 +263,8 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
   ValuePlace at = plan.planned->placeOf(v);
   if (at.kind == ValuePlace::Kind::Constant)
     return weightOnDevice(*v, plan);
-  return plan.arena.get() +
-         (at.kind == ValuePlace::Kind::Argument ? plan.inputOffsets[at.arg] : at.offset);
+  return plan.arena.get() + at.offset +
+         (at.kind == ValuePlace::Kind::Argument ? plan.inputOffsets[at.arg] : 0);
 }
 
 // Every step of `plan` on the stream; host steps download their operands
