@@ -151,7 +151,9 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   }
   plan->arena = cuda::DeviceMemory(bytes);
   // One scratch for the plan's `columns` kernels (they run one at a time on
-  // the stream), zeroed once: each launch leaves its counters zero.
+  // the stream; the emitter gives them all one grid and block), its
+  // counters zeroed once on the run's stream (no synchronize: the zeros
+  // live in the plan): each launch leaves them zero.
   uint64_t scratchBytes = 0;
   for (const auto &[callee, k] : kernels_)
     if (k.entry.launch == LaunchKind::Columns)
@@ -159,10 +161,10 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   plan->columnsScratch = cuda::DeviceMemory(scratchBytes);
   if (scratchBytes) {
     const cuda::Driver &d = cuda::driver();
-    std::vector<char> zeros(scratchBytes, 0);
-    d.check(d.memcpyHtoDAsync(plan->columnsScratch.get(), zeros.data(), zeros.size(), stream_),
+    plan->columnsZeros.assign(scratchBytes, 0);
+    d.check(d.memcpyHtoDAsync(plan->columnsScratch.get(), plan->columnsZeros.data(),
+                              plan->columnsZeros.size(), work_),
             "cuMemcpyHtoDAsync");
-    d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
   }
   for (const auto &p : f.ops) {
     const Op &op = *p;

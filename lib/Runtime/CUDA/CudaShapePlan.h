@@ -33,6 +33,7 @@ struct CudaModel::ShapePlan {
   std::map<const uint8_t *, cuda::DeviceMemory> folded;
   cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN convs
   cuda::DeviceMemory columnsScratch; // shared by its `columns` kernels (CudaLaunch.h)
+  std::vector<char> columnsZeros;    // what zeroed it (an async copy's source)
   std::vector<Step> steps;
   std::vector<std::string> report; // CudaModel::stepReport
   std::string shape;               // "batch=32", for messages
