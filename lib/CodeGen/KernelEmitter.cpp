@@ -65,7 +65,10 @@ std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect di
 }
 
 const char *launchKindName(LaunchKind k) {
-  return k == LaunchKind::Rows ? "rows" : k == LaunchKind::Reduce ? "reduce" : "pointwise";
+  return k == LaunchKind::Rows      ? "rows"
+         : k == LaunchKind::Reduce  ? "reduce"
+         : k == LaunchKind::Columns ? "columns"
+                                    : "pointwise";
 }
 
 } // namespace tc

@@ -9,9 +9,11 @@ using namespace tc;
 TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
   auto t = parseCudaKernelTable("g0 tc_g0 pointwise pointwise 256 4\n"
                                 "g1 tc_g0 row-reduction rows 1024 8\n"
-                                "g2 tc_g2 reduction reduce 64 1\n",
+                                "g2 tc_g2 reduction reduce 64 1\n"
+                                "g3 tc_g3 reduction columns 256 1024\n",
                                 "m.tcx");
-  ASSERT_EQ(t.size(), 3u);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t[3].launch, LaunchKind::Columns);
   EXPECT_EQ(t[2].launch, LaunchKind::Reduce);
   EXPECT_EQ(t[2].kind, KernelKind::Reduction);
   EXPECT_EQ(t[1].kind, KernelKind::RowReduction);
@@ -24,7 +26,8 @@ TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
         "g tc_g row-reduction rows 1000 8\n", "g tc_g pointwise pointwise 0 4\n", "g - - - 0 0\n",
         "g tc_g row-reduction rows 1024 8 mkl\n", "g tc_g row-reduction rows 1024 8 cudnn x\n",
         "g - - - 0 1 cudnn\n", "g tc_g tiles rows 1024 8\n", "g tc_g rows 1024 8\n",
-        "g tc_g pointwise rows 1024 8\n", "g tc_g row-reduction reduce 64 1\n"})
+        "g tc_g pointwise rows 1024 8\n", "g tc_g row-reduction reduce 64 1\n",
+        "g tc_g pointwise columns 256 1024\n"})
     EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
 }
 
@@ -72,6 +75,18 @@ TEST(CudaLaunch, ReductionsGetOneBlockPerResultElementOfTheTablesSize) {
   EXPECT_EQ(launchDims(k, {})->grid, 1u); // everything into one value
   EXPECT_FALSE(launchDims(k, {0, 3}));
   EXPECT_EQ(launchDims(k, {int64_t(1) << 40})->grid, (1u << 31) - 1);
+}
+
+TEST(CudaLaunch, ColumnReductionsGetTheirFixedGridAndAScratchOfPartialsAndCounters) {
+  CudaKernelEntry k{"g", "tc_g", LaunchKind::Columns, 256, 1024, ""};
+  for (std::vector<int64_t> domain : {std::vector<int64_t>{32, 1, 1, 32}, {1}, {4096, 1280}}) {
+    auto l = launchDims(k, domain); // whatever the result's size: the kernel splits its work
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->grid, 1024u);
+    EXPECT_EQ(l->block, 256u);
+    EXPECT_EQ(columnsScratchBytes(*l), 1024u * 256 * 8 + 1024 * 4);
+  }
+  EXPECT_FALSE(launchDims(k, {0, 32}));
 }
 
 TEST(CudaLaunch, DevicesRunTheCubinOfTheirMajorUpToTheirMinor) {

@@ -38,6 +38,13 @@
 //     1, 2^31 - 1) (blocks stride); blockDim.x = `block`, which the emitter
 //     sizes from the reduced count when it is static (any multiple of 32 up
 //     to 1024 is correct).
+//   columns: a fixed grid (the reduction family over non-trailing axes,
+//     single-statistic: SE blocks' ReduceMean over H, W of NHWC): gridDim.x
+//     = `vec` (blocks stride over work items; spare ones return),
+//     blockDim.x = `block`. One more buffer after the results: the runtime's
+//     scratch of columnsScratchBytes(grid, block) (tc/Runtime/CudaLaunch.h),
+//     gridDim.x * blockDim.x 8-byte partials then gridDim.x u32 counters,
+//     zero before the first launch; each launch leaves the counters zero.
 //   The pool, transpose and data-movement families (Gather, Concat, Slice,
 //   Split, Expand, Pad, Tile) and reductions over other axes are
 //   `pointwise` over result 0 (Split: each result in turn, the grid sized
@@ -59,7 +66,7 @@ namespace tc {
 enum class KernelDialect { Cpu, Cuda };
 
 // How the CUDA runtime launches a kernel (see the launch rule above).
-enum class LaunchKind { Pointwise, Rows, Reduce };
+enum class LaunchKind { Pointwise, Rows, Reduce, Columns };
 
 struct EmittedKernel {
   std::string group;                       // the Fused callee
@@ -73,7 +80,7 @@ struct EmittedKernel {
   bool halfTypes = false;
 };
 
-// "pointwise" / "rows" / "reduce" (the kernel table's spelling).
+// "pointwise" / "rows" / "reduce" / "columns" (the kernel table's spelling).
 const char *launchKindName(LaunchKind k);
 
 // A group's kind and the op that decides it: the MatMul/Gemm/Conv, the

@@ -16,7 +16,7 @@ namespace tc {
 //   <group> <symbol> <kind> <launch> <block> <vec> [<library>]
 // Without <library>: group <group> runs as generated kernel <symbol> of
 // family <kind> (tc/CodeGen/KernelKind.h: "pointwise", "row-reduction",
-// ...), launched per <launch> ("pointwise", "rows" or "reduce"), <block>
+// ...), launched per <launch> ("pointwise", "rows", "reduce" or "columns"), <block>
 // and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups
 // share a symbol.
 // With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's
@@ -42,6 +42,12 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
 struct LaunchDims {
   unsigned grid = 0, block = 0;
 };
+
+// The scratch buffer a `columns` launch of `l` reads after its results
+// (the launch rule in tc/CodeGen/KernelEmitter.h): partials, then counters.
+inline uint64_t columnsScratchBytes(const LaunchDims &l) {
+  return uint64_t(l.grid) * l.block * 8 + uint64_t(l.grid) * 4;
+}
 
 // Grid and block for a kernel whose domain (result 0) has dims `domain`;
 // nullopt when the domain is empty (no launch).

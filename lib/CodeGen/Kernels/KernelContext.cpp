@@ -104,14 +104,14 @@ void KernelContext::emitRowMajorStrides(std::ostream &os, const std::string &nam
   os << "  }\n";
 }
 
-void KernelContext::emitSignature(std::ostream &os, const std::string &symbol,
-                                  unsigned cudaBlock) const {
+void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, unsigned cudaBlock,
+                                  bool scratch) const {
   if (!cuda()) {
     os << "extern \"C\" void " << symbol
        << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
     return;
   }
-  size_t nb = f.args.size() + f.results.size();
+  size_t nb = f.args.size() + f.results.size() + scratch;
   os << "struct " << symbol << "_params { void *bufs[" << nb << "]; int64_t dims["
      << (numDims ? numDims : 1) << "]; };\n"
      << info().kernelHead << "__launch_bounds__(" << cudaBlock << ") " << symbol << "(const "
@@ -119,11 +119,14 @@ void KernelContext::emitSignature(std::ostream &os, const std::string &symbol,
      << "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
 }
 
-std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock) const {
+std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock, bool scratch) const {
   std::string symbol;
   os << head(symbol);
-  emitSignature(os, symbol, cudaBlock);
+  emitSignature(os, symbol, cudaBlock, scratch);
   emitPointers(os);
+  if (scratch)
+    os << "  char *__restrict scratch = (char *)bufs[" << f.args.size() + f.results.size()
+       << "];\n";
   return symbol;
 }
 

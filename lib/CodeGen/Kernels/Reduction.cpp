@@ -7,10 +7,14 @@
 // X) in a last pass. Rows whose reduced axes are X's trailing ones are
 // contiguous: CUDA gives each a block (a block reduction per statistic);
 // other rows are a loop per row (CUDA: a thread per row, neighbouring
-// threads reading neighbouring elements). The CPU accumulates in double,
-// as the reference kernels do; CUDA in float (double for f64).
+// threads reading neighbouring elements), except on CUDA one statistic
+// per row over one run of axes before kept inner ones (NHWC's ReduceMean
+// over H, W): `columns`, whose blocks and further blocks split the rows'
+// extent (columnsLoop). The CPU accumulates in double, as the reference
+// kernels do; CUDA in float (double for f64).
 #include "Families.h"
 #include <algorithm>
+#include <cstdlib>
 #include <sstream>
 
 namespace tc::kernels {
@@ -19,6 +23,12 @@ namespace {
 
 enum class Where { Prologue, Row, Element };
 
+// `columns` kernels: threads per block, columns per lane, the fixed grid (4
+// blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
+// and the fewest rows per thread worth another block.
+constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
+                   kColumnsMinRows = 16;
+
 // How the group lies around its anchor.
 struct Layout {
   const Op *anchor = nullptr;
@@ -26,6 +36,8 @@ struct Layout {
   ReducePlan plan;
   std::vector<std::string> viewDims;
   bool contiguous = false, perElementResults = false;
+  bool columns = false; // CUDA: the `columns` strategy over reduced axes [redBegin, redEnd)
+  size_t redBegin = 0, redEnd = 0;
   std::unordered_map<const Op *, Where> where;
   // Arguments read per element: at i, [0] or through broadcast strides.
   std::vector<size_t> elementArgs, broadcastArgs, rowArgs;
@@ -109,6 +121,13 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
   for (auto &[v, at] : l.plan.params)
     if (c.argIndex(v) == SIZE_MAX && !scalarConstant(v))
       return c.noKernel(std::string(anchor.name()) + " parameters computed in the group");
+  l.redBegin = size_t(std::find(red.begin(), red.end(), true) - red.begin());
+  l.redEnd = l.redBegin;
+  while (l.redEnd < red.size() && red[l.redEnd])
+    ++l.redEnd;
+  l.columns = c.cuda() && !l.contiguous && !l.plan.arg && l.plan.stats.size() == 1 &&
+              !l.perElementResults && l.plan.viewDims.empty() &&
+              std::count(red.begin(), red.end(), true) == long(l.redEnd - l.redBegin);
   return true;
 }
 
@@ -131,7 +150,9 @@ private:
   void setup(std::ostream &os);
   std::string loads(bool final) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
+  void rowLoads(std::ostream &os) const;
   void rowBody(std::ostream &os);
+  void columnsLoop(std::ostream &os) const;
   void topK(std::ostream &os) const;
 };
 
@@ -296,12 +317,7 @@ void Emitter::rowBody(std::ostream &os) {
     elementLoop(os, loads(false) + "      if (bi < 0 || x " + cmp + " best" +
                         (l.plan.selectLast ? " || x == best" : "") + ") { best = x; bi = j; }\n");
   }
-  for (size_t i : l.rowArgs) {
-    DType t = c.f.args[i]->type.dtype;
-    auto n = staticNumElements(c.f.args[i]->type.shape);
-    os << "      const " << c.ct(t) << " a" << i << " = "
-       << c.load(t, "in" + std::to_string(i) + "[" + (n && *n == 1 ? "0" : "o") + "]") << ";\n";
-  }
+  rowLoads(os);
   os << rowCode;
   if (l.perElementResults) {
     elementLoop(os, loads(true));
@@ -312,6 +328,103 @@ void Emitter::rowBody(std::ostream &os) {
   }
   for (size_t k = 0; k + 1 < l.plan.stats.size(); ++k)
     os << "    }\n";
+}
+
+// The epilogue's arguments of row o.
+void Emitter::rowLoads(std::ostream &os) const {
+  for (size_t i : l.rowArgs) {
+    DType t = c.f.args[i]->type.dtype;
+    auto n = staticNumElements(c.f.args[i]->type.shape);
+    os << "      const " << c.ct(t) << " a" << i << " = "
+       << c.load(t, "in" + std::to_string(i) + "[" + (n && *n == 1 ? "0" : "o") + "]") << ";\n";
+  }
+}
+
+// `columns`: X as [O, L, I] (kept outer, the reduced run, kept inner). A
+// work item is the columns c0 .. c0 + W of one o; a block's TX lanes read
+// neighbouring columns (coalesced), kColumnsPerLane each, and its TY rows
+// of lanes stride over the item's rows. Where the items do not fill the
+// grid, S blocks split each item's rows and write partials to the scratch;
+// the last of them (a counter) combines the S partials in order. Every sum
+// is in a fixed order for a shape: results identical run to run.
+void Emitter::columnsLoop(std::ostream &os) const {
+  const ReduceStat &s = l.plan.stats[0];
+  std::string I = "(int64_t)1", V = std::to_string(kColumnsPerLane);
+  for (size_t d = l.redEnd; d < l.viewDims.size(); ++d)
+    I += " * v" + std::to_string(d);
+  std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
+                     : s.init == "inf" ? c.info().inf
+                                       : "(A)" + s.init;
+  std::string combine = s.combine + "()";
+  // Test-only: the last block leaves out the last partial (a wrong sum the
+  // host-emulation tests must catch).
+  bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
+  os << "  const int64_t I = " << I << ", O = I ? rows / I : 0;\n"
+     << "  const int TX = I >= 32 ? 32 : I >= 16 ? 16 : I >= 8 ? 8 : I >= 4 ? 4 : I >= 2 ? 2 : 1;\n"
+     << "  const int TY = blockDim.x / TX, tx = threadIdx.x % TX, ty = threadIdx.x / TX;\n"
+     << "  const int64_t W = (int64_t)TX * " << V << ", chunks = (I + W - 1) / W, items = O * "
+     << "chunks;\n"
+     // Blocks per item: what fills the grid, at least kColumnsMinRows rows per thread.
+     << "  int64_t S = items > 0 && items < gridDim.x ? (int64_t)gridDim.x / items : 1;\n"
+     << "  { const int64_t most = (L + (int64_t)TY * " << kColumnsMinRows
+     << " - 1) / ((int64_t)TY * " << kColumnsMinRows
+     << ");\n    S = S < most ? S : most; S = S > 1 ? S : 1; }\n"
+     << "  const int64_t per = (L + S - 1) / S;\n"
+     << "  __shared__ A tc_part[" << kColumnsBlock * kColumnsPerLane << "];\n"
+     << "  __shared__ int tc_last;\n"
+     << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
+     << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
+     << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
+     << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
+     << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
+     << "                  r1 = r0 + per < L ? r0 + per : L;\n"
+     << "    A accs[" << V << "];\n"
+     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) accs[k] = " << init << ";\n"
+     << "#pragma unroll 4\n    for (int64_t rr = r0 + ty; rr < r1; rr += TY) {\n"
+     << "      const int64_t at = (oo * L + rr) * I;\n"
+     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k) {\n"
+     << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
+     << "      if (c >= I) break;\n"
+     << "      const int64_t i = at + c;\n"
+     << loads(false) << "      accs[k] = " << combine << "(accs[k], (A)(" << s.term << "));\n"
+     << "      }\n    }\n"
+     // The block's TY partials of each column, in ty order.
+     << "    __syncthreads(); // the last item's tc_part reads are done\n"
+     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) tc_part[(ty * " << V
+     << " + k) * TX + tx] = accs[k];\n"
+     << "    __syncthreads();\n"
+     << "    if (ty == 0)\n"
+     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k)\n"
+     << "        for (int t = 1; t < TY; ++t) accs[k] = " << combine << "(accs[k], tc_part[(t * "
+     << V << " + k) * TX + tx]);\n"
+     << "    if (S > 1) {\n"
+     << "      if (ty == 0)\n"
+     << "#pragma unroll\n        for (int k = 0; k < " << V
+     << "; ++k) part[w * W + k * TX + tx] = accs[k];\n"
+     << "      __threadfence();\n      __syncthreads();\n"
+     << "      if (threadIdx.x == 0) tc_last = atomicAdd(&count[item], 1u) == (unsigned)(S - 1);\n"
+     << "      __syncthreads();\n"
+     << "      if (!tc_last) continue;\n"
+     << "      __threadfence();\n"
+     << "      if (ty == 0)\n"
+     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
+     << "          accs[k] = settled[item * S * W + k * TX + tx];\n"
+     << "          for (int64_t t = 1; t < S" << (drop ? " - 1" : "")
+     << "; ++t) accs[k] = " << combine << "(accs[k], settled[(item * S + t) * W + k * TX + tx]);\n"
+     << "        }\n"
+     << "      if (threadIdx.x == 0) count[item] = 0; // zero for the next launch\n"
+     << "    }\n"
+     << "    if (ty == 0)\n"
+     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k) {\n"
+     << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
+     << "      if (c >= I) break;\n"
+     << "      const int64_t o = oo * I + c;\n"
+     << "      const A acc = accs[k];\n"
+     << "      const A s0 = " << s.finish << ";\n";
+  rowLoads(os);
+  os << rowCode;
+  ex.emitStores(os, "o");
+  os << "      }\n  }\n";
 }
 
 // TopK: the row's k best in registers, kept sorted by insertion; only a
@@ -358,9 +471,13 @@ std::optional<EmittedKernel> Emitter::emit() {
   block = c.cuda() && l.contiguous && !l.plan.arg;
   // A block per row: whole warps of about 4 elements each when the row
   // length is known now, else 256 threads (rows over X: its launch rule).
-  unsigned threads = kPointwiseBlock;
+  unsigned threads = kPointwiseBlock, vec = 1;
   LaunchKind launch = LaunchKind::Pointwise;
-  if (block && l.perElementResults) {
+  if (l.columns) {
+    threads = kColumnsBlock;
+    launch = LaunchKind::Columns;
+    vec = kColumnsGrid;
+  } else if (block && l.perElementResults) {
     threads = kRowsBlock;
     launch = LaunchKind::Rows;
   } else if (block) {
@@ -374,28 +491,33 @@ std::optional<EmittedKernel> Emitter::emit() {
       threads = unsigned(32 * std::clamp<int64_t>((*n + 127) / 128, 1, 32));
   }
   std::ostringstream os;
-  std::string symbol = c.emitStart(os, threads);
+  std::string symbol = c.emitStart(os, threads, /*scratch=*/l.columns);
   setup(os);
   if (l.plan.topK)
     c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);
-  if (!c.cuda()) {
-    // The runtime splits the domain's rows; ours are split in proportion.
-    os << "  const int64_t D = " << c.rowsExpr() << ";\n"
-       << "  const int64_t ob = (int64_t)((__int128)begin * rows / D), oe = "
-          "(int64_t)((__int128)end * rows / D);\n"
-       << "  for (int64_t o = ob; o < oe; ++o) {\n";
-  } else if (block) {
-    os << "  __shared__ " << A << " tc_red[32];\n"
-       << "  for (int64_t o = blockIdx.x; o < rows; o += gridDim.x) {\n";
+  if (l.columns) {
+    columnsLoop(os);
   } else {
-    os << kGridHead << "  for (int64_t o = tid; o < rows; o += stride) {\n";
+    if (!c.cuda()) {
+      // The runtime splits the domain's rows; ours are split in proportion.
+      os << "  const int64_t D = " << c.rowsExpr() << ";\n"
+         << "  const int64_t ob = (int64_t)((__int128)begin * rows / D), oe = "
+            "(int64_t)((__int128)end * rows / D);\n"
+         << "  for (int64_t o = ob; o < oe; ++o) {\n";
+    } else if (block) {
+      os << "  __shared__ " << A << " tc_red[32];\n"
+         << "  for (int64_t o = blockIdx.x; o < rows; o += gridDim.x) {\n";
+    } else {
+      os << kGridHead << "  for (int64_t o = tid; o < rows; o += stride) {\n";
+    }
+    rowBody(os);
+    os << "  }\n";
   }
-  rowBody(os);
-  os << "  }\n}\n";
+  os << "}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.launch = launch;
   k.block = threads;
-  k.vec = 1;
+  k.vec = vec;
   k.halfTypes = c.usesHalf();
   return k;
 }

@@ -11,6 +11,72 @@ namespace {
 // side * side / 256 elements.
 size_t tileSide(size_t bytes) { return bytes >= 4 ? 32 : 64; }
 
+// Output axes that stay adjacent and in order merged (NCHW -> NHWC is
+// [N,C,HW] -> [N,HW,C]): their extent, and the strides of their innermost
+// member in the input and the output.
+struct MergedAxis {
+  std::string extent, in, out;
+  std::optional<int64_t> size; // the extent when static
+};
+
+std::vector<MergedAxis> mergedAxes(const KernelContext &c, const Value *y,
+                                   const std::vector<int64_t> &perm, size_t &q) {
+  std::vector<MergedAxis> axes;
+  const Shape &s = y->type.shape;
+  for (size_t d = 0; d < perm.size(); ++d) {
+    std::optional<int64_t> n = s[d].isStatic() ? std::optional(s[d].size) : std::nullopt;
+    if (d == 0 || perm[d] != perm[d - 1] + 1) {
+      axes.push_back({c.dim(y, d), "", "", n});
+    } else {
+      axes.back().extent += " * " + c.dim(y, d);
+      axes.back().size =
+          axes.back().size && n ? std::optional(*axes.back().size * *n) : std::nullopt;
+    }
+    axes.back().in = "st[" + std::to_string(perm[d]) + "]";
+    axes.back().out = "ost[" + std::to_string(d) + "]";
+    if (perm[d] == int64_t(perm.size() - 1))
+      q = axes.size() - 1;
+  }
+  return axes;
+}
+
+// The merged axis of at most kSmallAxis elements that swaps innermost (the
+// output's last, or q: the one ending with the input's last), if any: NCHW
+// <-> NHWC with C = 3. A tile would be mostly empty there.
+constexpr int64_t kSmallAxis = 8;
+std::optional<size_t> smallAxis(const std::vector<MergedAxis> &axes, size_t q) {
+  for (size_t d : {axes.size() - 1, q})
+    if (axes[d].size && *axes[d].size <= kSmallAxis)
+      return d;
+  return std::nullopt;
+}
+
+// One thread per position of the other merged axes, moving the small
+// axis's K elements: neighbouring threads read and write neighbouring
+// positions (the input's last axis and the output's last are both among
+// the other axes or are the small one itself), so both sides are coalesced.
+void emitSmallAxisTranspose(const KernelContext &c, std::ostream &os, const Value *y,
+                            const std::vector<MergedAxis> &axes, size_t small) {
+  c.emitRowMajorStrides(os, "ost", y);
+  os << "  const int64_t K = " << *axes[small].size << ", items = (" << c.rowsExpr() << " * "
+     << c.dim(y, y->type.rank() - 1) << ") / K;\n"
+     << kGridHead;
+  for (std::string index : {"unsigned", "int64_t"}) { // 32-bit division where items allow
+    os << (index == "unsigned" ? "  if (items <= 0x7fffffff) {\n" : "  } else {\n")
+       << "  for (int64_t t = tid; t < items; t += stride) {\n"
+       << "    " << index << " rem = (" << index << ")t;\n    int64_t inBase = 0, outBase = 0;\n";
+    for (size_t d = axes.size(); d-- > 0;)
+      if (d != small)
+        os << "    { const " << index << " e = (" << index << ")(" << axes[d].extent
+           << "), k = rem % e; rem /= e; inBase += k * " << axes[d].in << "; outBase += k * "
+           << axes[d].out << "; }\n";
+    os << "#pragma unroll\n    for (int k = 0; k < K; ++k)\n"
+       << "      out[outBase + k * " << axes[small].out << "] = in[inBase + k * " << axes[small].in
+       << "];\n  }\n";
+  }
+  os << "  }\n";
+}
+
 // A Transpose whose last axis changes (NCHW <-> NHWC): read both ways one
 // element per thread would touch a cache line per thread on one side.
 // Output axes that stay adjacent and in order are merged first (NCHW ->
@@ -23,24 +89,9 @@ size_t tileSide(size_t bytes) { return bytes >= 4 ? 32 : 64; }
 // a column walk hits every bank once.
 void emitTiledTranspose(const KernelContext &c, std::ostream &os, const Value *y,
                         const std::vector<int64_t> &perm, const char *T, size_t bytes) {
-  size_t r = perm.size(), side = tileSide(bytes), pad = bytes >= 4 ? 1 : 4 / bytes;
-  // Merged output axes: their extent, and the strides of their innermost
-  // member in the input and the output.
-  struct Axis {
-    std::string extent, in, out;
-  };
-  std::vector<Axis> axes;
+  size_t side = tileSide(bytes), pad = bytes >= 4 ? 1 : 4 / bytes;
   size_t q = 0;
-  for (size_t d = 0; d < r; ++d) {
-    if (d == 0 || perm[d] != perm[d - 1] + 1)
-      axes.push_back({c.dim(y, d), "", ""});
-    else
-      axes.back().extent += " * " + c.dim(y, d);
-    axes.back().in = "st[" + std::to_string(perm[d]) + "]";
-    axes.back().out = "ost[" + std::to_string(d) + "]";
-    if (perm[d] == int64_t(r - 1))
-      q = axes.size() - 1;
-  }
+  std::vector<MergedAxis> axes = mergedAxes(c, y, perm, q);
   size_t last = axes.size() - 1;
   std::string S = std::to_string(side), R = std::to_string(kPointwiseBlock / side);
   c.emitRowMajorStrides(os, "ost", y);
@@ -115,8 +166,18 @@ std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelC
   };
   size_t bytes = dtypeSize(x->type.dtype);
   bool tiled = c.cuda() && perm[r - 1] != int64_t(r - 1) && bytes;
+  size_t q = 0;
+  std::optional<size_t> small;
+  int64_t smallSize = 1;
   if (tiled) {
-    emitTiledTranspose(c, os, y, perm, T, bytes);
+    std::vector<MergedAxis> axes = mergedAxes(c, y, perm, q);
+    small = smallAxis(axes, q);
+    if (small) {
+      emitSmallAxisTranspose(c, os, y, axes, *small);
+      smallSize = *axes[*small].size;
+    } else {
+      emitTiledTranspose(c, os, y, perm, T, bytes);
+    }
     os << "}\n";
   } else if (c.cuda()) { // one thread per output element
     os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << kGridHead;
@@ -153,7 +214,9 @@ std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelC
   }
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = c.cuda() ? kPointwiseBlock : 0;
-  if (tiled) // about one block per tile
+  if (small) // one thread per K elements
+    k.vec = unsigned(smallSize);
+  else if (tiled) // about one block per tile
     k.vec = unsigned(tileSide(bytes) * tileSide(bytes) / kPointwiseBlock);
   else if (c.cuda() && perm[r - 1] == int64_t(r - 1) && bytes && bytes < 16)
     k.vec = unsigned(16 / bytes); // the grid the 16-byte path needs

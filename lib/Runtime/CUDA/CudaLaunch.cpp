@@ -36,20 +36,22 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
       ok = ok && (e.library.empty() || e.library == "cublaslt" || e.library == "cudnn");
     }
     // Only the row-reduction family launches per row, only the reduction
-    // family per result element.
-    bool launchOk = launch == "pointwise" ||
-                    (launch == "rows" &&
-                     (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
-                    (launch == "reduce" && family == KernelKind::Reduction);
+    // family per result element or over columns.
+    bool launchOk =
+        launch == "pointwise" ||
+        (launch == "rows" &&
+         (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
+        ((launch == "reduce" || launch == "columns") && family == KernelKind::Reduction);
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
     // A library group without an epilogue has no kernel: "- - - 0 0".
     bool noKernel = !e.library.empty() && !family && launch == "-" && e.block == 0 && e.vec == 0;
     if (!ok || !(kernelOk || noKernel))
       failKernelTableLine(file, "CUDA", line);
     e.kind = family.value_or(KernelKind::Pointwise);
-    e.launch = launch == "rows"     ? LaunchKind::Rows
-               : launch == "reduce" ? LaunchKind::Reduce
-                                    : LaunchKind::Pointwise;
+    e.launch = launch == "rows"      ? LaunchKind::Rows
+               : launch == "reduce"  ? LaunchKind::Reduce
+               : launch == "columns" ? LaunchKind::Columns
+                                     : LaunchKind::Pointwise;
     entries.push_back(std::move(e));
   }
   return entries;
@@ -68,6 +70,8 @@ std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector
     int64_t warps = std::clamp<int64_t>((inner + 127) / 128, 1, k.block / 32);
     return LaunchDims{unsigned(std::min(rows, kMaxGrid)), unsigned(warps * 32)};
   }
+  if (k.launch == LaunchKind::Columns) // a fixed grid: the kernel splits its work
+    return LaunchDims{k.vec, k.block};
   if (k.launch == LaunchKind::Reduce) // one block per result element
     return LaunchDims{unsigned(std::min(n, kMaxGrid)), k.block};
   int64_t perBlock = int64_t(k.block) * k.vec;

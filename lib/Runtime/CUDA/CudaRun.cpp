@@ -204,6 +204,22 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     bytes += alignUp(byteSize(a->type).value_or(0));
   }
   plan->arena = cuda::DeviceMemory(bytes);
+  // One scratch for the plan's `columns` kernels (they run one at a time on
+  // the stream; the emitter gives them all one grid and block), its
+  // counters zeroed once on the run's stream (no synchronize: the zeros
+  // live in the plan): each launch leaves them zero.
+  uint64_t scratchBytes = 0;
+  for (const auto &[callee, k] : kernels_)
+    if (k.entry.launch == LaunchKind::Columns)
+      scratchBytes = std::max(scratchBytes, columnsScratchBytes(*launchDims(k.entry, {1})));
+  plan->columnsScratch = cuda::DeviceMemory(scratchBytes);
+  if (scratchBytes) {
+    const cuda::Driver &d = cuda::driver();
+    plan->columnsZeros.assign(scratchBytes, 0);
+    d.check(d.memcpyHtoDAsync(plan->columnsScratch.get(), plan->columnsZeros.data(),
+                              plan->columnsZeros.size(), work_),
+            "cuMemcpyHtoDAsync");
+  }
   for (const auto &p : f.ops) {
     const Op &op = *p;
     Step s;
@@ -229,6 +245,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
         s.fn = k->second.fn;
         s.launch = *l;
         s.params = kernelParams(*plan, values);
+        if (k->second.entry.launch == LaunchKind::Columns) // after the buffers, before dims
+          s.params.insert(s.params.begin() + long(values.size()), plan->columnsScratch.get());
         what = "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
                std::to_string(s.launch.block) + ">>>";
       }
@@ -246,7 +264,7 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     if (s.conv)
       workspace = std::max(workspace, s.conv->workspaceBytes());
   plan->convWorkspace = cuda::DeviceMemory(workspace);
-  plan->deviceBytes = bytes + workspace;
+  plan->deviceBytes = bytes + workspace + scratchBytes;
   for (const Step &s : plan->steps)
     plan->deviceBytes += s.scratch.size();
   for (const auto &[name, size] : sizes)

@@ -31,7 +31,9 @@ struct CudaModel::ShapePlan {
   std::vector<uint64_t> inputOffsets;
   // Constants that folded for this shape (the artifact's own are weights_).
   std::map<std::pair<const uint8_t *, bool>, cuda::DeviceMemory> folded;
-  cuda::DeviceMemory convWorkspace; // shared by the plan's cuDNN convs
+  cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN convs
+  cuda::DeviceMemory columnsScratch; // shared by its `columns` kernels (CudaLaunch.h)
+  std::vector<char> columnsZeros;    // what zeroed it (an async copy's source)
   std::vector<Step> steps;
   std::vector<std::string> report; // CudaModel::stepReport
   std::string shape;               // "batch=32", for messages

@@ -53,6 +53,11 @@ template <class T> T __shfl_sync(unsigned, T v, int src) {
 // synchronize); here it is counted and returns, so kernels follow it with
 // `continue` or `return` (see tc_traps).
 inline std::atomic<int> tc_traps{0};
+// Blocks run one after another: a block's writes are visible to the next.
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
+inline unsigned atomicAdd(unsigned *at, unsigned v) {
+  return __atomic_fetch_add(at, v, __ATOMIC_SEQ_CST);
+}
 inline void __trap() { ++tc_traps; }
 inline double __longlong_as_double(long long x) {
   double d;
