@@ -11,7 +11,9 @@
 //                                       (dynamo: shapes from Shape(k) -> Slice -> Concat,
 //                                        or constants where k's dims are static)
 //   k, v = Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, rep, S, D]), [B, Hkv * rep, S, D])
-//                                       (grouped-query attention: x has Hkv heads)
+//                                       (grouped-query attention: x has Hkv heads; with
+//                                        a static batch, k^T's first Reshape reads the
+//                                        Expand itself: [B * Hkv * rep, S, D])
 //   mask = Where(C, 0, -big) with C a constant lower triangle (possibly
 //          Expand'ed), or that folded to a constant: causal = 1 and no
 //          mask; any other additive mask whose heads, queries and keys axes
@@ -146,9 +148,13 @@ struct Matcher {
   }
 
   // k from k^T: Transpose(x) swapping the last two axes of k, or dynamo's
-  // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k). May append a
-  // Transpose op to `fresh` (placed by the caller).
-  Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh) {
+  // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k), whose first
+  // Reshape may read grouped-query attention's Expand directly (a static
+  // batch lets canonicalize merge the group's Reshape into it): then the
+  // result is the group's x and `rep` its repeat. May append a Transpose op
+  // to `fresh` (placed by the caller).
+  Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh, int64_t &rep) {
+    rep = 1;
     if (Op *t = single(kt, OpKind::Transpose)) {
       const std::vector<int64_t> &p = t->getInts("perm");
       if (p.size() != 4)
@@ -176,14 +182,25 @@ struct Matcher {
     if (!r1 || t->getInts("perm") != std::vector<int64_t>{0, 2, 1})
       return nullptr;
     Value *k = r1->operand(0);
+    // ks: k's shape [B, H, S, D] (of the grouped Expand [B, Hkv, rep, S, D]:
+    // its heads merged, static only).
+    Shape ks = k->type.shape;
+    const Value *sym = k; // whose dims the shape tensors may name
+    if (k->type.rank() == 5) {
+      k = grouped(k, rep);
+      if (!k || !ks[1].isStatic())
+        return nullptr;
+      ks = {ks[0], Dim::fixed(ks[1].size * rep), ks[3], ks[4]};
+      sym = nullptr;
+    }
     if (k->type.rank() != 4)
       return nullptr;
     auto s1 = shapeExpr(r1->operand(1)), s2 = shapeExpr(r2->operand(1));
     // Element e is dim a of k: symbolically, or as a constant (folded
     // when k's dims are static).
-    const Shape &ks = k->type.shape;
     auto is = [&](const Elem &e, int64_t a) {
-      return e == Elem{k, a} || (!e.src && ks[size_t(a)].isStatic() && e.n == ks[size_t(a)].size);
+      return (sym && e == Elem{sym, a}) ||
+             (!e.src && ks[size_t(a)].isStatic() && e.n == ks[size_t(a)].size);
     };
     auto merged = [&](const Elem &e) { // -1, or k0 * k1
       return (!e.src && e.n == -1) ||
@@ -196,25 +213,38 @@ struct Matcher {
     return k;
   }
 
-  // x and rep from grouped-query attention's Reshape(Expand(Unsqueeze(x, [2]))).
-  Value *ungroup(Value *kv, int64_t &rep) {
-    rep = 1;
-    Op *r = kv->def && kv->def->is(OpKind::Reshape) && uses[kv] == 1 ? kv->def : nullptr;
-    Op *e = r ? r->operand(0)->def : nullptr;
-    Op *u = e && e->is(OpKind::Expand) && uses[e->result()] == 1 ? e->operand(0)->def : nullptr;
+  // x and rep from grouped-query attention's Expand(Unsqueeze(x, [2])) to
+  // [B, Hkv, rep, S, D] (B kept or broadcast from 1: the op broadcasts k/v's
+  // batch too); null if `e5` is not that.
+  Value *grouped(Value *e5, int64_t &rep) {
+    Op *e = e5->def && e5->def->is(OpKind::Expand) && uses[e5] == 1 ? e5->def : nullptr;
+    Op *u = e ? e->operand(0)->def : nullptr;
     if (!u || !u->is(OpKind::Unsqueeze) || uses[u->result()] != 1)
-      return kv;
+      return nullptr;
     Value *x = u->operand(0);
-    const Shape &xs = x->type.shape, &es = e->result()->type.shape, &rs = kv->type.shape;
+    const Shape &xs = x->type.shape, &es = e5->type.shape;
     std::optional<std::vector<int64_t>> axes =
         u->findAttr("axes") ? std::optional(u->getInts("axes")) : intsOf(u->operand(1));
     if (!axes || *axes != std::vector<int64_t>{2} || xs.size() != 4 || es.size() != 5 ||
-        rs.size() != 4 || !es[2].isStatic() || !xs[1].isStatic() || !rs[1].isStatic() ||
-        rs[1].size != xs[1].size * es[2].size || !known(es[1], xs[1]) || !known(es[3], xs[2]) ||
-        !known(es[4], xs[3]) || !known(rs[2], xs[2]) || !known(rs[3], xs[3]))
-      return kv;
-    // Batch: kept, or broadcast from 1 (the op broadcasts k/v's batch too).
+        !es[2].isStatic() || !xs[1].isStatic() || !known(es[1], xs[1]) || !known(es[3], xs[2]) ||
+        !known(es[4], xs[3]))
+      return nullptr;
     rep = es[2].size;
+    return x;
+  }
+
+  // x and rep from grouped-query attention's Reshape(Expand(Unsqueeze(x,
+  // [2]))) to [B, Hkv * rep, S, D]; `kv` itself and rep 1 otherwise.
+  Value *ungroup(Value *kv, int64_t &rep) {
+    rep = 1;
+    Op *r = kv->def && kv->def->is(OpKind::Reshape) && uses[kv] == 1 ? kv->def : nullptr;
+    int64_t n = 1;
+    Value *x = r ? grouped(r->operand(0), n) : nullptr;
+    const Shape &rs = kv->type.shape;
+    if (!x || rs.size() != 4 || !rs[1].isStatic() || rs[1].size != x->type.shape[1].size * n ||
+        !known(rs[2], x->type.shape[2]) || !known(rs[3], x->type.shape[3]))
+      return kv;
+    rep = n;
     return x;
   }
 
@@ -327,13 +357,13 @@ bool fuseAt(Function &f, size_t pos) {
     return false;
   Value *q = mt.peelScale(qk->operand(0), scale);
   std::vector<std::unique_ptr<Op>> fresh;
-  Value *k = mt.untranspose(mt.peelScale(qk->operand(1), scale), fresh);
+  int64_t repK = 1, repV = 1;
+  Value *k = mt.untranspose(mt.peelScale(qk->operand(1), scale), fresh, repK);
   if (!k)
     return false;
   k = mt.peelScale(k, scale);
-  int64_t repK = 1, repV = 1;
   Value *v = pv.operand(1);
-  if (fresh.empty())
+  if (fresh.empty() && repK == 1)
     k = mt.ungroup(k, repK);
   v = mt.ungroup(v, repV);
   const TensorType &qt = q->type, &kt = k->type, &vt = v->type;
