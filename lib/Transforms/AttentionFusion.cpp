@@ -11,12 +11,19 @@
 //                                       (dynamo: shapes from Shape(k) -> Slice -> Concat,
 //                                        or constants where k's dims are static)
 //   k, v = Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, rep, S, D]), [B, Hkv * rep, S, D])
-//                                       (grouped-query attention: x has Hkv heads)
+//                                       (grouped-query attention: x has Hkv heads; with
+//                                        a static batch, k^T's first Reshape reads the
+//                                        Expand itself: [B * Hkv * rep, S, D])
 //   mask = Where(C, 0, -big) with C a constant lower triangle (possibly
 //          Expand'ed), or that folded to a constant: causal = 1 and no
 //          mask; any other additive mask whose heads, queries and keys axes
 //          are 1 or the scores' stays the mask operand (its batch
 //          broadcasts with q's, k's and v's).
+//
+// and BLOOM's batched form (heads merged into the batch, a constant ALiBi
+// bias on the merged scores: fuseBmmAt). The op gives 0 for a row whose
+// keys are all masked: what the IsNaN/Where tail gives, where a graph
+// without the tail gives NaN.
 //
 // Every scale must be a one-element float constant; their product is the op's
 // `scale`. The rewritten chain's intermediate values must have no other use
@@ -146,9 +153,13 @@ struct Matcher {
   }
 
   // k from k^T: Transpose(x) swapping the last two axes of k, or dynamo's
-  // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k). May append a
-  // Transpose op to `fresh` (placed by the caller).
-  Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh) {
+  // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k), whose first
+  // Reshape may read grouped-query attention's Expand directly (a static
+  // batch lets canonicalize merge the group's Reshape into it): then the
+  // result is the group's x and `rep` its repeat. May append a Transpose op
+  // to `fresh` (placed by the caller).
+  Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh, int64_t &rep) {
+    rep = 1;
     if (Op *t = single(kt, OpKind::Transpose)) {
       const std::vector<int64_t> &p = t->getInts("perm");
       if (p.size() != 4)
@@ -176,14 +187,25 @@ struct Matcher {
     if (!r1 || t->getInts("perm") != std::vector<int64_t>{0, 2, 1})
       return nullptr;
     Value *k = r1->operand(0);
+    // ks: k's shape [B, H, S, D] (of the grouped Expand [B, Hkv, rep, S, D]:
+    // its heads merged, static only).
+    Shape ks = k->type.shape;
+    const Value *sym = k; // whose dims the shape tensors may name
+    if (k->type.rank() == 5) {
+      k = grouped(k, rep);
+      if (!k || !ks[1].isStatic())
+        return nullptr;
+      ks = {ks[0], Dim::fixed(ks[1].size * rep), ks[3], ks[4]};
+      sym = nullptr;
+    }
     if (k->type.rank() != 4)
       return nullptr;
     auto s1 = shapeExpr(r1->operand(1)), s2 = shapeExpr(r2->operand(1));
     // Element e is dim a of k: symbolically, or as a constant (folded
     // when k's dims are static).
-    const Shape &ks = k->type.shape;
     auto is = [&](const Elem &e, int64_t a) {
-      return e == Elem{k, a} || (!e.src && ks[size_t(a)].isStatic() && e.n == ks[size_t(a)].size);
+      return (sym && e == Elem{sym, a}) ||
+             (!e.src && ks[size_t(a)].isStatic() && e.n == ks[size_t(a)].size);
     };
     auto merged = [&](const Elem &e) { // -1, or k0 * k1
       return (!e.src && e.n == -1) ||
@@ -196,25 +218,38 @@ struct Matcher {
     return k;
   }
 
-  // x and rep from grouped-query attention's Reshape(Expand(Unsqueeze(x, [2]))).
-  Value *ungroup(Value *kv, int64_t &rep) {
-    rep = 1;
-    Op *r = kv->def && kv->def->is(OpKind::Reshape) && uses[kv] == 1 ? kv->def : nullptr;
-    Op *e = r ? r->operand(0)->def : nullptr;
-    Op *u = e && e->is(OpKind::Expand) && uses[e->result()] == 1 ? e->operand(0)->def : nullptr;
+  // x and rep from grouped-query attention's Expand(Unsqueeze(x, [2])) to
+  // [B, Hkv, rep, S, D] (B kept or broadcast from 1: the op broadcasts k/v's
+  // batch too); null if `e5` is not that.
+  Value *grouped(Value *e5, int64_t &rep) {
+    Op *e = e5->def && e5->def->is(OpKind::Expand) && uses[e5] == 1 ? e5->def : nullptr;
+    Op *u = e ? e->operand(0)->def : nullptr;
     if (!u || !u->is(OpKind::Unsqueeze) || uses[u->result()] != 1)
-      return kv;
+      return nullptr;
     Value *x = u->operand(0);
-    const Shape &xs = x->type.shape, &es = e->result()->type.shape, &rs = kv->type.shape;
+    const Shape &xs = x->type.shape, &es = e5->type.shape;
     std::optional<std::vector<int64_t>> axes =
         u->findAttr("axes") ? std::optional(u->getInts("axes")) : intsOf(u->operand(1));
     if (!axes || *axes != std::vector<int64_t>{2} || xs.size() != 4 || es.size() != 5 ||
-        rs.size() != 4 || !es[2].isStatic() || !xs[1].isStatic() || !rs[1].isStatic() ||
-        rs[1].size != xs[1].size * es[2].size || !known(es[1], xs[1]) || !known(es[3], xs[2]) ||
-        !known(es[4], xs[3]) || !known(rs[2], xs[2]) || !known(rs[3], xs[3]))
-      return kv;
-    // Batch: kept, or broadcast from 1 (the op broadcasts k/v's batch too).
+        !es[2].isStatic() || !xs[1].isStatic() || !known(es[1], xs[1]) || !known(es[3], xs[2]) ||
+        !known(es[4], xs[3]))
+      return nullptr;
     rep = es[2].size;
+    return x;
+  }
+
+  // x and rep from grouped-query attention's Reshape(Expand(Unsqueeze(x,
+  // [2]))) to [B, Hkv * rep, S, D]; `kv` itself and rep 1 otherwise.
+  Value *ungroup(Value *kv, int64_t &rep) {
+    rep = 1;
+    Op *r = kv->def && kv->def->is(OpKind::Reshape) && uses[kv] == 1 ? kv->def : nullptr;
+    int64_t n = 1;
+    Value *x = r ? grouped(r->operand(0), n) : nullptr;
+    const Shape &rs = kv->type.shape;
+    if (!x || rs.size() != 4 || !rs[1].isStatic() || rs[1].size != x->type.shape[1].size * n ||
+        !known(rs[2], x->type.shape[2]) || !known(rs[3], x->type.shape[3]))
+      return kv;
+    rep = n;
     return x;
   }
 
@@ -277,28 +312,130 @@ struct Matcher {
   }
 };
 
-// Rewrites the attention ending in MatMul `pv` (at position `pos` of f).
+// What a matcher found: the op's operands and attributes, and the ops it
+// made (placed before the matched chain's last MatMul).
+struct Parts {
+  Value *q = nullptr, *k = nullptr, *v = nullptr;
+  Value *mask = nullptr; // additive; a causal one becomes `causal`
+  Value *bias = nullptr; // another additive term (BLOOM's ALiBi), added to the mask
+  Value *hide = nullptr; // TorchScript GPT-2's causal Where condition
+  double scale = 1;
+  int64_t repK = 1, repV = 1;
+  std::vector<std::unique_ptr<Op>> fresh;
+};
+
+// Where(IsNaN(p), 0, p) -> p: the op gives 0 for a fully masked row, as
+// this tail does after a Softmax (and where a graph without it gives NaN).
+Value *untail(Matcher &mt, Value *p) {
+  Op *w = p->def && p->def->is(OpKind::Where) && mt.uses[p] == 1 ? p->def : nullptr;
+  Op *nan = w ? w->operand(0)->def : nullptr;
+  std::optional<double> zero = w ? scalarOf(w->operand(1)) : std::nullopt;
+  if (!nan || !nan->is(OpKind::IsNaN) || !zero || *zero != 0 || nan->operand(0) != w->operand(2) ||
+      mt.uses[w->operand(0)] != 1 || mt.uses[w->operand(2)] != 2)
+    return p;
+  mt.uses[w->operand(2)] = 1;
+  return w->operand(2);
+}
+
+// A 4-D Op of kind `k` over `operands` made for the rewrite, its type
+// inferred; null if that fails.
+Value *freshOp(Function &f, Parts &parts, OpKind k, std::vector<Value *> operands,
+               const std::string &name, const Location &loc) {
+  auto op = std::make_unique<Op>(k);
+  op->operands = std::move(operands);
+  op->loc = loc;
+  std::vector<TensorType> types;
+  try {
+    types = op->info().infer(*op);
+  } catch (const Error &) {
+    return nullptr;
+  }
+  Value *out = f.newValue(f.uniqueName(name), types[0]);
+  out->def = op.get();
+  op->results.push_back(out);
+  parts.fresh.push_back(std::move(op));
+  return out;
+}
+
+// An additive term that broadcasts into the scores [B, H, Sq, Skv] without
+// widening them: heads, queries and keys 1 or the scores' own (the batch
+// broadcasts in the op too).
+bool fitsScores(const Value *m, const TensorType &qt, const TensorType &kt) {
+  const Shape &ms = m->type.shape;
+  Shape scores4{Dim::unknown(), qt.shape[1], qt.shape[2], kt.shape[2]};
+  if (ms.size() > 4 || m->type.dtype != qt.dtype)
+    return false;
+  for (size_t a = 0; a < ms.size(); ++a) {
+    size_t axis = 4 - ms.size() + a;
+    if (axis > 0 && ms[a] != Dim::fixed(1) && !known(ms[a], scores4[axis]))
+      return false;
+  }
+  return true;
+}
+
+// Checks what a matcher found and replaces `old` (at or after f.ops[pos])
+// by one Attention op placed at `pos`.
+bool finish(Function &f, Matcher &mt, size_t pos, Value *old, Parts &pt) {
+  Value *q = pt.q, *k = pt.k, *v = pt.v, *mask = pt.mask;
+  const TensorType &qt = q->type, &kt = k->type, &vt = v->type;
+  if (qt.rank() != 4 || kt.rank() != 4 || vt.rank() != 4 || kt.dtype != qt.dtype ||
+      vt.dtype != qt.dtype || !std::isfinite(pt.scale))
+    return false;
+  // Heads: static, k's and v's equal and dividing q's (the MatMuls'
+  // broadcast of one head is grouped attention with one kv head).
+  int64_t repK = pt.repK;
+  if (!qt.shape[1].isStatic() || !kt.shape[1].isStatic() || kt.shape[1] != vt.shape[1] ||
+      repK != pt.repV || kt.shape[1].size == 0 || qt.shape[1].size % kt.shape[1].size ||
+      (repK == 1 && kt.shape[1].size != 1 && kt.shape[1] != qt.shape[1]) ||
+      (repK > 1 && kt.shape[1].size * repK != qt.shape[1].size))
+    return false;
+  if (!known(qt.shape[3], kt.shape[3]) || !known(kt.shape[2], vt.shape[2]))
+    return false;
+  if ((mask && !fitsScores(mask, qt, kt)) || (pt.bias && !fitsScores(pt.bias, qt, kt)))
+    return false;
+  const Dim &sq = qt.shape[2], &skv = kt.shape[2];
+  if (pt.hide && !(sq.isStatic() && skv.isStatic() && sq.size <= skv.size &&
+                   Matcher::causalCondition(pt.hide, sq.size, skv.size)))
+    return false; // a Where that hides other scores than the causal ones
+  bool causal = pt.hide || (mask && mt.causalMask(mask, sq, skv));
+  if (causal && !pt.hide)
+    mask = nullptr;
+  if (pt.bias)
+    mask = mask ? freshOp(f, pt, OpKind::Add, {mask, pt.bias}, old->name + "_mask", old->def->loc)
+                : pt.bias;
+  std::vector<Value *> operands{q, k, v};
+  if (mask)
+    operands.push_back(mask);
+  Value *out = freshOp(f, pt, OpKind::Attention, operands, old->name + "_attention", old->def->loc);
+  if (!out)
+    return false;
+  Op &op = *out->def;
+  op.setAttr("causal", Attribute(int64_t(causal)));
+  op.setAttr("scale", Attribute(pt.scale));
+  if (kt.shape[1].size != qt.shape[1].size)
+    op.setAttr("kv_heads", Attribute(kt.shape[1].size));
+  std::vector<std::unique_ptr<Op>> ops;
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    if (i == pos)
+      for (auto &o : pt.fresh)
+        ops.push_back(std::move(o));
+    ops.push_back(std::move(f.ops[i]));
+  }
+  f.ops = std::move(ops);
+  return replaceValue(f, old, out);
+}
+
+// Rewrites the attention ending in the 4-D MatMul `pv` (at position `pos` of f).
 bool fuseAt(Function &f, size_t pos) {
   Op &pv = *f.ops[pos];
   if (!pv.is(OpKind::MatMul) || pv.result()->type.rank() != 4)
     return false;
   Matcher mt{f, countUses(f)};
-  Value *p = pv.operand(0);
-  // Where(IsNaN(P), 0, P): the op gives 0 for fully masked rows anyway.
-  if (Op *w = p->def && p->def->is(OpKind::Where) && mt.uses[p] == 1 ? p->def : nullptr) {
-    Op *nan = w->operand(0)->def;
-    std::optional<double> zero = scalarOf(w->operand(1));
-    if (nan && nan->is(OpKind::IsNaN) && zero && *zero == 0 && nan->operand(0) == w->operand(2) &&
-        mt.uses[w->operand(0)] == 1 && mt.uses[w->operand(2)] == 2) {
-      p = w->operand(2);
-      mt.uses[p] = 1;
-    }
-  }
-  Op *sm = mt.single(p, OpKind::Softmax);
+  Parts pt;
+  Op *sm = mt.single(untail(mt, pv.operand(0)), OpKind::Softmax);
   if (!sm || (sm->getInt("axis") != -1 && sm->getInt("axis") != 3))
     return false;
   Value *scores = sm->operand(0);
-  Value *mask = nullptr;
   if (Op *add = mt.single(scores, OpKind::Add)) {
     // The side that leads (through scales) to a MatMul is the scores.
     size_t s = 0;
@@ -309,96 +446,122 @@ bool fuseAt(Function &f, size_t pos) {
         s = i;
     }
     scores = add->operand(s);
-    mask = add->operand(1 - s);
+    pt.mask = add->operand(1 - s);
   }
   // TorchScript GPT-2: Where(causal, scores, finfo.min) replaces the hidden
   // scores (before the additive mask).
-  Value *hide = nullptr;
   if (Op *w = mt.single(scores, OpKind::Where)) {
     std::optional<double> fill = scalarOf(w->operand(2));
     if (!fill || *fill > -1e30)
       return false;
-    hide = w->operand(0);
+    pt.hide = w->operand(0);
     scores = w->operand(1);
   }
-  double scale = 1;
-  Op *qk = mt.single(mt.peelScale(scores, scale), OpKind::MatMul);
+  Op *qk = mt.single(mt.peelScale(scores, pt.scale), OpKind::MatMul);
   if (!qk)
     return false;
-  Value *q = mt.peelScale(qk->operand(0), scale);
-  std::vector<std::unique_ptr<Op>> fresh;
-  Value *k = mt.untranspose(mt.peelScale(qk->operand(1), scale), fresh);
-  if (!k)
+  pt.q = mt.peelScale(qk->operand(0), pt.scale);
+  pt.k = mt.untranspose(mt.peelScale(qk->operand(1), pt.scale), pt.fresh, pt.repK);
+  if (!pt.k)
     return false;
-  k = mt.peelScale(k, scale);
-  int64_t repK = 1, repV = 1;
-  Value *v = pv.operand(1);
-  if (fresh.empty())
-    k = mt.ungroup(k, repK);
-  v = mt.ungroup(v, repV);
-  const TensorType &qt = q->type, &kt = k->type, &vt = v->type;
-  if (qt.rank() != 4 || kt.rank() != 4 || vt.rank() != 4 || kt.dtype != qt.dtype ||
-      vt.dtype != qt.dtype || (mask && mask->type.dtype != qt.dtype) || !std::isfinite(scale))
-    return false;
-  // Heads: static, k's and v's equal and dividing q's (the MatMuls'
-  // broadcast of one head is grouped attention with one kv head).
-  if (!qt.shape[1].isStatic() || !kt.shape[1].isStatic() || kt.shape[1] != vt.shape[1] ||
-      repK != repV || kt.shape[1].size == 0 || qt.shape[1].size % kt.shape[1].size ||
-      (repK == 1 && kt.shape[1].size != 1 && kt.shape[1] != qt.shape[1]) ||
-      (repK > 1 && kt.shape[1].size * repK != qt.shape[1].size))
-    return false;
-  if (!known(qt.shape[3], kt.shape[3]) || !known(kt.shape[2], vt.shape[2]))
-    return false;
-  // The mask broadcasts into the scores [B, H, Sq, Skv] and must not widen
-  // them: heads, queries and keys 1 or the scores' own (the batch broadcasts
-  // in the op too).
-  if (mask) {
-    const Shape &ms = mask->type.shape;
-    Shape scores4{Dim::unknown(), qt.shape[1], qt.shape[2], kt.shape[2]};
-    if (ms.size() > 4)
-      return false;
-    for (size_t a = 0; a < ms.size(); ++a) {
-      size_t axis = 4 - ms.size() + a;
-      if (axis > 0 && ms[a] != Dim::fixed(1) && !known(ms[a], scores4[axis]))
-        return false;
-    }
-  }
-  const Dim &sq = qt.shape[2], &skv = kt.shape[2];
-  if (hide && !(sq.isStatic() && skv.isStatic() && sq.size <= skv.size &&
-                Matcher::causalCondition(hide, sq.size, skv.size)))
-    return false; // a Where that hides other scores than the causal ones
-  bool causal = hide || (mask && mt.causalMask(mask, sq, skv));
-  if (causal && !hide)
-    mask = nullptr;
+  pt.k = mt.peelScale(pt.k, pt.scale);
+  if (pt.fresh.empty() && pt.repK == 1)
+    pt.k = mt.ungroup(pt.k, pt.repK);
+  pt.v = mt.ungroup(pv.operand(1), pt.repV);
+  return finish(f, mt, pos, pv.result(), pt);
+}
 
-  auto op = std::make_unique<Op>(OpKind::Attention);
-  op->operands = {q, k, v};
-  if (mask)
-    op->operands.push_back(mask);
-  op->loc = pv.loc;
-  op->setAttr("causal", Attribute(int64_t(causal)));
-  op->setAttr("scale", Attribute(scale));
-  if (kt.shape[1].size != qt.shape[1].size)
-    op->setAttr("kv_heads", Attribute(kt.shape[1].size));
-  std::vector<TensorType> types;
-  try {
-    types = op->info().infer(*op);
-  } catch (const Error &) {
+// Rewrites BLOOM's batched form ending in the 3-D MatMul `pv` (f.ops[pos]):
+// heads merged into the batch around a 4-D Softmax, an additive bias
+// (ALiBi) on the merged scores:
+//
+//   Reshape(MatMul(Reshape(P, [-1, Sq, Skv]), Reshape(v, [-1, Skv, Dv])), [.., H, Sq, Dv])
+//   P = Softmax(Reshape(s3 [+ bias], [.., H, Sq, Skv]) [+ mask])
+//   s3 = MatMul(Reshape(q, [-1, Sq, D]), Transpose(Reshape(k, [-1, Skv, D]), [0, 2, 1])) [* c]
+//
+// q, k, v [B, H, S, D]; bias [B * H | 1, Sq | 1, Skv], static, becomes a 4-D
+// mask (`split4`: one per bias value, shared by the layers).
+bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value *> &split4) {
+  Op &pv = *f.ops[pos];
+  if (!pv.is(OpKind::MatMul) || pv.result()->type.rank() != 3)
     return false;
+  Matcher mt{f, countUses(f)};
+  Op *out = nullptr;
+  for (auto &o : f.ops)
+    if (o->is(OpKind::Reshape) && o->operand(0) == pv.result())
+      out = o.get();
+  if (!out || mt.uses[pv.result()] != 1 || out->result()->type.rank() != 4)
+    return false;
+  // x [B, H, S, D] from Reshape(x) to [B * H, S, D] (the element count
+  // makes dim 0 B * H).
+  auto merged = [&](Value *v3) -> Value * {
+    Op *r = mt.single(v3, OpKind::Reshape);
+    const Shape *xs = r ? &r->operand(0)->type.shape : nullptr;
+    const Shape &rs = v3->type.shape;
+    return xs && xs->size() == 4 && rs.size() == 3 && known(rs[1], (*xs)[2]) &&
+                   known(rs[2], (*xs)[3])
+               ? r->operand(0)
+               : nullptr;
+  };
+  Parts pt;
+  Value *p = merged(pv.operand(0));
+  pt.v = merged(pv.operand(1));
+  Op *sm = p ? mt.single(untail(mt, p), OpKind::Softmax) : nullptr;
+  if (!sm || !pt.v || (sm->getInt("axis") != -1 && sm->getInt("axis") != 3))
+    return false;
+  Value *scores = sm->operand(0);
+  if (Op *add = mt.single(scores, OpKind::Add)) {
+    size_t s = add->operand(1)->def && add->operand(1)->def->is(OpKind::Reshape) ? 1 : 0;
+    scores = add->operand(s);
+    pt.mask = add->operand(1 - s);
   }
-  Value *out = f.newValue(f.uniqueName(pv.result()->name + "_attention"), types[0]);
-  out->def = op.get();
-  op->results.push_back(out);
-  fresh.push_back(std::move(op));
-  std::vector<std::unique_ptr<Op>> ops;
-  for (size_t i = 0; i < f.ops.size(); ++i) {
-    if (i == pos)
-      for (auto &o : fresh)
-        ops.push_back(std::move(o));
-    ops.push_back(std::move(f.ops[i]));
+  Op *r4 = mt.single(scores, OpKind::Reshape);
+  Value *s3 = r4 ? r4->operand(0) : nullptr;
+  if (!s3 || s3->type.rank() != 3 || !known(scores->type.shape[2], s3->type.shape[1]) ||
+      !known(scores->type.shape[3], s3->type.shape[2]))
+    return false;
+  Value *bias3 = nullptr;
+  if (Op *add = mt.single(s3, OpKind::Add)) {
+    double unused = 1;
+    Value *x = mt.peelScale(add->operand(0), unused);
+    size_t s = x->def && x->def->is(OpKind::MatMul) ? 0 : 1;
+    s3 = add->operand(s);
+    bias3 = add->operand(1 - s);
   }
-  f.ops = std::move(ops);
-  return replaceValue(f, pv.result(), out);
+  Op *qk = mt.single(mt.peelScale(s3, pt.scale), OpKind::MatMul);
+  Op *t = qk ? mt.single(mt.peelScale(qk->operand(1), pt.scale), OpKind::Transpose) : nullptr;
+  if (!t || t->getInts("perm") != std::vector<int64_t>{0, 2, 1})
+    return false;
+  pt.q = merged(mt.peelScale(qk->operand(0), pt.scale));
+  pt.k = merged(t->operand(0));
+  if (!pt.q || !pt.k)
+    return false;
+  // One head count throughout, and one batch: k and v merged as q is.
+  const Shape &qs = pt.q->type.shape, &os = out->result()->type.shape;
+  if (!known(pt.k->type.shape[0], qs[0]) || !known(pt.v->type.shape[0], qs[0]) ||
+      !known(pt.k->type.shape[1], qs[1]) || !known(pt.v->type.shape[1], qs[1]) ||
+      !known(scores->type.shape[1], qs[1]) || !known(os[1], qs[1]) || !known(os[2], qs[2]) ||
+      !known(os[3], pt.v->type.shape[3]))
+    return false;
+  if (bias3) {
+    const Shape &bs = bias3->type.shape;
+    if (bias3->type.rank() != 3 || !bias3->isConstant() || !bs[0].isStatic() || !bs[1].isStatic() ||
+        !bs[2].isStatic())
+      return false;
+    Shape b4;
+    if (bs[0].size == 1)
+      b4 = {Dim::fixed(1), Dim::fixed(1), bs[1], bs[2]};
+    else if (qs[0].isStatic() && bs[0].size == qs[0].size * qs[1].size)
+      b4 = {qs[0], qs[1], bs[1], bs[2]};
+    else
+      return false;
+    Value *&b = split4[bias3];
+    if (!b) // the same elements, as [B, H, Sq | 1, Skv]
+      b = f.addConstant(f.uniqueName(bias3->name + "_heads"), {bias3->type.dtype, b4}, *bias3->data,
+                        out->loc);
+    pt.bias = b;
+  }
+  return finish(f, mt, pos, out->result(), pt);
 }
 
 } // namespace
@@ -412,11 +575,13 @@ bool runAttentionFusionPass(Module &m, const PassOptions &) {
     for (const auto &op : f.ops)
       if (op->is(OpKind::MatMul))
         matmuls.push_back(op.get());
+    std::unordered_map<const Value *, Value *> split4;
     for (const Op *pv : matmuls) {
       auto at = std::find_if(f.ops.begin(), f.ops.end(), [&](auto &o) { return o.get() == pv; });
-      here |= fuseAt(f, size_t(at - f.ops.begin()));
+      size_t pos = size_t(at - f.ops.begin());
+      here |= fuseAt(f, pos) || fuseBmmAt(f, pos, split4);
     }
-    if (here)
+    if (here || !split4.empty()) // (a bias made for a chain then left alone dies too)
       eraseDeadOps(f);
     changed |= here;
   }
