@@ -37,7 +37,7 @@ namespace tc::kernels {
 
 namespace {
 
-// Output pixels per thread along W.
+// Output pixels per thread along W (the tiled form: twice that at stride 1).
 constexpr int64_t kTileW = 4;
 // The tiled form's shared memory at most (of the 48 KiB a block may take
 // statically): several blocks per SM.
@@ -50,7 +50,7 @@ int64_t staticDim(const Value *v, size_t d) { return v->type.shape[d].size; }
 // shared input tile's R rows of Q pixels at a pitch of RP elements, the
 // filter's pitch WP (taps per channel vector).
 struct Tiles {
-  int64_t vc, tc, ty, tx, lv, r, q, rp, wp, block, smem;
+  int64_t vc, tc, ty, tx, tw, lv, r, q, rp, wp, block, smem;
 };
 
 // Lanes of warp 0 reading input column 0 of their first row: how many
@@ -59,7 +59,7 @@ int64_t bankConflicts(const Tiles &p, int64_t elt, int64_t SH, int64_t SW) {
   std::map<int64_t, std::set<int64_t>> words; // bank -> words
   for (int64_t l = 0; l < std::min<int64_t>(32, p.block); ++l) {
     int64_t cv = l % p.tc, ty = l / p.tc % p.ty, tx = l / (p.tc * p.ty);
-    int64_t word = ((ty * SH) * p.rp + tx * kTileW * SW * p.tc * p.vc + cv * p.vc) * elt / 4;
+    int64_t word = ((ty * SH) * p.rp + tx * p.tw * SW * p.tc * p.vc + cv * p.vc) * elt / 4;
     words[word % 32].insert(word);
   }
   size_t most = 0;
@@ -70,42 +70,52 @@ int64_t bankConflicts(const Tiles &p, int64_t elt, int64_t SH, int64_t SW) {
 
 // Threads along channels: as many as the channels keep busy (at most 15%
 // of the last chunk idle), a warp at most; the rest of about 256 threads
-// along the tile, no more of it than a static result has.
+// along the tile, no more of it than a static result has, less where the
+// shared memory would not fit. Stride 1: 8 pixels per thread (each input
+// column read serves up to 8 outputs, each tap 8).
 std::optional<Tiles> planTiles(int64_t M, int64_t elt, int64_t KH, int64_t KW, int64_t SH,
                                int64_t SW, int64_t DH, int64_t DW, const Dim &OH, const Dim &OW) {
   Tiles p{};
   p.vc = elt == 2 && M % 2 == 0 ? 2 : 1;
+  p.tw = SW == 1 ? 2 * kTileW : kTileW;
   int64_t nv = M / p.vc;
   for (p.tc = 32; p.tc > 1 && (nv + p.tc - 1) / p.tc * p.tc * 100 > 115 * nv; p.tc /= 2) {
   }
-  int64_t spatial = std::max<int64_t>(16, 256 / p.tc);
+  int64_t spatial = std::max<int64_t>(8, 256 / p.tc);
   p.ty = std::min<int64_t>(8, spatial);
   p.tx = spatial / p.ty;
   while (OH.isStatic() && p.ty > 1 && p.ty / 2 >= OH.size)
     p.ty /= 2;
-  while (OW.isStatic() && p.tx > 1 && p.tx / 2 * kTileW >= OW.size)
+  while (OW.isStatic() && p.tx > 1 && p.tx / 2 * p.tw >= OW.size)
     p.tx /= 2;
   while (p.tc * p.ty * p.tx < 32) // whole warps
     p.tx *= 2;
-  p.block = p.tc * p.ty * p.tx;
   int64_t cc = p.tc * p.vc;
   for (p.lv = 16 / elt; cc % p.lv || M % p.lv; p.lv /= 2) {
   }
-  p.r = (p.ty - 1) * SH + (KH - 1) * DH + 1;
-  p.q = (p.tx * kTileW - 1) * SW + (KW - 1) * DW + 1;
   p.wp = KH * KW | 1; // odd: adjacent channel vectors' taps in distinct banks
-  // The row pitch: padded (whole loads) to the fewest bank conflicts.
-  int64_t best = INT64_MAX, rp = 0;
-  for (int64_t pad = 0; pad * elt < 128; pad += p.lv) {
-    p.rp = p.q * cc + pad;
-    if (int64_t n = bankConflicts(p, elt, SH, SW); n < best)
-      best = n, rp = p.rp;
+  for (;;) {
+    p.block = p.tc * p.ty * p.tx;
+    p.r = (p.ty - 1) * SH + (KH - 1) * DH + 1;
+    p.q = (p.tx * p.tw - 1) * SW + (KW - 1) * DW + 1;
+    // The row pitch: padded (whole loads) to the fewest bank conflicts.
+    int64_t best = INT64_MAX, rp = 0;
+    for (int64_t pad = 0; pad * elt < 128; pad += p.lv) {
+      p.rp = p.q * cc + pad;
+      if (int64_t n = bankConflicts(p, elt, SH, SW); n < best)
+        best = n, rp = p.rp;
+    }
+    p.rp = rp;
+    p.smem = p.r * p.rp * elt + p.tc * p.wp * p.vc * 4;
+    if (p.smem <= kTileSmem)
+      return p;
+    if (p.block <= 32)
+      return std::nullopt;
+    if (p.tx > 1)
+      p.tx /= 2;
+    else
+      p.ty /= 2;
   }
-  p.rp = rp;
-  p.smem = p.r * p.rp * elt + p.tc * p.wp * p.vc * 4;
-  if (p.smem > kTileSmem)
-    return std::nullopt;
-  return p;
 }
 
 // The tiled form's loop over tiles, up to the accumulated outputs of a
@@ -117,7 +127,7 @@ void emitTiles(const KernelContext &c, const Tiles &p, DType t, std::ostream &os
      << ", CC = TC * VC, LV = " << p.lv << ", R = " << p.r << ", Q = " << p.q << ", RP = " << p.rp
      << ", WP = " << p.wp << ", CHUNKS = (M + CC - 1) / CC;\n"
      << "  __shared__ " << xq << " xs_[R * RP / LV];\n"
-     << "  __shared__ " << T << " ws[TC * WP * VC];\n"
+     << "  __shared__ tc_vec<" << T << ", VC> ws[TC * WP];\n"
      << "  " << S << " *const xs = xs_[0].v;\n"
      << "  const int cv = threadIdx.x % TC, ty = threadIdx.x / TC % TY, tx = threadIdx.x / (TC * "
         "TY);\n"
@@ -145,15 +155,16 @@ void emitTiles(const KernelContext &c, const Tiles &p, DType t, std::ostream &os
      // The chunk's filter (OHWI [M, KH, KW, 1]: contiguous), channels fastest.
      << "    for (int e = threadIdx.x; e < CC * KH * KW; e += blockDim.x) {\n"
      << "      const int ch = e / (KH * KW), k = e % (KH * KW);\n"
-     << "      ws[(ch / VC * WP + k) * VC + ch % VC] =\n          c0 + ch < M ? "
+     << "      ws[ch / VC * WP + k].v[ch % VC] =\n          c0 + ch < M ? "
      << c.load(t, "Wt[(c0 + ch) * (KH * KW) + k]") << " : " << T << "(0);\n    }\n"
      << "    __syncthreads();\n"
      << "    const int64_t oh = th0 + ty, ow0 = tw0 + tx * TW, m0 = c0 + cv * VC;\n"
      << "    if (oh >= OH || ow0 >= OW || m0 >= M)\n      continue;\n"
      << zeroAcc << "#pragma unroll\n    for (int kh = 0; kh < KH; ++kh) {\n"
      << "      " << T << " wr[KW][VC];\n"
-     << "#pragma unroll\n      for (int kw = 0; kw < KW; ++kw)\n#pragma unroll\n"
-     << "        for (int v = 0; v < VC; ++v) wr[kw][v] = ws[(cv * WP + kh * KW + kw) * VC + v];\n"
+     << "#pragma unroll\n      for (int kw = 0; kw < KW; ++kw) {\n"
+     << "        const tc_vec<" << T << ", VC> wv = ws[cv * WP + kh * KW + kw];\n"
+     << "#pragma unroll\n        for (int v = 0; v < VC; ++v) wr[kw][v] = wv.v[v];\n      }\n"
      << "      const " << S
      << " *xr = xs + (ty * SH + kh * DH) * RP + tx * (TW * SW) * CC + cv * VC;\n"
      << "#pragma unroll\n      for (int jj = 0; jj < SPAN; ++jj) {\n"
@@ -258,7 +269,7 @@ std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const Ker
   if (!tiles && last && CG == 1 && MG == 1)
     for (VC = int64_t(16 / dtypeSize(t)); M % VC; VC /= 2) {
     }
-  int64_t TW = kTileW, span = (TW - 1) * SW + (KW - 1) * DW + 1;
+  int64_t TW = tiles ? tiles->tw : kTileW, span = (TW - 1) * SW + (KW - 1) * DW + 1;
 
   ElementAccess ea(c, &conv);
   Expressions ex(c);
