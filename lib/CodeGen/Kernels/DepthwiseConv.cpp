@@ -359,7 +359,16 @@ std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const Ker
   os << "    }\n  }\n}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = block;
-  k.vec = unsigned(VC * TW); // the grid: about one item (tiled: one tile per block)
+  k.vec = unsigned(VC * TW); // the grid: about one thread per item
+  // Tiled: one block per tile (a result the tiles overhang would give some
+  // blocks two, the kernel twice as long), the rest of the grid idle.
+  if (tiles && ys[1].isStatic() && ys[2].isStatic()) {
+    const Tiles &p = *tiles;
+    int64_t OH = ys[1].size, OW = ys[2].size, cc = p.tc * p.vc;
+    int64_t perImage =
+        (OH + p.ty - 1) / p.ty * ((OW + p.tx * p.tw - 1) / (p.tx * p.tw)) * ((M + cc - 1) / cc);
+    k.vec = unsigned(std::max<int64_t>(1, OH * OW * M / perImage / p.block));
+  }
   k.halfTypes = c.usesHalf();
   return k;
 }
