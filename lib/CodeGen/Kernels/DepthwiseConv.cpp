@@ -19,7 +19,8 @@
 //   channels-fastest, once; every thread then reads only shared memory
 //   (VC = 2 halves or 1 float: one 4-byte word, adjacent threads adjacent
 //   words). Reading the input and the weights once per tile rather than
-//   once per output is what makes it bandwidth-bound.
+//   once per output is meant to bring it to the memory roofline (issue 18;
+//   utils/dwconv-bench.py measures it).
 // - Per thread (the rest: NCHW, 1-D, channel multipliers, grouped convs):
 //   no shared memory, the input read through the caches (NHWC: VC channels
 //   of 16 bytes, adjacent threads adjacent vectors; NCHW: VC = 1, adjacent
