@@ -1,19 +1,22 @@
 #!/usr/bin/env python3
 """The depthwise-conv microbenchmark of issue 18: one NHWC depthwise Conv
 (bias fused) per shape, compiled for CUDA twice, by the generated kernel
-(lib/CodeGen/Kernels/DepthwiseConv.cpp) and by cuDNN (tc-codegen
---conv-kernels=cudnn), and PyTorch's channels-last conv2d in the same
+(lib/CodeGen/Kernels/DepthwiseConv.cpp; tc-codegen --conv-kernels=grouped,
+so that the shapes the default rule gives cuDNN are measured too) and by
+cuDNN (--conv-kernels=cudnn), and PyTorch's channels-last conv2d in the same
 process when torch and a GPU are there. Time: tc-run's median device time
 (one step: the conv), torch's mean over back-to-back runs; GB/s: the input
 and the result read and written once.
 
     utils/dwconv-bench.py [--bin build/bin] [--dtype f16|f32] [--shapes convnext,efficientnet]
-                          [--iterations 50]
+                          [--iterations 50] [--check]
     utils/dwconv-bench.py --onnx dwconv.onnx   # convnext_tiny's first depthwise conv as ONNX
 
 Shape sets: convnext (convnext_tiny's four 7x7 stages), efficientnet
 (efficientnet_b0's 3x3/5x5 ones), mobilenet (mobilenet_v2's 3x3 ones), or
-NxCxHxWxKxS (pad K/2, stride S). --onnx writes an NCHW fp16 model
+NxCxHxWxKxS (pad K/2, stride S). --check first compares each artifact's
+result (the kernel's, cuDNN's) with the reference executor's on the same random inputs
+(f16: rtol/atol 1e-2) and stops on a mismatch. --onnx writes an NCHW fp16 model
 (32x96x56x56, 7x7, pad 3, group 96, bias) for tc-import | tc-opt -O2
 --target=cuda | tc-codegen | tc-run --iterations (the channels-last pass
 adds a Transpose in and out)."""
@@ -33,6 +36,7 @@ ap.add_argument("--bin", default=os.path.join(os.path.dirname(__file__), "..", "
 ap.add_argument("--dtype", default="f16", choices=["f16", "f32"])
 ap.add_argument("--shapes", default="convnext,efficientnet")
 ap.add_argument("--iterations", type=int, default=50)
+ap.add_argument("--check", action="store_true", help="compare the kernel with the reference first")
 ap.add_argument("--onnx", help="write the ONNX model of convnext's first depthwise conv and stop")
 args = ap.parse_args()
 tool = lambda name: os.path.join(args.bin, name)
@@ -95,6 +99,13 @@ def tc_ms(work, shape, conv_kernels):
                           str(args.iterations), "--report=json"],
                          check=True, capture_output=True, text=True).stdout
     r = json.loads(out)
+    if args.check:  # the same random inputs (seed 0) through the reference executor
+        ref = os.path.join(work, "ref")
+        subprocess.run([tool("tc-run"), "--target=ref", src, "--random-inputs", "--output-dir", ref],
+                       check=True, capture_output=True)
+        tol = "1e-2" if args.dtype == "f16" else "1e-4"
+        subprocess.run([tool("tc-run"), tcx, "--random-inputs", "--compare", ref, "--rtol", tol,
+                        "--atol", tol], check=True)
     return (r.get("device_ms") or r["latency_ms"])["median"]
 
 
@@ -123,7 +134,7 @@ with tempfile.TemporaryDirectory() as work:
     for shape in shapes:
         n, c, hh, ww, k, s = shape
         moved = (n * c * hh * ww + n * c * out_size(hh, k, s) * out_size(ww, k, s)) * elem
-        gen, lib = tc_ms(work, shape, "depthwise"), tc_ms(work, shape, "cudnn")
+        gen, lib = tc_ms(work, shape, "grouped"), tc_ms(work, shape, "cudnn")
         tms = torch_ms(shape) if torch else None
         row = list(shape) + ["%.4f" % gen, "%.0f" % (moved / gen / 1e6), "%.4f" % lib,
                              "%.4f" % tms if tms else "-", "%.2f" % (lib / gen),
