@@ -148,8 +148,7 @@ private:
   std::unique_ptr<cuda::Cudnn> cudnn_;
   cuda::CudnnApi cudnnApi_{};                             // TC_CUDNN_API at load
   std::map<std::string, Kernel> kernels_;                 // by Fused callee
-  // The artifact's, by host address (and whether transposed: weightOnDevice).
-  std::map<std::pair<const uint8_t *, bool>, cuda::DeviceMemory> weights_;
+  std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
@@ -166,7 +165,7 @@ private:
   double firstStepUs_ = 0;         // host time the run's first step began
 
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
-  cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan, bool transposed = false);
+  cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
   cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});

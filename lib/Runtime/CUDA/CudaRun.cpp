@@ -10,7 +10,6 @@
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
-#include <cstring>
 
 namespace tc {
 
@@ -20,37 +19,12 @@ uint64_t alignUp(uint64_t n) {
   return (n + kArenaAlignment - 1) / kArenaAlignment * kArenaAlignment;
 }
 
-// A MatMul's constant B [K, N] whose rows are not 16-byte multiples (an LM
-// head over a vocabulary of 50257) sends cuBLASLt to slow kernels (gpt_neo:
-// 113 TFLOP/s, 36% of the model): it reads B^T [N, K] transposed instead,
-// uploaded once. Only where the group's other ops do not read B (the
-// epilogue kernel is then given the transposed copy's address for it).
-bool gemmWeightTransposed(const Function &group, const Op &op, const GemmDesc &g) {
-  if (g.transB || g.strideB != 0 || g.b < 0 || !op.operand(size_t(g.b))->isConstant())
-    return false;
-  const Value *b = op.operand(size_t(g.b));
-  std::optional<size_t> bytes = byteSize(b->type);
-  if (!bytes || *bytes == 0 || b->type.rank() < 2 || int64_t(*bytes) % (g.k * g.n) != 0)
-    return false;
-  int64_t elem = int64_t(*bytes) / (g.k * g.n);
-  if ((g.n * elem) % 16 == 0 || (g.k * elem) % 16 != 0)
-    return false;
-  const Value *arg = group.args[size_t(g.b)];
-  for (size_t i = 1; i < group.ops.size(); ++i)
-    for (const Value *u : group.ops[i]->operands)
-      if (u == arg)
-        return false;
-  return true;
-}
-
 } // namespace
 
 // The device copy of constant `v`: the artifact's weights are uploaded once
 // per model, constants folded for one shape once per plan. On the run's
 // stream, so the steps after it see the bytes (the source outlives the copy).
-// `transposed`: the matrix of its last two dims transposed (leading dims 1),
-// for a GEMM that reads it as cuBLASLt's transposed B (gemmWeightTransposed).
-cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan, bool transposed) {
+cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
   const TensorData &data = *v.data;
   if (!data.size)
     return 0;
@@ -58,25 +32,12 @@ cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan, boo
   bool inArtifact = data.ptr >= reinterpret_cast<const uint8_t *>(sec.data()) &&
                     data.ptr < reinterpret_cast<const uint8_t *>(sec.data()) + sec.size();
   auto &cache = inArtifact ? weights_ : plan.folded;
-  auto it = cache.find({data.ptr, transposed});
+  auto it = cache.find(data.ptr);
   if (it == cache.end()) {
     cuda::DeviceMemory mem(data.size);
     const cuda::Driver &d = cuda::driver();
-    if (!transposed) {
-      d.check(d.memcpyHtoDAsync(mem.get(), data.ptr, data.size, work_), "cuMemcpyHtoDAsync");
-    } else {
-      std::vector<int64_t> dims = staticDims(v.type.shape);
-      size_t rows = size_t(dims[dims.size() - 2]), cols = size_t(dims.back());
-      size_t elem = data.size / (rows * cols);
-      std::vector<uint8_t> t(data.size);
-      for (size_t r = 0; r < rows; ++r)
-        for (size_t c = 0; c < cols; ++c)
-          std::memcpy(&t[(c * rows + r) * elem], data.ptr + (r * cols + c) * elem, elem);
-      // Made while planning, before any capture: wait, so `t` may go.
-      d.check(d.memcpyHtoDAsync(mem.get(), t.data(), t.size(), work_), "cuMemcpyHtoDAsync");
-      d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
-    }
-    it = cache.emplace(std::pair{data.ptr, transposed}, std::move(mem)).first;
+    d.check(d.memcpyHtoDAsync(mem.get(), data.ptr, data.size, work_), "cuMemcpyHtoDAsync");
+    it = cache.emplace(data.ptr, std::move(mem)).first;
   }
   return it->second.get();
 }
@@ -122,17 +83,10 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
   auto ptr = [&](int arg) { return arg < 0 ? 0 : devicePtr(plan, op.operand(size_t(arg))); };
   std::string why, what;
   bool folded = false;
-  std::pair<size_t, cuda::CUdeviceptr> bTransposed{SIZE_MAX, 0}; // operand, its copy
   if (k.entry.library == "cublaslt") {
     std::optional<GemmDesc> g = describeGemm(group, args, anchored, why);
     if (!g)
       return host(why);
-    cuda::CUdeviceptr pb = 0;
-    if (gemmWeightTransposed(group, op, *g)) {
-      g->transB = true;
-      pb = weightOnDevice(*op.operand(size_t(g->b)), plan, /*transposed=*/true);
-      bTransposed = {size_t(g->b), pb};
-    }
     if (!g->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cublasLt_) {
@@ -140,8 +94,8 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
                                 artifact_.file);
       cublasLt_ = std::make_unique<cuda::CublasLt>();
     }
-    s.gemm = cuda::CublasLtCall::create(
-        *cublasLt_, *g, {ptr(g->a), pb ? pb : ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
+    s.gemm = cuda::CublasLtCall::create(*cublasLt_, *g,
+                                        {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
     if (!s.gemm)
       return host(why);
     what = "cublaslt " + g->describe();
@@ -180,8 +134,6 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
   values.push_back(op.result());
   std::vector<cuda::CUdeviceptr> at(values.size(), 0);
   at.back() = out;
-  if (bTransposed.second) // not read by the epilogue: never the original's upload
-    at[bTransposed.first] = bTransposed.second;
   values.insert(values.end(), op.results.begin(), op.results.end());
   s.fn = k.fn;
   s.launch = *launchDims(k.entry, staticDims(result.shape)); // not empty: checked before

@@ -30,7 +30,7 @@ struct CudaModel::ShapePlan {
   cuda::DeviceMemory arena;
   std::vector<uint64_t> inputOffsets;
   // Constants that folded for this shape (the artifact's own are weights_).
-  std::map<std::pair<const uint8_t *, bool>, cuda::DeviceMemory> folded;
+  std::map<const uint8_t *, cuda::DeviceMemory> folded;
   cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN convs
   cuda::DeviceMemory columnsScratch; // shared by its `columns` kernels (CudaLaunch.h)
   std::vector<char> columnsZeros;    // what zeroed it (an async copy's source)
