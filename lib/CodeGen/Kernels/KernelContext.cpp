@@ -164,14 +164,4 @@ std::optional<double> scalarConstant(const Value *v) {
   return std::nullopt;
 }
 
-std::optional<std::vector<int64_t>> constantInts(const Value *v) {
-  if (!v || !v->isConstant() || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32))
-    return std::nullopt;
-  std::vector<int64_t> out;
-  bool wide = v->type.dtype == DType::I64;
-  for (size_t i = 0; i < v->data->size / (wide ? 8 : 4); ++i)
-    out.push_back(wide ? v->data->as<int64_t>()[i] : v->data->as<int32_t>()[i]);
-  return out;
-}
-
 } // namespace tc::kernels

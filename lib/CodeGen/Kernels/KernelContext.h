@@ -5,6 +5,7 @@
 // their own state locally.
 #pragma once
 #include "Dialect.h"
+#include "tc/IR/ConstantInts.h"
 #include <functional>
 #include <optional>
 #include <ostream>
@@ -88,7 +89,7 @@ struct KernelContext {
 
 // The value of a one-element f32/f64 constant.
 std::optional<double> scalarConstant(const Value *v);
-// The integers of constant `v` (i32/i64), if it is one.
-std::optional<std::vector<int64_t>> constantInts(const Value *v);
+// The integers of constant `v` (i32/i64), if it is one: the shape rules' reader.
+using infer::constantInts;
 
 } // namespace tc::kernels
