@@ -26,6 +26,14 @@ std::string dimsText(const std::vector<int64_t> &d) {
   return s + "]";
 }
 
+// `d` broadcasts as `shape` by leading 1s alone (a bias [C] against [1,C,1,1]).
+bool rightAligned(std::vector<int64_t> d, const std::vector<int64_t> &shape) {
+  if (d.size() > shape.size())
+    return false;
+  d.insert(d.begin(), shape.size() - d.size(), 1);
+  return d == shape;
+}
+
 // The epilogue's ops folded into the call: an Add of a group argument shaped
 // like `biasShape` (right-aligned, leading 1s) straight after the anchor,
 // then (`acts`) Relu or a tanh Gelu; all of the epilogue or nothing.
@@ -42,14 +50,10 @@ Fold foldEpilogue(const Function &group, const std::vector<TensorType> &args,
   if (add && add->is(OpKind::Add) && (add->operand(0) == chain || add->operand(1) == chain)) {
     const Value *other = add->operand(0) == chain ? add->operand(1) : add->operand(0);
     int i = other == chain ? -1 : argIndex(group, other);
-    if (i >= 0 && args[size_t(i)].rank() <= biasShape.size()) {
-      std::vector<int64_t> d = staticDims(args[size_t(i)].shape);
-      d.insert(d.begin(), biasShape.size() - d.size(), 1);
-      if (d == biasShape) {
-        f.bias = i;
-        chain = add->result();
-        ++next;
-      }
+    if (i >= 0 && rightAligned(staticDims(args[size_t(i)].shape), biasShape)) {
+      f.bias = i;
+      chain = add->result();
+      ++next;
     }
   }
   if (acts && next < group.ops.size() && group.ops[next]->operand(0) == chain) {
@@ -243,10 +247,7 @@ std::vector<ConvPointwise> fusedChain(const Function &group, const std::vector<T
       if (p.operand < 0 || args[size_t(p.operand)].dtype != dtype)
         return {};
       std::vector<int64_t> d = staticDims(args[size_t(p.operand)].shape);
-      std::vector<int64_t> aligned = d;
-      if (aligned.size() <= perChannel.size())
-        aligned.insert(aligned.begin(), perChannel.size() - aligned.size(), 1);
-      p.perChannel = aligned == perChannel;
+      p.perChannel = rightAligned(d, perChannel);
       if (!p.perChannel && d != full)
         return {};
     } else if (op.operands.size() == 1 && op.operand(0) == at) {
