@@ -96,7 +96,7 @@ void CudaBackend::prepareLibraryGroup(Function &group, const std::string &librar
 void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
                            std::string &table) const {
   std::ostringstream body, tab;
-  bool halfTypes = false;
+  bool halfTypes = false, faults = false;
   // Fusion makes many equal groups (every layer's LayerNorm, the attention
   // heads' transposes): one kernel each, fewer for NVRTC to compile.
   std::map<std::string, std::string> symbolOf;
@@ -110,6 +110,7 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
         << launchKindName(k.launch) << " " << k.block << " " << k.vec
         << (library.empty() ? "" : " " + library) << "\n";
     halfTypes |= k.halfTypes;
+    faults |= k.mayFault;
   };
   for (const GroupCode &g : groups)
     if (g.kernel)
@@ -125,7 +126,7 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
     else
       tab << g.group->name << " - - - 0 0 " << g.library << "\n";
   }
-  source = kernelPrelude(KernelDialect::Cuda, halfTypes) + body.str();
+  source = kernelPrelude(KernelDialect::Cuda, halfTypes, faults) + body.str();
   table = tab.str();
 }
 

@@ -40,8 +40,10 @@ std::optional<EmittedKernel> emitFamily(const KernelContext &c, const KernelClas
   if (!family.emit)
     return c.reject(std::string("no kernel: ") + family.missing);
   std::optional<EmittedKernel> k = family.emit(c, cls);
-  if (k)
+  if (k) {
     k->kind = cls.kind;
+    k->mayFault = kernels::groupMayFault(c.f);
+  }
   return k;
 }
 

@@ -78,6 +78,7 @@ struct EmittedKernel {
   LaunchKind launch = LaunchKind::Pointwise;
   unsigned block = 0, vec = 1;
   bool halfTypes = false;
+  bool mayFault = false; // some op records a fault (OpExpressions.h)
 };
 
 // "pointwise" / "rows" / "reduce" / "columns" (the kernel table's spelling).
@@ -110,7 +111,8 @@ std::optional<EmittedKernel> emitKernelOfKind(const Function &callee, KernelDial
                                               const KernelClass &cls, std::string &why);
 
 // What every kernel source starts with: helpers and math declarations;
-// `halfTypes` (CUDA): include the fp16/bf16 headers.
-std::string kernelPrelude(KernelDialect dialect, bool halfTypes = false);
+// `halfTypes` (CUDA): include the fp16/bf16 headers; `faults` (CUDA): define
+// the fault record, some kernel may fault (the CPU's is always there).
+std::string kernelPrelude(KernelDialect dialect, bool halfTypes = false, bool faults = false);
 
 } // namespace tc

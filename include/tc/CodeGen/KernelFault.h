@@ -1,10 +1,13 @@
-// What a CPU kernel records instead of trapping or writing a wrong value:
-// an index out of range, an integer division by zero. The kernels' shared
-// object holds `int64_t tc_fault[4]` (Prelude.cpp: what, the faulting op's
-// index in its group, two values); the runtime reads and clears it after
-// each kernel step and fails with the reference executor's line for that
-// op (CpuModel.cpp).
+// What a kernel records instead of trapping or writing a wrong value: an
+// index out of range (CPU), an integer division by zero (both targets). The
+// kernels' shared object (CPU) or cubin (CUDA, only when some kernel may
+// fault) holds `tc_fault[4]` (Prelude.cpp: what, the faulting op's index in
+// its group, two values: for a division, the group's tag). The CPU runtime
+// reads and clears it after each kernel step, the CUDA runtime after each
+// run it waits for, and fails with the reference executor's line for that
+// op (CpuModel.cpp, CudaRun.cpp).
 #pragma once
+#include "tc/Support/Hash64.h"
 #include <cstdint>
 #include <string>
 
@@ -13,6 +16,11 @@ namespace tc {
 enum class KernelFault : int64_t { None = 0, IndexOutOfRange = 1, DivisionByZero = 2 };
 
 inline constexpr const char *kKernelFaultSymbol = "tc_fault";
+
+// A division fault's group: a 62-bit tag of the group's name (a module's
+// groups have distinct names), what the CUDA runtime matches, after a whole
+// run, to find the op.
+inline int64_t kernelFaultGroupTag(std::string_view group) { return int64_t(hash64(group) >> 2); }
 
 // The reference kernels' message (lib/Runtime/Ref: checkIndex, integer Div).
 inline std::string kernelFaultMessage(int64_t what, int64_t a, int64_t b) {

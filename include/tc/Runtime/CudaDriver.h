@@ -59,6 +59,8 @@ struct Driver {
   CUresult (*eventElapsedTime)(float *ms, CUevent start, CUevent end);
   // The CUDA version the driver supports (12040: 12.4).
   CUresult (*driverGetVersion)(int *version);
+  // A module's global (the kernels' fault record, KernelFault.h).
+  CUresult (*moduleGetGlobal)(CUdeviceptr *ptr, size_t *bytes, CUmodule module, const char *name);
   bool hasGraphs() const { return streamBeginCapture && graphLaunch && graphGetNodes; }
   bool hasEvents() const { return eventCreate && eventElapsedTime; }
   CUresult (*getErrorName)(CUresult error, const char **name);

@@ -140,6 +140,7 @@ private:
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
   cuda::CUmodule cubin_ = nullptr;
+  cuda::CUdeviceptr fault_ = 0;     // the cubin's fault record; 0: no kernel may fault
   cuda::CUstream stream_ = nullptr; // the model's own
   cuda::CUstream work_ = nullptr;   // the stream the current run's work goes on
   bool libraries_ = true;
@@ -164,6 +165,9 @@ private:
   std::vector<TraceEvent> traced_; // this run's events, until attributed
   double firstStepUs_ = 0;         // host time the run's first step began
 
+  // Fails naming the op when a kernel of the run recorded a fault (reads and
+  // clears the record; the stream drained).
+  void checkFault();
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
   cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
   cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);

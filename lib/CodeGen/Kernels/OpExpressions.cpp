@@ -1,4 +1,6 @@
 #include "OpExpressions.h"
+#include "tc/CodeGen/KernelFault.h"
+#include "tc/IR/ConstantInts.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
 #include <iterator>
@@ -142,13 +144,16 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
   case OpKind::Div:
     if (!isInteger(res->type.dtype)) {
       e = a[0] + " / " + a[1];
-    } else if (c_.cuda()) {
-      return c_.noKernel("integer Div on CUDA (a zero divisor has no fault flag there yet)");
+    } else if (!integerDivMayFault(op)) {
+      e = "tc_idiv_nz(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "))";
     } else {
+      // The op's index in its group and the group's tag name it when the
+      // runtime reads the fault (CPU: after the step; CUDA: after the run).
       size_t at = size_t(std::find_if(c_.f.ops.begin(), c_.f.ops.end(),
                                       [&](const auto &o) { return o.get() == &op; }) -
                          c_.f.ops.begin());
-      e = "tc_idiv(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + std::to_string(at) + ")";
+      e = "tc_idiv(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + std::to_string(at) + ", " +
+          std::to_string(kernelFaultGroupTag(c_.f.name)) + "LL)";
       mayFault_ = true;
     }
     break;
@@ -275,6 +280,18 @@ bool emitGroupOps(const KernelContext &c, Expressions &ex, const Op *anchor, boo
     if (!ex.computed(r))
       return c.noKernel("a result that is not computed in the group");
   return true;
+}
+
+bool integerDivMayFault(const Op &op) {
+  if (!op.is(OpKind::Div) || !isInteger(op.result()->type.dtype))
+    return false;
+  std::optional<std::vector<int64_t>> q = infer::constantInts(op.operand(1));
+  return !q || std::find(q->begin(), q->end(), 0) != q->end();
+}
+
+bool groupMayFault(const Function &f) {
+  return std::any_of(f.ops.begin(), f.ops.end(),
+                     [](const auto &op) { return integerDivMayFault(*op); });
 }
 
 } // namespace tc::kernels

@@ -9,6 +9,13 @@
 
 namespace tc::kernels {
 
+// An integer Div whose divisor may be zero (not a constant free of zeros):
+// its kernel records a fault (KernelFault.h) instead of dividing by zero.
+bool integerDivMayFault(const Op &op);
+// Some op of group `f` may record a fault: a CUDA program then defines the
+// fault record (kernelPrelude's `faults`).
+bool groupMayFault(const Function &f);
+
 class Expressions {
 public:
   explicit Expressions(const KernelContext &c) : c_(c) {}

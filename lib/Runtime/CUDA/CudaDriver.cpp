@@ -56,6 +56,7 @@ Driver open() {
   optional(d.eventRecord, "cuEventRecord");
   optional(d.eventElapsedTime, "cuEventElapsedTime_v2");
   optional(d.driverGetVersion, "cuDriverGetVersion");
+  optional(d.moduleGetGlobal, "cuModuleGetGlobal_v2");
   bind(d.getErrorName, "cuGetErrorName");
   bind(d.getErrorString, "cuGetErrorString");
   int n = 0;

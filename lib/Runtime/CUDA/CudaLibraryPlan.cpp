@@ -355,8 +355,12 @@ std::optional<ConvDesc> describeConv(const Function &group, const std::vector<Te
   if (f.all && !(f.bias >= 0 && c.bias >= 0)) {
     c.bias = f.bias >= 0 ? f.bias : c.bias;
     c.epilogueFolded = true;
-  } else if (c.dtype != DType::F32) {
+  } else if (c.dtype != DType::F32 && !(c.groups > 1 && c.w[1] == 1)) {
     // f32 stays on the legacy API, whose FMA math type keeps TF32 out.
+    // Depthwise convs (one channel per group) neither: the runtime fusion
+    // engines cuDNN 9 picks for them ran 10-30x slower than the conv + bias
+    // graph and our epilogue kernel (mobilenet_v3's 3x3/5x5 + bias + relu:
+    // 150-430 us vs ~12 us; deeplabv3's 1.2-2.3 ms; zoo profiles, session 18).
     c.fused = fusedChain(group, args, perChannel, staticDims(result.shape), c.dtype);
   }
   return c;

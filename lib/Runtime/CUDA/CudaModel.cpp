@@ -1,6 +1,7 @@
 #include "tc/Runtime/CudaModel.h"
 #include "CudaShapePlan.h"
 #include "Cupti.h"
+#include "tc/CodeGen/KernelFault.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/Support/Error.h"
 #include <cstdlib>
@@ -80,6 +81,11 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
                 "cuModuleGetFunction");
       m->kernels_[k.entry.group] = std::move(k);
     }
+    // Only a program with a kernel that may fault defines the record.
+    size_t faultBytes = 0;
+    if (d.moduleGetGlobal &&
+        d.moduleGetGlobal(&m->fault_, &faultBytes, m->cubin_, kKernelFaultSymbol) != 0)
+      m->fault_ = 0;
   } catch (const Error &e) {
     fail(a.file, ": cannot load the ", m->arch_, " cubin: ", e.what());
   }

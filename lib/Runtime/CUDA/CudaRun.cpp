@@ -7,6 +7,7 @@
 #include "Cupti.h"
 #include "LibraryLoader.h"
 #include "tc/Analysis/StepCost.h"
+#include "tc/CodeGen/KernelFault.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -472,6 +473,7 @@ bool CudaModel::runPlanned(ShapePlan &plan, const std::vector<Input> &inputs,
     return false;
   // A kernel's or library call's fault surfaces here, named.
   d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
+  checkFault();
   float ms = -1;
   if (timed)
     d.check(d.eventElapsedTime(&ms, start_, stop_), "cuEventElapsedTime");
@@ -707,6 +709,26 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
   if (copied)
     d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
   return true;
+}
+
+void CudaModel::checkFault() {
+  if (!fault_)
+    return;
+  const cuda::Driver &d = cuda::driver();
+  int64_t f[4] = {0, 0, 0, 0};
+  d.check(d.memcpyDtoHAsync(f, fault_, sizeof f, work_), "cuMemcpyDtoHAsync");
+  d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
+  if (!f[0])
+    return;
+  const int64_t none[4] = {0, 0, 0, 0};
+  d.check(d.memcpyHtoDAsync(fault_, none, sizeof none, work_), "cuMemcpyHtoDAsync");
+  d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
+  // A division's record carries its group's tag (KernelFault.h).
+  const Op *at = nullptr;
+  for (const auto &fn : module_->functions)
+    if (kernelFaultGroupTag(fn->name) == f[2] && f[1] >= 0 && size_t(f[1]) < fn->ops.size())
+      at = fn->ops[size_t(f[1])].get();
+  fail(at ? at->where() : artifact_.file, ": ", kernelFaultMessage(f[0], f[2], f[3]));
 }
 
 std::vector<std::string> CudaModel::stepReport() const {

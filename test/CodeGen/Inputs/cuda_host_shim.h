@@ -58,6 +58,11 @@ inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst
 inline unsigned atomicAdd(unsigned *at, unsigned v) {
   return __atomic_fetch_add(at, v, __ATOMIC_SEQ_CST);
 }
+inline unsigned long long atomicCAS(unsigned long long *at, unsigned long long expect,
+                                    unsigned long long v) {
+  __atomic_compare_exchange_n(at, &expect, v, false, __ATOMIC_SEQ_CST, __ATOMIC_SEQ_CST);
+  return expect;
+}
 inline void __trap() { ++tc_traps; }
 inline double __longlong_as_double(long long x) {
   double d;

@@ -51,6 +51,16 @@ int cuModuleGetFunction(void **f, void *m, const char *name) {
   }
   return 0;
 }
+/* A module's global (the kernels' fault record): the host kernels' symbol. */
+int cuModuleGetGlobal_v2(CUdeviceptr *p, size_t *n, void *m, const char *name) {
+  void *s = kernels ? dlsym(kernels, name) : 0;
+  if (!s)
+    return 500; // CUDA_ERROR_NOT_FOUND
+  *p = (CUdeviceptr)s;
+  if (n)
+    *n = 32;
+  return 0;
+}
 int cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   if (getenv("FAKE_CUDA_OOM"))
     return 2;
