@@ -325,15 +325,20 @@ private:
     if (!mixed)
       return;
     size_t at = index_.at(grp.anchorOp);
+    // A Cast widening for the reductions stays their prologue: the split-off
+    // ops (a call's epilogue, often) then write only the half values.
+    auto before = [&](const Op *o) { return index_.at(o) < at && !widensForReductions(*o); };
     Group pro;
     pro.domain = grp.domain;
     for (Op *o : grp.ops)
-      if (index_.at(o) < at)
+      if (before(o))
         pro.ops.push_back(o);
-    std::erase_if(grp.ops, [&](const Op *o) { return index_.at(o) < at; });
+    if (pro.ops.empty())
+      return;
+    std::erase_if(grp.ops, before);
     pro.first = grp.first;
     pro.last = index_.at(pro.ops.back());
-    grp.first = at;
+    grp.first = index_.at(grp.ops.front());
     groups_.push_back(std::move(pro));
     for (Op *o : groups_.back().ops)
       groupOf_[o] = groups_.size() - 1;
