@@ -23,12 +23,11 @@ namespace {
 
 enum class Where { Prologue, Row, Element };
 
-// `columns` kernels: threads per block, columns per lane (where the kept
-// run is not static; at most kColumnsMaxPerLane), the fixed grid (4 blocks on
-// each of 132 SMs and more: enough to fill an H100/H200 twice) and the fewest
-// rows per thread worth another block.
-constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsMaxPerLane = 8,
-                   kColumnsGrid = 1024, kColumnsMinRows = 16;
+// `columns` kernels: threads per block, columns per lane, the fixed grid (4
+// blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
+// and the fewest rows per thread worth another block.
+constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
+                   kColumnsMinRows = 16;
 
 // How the group lies around its anchor.
 struct Layout {
@@ -154,16 +153,6 @@ private:
   void rowLoads(std::ostream &os) const;
   void rowBody(std::ostream &os);
   void columnsLoop(std::ostream &os) const;
-  // The product of X's kept inner dims (the `columns` run) when static.
-  std::optional<int64_t> staticKeptRun() const {
-    int64_t n = 1;
-    for (size_t d = l.redEnd; d < l.x->type.rank(); ++d) {
-      if (!l.x->type.shape[d].isStatic())
-        return std::nullopt;
-      n *= l.x->type.shape[d].size;
-    }
-    return n;
-  }
   void topK(std::ostream &os) const;
 };
 
@@ -360,17 +349,7 @@ void Emitter::rowLoads(std::ostream &os) const {
 // is in a fixed order for a shape: results identical run to run.
 void Emitter::columnsLoop(std::ostream &os) const {
   const ReduceStat &s = l.plan.stats[0];
-  // A static kept run (NHWC channels: 32..1152) in as few chunks as the lanes
-  // can cover: with 4 columns per lane, 32 or 96 channels left 75% or 62% of
-  // the lanes idle (the second chunk of 144 channels, 89%).
-  unsigned perLane = kColumnsPerLane;
-  if (std::optional<int64_t> n = staticKeptRun(); n && *n > 0) {
-    int64_t tx = 32;
-    while (tx > *n)
-      tx /= 2;
-    perLane = unsigned(std::clamp<int64_t>((*n + tx - 1) / tx, 1, kColumnsMaxPerLane));
-  }
-  std::string I = "(int64_t)1", V = std::to_string(perLane);
+  std::string I = "(int64_t)1", V = std::to_string(kColumnsPerLane);
   for (size_t d = l.redEnd; d < l.viewDims.size(); ++d)
     I += " * v" + std::to_string(d);
   std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
@@ -391,7 +370,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << " - 1) / ((int64_t)TY * " << kColumnsMinRows
      << ");\n    S = S < most ? S : most; S = S > 1 ? S : 1; }\n"
      << "  const int64_t per = (L + S - 1) / S;\n"
-     << "  __shared__ A tc_part[" << kColumnsBlock * perLane << "];\n"
+     << "  __shared__ A tc_part[" << kColumnsBlock * kColumnsPerLane << "];\n"
      << "  __shared__ int tc_last;\n"
      << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
      << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
