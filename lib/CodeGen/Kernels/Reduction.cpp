@@ -25,9 +25,11 @@ enum class Where { Prologue, Row, Element };
 
 // `columns` kernels: threads per block, columns per lane, the fixed grid (4
 // blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
-// and the fewest rows per thread worth another block.
+// and the fewest rows per thread worth another block: few, as the kernel is
+// latency-bound where the reduced run is short (an SE block over 14x14: 196
+// rows split 2 ways at 16 rows per thread left 80% of the grid idle).
 constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
-                   kColumnsMinRows = 16;
+                   kColumnsMinRows = 4;
 
 // How the group lies around its anchor.
 struct Layout {
