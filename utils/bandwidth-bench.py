@@ -23,6 +23,13 @@ Models (f16):
   concat_c_b128        the same at batch 128
   concat_nhwc          Concat of two [128,28,28,128] along the last axis (tc's CUDA layout)
   qkv_permute          Transpose [32,197,3,12,64] perm 2,0,3,1,4 (last axis kept)
+  ln_vit               Cast + LayerNorm (f32 scale, bias) + Cast, rows of 768 [32,197,768]
+  ln_convnext          the same over rows of 96 [32,56,56,96]
+  add_ln_gpt2          Add (residual) + Cast + LayerNorm + Cast, [8,128,768]
+  softmax_deberta      Cast + Softmax to f32, rows of 128 [8,12,128,128]
+  softmax_swin         Cast + Softmax + Cast, rows of 49 [2048,3,49,49]
+  instnorm_poolformer  Cast + InstanceNormalization to f32 (GroupNorm(1)), [32,1,200704]
+  instnorm_62720       the same on [32,1,62720]
 Prints one line per model and tool directory, then a table."""
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -72,6 +79,40 @@ def concat(a, b, axis):
     return [("x", a), ("z", b)], y, body, 2 * 2 * n(y)
 
 
+def f32(dims):
+    return "f32[%s]" % ",".join(map(str, dims))
+
+
+def layernorm(x, residual=False):
+    c = [x[-1]]
+    body = ""
+    src = "x"
+    if residual:
+        body += "    %%r = Add(%%x, %%z) : %s\n" % shape(x)
+        src = "r"
+    body += ("    %%c = Cast(%%%s) {to = f32} : %s\n"
+             "    %%l = LayerNormalization(%%c, %%s, %%b) {epsilon = 1e-05} : %s\n"
+             "    %%y = Cast(%%l) {to = f16} : %s\n" % (src, f32(x), f32(x), shape(x)))
+    ins = [("x", x)] + ([("z", x)] if residual else [])
+    return ins + [("s", c, "f32"), ("b", c, "f32")], x, body, 2 * (len(ins) + 1) * n(x)
+
+
+def softmax(x, out16):
+    body = ("    %%c = Cast(%%x) {to = f32} : %s\n"
+            "    %%%s = Softmax(%%c) {axis = -1} : %s\n" % (f32(x), "l" if out16 else "y", f32(x)))
+    if out16:
+        body += "    %%y = Cast(%%l) {to = f16} : %s\n" % shape(x)
+    return [("x", x)], (x, "f16" if out16 else "f32"), body, (2 + (2 if out16 else 4)) * n(x)
+
+
+def instnorm(x):
+    c = [x[1]]
+    body = ("    %%c = Cast(%%x) {to = f32} : %s\n"
+            "    %%y = InstanceNormalization(%%c, %%s, %%b) {epsilon = 1e-05} : %s\n" %
+            (f32(x), f32(x)))
+    return [("x", x), ("s", c, "f32"), ("b", c, "f32")], (x, "f32"), body, 6 * n(x)
+
+
 models = {
     "transpose_nchw_nhwc": transpose([32, 256, 56, 56], [0, 2, 3, 1]),
     "transpose_nhwc_nchw": transpose([32, 56, 56, 256], [0, 3, 1, 2]),
@@ -81,14 +122,27 @@ models = {
     "concat_c_b128": concat([128, 128, 28, 28], [128, 128, 28, 28], 1),
     "concat_nhwc": concat([128, 28, 28, 128], [128, 28, 28, 128], 3),
     "qkv_permute": transpose([32, 197, 3, 12, 64], [2, 0, 3, 1, 4]),
+    "ln_vit": layernorm([32, 197, 768]),
+    "ln_convnext": layernorm([32, 56, 56, 96]),
+    "add_ln_gpt2": layernorm([8, 128, 768], residual=True),
+    "softmax_deberta": softmax([8, 12, 128, 128], False),
+    "softmax_swin": softmax([2048, 3, 49, 49], True),
+    "instnorm_poolformer": instnorm([32, 1, 200704]),
+    "instnorm_62720": instnorm([32, 1, 62720]),
 }
+
+
+def typed(dims, dtype="f16"):
+    return "%s[%s]" % (dtype, ",".join(map(str, dims)))
 
 results = {}
 for name, (ins, y, body, nbytes) in models.items():
     src = os.path.join(work, name + ".tcir")
     with open(src, "w") as f:
+        # Inputs (name, dims[, dtype]) and the result (dims or (dims, dtype)): f16 unless given.
         f.write("module @m {\n  func @main(%s) -> (%s) {\n%s    return %%y\n  }\n}\n" %
-                (", ".join("%%%s: %s" % (v, shape(d)) for v, d in ins), shape(y), body))
+                (", ".join("%%%s: %s" % (a[0], typed(*a[1:])) for a in ins),
+                 typed(*y) if isinstance(y, tuple) else shape(y), body))
     for tag, b in bins:
         tool = lambda t: os.path.join(b, t)
         base = os.path.join(work, "%s.%s" % (name, tag))

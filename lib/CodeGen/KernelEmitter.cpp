@@ -70,6 +70,8 @@ const char *launchKindName(LaunchKind k) {
   return k == LaunchKind::Rows      ? "rows"
          : k == LaunchKind::Reduce  ? "reduce"
          : k == LaunchKind::Columns ? "columns"
+         : k == LaunchKind::Lanes   ? "lanes"
+         : k == LaunchKind::Split   ? "split"
                                     : "pointwise";
 }
 

@@ -31,6 +31,39 @@ TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
     EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
 }
 
+TEST(CudaLaunch, LanesLaunchBlockOverVecRowsPerBlock) {
+  auto t = parseCudaKernelTable("g tc_g row-reduction lanes 128 8\n", "m.tcx");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].launch, LaunchKind::Lanes);
+  auto l = launchDims(t[0], {5, 200, 96}); // 1000 rows, 16 a block
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->block, 128u);
+  EXPECT_EQ(l->grid, 63u);
+  EXPECT_EQ(launchDims(t[0], {3, 96})->grid, 1u);
+  EXPECT_FALSE(launchDims(t[0], {0, 96}));
+  // Lanes are a power of two up to a warp, and only the row-reduction family's.
+  for (const char *bad : {"g tc_g row-reduction lanes 128 64\n",
+                          "g tc_g row-reduction lanes 128 12\n", "g tc_g reduction lanes 128 8\n"})
+    EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
+}
+
+TEST(CudaLaunch, SplitLaunchesItsPassesOverAFixedGridWithTheScratch) {
+  auto t = parseCudaKernelTable("g tc_g reduction split 256 3\n", "m.tcx");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].launch, LaunchKind::Split);
+  EXPECT_TRUE(readsScratch(t[0].launch));
+  for (std::vector<int64_t> domain : {std::vector<int64_t>{32, 1, 200704}, {2, 3, 65536}}) {
+    auto l = launchDims(t[0], domain); // whatever the rows: the kernel splits them
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->grid, kSplitGrid);
+    EXPECT_EQ(l->block, 256u);
+    EXPECT_EQ(l->passes, 3u);
+  }
+  EXPECT_EQ(launchDims(CudaKernelEntry{"g", "tc_g", LaunchKind::Rows, 1024, 8, ""}, {2, 9})->passes,
+            1u);
+  EXPECT_THROW(parseCudaKernelTable("g tc_g row-reduction split 256 3\n", "m.tcx"), Error);
+}
+
 TEST(CudaLaunch, LibraryLinesNameTheLibraryAndTheEpilogueKernel) {
   auto t = parseCudaKernelTable("mm tc_mm__epilogue pointwise pointwise 256 4 cublaslt\n"
                                 "conv - - - 0 0 cudnn\ng tc_g row-reduction rows 1024 8\n",

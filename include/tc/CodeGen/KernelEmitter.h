@@ -33,6 +33,12 @@
 //     / 128), 32, `block`) (1024): any multiple of 32 up to `block` is
 //     correct; each thread keeps `vec` elements of its row in registers, so
 //     rows up to blockDim.x * vec elements are read from memory once.
+//   lanes: `vec` lanes (a power of two up to 32) per row, `block` threads
+//     (block / vec rows) per block (the row-reduction family over short
+//     static rows: RowReduction.cpp's laneRows): gridDim.x = clamp(ceil(rows
+//     / (block / vec)), 1, 2^31 - 1) (blocks stride over groups of rows).
+//     Every lane of a warp runs the same row loop (its shuffles need them
+//     all): a group past the last row computes nothing it stores.
 //   reduce: one block per element of result 0 (the reduction family over
 //     trailing axes: Reduce*, GlobalAverage/MaxPool): gridDim.x = clamp(n,
 //     1, 2^31 - 1) (blocks stride); blockDim.x = `block`, which the emitter
@@ -45,6 +51,15 @@
 //     scratch of columnsScratchBytes(grid, block) (tc/Runtime/CudaLaunch.h),
 //     gridDim.x * blockDim.x 8-byte partials then gridDim.x u32 counters,
 //     zero before the first launch; each launch leaves the counters zero.
+//   split: long rows across blocks (the reduction family's per-element
+//     normalizations over long static rows: InstanceNormalization as
+//     GroupNorm(1) exports; reduce::takesSplit): `vec` passes, one per
+//     statistic and then the elements, each a launch of gridDim.x =
+//     kSplitGrid, blockDim.x = `block`. The parameter has one more field
+//     after dims, `int64_t pass` (0 .. vec - 1), and one more buffer after
+//     the results: the scratch of columnsScratchBytes(grid, block) as for
+//     `columns` (the blocks' partials and the rows' statistics, then the
+//     counters: zero before the first launch; each pass leaves them zero).
 //   The pool, transpose and data-movement families (Gather, Concat, Slice,
 //   Split, Expand, Pad, Tile) and reductions over other axes are
 //   `pointwise` over result 0 (Split: each result in turn, the grid sized
@@ -66,7 +81,9 @@ namespace tc {
 enum class KernelDialect { Cpu, Cuda };
 
 // How the CUDA runtime launches a kernel (see the launch rule above).
-enum class LaunchKind { Pointwise, Rows, Reduce, Columns };
+enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split };
+// `split` launches (see the launch rule above): the grid of every pass.
+inline constexpr unsigned kSplitGrid = 1024;
 
 struct EmittedKernel {
   std::string group;                       // the Fused callee
@@ -81,7 +98,8 @@ struct EmittedKernel {
   bool mayFault = false; // some op records a fault (OpExpressions.h)
 };
 
-// "pointwise" / "rows" / "reduce" / "columns" (the kernel table's spelling).
+// "pointwise" / "rows" / "reduce" / "columns" / "lanes" / "split" (the
+// kernel table's spelling).
 const char *launchKindName(LaunchKind k);
 
 // A group's kind and the op that decides it: the MatMul/Gemm/Conv, the

@@ -16,9 +16,8 @@ namespace tc {
 //   <group> <symbol> <kind> <launch> <block> <vec> [<library>]
 // Without <library>: group <group> runs as generated kernel <symbol> of
 // family <kind> (tc/CodeGen/KernelKind.h: "pointwise", "row-reduction",
-// ...), launched per <launch> ("pointwise", "rows", "reduce" or "columns"), <block>
-// and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups
-// share a symbol.
+// ...), launched per <launch> ("pointwise", "rows", "lanes", "reduce", "columns" or "split"),
+// <block> and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups share a symbol.
 // With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's
 // anchor is a library call writing the group's result, and <symbol> etc.
 // are its epilogue's kernel (tc/CodeGen/LibraryCall.h), run in place over
@@ -41,9 +40,10 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
 
 struct LaunchDims {
   unsigned grid = 0, block = 0;
+  unsigned passes = 1; // `split`: launches, the parameter's `pass` 0 .. passes - 1
 };
 
-// The scratch buffer a `columns` launch of `l` reads after its results
+// The scratch buffer a `columns` or `split` launch of `l` reads after its results
 // (the launch rule in tc/CodeGen/KernelEmitter.h): partials, then counters.
 inline uint64_t columnsScratchBytes(const LaunchDims &l) {
   return uint64_t(l.grid) * l.block * 8 + uint64_t(l.grid) * 4;
@@ -52,6 +52,11 @@ inline uint64_t columnsScratchBytes(const LaunchDims &l) {
 // Grid and block for a kernel whose domain (result 0) has dims `domain`;
 // nullopt when the domain is empty (no launch).
 std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain);
+
+// The launch reads the runtime's scratch (`columns`, `split`).
+inline bool readsScratch(LaunchKind k) {
+  return k == LaunchKind::Columns || k == LaunchKind::Split;
+}
 
 // A kernel's by-value parameter (the ABI's `{ void *bufs[B]; int64_t
 // dims[max(D, 1)]; }`): the B device pointers, then the D dims, 8 bytes

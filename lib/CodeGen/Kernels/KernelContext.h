@@ -69,13 +69,15 @@ struct KernelContext {
   void emitRowMajorStrides(std::ostream &os, const std::string &name, const Value *v) const;
   // The kernel's signature. CPU: the ABI's bufs, dims, begin, end. CUDA:
   // the parameter struct, the kernel's head (launch bounds `cudaBlock`)
-  // and the CPU ABI's two names. `scratch` (CUDA `columns` launches): one
-  // more buffer after the results, the runtime's scratch (`char *scratch`).
+  // and the CPU ABI's two names. `scratch` (CUDA `columns` and `split`
+  // launches): one more buffer after the results, the runtime's scratch
+  // (`char *scratch`); `pass` (`split`): the parameter's field after dims.
   void emitSignature(std::ostream &os, const std::string &symbol, unsigned cudaBlock,
-                     bool scratch = false) const;
+                     bool scratch = false, bool pass = false) const;
   // The comment line, the signature and the typed buffer views of a kernel
   // over the group's domain; returns its symbol.
-  std::string emitStart(std::ostream &os, unsigned cudaBlock, bool scratch = false) const;
+  std::string emitStart(std::ostream &os, unsigned cudaBlock, bool scratch = false,
+                        bool pass = false) const;
   // CUDA: the grid-stride loop over elements [begin, n) of the domain. With
   // `divides` the element's row and j are needed: the loop is emitted twice,
   // dividing in 32 bits where n allows (a 64-bit division is far slower).

@@ -175,6 +175,15 @@ template <class T, class F> TC_INLINE T tc_block_reduce(T v, T *sh, F f) {
     v = f(v, sh[w]);
   return v;
 }
+// Reduction over aligned groups of L lanes (a power of two up to 32), every
+// lane of the warp calling it: butterfly shuffles, so every lane of a group
+// gets the same value (each step combines the same two values).
+template <int L, class T, class F> TC_INLINE T tc_lanes_reduce(T v, F f) {
+#pragma unroll
+  for (int o = L / 2; o > 0; o >>= 1)
+    v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
 template <class T> TC_INLINE T tc_block_sum(T v, T *sh) { return tc_block_reduce(v, sh, tc_add_op()); }
 template <class T> TC_INLINE T tc_block_max(T v, T *sh) { return tc_block_reduce(v, sh, tc_max_op()); }
 )";

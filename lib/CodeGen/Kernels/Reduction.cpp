@@ -10,40 +10,18 @@
 // threads reading neighbouring elements), except on CUDA one statistic
 // per row over one run of axes before kept inner ones (NHWC's ReduceMean
 // over H, W): `columns`, whose blocks and further blocks split the rows'
-// extent (columnsLoop). The CPU accumulates in double, as the reference
+// extent (columnsLoop), and long contiguous rows with per-element results
+// `split` across blocks, a launch per statistic (SplitRows.cpp). The CPU
+// accumulates in double, as the reference
 // kernels do; CUDA in float (double for f64).
-#include "Families.h"
+#include "ReductionEmitter.h"
 #include <algorithm>
 #include <cstdlib>
 #include <sstream>
 
 namespace tc::kernels {
 
-namespace {
-
-enum class Where { Prologue, Row, Element };
-
-// `columns` kernels: threads per block, columns per lane, the fixed grid (4
-// blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
-// and the fewest rows per thread worth another block: few, as the kernel is
-// latency-bound where the reduced run is short (an SE block over 14x14: 196
-// rows split 2 ways at 16 rows per thread left 80% of the grid idle).
-constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
-                   kColumnsMinRows = 4;
-
-// How the group lies around its anchor.
-struct Layout {
-  const Op *anchor = nullptr;
-  const Value *x = nullptr, *xDims = nullptr; // X, and a value of its shape with dims[]
-  ReducePlan plan;
-  std::vector<std::string> viewDims;
-  bool contiguous = false, perElementResults = false;
-  bool columns = false; // CUDA: the `columns` strategy over reduced axes [redBegin, redEnd)
-  size_t redBegin = 0, redEnd = 0;
-  std::unordered_map<const Op *, Where> where;
-  // Arguments read per element: at i, [0] or through broadcast strides.
-  std::vector<size_t> elementArgs, broadcastArgs, rowArgs;
-};
+namespace reduce {
 
 bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
   l.anchor = &anchor;
@@ -130,33 +108,9 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
   l.columns = c.cuda() && !l.contiguous && !l.plan.arg && l.plan.stats.size() == 1 &&
               !l.perElementResults && l.plan.viewDims.empty() &&
               std::count(red.begin(), red.end(), true) == long(l.redEnd - l.redBegin);
+  l.split = takesSplit(c, l);
   return true;
 }
-
-class Emitter {
-public:
-  Emitter(const KernelContext &c, const Layout &l)
-      : c(c), l(l), ex(c), A(c.cuda() && l.x->type.dtype != DType::F64 ? "float" : "double") {}
-
-  std::optional<EmittedKernel> emit();
-
-private:
-  const KernelContext &c;
-  const Layout &l;
-  Expressions ex;
-  const char *A;
-  bool block = false; // CUDA: a block per row
-  std::string pro, rowCode, elemCode, reducedInput;
-
-  bool emitOps();
-  void setup(std::ostream &os);
-  std::string loads(bool final) const;
-  void elementLoop(std::ostream &os, const std::string &code) const;
-  void rowLoads(std::ostream &os) const;
-  void rowBody(std::ostream &os);
-  void columnsLoop(std::ostream &os) const;
-  void topK(std::ostream &os) const;
-};
 
 bool Emitter::emitOps() {
   std::ostringstream p, row, elem;
@@ -479,6 +433,10 @@ std::optional<EmittedKernel> Emitter::emit() {
     threads = kColumnsBlock;
     launch = LaunchKind::Columns;
     vec = kColumnsGrid;
+  } else if (l.split) {
+    threads = kSplitBlock;
+    launch = LaunchKind::Split;
+    vec = unsigned(l.plan.stats.size() + 1); // the passes
   } else if (block && l.perElementResults) {
     threads = kRowsBlock;
     launch = LaunchKind::Rows;
@@ -493,12 +451,14 @@ std::optional<EmittedKernel> Emitter::emit() {
       threads = unsigned(32 * std::clamp<int64_t>((*n + 127) / 128, 1, 32));
   }
   std::ostringstream os;
-  std::string symbol = c.emitStart(os, threads, /*scratch=*/l.columns);
+  std::string symbol = c.emitStart(os, threads, /*scratch=*/l.columns || l.split, l.split);
   setup(os);
   if (l.plan.topK)
     c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);
   if (l.columns) {
     columnsLoop(os);
+  } else if (l.split) {
+    splitLoop(os);
   } else {
     if (!c.cuda()) {
       // The runtime splits the domain's rows; ours are split in proportion.
@@ -524,13 +484,13 @@ std::optional<EmittedKernel> Emitter::emit() {
   return k;
 }
 
-} // namespace
+} // namespace reduce
 
 std::optional<EmittedKernel> emitReduction(const KernelContext &c, const KernelClass &cls) {
-  Layout l;
-  if (!analyze(c, *cls.anchor, l))
+  reduce::Layout l;
+  if (!reduce::analyze(c, *cls.anchor, l))
     return std::nullopt;
-  return Emitter(c, l).emit();
+  return reduce::Emitter(c, l).emit();
 }
 
 } // namespace tc::kernels

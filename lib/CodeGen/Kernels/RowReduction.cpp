@@ -2,8 +2,12 @@
 // the last axis, with a pointwise prologue (the ops before it, feeding its
 // input) and epilogue. CPU: the row loop of Pointwise.cpp, with a first
 // pass over the row keeping the reduced input in `acc` and the row's
-// statistics in double. CUDA: one block per row.
+// statistics in double. CUDA: short static rows a group of lanes each,
+// several rows a block (laneRows decides); other rows a block each.
 #include "Families.h"
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <sstream>
 
 namespace tc::kernels {
@@ -99,26 +103,65 @@ bool emitAnchor(const KernelContext &c, Expressions &ex, const Op &op, const cha
   return true;
 }
 
-// One block per row: pass 1 computes the prologue and keeps the reduced
-// input (up to kRowCache elements per thread in registers; longer rows
-// recompute the rest from memory), block reductions give the statistics
-// in float (double for f64), the last pass runs the epilogue.
-std::optional<EmittedKernel> emitCudaRows(const KernelContext &c, const Op &op,
-                                          const ElementAccess &ea, const Expressions &ex,
-                                          const RowCode &code) {
-  const std::string &pro = code.pro, &body = code.body;
-  const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
-  bool layerNorm = op.is(OpKind::LayerNormalization);
-  // The epilogue reads a prologue value other than through the reduction:
-  // the last pass recomputes the prologue.
-  bool rerunPrologue = false;
-  bool after = false;
+// What both CUDA geometries share: `pass` emits a loop over the row's
+// elements running `stmt` with x the element's reduced input (the first
+// pass computes it with the prologue and stores the prologue's results, the
+// last runs the epilogue and stores the other results); `reduce` combines a
+// statistic over the row's threads.
+struct CudaRowLoop {
+  std::function<void(const std::string &stmt, bool first, bool last)> pass;
+  std::function<std::string(const std::string &v, const char *op)> reduce;
+};
+
+// The epilogue reads a prologue value other than through the reduction:
+// the last pass recomputes the prologue.
+bool epilogueRerunsPrologue(const KernelContext &c, const Op &op, const RowCode &code) {
+  bool rerun = false, after = false;
   for (const auto &o : c.f.ops) {
     if (after)
       for (const Value *v : o->operands)
-        rerunPrologue |= v && code.prologue.count(v);
+        rerun |= v && code.prologue.count(v);
     after |= o.get() == &op;
   }
+  return rerun;
+}
+
+// The statistics in float (double for f64), then the last pass.
+void emitCudaRowBody(const KernelContext &c, const Op &op, const char *A, const CudaRowLoop &l,
+                     const std::string &epilogue, std::ostream &os) {
+  if (op.is(OpKind::LayerNormalization)) {
+    os << "    " << A << " mean = 0;\n";
+    l.pass("      mean += x;\n", true, false);
+    os << "    mean = " << l.reduce("mean", "tc_add_op") << " / (" << A << ")inner;\n"
+       << "    " << A << " var = 0;\n";
+    l.pass("      var += (x - mean) * (x - mean);\n", false, false);
+    os << "    var = " << l.reduce("var", "tc_add_op") << " / (" << A << ")inner;\n"
+       << "    const " << A << " rstd = " << A << "(1) / tc_sqrt(var + "
+       << floatLiteral(op.getFloat("epsilon"),
+                       op.result()->type.dtype == DType::F64 ? DType::F64 : DType::F32, c.dialect)
+       << ");\n";
+  } else {
+    os << "    " << A << " shift = -" << c.info().inf << ";\n";
+    l.pass("      shift = tc_fmax(shift, x);\n", true, false);
+    os << "    shift = " << l.reduce("shift", "tc_max_op") << ";\n    " << A << " sum = 0;\n";
+    l.pass("      sum += tc_exp(x - shift);\n", false, false);
+    os << "    sum = " << l.reduce("sum", "tc_add_op") << ";\n";
+    if (op.is(OpKind::LogSoftmax))
+      os << "    const " << A << " logsum = tc_log(sum);\n";
+  }
+  l.pass(epilogue, false, true);
+}
+
+// One block per row: pass 1 computes the prologue and keeps the reduced
+// input (up to kRowCache elements per thread in registers; longer rows
+// recompute the rest from memory), block reductions give the statistics,
+// the last pass runs the epilogue.
+std::optional<EmittedKernel> emitCudaBlockRows(const KernelContext &c, const Op &op,
+                                               const ElementAccess &ea, const Expressions &ex,
+                                               const RowCode &code) {
+  const std::string &pro = code.pro;
+  const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
+  bool rerunPrologue = epilogueRerunsPrologue(c, op, code);
   std::ostringstream os;
   std::string symbol = c.emitStart(os, kRowsBlock);
   bool anyBroadcast = ea.readsBroadcast();
@@ -131,18 +174,19 @@ std::optional<EmittedKernel> emitCudaRows(const KernelContext &c, const Op &op,
   if (anyBroadcast)
     ea.emitRowBases(os);
   os << "    " << A << " cache[" << K << "];\n";
-  // A pass over the row: `stmt` per element with x its reduced input.
-  auto pass = [&](const std::string &stmt, bool first, bool last) {
+  CudaRowLoop l;
+  l.pass = [&](const std::string &stmt, bool first, bool last) {
     std::ostringstream el; // the element's x, recomputed from memory
     ea.emitLoads(el);
     el << pro << "      const " << A << " x = " << code.reducedInput << ";\n";
     if (first)
       ex.emitStores(el, "row * inner + j", code.prologue, /*inPrologue=*/true);
-    std::ostringstream lastLoads;
+    std::ostringstream lastLoads, stores;
     if (last) {
       ea.emitLoads(lastLoads);
       if (rerunPrologue)
         lastLoads << pro;
+      ex.emitStores(stores, "row * inner + j", code.prologue, /*inPrologue=*/false);
     }
     os << "#pragma unroll\n    for (int k = 0; k < " << K << "; ++k) {\n"
        << "      const int64_t j = threadIdx.x + (int64_t)k * blockDim.x;\n"
@@ -151,40 +195,202 @@ std::optional<EmittedKernel> emitCudaRows(const KernelContext &c, const Op &op,
       os << el.str() << "      cache[k] = x;\n";
     else
       os << lastLoads.str() << "      const " << A << " x = cache[k];\n";
-    os << stmt << "    }\n";
+    os << stmt << stores.str() << "    }\n";
     os << "    for (int64_t j = threadIdx.x + " << K << " * (int64_t)blockDim.x; j < inner; j += "
        << "blockDim.x) {\n"
-       << el.str() << stmt << "    }\n";
+       << el.str() << stmt << stores.str() << "    }\n";
   };
-  std::ostringstream epilogue;
-  epilogue << body;
-  ex.emitStores(epilogue, "row * inner + j", code.prologue, /*inPrologue=*/false);
-  if (layerNorm) {
-    os << "    " << A << " mean = 0;\n";
-    pass("      mean += x;\n", true, false);
-    os << "    mean = tc_block_sum(mean, tc_red) / (" << A << ")inner;\n"
-       << "    " << A << " var = 0;\n";
-    pass("      var += (x - mean) * (x - mean);\n", false, false);
-    os << "    var = tc_block_sum(var, tc_red) / (" << A << ")inner;\n"
-       << "    const " << A << " rstd = " << A << "(1) / tc_sqrt(var + "
-       << floatLiteral(op.getFloat("epsilon"),
-                       op.result()->type.dtype == DType::F64 ? DType::F64 : DType::F32, c.dialect)
-       << ");\n";
-  } else {
-    os << "    " << A << " shift = -" << c.info().inf << ";\n";
-    pass("      shift = tc_fmax(shift, x);\n", true, false);
-    os << "    shift = tc_block_max(shift, tc_red);\n    " << A << " sum = 0;\n";
-    pass("      sum += tc_exp(x - shift);\n", false, false);
-    os << "    sum = tc_block_sum(sum, tc_red);\n";
-    if (op.is(OpKind::LogSoftmax))
-      os << "    const " << A << " logsum = tc_log(sum);\n";
-  }
-  pass(epilogue.str(), false, true);
+  l.reduce = [](const std::string &v, const char *f) {
+    return "tc_block_reduce(" + v + ", tc_red, " + f + "())";
+  };
+  emitCudaRowBody(c, op, A, l, code.body, os);
   os << "  }\n}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.launch = LaunchKind::Rows;
   k.block = kRowsBlock;
   k.vec = kRowCache;
+  k.halfTypes = c.usesHalf();
+  return k;
+}
+
+// Short rows: `lanes` lanes per row (a power of two up to a warp), each
+// keeping `vectors` runs of `width` consecutive elements in registers.
+struct LaneRows {
+  unsigned lanes = 1, width = 1, vectors = 1;
+};
+// `lanes` kernels: threads per block, the most elements a lane keeps and
+// the fewest lanes' vectors that make a lane's share.
+constexpr unsigned kLanesBlock = 128, kLaneCache = 32, kLaneVectors = 4;
+
+// Read a vector at a time: contiguous arguments and broadcast ones whole
+// along the row (LayerNorm's scale and bias: the row's stride is 1).
+bool laneVectorRead(const KernelContext &c, const ElementAccess &ea, size_t i) {
+  return ea.elementwise(i) &&
+         (ea.access(i) == ElementAccess::Access::Contiguous ||
+          (ea.access(i) == ElementAccess::Access::Broadcast && ea.whole(i, c.rank - 1)));
+}
+
+// THE choice of a CUDA row-reduction's geometry, from the static row
+// length: a row that fits a warp at kLaneCache elements a lane gets the
+// fewest lanes (a power of two) holding at most kLaneVectors vectors each,
+// so a block of kLanesBlock threads runs several rows and a row's
+// statistics are warp shuffles only; a longer or dynamic row (or
+// TC_CUDA_ROW_BLOCKS set, for comparisons) a block (emitCudaBlockRows).
+// Vectors are 16 bytes of the widest type of the row's tensors, narrowed
+// until they divide the row (1000 f16: 8; 49: 1).
+std::optional<LaneRows> laneRows(const KernelContext &c, const ElementAccess &ea) {
+  const Dim &d = c.domain.back();
+  if (!d.isStatic() || d.size <= 0 || std::getenv("TC_CUDA_ROW_BLOCKS"))
+    return std::nullopt;
+  size_t widest = 1; // of the row's tensors (the parameters' vectors may take two accesses)
+  for (size_t i = 0; i < c.f.args.size(); ++i)
+    if (ea.elementwise(i) && ea.access(i) == ElementAccess::Access::Contiguous)
+      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
+  for (const Value *r : c.f.results)
+    widest = std::max(widest, dtypeSize(r->type.dtype));
+  LaneRows g;
+  g.width = unsigned(16 / widest);
+  while (g.width > 1 && d.size % g.width)
+    g.width /= 2;
+  int64_t vectors = d.size / g.width;
+  while (g.lanes < 32 && (vectors + g.lanes - 1) / g.lanes > kLaneVectors)
+    g.lanes *= 2;
+  int64_t per = (vectors + g.lanes - 1) / g.lanes;
+  if (per * g.width > kLaneCache)
+    return std::nullopt;
+  g.vectors = unsigned(per);
+  return g;
+}
+
+// Several rows per block, `lanes` lanes a row: each lane's vectors of the
+// row (vector v of lane l at elements (v * lanes + l) * width ...) are read
+// once, 16 bytes at a time where every pointer is aligned, kept in
+// registers for the statistics' passes and the epilogue, whose results are
+// written a vector at a time. Every lane runs every pass and shuffle (rows
+// past the last are computed on nothing and not stored).
+std::optional<EmittedKernel> emitCudaLaneRows(const KernelContext &c, const Op &op,
+                                              const ElementAccess &ea, const Expressions &ex,
+                                              const RowCode &code, const LaneRows &g) {
+  const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
+  bool rerunPrologue = epilogueRerunsPrologue(c, op, code);
+  std::string W = std::to_string(g.width);
+  auto vt = [&](DType t) { return "tc_vec<" + std::string(c.st(t)) + ", " + W + ">"; };
+  std::ostringstream os;
+  std::string symbol = c.emitStart(os, kLanesBlock);
+  bool anyBroadcast = ea.readsBroadcast();
+  if (anyBroadcast)
+    ea.emitStrides(os);
+  std::string aligned;
+  auto check = [&](const std::string &ptr, DType t) {
+    aligned += (aligned.empty() ? "" : " && ") + ("tc_aligned(" + ptr + ", sizeof(" + vt(t) + "))");
+  };
+  for (size_t i = 0; i < c.f.args.size(); ++i)
+    if (laneVectorRead(c, ea, i))
+      check("in" + std::to_string(i), c.f.args[i]->type.dtype);
+  for (size_t i = 0; i < c.f.results.size(); ++i)
+    check("out" + std::to_string(i), c.f.results[i]->type.dtype);
+  os << "  constexpr int L = " << g.lanes << ", W = " << W << ", K = " << g.vectors << ";\n"
+     << "  const int64_t rows = " << c.rowsExpr() << ", per = blockDim.x / L;\n"
+     << "  const int lane = threadIdx.x % L;\n"
+     << "  const bool vec = " << (g.width == 1 ? "true" : aligned) << ";\n"
+     << "  for (int64_t r0 = (int64_t)blockIdx.x * per; r0 < rows; r0 += (int64_t)gridDim.x * "
+        "per) {\n"
+     << "    const int64_t row = r0 + threadIdx.x / L;\n"
+     << "    const bool live = row < rows;\n";
+  if (anyBroadcast)
+    ea.emitRowBases(os);
+  os << "    " << A << " cache[K * W];\n";
+  // Argument i is read by `code` (its a<i>): a pass loads only those.
+  auto reads = [](const std::string &code, size_t i) {
+    std::string a = "a" + std::to_string(i);
+    for (size_t at = code.find(a); at != std::string::npos; at = code.find(a, at + 1))
+      if ((at == 0 || !std::isalnum((unsigned char)code[at - 1])) &&
+          (at + a.size() == code.size() || !std::isalnum((unsigned char)code[at + a.size()])))
+        return true;
+    return false;
+  };
+  // A vector of argument i at the lane's j0 (one access when `vec`).
+  auto vectorLoads = [&](std::ostream &o, const std::string &use) {
+    for (size_t i = 0; i < c.f.args.size(); ++i) {
+      if (!laneVectorRead(c, ea, i) || !reads(use, i))
+        continue;
+      std::string n = std::to_string(i), t = vt(c.f.args[i]->type.dtype);
+      std::string at =
+          "in" + n + " + " +
+          (ea.access(i) == ElementAccess::Access::Contiguous ? "row * inner" : "base" + n) +
+          " + j0";
+      o << "      " << t << " v" << n << ";\n      if (vec) v" << n << " = *(const " << t << " *)("
+        << at << ");\n      else for (int t = 0; t < W; ++t) v" << n << ".v[t] = (" << at
+        << ")[t];\n";
+    }
+  };
+  auto elementLoads = [&](std::ostream &o, const std::string &use) {
+    for (size_t i = 0; i < c.f.args.size(); ++i) {
+      if (!ea.elementwise(i) || !reads(use, i))
+        continue;
+      DType t = c.f.args[i]->type.dtype;
+      std::string n = std::to_string(i);
+      std::string ref = laneVectorRead(c, ea, i) ? "v" + n + ".v[t]"
+                        : ea.access(i) == ElementAccess::Access::Scalar
+                            ? "in" + n + "[0]"
+                            : "in" + n + "[base" + n + " + j * step" + n + "]";
+      o << "        const " << c.ct(t) << " a" << n << " = " << c.load(t, ref) << ";\n";
+    }
+  };
+  // The results a pass stores: the prologue's in the first, the rest in the last.
+  auto stored = [&](bool first) {
+    std::vector<size_t> r;
+    for (size_t i = 0; i < c.f.results.size(); ++i)
+      if ((code.prologue.count(c.f.results[i]) != 0) == first)
+        r.push_back(i);
+    return r;
+  };
+  CudaRowLoop l;
+  l.pass = [&](const std::string &stmt, bool first, bool last) {
+    std::vector<size_t> outs = first || last ? stored(first) : std::vector<size_t>{};
+    os << "#pragma unroll\n    for (int k = 0; k < K; ++k) {\n"
+       << "      const int64_t j0 = ((int64_t)k * L + lane) * W;\n"
+       << "      if (!live || j0 >= inner) break;\n";
+    bool loads = first || (last && rerunPrologue);
+    // What the pass's element code reads.
+    std::string use = (loads ? code.pro : "") + (first ? code.reducedInput : "") + stmt;
+    vectorLoads(os, use);
+    for (size_t i : outs)
+      os << "      " << vt(c.f.results[i]->type.dtype) << " w" << i << ";\n";
+    os << "#pragma unroll\n      for (int t = 0; t < W; ++t) {\n"
+       << "        const int64_t j = j0 + t;\n        (void)j;\n";
+    elementLoads(os, use);
+    if (loads)
+      os << code.pro;
+    if (first)
+      os << "        const " << A << " x = " << code.reducedInput << ";\n"
+         << "        cache[k * W + t] = x;\n";
+    else
+      os << "        const " << A << " x = cache[k * W + t];\n";
+    os << stmt;
+    for (size_t i : outs)
+      os << "        w" << i
+         << ".v[t] = " << c.store(c.f.results[i]->type.dtype, ex.name(c.f.results[i])) << ";\n";
+    os << "      }\n";
+    for (size_t i : outs) {
+      std::string n = std::to_string(i), at = "out" + n + " + row * inner + j0";
+      os << "      if (vec) *(" << vt(c.f.results[i]->type.dtype) << " *)(" << at << ") = w" << n
+         << ";\n      else for (int t = 0; t < W; ++t) (" << at << ")[t] = w" << n << ".v[t];\n";
+    }
+    os << "    }\n";
+  };
+  // Test-only: the statistics over half the lanes (a wrong row the
+  // host-emulation tests must catch).
+  unsigned over = std::getenv("TC_TEST_LANES_HALF_REDUCE") && g.lanes > 1 ? g.lanes / 2 : g.lanes;
+  l.reduce = [&](const std::string &v, const char *f) {
+    return "tc_lanes_reduce<" + std::to_string(over) + ">(" + v + ", " + f + "())";
+  };
+  emitCudaRowBody(c, op, A, l, code.body, os);
+  os << "  }\n}\n";
+  EmittedKernel k = c.kernel(symbol, os.str());
+  k.launch = LaunchKind::Lanes;
+  k.block = kLanesBlock;
+  k.vec = g.lanes;
   k.halfTypes = c.usesHalf();
   return k;
 }
@@ -208,8 +414,11 @@ std::optional<EmittedKernel> emitRowReduction(const KernelContext &c, const Kern
     return std::nullopt;
   code.pro = pro.str();
   code.body = body.str();
-  if (c.cuda())
-    return emitCudaRows(c, op, ea, ex, code);
+  if (c.cuda()) {
+    if (auto g = laneRows(c, ea))
+      return emitCudaLaneRows(c, op, ea, ex, code, *g);
+    return emitCudaBlockRows(c, op, ea, ex, code);
+  }
   CpuRowParts parts;
   parts.prologue = code.prologue;
   parts.setup = [&](std::ostream &os) {

@@ -35,13 +35,16 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
         e.library = f[6];
       ok = ok && (e.library.empty() || e.library == "cublaslt" || e.library == "cudnn");
     }
-    // Only the row-reduction family launches per row, only the reduction
-    // family per result element or over columns.
-    bool launchOk =
-        launch == "pointwise" ||
-        (launch == "rows" &&
-         (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
-        ((launch == "reduce" || launch == "columns") && family == KernelKind::Reduction);
+    // Only the row-reduction family launches per row (`lanes`: a power of
+    // two up to 32 lanes a row), only the reduction family per result
+    // element or over columns.
+    bool launchOk = launch == "pointwise" ||
+                    (launch == "rows" &&
+                     (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
+                    (launch == "lanes" && family == KernelKind::RowReduction && e.vec <= 32 &&
+                     (e.vec & (e.vec - 1)) == 0) ||
+                    ((launch == "reduce" || launch == "columns" || launch == "split") &&
+                     family == KernelKind::Reduction);
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
     // A library group without an epilogue has no kernel: "- - - 0 0".
     bool noKernel = !e.library.empty() && !family && launch == "-" && e.block == 0 && e.vec == 0;
@@ -51,6 +54,8 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     e.launch = launch == "rows"      ? LaunchKind::Rows
                : launch == "reduce"  ? LaunchKind::Reduce
                : launch == "columns" ? LaunchKind::Columns
+               : launch == "lanes"   ? LaunchKind::Lanes
+               : launch == "split"   ? LaunchKind::Split
                                      : LaunchKind::Pointwise;
     entries.push_back(std::move(e));
   }
@@ -70,6 +75,13 @@ std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector
     int64_t warps = std::clamp<int64_t>((inner + 127) / 128, 1, k.block / 32);
     return LaunchDims{unsigned(std::min(rows, kMaxGrid)), unsigned(warps * 32)};
   }
+  if (k.launch == LaunchKind::Lanes) { // block / vec rows a block
+    int64_t perBlock = std::max<int64_t>(k.block / k.vec, 1);
+    return LaunchDims{unsigned(std::clamp<int64_t>((rows + perBlock - 1) / perBlock, 1, kMaxGrid)),
+                      k.block};
+  }
+  if (k.launch == LaunchKind::Split) // `vec` passes of a fixed grid
+    return LaunchDims{kSplitGrid, k.block, k.vec};
   if (k.launch == LaunchKind::Columns) // a fixed grid: the kernel splits its work
     return LaunchDims{k.vec, k.block};
   if (k.launch == LaunchKind::Reduce) // one block per result element

@@ -157,13 +157,13 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     bytes += alignUp(byteSize(a->type).value_or(0));
   }
   plan->arena = cuda::DeviceMemory(bytes);
-  // One scratch for the plan's `columns` kernels (they run one at a time on
+  // One scratch for the plan's `columns` and `split` kernels (they run one at a time on
   // the stream; the emitter gives them all one grid and block), its
   // counters zeroed once on the run's stream (no synchronize: the zeros
   // live in the plan): each launch leaves them zero.
   uint64_t scratchBytes = 0;
   for (const auto &[callee, k] : kernels_)
-    if (k.entry.launch == LaunchKind::Columns)
+    if (readsScratch(k.entry.launch))
       scratchBytes = std::max(scratchBytes, columnsScratchBytes(*launchDims(k.entry, {1})));
   plan->columnsScratch = cuda::DeviceMemory(scratchBytes);
   if (scratchBytes) {
@@ -198,8 +198,10 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
         s.fn = k->second.fn;
         s.launch = *l;
         s.params = kernelParams(*plan, values);
-        if (k->second.entry.launch == LaunchKind::Columns) // after the buffers, before dims
+        if (readsScratch(k->second.entry.launch)) // after the buffers, before dims
           s.params.insert(s.params.begin() + long(values.size()), plan->columnsScratch.get());
+        if (l->passes > 1) // `split`: the pass, set at each launch
+          s.params.push_back(0);
         what = "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
                std::to_string(s.launch.block) + ">>>";
       }
@@ -246,6 +248,17 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
   const cuda::Driver &d = cuda::driver();
   auto launch = [&](const Step &s) {
     void *params[] = {const_cast<uint64_t *>(s.params.data())};
+    if (s.launch.passes > 1) { // `split`: the last field is the pass
+      std::vector<uint64_t> p = s.params;
+      params[0] = p.data();
+      for (unsigned pass = 0; pass < s.launch.passes; ++pass) {
+        p.back() = pass;
+        d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, work_, params,
+                               nullptr),
+                "cuLaunchKernel");
+      }
+      return;
+    }
     d.check(
         d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, work_, params, nullptr),
         "cuLaunchKernel");

@@ -126,21 +126,37 @@ for results, operands, callee in re.findall(
     n = int(np.prod(shape)); inner = shape[-1] if shape else 1
     if launch == "rows":
         grid, threads = n // inner, min(max(-(-inner // 128), 1), block // 32) * 32
+    elif launch == "lanes":  # `vec` lanes a row, block / vec rows a block
+        grid, threads = max(-(-(n // inner) // (block // vec)), 1), block
     elif launch == "reduce":
         grid, threads = n, block
     elif launch == "columns":
         grid, threads = vec, block
+    elif launch == "split":  # `vec` passes of a fixed grid
+        grid, threads = 1024, block
     else:
         grid, threads = -(-n // (block * vec)), block
-    grid = min(grid, 3)
-    if launch == "columns":
+    # `split` blocks split few rows: enough of them that a row takes several.
+    grid = min(grid, 16 if launch == "split" else 3)
+    if launch == "split":
+        # The scratch as for `columns`; each pass a launch; a second run over
+        # cleared results checks every pass left the counters zero.
+        launches.append(f"    std::vector<char> scratch({grid * threads * 8 + grid * 4});")
+        launches.append(f"    p.bufs[{len(ins + outs)}] = scratch.data();")
+        for again in range(2):
+            if again:
+                launches += [f"    std::memset(t_{name}.data(), 0xff, t_{name}.size());" for name in outs]
+            launches += [f"    p.pass = {k}; tc_launch({symbol}, p, {grid}, {threads});" for k in range(vec)]
+        launches.append("  }")
+    elif launch == "columns":
         # The runtime's zeroed scratch after the results (CudaLaunch.h); a
         # second launch over cleared results checks the counters were left zero.
         launches.append(f"    std::vector<char> scratch({grid * threads * 8 + grid * 4});")
         launches.append(f"    p.bufs[{len(ins + outs)}] = scratch.data();")
         launches.append(f"    tc_launch({symbol}, p, {grid}, {threads});")
         launches += [f"    std::memset(t_{name}.data(), 0xff, t_{name}.size());" for name in outs]
-    launches.append(f"    tc_launch({symbol}, p, {grid}, {threads}); }}")
+    if launch != "split":
+        launches.append(f"    tc_launch({symbol}, p, {grid}, {threads}); }}")
     for name in outs:
         launches.append(f'  {{ FILE *f = fopen("{work}/{name}.out", "wb"); '
                     f"fwrite(t_{name}.data(), 1, {expected[name].nbytes}, f); fclose(f); }}")

@@ -1,0 +1,73 @@
+// The Reduction family's emitter (Reduction.cpp), shared with the files
+// that hold its CUDA strategies beyond a block or a thread per row
+// (SplitRows.cpp: long rows split across blocks).
+#pragma once
+#include "Families.h"
+
+namespace tc::kernels::reduce {
+
+enum class Where { Prologue, Row, Element };
+
+// `columns` kernels: threads per block, columns per lane, the fixed grid (4
+// blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
+// and the fewest rows per thread worth another block: few, as the kernel is
+// latency-bound where the reduced run is short (an SE block over 14x14: 196
+// rows split 2 ways at 16 rows per thread left 80% of the grid idle).
+constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
+                   kColumnsMinRows = 4;
+// `split` kernels: threads per block, and the shortest static row that
+// takes them (poolformer's 25088 to 200704: a block per row leaves most of
+// the GPU idle while a few rows fill less than a wave).
+constexpr unsigned kSplitBlock = 256;
+constexpr int64_t kSplitMinRow = 16384;
+
+// How the group lies around its anchor.
+struct Layout {
+  const Op *anchor = nullptr;
+  const Value *x = nullptr, *xDims = nullptr; // X, and a value of its shape with dims[]
+  ReducePlan plan;
+  std::vector<std::string> viewDims;
+  bool contiguous = false, perElementResults = false;
+  bool columns = false; // CUDA: the `columns` strategy over reduced axes [redBegin, redEnd)
+  bool split = false;   // CUDA: `split`, long rows across blocks (SplitRows.cpp)
+  size_t redBegin = 0, redEnd = 0;
+  std::unordered_map<const Op *, Where> where;
+  // Arguments read per element: at i, [0] or through broadcast strides.
+  std::vector<size_t> elementArgs, broadcastArgs, rowArgs;
+};
+
+// The group's Layout (false, why set, when no kernel of the family
+// handles it).
+bool analyze(const KernelContext &c, const Op &anchor, Layout &l);
+// THE choice of `split` (CUDA): per-element results over contiguous rows
+// of a static length of at least kSplitMinRow elements; the kernel
+// spreads whatever rows there are over its grid (many rows: a block each).
+bool takesSplit(const KernelContext &c, const Layout &l);
+
+class Emitter {
+public:
+  Emitter(const KernelContext &c, const Layout &l)
+      : c(c), l(l), ex(c), A(c.cuda() && l.x->type.dtype != DType::F64 ? "float" : "double") {}
+
+  std::optional<EmittedKernel> emit();
+
+private:
+  const KernelContext &c;
+  const Layout &l;
+  Expressions ex;
+  const char *A;
+  bool block = false; // CUDA: a block per row
+  std::string pro, rowCode, elemCode, reducedInput;
+
+  bool emitOps();
+  void setup(std::ostream &os);
+  std::string loads(bool final) const;
+  void elementLoop(std::ostream &os, const std::string &code) const;
+  void rowLoads(std::ostream &os) const;
+  void rowBody(std::ostream &os);
+  void columnsLoop(std::ostream &os) const;
+  void splitLoop(std::ostream &os) const;
+  void topK(std::ostream &os) const;
+};
+
+} // namespace tc::kernels::reduce

@@ -1,0 +1,103 @@
+// The Reduction family's `split` strategy (CUDA): long contiguous rows with
+// per-element results (InstanceNormalization over 200704 elements: a block
+// per row leaves most of the GPU idle and rereads a row that no block's
+// registers hold). Each statistic is one launch (pass) of a fixed grid
+// whose blocks split the rows: a block reduces its chunk, the last block of
+// a row (a counter in the runtime's scratch, as `columns` does) combines the
+// row's partials in chunk order and stores the statistic; statistics that
+// need the earlier ones (LayerNorm's variance around the mean) read them in
+// the next pass, and the last pass writes the elements. Every sum is in a
+// fixed order for a shape: results identical run to run.
+#include "ReductionEmitter.h"
+#include <cstdlib>
+#include <sstream>
+
+namespace tc::kernels::reduce {
+
+namespace {
+
+// The fewest elements a thread reduces before another block takes part.
+constexpr int64_t kSplitMinPerThread = 16;
+
+} // namespace
+
+bool takesSplit(const KernelContext &c, const Layout &l) {
+  if (!c.cuda() || !l.contiguous || !l.perElementResults || l.plan.arg || l.plan.topK ||
+      !l.plan.viewDims.empty())
+    return false;
+  int64_t n = 1;
+  for (size_t d = 0; d < l.plan.reduced.size(); ++d)
+    if (l.plan.reduced[d]) {
+      const Dim &dim = l.x->type.shape[d];
+      if (!dim.isStatic())
+        return false;
+      n *= dim.size;
+    }
+  return n >= kSplitMinRow;
+}
+
+void Emitter::splitLoop(std::ostream &os) const {
+  const size_t P = l.plan.stats.size();
+  // Test-only: the last block leaves out the last partial (a wrong statistic
+  // the host-emulation tests must catch).
+  bool drop = std::getenv("TC_TEST_SPLIT_DROP_PARTIAL") != nullptr;
+  os << "  const int64_t P = " << P
+     << ";\n"
+     // Blocks per row: what fills the grid, at least kSplitMinPerThread elements a thread.
+     << "  int64_t S = rows > 0 && rows < gridDim.x ? (int64_t)gridDim.x / rows : 1;\n"
+     << "  { const int64_t most = (L + (int64_t)blockDim.x * " << kSplitMinPerThread
+     << " - 1) / ((int64_t)blockDim.x * " << kSplitMinPerThread
+     << ");\n    S = S < most ? S : most; S = S > 1 ? S : 1; }\n"
+     << "  const int64_t per = (L + S - 1) / S;\n"
+     // The scratch: the items' partials, the rows' statistics, the counters.
+     << "  if ((rows * S + rows * P) * (int64_t)sizeof(A) > (int64_t)gridDim.x * blockDim.x * 8) "
+        "{\n"
+     << "    __trap(); // never below 2^33 elements: the statistics outgrow the scratch\n"
+     << "    return;\n  }\n"
+     << "  A *part = (A *)scratch, *stat = part + rows * S;\n"
+     << "  const volatile A *settled = part;\n"
+     << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
+     << "  __shared__ A tc_red[32];\n  __shared__ int tc_last;\n"
+     << "  for (int64_t w = blockIdx.x; w < rows * S; w += gridDim.x) {\n"
+     << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
+  for (size_t k = 0; k < P; ++k)
+    os << "    const A s" << k << " = p.pass > " << k << " ? stat[o * P + " << k
+       << "] : (A)0;\n    (void)s" << k << ";\n";
+  auto chunk = [&](const std::string &code) {
+    os << "      for (int64_t j = j0 + threadIdx.x; j < j1; j += blockDim.x) {\n"
+       << "        const int64_t i = o * L + j;\n"
+       << code << "      }\n";
+  };
+  for (size_t k = 0; k < P; ++k) {
+    const ReduceStat &s = l.plan.stats[k];
+    std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
+                       : s.init == "inf" ? c.info().inf
+                                         : "(A)" + s.init;
+    std::string combine = s.combine + "()";
+    os << "    if (p.pass == " << k << ") {\n      A acc = " << init << ";\n";
+    chunk(loads(false) + "        acc = " + combine + "(acc, (A)(" + s.term + "));\n");
+    os << "      acc = tc_block_reduce(acc, tc_red, " << combine << ");\n"
+       << "      if (S > 1) {\n"
+       << "        if (threadIdx.x == 0) part[w] = acc;\n"
+       << "        __threadfence();\n        __syncthreads();\n"
+       << "        if (threadIdx.x == 0) tc_last = atomicAdd(&count[o], 1u) == (unsigned)(S - 1);\n"
+       << "        __syncthreads();\n"
+       << "        if (!tc_last) continue;\n"
+       << "        __threadfence();\n"
+       << "        acc = settled[o * S];\n"
+       << "        for (int64_t t = 1; t < S" << (drop ? " - 1" : "") << "; ++t) acc = " << combine
+       << "(acc, settled[o * S + t]);\n"
+       << "        if (threadIdx.x == 0) count[o] = 0; // zero for the next pass\n"
+       << "      }\n"
+       << "      if (threadIdx.x == 0) stat[o * P + " << k << "] = " << s.finish << ";\n"
+       << "      continue;\n    }\n";
+  }
+  // The last pass: the row's epilogue values, then the elements.
+  os << "    {\n";
+  rowLoads(os);
+  os << rowCode;
+  chunk(loads(true));
+  os << "    }\n  }\n";
+}
+
+} // namespace tc::kernels::reduce
