@@ -133,19 +133,24 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
   // element, each thread moves a vector; only the row's axes [0, k) are
   // divided out, once per vector (DeBERTa's Tile repeating [12,512,64] over
   // the batch divided each f16 by 3 axes in 64 bits: 200 GB/s).
+  std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">",
+              in = "in" + std::to_string(c.argIndex(x));
+  // A vector path's head: `cond` and both pointers 16-byte aligned, the
+  // vector views in<a>V and out0V, `rowV` (a row's vectors) and `count`.
+  auto openVectors = [&](const std::string &cond, const std::string &rowV) {
+    os << "  if (" << cond << " && tc_aligned(" << in << ", 16) && tc_aligned(out0, 16)) {\n"
+       << "  const " << vt << " *__restrict " << in << "V = (const " << vt << " *)" << in << ";\n"
+       << "  " << vt << " *__restrict out0V = (" << vt << " *)out0;\n"
+       << "  const int64_t rowV = " << rowV << ", count = n / " << V << ";\n";
+  };
   if ((op.is(OpKind::Expand) || op.is(OpKind::Tile)) && vec > 1 && r > 1) {
-    std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">",
-                X = "in" + std::to_string(c.argIndex(x));
     os << "  int64_t run = 1;\n  int k = " << r << ";\n";
     for (size_t d = r; d-- > 0;)
       os << "  if (k == " << d + 1 << " && "
          << (d + rx >= r ? c.extent(x, d + rx - r) + " == " + c.extent(y, d)
                          : c.extent(y, d) + " == 1")
          << ") { run *= " << c.extent(y, d) << "; k = " << d << "; }\n";
-    os << "  if (run % " << V << " == 0 && tc_aligned(" << X << ", 16) && tc_aligned(out0, 16)) {\n"
-       << "  const " << vt << " *__restrict " << X << "V = (const " << vt << " *)" << X << ";\n"
-       << "  " << vt << " *__restrict out0V = (" << vt << " *)out0;\n"
-       << "  const int64_t runV = run / " << V << ", count = n / " << V << ";\n";
+    openVectors("run % " + V + " == 0", "run / " + V);
     c.emitGridLoops(
         os, "0", true,
         [&](const std::string &index) {
@@ -156,30 +161,25 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
             os << "    if (" << d << " < k) { const " << index << " c = rem"
                << (d ? " % " + cast + c.extent(y, d) + "; rem /= " + cast + c.extent(y, d) : "")
                << "; " << coord[d] << " }\n";
-          os << "    out0V[i] = " << X << "V[src / " << V << " + j];\n";
+          os << "    out0V[i] = " << in << "V[src / " << V << " + j];\n";
         },
-        "i", "count", "runV");
+        "i", "count", "rowV");
     os << "  return;\n  }\n";
   }
   // A Slice's result rows are runs of the input: where the run, the input's
   // rows and the run's start are multiples of V = 16 bytes / element (RoPE's
   // halves, Swin's shifted windows), each thread moves one 16-byte vector.
   if (unitLast && vec > 1) {
-    std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(T) + ", " + V + ">",
-                X = "in" + std::to_string(c.argIndex(x));
     os << "  int64_t first = 0;\n  { int64_t src = 0; const int64_t c = 0; " << coord[r - 1]
-       << " first = src; }\n"
-       << "  if (inner % " << V << " == 0 && " << c.dim(x, r - 1) << " % " << V
-       << " == 0 && first % " << V << " == 0 && tc_aligned(" << X
-       << ", 16) && tc_aligned(out0, 16)) {\n"
-       << "  const " << vt << " *__restrict " << X << "V = (const " << vt << " *)" << X << ";\n"
-       << "  " << vt << " *__restrict out0V = (" << vt << " *)out0;\n"
-       << "  const int64_t rowV = inner / " << V << ", count = n / " << V << ";\n";
+       << " first = src; }\n";
+    openVectors("inner % " + V + " == 0 && " + c.dim(x, r - 1) + " % " + V + " == 0 && first % " +
+                    V + " == 0",
+                "inner / " + V);
     c.emitGridLoops(
         os, "0", true,
         [&](const std::string &index) {
           rowStart(index);
-          os << "    out0V[i] = " << X << "V[(src + first) / " << V << " + j];\n";
+          os << "    out0V[i] = " << in << "V[(src + first) / " << V << " + j];\n";
         },
         "i", "count", "rowV");
     os << "  return;\n  }\n";
