@@ -199,7 +199,8 @@ Pipeline mixedPrecisionPipeline(const std::string &type) {
 
 Pipeline outlineLoneOpsPipeline(bool moves) {
   Pipeline p;
-  return p.add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves));
+  return p.add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))
+      .add(PassInvocation(PassId::ExpandIntoGathers));
 }
 
 } // namespace tc

@@ -127,8 +127,8 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_TRUE(attentionFusionAtO2(true, "bf16"));
   EXPECT_FALSE(attentionFusionAtO2(true, "fp32"));
   EXPECT_FALSE(attentionFusionAtO2(false, "fp16"));
-  EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1}");
-  EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1}");
+  EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(), "fuse{singles=1},expand-into-gathers");
+  EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(), "fuse{singles=1,moves=1},expand-into-gathers");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),
             "mixed-precision{type=bf16},canonicalize,dce");
   EXPECT_TRUE(outlineLoneOpsPipeline(true)[0].options.getBool("moves"));

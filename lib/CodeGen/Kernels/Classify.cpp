@@ -33,6 +33,11 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   const Op &first = *f.ops.front();
   if (first.is(OpKind::Transpose))
     return KernelClass{KernelKind::Transpose, &first};
+  // GatherElements reading its indices through their Expand (the pass
+  // expand-into-gathers): the gather decides.
+  if (f.ops.size() == 2 && first.is(OpKind::Expand) && f.ops[1]->is(OpKind::GatherElements) &&
+      f.ops[1]->operand(1) == first.result())
+    return KernelClass{KernelKind::DataMovement, f.ops[1].get()};
   if (isIndexMove(first.kind)) // both dialects (IndexMove.cpp)
     return KernelClass{KernelKind::DataMovement, &first};
   if (isElementMove(first.kind)) {

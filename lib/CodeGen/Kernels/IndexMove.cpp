@@ -77,7 +77,20 @@ bool emitGatherElements(MoveCode &m) {
   for (size_t d = 0; d < m.r; ++d)
     if (d != a)
       m.body << "    src += " << m.cs(d) << " * xst[" << d << "];\n";
-  m.index("k", m.op.operand(1), "i", m.c.dim(m.x, a));
+  const Value *ind = m.op.operand(1);
+  std::string at = "i";
+  if (ind->def && ind->def->is(OpKind::Expand)) {
+    // Indices read through their Expand: stride 0 on the broadcast axes.
+    ind = ind->def->operand(0);
+    size_t ri = ind->type.rank();
+    m.c.emitRowMajorStrides(m.setup, "ist", ind);
+    at = "ki";
+    m.body << "    int64_t ki = 0;\n";
+    for (size_t d = 0; d < ri; ++d)
+      m.body << "    ki += (" << m.c.extent(ind, d) << " == 1 ? 0 : " << m.cs(d + m.r - ri)
+             << ") * ist[" << d << "];\n";
+  }
+  m.index("k", ind, at, m.c.dim(m.x, a));
   m.body << "    out0[i] = " << m.data(0) << "[src + k * xst[" << a << "]];\n";
   return true;
 }
@@ -202,7 +215,9 @@ bool emitFill(MoveCode &m) {
 std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls) {
   const Op &op = *cls.anchor;
   const Value *y = op.result();
-  if (c.f.ops.size() != 1 || c.f.results.size() != 1 || c.f.results[0] != y)
+  // The one op but for GatherElements' indices' Expand (Classify.cpp).
+  bool throughExpand = c.f.ops.size() == 2 && op.is(OpKind::GatherElements);
+  if (c.f.ops.size() != 1 + size_t(throughExpand) || c.f.results.size() != 1 || c.f.results[0] != y)
     return c.reject(std::string(op.name()) + " with other ops in its group");
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os;

@@ -18,8 +18,7 @@ bool MoveCode::computed(bool integers) {
   return true;
 }
 
-std::string MoveCode::data(size_t k) {
-  const Value *v = op.operand(k);
+std::string MoveCode::dataOf(const Value *v) {
   if (auto it = names_.find(v); it != names_.end())
     return it->second;
   if (size_t a = c.argIndex(v); a != SIZE_MAX) {
@@ -71,8 +70,7 @@ void MoveCode::index(const std::string &name, const Value *v, const std::string 
   }
   bool was = compute_;
   compute_ = false; // indices are read as they are
-  std::string ref =
-      data(size_t(std::find(op.operands.begin(), op.operands.end(), v) - op.operands.begin()));
+  std::string ref = dataOf(v);
   compute_ = was;
   if (size_t a = c.argIndex(v); a != SIZE_MAX)
     pointers_[a] = v->type.dtype == DType::I64 ? "int64_t" : "int";

@@ -25,7 +25,8 @@ struct MoveCode {
   // "c<d>": the result coordinate of axis d.
   std::string cs(size_t d) const { return "c" + std::to_string(d); }
   // Operand k's elements (an argument's pointer or a constant's array).
-  std::string data(size_t k);
+  std::string data(size_t k) { return dataOf(op.operand(k)); }
+  std::string dataOf(const Value *v); // operand or not (indices through an Expand)
   // The attribute `axis` normalized for v's rank (SIZE_MAX: out of range).
   size_t axis(const Value *v);
   // Declares int64_t `name` = index operand v at `pos`, negative counted

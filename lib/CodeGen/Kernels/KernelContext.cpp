@@ -56,6 +56,11 @@ std::string KernelContext::dim(const Value *v, size_t d) const {
   return "dims[" + std::to_string(at->second + d) + "]";
 }
 
+std::string KernelContext::extent(const Value *v, size_t d) const {
+  const Dim &e = v->type.shape[d];
+  return e.isStatic() ? "(int64_t)" + std::to_string(e.size) : dim(v, d);
+}
+
 std::string KernelContext::rowsExpr() const {
   std::string e;
   for (size_t d = 0; d + 1 < rank; ++d)

@@ -51,6 +51,9 @@ struct KernelContext {
   size_t argIndex(const Value *v) const;
   // `dims[k]`: dim `d` of argument/result `v`.
   std::string dim(const Value *v, size_t d) const;
+  // Dim `d` of `v` as a literal where its type fixes it (the compiler then
+  // divides by a constant), else dim(v, d).
+  std::string extent(const Value *v, size_t d) const;
   // The number of rows of the domain (all dims of result 0 but the last).
   std::string rowsExpr() const;
   // The kernel's symbol, and the comment line naming its group and domain.

@@ -26,9 +26,9 @@ std::vector<MergedAxis> mergedAxes(const KernelContext &c, const Value *y,
   for (size_t d = 0; d < perm.size(); ++d) {
     std::optional<int64_t> n = s[d].isStatic() ? std::optional(s[d].size) : std::nullopt;
     if (d == 0 || perm[d] != perm[d - 1] + 1) {
-      axes.push_back({c.dim(y, d), "", "", n});
+      axes.push_back({c.extent(y, d), "", "", n});
     } else {
-      axes.back().extent += " * " + c.dim(y, d);
+      axes.back().extent += " * " + c.extent(y, d);
       axes.back().size =
           axes.back().size && n ? std::optional(*axes.back().size * *n) : std::nullopt;
     }
@@ -59,7 +59,7 @@ void emitSmallAxisTranspose(const KernelContext &c, std::ostream &os, const Valu
                             const std::vector<MergedAxis> &axes, size_t small) {
   c.emitRowMajorStrides(os, "ost", y);
   os << "  const int64_t K = " << *axes[small].size << ", items = (" << c.rowsExpr() << " * "
-     << c.dim(y, y->type.rank() - 1) << ") / K;\n"
+     << c.extent(y, y->type.rank() - 1) << ") / K;\n"
      << kGridHead;
   for (std::string index : {"unsigned", "int64_t"}) { // 32-bit division where items allow
     os << (index == "unsigned" ? "  if (items <= 0x7fffffff) {\n" : "  } else {\n")
@@ -154,15 +154,15 @@ std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelC
   os << "  const " << T << " *__restrict in = (const " << T << " *)bufs[0];\n  " << T
      << " *__restrict out = (" << T << " *)bufs[1];\n";
   c.emitRowMajorStrides(os, "st", x);
-  os << "  const int64_t inner = " << c.dim(y, r - 1) << ", step = st[" << perm[r - 1] << "];\n";
+  os << "  const int64_t inner = " << c.extent(y, r - 1) << ", step = st[" << perm[r - 1] << "];\n";
   // The input offset of a row's first element.
   auto rowBase = [&](const std::string &index) {
     std::string cast = index == "int64_t" ? "" : "(" + index + ")";
     os << "    int64_t base = 0"
        << (cast.empty() ? ", rem = row;\n" : ";\n    " + index + " rem = row;\n");
     for (size_t d = r - 1; d-- > 0;)
-      os << "    { const " << index << " c = rem % " << cast << c.dim(y, d) << "; rem /= " << cast
-         << c.dim(y, d) << "; base += c * st[" << perm[d] << "]; }\n";
+      os << "    { const " << index << " c = rem % " << cast << c.extent(y, d)
+         << "; rem /= " << cast << c.extent(y, d) << "; base += c * st[" << perm[d] << "]; }\n";
   };
   size_t bytes = dtypeSize(x->type.dtype);
   bool tiled = c.cuda() && perm[r - 1] != int64_t(r - 1) && bytes;
