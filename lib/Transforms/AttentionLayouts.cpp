@@ -98,8 +98,8 @@ struct Rewriter {
   std::vector<Absorb> todo;
   // Shared producers (the ViT Transpose, the GPT-2 Split) -> the rewrites
   // through them; applied only when they cover every use.
-  std::map<const Op *, std::vector<Absorb>> shared;
-  std::map<const Op *, int> sharedUses;           // uses of the producer's results
+  std::map<Op *, std::vector<Absorb>> shared;
+  std::map<Op *, int> sharedUses;                 // uses of the producer's results
   std::unordered_map<const Op *, Value *> packed; // Split -> its Reshape to [B, S, N, H, D]
   std::vector<std::unique_ptr<Op>> fresh;         // (placed after their Split)
 
@@ -244,8 +244,7 @@ struct Rewriter {
       for (const Absorb &r : rs) {
         Value *to = r.to;
         if (!to) // a Split part: the [B, S, H, D] Reshape of it has the dims
-          to = packedOf(*const_cast<Op *>(producer),
-                        r.op->operand(r.i)->def->operand(0)->type.shape);
+          to = packedOf(*producer, r.op->operand(r.i)->def->operand(0)->type.shape);
         changed |= relayout(*r.op, r.i, to, r.code);
       }
     }

@@ -32,10 +32,6 @@ constexpr unsigned kCudaBlock = 128;
 
 using Operands = AttentionOperands;
 
-} // namespace
-
-namespace {
-
 // The element stride of `axis` of `v` (row-major) as a kernel expression.
 std::string strideExpr(const KernelContext &c, const Value *v, size_t axis) {
   std::string e;
@@ -73,7 +69,6 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
     os << "  const int64_t " << names[i] << "SB = " << strideExpr(c, vals[i], o.axes[i].batch)
        << ", " << names[i] << "SH = " << strideExpr(c, vals[i], o.axes[i].heads) << ", " << names[i]
        << "SS = " << strideExpr(c, vals[i], o.axes[i].tokens) << ";\n";
-  os << "  (void)QSB; (void)QSH; (void)KSB; (void)KSH; (void)VSB; (void)VSH;\n";
   // Mask strides over (b, h, i, j), 0 on broadcast axes (right-aligned).
   os << "  int64_t ms[4] = {0, 0, 0, 0};\n";
   if (o.mask) {
