@@ -1,4 +1,5 @@
 #include "tc/Analysis/StepCost.h"
+#include "tc/IR/AttentionLayout.h"
 #include "tc/IR/OpAttrs.h"
 #include <algorithm>
 #include <map>
@@ -63,13 +64,14 @@ double opFlops(const Op &op, const Sizes &sizes) {
                ? 0
                : 2 * elementsOf(op.operand(0), sizes) * (elements(w) / double(w[0]));
   }
-  case FlopRule::Attention: { // q [B, H, Sq, D], k [Bk, Hkv, Skv, D], result [B, H, Sq, Dv]
+  case FlopRule::Attention: { // q [.., D], k with Skv tokens, result [B, H, Sq, Dv] (any layout)
     std::vector<int64_t> q = dims(0), k = dims(1);
-    if (q.size() != 4 || k.size() != 4 || out <= 0)
+    AttentionAxes ka = attentionAxes(op, 1);
+    if (q.empty() || k.size() != ka.rank() || out <= 0)
       return 0;
     int64_t dv = r ? dimsOf(r->type, sizes).back() : 0; // B * H * Sq = out / Dv
-    double qk = dv > 0 ? out / double(dv) * double(std::max<int64_t>(q[3], 0)) : 0;
-    return 2 * double(std::max<int64_t>(k[2], 0)) * (qk + out);
+    double qk = dv > 0 ? out / double(dv) * double(std::max<int64_t>(q.back(), 0)) : 0;
+    return 2 * double(std::max<int64_t>(k[ka.tokens], 0)) * (qk + out);
   }
   case FlopRule::Window: {
     double window = 1;

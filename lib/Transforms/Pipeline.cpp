@@ -179,7 +179,7 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   // -O3 adds attention-fusion; -O2 where attentionFusionAtO2 says (Pass.h,
   // docs/optimizer.md has the numbers).
   if (level >= 2 && attention.value_or(level >= 3))
-    p.add(AttentionFusion).add(DCE);
+    p.add(AttentionFusion).add(AttentionLayouts).add(DCE);
   if (level >= 2)
     p.add(Fuse);
   return p;

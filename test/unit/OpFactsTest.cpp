@@ -1,6 +1,7 @@
 // The op table's facts (precision class, library class, FLOP rule) and its
-// typed attribute accessors.
+// typed attribute accessors (and the Attention layout codes they decode).
 #include "tc/CodeGen/LibraryCall.h"
+#include "tc/IR/AttentionLayout.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/OpTable.h"
 #include "tc/IR/Parser.h"
@@ -125,4 +126,40 @@ TEST(OpAttrs, TypedAccessorsReadValuesAndDefaults) {
   EXPECT_EQ((attr<OpKind::Gemm, "alpha">(gemm)), 2.0);
   EXPECT_EQ((attr<OpKind::Gemm, "transB">(gemm)), 0); // the table's default
   EXPECT_EQ((attr<OpKind::Gemm, "beta">(gemm)), 1.0);
+}
+
+// Attention's layout codes (tc/IR/AttentionLayout.h): the axes each code
+// names and the strides and part offset the kernels index with.
+TEST(AttentionLayout, CodesNameAxesStridesAndParts) {
+  auto m = parseModule(R"(module @m {
+  func @main(%q: f32[2,5,4,8], %p: f32[2,7,3,2,8]) -> (f32[2,5,4,8], f32[2,5,4,8]) {
+    %a = Attention(%q, %p, %p) {layout = [1, 3, 4, 1], kv_heads = 2} : f32[2,5,4,8]
+    %b = Attention(%q, %q, %q) : f32[2,5,4,8]
+    return %a, %b
+  }
+})",
+                       "t.tcir");
+  const Op &a = *m->main().ops[0], &b = *m->main().ops[1];
+  for (size_t i = 0; i < 4; ++i)
+    EXPECT_EQ(attentionLayoutCode(b, i), 0); // [] reads as every code 0
+  AttentionAxes q = attentionAxes(a, 0), k = attentionAxes(a, 1), v = attentionAxes(a, 2);
+  EXPECT_EQ(q.heads, 2u);
+  EXPECT_EQ(q.tokens, 1u);
+  EXPECT_EQ(q.rank(), 4u);
+  EXPECT_EQ(k.part, 1);
+  EXPECT_EQ(v.part, 2);
+  EXPECT_EQ(k.rank(), 5u);
+  AttentionStrides qs = attentionStrides(q, {2, 5, 4, 8});
+  EXPECT_EQ(qs.batch, 160);
+  EXPECT_EQ(qs.heads, 8);
+  EXPECT_EQ(qs.tokens, 32);
+  EXPECT_EQ(qs.offset, 0);
+  AttentionStrides vs = attentionStrides(v, {2, 7, 3, 2, 8});
+  EXPECT_EQ(vs.batch, 336);
+  EXPECT_EQ(vs.heads, 8);
+  EXPECT_EQ(vs.tokens, 48); // the packed row: N * H * D
+  EXPECT_EQ(vs.offset, 32); // part 2 of 16-element parts
+  AttentionStrides bhsd = attentionStrides(attentionAxes(b, 3), {2, 5, 4, 8});
+  EXPECT_EQ(bhsd.heads, 32);
+  EXPECT_EQ(bhsd.tokens, 8);
 }

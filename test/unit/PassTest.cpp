@@ -117,9 +117,10 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
             "infer-shapes,lower-einsum,fold-constants,canonicalize,cse,dce");
   const std::string o1 = pipelineForLevel(1).spelling();
   EXPECT_EQ(pipelineForLevel(2).spelling(), o1 + ",fuse");
-  EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,dce,fuse");
+  EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,attention-layouts,dce,fuse");
   // The A/B of -O2's switch: either way at -O2 and -O3.
-  EXPECT_EQ(pipelineForLevel(2, true).spelling(), o1 + ",attention-fusion,dce,fuse");
+  EXPECT_EQ(pipelineForLevel(2, true).spelling(),
+            o1 + ",attention-fusion,attention-layouts,dce,fuse");
   EXPECT_EQ(pipelineForLevel(3, false).spelling(), o1 + ",fuse");
   EXPECT_EQ(pipelineForLevel(1, true).spelling(), o1);
   // -O2's rule: the tensor-core kernel (CUDA, fp16/bf16) only.

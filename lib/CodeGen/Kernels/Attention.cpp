@@ -5,8 +5,11 @@
 // (f64 for f64 data), and no Sq x Skv scores in memory. A query row whose
 // keys are all masked (-inf) writes 0, as the reference.
 //
-// CPU: rows [begin, end) of the result [B, H, Sq, Dv] in tiles of kCpuTq
-// queries of one (batch, head), key blocks of kCpuTk.
+// Every tensor is read and written through its layout's strides
+// (AttentionLayout.h): [B, H, S, D], [B, S, H, D] or a part of a packed
+// qkv projection are one kernel; features stay contiguous.
+// CPU: rows [begin, end) of the result as [B, H, Sq] rows in tiles of
+// kCpuTq queries of one (batch, head), key blocks of kCpuTk.
 // CUDA, f16/bf16 with head dims multiples of 16: the tensor-core kernel
 // (AttentionMma.cpp). Otherwise (f32, other head dims):
 // a `pointwise` launch (blocks stride over the tiles) of 128 threads,
@@ -29,24 +32,43 @@ constexpr unsigned kCudaBlock = 128;
 
 using Operands = AttentionOperands;
 
+// The element stride of `axis` of `v` (row-major) as a kernel expression.
+std::string strideExpr(const KernelContext &c, const Value *v, size_t axis) {
+  std::string e;
+  for (size_t a = axis + 1; a < v->type.rank(); ++a)
+    e += (e.empty() ? "" : " * ") + c.dim(v, a);
+  return e.empty() ? "(int64_t)1" : "(int64_t)" + e;
+}
+
 } // namespace
 
 void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
   const char *S = c.st(t);
-  auto ptr = [&](const char *name, const Value *v) {
+  const Value *vals[4] = {o.q, o.k, o.v, o.out};
+  auto ptr = [&](const char *name, const Value *v, const AttentionAxes *a) {
     os << "  const " << S << " *__restrict " << name << " = (const " << S << " *)bufs["
-       << c.argIndex(v) << "];\n";
+       << c.argIndex(v) << "]";
+    if (a && a->part > 0)
+      os << " + " << a->part << " * " << strideExpr(c, v, 2);
+    os << ";\n";
   };
-  ptr("Q", o.q);
-  ptr("K", o.k);
-  ptr("V", o.v);
+  ptr("Q", o.q, &o.axes[0]);
+  ptr("K", o.k, &o.axes[1]);
+  ptr("V", o.v, &o.axes[2]);
   if (o.mask)
-    ptr("M", o.mask);
+    ptr("M", o.mask, nullptr);
   os << "  " << S << " *__restrict O = (" << S << " *)bufs[" << c.f.args.size() << "];\n";
-  os << "  const int64_t B = " << c.dim(o.out, 0) << ", H = " << c.dim(o.out, 1)
-     << ", Sq = " << c.dim(o.out, 2) << ", QB = " << c.dim(o.q, 0) << ", KB = " << c.dim(o.k, 0)
-     << ", VB = " << c.dim(o.v, 0) << ", HKV = " << c.dim(o.k, 1) << ", SKV = " << c.dim(o.k, 2)
+  const AttentionAxes &qa = o.axes[0], &ka = o.axes[1], &va = o.axes[2], &oa = o.axes[3];
+  os << "  const int64_t B = " << c.dim(o.out, oa.batch) << ", H = " << c.dim(o.out, oa.heads)
+     << ", Sq = " << c.dim(o.out, oa.tokens) << ", QB = " << c.dim(o.q, qa.batch)
+     << ", KB = " << c.dim(o.k, ka.batch) << ", VB = " << c.dim(o.v, va.batch)
+     << ", HKV = " << c.dim(o.k, ka.heads) << ", SKV = " << c.dim(o.k, ka.tokens)
      << ";\n  const int64_t group = H / (HKV > 0 ? HKV : 1);\n  (void)B;\n";
+  const char *names[4] = {"Q", "K", "V", "O"};
+  for (size_t i = 0; i < 4; ++i)
+    os << "  const int64_t " << names[i] << "SB = " << strideExpr(c, vals[i], o.axes[i].batch)
+       << ", " << names[i] << "SH = " << strideExpr(c, vals[i], o.axes[i].heads) << ", " << names[i]
+       << "SS = " << strideExpr(c, vals[i], o.axes[i].tokens) << ";\n";
   // Mask strides over (b, h, i, j), 0 on broadcast axes (right-aligned).
   os << "  int64_t ms[4] = {0, 0, 0, 0};\n";
   if (o.mask) {
@@ -61,9 +83,9 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
 
 std::string attentionBases(const KernelContext &c, DType t) {
   std::string S = c.st(t);
-  return "    const " + S + " *q = Q + (((QB == 1 ? 0 : b) * H + h) * Sq + i0) * D;\n" +
-         "    const " + S + " *k = K + ((KB == 1 ? 0 : b) * HKV + h / group) * SKV * D;\n" +
-         "    const " + S + " *v = V + ((VB == 1 ? 0 : b) * HKV + h / group) * SKV * DV;\n";
+  return "    const " + S + " *q = Q + (QB == 1 ? 0 : b) * QSB + h * QSH + i0 * QSS;\n" +
+         "    const " + S + " *k = K + (KB == 1 ? 0 : b) * KSB + (h / group) * KSH;\n" +
+         "    const " + S + " *v = V + (VB == 1 ? 0 : b) * VSB + (h / group) * VSH;\n";
 }
 
 namespace {
@@ -92,7 +114,7 @@ void emitCpu(std::ostream &os, const KernelContext &c, const Operands &o, DType 
      << attentionBases(c, t) << "    for (int64_t r = 0; r < nq; ++r) {\n"
      << "      m[r] = -INF;\n      l[r] = 0;\n"
      << "      TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) qt[r][x] = "
-     << c.load(t, "q[r * D + x]") << " * scale;\n"
+     << c.load(t, "q[r * QSS + x]") << " * scale;\n"
      << "      TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) acc[r][x] = 0;\n    }\n";
   os << "    int64_t jend = SKV;\n";
   if (o.causal)
@@ -105,7 +127,7 @@ void emitCpu(std::ostream &os, const KernelContext &c, const Operands &o, DType 
      << "          const int64_t j = j0 + jj;\n"
      << "          " << T << " dot = 0;\n"
      << "          TC_REDUCE_LOOP for (int64_t x = 0; x < D; ++x) dot += qt[r][x] * "
-     << c.load(t, "k[j * D + x]") << ";\n"
+     << c.load(t, "k[j * KSS + x]") << ";\n"
      << maskTerms(c, o, t, "dot") << "          s[r][jj] = dot;\n"
      << "          mx = dot > mx ? dot : mx;\n        }\n"
      << "        if (mx == -INF) continue; // no visible key in this block\n"
@@ -115,12 +137,12 @@ void emitCpu(std::ostream &os, const KernelContext &c, const Operands &o, DType 
      << "        TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) acc[r][x] *= corr;\n"
      << "        for (int64_t jj = 0; jj < nk; ++jj) {\n"
      << "          const " << T << " p = tc_exp(s[r][jj] - mx);\n          l[r] += p;\n"
-     << "          const " << c.st(t) << " *vj = v + (j0 + jj) * DV;\n"
+     << "          const " << c.st(t) << " *vj = v + (j0 + jj) * VSS;\n"
      << "          TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) acc[r][x] += p * "
      << c.load(t, "vj[x]") << ";\n        }\n      }\n    }\n";
   os << "    for (int64_t r = 0; r < nq; ++r) {\n"
      << "      const " << T << " inv = l[r] > 0 ? " << T << "(1) / l[r] : " << T << "(0);\n"
-     << "      for (int64_t x = 0; x < DV; ++x) O[(r0 + r) * DV + x] = "
+     << "      for (int64_t x = 0; x < DV; ++x) O[b * OSB + h * OSH + (i0 + r) * OSS + x] = "
      << c.store(t, "acc[r][x] * inv") << ";\n    }\n    r0 += nq;\n  }\n}\n";
 }
 
@@ -140,7 +162,7 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
      << attentionBases(c, t) << "    __syncthreads(); // the previous tile's reads of Qs are done\n"
      << "    for (int e = threadIdx.x; e < TQ * D; e += blockDim.x) {\n"
      << "      const int r = e / D, x = e - r * D;\n"
-     << "      Qs[r][x] = r < nq ? " << c.load(t, "q[(int64_t)r * D + x]") << " * scale : 0.f;\n"
+     << "      Qs[r][x] = r < nq ? " << c.load(t, "q[(int64_t)r * QSS + x]") << " * scale : 0.f;\n"
      << "    }\n"
      << "    float m[QPW], l[QPW], acc[QPW][NC];\n"
      << "#pragma unroll\n"
@@ -155,11 +177,11 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
      << "      __syncthreads(); // the previous block's reads of Ks, Vs, Ps are done\n"
      << "      for (int e = threadIdx.x; e < TK * D; e += blockDim.x) {\n"
      << "        const int jj = e / D, x = e - jj * D;\n"
-     << "        Ks[jj][x] = jj < nk ? " << c.load(t, "k[(j0 + jj) * D + x]") << " : 0.f;\n"
+     << "        Ks[jj][x] = jj < nk ? " << c.load(t, "k[(j0 + jj) * KSS + x]") << " : 0.f;\n"
      << "      }\n"
      << "      for (int e = threadIdx.x; e < TK * DV; e += blockDim.x) {\n"
      << "        const int jj = e / DV, x = e - jj * DV;\n"
-     << "        Vs[jj][x] = jj < nk ? " << c.load(t, "v[(j0 + jj) * DV + x]") << " : 0.f;\n"
+     << "        Vs[jj][x] = jj < nk ? " << c.load(t, "v[(j0 + jj) * VSS + x]") << " : 0.f;\n"
      << "      }\n      __syncthreads();\n"
      // Each lane's key against the warp's QPW queries: one Ks load per
      // QPW FMAs.
@@ -206,7 +228,7 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
      << "    for (int u = 0; u < QPW; ++u) {\n      const int r = warp * QPW + u;\n"
      << "      if (r >= nq) continue;\n"
      << "      const float inv = l[u] > 0.f ? 1.f / l[u] : 0.f;\n"
-     << "      " << c.st(t) << " *out = O + ((b * H + h) * Sq + i0 + r) * DV;\n"
+     << "      " << c.st(t) << " *out = O + b * OSB + h * OSH + (i0 + r) * OSS;\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NC; ++n)\n"
      << "        if (lane + 32 * n < DV) out[lane + 32 * n] = " << c.store(t, "acc[u][n] * inv")
@@ -219,23 +241,32 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
   if (!cls.anchor || !cls.anchor->is(OpKind::Attention))
     return c.reject("no Attention op in the group");
   const Op &op = *cls.anchor;
-  Operands o{
-      op.operand(0),           op.operand(1), op.operand(2), op.operand(3), op.result(), 0, 0, 0,
-      op.getInt("causal") != 0};
+  Operands o{op.operand(0),
+             op.operand(1),
+             op.operand(2),
+             op.operand(3),
+             op.result(),
+             0,
+             0,
+             0,
+             op.getInt("causal") != 0,
+             {}};
+  for (size_t i = 0; i < 4; ++i)
+    o.axes[i] = attentionAxes(op, i);
   if (c.f.ops.size() != 1 || c.f.results.size() != 1)
     return c.reject("attention fused with other ops");
   for (const Value *v : {o.q, o.k, o.v, o.mask})
     if (v && c.argIndex(v) == SIZE_MAX)
       return c.reject("an attention operand that is no kernel argument (a constant)");
   DType t = o.q->type.dtype;
-  const Shape &qs = o.q->type.shape, &vs = o.v->type.shape;
+  const Dim &qd = o.q->type.shape.back(), &vd = o.v->type.shape.back(); // features are last
   if (!isFloat(t) || !c.st(t) || (c.cuda() && t == DType::F64))
     return c.reject("attention on " + o.q->type.str());
-  if (!qs[3].isStatic() || !vs[3].isStatic() || qs[3].size < 1 || qs[3].size > 256 ||
-      vs[3].size < 1 || vs[3].size > 256)
+  if (!qd.isStatic() || !vd.isStatic() || qd.size < 1 || qd.size > 256 || vd.size < 1 ||
+      vd.size > 256)
     return c.reject("attention with head dims other than static 1..256");
-  o.d = qs[3].size;
-  o.dv = vs[3].size;
+  o.d = qd.size;
+  o.dv = vd.size;
   o.scale = op.getFloat("scale");
   if (o.scale == 0)
     o.scale = 1.0 / std::sqrt(double(o.d));

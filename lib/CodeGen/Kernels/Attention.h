@@ -3,6 +3,7 @@
 // for f16/bf16 data).
 #pragma once
 #include "Families.h"
+#include "tc/IR/AttentionLayout.h"
 #include <string>
 
 namespace tc::kernels {
@@ -12,13 +13,18 @@ struct AttentionOperands {
   int64_t d, dv;
   double scale;
   bool causal;
+  AttentionAxes axes[4]; // of q, k, v and out, by the op's layout
 };
 
-// The typed pointers Q K V (M) O, the dims (B, H, Sq, QB, KB, VB, HKV, SKV,
-// group) and the mask's broadcast strides ms[4] over (b, h, i, j).
+// The typed pointers Q K V (M) O (at their part of a packed tensor), the
+// dims (B, H, Sq, QB, KB, VB, HKV, SKV, group), the element strides of
+// (batch, head, token) of each of q, k, v, out by its layout (QSB, QSH,
+// QSS, ... OSS; features are contiguous) and the mask's broadcast strides
+// ms[4] over (b, h, i, j).
 void emitAttentionSetup(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                         DType t);
-// q (at query row i0), k and v of (b, h): their (batch, head) bases.
+// q (at query row i0), k and v of (b, h): their (batch, head) bases; query
+// row r of q is at q + r * QSS, key j at k + j * KSS, v + j * VSS.
 std::string attentionBases(const KernelContext &c, DType t);
 
 // The tensor-core kernel covers f16/bf16 with head dims multiples of 16 up

@@ -145,7 +145,7 @@ bool attentionMmaApplies(const AttentionOperands &o, DType t) {
 unsigned attentionMmaVec(const AttentionOperands &o) {
   // The grid is ceil(B H Sq Dv / (block vec)) blocks: at least one per
   // (b, h, query tile) when Sq is known, else twice the tiles' worth.
-  const Dim &sq = o.out->type.shape[2];
+  const Dim &sq = o.out->type.shape[o.axes[3].tokens];
   if (!sq.isStatic() || sq.size < 1)
     return unsigned(o.dv / 4);
   int64_t tiles = (sq.size + kBlockQueries - 1) / kBlockQueries;
@@ -182,7 +182,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "#pragma unroll\n"
      << "      for (int x = 0; x < 4; ++x) {\n"
      << "        const int r = ra + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * t4;\n"
-     << "        qa[kk][x] = r < nq ? *(const unsigned *)(qs + (int64_t)r * D + col) : 0u;\n"
+     << "        qa[kk][x] = r < nq ? *(const unsigned *)(qs + (int64_t)r * QSS + col) : 0u;\n"
      << "      }\n"
      << "    float m0 = -INF, m1 = -INF, l0 = 0.f, l1 = 0.f, acc[NV][4];\n"
      << "#pragma unroll\n"
@@ -196,13 +196,13 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // group. K(j + TK) loads during tile j's softmax and P V, V(j + TK)
   // during the scores of tile j + TK: one buffer each.
   auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim,
-                  const char *j) {
+                  const char *stride, const char *j) {
     os << "      for (int e = threadIdx.x; e < TK * (" << dim << " / 8); e += blockDim.x) {\n"
        << "        const int jj = e / (" << dim << " / 8), x = (e - jj * (" << dim
        << " / 8)) * 8;\n"
        << "        if (" << j << " + jj < jend)\n"
        << "          tc_cp16(&" << buf << "[jj * " << pitch << " + x], " << src << " + (" << j
-       << " + jj) * " << dim << " + x);\n"
+       << " + jj) * " << stride << " + x);\n"
        << "        else\n"
        << "          *(tc_vec<unsigned, 4> *)&" << buf << "[jj * " << pitch
        << " + x] = tc_vec<unsigned, 4>{};\n"
@@ -221,16 +221,17 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
        << "        }\n";
   };
   // Once every warp is done with `buf`: the next tile's rows into it.
-  auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim) {
+  auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim,
+                    const char *stride) {
     os << "      __syncthreads(); // every warp is done with " << buf << "\n"
        << "      if (j0 + TK < jend) {\n";
-    load(buf, pitch, src, dim, "j0 + TK");
+    load(buf, pitch, src, dim, stride, "j0 + TK");
     os << "      }\n      tc_cp_commit();\n";
   };
   os << "    __syncthreads(); // the previous tile's reads of Ks, Vs are done\n    {\n";
-  load("Ks", "KP", "kg", "D", "0");
+  load("Ks", "KP", "kg", "D", "KSS", "0");
   os << "      tc_cp_commit();\n";
-  load("Vs", "VP", "vg", "DV", "0");
+  load("Vs", "VP", "vg", "DV", "VSS", "0");
   os << "      tc_cp_commit();\n    }\n"
      << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
      << "      tc_cp_wait<1>(); // K(j0) has landed; V(j0) may be on its way\n"
@@ -244,7 +245,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   mmaPairs("NK", "tc_ldsm4",
            "Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 + ((lane >> 3) & 1) * 8]", "s",
            "qa[kk]");
-  refill("Ks", "KP", "kg", "D");
+  refill("Ks", "KP", "kg", "D", "KSS");
   os << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
      << "                c1 = lim1 - j0 < TK ? (int)(lim1 - j0) : TK;\n"
      << "      float mx0 = m0, mx1 = m1;\n"
@@ -296,7 +297,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
            "Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (n + (lane >> 4)) * 8]", "acc",
            "pa");
   os << "      }\n";
-  refill("Vs", "VP", "vg", "DV");
+  refill("Vs", "VP", "vg", "DV", "VSS");
   os << "    }\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);\n"
@@ -307,7 +308,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "    for (int half = 0; half < 2; ++half) {\n"
      << "      const int r = ra + half * 8;\n"
      << "      if (r >= nq) continue;\n"
-     << "      unsigned *out = (unsigned *)(O + ((b * H + h) * Sq + i0 + r) * DV) + t4;\n"
+     << "      unsigned *out = (unsigned *)(O + b * OSB + h * OSH + (i0 + r) * OSS) + t4;\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NV; ++n)\n"
      << "        out[n * 4] = " << pack

@@ -1,7 +1,9 @@
 // Shape rule of tc's fused Attention op (Ops.def): q [B, H, Sq, D],
 // k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], mask broadcast to [B, H, Sq, Skv]
 // (the batch of each B or 1); the result is [B, H, Sq, Dv] in q's type.
+// Each tensor's axes follow its `layout` code (tc/IR/AttentionLayout.h).
 #include "OpInference.h"
+#include "tc/IR/AttentionLayout.h"
 
 namespace tc::infer {
 
@@ -12,42 +14,57 @@ void checkDim(const Dim &a, const Dim &b, const char *what) {
     fail(what, " mismatch: ", a.size, " vs ", b.size);
 }
 
+// Operand i's dims as [B, H, S, D] by its layout; throws on a rank or
+// part that does not fit.
+Shape logicalShape(const Op &op, size_t i) {
+  const TensorType &t = operandType(op, i);
+  AttentionAxes a = attentionAxes(op, i);
+  const char *names[] = {"q", "k", "v"};
+  if (t.rank() != a.rank())
+    fail(names[i], " must be ", a.part < 0 ? "4-D" : "5-D (packed [B, S, N, H, D])",
+         " by its layout, got ", t.str());
+  if (a.part >= 0 && t.shape[2].isStatic() && a.part >= t.shape[2].size)
+    fail(names[i], " is part ", a.part, " of a packed tensor with ", t.shape[2].size, " parts");
+  return {t.shape[a.batch], t.shape[a.heads], t.shape[a.tokens], t.shape[a.features]};
+}
+
 } // namespace
 
 std::vector<TensorType> inferAttention(const Op &op) {
-  const TensorType &q = operandType(op, 0), &k = operandType(op, 1), &v = operandType(op, 2);
-  if (!isFloat(q.dtype))
-    fail("q must be a float tensor, got ", q.str());
-  if (k.dtype != q.dtype || v.dtype != q.dtype)
-    fail("q, k and v must have one type: ", q.str(), ", ", k.str(), ", ", v.str());
-  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
-    fail("q, k and v must be [B, H, S, D], got ", q.str(), ", ", k.str(), ", ", v.str());
-  checkDim(q.shape[3], k.shape[3], "q and k head dim");
-  checkDim(k.shape[2], v.shape[2], "k and v sequence length");
-  checkDim(k.shape[1], v.shape[1], "k and v heads");
+  const TensorType &qt = operandType(op, 0), &kt = operandType(op, 1), &vt = operandType(op, 2);
+  if (!isFloat(qt.dtype))
+    fail("q must be a float tensor, got ", qt.str());
+  if (kt.dtype != qt.dtype || vt.dtype != qt.dtype)
+    fail("q, k and v must have one type: ", qt.str(), ", ", kt.str(), ", ", vt.str());
+  Shape q = logicalShape(op, 0), k = logicalShape(op, 1), v = logicalShape(op, 2);
+  checkDim(q[3], k[3], "q and k head dim");
+  checkDim(k[2], v[2], "k and v sequence length");
+  checkDim(k[1], v[1], "k and v heads");
   // The batch broadcasts (numpy: each of q, k, v and a 4-D mask 1 or B).
-  Shape batch = broadcast(broadcast({q.shape[0]}, {k.shape[0]}), {v.shape[0]});
+  Shape batch = broadcast(broadcast({q[0]}, {k[0]}), {v[0]});
   if (const Value *mask = op.operand(3); mask && mask->type.rank() == 4)
     batch = broadcast(batch, {mask->type.shape[0]});
   int64_t kvHeads = op.getInt("kv_heads");
   if (kvHeads < 0)
     fail("kv_heads must be >= 0, got ", kvHeads);
   if (kvHeads > 0)
-    checkDim(Dim::fixed(kvHeads), k.shape[1], "kv_heads and k's heads");
-  const Dim &hkv = kvHeads > 0 ? Dim::fixed(kvHeads) : k.shape[1];
-  if (hkv.isStatic() && q.shape[1].isStatic() && (hkv.size == 0 || q.shape[1].size % hkv.size))
-    fail("q's ", q.shape[1].size, " heads are not a multiple of the ", hkv.size, " kv heads");
+    checkDim(Dim::fixed(kvHeads), k[1], "kv_heads and k's heads");
+  const Dim &hkv = kvHeads > 0 ? Dim::fixed(kvHeads) : k[1];
+  if (hkv.isStatic() && q[1].isStatic() && (hkv.size == 0 || q[1].size % hkv.size))
+    fail("q's ", q[1].size, " heads are not a multiple of the ", hkv.size, " kv heads");
   if (const Value *mask = op.operand(3)) {
-    if (mask->type.dtype != q.dtype)
+    if (mask->type.dtype != qt.dtype)
       fail("the mask must have q's type, got ", mask->type.str());
     if (mask->type.rank() > 4)
       fail("the mask must have rank <= 4, got ", mask->type.str());
-    Shape scores{batch[0], q.shape[1], q.shape[2], k.shape[2]};
+    Shape scores{batch[0], q[1], q[2], k[2]};
     Shape b = broadcast(scores, mask->type.shape);
     for (size_t i = 0; i < 4; ++i)
       checkDim(b[i], scores[i], "mask broadcast");
   }
-  return {TensorType{q.dtype, {batch[0], q.shape[1], q.shape[2], v.shape[3]}}};
+  if (attentionLayoutCode(op, 3) == 1)
+    return {TensorType{qt.dtype, {batch[0], q[2], q[1], v[3]}}};
+  return {TensorType{qt.dtype, {batch[0], q[1], q[2], v[3]}}};
 }
 
 } // namespace tc::infer

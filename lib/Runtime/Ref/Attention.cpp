@@ -3,8 +3,9 @@
 // a numerically stable softmax (the row maximum subtracted) and the
 // probability-weighted sum of v, all in double. A row whose scores are all
 // -inf (every key masked) gives 0, as exporters' IsNaN -> Where(0) after
-// Softmax does.
+// Softmax does. Each tensor is read and written by its layout's strides.
 #include "Kernels.h"
+#include "tc/IR/AttentionLayout.h"
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -34,15 +35,27 @@ int64_t broadcastOffset(const Dims &d, const int64_t (&idx)[4]) {
   return off;
 }
 
+// Operand i's dims as [B, H, S, D] and its strides, by its layout.
+struct Operand {
+  Dims d;
+  AttentionStrides s;
+};
+Operand operandOf(const Op &op, size_t i, const HostTensor &t) {
+  AttentionAxes a = attentionAxes(op, i);
+  const Dims &x = t.shape();
+  if (x.size() != a.rank() || (a.part >= 0 && a.part >= x[2]))
+    fail("operand ", i, " ", dimsText(x), " does not fit its layout");
+  return {{x[a.batch], x[a.heads], x[a.tokens], x[a.features]}, attentionStrides(a, x)};
+}
+
 void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                      std::vector<HostTensor> &outs) {
   expectArity(ins, 3, outs, 1);
   const HostTensor &q = *ins[0], &k = *ins[1], &v = *ins[2];
   const HostTensor *mask = ins.size() > 3 ? ins[3] : nullptr;
   HostTensor &y = outs[0];
-  const Dims &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
-  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4)
-    fail("q, k and v must be 4-D");
+  Operand qo = operandOf(op, 0, q), ko = operandOf(op, 1, k), vo = operandOf(op, 2, v);
+  const Dims &qs = qo.d, &ks = ko.d, &vs = vo.d;
   int64_t B = std::max({qs[0], ks[0], vs[0], mask && mask->rank() == 4 ? mask->shape()[0] : 1}),
           H = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], Skv = ks[2], Dv = vs[3];
   if (ks[3] != D || vs[2] != Skv || vs[1] != Hkv || Hkv <= 0 || H % Hkv)
@@ -62,22 +75,25 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
     scale = 1.0 / std::sqrt(double(D));
   bool causal = op.getInt("causal") != 0;
   int64_t group = H / Hkv;
+  AttentionStrides ys = attentionStrides(attentionAxes(op, 3), y.shape());
   std::vector<double> qd = loadDoubles(q), kd = loadDoubles(k), vd = loadDoubles(v);
   std::vector<double> md = mask ? loadDoubles(*mask) : std::vector<double>();
   std::vector<double> s(static_cast<size_t>(Skv)), acc(static_cast<size_t>(Dv));
+  // Base of (batch b, head h) in an operand (batch 1 broadcasts).
+  auto base = [](const Operand &o, int64_t b, int64_t h) {
+    return (o.d[0] == 1 ? 0 : b) * o.s.batch + h * o.s.heads + o.s.offset;
+  };
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      int64_t qb = qs[0] == 1 ? 0 : b, kb = ks[0] == 1 ? 0 : b, vb = vs[0] == 1 ? 0 : b;
       int64_t hk = h / group;
-      const double *kh = kd.data() + ((kb * Hkv + hk) * Skv) * D;
-      const double *vh = vd.data() + ((vb * Hkv + hk) * Skv) * Dv;
+      const double *kh = kd.data() + base(ko, b, hk), *vh = vd.data() + base(vo, b, hk);
       for (int64_t i = 0; i < Sq; ++i) {
-        const double *qi = qd.data() + ((qb * H + h) * Sq + i) * D;
+        const double *qi = qd.data() + base(qo, b, h) + i * qo.s.tokens;
         double mx = -INFINITY;
         for (int64_t j = 0; j < Skv; ++j) {
           double dot = 0;
           for (int64_t c = 0; c < D; ++c)
-            dot += qi[c] * kh[j * D + c];
+            dot += qi[c] * kh[j * ko.s.tokens + c];
           double sj = scale * dot;
           if (mask) {
             int64_t idx[4] = {b, h, i, j};
@@ -95,9 +111,9 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
             double p = std::exp(s[size_t(j)] - mx);
             sum += p;
             for (int64_t c = 0; c < Dv; ++c)
-              acc[size_t(c)] += p * vh[j * Dv + c];
+              acc[size_t(c)] += p * vh[j * vo.s.tokens + c];
           }
-        int64_t o = ((b * H + h) * Sq + i) * Dv;
+        int64_t o = b * ys.batch + h * ys.heads + i * ys.tokens;
         for (int64_t c = 0; c < Dv; ++c)
           y.setDouble(o + c, sum > 0 ? acc[size_t(c)] / sum : 0.0);
       }

@@ -1,0 +1,39 @@
+// Where the Attention op (Ops.def) finds (batch, head, token, feature) in
+// each of q, k, v and its result: its `layout` attribute, one code per
+// tensor, decoded here once for the shape rule, the reference kernel and
+// the generated kernels.
+//
+//   0      [B, H, S, D]     (the default, and every code when `layout` is [])
+//   1      [B, S, H, D]     (the projections' own order: no head split/merge)
+//   2 + p  part p of a packed [B, S, N, H, D] (q, k, v only: the qkv
+//          projection read in place; its token stride is N * H * D)
+#pragma once
+#include "tc/IR/IR.h"
+#include <cstdint>
+#include <vector>
+
+namespace tc {
+
+// Axes of one Attention tensor. The feature axis is always the last one.
+struct AttentionAxes {
+  size_t batch = 0, heads = 1, tokens = 2, features = 3;
+  int64_t part = -1; // packed: the index along axis 2 (N), else -1
+  size_t rank() const { return part < 0 ? 4 : 5; }
+};
+
+// The layout code of tensor `i` (0 q, 1 k, 2 v, 3 the result) of Attention
+// op `op`; throws tc::Error on a code the tensor cannot take.
+int64_t attentionLayoutCode(const Op &op, size_t i);
+AttentionAxes attentionAxes(int64_t code);
+inline AttentionAxes attentionAxes(const Op &op, size_t i) {
+  return attentionAxes(attentionLayoutCode(op, i));
+}
+
+// Element strides of a tensor of dims `dims` (row-major) along the axes,
+// and the offset of its part: what the reference kernel indexes with.
+struct AttentionStrides {
+  int64_t batch, heads, tokens, offset;
+};
+AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int64_t> &dims);
+
+} // namespace tc
