@@ -131,17 +131,22 @@ private:
 
   // The one group every reader of `v` is in: none for a function result.
   std::optional<size_t> readersGroup(const Value *v) const {
-    if (std::find(f_.results.begin(), f_.results.end(), v) != f_.results.end())
+    if (returned_.count(v))
       return std::nullopt;
     std::optional<size_t> g;
-    for (const auto &op : f_.ops)
-      if (std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end()) {
-        size_t h = groupOf_.at(op.get());
-        if (g && *g != h)
-          return std::nullopt;
-        g = h;
-      }
+    for (const Op *op : readersOf(v)) {
+      size_t h = groupOf_.at(op);
+      if (g && *g != h)
+        return std::nullopt;
+      g = h;
+    }
     return g;
+  }
+
+  const std::vector<const Op *> &readersOf(const Value *v) const {
+    static const std::vector<const Op *> none;
+    auto it = readers_.find(v);
+    return it == readers_.end() ? none : it->second;
   }
 
   // A lone move with an index map, which a pointwise kernel reads through.
@@ -165,6 +170,12 @@ private:
   // Expand and Tile read elements more than once, so a group behind them
   // stays its own kernel rather than being recomputed per read.
   void inlineMoves() {
+    for (const auto &op : f_.ops)
+      for (const Value *v :
+           std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
+        if (v)
+          readers_[v].push_back(op.get());
+    returned_.insert(f_.results.begin(), f_.results.end());
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t s = 0; s < groups_.size(); ++s) {
@@ -206,45 +217,38 @@ private:
   // Every result of group p is read only by ops of group g (and by nothing
   // outside the function).
   bool onlyFeeds(size_t p, size_t g) const {
-    std::unordered_set<const Value *> results;
     for (const Op *op : groups_[p].ops)
-      for (const Value *r : op->results)
-        if (std::find(f_.results.begin(), f_.results.end(), r) != f_.results.end())
+      for (const Value *r : op->results) {
+        if (returned_.count(r))
           return false;
-        else
-          results.insert(r);
-    for (const auto &op : f_.ops)
-      for (const Value *v : op->operands)
-        if (v && results.count(v) && groupOf_.at(op.get()) != p && groupOf_.at(op.get()) != g)
-          return false;
+        for (const Op *reader : readersOf(r))
+          if (groupOf_.at(reader) != p && groupOf_.at(reader) != g)
+            return false;
+      }
     return true;
   }
 
   // The groups reading some result of group p.
   std::set<size_t> readerGroupsOf(size_t p) const {
     std::set<size_t> out;
-    std::unordered_set<const Value *> results;
     for (const Op *op : groups_[p].ops)
-      results.insert(op->results.begin(), op->results.end());
-    for (const auto &op : f_.ops)
-      for (const Value *v : op->operands)
-        if (v && results.count(v))
-          out.insert(groupOf_.at(op.get()));
+      for (const Value *r : op->results)
+        for (const Op *reader : readersOf(r))
+          out.insert(groupOf_.at(reader));
     return out;
   }
 
   // The ops of g reading p's results are moves that read each element at
   // most once (Slice, Concat, Transpose): p's code is inlined, not repeated.
   bool readOnlyByMoves(size_t p, size_t g) const {
-    std::unordered_set<const Value *> results;
     for (const Op *op : groups_[p].ops)
-      results.insert(op->results.begin(), op->results.end());
-    for (const Op *op : groups_[g].ops)
-      for (const Value *v : op->operands)
-        if (v && results.count(v) &&
-            !(moveMap(*op) &&
-              (op->is(OpKind::Slice) || op->is(OpKind::Concat) || op->is(OpKind::Transpose))))
-          return false;
+      for (const Value *r : op->results)
+        for (const Op *reader : readersOf(r))
+          if (groupOf_.at(reader) == g &&
+              !((reader->is(OpKind::Slice) || reader->is(OpKind::Concat) ||
+                 reader->is(OpKind::Transpose)) &&
+                moveMap(*reader)))
+            return false;
     return true;
   }
 
@@ -483,6 +487,9 @@ private:
   }
 
   std::unordered_set<size_t> isolated_;
+  // For inlineMoves: the ops reading each value, the function's results.
+  std::unordered_map<const Value *, std::vector<const Op *>> readers_;
+  std::unordered_set<const Value *> returned_;
 };
 
 std::string snakeName(std::string_view opName) {
