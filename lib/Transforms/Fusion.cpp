@@ -15,12 +15,17 @@
 //    half, compute f32) rather than an epilogue writing an f32 copy;
 //  - Shape and Opaque ops stay on their own, and so do shape computations
 //    (ShapeComputations.h: integer arithmetic on sizes that per-shape plans
-//    fold; a kernel would put them on the device, out of the fold's reach).
+//    fold; a kernel would put them on the device, out of the fold's reach);
+//    but once all are placed, a data move with an index map (MoveMap.h:
+//    Slice, Concat, Transpose, Expand, Tile) read only by one pointwise
+//    group joins it as an inlined load, and a Concat of pointwise groups
+//    read only by it becomes their root (inlineMoves).
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
 #include "tc/Analysis/Views.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/IR/MoveMap.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeComputations.h"
@@ -67,6 +72,7 @@ public:
     for (size_t g = 0; g < groups_.size(); ++g)
       splitSharedPrologue(g);
     mergeSharedEpilogues();
+    inlineMoves();
     return std::move(groups_);
   }
 
@@ -116,6 +122,134 @@ private:
           !pathThroughOthers(h, g))
         merge(g, h);
     }
+  }
+
+  // A pure pointwise group (no anchor, not a lone shape/opaque op).
+  bool pointwiseGroup(size_t g) const {
+    return groups_[g].alive && !isolated_.count(g) && groups_[g].anchor == Anchor::None;
+  }
+
+  // The one group every reader of `v` is in: none for a function result.
+  std::optional<size_t> readersGroup(const Value *v) const {
+    if (returned_.count(v))
+      return std::nullopt;
+    std::optional<size_t> g;
+    for (const Op *op : readersOf(v)) {
+      size_t h = groupOf_.at(op);
+      if (g && *g != h)
+        return std::nullopt;
+      g = h;
+    }
+    return g;
+  }
+
+  const std::vector<const Op *> &readersOf(const Value *v) const {
+    static const std::vector<const Op *> none;
+    auto it = readers_.find(v);
+    return it == readers_.end() ? none : it->second;
+  }
+
+  // A lone move with an index map, which a pointwise kernel reads through.
+  Op *inlinableMove(size_t g) const {
+    const Group &grp = groups_[g];
+    if (!grp.alive || !isolated_.count(g) || grp.ops.size() != 1 || isViewOp(*grp.ops[0]) ||
+        shapeOps_.count(grp.ops[0]) || !moveMap(*grp.ops[0]))
+      return nullptr;
+    return grp.ops[0];
+  }
+
+  // Copies that a consumer's index map makes unnecessary, to a fixpoint:
+  //  1. a move read only by one pointwise group joins it (its operands
+  //     become the group's inputs; the kernel reads them remapped);
+  //  2. a Concat no pointwise group takes becomes a pointwise group over
+  //     its result when a pointwise group read only by it joins it (each
+  //     element evaluates the one part its index selects: RoPE's last
+  //     Concat with the pass-through half);
+  //  3. a pointwise group read only by the moves a group inlined (RoPE's
+  //     Neg of one half, before the Concat) joins that group.
+  // Expand and Tile read elements more than once, so a group behind them
+  // stays its own kernel rather than being recomputed per read.
+  void inlineMoves() {
+    for (const auto &op : f_.ops)
+      for (const Value *v :
+           std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
+        if (v)
+          readers_[v].push_back(op.get());
+    returned_.insert(f_.results.begin(), f_.results.end());
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (size_t s = 0; s < groups_.size(); ++s) {
+        Op *move = inlinableMove(s);
+        if (!move)
+          continue;
+        std::optional<size_t> g = readersGroup(move->result());
+        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s)) {
+          isolated_.erase(s);
+          merge(*g, s);
+          changed = true;
+          continue;
+        }
+        if (!move->is(OpKind::Concat))
+          continue;
+        for (const Value *v : move->operands)
+          if (auto p = producer(v);
+              p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) && !pathThroughOthers(s, *p)) {
+            if (isolated_.erase(s))
+              groups_[s].domain = move->result()->type.shape;
+            merge(s, *p);
+            changed = true;
+          }
+      }
+      for (size_t p = 0; p < groups_.size(); ++p) {
+        if (!pointwiseGroup(p))
+          continue;
+        for (size_t g : readerGroupsOf(p))
+          if (g != p && pointwiseGroup(g) && onlyFeeds(p, g) && readOnlyByMoves(p, g) &&
+              !pathThroughOthers(g, p)) {
+            merge(g, p);
+            changed = true;
+            break;
+          }
+      }
+    }
+  }
+
+  // Every result of group p is read only by ops of group g (and by nothing
+  // outside the function).
+  bool onlyFeeds(size_t p, size_t g) const {
+    for (const Op *op : groups_[p].ops)
+      for (const Value *r : op->results) {
+        if (returned_.count(r))
+          return false;
+        for (const Op *reader : readersOf(r))
+          if (groupOf_.at(reader) != p && groupOf_.at(reader) != g)
+            return false;
+      }
+    return true;
+  }
+
+  // The groups reading some result of group p.
+  std::set<size_t> readerGroupsOf(size_t p) const {
+    std::set<size_t> out;
+    for (const Op *op : groups_[p].ops)
+      for (const Value *r : op->results)
+        for (const Op *reader : readersOf(r))
+          out.insert(groupOf_.at(reader));
+    return out;
+  }
+
+  // The ops of g reading p's results are moves that read each element at
+  // most once (Slice, Concat, Transpose): p's code is inlined, not repeated.
+  bool readOnlyByMoves(size_t p, size_t g) const {
+    for (const Op *op : groups_[p].ops)
+      for (const Value *r : op->results)
+        for (const Op *reader : readersOf(r))
+          if (groupOf_.at(reader) == g &&
+              !((reader->is(OpKind::Slice) || reader->is(OpKind::Concat) ||
+                 reader->is(OpKind::Transpose)) &&
+                moveMap(*reader)))
+            return false;
+    return true;
   }
 
   size_t newGroup(Op &op, Anchor a, Shape domain) {
@@ -358,6 +492,9 @@ private:
   }
 
   std::unordered_set<size_t> isolated_;
+  // For inlineMoves: the ops reading each value, the function's results.
+  std::unordered_map<const Value *, std::vector<const Op *>> readers_;
+  std::unordered_set<const Value *> returned_;
 };
 
 std::string snakeName(std::string_view opName) {
@@ -490,6 +627,9 @@ std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::s
   // it writes (the memory planner must not run it in place).
   bool moves = g.ops.size() == 1 &&
                (g.ops[0]->info().category == FusionCategory::Shape || isIndexMove(g.ops[0]->kind));
+  // Nor is a group with inlined moves (RoPE reads x at i and i +- d/2).
+  moves |= g.anchor == Anchor::None && g.ops.size() > 1 &&
+           std::any_of(g.ops.begin(), g.ops.end(), [](const Op *op) { return moveMap(*op); });
   std::string kind = moves ? "shape" : isLonePooling(g) ? "library" : anchorName(g.anchor);
   fused->setAttr("kind", Attribute(kind));
   for (const Op *op : g.ops)

@@ -29,21 +29,25 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   // CUDA passes bufs and dims by value: kernel parameters hold 4 KB.
   if (c.cuda() && 8 * (f.args.size() + f.results.size() + std::max<size_t>(c.numDims, 1)) > 4096)
     return c.reject("more arguments and dims than a CUDA kernel's 4 KB of parameters hold");
-  // Data movement: any element type (bytes are moved), Split's results differ.
+  // Data movement: any element type (bytes are moved), Split's results
+  // differ; moves the fuse pass inlined into pointwise ops are read by a
+  // Pointwise kernel instead.
   const Op &first = *f.ops.front();
-  if (first.is(OpKind::Transpose))
-    return KernelClass{KernelKind::Transpose, &first};
   // GatherElements reading its indices through their Expand (the pass
   // expand-into-gathers): the gather decides.
   if (f.ops.size() == 2 && first.is(OpKind::Expand) && f.ops[1]->is(OpKind::GatherElements) &&
       f.ops[1]->operand(1) == first.result())
     return KernelClass{KernelKind::DataMovement, f.ops[1].get()};
-  if (isIndexMove(first.kind)) // both dialects (IndexMove.cpp)
-    return KernelClass{KernelKind::DataMovement, &first};
-  if (isElementMove(first.kind)) {
-    if (!c.cuda() && isCpuCopyMove(first.kind))
-      return c.reject(std::string(first.name()) + " is a run-time copy on CPU");
-    return KernelClass{KernelKind::DataMovement, &first};
+  if (!inlinesMoves(f)) {
+    if (first.is(OpKind::Transpose))
+      return KernelClass{KernelKind::Transpose, &first};
+    if (isIndexMove(first.kind)) // both dialects (IndexMove.cpp)
+      return KernelClass{KernelKind::DataMovement, &first};
+    if (isElementMove(first.kind)) {
+      if (!c.cuda() && isCpuCopyMove(first.kind))
+        return c.reject(std::string(first.name()) + " is a run-time copy on CPU");
+      return KernelClass{KernelKind::DataMovement, &first};
+    }
   }
   for (const Value *r : f.results)
     if (r->type.shape != c.domain)

@@ -24,6 +24,13 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
 std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const KernelClass &cls);
 
+// A group of several ops some of which are moves with an index map
+// (tc/IR/MoveMap.h) the fuse pass inlined: a Pointwise kernel that reads
+// through them (InlinedLoads.cpp), a scalar loop computing every load's
+// position from the element's index.
+bool inlinesMoves(const Function &f);
+std::optional<EmittedKernel> emitInlinedPointwise(const KernelContext &c);
+
 // The classifier over a built context (classifyKernel's body).
 std::optional<KernelClass> classify(const KernelContext &c);
 

@@ -162,6 +162,8 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
 } // namespace
 
 std::optional<EmittedKernel> emitPointwise(const KernelContext &c, const KernelClass &) {
+  if (inlinesMoves(c.f))
+    return emitInlinedPointwise(c);
   ElementAccess ea(c, nullptr);
   Expressions ex(c);
   std::ostringstream pro, body;
