@@ -64,11 +64,6 @@ TC_INLINE void tc_raise(int64_t what, int64_t op, int64_t a, int64_t b) {
     tc_fault[1] = op; tc_fault[2] = a; tc_fault[3] = b;
   }
 }
-// Integer Div as the reference: a zero divisor faults.
-template <class T> TC_INLINE T tc_idiv(T p, T q, int64_t op, int64_t group) {
-  if (q == 0) { tc_raise(TC_FAULT_DIVISION_BY_ZERO, op, group, 0); return T(0); }
-  return tc_idiv_nz(p, q);
-}
 )";
 
 // The same record in a CUDA program that has a kernel which may fault: a
@@ -80,7 +75,12 @@ TC_INLINE void tc_raise(long long what, long long op, long long a, long long b) 
     tc_fault[1] = op; tc_fault[2] = a; tc_fault[3] = b;
   }
 }
-template <class T> TC_INLINE T tc_idiv(T p, T q, int64_t op, int64_t group) {
+)";
+
+// Integer Div as the reference, after either dialect's tc_raise: a zero
+// divisor faults.
+constexpr const char *kFaultingDiv =
+    R"(template <class T> TC_INLINE T tc_idiv(T p, T q, int64_t op, int64_t group) {
   if (q == 0) { tc_raise(TC_FAULT_DIVISION_BY_ZERO, op, group, 0); return T(0); }
   return tc_idiv_nz(p, q);
 }
@@ -135,9 +135,9 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
       "#define TC_FAULT_DIVISION_BY_ZERO " + std::to_string(int64_t(KernelFault::DivisionByZero)) +
       "\n#define TC_FAULT_INDEX " + std::to_string(int64_t(KernelFault::IndexOutOfRange)) + "\n";
   if (!cuda)
-    p += kCpuFloatMath + faultCodes + kCpuFault;
-  else if (faults)
-    p += faultCodes + kCudaFault;
+    p += kCpuFloatMath;
+  if (!cuda || faults)
+    p += faultCodes + (cuda ? kCudaFault : kCpuFault) + kFaultingDiv;
   // After every tc_exp: a template sees only the overloads declared before it.
   p += R"(// log(1 + e^x) without overflow: x + log1p(e^-x) for x > 0. NaN stays NaN.
 template <class T> TC_INLINE T tc_softplus(T x) {
