@@ -284,6 +284,10 @@ def main():
 
     lock = threading.Lock()
 
+    def say(line):  # whole lines, whatever the threads
+        with lock:
+            print(line, flush=True)
+
     def survey(name):
         onnx = find_onnx(args.models_dir, name)
         st = exported.get(name, {}).get("exporters", {}).get("dynamo")
@@ -291,7 +295,7 @@ def main():
         if onnx is None or (st and st["status"] != "ok"):
             err = st["error"] if st and st.get("error") else f"no ONNX file for {name} in {args.models_dir}"
             m["export"] = dict(status="failed", error=err)
-            print(f"{name}: export failed: {err}", flush=True)
+            say(f"{name}: export failed: {err}")
         else:
             m["export"] = dict(status="ok", file=os.path.basename(onnx), kib=os.path.getsize(onnx) >> 10)
             with tempfile.TemporaryDirectory(prefix="zoo-coverage-") as tmp:
@@ -302,11 +306,11 @@ def main():
                         r.update(check_one(args.bindir, r["tcx"], onnx[:-len(".onnx")] + ".in", tmp,
                                            args.timeout, prec))
                     r.pop("tcx", None)
-                    print(f"{name} {t}: {r['status']}"
+                    say(f"{name} {t}: {r['status']}"
                           + (f" ({r['error']})" if r["status"] != "ok" else f", {len(r['host'])} host steps")
                           + (f", numerics {r['numerics']}" + (f" (err {r['err']:.1e})" if "err" in r else
                                                               f" ({r.get('error')})") if "numerics" in r else "")
-                          + f", {r['seconds']} s", flush=True)
+                          + f", {r['seconds']} s")
         with lock:
             models[name] = m
             save()
