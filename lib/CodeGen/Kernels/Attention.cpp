@@ -10,8 +10,8 @@
 // qkv projection are one kernel; features stay contiguous.
 // CPU: rows [begin, end) of the result as [B, H, Sq] rows in tiles of
 // kCpuTq queries of one (batch, head), key blocks of kCpuTk.
-// CUDA, f16/bf16 with head dims multiples of 16: the tensor-core kernel
-// (AttentionMma.cpp). Otherwise (f32, other head dims):
+// CUDA, f16/bf16: the tensor-core kernel (AttentionMma.cpp). Otherwise
+// (f32):
 // a `pointwise` launch (blocks stride over the tiles) of 128 threads,
 // 4 warps of kQpw queries each; a key block of TK keys (one per lane) and
 // its values staged in shared memory as float; lanes own the output columns

@@ -27,8 +27,8 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Attentio
 // row r of q is at q + r * QSS, key j at k + j * KSS, v + j * VSS.
 std::string attentionBases(const KernelContext &c, DType t);
 
-// The tensor-core kernel covers f16/bf16 with head dims multiples of 16 up
-// to 256.
+// The tensor-core kernel covers f16/bf16 with head dims up to 256 (padded
+// to multiples of 16 inside).
 bool attentionMmaApplies(const AttentionOperands &o, DType t);
 // Its body (after the signature and the setup), and its launch's `vec`:
 // about one 64-query block per (batch, head, query tile).
