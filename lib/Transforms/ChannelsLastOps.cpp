@@ -28,6 +28,22 @@ std::vector<int64_t> lastAxes(const std::vector<int64_t> &axes, size_t rank) {
   return r;
 }
 
+// LayerNormalization over a whole sample (axis 1) with one-element Scale
+// and B (GroupNorm with one group, canonicalize's form): the statistics
+// do not care about the element order, so it runs on the twin as it is.
+bool sampleNorm(Walk &w, Op &op) {
+  auto oneElement = [](const Value *v) {
+    std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
+    return !v || (n && *n == 1);
+  };
+  int64_t r = int64_t(op.operand(0)->type.rank()), axis = op.getInt("axis");
+  if (op.results.size() != 1 || (axis < 0 ? axis + r : axis) != 1 || !oneElement(op.operand(1)) ||
+      !oneElement(op.operand(2)))
+    return false;
+  w.retypeAsTwins(op);
+  return true;
+}
+
 // MaxPool (without indices), AveragePool, LpPool: channels_last = 1.
 bool pool(Walk &w, Op &op) {
   if (op.results.size() != 1 || op.getInt("channels_last"))
@@ -233,6 +249,7 @@ bool followLayout(Walk &w, Op &op) {
   case OpKind::Resize: done = resize(w, op); break;
   case OpKind::Pad: done = pad(w, op); break;
   case OpKind::Shape: done = shape(w, op); break;
+  case OpKind::LayerNormalization: done = sampleNorm(w, op); break;
   default: done = isReduce(op) && reduce(w, op); break;
   }
   return done;
