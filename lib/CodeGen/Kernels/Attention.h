@@ -20,9 +20,11 @@ struct AttentionOperands {
 // dims (B, H, Sq, QB, KB, VB, HKV, SKV, group), the element strides of
 // (batch, head, token) of each of q, k, v, out by its layout (QSB, QSH,
 // QSS, ... OSS; features are contiguous) and the mask's broadcast strides
-// ms[4] over (b, h, i, j).
+// ms[4] over (b, h, i, j) and its batch MB.
 void emitAttentionSetup(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                         DType t);
+// The mask's value at (b, h, i, j): batch b % MB.
+std::string attentionMaskAt(const KernelContext &c, DType t);
 // q (at query row i0), k and v of (b, h): their (batch, head) bases; query
 // row r of q is at q + r * QSS, key j at k + j * KSS, v + j * VSS.
 std::string attentionBases(const KernelContext &c, DType t);

@@ -314,8 +314,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "          float z = s[n][x] * SL;\n";
   if (o.mask)
     os << "          const int64_t i = i0 + ra + (x >> 1) * 8, j = j0 + n * 8 + 2 * t4 + (x & 1);\n"
-       << "          if (i < Sq && j < SKV) z += LOG2E * "
-       << c.load(t, "M[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]") << ";\n";
+       << "          if (i < Sq && j < SKV) z += LOG2E * " << attentionMaskAt(c, t) << ";\n";
   os << "          if (n * 8 + 2 * t4 + (x & 1) >= (x < 2 ? c0 : c1)) z = -INF;\n"
      << "          s[n][x] = z;\n"
      << "          if (x < 2) mx0 = fmaxf(mx0, z);\n"
