@@ -136,11 +136,6 @@ bool bindResizeSizes(Function &f, Op &op) {
   return true;
 }
 
-bool oneElement(const Value *v) {
-  std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
-  return n && *n == 1;
-}
-
 // GroupNorm with one group as exporters emit it (PoolFormer, ConvNeXt-V1):
 // Reshape(x, [N, 1, L]) -> InstanceNormalization with one-element scale and
 // bias -> Reshape back to x's shape is LayerNormalization over x's axes
@@ -149,8 +144,8 @@ bool oneElement(const Value *v) {
 // precision, where the Reshape kept an f32 value between two.
 bool sampleNormToLayerNorm(Op &op) {
   Op *norm = op.operand(0)->def;
-  if (!norm || !norm->is(OpKind::InstanceNormalization) || !oneElement(norm->operand(1)) ||
-      !oneElement(norm->operand(2)))
+  if (!norm || !norm->is(OpKind::InstanceNormalization) || !hasOneElement(norm->operand(1)) ||
+      !hasOneElement(norm->operand(2)))
     return false;
   Op *flat = norm->operand(0)->def;
   if (!flat || !flat->is(OpKind::Reshape))

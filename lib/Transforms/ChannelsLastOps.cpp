@@ -4,6 +4,7 @@
 // convolutions instead of reading a Transpose back to NCHW.
 #include "ChannelsLast.h"
 #include "tc/IR/Layout.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 
 namespace tc::channels_last {
@@ -32,13 +33,9 @@ std::vector<int64_t> lastAxes(const std::vector<int64_t> &axes, size_t rank) {
 // and B (GroupNorm with one group, canonicalize's form): the statistics
 // do not care about the element order, so it runs on the twin as it is.
 bool sampleNorm(Walk &w, Op &op) {
-  auto oneElement = [](const Value *v) {
-    std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
-    return !v || (n && *n == 1);
-  };
   int64_t r = int64_t(op.operand(0)->type.rank()), axis = op.getInt("axis");
-  if (op.results.size() != 1 || (axis < 0 ? axis + r : axis) != 1 || !oneElement(op.operand(1)) ||
-      !oneElement(op.operand(2)))
+  if (op.results.size() != 1 || (axis < 0 ? axis + r : axis) != 1 ||
+      !hasOneElement(op.operand(1)) || (op.operand(2) && !hasOneElement(op.operand(2))))
     return false;
   w.retypeAsTwins(op);
   return true;
