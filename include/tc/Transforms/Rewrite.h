@@ -10,6 +10,13 @@ namespace tc {
 // function's signature (`to` is an argument or already returned).
 bool replaceValue(Function &f, Value *from, Value *to);
 
+// `v` statically holds one element (GroupNorm(1)'s InstanceNormalization
+// scale and bias: canonicalize, channels-last).
+inline bool hasOneElement(const Value *v) {
+  std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
+  return n && *n == 1;
+}
+
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);
 
