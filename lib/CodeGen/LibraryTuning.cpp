@@ -1,4 +1,6 @@
 #include "tc/CodeGen/LibraryTuning.h"
+#include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/KernelTable.h"
 #include "tc/Support/Error.h"
 #include <cmath>
 #include <cstdlib>
@@ -19,6 +21,19 @@ const char *tf32Name(Tf32 t) { return kTf32Names[size_t(t)]; }
 std::string TuningEnv::key() const {
   return gpu + "|sm_" + std::to_string(cc) + "|cudnn " + std::to_string(cudnn) + "|cublaslt " +
          std::to_string(cublasLt) + "|driver " + std::to_string(driver);
+}
+
+bool mayRoundThroughTf32(const Artifact &a) {
+  const MemoryBuffer *section = a.section(kSectionTuning), *table = a.section(kSectionKernels);
+  if (!section || !table)
+    return false;
+  Tf32 tf32 = readTuningSection(section->str(), a.file).tf32;
+  for (const KernelTableLine &line : splitKernelTable(table->str())) {
+    const std::string &library = line.fields.back();
+    if ((tf32 != Tf32::None && library == "cudnn") || (tf32 == Tf32::All && library == "cublaslt"))
+      return true;
+  }
+  return false;
 }
 
 namespace {

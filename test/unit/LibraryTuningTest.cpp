@@ -1,8 +1,9 @@
 // Measured algorithm choice without a GPU (LibraryTuning.h): the artifact
 // section and the cache file round trip, the environment key, a mismatched
 // environment's entries never used, malformed input rejected, and the
-// winner picked by a stubbed timing function.
+// winner picked by a stubbed timing function; the bench's TF32 rule.
 #include "tc/CodeGen/LibraryTuning.h"
+#include "tc/Bench/Tf32Rule.h"
 #include "tc/Support/Error.h"
 #include <filesystem>
 #include <fstream>
@@ -116,4 +117,29 @@ TEST(LibraryTuning, StatsLine) {
   EXPECT_EQ(s.statsLine(), "tuning: 3 shapes, 1 cache hits, 12.5 ms timing");
   s.kept = "no GPU";
   EXPECT_EQ(s.statsLine(), "tuning: no GPU; heuristic algorithm choice kept");
+}
+
+// The fp32 bench rule follows the artifact's TF32 switch and what its
+// groups call (Tf32Rule.h): a cuDNN group under "conv", cuBLASLt only under
+// "all", nothing without the section.
+TEST(LibraryTuning, Tf32RuleFollowsTheSwitchAndTheLibraries) {
+  auto artifact = [](const char *tf32, const char *table) {
+    Artifact a;
+    if (tf32)
+      a.setSection(kSectionTuning, std::string("allow-tf32 ") + tf32 + "\n");
+    a.setSection(kSectionKernels, table);
+    return a;
+  };
+  const char *conv = "fused_conv_0 - - pointwise 0 1 cudnn\nfused_add_1 tc_fused_add_1 pointwise "
+                     "pointwise 256 4\n";
+  const char *gemm = "fused_matmul_0 - - pointwise 0 1 cublaslt\n";
+  EXPECT_TRUE(bench::heldToTf32Rule(artifact("conv", conv)));
+  EXPECT_TRUE(bench::heldToTf32Rule(artifact("all", conv)));
+  EXPECT_FALSE(bench::heldToTf32Rule(artifact("none", conv)));
+  EXPECT_FALSE(bench::heldToTf32Rule(artifact(nullptr, conv)));
+  EXPECT_FALSE(bench::heldToTf32Rule(artifact("conv", gemm)));
+  EXPECT_TRUE(bench::heldToTf32Rule(artifact("all", gemm)));
+  EXPECT_EQ(bench::describeTf32Check(1.2e-3, bench::kTf32ErrFloor),
+            "err 1.2e-03 <= 5.0e-03 (tf32)");
+  EXPECT_EQ(bench::describeTf32Check(7e-3, bench::kTf32ErrFloor), "err 7.0e-03 > 5.0e-03 (tf32)");
 }

@@ -27,6 +27,13 @@ inline constexpr const char *kTf32Names[] = {"none", "conv", "all"};
 std::optional<Tf32> parseTf32(std::string_view s);
 const char *tf32Name(Tf32 t);
 
+// Whether an fp32 artifact's library calls may round through TF32: its
+// section allows TF32 for convs and a group calls cuDNN, or for all and a
+// group calls cuBLASLt (the library is a CUDA kernel table line's last
+// field, CudaLaunch.h). False without the section (CPU, older artifacts).
+struct Artifact;
+bool mayRoundThroughTf32(const Artifact &a);
+
 // What a recorded choice depends on: the same op may have another best
 // algorithm (or the recorded one may not exist) on another GPU or library.
 struct TuningEnv {
