@@ -305,9 +305,12 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
         return "legacy algo=" + std::to_string(int(usable[i]->algo)) +
                " math=" + std::to_string(int(usable[i]->mathType));
       },
-      [&](size_t i) {
-        use(*usable[i]);
-        k.workspace = tuning.tuner->workspace(k.workspaceBytes);
+      [&, prepared = usable.size()](size_t i) mutable {
+        if (prepared != i) { // set up once per candidate, outside its timed runs
+          use(*usable[i]);
+          k.workspace = tuning.tuner->workspace(k.workspaceBytes);
+          prepared = i;
+        }
         call->run();
       });
   if (!best) {
