@@ -7,7 +7,8 @@
 # (the cache's hit rate); the --stats tuning line, tc-prof compile's tuning
 # stage, how many steps run a tuned choice, then tc-run timing of the
 # heuristic and tuned artifacts alternately (median device ms, two rounds),
-# and the tuned artifact's outputs against the heuristic one's.
+# and the tuned artifact's outputs against the heuristic one's (fp32: also
+# an artifact without TF32 convs, --allow-tf32=none, timed beside them).
 #
 #   source .devkit/env.sh && utils/tune-gpu.sh .devkit/bin $OUT
 #   ONNX=m.onnx utils/tune-gpu.sh build/bin /tmp/out   # a given model (no export)
@@ -39,9 +40,14 @@ for m in ${MODELS//,/ }; do
     sed -nE 's/^[^[]*\[([A-Za-z_][A-Za-z0-9_]*)[],].*/\1/p')
   dim=()
   [ -n "$sym" ] && dim=(--dim "$sym=$BATCH")
-  for run in heuristic cold warm; do
+  runs=(heuristic cold warm)
+  [ "$PRECISION" = fp32 ] && runs+=(notf32) # fp32: also without TF32 convs
+  for run in "${runs[@]}"; do
     flags=()
-    [ "$run" != heuristic ] && flags=(--tune --tuning-cache "$OUT/tuning.cache")
+    case $run in
+    cold | warm) flags=(--tune --tuning-cache "$OUT/tuning.cache") ;;
+    notf32) flags=(--allow-tf32=none) ;;
+    esac
     start=$(date +%s.%N)
     "$BIN/tc-codegen" --target=cuda --arch=sm_90 --stats "${dim[@]}" "${flags[@]}" \
       "$base.o2.tcbc" -o "$base.$run.tcx" 2> "$OUT/$m.$run.stats"
@@ -59,22 +65,24 @@ for m in ${MODELS//,/ }; do
   fi
   "$BIN/tc-run" "$base.cold.tcx" --inputs "$data" --print-steps 2>&1 |
     grep -cE 'tuned\(' | sed "s/^/$m: steps running a tuned choice: /" || true
+  timed=(heuristic cold)
+  [ "$PRECISION" = fp32 ] && timed+=(notf32)
   for round in 1 2; do
-    for a in heuristic cold; do
+    for a in "${timed[@]}"; do
       "$BIN/tc-run" "$base.$a.tcx" --inputs "$data" --iterations 50 --warmup 10 --report=json \
         > "$OUT/$m.$a.$round.json" 2> "$OUT/$m.$a.$round.log" || true
     done
   done
-  python3 - "$OUT" "$m" << 'PY'
+  python3 - "$OUT" "$m" "${timed[@]}" << 'PY'
 import json, sys
-out, m = sys.argv[1:]
+out, m, timed = sys.argv[1], sys.argv[2], sys.argv[3:]
 def median(a, r):
     try:
         rep = json.load(open("%s/%s.%s.%d.json" % (out, m, a, r)))
         return "%.3f" % rep.get("device_ms", rep["latency_ms"])["median"]
     except (OSError, ValueError, KeyError):
         return "failed (%s/%s.%s.%d.log)" % (out, m, a, r)
-for a in ("heuristic", "cold"):
+for a in timed:
     print("%s %s: median device ms %s" % (m, "tuned" if a == "cold" else a,
           " ".join(median(a, r) for r in (1, 2))))
 PY

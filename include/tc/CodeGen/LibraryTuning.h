@@ -98,7 +98,6 @@ struct TuningSummary {
   size_t shapes = 0;             // library calls tuned or taken from the cache
   size_t hits = 0;               // of those, from the cache
   double timingMs = 0;           // device time of the candidates' runs
-  double seconds = 0;            // wall time of the whole tuning (load, plans, timing)
   std::string statsLine() const; // "tuning: 3 shapes, 1 cache hits, 12.5 ms timing"
 };
 

@@ -226,12 +226,21 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
         std::string("cuBLASLt has no algorithm for ") + g.describe() + " (" + x.statusName(s) + ")";
     return nullptr;
   }
+  // Only the results it marks valid are candidates (in its order).
+  results.resize(size_t(std::min(found, wanted)));
+  std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t &r) {
+    return r.state != CUBLAS_STATUS_SUCCESS;
+  });
   std::optional<size_t> i = tuning.pick(
-      size_t(std::min(found, wanted)), [](size_t i) { return "heuristic=" + std::to_string(i); },
+      results.size(), [](size_t i) { return "heuristic=" + std::to_string(i); },
       [&](size_t i) {
         c.algo = results[i].algo;
         call->run(tuning.tuner->stream());
       });
+  if (!i) {
+    why = "cuBLASLt has no valid algorithm for " + g.describe();
+    return nullptr;
+  }
   c.algo = results[*i].algo;
   return call;
 }

@@ -68,11 +68,11 @@ public:
              "depthwise ones (default), every grouped one, or none",
              {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}},
             {"tune",
-             "on|off",
+             "",
              "time each cuDNN conv's and cuBLASLt GEMM's candidate algorithms on this machine's "
              "GPU (the static shape) and record the fastest in the artifact; without a GPU the "
              "heuristics' choice stays",
-             {"on", "off"},
+             {},
              "on"},
             {"tuning-cache",
              "FILE",
@@ -83,8 +83,7 @@ public:
              "conv|all|none",
              "which fp32 library calls may use TF32 tensor cores: convs (the default, as "
              "PyTorch's cuDNN), convs and GEMMs, or none",
-             {std::begin(kTf32Names), std::end(kTf32Names)},
-             "conv"}};
+             {std::begin(kTf32Names), std::end(kTf32Names)}}};
   }
   std::vector<std::string> emitKinds() const override { return {"source", "ptx"}; }
   void configure(const TargetOptionValues &values, const std::string &emit) override {

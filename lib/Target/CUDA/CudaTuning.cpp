@@ -8,7 +8,6 @@
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Support/Error.h"
 #include "tc/Target/Executable.h"
-#include <chrono>
 #include <fstream>
 
 namespace tc {
@@ -28,7 +27,6 @@ void tuneLibraryCalls(Artifact &a, const std::string &cachePath, LibraryTuning &
   } catch (const Error &) {
     return kept("no GPU");
   }
-  auto start = std::chrono::steady_clock::now();
   std::unique_ptr<CudaModel> model;
   try {
     Artifact compiled = a; // notes name where a recorded choice came from
@@ -50,7 +48,6 @@ void tuneLibraryCalls(Artifact &a, const std::string &cachePath, LibraryTuning &
   t.env = env;
   notes.insert(notes.end(), model->tuningNotes().begin(), model->tuningNotes().end());
   model.reset();
-  summary.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!cachePath.empty()) {
     std::ofstream out(cachePath, std::ios::binary | std::ios::trunc);
     out << writeTuningCache(cache);
