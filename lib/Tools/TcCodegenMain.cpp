@@ -111,6 +111,8 @@ int tcCodegenMain(int argc, char **argv) {
         std::cerr << (i ? ", " : "") << h.nodes[i];
       std::cerr << "\n";
     }
+    for (const std::string &note : r.notes)
+      std::cerr << "tc-codegen: note: " << note << "\n";
     if (noHostFallback && !r.host.empty())
       return 1;
     if (stats)

@@ -110,6 +110,7 @@ struct CodegenResult {
   std::vector<std::string> library; // "@group: cublaslt, epilogue kernel tc_..."
   std::vector<HostStep> host;       // groups on the host, in plan order
   std::vector<CompileStage> timeline;
+  std::vector<std::string> notes; // tc-codegen prints each as "tc-codegen: note: ..."
 };
 
 // THE code generation driver: prepare, emit every group's kernel, decide
