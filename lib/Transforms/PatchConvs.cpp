@@ -9,7 +9,9 @@
 // (an NHWC Conv the same, without the last Transpose): one copy of the
 // input (the Cast to f16 reads through it) and one cuBLASLt GEMM.
 // Small patches (ConvNeXt's and Swin's 4x4 stems, K = 48) stay convolutions:
-// cuDNN runs them near bandwidth already.
+// cuDNN runs them near bandwidth already; so do 1x1 convs (kernel = stride
+// = 1), which channels-last keeps in NHWC without a copy (maxvit's 1x1
+// convs as patch GEMMs cost it 1.2 ms of NCHW transposes).
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"
@@ -45,7 +47,7 @@ std::optional<Layout> patchLayout(const Op &conv) {
                        dil = conv.getInts("dilations");
   if (strides != k || (!pads.empty() && pads != std::vector<int64_t>(4, 0)) ||
       (!dil.empty() && dil != std::vector<int64_t>{1, 1}) || l.h % k[0] || l.w % k[1] ||
-      ws[last ? 3 : 1].size != l.c || k[0] * k[1] * l.c < kMinPatchElements)
+      ws[last ? 3 : 1].size != l.c || k[0] * k[1] == 1 || k[0] * k[1] * l.c < kMinPatchElements)
     return std::nullopt;
   return l;
 }

@@ -23,7 +23,8 @@ struct AttentionOperands {
 // ms[4] over (b, h, i, j) and its batch MB.
 void emitAttentionSetup(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                         DType t);
-// The mask's value at (b, h, i, j): batch b % MB.
+// The mask's value at (b, h, i, j): batch b % MB (its (b, h) base `mbase`
+// comes with attentionBases).
 std::string attentionMaskAt(const KernelContext &c, DType t);
 // q (at query row i0), k and v of (b, h): their (batch, head) bases; query
 // row r of q is at q + r * QSS, key j at k + j * KSS, v + j * VSS.
