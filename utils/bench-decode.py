@@ -9,7 +9,8 @@ per-token p50/p90: each step's wall time, argmax fed back, caches kept on the
 device), and PyTorch in this process on the same model: a StaticCache of
 P + N + 8 positions filled by an untimed prefill of P random tokens, then N
 decode steps (argmax fed back, one synchronize per token, as tc-run does), in
-eager and torch.compile(mode="reduce-overhead") (CUDA graphs), AMP fp16.
+eager and torch.compile(mode="reduce-overhead") (CUDA graphs), fp16 weights
+(model.half()).
 
     source .devkit/env.sh && python3 utils/bench-decode.py --bin .devkit/bin --out $OUT --full \
         [--batches 1,8] [--past 1024] [--steps 64] [--modes eager,inductor-cg]
@@ -17,7 +18,7 @@ eager and torch.compile(mode="reduce-overhead") (CUDA graphs), AMP fp16.
 Without --full: the small config (a check that the script runs; --device cpu
 times PyTorch on the CPU and tc's CPU artifact). Prints one markdown table.
 """
-import argparse, os, re, statistics, subprocess, sys, time
+import argparse, contextlib, os, re, statistics, subprocess, sys, time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
@@ -78,9 +79,13 @@ def torch_decode(args, model, batch, mode):
     model = model.to(dev).eval()
     cfg = model.config
     g = torch.Generator().manual_seed(1)
+    # fp16 on the GPU as the model itself (model.half()), not autocast: under
+    # autocast the rotary keys stay f32 and the values f16, and the
+    # StaticCache (typed by the first keys) refuses the values (index_copy_).
+    if args.device == "cuda":
+        model = model.half()
     cache = StaticCache(config=cfg, max_cache_len=args.past + args.steps + 8)
-    amp = torch.autocast(args.device, dtype=torch.float16) if args.device == "cuda" else torch.autocast(
-        "cpu", enabled=False)
+    amp = contextlib.nullcontext()
 
     def step(ids, pos):
         return model(input_ids=ids, cache_position=pos, past_key_values=cache, use_cache=True).logits
