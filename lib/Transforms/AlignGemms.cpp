@@ -11,6 +11,7 @@
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <cstring>
 
 namespace tc {
@@ -61,20 +62,12 @@ void pad(Function &f, Op &mm) {
 } // namespace
 
 bool runAlignGemmsPass(Module &m, const PassOptions &) {
-  bool changed = false;
-  for (auto &fp : m.functions) {
-    Function &f = *fp;
-    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-    f.ops.clear();
-    for (auto &op : old) {
-      if (op->is(OpKind::MatMul) && misalignedN(*op)) {
-        pad(f, *op); // appends the aligned MatMul first
-        changed = true;
-      }
-      f.ops.push_back(std::move(op));
-    }
-  }
-  return changed;
+  return rewriteOpsInPlace(m, [](Function &f, Op &op) {
+    bool misaligned = op.is(OpKind::MatMul) && misalignedN(op);
+    if (misaligned)
+      pad(f, op);
+    return misaligned;
+  });
 }
 
 } // namespace tc

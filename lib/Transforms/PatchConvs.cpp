@@ -16,6 +16,7 @@
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <optional>
 
 namespace tc {
@@ -127,21 +128,12 @@ void rewrite(Function &f, Op &conv, const Layout &l) {
 } // namespace
 
 bool runPatchConvsPass(Module &m, const PassOptions &) {
-  bool changed = false;
-  for (auto &fp : m.functions) {
-    Function &f = *fp;
-    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-    f.ops.clear();
-    for (auto &op : old) {
-      if (op->is(OpKind::Conv))
-        if (std::optional<Layout> l = patchLayout(*op)) {
-          rewrite(f, *op, *l); // appends the ops before it first
-          changed = true;
-        }
-      f.ops.push_back(std::move(op));
-    }
-  }
-  return changed;
+  return rewriteOpsInPlace(m, [](Function &f, Op &op) {
+    std::optional<Layout> l = op.is(OpKind::Conv) ? patchLayout(op) : std::nullopt;
+    if (l)
+      rewrite(f, op, *l);
+    return l.has_value();
+  });
 }
 
 } // namespace tc

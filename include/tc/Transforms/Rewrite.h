@@ -1,6 +1,7 @@
 // Helpers shared by rewriting passes.
 #pragma once
 #include "tc/IR/IR.h"
+#include <functional>
 
 namespace tc {
 
@@ -16,6 +17,12 @@ inline bool hasOneElement(const Value *v) {
   std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
   return n && *n == 1;
 }
+
+// Rebuilds each function's op list in order, calling `rewrite` on every op
+// first: ops it adds with Function::addOp land right BEFORE that op (which
+// may change itself in place, keeping its results). Returns whether any
+// call returned true. (symmetric-conv-pads, patch-convs, align-gemms.)
+bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &rewrite);
 
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);
