@@ -32,11 +32,6 @@ bool misalignedN(const Op &mm) {
   return n >= kMinN && n % kAlign != 0;
 }
 
-Value *ints(Function &f, const std::string &base, int64_t v, Location loc) {
-  return f.addConstant(f.uniqueName(base), TensorType{DType::I64, makeShape({1})},
-                       TensorData::copyOf(&v, sizeof v), loc);
-}
-
 // Appends the padded MatMul to f and turns `mm` into the Slice of it.
 void pad(Function &f, Op &mm) {
   Value *b = mm.operand(1);
@@ -55,8 +50,9 @@ void pad(Function &f, Op &mm) {
                      {TensorType{y->type.dtype, wide}}, mm.loc);
   mm.kind = OpKind::Slice;
   mm.attrs.clear();
-  mm.operands = {gemm->result(), ints(f, y->name + "_start", 0, mm.loc),
-                 ints(f, y->name + "_end", n, mm.loc), ints(f, y->name + "_axis", -1, mm.loc)};
+  mm.operands = {gemm->result(), addIntsConstant(f, y->name + "_start", {0}, mm.loc),
+                 addIntsConstant(f, y->name + "_end", {n}, mm.loc),
+                 addIntsConstant(f, y->name + "_axis", {-1}, mm.loc)};
 }
 
 } // namespace

@@ -409,9 +409,7 @@ Value *unwindow(Function &f, Matcher &mt, Parts &parts, Value *scores) {
         dims.push_back(d.size);
     if (dims.size() != 4)
       continue;
-    Value *shape =
-        f.addConstant(f.uniqueName(w->name + "_windows_shape"), {DType::I64, makeShape({4})},
-                      TensorData::copyOf(dims.data(), dims.size() * 8), back->loc);
+    Value *shape = addIntsConstant(f, w->name + "_windows_shape", dims, back->loc);
     parts.bias = folded(
         f, parts, freshOp(f, parts, OpKind::Reshape, {w, shape}, w->name + "_windows", back->loc));
     return parts.bias ? s4 : scores;

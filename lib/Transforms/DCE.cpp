@@ -5,20 +5,6 @@
 
 namespace tc {
 
-bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &rewrite) {
-  bool changed = false;
-  for (auto &fp : m.functions) {
-    Function &f = *fp;
-    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-    f.ops.clear();
-    for (auto &op : old) {
-      changed |= rewrite(f, *op); // appends its new ops first
-      f.ops.push_back(std::move(op));
-    }
-  }
-  return changed;
-}
-
 bool replaceValue(Function &f, Value *from, Value *to) {
   bool returned = std::find(f.results.begin(), f.results.end(), from) != f.results.end();
   if (returned) {

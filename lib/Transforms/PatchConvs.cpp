@@ -53,13 +53,6 @@ std::optional<Layout> patchLayout(const Op &conv) {
   return l;
 }
 
-Value *ints(Function &f, const std::string &base, const std::vector<int64_t> &values,
-            Location loc) {
-  return f.addConstant(f.uniqueName(base),
-                       TensorType{DType::I64, makeShape({int64_t(values.size())})},
-                       TensorData::copyOf(values.data(), values.size() * sizeof(int64_t)), loc);
-}
-
 // Appends the patch GEMM's ops to f (they come before `conv`) and turns
 // `conv` itself into the last of them, so its result, name and users stay.
 void rewrite(Function &f, Op &conv, const Layout &l) {
@@ -88,15 +81,16 @@ void rewrite(Function &f, Op &conv, const Layout &l) {
       l.last ? std::vector<int64_t>{hp, p, wp, q, l.c} : std::vector<int64_t>{l.c, hp, p, wp, q};
   std::vector<int64_t> splitDims{0};
   splitDims.insert(splitDims.end(), split.begin(), split.end());
-  Op *patches = add(OpKind::Reshape, {x, ints(f, x->name + "_patch_dims", splitDims, loc)},
-                    "_patches", fixed(split));
+  Op *patches =
+      add(OpKind::Reshape, {x, addIntsConstant(f, x->name + "_patch_dims", splitDims, loc)},
+          "_patches", fixed(split));
   Op *gather =
       add(OpKind::Transpose, {patches->result()}, "_patch_rows", fixed({hp, wp, p, q, l.c}));
   gather->setAttr("perm", Attribute(l.last ? std::vector<int64_t>{0, 1, 3, 2, 4, 5}
                                            : std::vector<int64_t>{0, 2, 4, 3, 5, 1}));
-  Op *rows =
-      add(OpKind::Reshape, {gather->result(), ints(f, x->name + "_row_dims", {0, hp, wp, k}, loc)},
-          "_patch_matrix", fixed({hp, wp, k}));
+  Op *rows = add(OpKind::Reshape,
+                 {gather->result(), addIntsConstant(f, x->name + "_row_dims", {0, hp, wp, k}, loc)},
+                 "_patch_matrix", fixed({hp, wp, k}));
   // The weight as [K, O], K in the rows' (p, q, C) order.
   HostTensor wt = constantTensor(*w);
   if (!l.last)

@@ -24,6 +24,11 @@ inline bool hasOneElement(const Value *v) {
 // call returned true. (symmetric-conv-pads, patch-convs, align-gemms.)
 bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &rewrite);
 
+// A new 1-D i64 constant (a Reshape's shape, Slice's starts, Gather's
+// indices) named uniquely after `base`.
+Value *addIntsConstant(Function &f, const std::string &base, const std::vector<int64_t> &values,
+                       Location loc);
+
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);
 
