@@ -28,7 +28,7 @@ calls may round through TF32: CUDA convs by default, tc-codegen
 --allow-tf32) and 2e-2 for fp16 (utils/bench-gpu.py's rel_err; NaN or a
 shape mismatch never passes).
 """
-import argparse, importlib.util, json, os, re, subprocess, sys, tempfile, threading, time
+import argparse, functools, importlib.util, json, os, re, subprocess, sys, tempfile, threading, time
 from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -75,8 +75,9 @@ def may_use_tf32(bindir, tcx):
     return "may round through TF32: yes" in p.stdout
 
 
+@functools.lru_cache(maxsize=None)
 def bench_gpu():
-    """utils/bench-gpu.py as a module: its load_pb and rel_err are the rule."""
+    """utils/bench-gpu.py as a module (loaded once): its load_pb and rel_err are the rule."""
     spec = importlib.util.spec_from_file_location("bench_gpu", os.path.join(ROOT, "utils", "bench-gpu.py"))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
