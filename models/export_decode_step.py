@@ -167,6 +167,20 @@ def inputs(step, batch, past, seed):
     return (*head, *[torch.randn(batch, heads, slots, hd, generator=g) for _ in range(2 * step.layers)])
 
 
+def export_onnx(step, path, external_data=False):
+    """The step as ONNX (dynamo, opset 20): `batch` and `past` (or `cap`) symbolic."""
+    static = isinstance(step, StaticDecodeStep)
+    in_names, out_names = names(step.layers, static)
+    batch = torch.export.Dim("batch", min=1, max=1024)
+    past = torch.export.Dim("cap", min=2, max=4096) if static else torch.export.Dim("past", min=1, max=4095)
+    # In forward()'s argument order: the exporter names the axes by position.
+    dims = {"input_ids": {0: batch}, **({"cache_position": None} if static else {}),
+            "past": tuple({0: batch, 2: past} for _ in range(2 * step.layers))}
+    torch.onnx.export(step, inputs(step, 2, 8, seed=0), path, dynamo=True, opset_version=20,
+                      input_names=in_names, output_names=out_names, dynamic_shapes=dims,
+                      external_data=external_data)
+
+
 def check_static(step, batch, past):
     """The static step must be the dynamic one: the same logits, the new
     key/value at slot `past`, the other slots untouched."""
@@ -209,16 +223,7 @@ def main():
     a = ap.parse_args()
     step = make(a.full, a.static)
     os.makedirs(a.outdir, exist_ok=True)
-    in_names, out_names = names(step.layers, a.static)
-    batch = torch.export.Dim("batch", min=1, max=1024)
-    past = torch.export.Dim("cap", min=2, max=4096) if a.static else torch.export.Dim("past", min=1, max=4095)
-    example = inputs(step, 2, 8, seed=0)
-    # In forward()'s argument order: the exporter names the axes by position.
-    dims = {"input_ids": {0: batch}, **({"cache_position": None} if a.static else {}),
-            "past": tuple({0: batch, 2: past} for _ in range(2 * step.layers))}
-    torch.onnx.export(step, example, os.path.join(a.outdir, "model.onnx"), dynamo=True, opset_version=20,
-                      input_names=in_names, output_names=out_names, dynamic_shapes=dims,
-                      external_data=a.full)
+    export_onnx(step, os.path.join(a.outdir, "model.onnx"), external_data=a.full)
     pasts = [a.past] if a.past else ([1024] if a.full else [8, 19])
     if a.static:
         check_static(step, a.batch, pasts[0])

@@ -156,6 +156,8 @@ DecodeResult runDecode(const Function &f, const DecodeSignature &sig,
       b.graphsRecorded += ev.graphRecorded;
       b.graphLaunches += ev.graphLaunched;
       b.stepMs.push_back(res.stepMs.back());
+      if (!ev.planned && !ev.graphRecorded)
+        b.steadyMs.push_back(res.stepMs.back());
     }
     std::vector<int64_t> next = opts.fixedToken >= 0
                                     ? std::vector<int64_t>(size_t(batch), opts.fixedToken)
@@ -221,6 +223,19 @@ void printDecodeReport(std::ostream &os, const DecodeResult &r, int64_t batch, i
   if (!r.samePlanMs.empty())
     os << "the last step's shape again (planned): median " << at(sorted(r.samePlanMs), 0.5)
        << " ms (each decode step plans a new shape: the difference is that)\n";
+  std::vector<double> steady;
+  for (const DecodeBucket &b : r.buckets)
+    steady.insert(steady.end(), b.steadyMs.begin(), b.steadyMs.end());
+  if (!steady.empty()) { // what a token costs once its bucket is set up (PyTorch's warm-up)
+    double sum = 0;
+    for (double t : steady)
+      sum += t;
+    steady = sorted(steady);
+    os << "steady (" << steady.size()
+       << " steps that neither planned nor recorded a graph): tokens/s "
+       << double(batch) * double(steady.size()) / (sum / 1000) << ", p50 " << at(steady, 0.5)
+       << " ms, p90 " << at(steady, 0.9) << " ms\n";
+  }
   for (const DecodeBucket &b : r.buckets) {
     std::vector<double> bms = sorted(b.stepMs);
     os << "bucket " << b.capacity << ": " << b.stepMs.size() << " steps, " << b.plans << " plans, "

@@ -55,6 +55,7 @@ struct DecodeBucket {
   int64_t capacity = 0;
   int plans = 0, graphsRecorded = 0, graphLaunches = 0;
   std::vector<double> stepMs;
+  std::vector<double> steadyMs; // the steps that neither planned nor recorded a graph
 };
 
 struct DecodeResult {
