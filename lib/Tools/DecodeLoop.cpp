@@ -17,6 +17,12 @@ double msSince(std::chrono::steady_clock::time_point t0) {
 std::vector<int64_t> argmaxRows(const HostTensor &logits) {
   int64_t vocab = logits.shape().back(), rows = vocab ? logits.numElements() / vocab : 0;
   std::vector<int64_t> best(size_t(rows), 0);
+  if (logits.dtype() == DType::F32) { // the common case, without a per-element dispatch
+    const float *x = logits.data<float>();
+    for (int64_t r = 0; r < rows; ++r)
+      best[size_t(r)] = std::max_element(x + r * vocab, x + (r + 1) * vocab) - (x + r * vocab);
+    return best;
+  }
   for (int64_t r = 0; r < rows; ++r)
     for (int64_t j = 1; j < vocab; ++j)
       if (logits.getDouble(r * vocab + j) > logits.getDouble(r * vocab + best[size_t(r)]))
