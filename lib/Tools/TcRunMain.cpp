@@ -135,7 +135,8 @@ int tcRunMain(int argc, char **argv) {
                        "logits and present caches out), each fed the last one's argmax token "
                        "and present caches; print tokens/s and per-token latency")(
         "past", po::value(&past)->value_name("P"),
-        "--decode: the random past caches' length (default 128; batch 1 unless --dim)")(
+        "--decode: the random past caches' length (default 128; batch 1 unless --dim); on a "
+        "fixed-capacity cache the first step's position")(
         "decode-token", po::value(&decodeToken)->value_name("T"),
         "--decode: feed token T every step instead of the argmax")(
         "decode-buckets", po::value(&decodeBuckets)->value_name("C1,C2,.."),
