@@ -214,6 +214,7 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   if (!key)
     return nullptr; // runReference reports it
   return plans_.get(key->dims, [&]() -> std::unique_ptr<ShapePlan> {
+    planned_ = true;
     auto plan = std::make_unique<ShapePlan>();
     plan->planned = planShape(artifact_, key->sizes);
     if (!plan->planned)
@@ -421,6 +422,7 @@ std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
   stepReport_ = nullptr;
   lastPlan_ = nullptr;
   arenaBytes_ = 0;
+  planned_ = false;
   if (ShapePlan *plan = planFor(inputs)) {
     arenaBytes_ = plan->planned->memory.arenaBytes;
     stepReport_ = &plan->report;
