@@ -127,7 +127,7 @@ class StaticDecodeStep(torch.nn.Module):
         visible = (slots <= cache_position).view(1, 1, 1, cap)
         cache = Cache(layers=[self.layer_class(past[2 * i], past[2 * i + 1], slot) for i in range(self.layers)])
         out = self.model(input_ids=input_ids, position_ids=cache_position.view(1, 1), attention_mask=visible,
-                         cache=cache, use_cache=True)
+                         past_key_values=cache, use_cache=True)  # `cache=` is 5.x only
         present = []
         for layer in cache.layers:
             present += [layer.keys, layer.values]
