@@ -1,4 +1,5 @@
 #include "tc/Runtime/CpuModel.h"
+#include "BlockedLayout.h"
 #include "HostFeatures.h"
 #include "KernelLibrary.h"
 #include "MoveStep.h"
@@ -294,6 +295,84 @@ void CpuModel::buildSteps(ShapePlan &plan) {
         (op.is(OpKind::Fused) ? "@" + op.getString("callee") : std::string(op.name())) + ": " +
         what);
     plan.steps.push_back(std::move(s));
+  }
+  keepBlockedLayouts(plan);
+}
+
+// Which activations stay in oneDNN's blocked layout between convolutions
+// (BlockedLayout.h): what each step needs of its values' layouts, then each
+// conv call drops the reorders of the values kept blocked. The report says
+// which steps compute in a blocked layout.
+void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
+  using Kind = ShapePlan::Step::Kind;
+  const Module &m = *plan.planned->module;
+  std::vector<LayoutNeeds> needs;
+  std::vector<const Value *> convSrc(plan.steps.size());
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const ShapePlan::Step &s = plan.steps[i];
+    const Op &op = *s.op;
+    const Function *group = op.is(OpKind::Fused) ? m.lookup(op.getString("callee")) : nullptr;
+    LayoutNeeds n;
+    std::vector<bool> listed(op.operands.size());
+    bool resultListed = false;
+    // ops[first..] of the group elementwise over same-shape values.
+    auto together = [&](size_t first) {
+      std::optional<std::vector<size_t>> args;
+      if (group && op.results.size() == 1)
+        args = elementwiseArgs(*group, first);
+      if (!args)
+        return false;
+      n.together.push_back(op.result());
+      for (size_t a : *args)
+        n.together.push_back(op.operand(a)), listed[a] = true;
+      return true;
+    };
+    bool conv =
+        s.kind == Kind::Library && !(s.call->srcLayout().empty() && s.call->dstLayout().empty());
+    if (conv) {
+      const auto &args = group->args;
+      auto src = std::find(args.begin(), args.end(), group->ops.front()->operand(0));
+      if (src != args.end()) {
+        size_t a = size_t(src - args.begin());
+        convSrc[i] = op.operand(a);
+        n.fixed.push_back({convSrc[i], s.call->srcLayout()});
+        listed[a] = true;
+      }
+      // An epilogue kernel runs in place over the conv's dst.
+      if (!s.kernel || together(1)) {
+        n.fixed.push_back({op.result(), s.call->dstLayout()});
+        resultListed = true;
+      }
+    } else if (s.kind == Kind::Kernel &&
+               kernels_.at(op.getString("callee")).kind == KernelKind::Pointwise) {
+      resultListed = together(0);
+    }
+    for (size_t a = 0; a < op.operands.size(); ++a)
+      if (!listed[a] && op.operand(a))
+        n.fixed.push_back({op.operand(a), ""});
+    for (const Value *r : op.results)
+      if (!resultListed || r != op.result())
+        n.fixed.push_back({r, ""});
+    needs.push_back(std::move(n));
+  }
+  std::unordered_map<const Value *, std::string> blocked =
+      planBlockedLayouts(plan.planned->main(), needs);
+  auto layoutOf = [&](const Value *v) {
+    auto it = v ? blocked.find(v) : blocked.end();
+    return it == blocked.end() ? std::string() : it->second;
+  };
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    ShapePlan::Step &s = plan.steps[i];
+    std::string in = layoutOf(convSrc[i]), out = layoutOf(s.op->result());
+    if (s.kind == Kind::Library) {
+      s.call->keepLayouts(!in.empty(), !out.empty());
+      if (!in.empty() || !out.empty())
+        plan.report[i] += " (" + (in.empty() ? "" : "in " + in) +
+                          (in.empty() || out.empty() ? "" : ", ") +
+                          (out.empty() ? "" : "out " + out) + ")";
+    } else if (!out.empty()) {
+      plan.report[i] += " (over " + out + ")";
+    }
   }
 }
 

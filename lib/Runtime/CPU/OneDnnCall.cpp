@@ -41,6 +41,40 @@ struct OneDnnCall::Impl {
   bool weightsConstant = false;
 };
 
+// A padding-free layout's name ("nChw8c", "nhwc": dims outer to inner by
+// stride, upper case where a block of them is inner), "" for the plain
+// row-major one or one the arena's plain-sized buffer cannot hold.
+static std::string layoutName(const memory::desc &md) {
+  const dnnl_memory_desc_t &d = md.data;
+  if (d.format_kind != dnnl_blocked || d.offset0 != 0 || d.ndims < 3 || d.ndims > 5)
+    return "";
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  size_t n = size_t(d.ndims), elements = 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (d.padded_dims[i] != d.dims[i])
+      return "";
+    elements *= size_t(d.dims[i]);
+  }
+  if (md.get_size() != elements * sizeof(float))
+    return "";
+  const char *letters = n == 3 ? "ncw" : n == 4 ? "nchw" : "ncdhw";
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return b.strides[x] > b.strides[y]; });
+  std::string name;
+  for (size_t i : order) {
+    bool blocked = false;
+    for (int k = 0; k < b.inner_nblks; ++k)
+      blocked |= size_t(b.inner_idxs[k]) == i;
+    name += blocked ? char(letters[i] - 'a' + 'A') : letters[i];
+  }
+  for (int k = 0; k < b.inner_nblks; ++k)
+    name += std::to_string(b.inner_blks[k]) + letters[b.inner_idxs[k]];
+  return name == std::string(letters) ? "" : name; // plain: nothing to keep
+}
+
 OneDnnCall::~OneDnnCall() = default;
 
 void OneDnnCall::setThreads(unsigned n) { omp_set_num_threads(int(n)); }
@@ -323,6 +357,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       }
       if (pd.dst_desc() != plain(dst))
         impl.userDst = memory(pd.dst_desc(), impl.engine);
+      call->srcLayout_ = layoutName(pd.src_desc());
+      call->dstLayout_ = layoutName(pd.dst_desc());
       weightsWant = pd.weights_desc();
       impl.userWeights = memory(wUser, impl.engine, DNNL_MEMORY_NONE);
       impl.primitive = dnnl::convolution_forward(pd);
@@ -412,6 +448,24 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     return nullptr;
   }
   return call;
+}
+
+void OneDnnCall::keepLayouts(bool src, bool dst) {
+  Impl &impl = *impl_;
+  // The binding that fed the reorder now feeds the primitive itself.
+  auto rebind = [&](const memory &user, const memory &own) {
+    for (Impl::Binding &b : impl.bindings)
+      if (b.m.get() == user.get())
+        b.m = own;
+  };
+  if (src && !srcLayout_.empty() && impl.srcIn) {
+    rebind(*impl.userSrc, impl.args.at(DNNL_ARG_SRC));
+    impl.srcIn.reset();
+  }
+  if (dst && !dstLayout_.empty() && impl.dstOut) {
+    rebind(*impl.userDst, impl.args.at(DNNL_ARG_DST));
+    impl.dstOut.reset();
+  }
 }
 
 void OneDnnCall::run(void *const *args, void *result) {

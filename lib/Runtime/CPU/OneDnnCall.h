@@ -30,6 +30,16 @@ public:
   // "conv jit:avx2 + 2 post-ops", for tc-run's step report.
   const std::string &describe() const { return describe_; }
 
+  // Conv: the blocked layout its src / dst activations are in inside the
+  // primitive ("nChw8c", see layoutName), "" when plain (or a padded layout
+  // a plain-sized buffer cannot hold). By default run() reorders them from
+  // and to the plain buffers.
+  const std::string &srcLayout() const { return srcLayout_; }
+  const std::string &dstLayout() const { return dstLayout_; }
+  // The plan keeps the src / dst buffer in that layout (BlockedLayout.h):
+  // the reorder in / out is dropped.
+  void keepLayouts(bool src, bool dst);
+
   // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
   static void setThreads(unsigned n);
 
@@ -40,7 +50,7 @@ private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool epilogueLeft_ = false;
-  std::string describe_;
+  std::string describe_, srcLayout_, dstLayout_;
 };
 
 } // namespace tc
