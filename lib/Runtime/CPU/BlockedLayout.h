@@ -20,11 +20,14 @@ namespace tc {
 struct LayoutNeeds {
   // Values the step reads or writes in one layout: a blocked layout's name,
   // or "" for plain. Every value the step touches and does not list in
-  // `together` must be here.
+  // `together` or `any` must be here.
   std::vector<std::pair<const Value *, std::string>> fixed;
   // Values computed elementwise together (an elementwise kernel's full-size
   // operands and its result): correct in whichever layout they share.
   std::vector<const Value *> together;
+  // Values the step reads in whatever layout they are kept in (global
+  // pooling through oneDNN).
+  std::vector<const Value *> any;
 };
 
 // Value -> blocked layout name, for the values kept blocked: those whose

@@ -308,6 +308,7 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
   const Module &m = *plan.planned->module;
   std::vector<LayoutNeeds> needs;
   std::vector<const Value *> convSrc(plan.steps.size());
+  std::unordered_map<const Value *, const OneDnnCall *> convDst; // value -> the conv writing it
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     const ShapePlan::Step &s = plan.steps[i];
     const Op &op = *s.op;
@@ -327,21 +328,34 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
         n.together.push_back(op.operand(a)), listed[a] = true;
       return true;
     };
+    // The Fused operand the library call's anchor reads as its src.
+    size_t src = SIZE_MAX;
+    if (s.kind == Kind::Library) {
+      const auto &args = group->args;
+      src = size_t(std::find(args.begin(), args.end(), group->ops.front()->operand(0)) -
+                   args.begin());
+      src = src < args.size() ? src : SIZE_MAX;
+    }
     bool conv =
         s.kind == Kind::Library && !(s.call->srcLayout().empty() && s.call->dstLayout().empty());
     if (conv) {
-      const auto &args = group->args;
-      auto src = std::find(args.begin(), args.end(), group->ops.front()->operand(0));
-      if (src != args.end()) {
-        size_t a = size_t(src - args.begin());
-        convSrc[i] = op.operand(a);
+      if (src != SIZE_MAX) {
+        convSrc[i] = op.operand(src);
         n.fixed.push_back({convSrc[i], s.call->srcLayout()});
-        listed[a] = true;
+        listed[src] = true;
       }
       // An epilogue kernel runs in place over the conv's dst.
       if (!s.kernel || together(1)) {
         n.fixed.push_back({op.result(), s.call->dstLayout()});
         resultListed = true;
+        convDst[op.result()] = s.call.get();
+      }
+    } else if (s.kind == Kind::Library && s.call->readsAnyLayout()) {
+      auto conv = src == SIZE_MAX ? convDst.end() : convDst.find(op.operand(src));
+      if (conv != convDst.end() && s.call->readSrcLike(*conv->second, /*apply=*/false)) {
+        n.any.push_back(op.operand(src));
+        convSrc[i] = op.operand(src);
+        listed[src] = true;
       }
     } else if (s.kind == Kind::Kernel &&
                kernels_.at(op.getString("callee")).kind == KernelKind::Pointwise) {
@@ -364,7 +378,14 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
   for (size_t i = 0; i < plan.steps.size(); ++i) {
     ShapePlan::Step &s = plan.steps[i];
     std::string in = layoutOf(convSrc[i]), out = layoutOf(s.op->result());
-    if (s.kind == Kind::Library) {
+    if (s.kind == Kind::Library && s.call->readsAnyLayout()) {
+      if (!in.empty() && !s.call->readSrcLike(*convDst.at(convSrc[i])))
+        fail(s.op->where(), ": oneDNN turned down the layout it accepted a moment ago");
+      std::string &line = plan.report[i]; // "%y = @group: what ran it"
+      if (!in.empty())
+        line = line.substr(0, line.find(": ", line.find(" = ")) + 2) + s.call->describe() +
+               " (in " + in + ")";
+    } else if (s.kind == Kind::Library) {
       s.call->keepLayouts(!in.empty(), !out.empty());
       if (!in.empty() || !out.empty())
         plan.report[i] += " (" + (in.empty() ? "" : "in " + in) +

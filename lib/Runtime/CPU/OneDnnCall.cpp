@@ -39,6 +39,9 @@ struct OneDnnCall::Impl {
   memory userWeights, weights;
   int weightsOperand = -1;
   bool weightsConstant = false;
+  // A reduction over spatial axes only, rebuilt by readSrcLike.
+  std::optional<dnnl::algorithm> reduction;
+  memory::desc reducedDst;
 };
 
 // A padding-free layout's name ("nChw8c", "nhwc": dims outer to inner by
@@ -154,6 +157,43 @@ std::vector<int64_t> reducedAxes(const Op &op, size_t rank) {
   for (int64_t &a : axes)
     a = a < 0 ? a + int64_t(rank) : a;
   return axes;
+}
+
+// Whether `md` puts every element where the plain row-major layout does
+// (nhwc or nChw8c of [N,C,1,1] do). Checked element by element: small dsts.
+bool plainBytes(const memory::desc &md) {
+  Dims dims = md.dims();
+  if (md == plain(dims))
+    return true;
+  const dnnl_memory_desc_t &d = md.data;
+  int64_t total = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (d.padded_dims[i] != dims[i])
+      return false;
+    total *= dims[i];
+  }
+  if (d.format_kind != dnnl_blocked || d.offset0 != 0 || total > (int64_t(1) << 20))
+    return false;
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  Dims blockOf(dims.size(), 1), idx(dims.size(), 0);
+  for (int k = 0; k < b.inner_nblks; ++k)
+    blockOf[size_t(b.inner_idxs[k])] *= b.inner_blks[k];
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t at = 0, inner = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      at += idx[i] / blockOf[i] * b.strides[i];
+    Dims rest = blockOf; // blocks are outer to inner
+    for (int k = 0; k < b.inner_nblks; ++k) {
+      size_t i = size_t(b.inner_idxs[k]);
+      rest[i] /= b.inner_blks[k];
+      inner = inner * b.inner_blks[k] + idx[i] / rest[i] % b.inner_blks[k];
+    }
+    if (at + inner != flat)
+      return false;
+    for (size_t i = dims.size(); i-- > 0 && ++idx[i] == dims[i];)
+      idx[i] = 0;
+  }
+  return true;
 }
 
 } // namespace
@@ -284,6 +324,14 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       call->describe_ = std::string("onednn reduction ") + pd.impl_info_str();
       dst = kept;
       bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
+      // Every spatial axis and no other reduced, no post-ops: dst [N,C,1..]
+      // has the same bytes in any unpadded layout with N outermost, so src
+      // may come in a conv's layout (readSrcLike).
+      bool spatial = src.size() >= 3 && kept[0] == src[0] && kept[1] == src[1] && !post.len();
+      for (size_t a = 2; a < kept.size(); ++a)
+        spatial &= kept[a] == 1;
+      if (spatial)
+        impl.reduction = *reduce, impl.reducedDst = plain(kept), call->anyLayoutSrc_ = true;
     } else if (anchor.is(OpKind::MaxPool) || anchor.is(OpKind::AveragePool)) {
       if (anchor.results.size() != 1 || anchor.getString("auto_pad") != "NOTSET" ||
           anchor.getInt("channels_last"))
@@ -465,6 +513,55 @@ void OneDnnCall::keepLayouts(bool src, bool dst) {
   if (dst && !dstLayout_.empty() && impl.dstOut) {
     rebind(*impl.userDst, impl.args.at(DNNL_ARG_DST));
     impl.dstOut.reset();
+  }
+}
+
+bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
+  Impl &impl = *impl_;
+  const Impl &p = *producer.impl_;
+  if (!impl.reduction || producer.dstLayout_.empty() || !p.userDst)
+    return false;
+  memory::desc src = p.args.at(DNNL_ARG_DST).get_desc();
+  Dims dims = src.dims();
+  if (dims != impl.args.at(DNNL_ARG_SRC).get_desc().dims())
+    return false;
+  // oneDNN 2.6's jit reductions take plain layouts only; its pooling over
+  // the whole spatial window takes the conv layouts (jit, with dst alike).
+  dnnl::algorithm alg;
+  if (*impl.reduction == dnnl::algorithm::reduction_mean)
+    alg = dnnl::algorithm::pooling_avg_exclude_padding;
+  else if (*impl.reduction == dnnl::algorithm::reduction_max)
+    alg = dnnl::algorithm::pooling_max;
+  else
+    return false;
+  try {
+    Dims window(dims.begin() + 2, dims.end()), ones(window.size(), 1), zeros(window.size(), 0);
+    memory::desc dst(impl.reducedDst.dims(), memory::data_type::f32, memory::format_tag::any);
+    dnnl::pooling_v2_forward::primitive_desc pd(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst, ones,
+                                       window, zeros, zeros, zeros),
+        impl.engine);
+    std::string info = pd.impl_info_str();
+    // dst [N,C,1..] in the pooling's layout must put every element where
+    // the plain buffer has it (nhwc and nChw8c do).
+    if (info.rfind("ref", 0) == 0 || !plainBytes(pd.dst_desc()))
+      return false; // oneDNN's reference loop: the reorder is cheaper
+    if (!apply)
+      return true;
+    auto rebind = [&](int arg, const memory::desc &md) {
+      memory m(md, impl.engine, DNNL_MEMORY_NONE);
+      for (Impl::Binding &b : impl.bindings)
+        if (b.m.get() == impl.args.at(arg).get())
+          b.m = m;
+      impl.args[arg] = m;
+    };
+    rebind(DNNL_ARG_SRC, src);
+    rebind(DNNL_ARG_DST, pd.dst_desc());
+    impl.primitive = dnnl::pooling_v2_forward(pd);
+    describe_ = "onednn pooling " + info;
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
   }
 }
 

@@ -39,6 +39,12 @@ public:
   // The plan keeps the src / dst buffer in that layout (BlockedLayout.h):
   // the reorder in / out is dropped.
   void keepLayouts(bool src, bool dst);
+  // A reduction over every spatial axis (global pooling) reads its src in
+  // the layout `producer`, a conv, keeps its dst in: rebuilt for it. False
+  // (nothing changed) for another call, or where oneDNN has only its
+  // reference loop for that layout. `apply` false: only whether it can.
+  bool readsAnyLayout() const { return anyLayoutSrc_; }
+  bool readSrcLike(const OneDnnCall &producer, bool apply = true);
 
   // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
   static void setThreads(unsigned n);
@@ -49,7 +55,7 @@ private:
                                            std::string &why);
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  bool epilogueLeft_ = false;
+  bool epilogueLeft_ = false, anyLayoutSrc_ = false;
   std::string describe_, srcLayout_, dstLayout_;
 };
 
