@@ -207,8 +207,17 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
                                                              : nullptr;
 }
 
+std::unique_ptr<OneDnnCall> OneDnnCall::poolReading(const Function &group, const Op &fused,
+                                                    const OneDnnCall &producer) {
+  if (group.ops.size() != 1 || producer.dstLayout_.empty() || !producer.impl_->userDst ||
+      !(group.ops[0]->is(OpKind::MaxPool) || group.ops[0]->is(OpKind::AveragePool)))
+    return nullptr;
+  std::string why;
+  return build(group, fused, true, why, &producer);
+}
+
 std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &fused, bool fold,
-                                              std::string &why) {
+                                              std::string &why, const OneDnnCall *srcFrom) {
   std::unique_ptr<OneDnnCall> call(new OneDnnCall());
   call->impl_ = std::make_unique<Impl>();
   Impl &impl = *call->impl_;
@@ -358,12 +367,25 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
         alg = anchor.getInt("count_include_pad") ? dnnl::algorithm::pooling_avg_include_padding
                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
       }
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, plain(src),
-                                       plain(dst), strides, kernel, dil, padL, padR);
+      // src in a producer conv's layout (poolReading), dst then in the
+      // layout oneDNN picks for it, reordered out unless the plan keeps it.
+      memory::desc srcMd = srcFrom ? srcFrom->impl_->args.at(DNNL_ARG_DST).get_desc() : plain(src);
+      memory::desc dstMd =
+          srcFrom ? memory::desc(dst, memory::data_type::f32, memory::format_tag::any) : plain(dst);
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, srcMd, dstMd,
+                                       strides, kernel, dil, padL, padR);
       dnnl::pooling_v2_forward::primitive_desc pd(d, attr, impl.engine);
+      if (srcFrom && std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
+        throw Reject{"oneDNN has only its reference pooling for this layout"};
       impl.primitive = dnnl::pooling_v2_forward(pd);
       call->describe_ = std::string("onednn pooling ") + pd.impl_info_str();
-      bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
+      bind(anchor.operand(0), DNNL_ARG_SRC, srcMd);
+      if (srcFrom) {
+        call->srcLayout_ = layoutName(srcMd);
+        call->dstLayout_ = layoutName(pd.dst_desc());
+        if (pd.dst_desc() != plain(dst))
+          impl.userDst = memory(pd.dst_desc(), impl.engine);
+      }
     } else if (anchor.is(OpKind::Conv)) {
       weightsValue = anchor.operand(1);
       if (anchor.getString("auto_pad") != "NOTSET" || anchor.getInt("channels_last"))

@@ -45,6 +45,13 @@ public:
   // reference loop for that layout. `apply` false: only whether it can.
   bool readsAnyLayout() const { return anyLayoutSrc_; }
   bool readSrcLike(const OneDnnCall &producer, bool apply = true);
+  // A lone MaxPool/AveragePool group (a generated kernel's) as oneDNN
+  // pooling reading `producer`'s dst in its layout (no reorder in; the plan
+  // must keep that value so), its dst in the layout oneDNN picks (reordered
+  // out unless kept, keepLayouts). nullptr where oneDNN has only its
+  // reference loop for that layout or takes no such pooling.
+  static std::unique_ptr<OneDnnCall> poolReading(const Function &group, const Op &fused,
+                                                 const OneDnnCall &producer);
 
   // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
   static void setThreads(unsigned n);
@@ -52,7 +59,7 @@ public:
 private:
   OneDnnCall() = default;
   static std::unique_ptr<OneDnnCall> build(const Function &group, const Op &fused, bool fold,
-                                           std::string &why);
+                                           std::string &why, const OneDnnCall *srcFrom = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   bool epilogueLeft_ = false, anyLayoutSrc_ = false;
