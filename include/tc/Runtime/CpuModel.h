@@ -110,6 +110,7 @@ private:
   void launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
               const std::vector<int64_t> &domain);
   void buildSteps(ShapePlan &plan);
+  void keepBlockedLayouts(ShapePlan &plan);
   void traceSteps(ShapePlan &plan);
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,
