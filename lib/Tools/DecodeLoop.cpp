@@ -2,6 +2,7 @@
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <chrono>
+#include <numeric>
 #include <ostream>
 
 namespace tc::tools {
@@ -211,10 +212,11 @@ void printDecodeReport(std::ostream &os, const DecodeResult &r, int64_t batch, i
   auto at = [](const std::vector<double> &v, double q) {
     return v[std::min(v.size() - 1, size_t(q * double(v.size())))];
   };
+  auto tokensPerSecond = [&](const std::vector<double> &stepMs) {
+    return double(batch) * double(stepMs.size()) /
+           (std::accumulate(stepMs.begin(), stepMs.end(), 0.0) / 1000);
+  };
   std::vector<double> ms = sorted(r.stepMs);
-  double total = 0;
-  for (double t : r.stepMs)
-    total += t;
   int64_t end = start + int64_t(r.stepMs.size());
   if (r.buckets.empty())
     os << "decode: " << r.stepMs.size() << " steps, batch " << batch << ", past " << start << " -> "
@@ -223,7 +225,7 @@ void printDecodeReport(std::ostream &os, const DecodeResult &r, int64_t batch, i
     os << "decode: " << r.stepMs.size() << " steps, batch " << batch << ", position " << start
        << " -> " << end << ", capacity " << r.buckets.front().capacity << " -> "
        << r.buckets.back().capacity << " (" << where << ")\n";
-  os << "tokens/s: " << double(batch) * double(r.stepMs.size()) / (total / 1000) << "\n"
+  os << "tokens/s: " << tokensPerSecond(r.stepMs) << "\n"
      << "per-token latency: p50 " << at(ms, 0.5) << " ms, p90 " << at(ms, 0.9) << " ms, min "
      << ms.front() << " ms\n";
   if (!r.samePlanMs.empty())
@@ -233,14 +235,11 @@ void printDecodeReport(std::ostream &os, const DecodeResult &r, int64_t batch, i
   for (const DecodeBucket &b : r.buckets)
     steady.insert(steady.end(), b.steadyMs.begin(), b.steadyMs.end());
   if (!steady.empty()) { // what a token costs once its bucket is set up (PyTorch's warm-up)
-    double sum = 0;
-    for (double t : steady)
-      sum += t;
+    double rate = tokensPerSecond(steady);
     steady = sorted(steady);
     os << "steady (" << steady.size()
-       << " steps that neither planned nor recorded a graph): tokens/s "
-       << double(batch) * double(steady.size()) / (sum / 1000) << ", p50 " << at(steady, 0.5)
-       << " ms, p90 " << at(steady, 0.9) << " ms\n";
+       << " steps that neither planned nor recorded a graph): tokens/s " << rate << ", p50 "
+       << at(steady, 0.5) << " ms, p90 " << at(steady, 0.9) << " ms\n";
   }
   for (const DecodeBucket &b : r.buckets) {
     std::vector<double> bms = sorted(b.stepMs);

@@ -149,6 +149,12 @@ bool Emitter::emitOps() {
   return true;
 }
 
+std::string Emitter::initOf(const ReduceStat &s) const {
+  return s.init == "-inf"  ? "-" + std::string(c.info().inf)
+         : s.init == "inf" ? c.info().inf
+                           : "(A)" + s.init; // setup's typedef
+}
+
 void Emitter::setup(std::ostream &os) {
   const std::vector<bool> &red = l.plan.reduced;
   size_t q = l.viewDims.size(), r = l.x->type.rank();
@@ -267,10 +273,7 @@ void Emitter::rowBody(std::ostream &os) {
   }
   for (size_t k = 0; k < l.plan.stats.size(); ++k) {
     const ReduceStat &s = l.plan.stats[k];
-    std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
-                       : s.init == "inf" ? c.info().inf
-                                         : "(" + std::string(A) + ")" + s.init;
-    os << "    " << A << " acc = " << init << ";\n";
+    os << "    " << A << " acc = " << initOf(s) << ";\n";
     elementLoop(os, loads(false) + "      acc = " + s.combine + "()(acc, (" + A + ")(" + s.term +
                         "));\n");
     if (block)
@@ -324,10 +327,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
   std::string I = "(int64_t)1", V = std::to_string(kColumnsPerLane);
   for (size_t d = l.redEnd; d < l.viewDims.size(); ++d)
     I += " * v" + std::to_string(d);
-  std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
-                     : s.init == "inf" ? c.info().inf
-                                       : "(A)" + s.init;
-  std::string combine = s.combine + "()";
+  std::string init = initOf(s), combine = s.combine + "()";
   // Test-only: the last block leaves out the last partial (a wrong sum the
   // host-emulation tests must catch).
   bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
@@ -491,8 +491,9 @@ std::optional<EmittedKernel> Emitter::emit() {
   // Columns and split kernels at <= 128 registers (2 blocks an SM): with no
   // cap ptxas put each load right before its sum (one load in flight a
   // thread), under it the unrolled trip's loads issue first.
-  std::string symbol = c.emitStart(os, threads, /*scratch=*/l.columns || l.split, l.split,
-                                   l.columns || l.split ? 2 : 0);
+  const bool multiBlock = l.columns || l.split; // rows split across blocks: a scratch
+  std::string symbol =
+      c.emitStart(os, threads, /*scratch=*/multiBlock, l.split, multiBlock ? 2 : 0);
   setup(os);
   if (l.plan.topK)
     c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);

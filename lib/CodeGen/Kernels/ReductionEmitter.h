@@ -62,6 +62,8 @@ private:
   bool emitOps();
   void setup(std::ostream &os);
   std::string loads(bool final) const;
+  // A statistic's starting value, in the kernel's accumulator type `A`.
+  std::string initOf(const ReduceStat &s) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
   void rowLoads(std::ostream &os) const;
   void rowBody(std::ostream &os);

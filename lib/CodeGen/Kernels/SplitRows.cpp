@@ -78,10 +78,7 @@ void Emitter::splitLoop(std::ostream &os) const {
   };
   for (size_t k = 0; k < P; ++k) {
     const ReduceStat &s = l.plan.stats[k];
-    std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
-                       : s.init == "inf" ? c.info().inf
-                                         : "(A)" + s.init;
-    std::string combine = s.combine + "()";
+    std::string init = initOf(s), combine = s.combine + "()";
     // A partial per u (U independent chains), combined in u order.
     os << "    if (p.pass == " << k << ") {\n      A accu[U];\n"
        << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << init << ";\n";

@@ -28,6 +28,12 @@ struct OneDnnCall::Impl {
     int operand; // index into the Fused op's operands; -1: the result
   };
   std::vector<Binding> bindings;
+  // The bindings that handed a run's buffer to `from` hand it to `to`.
+  void retarget(const memory &from, const memory &to) {
+    for (Binding &b : bindings)
+      if (b.m.get() == from.get())
+        b.m = to;
+  }
   // Activations in the layout the primitive picked (blocked), reordered in
   // from and out to the user's plain layout on each run.
   std::optional<memory> userSrc, userDst;
@@ -523,17 +529,12 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
 void OneDnnCall::keepLayouts(bool src, bool dst) {
   Impl &impl = *impl_;
   // The binding that fed the reorder now feeds the primitive itself.
-  auto rebind = [&](const memory &user, const memory &own) {
-    for (Impl::Binding &b : impl.bindings)
-      if (b.m.get() == user.get())
-        b.m = own;
-  };
   if (src && !srcLayout_.empty() && impl.srcIn) {
-    rebind(*impl.userSrc, impl.args.at(DNNL_ARG_SRC));
+    impl.retarget(*impl.userSrc, impl.args.at(DNNL_ARG_SRC));
     impl.srcIn.reset();
   }
   if (dst && !dstLayout_.empty() && impl.dstOut) {
-    rebind(*impl.userDst, impl.args.at(DNNL_ARG_DST));
+    impl.retarget(*impl.userDst, impl.args.at(DNNL_ARG_DST));
     impl.dstOut.reset();
   }
 }
@@ -572,9 +573,7 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
       return true;
     auto rebind = [&](int arg, const memory::desc &md) {
       memory m(md, impl.engine, DNNL_MEMORY_NONE);
-      for (Impl::Binding &b : impl.bindings)
-        if (b.m.get() == impl.args.at(arg).get())
-          b.m = m;
+      impl.retarget(impl.args.at(arg), m);
       impl.args[arg] = m;
     };
     rebind(DNNL_ARG_SRC, src);
