@@ -9,18 +9,23 @@
 // and the keys split across blocks until the grid is full.
 //
 // A `columns` launch (a fixed grid, the runtime's scratch after the
-// result): each block takes an item, scores its keys in tiles of kTileKeys
-// (one key a thread: a row's 16-byte loads against Q in shared memory),
-// an online softmax per query row (running max m, sum l; log2 units),
-// and P x V with threads over (row, column pair). An item of a split
-// key range leaves (o, m, l) in the scratch; the last block of its
-// (batch, kv head) (a counter in the scratch) combines the splits in
-// split order -- fixed for a shape, so results are identical run to run --
-// and writes the output. A row whose keys are all masked writes 0.
+// result): each block takes an item and walks its keys in tiles: all its
+// threads copy the tile's K and V rows into shared memory at once (16-byte
+// loads, all in flight: a split holds few keys, so what it costs is the
+// latency of a load more than bandwidth), then score one key a thread
+// against Q in shared memory, run an online softmax per query row (running
+// max m, sum l; log2 units) and P x V with threads over (row, column
+// pair). An item of a split key range leaves (o, m, l) in the scratch; the
+// last block of its (batch, kv head) (a counter in the scratch) combines
+// the splits: each split's weight per row first (its loads all in
+// flight), then the weighted sums in split order -- fixed for a shape, so
+// results are identical run to run. A row whose keys are all masked
+// writes 0.
 //
 // Plain CUDA C++ (shared memory, __shfl_xor_sync, __syncthreads
 // block-uniformly, atomicAdd): it runs on the host emulation
-// (test/CodeGen/Inputs/cuda_host_shim.h).
+// (test/CodeGen/Inputs/cuda_host_shim.h), whose shuffles are block
+// barriers: every warp shuffles the same number of times.
 #include "Attention.h"
 #include <algorithm>
 #include <cstdlib>
@@ -29,10 +34,11 @@ namespace tc::kernels {
 
 namespace {
 
-constexpr int64_t kTileKeys = 128;    // keys a tile: one a thread in the score phase
-constexpr int64_t kMinSplitKeys = 32; // the fewest keys a split takes
-constexpr int64_t kMaxRows = 16;      // query rows (group x Sq) of an item
-constexpr int64_t kMaxSharedBytes = 40 * 1024;
+constexpr int64_t kMaxTileKeys = 128;          // keys a tile: one a thread when scoring
+constexpr int64_t kMinSplitKeys = 32;          // the fewest keys a split takes
+constexpr int64_t kMaxSplits = 64;             // splits of one (batch, kv head)
+constexpr int64_t kMaxRows = 16;               // query rows (group x Sq) of an item
+constexpr int64_t kMaxSharedBytes = 46 * 1024; // static shared memory ends at 48 KB
 constexpr unsigned kMinBlock = 128;
 
 // Elements a thread loads at once from a row of `n` elements of `bytes`
@@ -45,12 +51,40 @@ int64_t vectorWidth(int64_t n, int64_t bytes) {
   return 1;
 }
 
-// The raw type of `bytes` bytes a vector load reads.
-std::string rawType(int64_t bytes) {
-  return bytes == 16  ? "tc_vec<unsigned, 4>"
-         : bytes == 8 ? "tc_vec<unsigned, 2>"
-         : bytes == 4 ? "unsigned"
-                      : "unsigned short";
+// The raw type of `n` elements of `t` a vector load reads: float words for
+// f32, 32-bit words of two halves for f16/bf16 (unsigned short for one).
+std::string rawType(DType t, int64_t n) {
+  if (t == DType::F32)
+    return "tc_vec<float, " + std::to_string(n) + ">";
+  return n == 1 ? "unsigned short" : "tc_vec<unsigned, " + std::to_string(n / 2) + ">";
+}
+
+// Element `u` (a constant after unrolling) of such a raw value as a float:
+// shifts and moves in registers (a pointer into the raw value would put it
+// in local memory: ptxas spilled 1.4 KB a thread that way).
+std::string rawElement(DType t, int64_t n, const std::string &raw, const std::string &u) {
+  if (t == DType::F32)
+    return raw + ".v[" + u + "]";
+  std::string bits =
+      n == 1 ? raw
+             : "(unsigned short)(" + raw + ".v[(" + u + ") >> 1] >> (((" + u + ") & 1) * 16))";
+  return t == DType::BF16 ? "__bfloat162float(__ushort_as_bfloat16(" + bits + "))"
+                          : "__half2float(__ushort_as_half(" + bits + "))";
+}
+
+// A warp a query row, every warp the same number of trips: `body` sees r
+// and `row` (r < R).
+std::string perRow(const std::string &body) {
+  return "      for (int r0 = 0; r0 < R; r0 += NT / 32) {\n"
+         "        const int r = r0 + warp;\n        const bool row = r < R;\n" +
+         body + "      }\n";
+}
+
+// `v` reduced over the warp by `op` (fmaxf or +).
+std::string warpReduce(const std::string &v, bool max) {
+  std::string shfl = "__shfl_xor_sync(0xffffffffu, " + v + ", o)";
+  return "        for (int o = 16; o > 0; o >>= 1) " + v + " = " +
+         (max ? "fmaxf(" + v + ", " + shfl + ")" : v + " + " + shfl) + ";\n";
 }
 
 } // namespace
@@ -76,12 +110,20 @@ std::optional<AttentionDecodeShape> attentionDecodeShape(const AttentionOperands
     return std::nullopt;
   const int64_t bytes = int64_t(dtypeSize(t));
   s.vw = vectorWidth(o.d, bytes);
+  s.vwv = vectorWidth(o.dv, bytes);
   s.cw = o.dv % 2 == 0 ? 2 : 1;
   // An item's partial (o, m, l) must fit its scratch slot: 8 bytes a thread.
   const int64_t slot = s.rows * (o.dv + 2);
   s.block = unsigned(std::max<int64_t>(kMinBlock, (slot / 2 + 31) / 32 * 32));
-  const int64_t shared = 4 * (s.rows * o.d + s.rows * kTileKeys + 3 * s.rows);
-  if (s.block > 1024 || shared > kMaxSharedBytes)
+  // The largest key tile whose K (rows padded by 16 bytes: conflict-free
+  // row reads) and V fit beside Q, the scores and the combine's weights.
+  auto sharedBytes = [&](int64_t tk) {
+    return 4 * (s.rows * o.d + s.rows * tk + 3 * s.rows + s.rows * kMaxSplits) +
+           bytes * tk * (o.d + 16 / bytes + o.dv);
+  };
+  for (s.tk = kMaxTileKeys; s.tk > 32 && sharedBytes(s.tk) > kMaxSharedBytes;)
+    s.tk /= 2;
+  if (s.block > 1024 || sharedBytes(s.tk) > kMaxSharedBytes)
     return std::nullopt;
   return s;
 }
@@ -94,15 +136,19 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
   // host-emulation test must catch).
   const bool drop = std::getenv("TC_TEST_SPLITKV_DROP") != nullptr;
   os << "  enum { D = " << o.d << ", DV = " << o.dv << ", SQ = " << s.sq << ", G = " << s.group
-     << ", R = " << s.rows << ", NT = " << s.block << ", TK = " << kTileKeys << ", VW = " << s.vw
-     << ", CW = " << s.cw
-     << ", NCG = DV / CW, UI = (R * NCG + NT - 1) / NT, SLOT = R * (DV + 2) };\n"
-     << "  typedef " << rawType(s.vw * bytes) << " KRaw;\n"
-     << "  typedef " << rawType(s.cw * bytes) << " VRaw;\n"
+     << ", R = " << s.rows << ", NT = " << s.block << ", TK = " << s.tk << ", VW = " << s.vw
+     << ", VWV = " << s.vwv << ", CW = " << s.cw << ", KP = D + " << 16 / bytes
+     << ", MS = " << kMaxSplits
+     << ",\n         NCG = DV / CW, UI = (R * NCG + NT - 1) / NT, SLOT = R * (DV + 2) };\n"
+     << "  typedef " << rawType(t, s.vw) << " KRaw;\n"
+     << "  typedef " << rawType(t, s.vwv) << " VRowRaw;\n"
+     << "  typedef " << rawType(t, s.cw) << " VRaw;\n"
      << "  const float INF = " << c.info().inf
      << ", SL = " << floatLiteral(o.scale * 1.4426950408889634, DType::F32)
      << ", LOG2E = 1.44269504f; // scores in log2 units: exp2\n"
-     << "  __shared__ float Qs[R][D], Ps[R][TK], Ms[R], Ls[R], Cs[R];\n"
+     << "  __shared__ float Qs[R][D], Ps[R][TK], Ms[R], Ls[R], Cs[R], Wt[R][MS];\n"
+     << "  __shared__ KRaw Kv[TK * KP / VW];\n  __shared__ VRowRaw Vv[TK * DV / VWV];\n"
+     << "  " << S << " *Ks = (" << S << " *)Kv, *Vs = (" << S << " *)Vv;\n"
      << "  __shared__ int tc_last;\n"
      << "  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;\n"
      << "  const int64_t groups = B * HKV;\n"
@@ -110,7 +156,7 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      // at least; items then fit the grid, so item w's slot is w.
      << "  int64_t S = groups > 0 && groups < gridDim.x ? (int64_t)gridDim.x / groups : 1;\n"
      << "  { const int64_t most = (SKV + " << kMinSplitKeys << " - 1) / " << kMinSplitKeys
-     << ";\n    S = S < most ? S : most; S = S > 1 ? S : 1; }\n"
+     << ";\n    S = S < most ? S : most; S = S < MS ? S : MS; S = S > 1 ? S : 1; }\n"
      << "  const int64_t per = (SKV + S - 1) / S;\n"
      << "  float *part = (float *)scratch;\n  const volatile float *settled = part;\n"
      << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
@@ -120,7 +166,7 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "    const " << S << " *k = K + (KB == 1 ? 0 : b) * KSB + kh * KSH;\n"
      << "    const " << S << " *v = V + (VB == 1 ? 0 : b) * VSB + kh * VSH;\n"
      << "    const int64_t mb = b % MB * ms[0];\n    (void)mb;\n"
-     << "    __syncthreads(); // the previous item's reads of Qs, Ms, Ls are done\n"
+     << "    __syncthreads(); // the previous item's reads of Qs, Ms, Ls, Wt are done\n"
      // Row r: query head kh * G + r / SQ, query r % SQ.
      << "    for (int e = threadIdx.x; e < R * D; e += NT) {\n"
      << "      const int r = e / D, x = e - r * D;\n"
@@ -134,20 +180,33 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "#pragma unroll\n      for (int q = 0; q < CW; ++q) acc[u][q] = 0.f;\n"
      << "    for (int64_t t0 = j0; t0 < j1; t0 += TK) {\n"
      << "      const int nk = j1 - t0 < TK ? (int)(j1 - t0) : TK;\n"
-     << "      __syncthreads(); // Qs is written; the previous tile's reads of Ps are done\n"
-     // Scores: a key a thread, its row's vector loads all in flight.
+     << "      __syncthreads(); // Qs is written; the previous tile's reads of Ks, Vs, Ps are "
+        "done\n"
+     // The tile's rows; V's past the keys zero (0 x garbage would be NaN).
+     << "#pragma unroll 4\n"
+     << "      for (int e = threadIdx.x; e < TK * (D / VW); e += NT) {\n"
+     << "        const int jj = e / (D / VW), x = (e - jj * (D / VW)) * VW;\n"
+     << "        if (jj < nk) *(KRaw *)&Ks[jj * KP + x] = *(const KRaw *)(k + (t0 + jj) * KSS + "
+        "x);\n"
+     << "      }\n"
+     << "#pragma unroll 4\n"
+     << "      for (int e = threadIdx.x; e < TK * (DV / VWV); e += NT) {\n"
+     << "        const int jj = e / (DV / VWV), x = (e - jj * (DV / VWV)) * VWV;\n"
+     << "        *(VRowRaw *)&Vs[jj * DV + x] =\n"
+     << "            jj < nk ? *(const VRowRaw *)(v + (t0 + jj) * VSS + x) : VRowRaw{};\n"
+     << "      }\n      __syncthreads();\n"
+     // Scores: a key a thread (padded rows: a warp's 16-byte reads of 32
+     // rows spread over the banks).
      << "      for (int jj = threadIdx.x; jj < TK; jj += NT) {\n"
      << "        const int64_t j = t0 + jj;\n        float dot[R];\n"
      << "#pragma unroll\n        for (int r = 0; r < R; ++r) dot[r] = 0.f;\n"
      << "        if (jj < nk) {\n"
-     << "          const " << S << " *kr = k + j * KSS;\n"
      << "#pragma unroll\n"
      << "          for (int x0 = 0; x0 < D; x0 += VW) {\n"
-     << "            const KRaw raw = *(const KRaw *)(kr + x0);\n"
-     << "            const " << S << " *e = (const " << S << " *)&raw;\n"
+     << "            const KRaw raw = *(const KRaw *)&Ks[jj * KP + x0];\n"
      << "#pragma unroll\n"
      << "            for (int u = 0; u < VW; ++u) {\n"
-     << "              const float kx = " << c.load(t, "e[u]") << ";\n"
+     << "              const float kx = " << rawElement(t, s.vw, "raw", "u") << ";\n"
      << "#pragma unroll\n"
      << "              for (int r = 0; r < R; ++r) dot[r] += Qs[r][x0 + u] * kx;\n"
      << "            }\n          }\n        }\n"
@@ -165,26 +224,22 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
   os << "          }\n          Ps[r][jj] = sc;\n        }\n      }\n"
      << "      __syncthreads();\n"
      // A warp a row: the tile's max, the rescale of what came before, the
-     // probabilities and their sum (every warp shuffles the same number of
-     // times: the host emulation's shuffles are block barriers).
-     << "      for (int r0 = 0; r0 < R; r0 += NT / 32) {\n"
-     << "        const int r = r0 + warp;\n        const bool row = r < R;\n"
-     << "        float mx = -INF;\n"
-     << "        if (row)\n"
-     << "          for (int jj = lane; jj < TK; jj += 32) mx = fmaxf(mx, Ps[r][jj]);\n"
-     << "        for (int o = 16; o > 0; o >>= 1) mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, "
-        "o));\n"
-     << "        const float mo = row ? Ms[r] : -INF, mn = fmaxf(mo, mx);\n"
-     << "        float sum = 0.f;\n"
-     << "        if (row)\n"
-     << "          for (int jj = lane; jj < TK; jj += 32) {\n"
-     << "            const float p = mn == -INF ? 0.f : exp2f(Ps[r][jj] - mn);\n"
-     << "            Ps[r][jj] = p;\n            sum += p;\n          }\n"
-     << "        for (int o = 16; o > 0; o >>= 1) sum += __shfl_xor_sync(0xffffffffu, sum, o);\n"
-     << "        if (row && lane == 0) {\n"
-     << "          const float corr = mo == -INF ? 0.f : exp2f(mo - mn);\n"
-     << "          Cs[r] = corr;\n          Ls[r] = Ls[r] * corr + sum;\n          Ms[r] = mn;\n"
-     << "        }\n      }\n"
+     // probabilities and their sum.
+     << perRow("        float mx = -INF;\n"
+               "        if (row)\n"
+               "          for (int jj = lane; jj < TK; jj += 32) mx = fmaxf(mx, Ps[r][jj]);\n" +
+               warpReduce("mx", true) +
+               "        const float mo = row ? Ms[r] : -INF, mn = fmaxf(mo, mx);\n"
+               "        float sum = 0.f;\n"
+               "        if (row)\n"
+               "          for (int jj = lane; jj < TK; jj += 32) {\n"
+               "            const float p = mn == -INF ? 0.f : exp2f(Ps[r][jj] - mn);\n"
+               "            Ps[r][jj] = p;\n            sum += p;\n          }\n" +
+               warpReduce("sum", false) +
+               "        if (row && lane == 0) {\n"
+               "          const float corr = mo == -INF ? 0.f : exp2f(mo - mn);\n"
+               "          Cs[r] = corr;\n          Ls[r] = Ls[r] * corr + sum;\n"
+               "          Ms[r] = mn;\n        }\n")
      << "      __syncthreads();\n"
      // P x V: a thread a (row, column pair); a warp's lanes share the row
      // (P reads broadcast) and read neighbouring columns of a value row.
@@ -195,14 +250,13 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "        const int r = e / NCG, cg = e - r * NCG;\n"
      << "        const float corr = Cs[r];\n"
      << "#pragma unroll\n        for (int q = 0; q < CW; ++q) acc[u][q] *= corr;\n"
-     << "        const " << S << " *vc = v + t0 * VSS + cg * CW;\n"
-     << "#pragma unroll 4\n"
+     << "#pragma unroll 8\n"
      << "        for (int jj = 0; jj < nk; ++jj) {\n"
-     << "          const VRaw raw = *(const VRaw *)(vc + jj * VSS);\n"
-     << "          const " << S << " *e2 = (const " << S << " *)&raw;\n"
+     << "          const VRaw raw = *(const VRaw *)&Vs[jj * DV + cg * CW];\n"
      << "          const float p = Ps[r][jj];\n"
      << "#pragma unroll\n"
-     << "          for (int q = 0; q < CW; ++q) acc[u][q] += p * " << c.load(t, "e2[q]") << ";\n"
+     << "          for (int q = 0; q < CW; ++q) acc[u][q] += p * "
+     << rawElement(t, s.cw, "raw", "q") << ";\n"
      << "        }\n      }\n    }\n";
   // One split: the output directly.
   const std::string out = "O[b * OSB + (kh * G + r / SQ) * OSH + (r % SQ) * OSS";
@@ -217,8 +271,8 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "        for (int q = 0; q < CW; ++q) " << out
      << " + cg * CW + q] = " << c.store(t, "acc[u][q] * inv")
      << ";\n      }\n      continue;\n    }\n";
-  // Several: this split's partial, then the last block of the (batch, kv
-  // head) combines them in split order.
+  // Several: this split's partial; the last block of the (batch, kv head)
+  // combines them.
   os << "    float *mine = part + w * SLOT;\n"
      << "#pragma unroll\n"
      << "    for (int u = 0; u < UI; ++u) {\n"
@@ -233,17 +287,35 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "    if (threadIdx.x == 0) tc_last = atomicAdd(&count[gi], 1u) == (unsigned)(S - 1);\n"
      << "    __syncthreads();\n    if (!tc_last) continue;\n    __threadfence();\n"
      << "    const volatile float *all = settled + gi * S * SLOT;\n"
+     << "    const int splits = (int)S" << (drop ? " - 1" : "")
+     << ";\n"
+     // The splits' maxima, a thread a (row, split): every load in flight.
+     << "    for (int e = threadIdx.x; e < R * splits; e += NT) {\n"
+     << "      const int r = e / splits, q = e - r * splits;\n"
+     << "      Wt[r][q] = all[q * SLOT + R * DV + r];\n    }\n"
+     << "    __syncthreads();\n"
+     // A warp a row: the row's max, each split's weight 2^(m - max) / l.
+     << perRow("        float mx = -INF;\n"
+               "        if (row)\n"
+               "          for (int q = lane; q < splits; q += 32) mx = fmaxf(mx, Wt[r][q]);\n" +
+               warpReduce("mx", true) +
+               "        float l = 0.f;\n"
+               "        if (row)\n"
+               "          for (int q = lane; q < splits; q += 32) {\n"
+               "            const float f = mx == -INF ? 0.f : exp2f(Wt[r][q] - mx);\n"
+               "            Wt[r][q] = f;\n"
+               "            l += all[q * SLOT + R * DV + R + r] * f;\n          }\n" +
+               warpReduce("l", false) +
+               "        if (row)\n"
+               "          for (int q = lane; q < splits; q += 32) Wt[r][q] *= l > 0.f ? 1.f / l : "
+               "0.f;\n")
+     << "    __syncthreads();\n"
      << "    for (int e = threadIdx.x; e < R * DV; e += NT) {\n"
      << "      const int r = e / DV, x = e - r * DV;\n"
-     << "      float mx = -INF, l = 0.f, a = 0.f;\n"
-     << "      const int64_t splits = S" << (drop ? " - 1" : "") << ";\n"
-     << "      for (int64_t q = 0; q < splits; ++q) mx = fmaxf(mx, all[q * SLOT + R * DV + r]);\n"
-     << "      if (mx != -INF)\n"
-     << "        for (int64_t q = 0; q < splits; ++q) {\n"
-     << "          const float f = exp2f(all[q * SLOT + R * DV + r] - mx);\n"
-     << "          l += all[q * SLOT + R * DV + R + r] * f;\n"
-     << "          a += all[q * SLOT + r * DV + x] * f;\n        }\n"
-     << "      " << out << " + x] = " << c.store(t, "l > 0.f ? a / l : 0.f") << ";\n    }\n"
+     << "      float a = 0.f;\n"
+     << "#pragma unroll 8\n"
+     << "      for (int q = 0; q < splits; ++q) a += Wt[r][q] * all[q * SLOT + r * DV + x];\n"
+     << "      " << out << " + x] = " << c.store(t, "a") << ";\n    }\n"
      << "    if (threadIdx.x == 0) count[gi] = 0; // zero for the next launch\n"
      << "  }\n}\n";
 }
