@@ -104,6 +104,7 @@ int tcOptMain(int argc, char **argv) {
     std::string format = "text";
     bool verifyNumerics = false;
     std::string precision = "fp32", target = "any";
+    bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     po::options_description opts("tc-opt options");
@@ -140,6 +141,9 @@ int tcOptMain(int argc, char **argv) {
         "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
         "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
         "mixed-precision,canonicalize,dce before fuse, or at the end)")(
+        "low-precision-io", po::bool_switch(&lowPrecisionIO),
+        "with --precision fp16|bf16: the model's float inputs and outputs in the low type too "
+        "(a model converted to half; a decode step's KV caches stay half between steps)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
@@ -203,10 +207,13 @@ int tcOptMain(int argc, char **argv) {
         pipeline.insertBefore(PassId::Fuse, t->optPipeline());
     }
     if (precision == "fp16" || precision == "bf16")
-      pipeline.insertBefore(PassId::Fuse,
-                            mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16"));
+      pipeline.insertBefore(
+          PassId::Fuse,
+          mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
     else if (precision != "fp32")
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
+    if (lowPrecisionIO && precision == "fp32")
+      fail("--low-precision-io needs --precision fp16 or bf16");
     pm.dumpDir = dumpDirFor("tc-opt", common);
     auto optimize = [&](std::shared_ptr<const MemoryBuffer> buf) {
       auto m = loadModule(std::move(buf));
