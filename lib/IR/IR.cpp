@@ -166,4 +166,20 @@ Function &Module::main() const {
   return *functions.front();
 }
 
+void substituteDims(Module &m, const std::map<std::string, int64_t> &dims) {
+  auto substitute = [&](TensorType &t) {
+    for (Dim &d : t.shape)
+      if (d.isSymbolic())
+        if (auto it = dims.find(d.symbol); it != dims.end())
+          d = Dim::fixed(it->second);
+  };
+  for (const auto &f : m.functions) {
+    for (Value *a : f->args)
+      substitute(a->type);
+    for (auto &op : f->ops)
+      for (Value *r : op->results)
+        substitute(r->type);
+  }
+}
+
 } // namespace tc

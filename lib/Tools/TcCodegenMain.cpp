@@ -17,6 +17,11 @@ namespace {
 void printStats(const CompileTarget &t, const CodegenResult &r, const Module &input) {
   std::cerr << "kernels: " << r.kernels.size() << " generated, " << r.library.size()
             << " groups call " << t.libraries() << ", " << r.host.size() << " host steps\n";
+  if (r.shapePlan)
+    std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
+              << r.shapePlan->blocks.size() << " blocks)\n";
+  else
+    std::cerr << "shape plan: planned by the runtime per input shape (" << r.noShapePlan << ")\n";
   for (const std::string &call : r.library)
     std::cerr << "  library " << call << "\n";
   // The convs a generated kernel runs (the others are library lines).

@@ -352,13 +352,6 @@ bool refineFunction(Module *m, Function &f) {
   return changed;
 }
 
-void substitute(TensorType &t, const std::map<std::string, int64_t> &dims) {
-  for (Dim &d : t.shape)
-    if (d.isSymbolic())
-      if (auto it = dims.find(d.symbol); it != dims.end())
-        d = Dim::fixed(it->second);
-}
-
 } // namespace
 
 bool inferShapes(Module &m) {
@@ -388,13 +381,7 @@ void specializeDims(Module &m, const std::map<std::string, int64_t> &dims) {
   for (const auto &[name, n] : dims)
     if (!used.count(name))
       fail("--dim ", name, "=", n, ": the model has no symbolic dim '", name, "'");
-  for (const auto &f : m.functions) {
-    for (Value *a : f->args)
-      substitute(a->type, dims);
-    for (auto &op : f->ops)
-      for (Value *r : op->results)
-        substitute(r->type, dims);
-  }
+  substituteDims(m, dims);
   inferShapes(m);
   verifyModule(m);
 }

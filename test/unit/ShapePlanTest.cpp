@@ -1,6 +1,8 @@
 #include "tc/Runtime/ShapePlan.h"
+#include "tc/CodeGen/ShapePlanCompile.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/Parser.h"
+#include "tc/Runtime/ShapePlanner.h"
 #include "tc/Support/Error.h"
 #include <cmath>
 #include <gtest/gtest.h>
@@ -9,8 +11,10 @@ using namespace tc;
 
 namespace {
 
-// An artifact holding just a module: what the shared planner reads.
+// An artifact holding just a module: what the shared planner reads (the
+// run-time planner's, as in the tools).
 Artifact artifactOf(const char *text) {
+  enableRunTimePlanning();
   Artifact a;
   a.file = "x.tcx";
   a.target = "cpu";
@@ -82,4 +86,101 @@ TEST(ShapePlan, CacheKeepsTheMostRecentlyUsedAndCachesNoFailedMake) {
   EXPECT_EQ(cache.get({20}, make), nullptr); // "cannot plan" is cached
   EXPECT_THROW(cache.get({21}, []() -> std::unique_ptr<int> { throw Error("no memory"); }), Error);
   EXPECT_EQ(*cache.get({21}, make), 11); // a failure is not
+}
+
+namespace {
+
+// Views, an in-place write, two sizes of block and a result: what a stored
+// plan must keep shared and pack as the planner does.
+constexpr const char *kSharing = R"(module @m {
+  func @main(%x: f32[N,8]) -> (f32[N,8], f32[N,8]) {
+    %a = Cos(%x) : f32[N,8]
+    %b = Sin(%a) : f32[N,8]
+    %c = Identity(%b) : f32[N,8]
+    %d = ReduceSum(%a) {axes = [1]} : f32[N,1]
+    %e = Add(%b, %d) : f32[N,8]
+    %f = Exp(%e) : f32[N,8]
+    return %f, %c
+  }
+})";
+
+Artifact withStoredPlan(const char *text, StoredShapePlan *tamper = nullptr) {
+  Artifact a = artifactOf(text);
+  auto m = parseModule(text, "x.tcir");
+  std::string why;
+  std::optional<StoredShapePlan> p = compileShapePlan(m->main(), why);
+  EXPECT_TRUE(p) << why;
+  if (p && tamper)
+    *tamper = *p;
+  if (p)
+    a.setSection(kSectionShapePlan, writeShapePlan(*p));
+  return a;
+}
+
+std::unique_ptr<PlannedModule> fallbackPlan(const char *text,
+                                            const std::map<std::string, int64_t> &sizes) {
+  return planShape(artifactOf(text), sizes); // no stored plan: the planner's
+}
+
+} // namespace
+
+TEST(ShapePlan, StoredPlanIsThePlannersAtEverySize) {
+  Artifact a = withStoredPlan(kSharing);
+  for (int64_t n : {1, 3, 64, 1000}) {
+    auto stored = planShape(a, {{"N", n}});
+    auto runTime = fallbackPlan(kSharing, {{"N", n}});
+    ASSERT_TRUE(stored && runTime);
+    EXPECT_NO_THROW(checkStoredPlan(*stored, *runTime));
+    EXPECT_EQ(stored->memory.arenaBytes, runTime->memory.arenaBytes);
+    EXPECT_EQ(stored->main().results[0]->type.str(), "f32[" + std::to_string(n) + ",8]");
+    const Function &f = stored->main();
+    EXPECT_TRUE(stored->aliases(*f.ops[2])); // the Identity
+    EXPECT_EQ(stored->placeOf(f.ops[2]->result()).offset,
+              stored->placeOf(f.ops[1]->result()).offset);
+  }
+}
+
+TEST(ShapePlan, CheckFindsAStoredPlanThatDiffers) {
+  StoredShapePlan p;
+  Artifact a = withStoredPlan(kSharing, &p);
+  ASSERT_GE(p.blocks.size(), 2u);
+  // The first block lives all the time: packed elsewhere than the planner does.
+  p.blocks[0].end = SIZE_MAX;
+  a.setSection(kSectionShapePlan, writeShapePlan(p));
+  auto stored = planShape(a, {{"N", 5}});
+  auto runTime = fallbackPlan(kSharing, {{"N", 5}});
+  ASSERT_TRUE(stored && runTime);
+  EXPECT_THROW(checkStoredPlan(*stored, *runTime), Error);
+}
+
+TEST(ShapePlan, NoStoredPlanWhereOnlyTheSizesDecide) {
+  auto m = parseModule(R"(module @m {
+  func @main(%x: f32[N,8]) -> (f32[?,?]) {
+    %a = Cos(%x) : f32[N,8]
+    %s = Shape(%a) : i64[2]
+    %r = Reshape(%a, %s) : f32[?,?]
+    return %r
+  }
+})",
+                       "x.tcir");
+  std::string why;
+  EXPECT_FALSE(compileShapePlan(m->main(), why));
+  EXPECT_NE(why.find("has no size expression"), std::string::npos) << why;
+}
+
+TEST(ShapePlan, CorruptStoredPlanIsAnError) {
+  StoredShapePlan p;
+  Artifact a = withStoredPlan(kSharing, &p);
+  p.buffers[0].value = "nope";
+  a.setSection(kSectionShapePlan, writeShapePlan(p));
+  EXPECT_THROW(planShape(a, {{"N", 2}}), Error);
+}
+
+TEST(ShapePlan, WithoutStoredPlanNorPlannerTheShapeRunsUnplanned) {
+  Artifact a = artifactOf(kCosIdentitySin);
+  RunTimePlanner planner = runTimePlanner;
+  runTimePlanner = nullptr; // as in libtcrt
+  EXPECT_FALSE(planShape(a, {{"N", 3}}));
+  runTimePlanner = planner;
+  EXPECT_TRUE(planShape(a, {{"N", 3}}));
 }

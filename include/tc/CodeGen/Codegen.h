@@ -3,6 +3,7 @@
 #pragma once
 #include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/KernelEmitter.h"
+#include "tc/CodeGen/ShapePlanSection.h"
 #include "tc/IR/IR.h"
 #include <memory>
 #include <optional>
@@ -110,6 +111,10 @@ struct CodegenResult {
   std::vector<std::string> library; // "@group: cublaslt, epilogue kernel tc_..."
   std::vector<HostStep> host;       // groups on the host, in plan order
   std::vector<CompileStage> timeline;
+  // The memory plan stored for the runtime (ShapePlanCompile.h); nullopt:
+  // the runtime plans each input shape, for `noShapePlan`'s reason.
+  std::optional<StoredShapePlan> shapePlan;
+  std::string noShapePlan;
 };
 
 // THE code generation driver: prepare, emit every group's kernel, decide

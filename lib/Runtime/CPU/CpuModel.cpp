@@ -14,8 +14,6 @@
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
-#include "tc/Transforms/Pass.h"
-#include "tc/Transforms/ShapeInference.h"
 #include <algorithm>
 #include <chrono>
 #include <cstring>

@@ -1,0 +1,51 @@
+// The artifact's shape-plan section: the memory plan the compiler decided,
+// sizes as expressions of the symbolic dims (DimExpr.h): which buffers
+// share storage (views, in-place writes), each storage block's size and
+// lifetime. A runtime evaluates the sizes for a new input shape and packs
+// the blocks (ArenaPacking.h, the planner's own packing), with no pass,
+// shape inference or IR analysis. Codegen writes it where the plan can be
+// decided at compile time (ShapePlanCompile.h says when); without it the
+// runtime plans the shape itself (ShapePlan.cpp's fallback).
+//
+// Text, one record a line, fields tab-separated:
+//   tc-shape-plan 1
+//   block  <aligned bytes> <first step> <last step>
+//   buffer <value> <bytes> <block|-> <base|-> <view offset> <in place of|->
+// Blocks in the planner's order (it breaks ties by it); buffers in the
+// memory plan's (main's op results in order). A view's bytes are 0.
+#pragma once
+#include "tc/Runtime/DimExpr.h"
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tc {
+
+inline constexpr const char *kSectionShapePlan = "shape-plan";
+
+struct StoredBlock {
+  DimExpr bytes; // aligned to kArenaAlignment
+  size_t start = 0, end = 0;
+};
+
+struct StoredBuffer {
+  std::string value;
+  DimExpr bytes;
+  size_t block = kNoBlock; // its storage (a view of an argument or constant: none)
+  std::string base;        // a view: the value it aliases ("" for none)
+  DimExpr viewOffset;
+  std::string inPlaceOf; // "" for none
+  static constexpr size_t kNoBlock = SIZE_MAX;
+};
+
+struct StoredShapePlan {
+  std::vector<StoredBlock> blocks;
+  std::vector<StoredBuffer> buffers;
+};
+
+std::string writeShapePlan(const StoredShapePlan &plan);
+// Throws tc::Error naming `file` and the bad line.
+StoredShapePlan readShapePlan(std::string_view text, const std::string &file);
+
+} // namespace tc

@@ -1,0 +1,89 @@
+#include "tc/CodeGen/ShapePlanSection.h"
+#include "tc/Support/Error.h"
+#include <charconv>
+
+namespace tc {
+
+namespace {
+
+constexpr const char *kMagic = "tc-shape-plan 1";
+
+std::string orDash(const std::string &s) { return s.empty() ? "-" : s; }
+
+std::vector<std::string_view> fieldsOf(std::string_view line) {
+  std::vector<std::string_view> f;
+  size_t start = 0;
+  for (size_t tab; (tab = line.find('\t', start)) != std::string_view::npos; start = tab + 1)
+    f.push_back(line.substr(start, tab - start));
+  f.push_back(line.substr(start));
+  return f;
+}
+
+} // namespace
+
+std::string writeShapePlan(const StoredShapePlan &plan) {
+  std::string s = std::string(kMagic) + "\n";
+  for (const StoredBlock &b : plan.blocks)
+    s += "block\t" + b.bytes.str() + "\t" + std::to_string(b.start) + "\t" + std::to_string(b.end) +
+         "\n";
+  for (const StoredBuffer &b : plan.buffers)
+    s += "buffer\t" + b.value + "\t" + b.bytes.str() + "\t" +
+         (b.block == StoredBuffer::kNoBlock ? "-" : std::to_string(b.block)) + "\t" +
+         orDash(b.base) + "\t" + b.viewOffset.str() + "\t" + orDash(b.inPlaceOf) + "\n";
+  return s;
+}
+
+StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
+  StoredShapePlan plan;
+  size_t lineNo = 0;
+  while (!text.empty()) {
+    size_t nl = text.find('\n');
+    std::string_view line = text.substr(0, nl);
+    text = nl == std::string_view::npos ? std::string_view() : text.substr(nl + 1);
+    ++lineNo;
+    auto bad = [&](const std::string &why) {
+      fail(file, ": section ", kSectionShapePlan, " line ", lineNo, ": ", why);
+    };
+    if (lineNo == 1) {
+      if (line != kMagic)
+        bad("expected '" + std::string(kMagic) + "'");
+      continue;
+    }
+    std::vector<std::string_view> f = fieldsOf(line);
+    auto name = [](std::string_view v) { return v == "-" ? std::string() : std::string(v); };
+    auto expr = [&](std::string_view v) {
+      try {
+        return DimExpr::parse(v);
+      } catch (const Error &e) {
+        bad(e.what());
+        throw;
+      }
+    };
+    // A step (SIZE_MAX: a function result's last) or a block's index.
+    auto number = [&](std::string_view v) {
+      size_t n = 0;
+      auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (ec != std::errc() || end != v.data() + v.size())
+        bad("expected a number, got '" + std::string(v) + "'");
+      return n;
+    };
+    if (f[0] == "block" && f.size() == 4) {
+      plan.blocks.push_back({expr(f[1]), number(f[2]), number(f[3])});
+      if (plan.blocks.back().start > plan.blocks.back().end)
+        bad("a block that ends before it starts");
+    } else if (f[0] == "buffer" && f.size() == 7) {
+      size_t block = f[3] == "-" ? StoredBuffer::kNoBlock : number(f[3]);
+      if (block != StoredBuffer::kNoBlock && block >= plan.blocks.size())
+        bad("no block " + std::string(f[3]));
+      plan.buffers.push_back(
+          {std::string(f[1]), expr(f[2]), block, name(f[4]), expr(f[5]), name(f[6])});
+    } else {
+      bad("expected block or buffer with their fields");
+    }
+  }
+  if (lineNo == 0)
+    fail(file, ": section ", kSectionShapePlan, " is empty");
+  return plan;
+}
+
+} // namespace tc
