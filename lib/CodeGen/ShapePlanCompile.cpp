@@ -2,9 +2,11 @@
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/Runtime/RefExecutor.h"
+#include "tc/Support/Error.h"
 #include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace tc {
@@ -46,6 +48,29 @@ std::string undecidable(const Function &main, std::vector<std::string> &symbols)
   }
   if (!shapeComputations(main).empty())
     return "shape computations fold per input shape";
+  for (const std::string &sym : symbols) { // a dim the section's text can name
+    bool reads = false;
+    try {
+      DimExpr e = DimExpr::parse(sym);
+      reads = e.kind() == DimExpr::Kind::Sym && e.str() == sym;
+    } catch (const Error &) {
+    }
+    if (!reads)
+      return "symbolic dim '" + sym + "' is no size expression symbol";
+  }
+  // The section names values: one field each, one value per name.
+  std::set<std::string> names;
+  auto named = [&](const Value *v) {
+    return v->name.find_first_of(" \t\n") == std::string::npos && names.insert(v->name).second;
+  };
+  for (const auto *values : {&main.args, &main.constants})
+    for (const Value *v : *values)
+      if (!named(v))
+        return "value name '" + v->name + "' is not one field or not unique";
+  for (const auto &op : main.ops)
+    for (const Value *r : op->results)
+      if (!named(r))
+        return "value name '" + r->name + "' is not one field or not unique";
   return "";
 }
 

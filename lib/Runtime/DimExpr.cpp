@@ -93,8 +93,8 @@ struct Reader {
     std::string_view t = token();
     if (std::isdigit(static_cast<unsigned char>(t[0])))
       return DimExpr::constant(number(t));
-    // A model's dim names, and the section's own `@` names.
-    if (!std::isalpha(static_cast<unsigned char>(t[0])) && t[0] != '_' && t[0] != '@')
+    // A model's dim name.
+    if (!std::isalpha(static_cast<unsigned char>(t[0])) && t[0] != '_')
       bad("'" + std::string(t) + "' is neither a number nor a symbol");
     return DimExpr::symbol(std::string(t));
   }

@@ -101,9 +101,12 @@ std::unique_ptr<Module> planFromArtifact(const Artifact &artifact, const MemoryB
             corrupt("no value %" + *name + " before %" + r->name);
           *to = it->second;
         }
+      // Within its storage: a constant's bytes, its block (an argument's
+      // bounds are the caller's inputs').
       uint64_t end = b.base ? b.viewOffset + byteSize(r->type).value_or(0) : b.bytes;
-      if ((b.base && b.base->isConstant() && end > b.base->data->size) ||
-          (!b.base && (sb.block == StoredBuffer::kNoBlock || end > blocks[sb.block].bytes)))
+      bool inArena = sb.block != StoredBuffer::kNoBlock;
+      if ((b.base && b.base->isConstant() && end > b.base->data->size) || (!b.base && !inArena) ||
+          (inArena && end > blocks[sb.block].bytes))
         corrupt("%" + r->name + " does not fit its storage");
       memory.buffers.push_back(b);
       named[r->name] = r;

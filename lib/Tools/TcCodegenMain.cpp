@@ -17,17 +17,17 @@ namespace {
 void printStats(const CompileTarget &t, const CodegenResult &r, const Module &input) {
   std::cerr << "kernels: " << r.kernels.size() << " generated, " << r.library.size()
             << " groups call " << t.libraries() << ", " << r.host.size() << " host steps\n";
-  if (r.shapePlan)
-    std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
-              << r.shapePlan->blocks.size() << " blocks)\n";
-  else
-    std::cerr << "shape plan: planned by the runtime per input shape (" << r.noShapePlan << ")\n";
   for (const std::string &call : r.library)
     std::cerr << "  library " << call << "\n";
   // The convs a generated kernel runs (the others are library lines).
   for (size_t i = 0; i < r.kernels.size(); ++i)
     if (r.kinds[i] == KernelKind::DepthwiseConv)
       std::cerr << "  kernel @" << r.kernels[i] << ": " << kernelKindName(r.kinds[i]) << "\n";
+  if (r.shapePlan)
+    std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
+              << r.shapePlan->blocks.size() << " blocks)\n";
+  else
+    std::cerr << "shape plan: planned by the runtime per input shape (" << r.noShapePlan << ")\n";
   std::cerr << "compile timeline:\n";
   for (const TimelineEntry &e : readTimeline(input))
     std::cerr << "  " << e.tool << ": " << e.stage << ": " << e.seconds << " s\n";
