@@ -4,6 +4,8 @@
     python3 models/export_torch_models.py /tmp/zoo --suite vision,text,generative --small --exporters dynamo
     python3 utils/zoo-coverage.py /tmp/zoo build/bin [--fast] [--models a,b] [--merge] \\
         [--md docs/zoo-coverage.md] [--json docs/bench/zoo-coverage.json]
+    # numerics too (issue 16's fp32 floor), both targets at fp32, 12 models at once:
+    python3 utils/zoo-coverage.py /tmp/zoo build/bin --check --cuda-precision fp32 -j 12 --md X.md --json X.json
 
 For every exported model (MODELS_DIR/<name>.dynamo.onnx, or <name>/model.onnx)
 compiles, for CUDA
@@ -17,8 +19,17 @@ then host steps aggregated by (op types, reason) with the models affected --
 the to-do list of kernel work. The JSON and markdown are rewritten after every
 model (a run cut short keeps what it did); --merge keeps the models of an
 existing JSON that this run does not survey. Needs no torch.
+
+--check also runs each artifact (`tc-run --inputs`) on the export's inputs
+(MODEL.dynamo.in/input_N.pb) and compares every output with PyTorch's fp32
+one (torch_output_N.pb, computed on the CPU at export): max |tc - torch| over
+max |torch|, at most 1e-3 for an fp32 artifact (5e-3 where its library
+calls may round through TF32: CUDA convs by default, tc-codegen
+--allow-tf32) and 2e-2 for fp16 (utils/bench-gpu.py's rel_err; NaN or a
+shape mismatch never passes).
 """
-import argparse, json, os, re, subprocess, sys, tempfile, time
+import argparse, functools, importlib.util, json, os, re, subprocess, sys, tempfile, threading, time
+from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
@@ -48,13 +59,60 @@ def find_onnx(d, name):
 def error_line(tool, text, rc):
     lines = [l for l in text.strip().splitlines() if l.strip()]
     errs = [l for l in lines if "error" in l.lower()]
-    return f"{tool}: " + ((errs or lines or [f"exit {rc}"])[0][:400] if rc >= 0 else f"killed by signal {-rc}")
+    line = (errs or lines or [f"exit {rc}"])[0][:400] if rc >= 0 else f"killed by signal {-rc}"
+    return line if line.startswith(f"{tool}:") else f"{tool}: {line}"
 
 
-def compile_one(bindir, onnx, target, tmp, timeout, fast=False):
+# The fp32 and fp16 tolerances of --check (issue 16's floor); an fp32
+# artifact whose library calls may round through TF32 (tc-run --print-info;
+# tc-codegen --allow-tf32, convs by default) is held to PyTorch's own TF32
+# tolerance, the bench's rule (lib/Bench/Tf32Rule.h, kTf32ErrFloor).
+TOLERANCE = {"fp32": 1e-3, "fp16": 2e-2, "tf32": 5e-3}
+
+
+def may_use_tf32(bindir, tcx):
+    p = subprocess.run([f"{bindir}/tc-run", "--print-info", tcx], capture_output=True, text=True)
+    return "may round through TF32: yes" in p.stdout
+
+
+@functools.lru_cache(maxsize=None)
+def bench_gpu():
+    """utils/bench-gpu.py as a module (loaded once): its load_pb and rel_err are the rule."""
+    spec = importlib.util.spec_from_file_location("bench_gpu", os.path.join(ROOT, "utils", "bench-gpu.py"))
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def check_one(bindir, tcx, indir, tmp, timeout, precision):
+    """Runs the artifact on indir's inputs; max relative error of its outputs vs torch_output_N.pb."""
+    bg = bench_gpu()
+    out = os.path.join(tmp, os.path.basename(tcx) + ".out")
+    try:
+        p = subprocess.run([f"{bindir}/tc-run", tcx, "--inputs", indir, "--output-dir", out],
+                           capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        return dict(numerics="failed", error=f"tc-run: timed out after {timeout} s")
+    if p.returncode:
+        return dict(numerics="failed", error=error_line("tc-run", p.stderr, p.returncode))
+    errs, i = [], 0
+    while os.path.exists(os.path.join(indir, f"torch_output_{i}.pb")):
+        want = bg.load_pb(os.path.join(indir, f"torch_output_{i}.pb"))
+        got = os.path.join(out, f"output_{i}.pb")
+        errs.append(bg.rel_err(bg.load_pb(got), want) if os.path.exists(got) else float("inf"))
+        i += 1
+    if not errs:
+        return dict(numerics="failed", error=f"no torch_output_0.pb in {indir}")
+    err = max(errs)
+    rule = "tf32" if precision == "fp32" and may_use_tf32(bindir, tcx) else precision
+    return dict(numerics="ok" if err <= TOLERANCE[rule] else "failed", err=err, precision=precision,
+                rule=rule)
+
+
+def compile_one(bindir, onnx, target, tmp, timeout, fast=False, precision="fp16"):
     """tc-import | tc-opt | tc-codegen as three steps; returns the target's result dict."""
     ir, opt, tcx = (os.path.join(tmp, f"{target}.{x}") for x in ("tcbc", "opt.tcbc", "tcx"))
-    prec = ["--precision", "fp16"] if target == "cuda" else []
+    prec = ["--precision", precision] if target == "cuda" and precision != "fp32" else []
     steps = [("import", [f"{bindir}/tc-import", onnx, "-o", ir]),
              ("opt", [f"{bindir}/tc-opt", "-O2", f"--target={target}", *prec, ir, "-o", opt]),
              ("codegen", [f"{bindir}/tc-codegen", f"--target={target}", "--stats", opt, "-o", tcx]
@@ -82,6 +140,7 @@ def compile_one(bindir, onnx, target, tmp, timeout, fast=False):
             s = STATS.search(p.stderr)
             res["kernels"] = s[0] if s else ""
     res["seconds"] = round(time.time() - t0, 1)
+    res["tcx"] = tcx
     return res
 
 
@@ -125,25 +184,32 @@ def cell(r):
         return "-"
     if r["status"] != "ok":
         return f"**failed** ({r['stage']})"
-    return f"{len(r['host'])} host" if r["host"] else "ok, 0 host"
+    c = f"{len(r['host'])} host" if r["host"] else "ok, 0 host"
+    if "numerics" in r:
+        c += (f", err {r['err']:.1e}" if "err" in r else "") + ("" if r["numerics"] == "ok" else " **wrong**")
+    return c
 
 
 def esc(s):
     return s.replace("|", "\\|")
 
 
-def markdown(models, fast, note="", json_link="bench/zoo-coverage.json"):
+def markdown(models, fast, note="", json_link="bench/zoo-coverage.json", cuda_prec="fp16", check=False):
     out = ["# Zoo coverage: what runs on the host",
            "",
            "Generated by `utils/zoo-coverage.py` (rerun it after kernels land; the raw data is "
            f"[{json_link}]({json_link})). Models: the zoo of "
            "`models/zoo_models.py` exported with `models/export_torch_models.py --small --exporters dynamo` "
            "(small configs / images, batch 2 symbolic). CUDA: `tc-opt -O2 --target=cuda --precision fp16 | "
-           "tc-codegen --target=cuda`; CPU: `tc-opt -O2 --target=cpu | tc-codegen --target=cpu` (fp32). "
+           "tc-codegen --target=cuda`" + (" (this run: fp32, no --precision)" if cuda_prec == "fp32" else "") + "; CPU: `tc-opt -O2 --target=cpu | tc-codegen --target=cpu` (fp32). "
            "A host step is a fused group that runs on the reference kernels on the host "
            "(docs/architecture.md, \"Host steps\")."
            + (" This run: `--fast` (tc-codegen `--emit source`: the host-step decisions without compiling the "
-              "kernels, so a clang/NVRTC failure would not show)." if fast else "") + (" " + note if note else ""),
+              "kernels, so a clang/NVRTC failure would not show)." if fast else "")
+           + (" Numerics (`--check`): each artifact run on the export's inputs against PyTorch's fp32 outputs, "
+              "max relative error at most 1e-3 (fp32), 5e-3 (fp32 whose convs may use TF32: tc-codegen's "
+              "default --allow-tf32=conv) or 2e-2 (fp16); \"err\" in the cells." if check else "")
+           + (" " + note if note else ""),
            ""]
     n = len(models)
     exp_ok = sum(m["export"]["status"] == "ok" for m in models.values())
@@ -163,7 +229,7 @@ def markdown(models, fast, note="", json_link="bench/zoo-coverage.json"):
             out.append(f"| {esc(ops)} | {esc(why)} | {len(a['models'])} | {a['steps']} | "
                        f"{', '.join(a['models'])} |")
         out.append("")
-    out += ["## Per model", "", "| model | suite | export | CUDA fp16 | CPU fp32 |", "|---|---|---|---|---|"]
+    out += ["## Per model", "", f"| model | suite | export | CUDA {cuda_prec} | CPU fp32 |", "|---|---|---|---|---|"]
     for name, m in models.items():
         e = m["export"]
         ex = "ok" if e["status"] == "ok" else "**failed**"
@@ -177,6 +243,8 @@ def markdown(models, fast, note="", json_link="bench/zoo-coverage.json"):
         for t, r in m.get("targets", {}).items():
             if r["status"] != "ok":
                 lines.append(f"- {t}: {r['stage']} failed: `{r['error']}`")
+            elif r.get("numerics") == "failed":
+                lines.append(f"- {t}: wrong result: " + (f"err {r['err']:.1e}" if "err" in r else f"`{r['error']}`"))
             groups = {}
             for s in r["host"]:
                 groups.setdefault((op_types(s), s["reason"]), []).append(s)  # the whole group's types
@@ -199,10 +267,16 @@ def main():
     ap.add_argument("--merge", action="store_true", help="keep the other models of an existing --json")
     ap.add_argument("--timeout", type=int, default=900, help="seconds per tool run")
     ap.add_argument("--note", default="", help="a sentence added to the markdown's introduction")
+    ap.add_argument("--check", action="store_true",
+                    help="run each artifact on the export's inputs and compare with PyTorch's fp32 outputs")
+    ap.add_argument("--cuda-precision", choices=["fp16", "fp32"], default="fp16", help="the CUDA artifacts'")
+    ap.add_argument("-j", "--jobs", type=int, default=1, help="models surveyed at once")
     ap.add_argument("--fast", action="store_true",
                     help="tc-codegen --emit source: the same host-step decisions without compiling the kernels "
                          "(seconds instead of minutes a model; misses clang/NVRTC errors)")
     args = ap.parse_args()
+    if args.check and args.fast:
+        ap.error("--check runs the artifacts: it needs them compiled (no --fast)")
     suites = zoo_suites()
     names = args.models.split(",") if args.models else sorted(suites, key=lambda n: SUITES.index(suites[n]))
     status_path = os.path.join(args.models_dir, "export-status.json")
@@ -219,26 +293,44 @@ def main():
                       indent=1)
         with open(args.md, "w") as f:
             f.write(markdown(ms, args.fast, args.note,
-                             os.path.relpath(os.path.abspath(args.json), os.path.dirname(os.path.abspath(args.md)))))
+                             os.path.relpath(os.path.abspath(args.json), os.path.dirname(os.path.abspath(args.md))),
+                             args.cuda_precision, args.check))
 
-    for name in names:
+    lock = threading.Lock()
+
+    def say(line):  # whole lines, whatever the threads
+        with lock:
+            print(line, flush=True)
+
+    def survey(name):
         onnx = find_onnx(args.models_dir, name)
         st = exported.get(name, {}).get("exporters", {}).get("dynamo")
-        m = models[name] = dict(suite=suites.get(name, "?"), targets={})
+        m = dict(suite=suites.get(name, "?"), targets={})
         if onnx is None or (st and st["status"] != "ok"):
             err = st["error"] if st and st.get("error") else f"no ONNX file for {name} in {args.models_dir}"
             m["export"] = dict(status="failed", error=err)
-            print(f"{name}: export failed: {err}", flush=True)
+            say(f"{name}: export failed: {err}")
+        else:
+            m["export"] = dict(status="ok", file=os.path.basename(onnx), kib=os.path.getsize(onnx) >> 10)
+            with tempfile.TemporaryDirectory(prefix="zoo-coverage-") as tmp:
+                for t in args.targets.split(","):
+                    prec = args.cuda_precision if t == "cuda" else "fp32"
+                    r = m["targets"][t] = compile_one(args.bindir, onnx, t, tmp, args.timeout, args.fast, prec)
+                    if args.check and r["status"] == "ok":
+                        r.update(check_one(args.bindir, r["tcx"], onnx[:-len(".onnx")] + ".in", tmp,
+                                           args.timeout, prec))
+                    r.pop("tcx", None)
+                    say(f"{name} {t}: {r['status']}"
+                          + (f" ({r['error']})" if r["status"] != "ok" else f", {len(r['host'])} host steps")
+                          + (f", numerics {r['numerics']}" + (f" (err {r['err']:.1e})" if "err" in r else
+                                                              f" ({r.get('error')})") if "numerics" in r else "")
+                          + f", {r['seconds']} s")
+        with lock:
+            models[name] = m
             save()
-            continue
-        m["export"] = dict(status="ok", file=os.path.basename(onnx), kib=os.path.getsize(onnx) >> 10)
-        with tempfile.TemporaryDirectory(prefix="zoo-coverage-") as tmp:
-            for t in args.targets.split(","):
-                r = m["targets"][t] = compile_one(args.bindir, onnx, t, tmp, args.timeout, args.fast)
-                print(f"{name} {t}: {r['status']}"
-                      + (f" ({r['error']})" if r["status"] != "ok" else f", {len(r['host'])} host steps")
-                      + f", {r['seconds']} s", flush=True)
-        save()
+
+    with ThreadPoolExecutor(max(1, args.jobs)) as pool:
+        list(pool.map(survey, names))
     save()
 
 

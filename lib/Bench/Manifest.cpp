@@ -155,6 +155,7 @@ Suite loadSuite(const std::string &path, const std::string &suiteName,
       fail(path, ": model '", m.name,
            "': amp_rtol/amp_atol are gone: amp is held to \"amp_err\" (relative max error)");
     m.ampErr = e->getNumber("amp_err").value_or(m.ampErr);
+    m.tf32Err = e->getNumber("tf32_err").value_or(m.tf32Err);
     locate(m, *e, repoRoot, modelsDir);
     s.models.push_back(std::move(m));
   }

@@ -1,6 +1,7 @@
 #include "tc/Bench/Runner.h"
 #include "tc/Analysis/ModelSummary.h"
 #include "tc/Bench/AmpRule.h"
+#include "tc/Bench/Tf32Rule.h"
 #include "tc/Bench/ToolSteps.h"
 #include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/Codegen.h"
@@ -43,11 +44,11 @@ struct Compiled {
   double seconds = 0;       // tc-opt + tc-codegen
   uint64_t weightBytes = 0; // of the optimized IR (CPU memory estimate)
   int64_t hostSteps = 0;    // groups tc-codegen left to the host
+  bool tf32 = false;        // fp32 held to the TF32 rule (Tf32Rule.h)
 };
 
 // The lines of the artifact's host-steps section: one per host group.
-int64_t countHostSteps(const std::string &artifact) {
-  Artifact a = readArtifact(MemoryBuffer::open(artifact));
+int64_t countHostSteps(const Artifact &a) {
   const MemoryBuffer *s = a.section(kSectionHostSteps);
   if (!s)
     return 0;
@@ -237,7 +238,9 @@ const Compiled &ModelRun::compile(int level, const std::string &precision,
     return c;
   c.seconds += proc.wallSeconds;
   c.weightBytes = summarize(*readModule(opt)).weightBytes;
-  c.hostSteps = countHostSteps(c.artifact);
+  Artifact a = readArtifact(MemoryBuffer::open(c.artifact));
+  c.hostSteps = countHostSteps(a);
+  c.tf32 = precision == "fp32" && heldToTf32Rule(a);
   return c;
 }
 
@@ -302,17 +305,18 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
                                 "--warmup",
                                 std::to_string(opts_.warmup),
                                 "--report=json"};
-  // fp32: tc-run checks every element. amp: tc-run writes its outputs and
-  // the bench applies the relative rule (AmpRule.h) to them.
-  bool amp = precision == "amp";
+  // fp32: tc-run checks every element. amp, and fp32 where TF32 may round:
+  // tc-run writes its outputs and the bench applies the relative rule
+  // (AmpRule.h, Tf32Rule.h) to them.
+  bool amp = precision == "amp", relative = amp || c.tf32;
   std::string outDir =
       (dir_ / ("out." + mode + "." + precision + ".b" + std::to_string(batch))).string();
   std::ostringstream rt, at;
   rt << model_.rtol;
   at << model_.atol;
-  for (const std::string &a :
-       amp ? std::vector<std::string>{"--output-dir", outDir}
-           : std::vector<std::string>{"--compare", ref.dir, "--rtol", rt.str(), "--atol", at.str()})
+  for (const std::string &a : relative ? std::vector<std::string>{"--output-dir", outDir}
+                                       : std::vector<std::string>{"--compare", ref.dir, "--rtol",
+                                                                  rt.str(), "--atol", at.str()})
     args.push_back(a);
   const Target &target = requireTarget(opts_.target);
   if (*target.graphsFlag)
@@ -333,17 +337,18 @@ BenchResult ModelRun::runArtifact(const std::string &mode, const std::string &pr
     return failed({"numerics", rep->mismatch.empty() ? "outputs differ" : rep->mismatch});
   if (f)
     return failed(*f);
-  if (amp) {
-    r.torchAmpErr = torchAmpErr(batch, ref.dir);
+  if (relative) {
+    r.torchAmpErr = amp ? torchAmpErr(batch, ref.dir) : std::nullopt;
     try {
       r.relErr = worstRelativeError(outDir, ref.dir);
     } catch (const Error &e) {
       return failed({"run", std::string("tc-bench: ") + e.what()});
     }
     fs::remove_all(outDir); // read: no need to keep a copy of every mode's outputs
-    r.errBound = ampBound(model_.ampErr, r.torchAmpErr);
+    r.errBound = amp ? ampBound(model_.ampErr, r.torchAmpErr) : model_.tf32Err;
     if (!(*r.relErr <= *r.errBound))
-      return failed({"numerics", describeAmpCheck(*r.relErr, *r.errBound, r.torchAmpErr)});
+      return failed({"numerics", amp ? describeAmpCheck(*r.relErr, *r.errBound, r.torchAmpErr)
+                                     : describeTf32Check(*r.relErr, *r.errBound)});
   }
   r.passed = true;
   r.rssBytes = int64_t(proc.peakRssBytes);

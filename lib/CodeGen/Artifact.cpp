@@ -1,4 +1,5 @@
 #include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/LibraryTuning.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/Hash64.h"
 #include <algorithm>
@@ -247,6 +248,13 @@ std::string artifactInfo(const Artifact &a) {
     auto sum = a.checksums.find(name);
     o << "section " << name << ": " << buf->size() << " bytes, checksum "
       << (sum == a.checksums.end() ? std::string("-") : hex(sum->second)) << "\n";
+  }
+  if (const MemoryBuffer *t = a.section(kSectionTuning)) {
+    LibraryTuning tuning = readTuningSection(t->str(), a.file);
+    o << "library calls: allow-tf32 " << tf32Name(tuning.tf32)
+      << "; fp32 calls may round through TF32: " << (mayRoundThroughTf32(a) ? "yes" : "no") << "; "
+      << tuning.calls.size() << " tuned"
+      << (tuning.env.empty() ? std::string() : " on " + tuning.env) << "\n";
   }
   return o.str();
 }

@@ -36,11 +36,18 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
   t.printStats(r, std::cerr);
 }
 
-// "--cpu and --cpu-library"
-std::string flagList(const std::vector<TargetOption> &options) {
+// The flags of `options` given on the command line: "--arch", "--arch and
+// --tune", "--arch, --tune and --allow-tf32" ("": none).
+std::string givenFlags(const po::variables_map &vm, const std::vector<TargetOption> &options,
+                       size_t &count) {
+  std::vector<std::string> given;
+  for (const TargetOption &o : options)
+    if (vm.count(o.flag))
+      given.push_back("--" + o.flag);
   std::string s;
-  for (size_t i = 0; i < options.size(); ++i)
-    s += (i ? " and --" : "--") + options[i].flag;
+  for (size_t i = 0; i < given.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == given.size() ? " and " : ", ") + given[i];
+  count = given.size();
   return s;
 }
 
@@ -93,10 +100,11 @@ int tcCodegenMain(int argc, char **argv) {
     const std::vector<Target> &all = targets();
     size_t self = size_t(&chosen - all.data());
     for (size_t i = 0; i < all.size(); ++i) {
-      std::vector<TargetOption> options = compilers[i]->options();
-      if (i != self && !targetOptionValues(vm, options).empty())
-        fail(flagList(options), options.size() > 1 ? " are" : " is", " for --target=", all[i].name,
-             " (the ", chosen.title, " target takes --", chosen.levelFlag, ")");
+      size_t count = 0;
+      std::string given = givenFlags(vm, compilers[i]->options(), count);
+      if (i != self && count)
+        fail(given, count > 1 ? " are" : " is", " for --target=", all[i].name, " (the ",
+             chosen.title, " target takes --", chosen.levelFlag, ")");
     }
     CompileTarget &compiler = *compilers[self];
     TargetOptionValues values = targetOptionValues(vm, compiler.options());
@@ -116,6 +124,8 @@ int tcCodegenMain(int argc, char **argv) {
         std::cerr << (i ? ", " : "") << h.nodes[i];
       std::cerr << "\n";
     }
+    for (const std::string &note : r.notes)
+      std::cerr << "tc-codegen: note: " << note << "\n";
     if (noHostFallback && !r.host.empty())
       return 1;
     if (stats)

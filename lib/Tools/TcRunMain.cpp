@@ -3,6 +3,7 @@
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
+#include "tc/Tools/DecodeLoop.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
 #include <algorithm>
@@ -14,11 +15,68 @@
 
 namespace tc::tools {
 
+namespace {
+
+// tc-run --decode: random past caches of length `past` (batch 1 unless
+// --dim says), N steps on the target (a GPU one keeps the caches on the
+// device between steps) or the reference executor.
+int runDecodeLoop(const Function &f, const Module *m, Executable *exe, const Target *backend,
+                  const std::string &target, InputSources src, int64_t past, int steps,
+                  int64_t token, const std::string &outputDir, const std::string &compareDir,
+                  double rtol, double atol) {
+  DecodeSignature sig = decodeSignature(f);
+  src.random = true;
+  if (past >= 0 || !src.dims.count(sig.pastDim))
+    src.dims[sig.pastDim] = past >= 0 ? past : 128;
+  for (const Value *a : f.args)
+    for (const Dim &d : a->type.shape)
+      if (d.isSymbolic())
+        src.dims.emplace(d.symbol, 1);
+  std::vector<HostTensor> inputs = gatherInputs(f, src);
+  DecodeOptions opts;
+  opts.steps = steps;
+  opts.fixedToken = token;
+  opts.deviceCache = backend && backend->gpu;
+  RunFn run = [&](const std::vector<RunInput> &in, std::vector<RunOutput> &out) {
+    if (exe)
+      return exe->runOn(nullptr, in, out);
+    std::vector<HostTensor> host;
+    for (const RunInput &i : in)
+      host.push_back(*i.host);
+    std::vector<HostTensor> results = runReference(m, f, host);
+    for (size_t i = 0; i < results.size(); ++i)
+      out[i].host = std::move(results[i]);
+  };
+  int64_t batch = inputs[0].shape()[0], start = src.dims[sig.pastDim];
+  std::vector<HostTensor> first = inputs;
+  DecodeResult r = runDecode(f, std::move(inputs), opts, run);
+  std::string where = target + (exe ? exe->latencyNote() : std::string()) +
+                      (opts.deviceCache ? "; caches stay on the device" : "; caches on the host");
+  printDecodeReport(std::cerr, r, batch, start, where);
+  std::cout << "tokens (batch row 0):";
+  for (const std::vector<int64_t> &t : r.tokens)
+    std::cout << " " << t[0];
+  std::cout << "\n";
+  if (!outputDir.empty()) // the first step's inputs, the last step's outputs
+    writeTestDataSet(outputDir, f, first, r.outputs);
+  std::ostringstream results;
+  bool ok = true;
+  if (compareDir.empty())
+    printOutputSummary(f, r.outputs, results);
+  else
+    ok = compareOutputs(f, r.outputs, compareDir, rtol, atol, results, src.bf16AsU16);
+  std::cout << results.str();
+  return ok ? 0 : 1;
+}
+
+} // namespace
+
 int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
     CommonOptions common;
     std::string target, outputDir, compareDir;
-    int iterations = 0, warmup = 1;
+    int iterations = 0, warmup = 1, decode = 0;
+    int64_t past = -1, decodeToken = -1;
     std::string report;
     bool printSteps = false, printInfo = false, noVerify = false;
     InputFlags inputFlags;
@@ -47,6 +105,14 @@ int tcRunMain(int argc, char **argv) {
         "read a u16 tensor given for a bf16 input as bf16 bit patterns, and compare a bf16 "
         "result with a u16 expected value bit-exactly as bf16 (older ONNX test data stores "
         "bf16 so); off by default");
+    opts.add_options()("decode", po::value(&decode)->value_name("N"),
+                       "run N steps of a KV-cache decode step (token ids and past caches in, "
+                       "logits and present caches out), each fed the last one's argmax token "
+                       "and present caches; print tokens/s and per-token latency")(
+        "past", po::value(&past)->value_name("P"),
+        "--decode: the random past caches' length (default 128; batch 1 unless --dim)")(
+        "decode-token", po::value(&decodeToken)->value_name("T"),
+        "--decode: feed token T every step instead of the argmax");
     opts.add_options()("print-info", po::bool_switch(&printInfo),
                        "artifacts: print what it was built with and for, and its sections with "
                        "sizes and checksums (verified), then stop");
@@ -63,6 +129,12 @@ int tcRunMain(int argc, char **argv) {
     TargetOptionValues runValues = targetOptionValues(vm, runOptions);
     if (iterations < 0 || warmup < 0)
       fail("--iterations and --warmup must be >= 0");
+    if (decode < 0 || (decode == 0 && (past >= 0 || decodeToken >= 0)))
+      fail("--decode N takes N >= 1; --past and --decode-token go with it");
+    if (decode && (iterations || !report.empty()))
+      fail("--decode times its own steps: not with --iterations or --report");
+    if (vm.count("past") && past < 1)
+      fail("--past must be >= 1");
     if (!(rtol >= 0) || !(atol >= 0))
       fail("--rtol and --atol must be non-negative");
     InputSources src = inputSources(inputFlags);
@@ -100,6 +172,9 @@ int tcRunMain(int argc, char **argv) {
       ir = loadModule(buf);
     const Module *m = ir ? ir.get() : &exe->module();
     const Function &f = m->main();
+    if (decode)
+      return runDecodeLoop(f, m, exe.get(), backend, target, src, past, decode, decodeToken,
+                           outputDir, compareDir, rtol, atol);
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     // A device run returns with the device synchronized and the outputs on
     // the host: its wall time is the latency, copies included. Its note

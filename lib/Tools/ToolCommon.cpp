@@ -237,9 +237,12 @@ std::string alternatives(const std::vector<std::string> &values) {
 }
 
 void addTargetOptions(po::options_description &opts, const std::vector<TargetOption> &options) {
-  for (const TargetOption &o : options)
-    opts.add_options()(o.flag.c_str(), po::value<std::string>()->value_name(o.valueName),
-                       o.help.c_str());
+  for (const TargetOption &o : options) {
+    auto *value = po::value<std::string>()->value_name(o.valueName);
+    if (!o.implicitValue.empty()) // a switch: takes no value (none to mistake the input for)
+      value->implicit_value(o.implicitValue)->zero_tokens();
+    opts.add_options()(o.flag.c_str(), value, o.help.c_str());
+  }
 }
 
 TargetOptionValues targetOptionValues(const po::variables_map &vm,

@@ -19,6 +19,11 @@
 //          mask; any other additive mask whose heads, queries and keys axes
 //          are 1 or the scores' stays the mask operand (its batch
 //          broadcasts with q's, k's and v's).
+//   scores = Reshape(Reshape(s, [B / nW, nW, H, Sq, Skv]) + w, s's shape)
+//          (swin's shifted windows: w [.., nW | 1, H | 1, Sq | 1, Skv]
+//          becomes [nW, .., Skv], a mask whose batch b reads b % nW, added
+//          to s's own mask, the relative-position bias; one constant when
+//          both are)
 //
 // and BLOOM's batched form (heads merged into the batch, a constant ALiBi
 // bias on the merged scores: fuseBmmAt). The op gives 0 for a row whose
@@ -317,7 +322,7 @@ struct Matcher {
 struct Parts {
   Value *q = nullptr, *k = nullptr, *v = nullptr;
   Value *mask = nullptr; // additive; a causal one becomes `causal`
-  Value *bias = nullptr; // another additive term (BLOOM's ALiBi), added to the mask
+  Value *bias = nullptr; // another additive term (BLOOM's ALiBi, swin's windows), added to the mask
   Value *hide = nullptr; // TorchScript GPT-2's causal Where condition
   double scale = 1;
   int64_t repK = 1, repV = 1;
@@ -355,6 +360,61 @@ Value *freshOp(Function &f, Parts &parts, OpKind k, std::vector<Value *> operand
   op->results.push_back(out);
   parts.fresh.push_back(std::move(op));
   return out;
+}
+
+// `v`, or the constant it is when its operands are constants (the mask
+// and bias one tensor, computed once at compile time).
+Value *folded(Function &f, Parts &parts, Value *v) {
+  if (!v || parts.fresh.empty() || v->def != parts.fresh.back().get())
+    return v;
+  constexpr size_t kMaxBytes = 64 << 20;
+  std::optional<std::vector<HostTensor>> t = evaluateConstantOp(*v->def, kMaxBytes);
+  if (!t)
+    return v;
+  Location loc = v->def->loc;
+  v->def = nullptr; // (an orphan value: no op reads it)
+  parts.fresh.pop_back();
+  const HostTensor &h = t->front();
+  return f.addConstant(f.uniqueName(v->name), v->type, TensorData::copyOf(h.bytes(), h.byteSize()),
+                       loc);
+}
+
+// Swin's shifted-window mask around the scores `s4`: Reshape(Reshape(s4,
+// [B / nW, nW, H, Sq, Skv]) + w, s4's shape). Returns s4 and sets
+// parts.bias to w as a 4-D mask [nW | 1, H | 1, Sq | 1, Skv] (the op's mask
+// batch repeats: b reads b % nW); `scores` itself when it is not that.
+Value *unwindow(Function &f, Matcher &mt, Parts &parts, Value *scores) {
+  Op *back = mt.single(scores, OpKind::Reshape);
+  Op *add = back ? mt.single(back->operand(0), OpKind::Add) : nullptr;
+  if (!add)
+    return scores;
+  for (size_t s = 0; s < 2; ++s) {
+    Op *r5 = mt.single(add->operand(s), OpKind::Reshape);
+    Value *w = add->operand(1 - s), *s4 = r5 ? r5->operand(0) : nullptr;
+    if (!s4 || s4->type.rank() != 4 || scores->type != s4->type ||
+        add->result()->type.shape != add->operand(s)->type.shape)
+      continue;
+    const Shape &rs = r5->result()->type.shape, &ss = s4->type.shape, &ws = w->type.shape;
+    if (rs.size() != 5 || !rs[1].isStatic() || rs[1].size < 1 || !known(rs[2], ss[1]) ||
+        !known(rs[3], ss[2]) || !known(rs[4], ss[3]) || ws.size() > 5 || ws.size() < 4)
+      continue;
+    // w right-aligned on [B / nW, nW, H, Sq, Skv]: 1 on the first axis.
+    Shape w4(ws.end() - 4, ws.end());
+    if ((ws.size() == 5 && ws[0] != Dim::fixed(1)) ||
+        (w4[0] != Dim::fixed(1) && !known(w4[0], rs[1])))
+      continue;
+    std::vector<int64_t> dims;
+    for (const Dim &d : w4)
+      if (d.isStatic())
+        dims.push_back(d.size);
+    if (dims.size() != 4)
+      continue;
+    Value *shape = addIntsConstant(f, w->name + "_windows_shape", dims, back->loc);
+    parts.bias = folded(
+        f, parts, freshOp(f, parts, OpKind::Reshape, {w, shape}, w->name + "_windows", back->loc));
+    return parts.bias ? s4 : scores;
+  }
+  return scores;
 }
 
 // An additive term that broadcasts into the scores [B, H, Sq, Skv] without
@@ -401,8 +461,12 @@ bool finish(Function &f, Matcher &mt, size_t pos, Value *old, Parts &pt) {
   if (causal && !pt.hide)
     mask = nullptr;
   if (pt.bias)
-    mask = mask ? freshOp(f, pt, OpKind::Add, {mask, pt.bias}, old->name + "_mask", old->def->loc)
+    mask = mask ? folded(f, pt,
+                         freshOp(f, pt, OpKind::Add, {mask, pt.bias}, old->name + "_mask",
+                                 old->def->loc))
                 : pt.bias;
+  if (!mask && pt.bias)
+    return false;
   std::vector<Value *> operands{q, k, v};
   if (mask)
     operands.push_back(mask);
@@ -435,7 +499,7 @@ bool fuseAt(Function &f, size_t pos) {
   Op *sm = mt.single(untail(mt, pv.operand(0)), OpKind::Softmax);
   if (!sm || (sm->getInt("axis") != -1 && sm->getInt("axis") != 3))
     return false;
-  Value *scores = sm->operand(0);
+  Value *scores = unwindow(f, mt, pt, sm->operand(0));
   if (Op *add = mt.single(scores, OpKind::Add)) {
     // The side that leads (through scales) to a MatMul is the scores.
     size_t s = 0;

@@ -165,9 +165,7 @@ struct Rewriter {
     Value *p3 = split.operand(0);
     int64_t n = int64_t(split.results.size());
     Ints dims{0, 0, n, bshd[2].size, bshd[3].size};
-    Value *shape = f.addConstant(
-        f.uniqueName(p3->name + "_heads_shape"), TensorType{DType::I64, makeShape({5})},
-        TensorData::copyOf(dims.data(), dims.size() * sizeof(int64_t)), split.loc);
+    Value *shape = addIntsConstant(f, p3->name + "_heads_shape", dims, split.loc);
     auto op = std::make_unique<Op>(OpKind::Reshape);
     op->operands = {p3, shape};
     op->loc = split.loc;

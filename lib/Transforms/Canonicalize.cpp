@@ -5,7 +5,8 @@
 // folds into a preceding Conv/Gemm with constant weights, and one that cannot
 // becomes a per-channel Mul + Add; a Conv's auto_pad over static spatial sizes
 // becomes explicit pads (what cuDNN and oneDNN take); a Resize to computed
-// sizes that shape inference proved takes them as attributes.
+// sizes that shape inference proved takes them as attributes; GroupNorm with
+// one group (Reshape, InstanceNormalization, Reshape) is a LayerNormalization.
 #include "tc/IR/NNMath.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
@@ -135,6 +136,36 @@ bool bindResizeSizes(Function &f, Op &op) {
   return true;
 }
 
+// GroupNorm with one group as exporters emit it (PoolFormer, ConvNeXt-V1):
+// Reshape(x, [N, 1, L]) -> InstanceNormalization with one-element scale and
+// bias -> Reshape back to x's shape is LayerNormalization over x's axes
+// from 1. No reshape then parts the normalization from the per-channel
+// affine after it: one kernel (fuse: its epilogue) and f16 out under mixed
+// precision, where the Reshape kept an f32 value between two.
+bool sampleNormToLayerNorm(Op &op) {
+  Op *norm = op.operand(0)->def;
+  if (!norm || !norm->is(OpKind::InstanceNormalization) || !hasOneElement(norm->operand(1)) ||
+      !hasOneElement(norm->operand(2)))
+    return false;
+  Op *flat = norm->operand(0)->def;
+  if (!flat || !flat->is(OpKind::Reshape))
+    return false;
+  Value *x = flat->operand(0);
+  const Shape &xs = x->type.shape, &fs = flat->result()->type.shape;
+  if (xs.size() < 2 || fs.size() != 3 || fs[0] != xs[0] || fs[1] != Dim::fixed(1) ||
+      op.result()->type != x->type)
+    return false;
+  double eps = norm->getFloat("epsilon");
+  Value *scale = norm->operand(1), *bias = norm->operand(2);
+  op.kind = OpKind::LayerNormalization;
+  op.operands = {x, scale, bias};
+  op.attrs.clear();
+  op.setAttr("axis", Attribute(int64_t(1)));
+  op.setAttr("epsilon", Attribute(eps));
+  op.setAttr("stash_type", Attribute(DType::F32));
+  return true;
+}
+
 bool rewrite(Function &f, Op &op) {
   switch (op.kind) {
   case OpKind::Identity: return foldToOperand(f, op);
@@ -187,6 +218,8 @@ bool rewrite(Function &f, Op &op) {
     const TensorType &in = op.operand(0)->type, &out = op.result()->type;
     if (in == out && isStaticShape(in.shape))
       return foldToOperand(f, op);
+    if (sampleNormToLayerNorm(op))
+      return true;
     Op *inner = op.operand(0)->def;
     if (!inner || !inner->is(OpKind::Reshape))
       return false;

@@ -22,6 +22,7 @@
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 #include <optional>
 #include <unordered_map>
@@ -90,9 +91,7 @@ Value *Walk::constant(const Value *v, const std::vector<int64_t> &perm, const st
 }
 
 Value *Walk::ints(const std::string &base, const std::vector<int64_t> &values, Location loc) {
-  return f_.addConstant(f_.uniqueName(base),
-                        TensorType{DType::I64, makeShape({int64_t(values.size())})},
-                        TensorData::copyOf(values.data(), values.size() * sizeof(int64_t)), loc);
+  return addIntsConstant(f_, base, values, loc);
 }
 
 // Reshape's shape for `shape` permuted by `perm` when the permutation moves

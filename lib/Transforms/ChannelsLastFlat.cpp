@@ -6,6 +6,7 @@
 // A flattened value read by anything else is put back in NCHW order.
 #include "ChannelsLast.h"
 #include "tc/IR/Layout.h"
+#include "tc/Transforms/Rewrite.h"
 
 namespace tc::channels_last {
 
@@ -15,11 +16,6 @@ namespace {
 bool flattensSamples(const Value *x, const Value *y) {
   const Shape &in = x->type.shape, &out = y->type.shape;
   return in.size() >= 3 && out.size() == 3 && out[0] == in[0] && out[1] == Dim::fixed(1);
-}
-
-bool oneElement(const Value *v) {
-  std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
-  return n && *n == 1;
 }
 
 // NHWC dims for a Reshape: static, 0 ("copy") for the batch.
@@ -44,8 +40,8 @@ bool Walk::followFlat(Op &op) {
   }
   if (x && flat_.count(x)) {
     Shape first = flat_.at(x);
-    if (op.is(OpKind::InstanceNormalization) && oneElement(op.operand(1)) &&
-        oneElement(op.operand(2))) {
+    if (op.is(OpKind::InstanceNormalization) && hasOneElement(op.operand(1)) &&
+        hasOneElement(op.operand(2))) {
       flat_[op.result()] = first;
       return true;
     }

@@ -4,6 +4,7 @@
 // convolutions instead of reading a Transpose back to NCHW.
 #include "ChannelsLast.h"
 #include "tc/IR/Layout.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 
 namespace tc::channels_last {
@@ -26,6 +27,18 @@ std::vector<int64_t> lastAxes(const std::vector<int64_t> &axes, size_t rank) {
   for (int64_t a : axes)
     r.push_back(lastAxis(a, rank));
   return r;
+}
+
+// LayerNormalization over a whole sample (axis 1) with one-element Scale
+// and B (GroupNorm with one group, canonicalize's form): the statistics
+// do not care about the element order, so it runs on the twin as it is.
+bool sampleNorm(Walk &w, Op &op) {
+  int64_t r = int64_t(op.operand(0)->type.rank()), axis = op.getInt("axis");
+  if (op.results.size() != 1 || (axis < 0 ? axis + r : axis) != 1 ||
+      !hasOneElement(op.operand(1)) || (op.operand(2) && !hasOneElement(op.operand(2))))
+    return false;
+  w.retypeAsTwins(op);
+  return true;
 }
 
 // MaxPool (without indices), AveragePool, LpPool: channels_last = 1.
@@ -233,6 +246,7 @@ bool followLayout(Walk &w, Op &op) {
   case OpKind::Resize: done = resize(w, op); break;
   case OpKind::Pad: done = pad(w, op); break;
   case OpKind::Shape: done = shape(w, op); break;
+  case OpKind::LayerNormalization: done = sampleNorm(w, op); break;
   default: done = isReduce(op) && reduce(w, op); break;
   }
   return done;

@@ -107,10 +107,7 @@ public:
       return v;
     std::vector<int64_t> shape(r - n, 0);
     shape.push_back(-1);
-    Value *s =
-        f_.addConstant(f_.uniqueName(base_ + "_shape"),
-                       TensorType{DType::I64, {Dim::fixed(int64_t(shape.size()))}},
-                       TensorData::copyOf(shape.data(), shape.size() * sizeof(int64_t)), loc_);
+    Value *s = addIntsConstant(f_, base_ + "_shape", shape, loc_);
     return op(OpKind::Reshape, {v, s}, {});
   }
 

@@ -187,7 +187,7 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
 
 Pipeline channelsLastPipeline() {
   using enum PassId;
-  return {ChannelsLast, SymmetricConvPads, Canonicalize, DCE};
+  return {PatchConvs, AlignGemms, ChannelsLast, SymmetricConvPads, Canonicalize, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type) {

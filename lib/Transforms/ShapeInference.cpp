@@ -312,7 +312,18 @@ bool refineFused(Module *m, Op &op) {
       callee->args[i]->type = op.operands[i]->type;
       changed = true;
     }
+  // A constant operand (a shape that folded once the sizes were known: the
+  // runtime's per-shape plan) is lent to its argument while the callee is
+  // refined, so an Expand or Reshape outlined alone reads its shape.
+  std::vector<Value *> lent;
+  for (size_t i = 0; i < callee->args.size(); ++i)
+    if (op.operands[i] && op.operands[i]->isConstant() && !callee->args[i]->data) {
+      callee->args[i]->data = op.operands[i]->data;
+      lent.push_back(callee->args[i]);
+    }
   changed |= refineFunction(m, *callee);
+  for (Value *a : lent)
+    a->data.reset();
   for (size_t i = 0; i < op.results.size() && i < callee->results.size(); ++i)
     if (op.results[i]->type != callee->results[i]->type) {
       op.results[i]->type = callee->results[i]->type;

@@ -6,6 +6,7 @@
 // Conv(Pad(x, [b - min, e - min]), pads [min, min]).
 #include "tc/IR/OpTable.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 
 namespace tc {
@@ -43,18 +44,9 @@ Op *splitPads(Function &f, Op &conv) {
 } // namespace
 
 bool runSymmetricConvPadsPass(Module &m, const PassOptions &) {
-  bool changed = false;
-  for (auto &fp : m.functions) {
-    Function &f = *fp;
-    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-    f.ops.clear();
-    for (auto &op : old) {
-      if (op->is(OpKind::Conv))
-        changed |= splitPads(f, *op) != nullptr; // appends the Pad first
-      f.ops.push_back(std::move(op));
-    }
-  }
-  return changed;
+  return rewriteOpsInPlace(m, [](Function &f, Op &op) {
+    return op.is(OpKind::Conv) && splitPads(f, op) != nullptr; // appends the Pad first
+  });
 }
 
 } // namespace tc

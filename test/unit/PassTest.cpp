@@ -138,8 +138,8 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
 TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {
   Pipeline p = parsePipeline("cse,fuse{singles=1},dce");
   p.insertBefore(PassId::Fuse, channelsLastPipeline());
-  EXPECT_EQ(p.spelling(),
-            "cse,channels-last,symmetric-conv-pads,canonicalize,dce,fuse{singles=1},dce");
+  EXPECT_EQ(p.spelling(), "cse,patch-convs,align-gemms,channels-last,symmetric-conv-pads,"
+                          "canonicalize,dce,fuse{singles=1},dce");
   Pipeline none = parsePipeline("cse");
   none.insertBefore(PassId::Fuse, Pipeline{PassId::DCE});
   EXPECT_EQ(none.spelling(), "cse,dce"); // no fuse: appended

@@ -23,6 +23,7 @@
 // models need no run of the (slow, exact) reference executor.
 #pragma once
 #include "tc/Bench/AmpRule.h"
+#include "tc/Bench/Tf32Rule.h"
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ struct BenchModel {
   std::vector<std::string> dataDirs;
   double rtol = 1e-4, atol = 1e-5; // fp32: elementwise, tc-run --compare
   double ampErr = kAmpErrFloor;    // amp: the floor of AmpRule.h's bound ("amp_err")
+  double tf32Err = kTf32ErrFloor;  // fp32 where TF32 may round: Tf32Rule.h's bound ("tf32_err")
 };
 
 struct Suite {

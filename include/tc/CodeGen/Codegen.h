@@ -111,6 +111,7 @@ struct CodegenResult {
   std::vector<std::string> library; // "@group: cublaslt, epilogue kernel tc_..."
   std::vector<HostStep> host;       // groups on the host, in plan order
   std::vector<CompileStage> timeline;
+  std::vector<std::string> notes; // tc-codegen prints each as "tc-codegen: note: ..."
   // The memory plan stored for the runtime (ShapePlanCompile.h); nullopt:
   // the runtime plans each input shape, for `noShapePlan`'s reason.
   std::optional<StoredShapePlan> shapePlan;

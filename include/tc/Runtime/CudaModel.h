@@ -15,6 +15,7 @@
 // capture).
 #pragma once
 #include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/LibraryTuning.h"
 #include "tc/IR/IR.h"
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaLaunch.h"
@@ -25,12 +26,14 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
 namespace tc {
 
 namespace cuda {
+struct CallTuning;
 class CublasLt;
 class Cudnn;
 enum class CudnnApi;
@@ -125,6 +128,20 @@ public:
   uint64_t arenaBytes() const { return arenaBytes_; }
   std::vector<std::string> stepReport() const;
 
+  // Library algorithm choice (LibraryTuning.h). This machine's key for
+  // recorded choices: the GPU, its compute capability, cuDNN's and
+  // cuBLASLt's versions (0 for one that does not load) and the driver's.
+  // An artifact's choices recorded for another key are not used (one note);
+  // one the library turns down leaves the heuristic's (one note per call).
+  TuningEnv tuningEnv() const;
+  // tc-codegen --tune: plans the static shape (every input dim static) on
+  // an arena of random data, timing each library call's candidates (a call
+  // `cache` holds for this machine is not timed: a hit); returns the
+  // winners by call key, which `cache` gets too, and counts into `summary`.
+  std::map<std::string, TunedCall> tune(TuningCache &cache, TuningSummary &summary);
+  // The notes the runs made about recorded choices, each once.
+  const std::vector<std::string> &tuningNotes() const { return tuningNotes_; }
+
 private:
   CudaModel() = default;
   struct Kernel {
@@ -137,6 +154,7 @@ private:
   const char *target_ = "";
   std::unique_ptr<Module> module_;
   std::string arch_, device_;
+  int cc_ = 0; // compute capability: 90
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
   cuda::CUmodule cubin_ = nullptr;
@@ -164,6 +182,16 @@ private:
   bool cupti_ = false;             // trace_'s device events from CUPTI, else CUDA events
   std::vector<TraceEvent> traced_; // this run's events, until attributed
   double firstStepUs_ = 0;         // host time the run's first step began
+  LibraryTuning tuning_;           // the artifact's "tuning" section
+  std::string env_;                // tuningEnv().key(), when first needed
+  struct TuneRun;
+  TuneRun *tuneRun_ = nullptr; // tune() in progress
+  std::vector<std::string> tuningNotes_;
+  void tuningNote(const std::string &note);
+  // What library call `key` is handed (CudaModelTuning.cpp), and the report's
+  // words for what it did with it (" tuned(<choice>)").
+  cuda::CallTuning callTuning(const std::string &key);
+  std::string tunedText(const std::string &key, const cuda::CallTuning &t);
 
   // Fails naming the op when a kernel of the run recorded a fault (reads and
   // clears the record; the stream drained).

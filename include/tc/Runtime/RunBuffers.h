@@ -27,7 +27,8 @@ struct RunOutput {
   enum class To {
     Host,         // into `host` (the run waits for the device)
     ModelDevice,  // left in the model's device memory: `device` is set, valid
-                  // until the next run (whose work may overwrite it)
+                  // until the next run (whose work may overwrite it, after it
+                  // copied its device inputs: one may be this output)
     CallerDevice, // copied on the stream into `device`, `capacity` bytes of room
   } to = To::Host;
   DeviceAddress device = 0;

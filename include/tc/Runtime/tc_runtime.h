@@ -98,7 +98,10 @@ int tc_model_run(tc_model *model, const tc_tensor *inputs, int num_inputs, tc_te
  * outputs[i] holds on entry:
  *   memory HOST                  host memory of the model's (as tc_model_run)
  *   memory DEVICE, data NULL     device memory of the model's: data is set,
- *                                valid until the next run (which reuses it)
+ *                                valid until the next run (which reuses it);
+ *                                it may be that next run's DEVICE input (a
+ *                                run copies its device inputs first: a KV
+ *                                cache's present fed back as the past)
  *   memory DEVICE, data non-NULL the caller's device buffer of `bytes`
  *                                bytes: the output is copied into it
  * and dtype, rank, dims and bytes (the output's size) set on return.

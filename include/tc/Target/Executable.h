@@ -27,6 +27,7 @@ struct TargetOption {
   std::string valueName;            // "sm_90|sm_80,sm_90"
   std::string help;                 //
   std::vector<std::string> choices; // the values it takes ({}: any; the tool checks)
+  std::string implicitValue = "";   // the value of the bare flag ("": it needs one)
 };
 // The values given on the command line, by flag (absent: not given).
 using TargetOptionValues = std::map<std::string, std::string>;

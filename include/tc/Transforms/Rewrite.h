@@ -1,6 +1,7 @@
 // Helpers shared by rewriting passes.
 #pragma once
 #include "tc/IR/IR.h"
+#include <functional>
 
 namespace tc {
 
@@ -9,6 +10,24 @@ namespace tc {
 // (and changes nothing) when that cannot be done without changing the
 // function's signature (`to` is an argument or already returned).
 bool replaceValue(Function &f, Value *from, Value *to);
+
+// `v` statically holds one element (GroupNorm(1)'s InstanceNormalization
+// scale and bias: canonicalize, channels-last).
+inline bool hasOneElement(const Value *v) {
+  std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
+  return n && *n == 1;
+}
+
+// Rebuilds each function's op list in order, calling `rewrite` on every op
+// first: ops it adds with Function::addOp land right BEFORE that op (which
+// may change itself in place, keeping its results). Returns whether any
+// call returned true. (symmetric-conv-pads, patch-convs, align-gemms.)
+bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &rewrite);
+
+// A new 1-D i64 constant (a Reshape's shape, Slice's starts, Gather's
+// indices) named uniquely after `base`.
+Value *addIntsConstant(Function &f, const std::string &base, const std::vector<int64_t> &values,
+                       Location loc);
 
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);

@@ -10,8 +10,8 @@
 // qkv projection are one kernel; features stay contiguous.
 // CPU: rows [begin, end) of the result as [B, H, Sq] rows in tiles of
 // kCpuTq queries of one (batch, head), key blocks of kCpuTk.
-// CUDA, f16/bf16 with head dims multiples of 16: the tensor-core kernel
-// (AttentionMma.cpp). Otherwise (f32, other head dims):
+// CUDA, f16/bf16: the tensor-core kernel (AttentionMma.cpp). Otherwise
+// (f32):
 // a `pointwise` launch (blocks stride over the tiles) of 128 threads,
 // 4 warps of kQpw queries each; a key block of TK keys (one per lane) and
 // its values staged in shared memory as float; lanes own the output columns
@@ -69,10 +69,13 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
     os << "  const int64_t " << names[i] << "SB = " << strideExpr(c, vals[i], o.axes[i].batch)
        << ", " << names[i] << "SH = " << strideExpr(c, vals[i], o.axes[i].heads) << ", " << names[i]
        << "SS = " << strideExpr(c, vals[i], o.axes[i].tokens) << ";\n";
-  // Mask strides over (b, h, i, j), 0 on broadcast axes (right-aligned).
-  os << "  int64_t ms[4] = {0, 0, 0, 0};\n";
+  // Mask strides over (b, h, i, j), 0 on broadcast axes (right-aligned),
+  // and its batch MB (batch b reads b % MB: 1, B, or swin's windows).
+  os << "  int64_t ms[4] = {0, 0, 0, 0}, MB = 1;\n";
   if (o.mask) {
     size_t r = o.mask->type.rank();
+    if (r == 4)
+      os << "  MB = " << c.dim(o.mask, 0) << ";\n";
     os << "  { int64_t s = 1;\n";
     for (size_t a = r; a-- > 0;)
       os << "    ms[" << 4 - r + a << "] = " << c.dim(o.mask, a)
@@ -81,11 +84,17 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
   }
 }
 
+std::string attentionMaskAt(const KernelContext &c, DType t) {
+  return c.load(t, "M[mbase + i * ms[2] + j * ms[3]]");
+}
+
 std::string attentionBases(const KernelContext &c, DType t) {
   std::string S = c.st(t);
   return "    const " + S + " *q = Q + (QB == 1 ? 0 : b) * QSB + h * QSH + i0 * QSS;\n" +
          "    const " + S + " *k = K + (KB == 1 ? 0 : b) * KSB + (h / group) * KSH;\n" +
-         "    const " + S + " *v = V + (VB == 1 ? 0 : b) * VSB + (h / group) * VSH;\n";
+         "    const " + S + " *v = V + (VB == 1 ? 0 : b) * VSB + (h / group) * VSH;\n" +
+         // Once per (b, h): a 64-bit b % MB per score made beit's kernel 1.7x slower.
+         "    const int64_t mbase = b % MB * ms[0] + h * ms[1];\n    (void)mbase;\n";
 }
 
 namespace {
@@ -94,8 +103,7 @@ namespace {
 std::string maskTerms(const KernelContext &c, const Operands &o, DType t, const std::string &s) {
   std::string code;
   if (o.mask)
-    code += "        " + s +
-            " += " + c.load(t, "M[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]") + ";\n";
+    code += "        " + s + " += " + attentionMaskAt(c, t) + ";\n";
   if (o.causal)
     code += "        if (j > i + SKV - Sq) " + s + " = -INF;\n";
   return code;

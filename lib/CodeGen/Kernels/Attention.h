@@ -20,15 +20,18 @@ struct AttentionOperands {
 // dims (B, H, Sq, QB, KB, VB, HKV, SKV, group), the element strides of
 // (batch, head, token) of each of q, k, v, out by its layout (QSB, QSH,
 // QSS, ... OSS; features are contiguous) and the mask's broadcast strides
-// ms[4] over (b, h, i, j).
+// ms[4] over (b, h, i, j) and its batch MB.
 void emitAttentionSetup(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                         DType t);
+// The mask's value at (b, h, i, j): batch b % MB (its (b, h) base `mbase`
+// comes with attentionBases).
+std::string attentionMaskAt(const KernelContext &c, DType t);
 // q (at query row i0), k and v of (b, h): their (batch, head) bases; query
 // row r of q is at q + r * QSS, key j at k + j * KSS, v + j * VSS.
 std::string attentionBases(const KernelContext &c, DType t);
 
-// The tensor-core kernel covers f16/bf16 with head dims multiples of 16 up
-// to 256.
+// The tensor-core kernel covers f16/bf16 with head dims up to 256 (padded
+// to multiples of 16 inside).
 bool attentionMmaApplies(const AttentionOperands &o, DType t);
 // Its body (after the signature and the setup), and its launch's `vec`:
 // about one 64-query block per (batch, head, query tile).

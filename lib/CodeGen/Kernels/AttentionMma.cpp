@@ -9,6 +9,13 @@
 // as P's A fragments (the m16n8 C layout of two n8 tiles is the m16n8k16 A
 // layout). No Sq x Skv scores in memory.
 //
+// Head dims that are no multiple of 16 (MobileViT's 36) run padded to one:
+// Q's fragments and the K/V tiles' columns past d read as zeros, so the
+// scores are exact, and only the first dv output columns are written. Rows
+// of such dims are not 16-byte multiples: every offset is a multiple of the
+// head dim (features are contiguous and last), so a tile copies chunks of
+// the largest of 16, 8, 4 or 2 bytes that divides a row.
+//
 // The PTX (mma, ldmatrix, cp.async) sits behind small helpers with a
 // portable body built from warp shuffles, which the host emulation
 // (test/CodeGen/Inputs/cuda_host_shim.h) runs: it computes the very
@@ -39,6 +46,12 @@ TC_INLINE void tc_ldsm4t(unsigned r[4], const void *row) {
 TC_INLINE void tc_cp16(void *dst, const void *src) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(tc_smem(dst)), "l"(src));
 }
+TC_INLINE void tc_cp8(void *dst, const void *src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(tc_smem(dst)), "l"(src));
+}
+TC_INLINE void tc_cp4(void *dst, const void *src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(tc_smem(dst)), "l"(src));
+}
 TC_INLINE void tc_cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
 template <int N> TC_INLINE void tc_cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
 TC_INLINE float tc_exp2(float x) { // 2^x, -inf -> 0
@@ -68,6 +81,10 @@ TC_INLINE void tc_ldsm4t(unsigned r[4], const void *row) {
 TC_INLINE void tc_cp16(void *dst, const void *src) {
   *(tc_vec<unsigned, 4> *)dst = *(const tc_vec<unsigned, 4> *)src;
 }
+TC_INLINE void tc_cp8(void *dst, const void *src) {
+  *(unsigned long long *)dst = *(const unsigned long long *)src;
+}
+TC_INLINE void tc_cp4(void *dst, const void *src) { *(unsigned *)dst = *(const unsigned *)src; }
 TC_INLINE void tc_cp_commit() {}
 template <int N> TC_INLINE void tc_cp_wait() {}
 TC_INLINE float tc_exp2(float x) { return exp2f(x); }
@@ -133,12 +150,34 @@ std::string mmaHelpers(DType t) {
 
 constexpr int64_t kBlockQueries = 64;
 
-int64_t keyTile(const AttentionOperands &o) { return o.d <= 128 && o.dv <= 128 ? 64 : 32; }
+int64_t padded(int64_t d) { return (d + 15) / 16 * 16; }
+
+int64_t keyTile(const AttentionOperands &o) {
+  return padded(o.d) <= 128 && padded(o.dv) <= 128 ? 64 : 32;
+}
+
+// Elements per copy of a row of `d` elements: 16, 8, 4 or 2 bytes.
+int64_t copyChunk(int64_t d) { return d % 8 == 0 ? 8 : d % 4 == 0 ? 4 : d % 2 == 0 ? 2 : 1; }
+
+// `dst` = `src` (chunk elements), async where a chunk is 4+ bytes.
+std::string copyCall(int64_t chunk, const std::string &dst, const std::string &src) {
+  if (chunk == 1)
+    return "*(&" + dst + ") = *(" + src + ");";
+  return "tc_cp" + std::to_string(chunk * 2) + "(&" + dst + ", " + src + ");";
+}
+
+// Zeros over `chunk` elements at `dst`.
+std::string zeroStore(int64_t chunk, const std::string &dst) {
+  if (chunk == 8)
+    return "*(tc_vec<unsigned, 4> *)&" + dst + " = tc_vec<unsigned, 4>{};";
+  const char *ty = chunk == 4 ? "unsigned long long" : chunk == 2 ? "unsigned" : "unsigned short";
+  return std::string("*(") + ty + " *)&" + dst + " = 0;";
+}
 
 } // namespace
 
 bool attentionMmaApplies(const AttentionOperands &o, DType t) {
-  return (t == DType::F16 || t == DType::BF16) && o.d % 16 == 0 && o.dv % 16 == 0 && o.d <= 256 &&
+  return (t == DType::F16 || t == DType::BF16) && o.d >= 1 && o.dv >= 1 && o.d <= 256 &&
          o.dv <= 256;
 }
 
@@ -156,9 +195,9 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
                       DType t) {
   const std::string T = t == DType::BF16 ? "bf16" : "f16";
   const std::string mma = "tc_mma16816_" + T, pack = "tc_" + T + "_pack";
-  os << "  enum { D = " << o.d << ", DV = " << o.dv << ", BQ = " << kBlockQueries
-     << ", TK = " << keyTile(o)
-     << ", KP = D + 8, VP = DV + 8, KD = D / 16, NK = TK / 8, NV = DV / 8 };\n"
+  os << "  enum { D = " << o.d << ", DV = " << o.dv << ", DP = " << padded(o.d)
+     << ", DVP = " << padded(o.dv) << ", BQ = " << kBlockQueries << ", TK = " << keyTile(o)
+     << ", KP = DP + 8, VP = DVP + 8, KD = DP / 16, NK = TK / 8, NV = DVP / 8 };\n"
      << "  const float INF = " << c.info().inf
      << ", SL = " << floatLiteral(o.scale * 1.4426950408889634, DType::F32)
      << ", LOG2E = 1.44269504f; // scores in log2 units: exp2\n"
@@ -167,8 +206,19 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "  unsigned short *Ks = (unsigned short *)Kv, *Vs = (unsigned short *)Vv;\n"
      << "  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;\n"
      << "  const int ra = (threadIdx.x >> 5) * 16 + g; // the warp's rows ra, ra + 8 of the tile\n"
-     << "  const int64_t qtiles = (Sq + BQ - 1) / BQ, tiles = B * H * qtiles;\n"
-     << "  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {\n"
+     << "  const int64_t qtiles = (Sq + BQ - 1) / BQ, tiles = B * H * qtiles;\n";
+  // Columns [d, padded d) of a tile: zeros once, never copied over.
+  auto zeroPadding = [&](const char *buf, const char *pitch, const char *dim, int64_t d) {
+    if (padded(d) == d)
+      return;
+    const std::string w = std::to_string(padded(d) - d);
+    os << "  for (int e = threadIdx.x; e < TK * " << w << "; e += blockDim.x) // the padding\n"
+       << "    " << buf << "[e / " << w << " * " << pitch << " + " << dim << " + e % " << w
+       << "] = 0;\n";
+  };
+  zeroPadding("Ks", "KP", "D", o.d);
+  zeroPadding("Vs", "VP", "DV", o.dv);
+  os << "  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {\n"
      << "    const int64_t bh = tile / qtiles, i0 = (tile - bh * qtiles) * BQ;\n"
      << "    const int64_t b = bh / H, h = bh - b * H;\n"
      << "    const int nq = Sq - i0 < BQ ? (int)(Sq - i0) : BQ;\n"
@@ -182,7 +232,13 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "#pragma unroll\n"
      << "      for (int x = 0; x < 4; ++x) {\n"
      << "        const int r = ra + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * t4;\n"
-     << "        qa[kk][x] = r < nq ? *(const unsigned *)(qs + (int64_t)r * QSS + col) : 0u;\n"
+     << (o.d % 2 == 0 // pairs past d (padding) are zeros
+             ? "        qa[kk][x] = r < nq && col < D ? *(const unsigned *)(qs + (int64_t)r * QSS "
+               "+ "
+               "col) : 0u;\n"
+             : "        const unsigned short *qr = qs + (int64_t)r * QSS;\n"
+               "        qa[kk][x] = r < nq ? (col < D ? qr[col] : 0u) | (col + 1 < D ? "
+               "(unsigned)qr[col + 1] << 16 : 0u) : 0u;\n")
      << "      }\n"
      << "    float m0 = -INF, m1 = -INF, l0 = 0.f, l1 = 0.f, acc[NV][4];\n"
      << "#pragma unroll\n"
@@ -195,17 +251,19 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // Rows [j, j + TK) of k or v into a tile (zeros past jend), one cp.async
   // group. K(j + TK) loads during tile j's softmax and P V, V(j + TK)
   // during the scores of tile j + TK: one buffer each.
-  auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim,
+  auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim, int64_t d,
                   const char *stride, const char *j) {
-    os << "      for (int e = threadIdx.x; e < TK * (" << dim << " / 8); e += blockDim.x) {\n"
-       << "        const int jj = e / (" << dim << " / 8), x = (e - jj * (" << dim
-       << " / 8)) * 8;\n"
+    const int64_t chunk = copyChunk(d);
+    const std::string n = std::string(dim) + " / " + std::to_string(chunk),
+                      at = std::string(buf) + "[jj * " + pitch + " + x]";
+    os << "      for (int e = threadIdx.x; e < TK * (" << n << "); e += blockDim.x) {\n"
+       << "        const int jj = e / (" << n << "), x = (e - jj * (" << n << ")) * " << chunk
+       << ";\n"
        << "        if (" << j << " + jj < jend)\n"
-       << "          tc_cp16(&" << buf << "[jj * " << pitch << " + x], " << src << " + (" << j
-       << " + jj) * " << stride << " + x);\n"
+       << "          "
+       << copyCall(chunk, at, std::string(src) + " + (" + j + " + jj) * " + stride + " + x") << "\n"
        << "        else\n"
-       << "          *(tc_vec<unsigned, 4> *)&" << buf << "[jj * " << pitch
-       << " + x] = tc_vec<unsigned, 4>{};\n"
+       << "          " << zeroStore(chunk, at) << "\n"
        << "      }\n";
   };
   // c[n], c[n + 1] += a * B for n = 0, 2, ... < `count`, B's fragments of
@@ -221,17 +279,17 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
        << "        }\n";
   };
   // Once every warp is done with `buf`: the next tile's rows into it.
-  auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim,
+  auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim, int64_t d,
                     const char *stride) {
     os << "      __syncthreads(); // every warp is done with " << buf << "\n"
        << "      if (j0 + TK < jend) {\n";
-    load(buf, pitch, src, dim, stride, "j0 + TK");
+    load(buf, pitch, src, dim, d, stride, "j0 + TK");
     os << "      }\n      tc_cp_commit();\n";
   };
   os << "    __syncthreads(); // the previous tile's reads of Ks, Vs are done\n    {\n";
-  load("Ks", "KP", "kg", "D", "KSS", "0");
+  load("Ks", "KP", "kg", "D", o.d, "KSS", "0");
   os << "      tc_cp_commit();\n";
-  load("Vs", "VP", "vg", "DV", "VSS", "0");
+  load("Vs", "VP", "vg", "DV", o.dv, "VSS", "0");
   os << "      tc_cp_commit();\n    }\n"
      << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
      << "      tc_cp_wait<1>(); // K(j0) has landed; V(j0) may be on its way\n"
@@ -245,7 +303,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   mmaPairs("NK", "tc_ldsm4",
            "Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 + ((lane >> 3) & 1) * 8]", "s",
            "qa[kk]");
-  refill("Ks", "KP", "kg", "D", "KSS");
+  refill("Ks", "KP", "kg", "D", o.d, "KSS");
   os << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
      << "                c1 = lim1 - j0 < TK ? (int)(lim1 - j0) : TK;\n"
      << "      float mx0 = m0, mx1 = m1;\n"
@@ -256,8 +314,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "          float z = s[n][x] * SL;\n";
   if (o.mask)
     os << "          const int64_t i = i0 + ra + (x >> 1) * 8, j = j0 + n * 8 + 2 * t4 + (x & 1);\n"
-       << "          if (i < Sq && j < SKV) z += LOG2E * "
-       << c.load(t, "M[b * ms[0] + h * ms[1] + i * ms[2] + j * ms[3]]") << ";\n";
+       << "          if (i < Sq && j < SKV) z += LOG2E * " << attentionMaskAt(c, t) << ";\n";
   os << "          if (n * 8 + 2 * t4 + (x & 1) >= (x < 2 ? c0 : c1)) z = -INF;\n"
      << "          s[n][x] = z;\n"
      << "          if (x < 2) mx0 = fmaxf(mx0, z);\n"
@@ -297,7 +354,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
            "Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (n + (lane >> 4)) * 8]", "acc",
            "pa");
   os << "      }\n";
-  refill("Vs", "VP", "vg", "DV", "VSS");
+  refill("Vs", "VP", "vg", "DV", o.dv, "VSS");
   os << "    }\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);\n"
      << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);\n"
@@ -307,13 +364,27 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "#pragma unroll\n"
      << "    for (int half = 0; half < 2; ++half) {\n"
      << "      const int r = ra + half * 8;\n"
-     << "      if (r >= nq) continue;\n"
-     << "      unsigned *out = (unsigned *)(O + b * OSB + h * OSH + (i0 + r) * OSS) + t4;\n"
-     << "#pragma unroll\n"
-     << "      for (int n = 0; n < NV; ++n)\n"
-     << "        out[n * 4] = " << pack
-     << "(acc[n][2 * half] * inv[half], acc[n][2 * half + 1] * inv[half]);\n"
-     << "    }\n"
+     << "      if (r >= nq) continue;\n";
+  // Columns n * 8 + 2 t4 + {0, 1}, the first dv of them.
+  if (o.dv % 2 == 0)
+    os << "      unsigned *out = (unsigned *)(O + b * OSB + h * OSH + (i0 + r) * OSS) + t4;\n"
+       << "#pragma unroll\n"
+       << "      for (int n = 0; n < NV; ++n)\n"
+       << "        if (n * 8 + 2 * t4 < DV)\n"
+       << "          out[n * 4] = " << pack
+       << "(acc[n][2 * half] * inv[half], acc[n][2 * half + 1] * inv[half]);\n";
+  else
+    os << "      unsigned short *out = (unsigned short *)(O + b * OSB + h * OSH + (i0 + r) * "
+          "OSS);\n"
+       << "#pragma unroll\n"
+       << "      for (int n = 0; n < NV; ++n) {\n"
+       << "        const int col = n * 8 + 2 * t4;\n"
+       << "        const unsigned w = " << pack
+       << "(acc[n][2 * half] * inv[half], acc[n][2 * half + 1] * inv[half]);\n"
+       << "        if (col < DV) out[col] = (unsigned short)(w & 0xffffu);\n"
+       << "        if (col + 1 < DV) out[col + 1] = (unsigned short)(w >> 16);\n"
+       << "      }\n";
+  os << "    }\n"
      << "  }\n}\n";
 }
 

@@ -186,12 +186,28 @@ void Emitter::setup(std::ostream &os) {
 std::string Emitter::loads(bool final) const {
   std::ostringstream os;
   size_t r = l.x->type.rank();
+  // Element i's place in each broadcast argument, by the axes it varies
+  // along (a per-channel [C] on NHWC: one modulo), static dims as literals
+  // (the compiler multiplies instead of dividing).
   for (size_t i : l.broadcastArgs) {
+    const Shape &as = c.f.args[i]->type.shape;
+    auto varies = [&](size_t d) {
+      return d + as.size() >= r && as[d + as.size() - r] != Dim::fixed(1);
+    };
+    size_t top = 0;
+    while (top < r && !varies(top))
+      ++top;
     os << "      int64_t b" << i << " = 0;\n      { int64_t rem = i;\n";
-    for (size_t d = r; d-- > 0;)
-      os << "        { const int64_t q = rem % " << c.dim(l.xDims, d)
-         << "; rem /= " << c.dim(l.xDims, d) << "; b" << i << " += q * bs" << i << "[" << d
-         << "]; }\n";
+    for (size_t d = r; d-- > top;) {
+      const std::string e = c.extent(l.xDims, d), b = "b" + std::to_string(i);
+      if (!varies(d))
+        os << "        rem /= " << e << ";\n";
+      else if (d == top)
+        os << "        " << b << " += rem % " << e << " * bs" << i << "[" << d << "];\n";
+      else
+        os << "        { const int64_t q = rem % " << e << "; rem /= " << e << "; " << b
+           << " += q * bs" << i << "[" << d << "]; }\n";
+    }
     os << "      }\n";
   }
   auto load = [&](size_t i, const std::string &at) {

@@ -1,6 +1,8 @@
 // Shape rule of tc's fused Attention op (Ops.def): q [B, H, Sq, D],
 // k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], mask broadcast to [B, H, Sq, Skv]
-// (the batch of each B or 1); the result is [B, H, Sq, Dv] in q's type.
+// (the batch of each B or 1; a mask's batch may also divide B: batch b
+// reads mask batch b % MB, swin's windows); the result is [B, H, Sq, Dv] in
+// q's type.
 // Each tensor's axes follow its `layout` code (tc/IR/AttentionLayout.h).
 #include "OpInference.h"
 #include "tc/IR/AttentionLayout.h"
@@ -40,10 +42,18 @@ std::vector<TensorType> inferAttention(const Op &op) {
   checkDim(q[3], k[3], "q and k head dim");
   checkDim(k[2], v[2], "k and v sequence length");
   checkDim(k[1], v[1], "k and v heads");
-  // The batch broadcasts (numpy: each of q, k, v and a 4-D mask 1 or B).
+  // The batch broadcasts (numpy: each of q, k, v and a 4-D mask 1 or B),
+  // or a 4-D mask's batch MB > 1 repeats over q's, k's and v's B (b % MB).
   Shape batch = broadcast(broadcast({q[0]}, {k[0]}), {v[0]});
-  if (const Value *mask = op.operand(3); mask && mask->type.rank() == 4)
-    batch = broadcast(batch, {mask->type.shape[0]});
+  const Value *mask = op.operand(3);
+  const Dim mb = mask && mask->type.rank() == 4 ? mask->type.shape[0] : Dim::fixed(1);
+  if (mb.isStatic() && mb.size > 1 && batch[0] != Dim::fixed(1)) {
+    if (batch[0].isStatic() && batch[0].size % mb.size)
+      fail("the mask's batch ", mb.size, " neither broadcasts nor divides the batch ",
+           batch[0].size);
+  } else if (mask && mask->type.rank() == 4) {
+    batch = broadcast(batch, {mb});
+  }
   int64_t kvHeads = op.getInt("kv_heads");
   if (kvHeads < 0)
     fail("kv_heads must be >= 0, got ", kvHeads);
@@ -52,12 +62,12 @@ std::vector<TensorType> inferAttention(const Op &op) {
   const Dim &hkv = kvHeads > 0 ? Dim::fixed(kvHeads) : k[1];
   if (hkv.isStatic() && q[1].isStatic() && (hkv.size == 0 || q[1].size % hkv.size))
     fail("q's ", q[1].size, " heads are not a multiple of the ", hkv.size, " kv heads");
-  if (const Value *mask = op.operand(3)) {
+  if (mask) {
     if (mask->type.dtype != qt.dtype)
       fail("the mask must have q's type, got ", mask->type.str());
     if (mask->type.rank() > 4)
       fail("the mask must have rank <= 4, got ", mask->type.str());
-    Shape scores{batch[0], q[1], q[2], k[2]};
+    Shape scores{mask->type.rank() == 4 ? mb : batch[0], q[1], q[2], k[2]};
     Shape b = broadcast(scores, mask->type.shape);
     for (size_t i = 0; i < 4; ++i)
       checkDim(b[i], scores[i], "mask broadcast");

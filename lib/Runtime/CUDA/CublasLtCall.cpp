@@ -1,6 +1,8 @@
 #include "CublasLtCall.h"
 #include "LibraryLoader.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
+#include <vector>
 
 // Built without the cublasLt.h header (no CUDA toolkit): cuBLASLt is unavailable,
 // the one error below; everything else of the CUDA runtime builds.
@@ -15,7 +17,7 @@ CublasLt::~CublasLt() = default;
 struct CublasLtCall::Impl {};
 CublasLtCall::~CublasLtCall() = default;
 std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &, const GemmDesc &, const Pointers &,
-                                                   std::string &) {
+                                                   CallTuning &, std::string &) {
   unavailable();
 }
 void CublasLtCall::run(CUstream) const { unavailable(); }
@@ -126,7 +128,8 @@ struct CublasLtCall::Impl {
 CublasLtCall::~CublasLtCall() = default;
 
 std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc &g,
-                                                   const Pointers &p, std::string &why) {
+                                                   const Pointers &p, CallTuning &tuning,
+                                                   std::string &why) {
   const Api &x = api();
   std::unique_ptr<CublasLtCall> call(new CublasLtCall());
   call->impl_ = std::make_unique<Impl>();
@@ -136,9 +139,12 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
   // the row-major D = A B is computed as D^T = B^T A^T: cuBLASLt's A is our
   // B, its B our A, its D (n x m, ld n) our D.
   cudaDataType_t t = cudaType(g.dtype);
-  // Compute in f32 without TF32 (CUBLAS_COMPUTE_32F_FAST_TF32 would be it):
-  // f32 results stay exact to f32 rounding; f16/bf16 accumulate in f32.
-  x.check(x.descCreate(&c.op, CUBLAS_COMPUTE_32F, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  // Compute in f32: f16/bf16 accumulate in f32; f32 stays exact to f32
+  // rounding unless --allow-tf32=all lets its operands round to TF32.
+  cublasComputeType_t compute = g.dtype == DType::F32 && tuning.tf32 == Tf32::All
+                                    ? CUBLAS_COMPUTE_32F_FAST_TF32
+                                    : CUBLAS_COMPUTE_32F;
+  x.check(x.descCreate(&c.op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
   auto setOp = [&](cublasLtMatmulDescAttributes_t attr, const auto &v) {
     x.check(x.descSet(c.op, attr, &v, sizeof v), "cublasLtMatmulDescSetAttribute");
   };
@@ -195,7 +201,9 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
     x.check(x.prefSet(pref, attr, &v, sizeof v), "cublasLtMatmulPreferenceSetAttribute");
   };
   int found = 0;
-  cublasLtMatmulHeuristicResult_t result{};
+  // The top kTopK when a choice is recorded or timed, else the first.
+  int wanted = tuning.recorded || tuning.tuner ? Tuner::kTopK : 1;
+  std::vector<cublasLtMatmulHeuristicResult_t> results(static_cast<size_t>(wanted));
   cublasStatus_t s = CUBLAS_STATUS_SUCCESS;
   try {
     setPref(CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, uint64_t(c.workspaceBytes));
@@ -207,7 +215,7 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
             alignment({c.pc, uint64_t(g.strideD) * elem}));
     setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
             alignment({c.pd, uint64_t(g.strideD) * elem}));
-    s = x.heuristic(c.handle, c.op, c.a, c.b, c.d, c.d, pref, 1, &result, &found);
+    s = x.heuristic(c.handle, c.op, c.a, c.b, c.d, c.d, pref, wanted, results.data(), &found);
   } catch (...) {
     x.prefDestroy(pref);
     throw;
@@ -218,7 +226,22 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
         std::string("cuBLASLt has no algorithm for ") + g.describe() + " (" + x.statusName(s) + ")";
     return nullptr;
   }
-  c.algo = result.algo;
+  // Only the results it marks valid are candidates (in its order).
+  results.resize(size_t(std::min(found, wanted)));
+  std::erase_if(results, [](const cublasLtMatmulHeuristicResult_t &r) {
+    return r.state != CUBLAS_STATUS_SUCCESS;
+  });
+  std::optional<size_t> i = tuning.pick(
+      results.size(), [](size_t i) { return "heuristic=" + std::to_string(i); },
+      [&](size_t i) {
+        c.algo = results[i].algo;
+        call->run(tuning.tuner->stream());
+      });
+  if (!i) {
+    why = "cuBLASLt has no valid algorithm for " + g.describe();
+    return nullptr;
+  }
+  c.algo = results[*i].algo;
   return call;
 }
 

@@ -2,6 +2,7 @@
 // Everything is made at plan time (descriptors, layouts, the heuristic's
 // algorithm for the plan's pointers); run() only enqueues the GEMM.
 #pragma once
+#include "LibraryTuner.h"
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaLibraryPlan.h"
 #include <memory>
@@ -33,9 +34,11 @@ public:
   struct Pointers {
     CUdeviceptr a = 0, b = 0, c = 0, bias = 0, d = 0; // c, bias: 0 when the GEMM has none
   };
-  // nullptr with `why` when cuBLASLt has no algorithm for this GEMM.
+  // nullptr with `why` when cuBLASLt has no algorithm for this GEMM. The
+  // algorithm: the heuristic's first, or (`tuning`) the recorded one of its
+  // top kTopK ("heuristic=I") or the fastest of them.
   static std::unique_ptr<CublasLtCall> create(CublasLt &lib, const GemmDesc &g, const Pointers &p,
-                                              std::string &why);
+                                              CallTuning &tuning, std::string &why);
   ~CublasLtCall();
   void run(CUstream stream) const;
 

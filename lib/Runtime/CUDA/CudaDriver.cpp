@@ -1,6 +1,7 @@
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Support/Error.h"
 #include <atomic>
+#include <cstdlib>
 #include <dlfcn.h>
 #include <type_traits>
 #include <utility>
@@ -11,10 +12,15 @@ namespace {
 
 // Resolves every entry point (the versioned names cuda.h maps the API to),
 // or says which one the installed driver lacks.
+// TC_CUDA_DRIVER names another file to open: a stand-in driver for tests
+// in a process that also runs NVRTC (tc-codegen --tune), which must not
+// find the stand-in as its libcuda.so.1.
 Driver open() {
-  void *lib = ::dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+  const char *path = std::getenv("TC_CUDA_DRIVER");
+  path = path && *path ? path : "libcuda.so.1";
+  void *lib = ::dlopen(path, RTLD_NOW | RTLD_LOCAL);
   if (!lib)
-    fail("no CUDA device (the CUDA driver libcuda.so.1 is not installed: ", ::dlerror(), ")");
+    fail("no CUDA device (the CUDA driver ", path, " is not installed: ", ::dlerror(), ")");
   Driver d{};
   auto bind = [&](auto &fn, const char *name) {
     fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(lib, name));

@@ -24,6 +24,8 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
     if (!m->module_->lookup(e.group))
       fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");
   m->plans_ = std::make_unique<ShapePlanCache<ShapePlan>>();
+  if (const MemoryBuffer *t = a.section(kSectionTuning))
+    m->tuning_ = readTuningSection(t->str(), a.file);
 
   const cuda::Driver &d = cuda::driver();
   int count = 0;
@@ -39,6 +41,7 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
   char name[256] = {};
   d.check(d.deviceGetName(name, sizeof name - 1, m->dev_), "cuDeviceGetName");
   m->device_ = name;
+  m->cc_ = major * 10 + minor;
   std::optional<std::string> arch = pickCubinArch(a.arches, major, minor);
   if (!arch) {
     std::string built;

@@ -95,11 +95,14 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
                                 artifact_.file);
       cublasLt_ = std::make_unique<cuda::CublasLt>();
     }
-    s.gemm = cuda::CublasLtCall::create(*cublasLt_, *g,
-                                        {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, why);
+    what = "cublaslt " + g->describe();
+    cuda::CallTuning tuning = callTuning(what);
+    s.gemm = cuda::CublasLtCall::create(
+        *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
     if (!s.gemm)
       return host(why);
-    what = "cublaslt " + g->describe();
+    what += (g->dtype == DType::F32 && tuning.tf32 == Tf32::All ? " tf32" : "") +
+            tunedText(what, tuning);
     folded = g->epilogueFolded;
   } else {
     std::optional<ConvDesc> c = describeConv(group, args, anchored, why);
@@ -115,7 +118,10 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
     cuda::CudnnConv::Pointers p{{}, out};
     for (size_t i = 0; i < op.operands.size(); ++i)
       p.args.push_back(ptr(int(i)));
-    s.conv = cuda::CudnnConv::create(*cudnn_, *c, p, cudnnApi_, why);
+    // The key of a conv's recorded choice: what it computes and fuses.
+    std::string key = "cudnn " + c->describe(false) + " [" + c->fusedText() + "]";
+    cuda::CallTuning tuning = callTuning(key);
+    s.conv = cuda::CudnnConv::create(*cudnn_, *c, p, cudnnApi_, tuning, why);
     if (!s.conv)
       return host(why);
     folded = s.conv->takesEpilogue();
@@ -123,7 +129,7 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
       s.conv.reset();
       return host("the epilogue has no CUDA kernel and the graph API turned it down");
     }
-    what = s.conv->describe();
+    what = s.conv->describe() + tunedText(key, tuning);
   }
   s.kind = Step::Kind::Library;
   if (folded)
@@ -157,6 +163,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     bytes += alignUp(byteSize(a->type).value_or(0));
   }
   plan->arena = cuda::DeviceMemory(bytes);
+  if (tuneRun_) // the candidates are timed on data, not on whatever the memory held
+    tuneRun_->tuner.fillRandom(plan->arena.get(), bytes);
   // One scratch for the plan's `columns` and `split` kernels (they run one at a time on
   // the stream; the emitter gives them all one grid and block), its
   // counters zeroed once on the run's stream (no synchronize: the zeros

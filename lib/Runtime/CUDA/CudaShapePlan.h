@@ -24,6 +24,16 @@ struct CudaModel::Step {
   std::string what;           // what runs it: the report line's end, a trace's detail
 };
 
+// tune() in progress: the timer, the cache, the winners by call key and
+// the keys the cache gave.
+struct CudaModel::TuneRun {
+  explicit TuneRun(cuda::CUstream stream, TuningCache &cache) : tuner(stream), cache(cache) {}
+  cuda::Tuner tuner;
+  TuningCache &cache;
+  std::map<std::string, TunedCall> winners;
+  std::set<std::string> hits;
+};
+
 struct CudaModel::ShapePlan {
   std::unique_ptr<PlannedModule> planned;
   // The planned intermediates, then each input at inputOffsets[arg].

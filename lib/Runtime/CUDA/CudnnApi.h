@@ -66,6 +66,8 @@ struct Cudnn::GraphPlan {
   cudnnBackendDescriptor_t plan = nullptr;     // nullptr: refused, and why
   std::string refusal;
   int64_t workspace = 0, engine = -1;
+  std::string choice, rejected; // CallTuning's, for every step sharing the plan
+  double us = 0;
   std::vector<int64_t> uids; // the variant pack's, in the order of Graph::pointers
   ~GraphPlan();
 };

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 namespace tc::cuda {
 
@@ -35,7 +36,7 @@ struct CudnnConv::Graph {};
 CudnnConv::CudnnConv() = default;
 CudnnConv::~CudnnConv() = default;
 std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &, const ConvDesc &, const Pointers &, CudnnApi,
-                                             std::string &) {
+                                             CallTuning &, std::string &) {
   unavailable();
 }
 size_t CudnnConv::workspaceBytes() const { return 0; }
@@ -175,34 +176,58 @@ void CudnnConv::setWorkspace(CUdeviceptr ws) {
 }
 
 // The graph API where it may help (half types: f32 stays on the legacy
-// API's FMA math, no TF32), the whole epilogue first, then the convolution
-// and bias alone; else the legacy API. A graph refused says why in the
-// step's description.
+// API, whose math type says whether TF32 may be used), the whole epilogue
+// first, then the convolution and bias alone; else the legacy API. A graph
+// refused says why in the step's description. A recorded choice applies
+// to the path it names ("graph-fused", "graph", "legacy"); recorded for
+// another path than the one taken, it is rejected.
 std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                             CudnnApi api, std::string &why) {
+                                             CudnnApi api, CallTuning &tuning, std::string &why) {
+  // The tuning of one path: the recorded choice only if it names the path.
+  auto forPath = [&](const char *path) {
+    CallTuning t = tuning;
+    std::string prefix = std::string(path) + " ";
+    if (t.recorded && t.recorded->choice.rfind(prefix, 0) != 0)
+      t.recorded = nullptr;
+    return t;
+  };
+  auto taken = [&](std::unique_ptr<CudnnConv> call, CallTuning &t) {
+    if (call) {
+      tuning.chosen = t.chosen;
+      tuning.us = t.us;
+      tuning.rejected = t.rejected;
+      if (tuning.recorded && t.chosen.empty() && t.rejected.empty())
+        tuning.rejected = "'" + tuning.recorded->choice + "' names another path than " +
+                          call->describe_.substr(0, call->describe_.find(' '));
+    }
+    return call;
+  };
   std::string refused;
   if (api == CudnnApi::Graph && c.dtype != DType::F32) {
     if (!c.fused.empty()) {
-      if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, true, refused))
-        return g;
+      CallTuning t = forPath("graph-fused");
+      if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, true, t, refused))
+        return taken(std::move(g), t);
       refused = "fused graph refused: " + refused;
     }
     std::string alone;
-    if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, false, alone)) {
+    CallTuning t = forPath("graph");
+    if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, false, t, alone)) {
       if (!refused.empty())
         g->describe_ += " (" + refused + ")";
-      return g;
+      return taken(std::move(g), t);
     }
     refused = "graph refused: " + alone;
   }
-  std::unique_ptr<CudnnConv> call = createLegacy(lib, c, p, why);
+  CallTuning t = forPath("legacy");
+  std::unique_ptr<CudnnConv> call = createLegacy(lib, c, p, t, why);
   if (call && !refused.empty())
     call->describe_ += " (" + refused + ")";
-  return call;
+  return taken(std::move(call), t);
 }
 
 std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                                   std::string &why) {
+                                                   CallTuning &tuning, std::string &why) {
   const dnn::Api &a = api();
   std::unique_ptr<CudnnConv> call(new CudnnConv());
   call->impl_ = std::make_unique<Impl>();
@@ -238,9 +263,13 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
                     CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT),
           "cudnnSetConvolutionNdDescriptor");
   a.check(a.setGroups(k.conv, c.groups), "cudnnSetConvolutionGroupCount");
-  // f32: FMA only (the default math lets cuDNN use TF32 tensor cores, which
-  // round the operands to 10 bits); f16/bf16: tensor cores.
-  cudnnMathType_t math = c.dtype == DType::F32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  // f32: FMA only, unless TF32 is allowed for convs (--allow-tf32, on by
+  // default as in PyTorch): the default math lets cuDNN use TF32 tensor
+  // cores, which round the operands to 10 bits; f16/bf16: tensor cores.
+  bool tf32 = c.dtype == DType::F32 && tuning.tf32 != Tf32::None;
+  cudnnMathType_t math = c.dtype != DType::F32 ? CUDNN_TENSOR_OP_MATH
+                         : tf32                ? CUDNN_DEFAULT_MATH
+                                               : CUDNN_FMA_MATH;
   a.check(a.setMath(k.conv, math), "cudnnSetConvolutionMathType");
   std::vector<int> out(c.y.size());
   a.check(a.outputDim(k.conv, k.x, k.w, rank, out.data()), "cudnnGetConvolutionNdForwardOutputDim");
@@ -253,25 +282,45 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
   a.check(
       a.algorithms(k.handle, k.x, k.w, k.conv, k.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
       "cudnnGetConvolutionForwardAlgorithm_v7");
-  // The heuristic's best that works with our math (no TF32 for f32) and a
-  // workspace of reasonable size.
-  const cudnnConvolutionFwdAlgoPerf_t *best = nullptr;
-  for (int i = 0; i < found && !best; ++i)
+  // The heuristic's algorithms that work with our math (no tensor ops for
+  // f32 without TF32) and a workspace of reasonable size, best first.
+  std::vector<const cudnnConvolutionFwdAlgoPerf_t *> usable;
+  for (int i = 0; i < found; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= dnn::kMaxWorkspace &&
-        (c.dtype != DType::F32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
-      best = &perf[i];
+        (c.dtype != DType::F32 || tf32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
+      usable.push_back(&perf[i]);
+  // Half types and TF32: the math the algorithm was rated with (as
+  // frameworks do; an algorithm without tensor ops may refuse
+  // TENSOR_OP_MATH). f32 without TF32 stays FMA.
+  auto use = [&](const cudnnConvolutionFwdAlgoPerf_t &alg) {
+    k.algo = alg.algo;
+    if (c.dtype != DType::F32 || tf32)
+      a.check(a.setMath(k.conv, alg.mathType), "cudnnSetConvolutionMathType");
+    a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, k.algo, &k.workspaceBytes),
+            "cudnnGetConvolutionForwardWorkspaceSize");
+  };
+  std::optional<size_t> best = tuning.pick(
+      usable.size(),
+      [&](size_t i) {
+        return "legacy algo=" + std::to_string(int(usable[i]->algo)) +
+               " math=" + std::to_string(int(usable[i]->mathType));
+      },
+      [&, prepared = usable.size()](size_t i) mutable {
+        if (prepared != i) { // set up once per candidate, outside its timed runs
+          use(*usable[i]);
+          k.workspace = tuning.tuner->workspace(k.workspaceBytes);
+          prepared = i;
+        }
+        call->run();
+      });
   if (!best) {
     why = "cuDNN has no algorithm for " + c.describe();
     return nullptr;
   }
-  k.algo = best->algo;
-  // Half types: the math the algorithm was rated with (as frameworks do; an
-  // algorithm without tensor ops may refuse TENSOR_OP_MATH). f32 stays FMA.
-  if (c.dtype != DType::F32)
-    a.check(a.setMath(k.conv, best->mathType), "cudnnSetConvolutionMathType");
-  a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, k.algo, &k.workspaceBytes),
-          "cudnnGetConvolutionForwardWorkspaceSize");
-  call->describe_ = "cudnn " + c.describe() + " algo=" + std::to_string(int(k.algo));
+  use(*usable[*best]);
+  k.workspace = 0; // the plan's, bound by setWorkspace
+  call->describe_ =
+      "cudnn " + c.describe() + " algo=" + std::to_string(int(k.algo)) + (tf32 ? " tf32" : "");
   return call;
 }
 

@@ -7,6 +7,7 @@
 // API: the convolution with v7's algorithm, then cudnnAddTensor for the
 // bias. Descriptors and plans are made at plan time; run() enqueues.
 #pragma once
+#include "LibraryTuner.h"
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaLibraryPlan.h"
 #include <map>
@@ -53,8 +54,13 @@ public:
     CUdeviceptr y = 0;
   };
   // nullptr with `why` when cuDNN has no algorithm for it (or sizes differ).
+  // `tuning`: the recorded choice, or the tuner timing the candidates of the
+  // path taken (graph: the heuristics' first kTopK engine configs that
+  // finalize, "graph-fused cfg=A:2 engine=12"; legacy: v7's algorithms,
+  // "legacy algo=1 math=1"), and what f32 may do (TF32 when tuning.tf32 is
+  // conv or all: the default math type, else FMA).
   static std::unique_ptr<CudnnConv> create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                           CudnnApi api, std::string &why);
+                                           CudnnApi api, CallTuning &tuning, std::string &why);
   ~CudnnConv();
   // The workspace the chosen algorithm needs; the plan gives every conv one
   // buffer of the largest size.
@@ -71,10 +77,11 @@ private:
   struct Impl;  // the legacy API's call
   struct Graph; // the graph API's (CudnnGraph.cpp)
   static std::unique_ptr<CudnnConv> createLegacy(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                                 std::string &why);
+                                                 CallTuning &tuning, std::string &why);
   // `withEpilogue`: c.fused too; nullptr with `why` when no engine takes it.
   static std::unique_ptr<CudnnConv> createGraph(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                                bool withEpilogue, std::string &why);
+                                                bool withEpilogue, CallTuning &tuning,
+                                                std::string &why);
   std::unique_ptr<Impl> impl_;
   std::unique_ptr<Graph> graph_;
   bool takesEpilogue_ = false;

@@ -7,6 +7,7 @@
 #ifdef TC_HAVE_CUDNN
 #include "CudnnApi.h"
 #include "tc/Support/Error.h"
+#include <optional>
 
 namespace tc::cuda {
 
@@ -112,12 +113,36 @@ private:
   Cudnn::GraphPlan &plan_;
 };
 
-// The first engine config of the heuristics (mode A, then fallback) that
-// finalizes to a plan needing at most kMaxWorkspace; false with `why`.
-bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc graph,
-                std::string &why) {
+// The engine's global index of an engine config (-1 if unsaid).
+int64_t engineIndex(Builder &b, Desc config) {
+  const dnn::Api &a = api();
+  int64_t count = 0, index = -1;
+  Desc engine = b.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
+  if (engine && a.backendGet(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
+                             &count, &engine) == CUDNN_STATUS_SUCCESS)
+    a.backendGet(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &index);
+  b.error.clear();
+  return index;
+}
+
+// An execution plan of one engine config that finalized, with a workspace
+// we give: a candidate.
+struct Candidate {
+  Desc plan;
+  int64_t workspace, engine;
+  std::string name; // "graph-fused cfg=A:2 engine=12"
+};
+
+// The engine configs of the heuristics (mode A, then fallback) that
+// finalize to a plan needing at most kMaxWorkspace, in order: the first
+// alone, or (tuning) up to kTopK or up to the recorded one. Empty with `why`.
+std::vector<Candidate> candidatePlans(Builder &b, cudnnHandle_t handle, Desc graph,
+                                      const std::string &path, const CallTuning &tuning,
+                                      std::string &why) {
   const dnn::Api &a = api();
   std::string last;
+  std::vector<Candidate> found;
+  size_t wanted = tuning.recorded || tuning.tuner ? size_t(Tuner::kTopK) : 1;
   for (cudnnBackendHeurMode_t mode : {CUDNN_HEUR_MODE_A, CUDNN_HEUR_MODE_FALLBACK}) {
     Desc heur = b.make(CUDNN_BACKEND_ENGINEHEUR_DESCRIPTOR);
     b.set(heur, CUDNN_ATTR_ENGINEHEUR_OPERATION_GRAPH, graph);
@@ -135,8 +160,10 @@ bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc g
     std::vector<Desc> configs;
     for (int64_t i = 0; i < n; ++i)
       configs.push_back(b.make(CUDNN_BACKEND_ENGINECFG_DESCRIPTOR));
-    if (!b.error.empty())
-      return why = b.error, false;
+    if (!b.error.empty()) {
+      why = b.error;
+      return {};
+    }
     if (cudnnStatus_t s = a.backendGet(heur, CUDNN_ATTR_ENGINEHEUR_RESULTS,
                                        CUDNN_TYPE_BACKEND_DESCRIPTOR, n, &n, configs.data());
         s != CUDNN_STATUS_SUCCESS) {
@@ -157,21 +184,68 @@ bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc g
         b.error.clear();
         continue;
       }
-      plan.plan = p;
-      plan.workspace = ws;
-      // The engine's global index, for the step's description (-1 if unsaid).
-      Desc engine = b.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
-      if (engine &&
-          a.backendGet(configs[size_t(i)], CUDNN_ATTR_ENGINECFG_ENGINE,
-                       CUDNN_TYPE_BACKEND_DESCRIPTOR, 1, &count, &engine) == CUDNN_STATUS_SUCCESS)
-        a.backendGet(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count,
-                     &plan.engine);
-      b.error.clear();
-      return true;
+      int64_t engine = engineIndex(b, configs[size_t(i)]);
+      found.push_back({p, ws, engine,
+                       path + " cfg=" + (mode == CUDNN_HEUR_MODE_A ? "A:" : "F:") +
+                           std::to_string(i) + " engine=" + std::to_string(engine)});
+      if (found.size() == wanted ||
+          (tuning.recorded && found.back().name == tuning.recorded->choice))
+        return found;
     }
   }
-  why = "no engine takes it" + (last.empty() ? "" : " (last: " + last + ")");
-  return false;
+  if (found.empty())
+    why = "no engine takes it" + (last.empty() ? "" : " (last: " + last + ")");
+  return found;
+}
+
+// A variant pack of `uids` and `pointers` with `workspace`; nullptr if refused.
+Desc variantPack(const std::vector<int64_t> &uids, std::vector<void *> pointers,
+                 CUdeviceptr workspace) {
+  const dnn::Api &a = api();
+  Desc pack = nullptr;
+  void *ws = reinterpret_cast<void *>(workspace);
+  int64_t n = int64_t(pointers.size());
+  if (a.backendCreate(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack) != CUDNN_STATUS_SUCCESS)
+    return nullptr;
+  if (a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n, uids.data()) ||
+      a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
+                   pointers.data()) ||
+      a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws) ||
+      a.backendFinalize(pack)) {
+    a.backendDestroy(pack);
+    return nullptr;
+  }
+  return pack;
+}
+
+// The candidate `tuning` picks (CallTuning::pick: recorded, fastest or
+// first) made the plan's; false with `why` when none finalized.
+bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc graph,
+                const std::string &path, CallTuning &tuning, std::string &why) {
+  std::vector<Candidate> found = candidatePlans(b, handle, graph, path, tuning, why);
+  std::vector<Desc> packs(found.size(), nullptr);
+  std::optional<size_t> best = tuning.pick(
+      found.size(), [&](size_t i) { return found[i].name; },
+      [&](size_t i) {
+        if (!packs[i])
+          packs[i] = variantPack(plan.uids, b.pointers,
+                                 tuning.tuner->workspace(size_t(found[i].workspace)));
+        if (!packs[i])
+          fail("cuDNN graph: variant pack refused");
+        api().check(api().backendExecute(handle, found[i].plan, packs[i]), "cudnnBackendExecute");
+      });
+  for (Desc p : packs)
+    if (p)
+      api().backendDestroy(p);
+  if (!best)
+    return false;
+  plan.plan = found[*best].plan;
+  plan.workspace = found[*best].workspace;
+  plan.engine = found[*best].engine;
+  plan.choice = tuning.chosen;
+  plan.us = tuning.us;
+  plan.rejected = tuning.rejected;
+  return true;
 }
 
 } // namespace
@@ -182,23 +256,11 @@ CudnnConv::Graph::~Graph() {
 }
 
 void CudnnConv::Graph::bind(CUdeviceptr workspace) {
-  const dnn::Api &a = api();
   if (pack)
-    a.backendDestroy(pack);
-  pack = nullptr;
-  a.check(a.backendCreate(CUDNN_BACKEND_VARIANT_PACK_DESCRIPTOR, &pack),
-          "cudnnBackendCreateDescriptor(variant pack)");
-  void *ws = reinterpret_cast<void *>(workspace);
-  int64_t n = int64_t(pointers.size());
-  a.check(a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_UNIQUE_IDS, CUDNN_TYPE_INT64, n,
-                       plan->uids.data()),
-          "cudnnBackendSetAttribute(variant pack ids)");
-  a.check(a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_DATA_POINTERS, CUDNN_TYPE_VOID_PTR, n,
-                       pointers.data()),
-          "cudnnBackendSetAttribute(variant pack pointers)");
-  a.check(a.backendSet(pack, CUDNN_ATTR_VARIANT_PACK_WORKSPACE, CUDNN_TYPE_VOID_PTR, 1, &ws),
-          "cudnnBackendSetAttribute(variant pack workspace)");
-  a.check(a.backendFinalize(pack), "cudnnBackendFinalize(variant pack)");
+    api().backendDestroy(pack);
+  pack = variantPack(plan->uids, pointers, workspace);
+  if (!pack)
+    fail("cuDNN graph: the variant pack (pointers and workspace) was refused");
 }
 
 void CudnnConv::Graph::run() const {
@@ -208,7 +270,8 @@ void CudnnConv::Graph::run() const {
 }
 
 std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c, const Pointers &p,
-                                                  bool withEpilogue, std::string &why) {
+                                                  bool withEpilogue, CallTuning &tuning,
+                                                  std::string &why) {
   auto handle = static_cast<cudnnHandle_t>(lib.handle_);
   // The chain after the convolution: the bias, then (withEpilogue) the
   // epilogue's ops; the last writes y, the others virtual f32 tensors.
@@ -301,7 +364,9 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
           ops.data());
     std::string refusal;
-    if (b.finalize(graph, "operation graph") && choosePlan(b, *plan, handle, graph, refusal)) {
+    if (b.finalize(graph, "operation graph") &&
+        choosePlan(b, *plan, handle, graph, withEpilogue ? "graph-fused" : "graph", tuning,
+                   refusal)) {
       cached = plan;
     } else {
       cached = std::make_shared<Cudnn::GraphPlan>(); // the descriptors go
@@ -320,6 +385,9 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     why = cached->refusal;
     return nullptr;
   }
+  tuning.chosen = cached->choice; // a shared plan: what its first step chose
+  tuning.us = cached->us;
+  tuning.rejected = cached->rejected;
   std::unique_ptr<CudnnConv> call(new CudnnConv());
   call->graph_ = std::make_unique<Graph>();
   call->graph_->handle = handle;

@@ -63,12 +63,17 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
   for (const Dims *d : {&qs, &ks, &vs})
     if ((*d)[0] != B && (*d)[0] != 1)
       fail("q, k and v must have batch ", B, " or 1");
-  if (mask) { // broadcasts to the scores [B, H, Sq, Skv], never widens them
+  // The mask broadcasts to the scores [B, H, Sq, Skv], never widens them;
+  // its batch MB may also divide B: batch b reads b % MB (swin's windows).
+  int64_t MB = mask && mask->rank() == 4 ? mask->shape()[0] : 1;
+  if (mask) {
     const Dims &m = mask->shape();
     Dims scores{B, H, Sq, Skv};
-    for (size_t a = 0; a < m.size(); ++a)
-      if (m.size() > 4 || (m[a] != 1 && m[a] != scores[4 - m.size() + a]))
+    for (size_t a = 0; a < m.size(); ++a) {
+      size_t axis = 4 - m.size() + a;
+      if (m.size() > 4 || (m[a] != 1 && m[a] != scores[axis] && (axis > 0 || B % m[a])))
         fail("the mask does not broadcast to the scores");
+    }
   }
   double scale = op.getFloat("scale");
   if (scale == 0)
@@ -96,7 +101,7 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
             dot += qi[c] * kh[j * ko.s.tokens + c];
           double sj = scale * dot;
           if (mask) {
-            int64_t idx[4] = {b, h, i, j};
+            int64_t idx[4] = {b % MB, h, i, j};
             sj += md[size_t(broadcastOffset(mask->shape(), idx))];
           }
           if (causal && j > i + Skv - Sq)

@@ -68,6 +68,8 @@ public:
        << "\n"
        << "device memory: peak " << cuda::deviceBytesPeak() << " bytes held by tc, "
        << m_->plannedDeviceBytes() << " planned (arena, inputs, weights, workspaces)\n";
+    for (const std::string &note : m_->tuningNotes())
+      os << "note: " << note << "\n";
   }
   DevicePeaks peaks() const override { return firstGpuPeaks(); }
   void runOn(void *stream, const std::vector<RunInput> &inputs,

@@ -1,11 +1,13 @@
 // The CUDA backend's compile half in the registry: tc-codegen's --arch over
 // CudaBackend (lib/CodeGen/CudaCodegen.cpp). Its runtime half:
 // CudaExecutable.cpp.
+#include "CudaTuning.h"
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/Runtime/CudaLibraryPlan.h"
 #include "tc/Support/Error.h"
 #include "tc/Target/Target.h"
+#include <chrono>
 
 namespace tc {
 
@@ -64,7 +66,24 @@ public:
              "depthwise|grouped|cudnn",
              "which grouped convs run a generated kernel (its epilogue fused) instead of cuDNN: "
              "depthwise ones (default), every grouped one, or none",
-             {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}}};
+             {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}},
+            {"tune",
+             "",
+             "time each cuDNN conv's and cuBLASLt GEMM's candidate algorithms on this machine's "
+             "GPU (the static shape) and record the fastest in the artifact; without a GPU the "
+             "heuristics' choice stays",
+             {},
+             "on"},
+            {"tuning-cache",
+             "FILE",
+             "with --tune: timings by GPU, library versions and op, read before tuning (a hit "
+             "is not timed) and written after",
+             {}},
+            {"allow-tf32",
+             "conv|all|none",
+             "which fp32 library calls may use TF32 tensor cores: convs (the default, as "
+             "PyTorch's cuDNN), convs and GEMMs, or none",
+             {std::begin(kTf32Names), std::end(kTf32Names)}}};
   }
   std::vector<std::string> emitKinds() const override { return {"source", "ptx"}; }
   void configure(const TargetOptionValues &values, const std::string &emit) override {
@@ -78,9 +97,36 @@ public:
         if (mode->second == kConvKernelsNames[i])
           convKernels = ConvKernels(i);
     backend_ = std::make_unique<CudaCompileBackend>(arches, convKernels);
+    auto value = [&](const char *flag) {
+      auto it = values.find(flag);
+      return it == values.end() ? std::string() : it->second;
+    };
+    tune_ = value("tune") == "on";
+    cachePath_ = value("tuning-cache");
+    if (!cachePath_.empty() && !tune_)
+      fail("--tuning-cache is read and written by --tune");
+    tf32_ = parseTf32(value("allow-tf32")).value_or(Tf32::Conv);
   }
+  // The driver's artifact, then (--tune) its library calls timed; the
+  // "tuning" section records the TF32 switch and the winners.
   CodegenResult compile(const Module &m, bool withBinary) const override {
-    return generateCode(m, *backend_, withBinary);
+    CodegenResult r = generateCode(m, *backend_, withBinary);
+    if (!withBinary)
+      return r;
+    LibraryTuning t;
+    t.tf32 = tf32_;
+    summary_ = {};
+    r.artifact.setSection(kSectionTuning, writeTuningSection(t)); // the TF32 switch, for tuning
+    if (tune_) {
+      auto start = std::chrono::steady_clock::now();
+      tuneLibraryCalls(r.artifact, cachePath_, t, summary_, r.notes);
+      r.timeline.push_back(
+          {"tune library calls",
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
+      r.artifact.setSection(kSectionTimeline, artifactTimeline(m, r.timeline));
+    }
+    r.artifact.setSection(kSectionTuning, writeTuningSection(t));
+    return r;
   }
   std::string emitText(const CodegenResult &r, const std::string &) const override {
     return compileCuda(r.source, backend_->arches().front(), CudaOutput::Ptx);
@@ -90,10 +136,16 @@ public:
   void printStats(const CodegenResult &r, std::ostream &os) const override {
     for (const std::string &a : r.artifact.arches)
       os << "  cubin " << a << ": " << r.artifact.require(cubinSection(a)).size() << " bytes\n";
+    if (summary_.requested)
+      os << summary_.statsLine() << "\n";
   }
 
 private:
   std::unique_ptr<CudaCompileBackend> backend_;
+  bool tune_ = false;
+  std::string cachePath_;
+  Tf32 tf32_ = Tf32::Conv;
+  mutable TuningSummary summary_; // the last compile's
 };
 
 } // namespace

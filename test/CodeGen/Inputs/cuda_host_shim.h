@@ -24,7 +24,15 @@ inline tc_dim3 blockDim, gridDim;
 #define __forceinline__ inline
 #define __launch_bounds__(n)
 #define __grid_constant__
-#define __shared__ static
+// In one section, filled with 0xff bytes (NaN as floats and halves) before
+// every block: a kernel reading shared memory it never wrote fails here as
+// it would on a GPU, not on a function static's zeros.
+#define __shared__ static __attribute__((section("tc_shared")))
+extern "C" char __start_tc_shared[] __attribute__((weak)), __stop_tc_shared[] __attribute__((weak));
+inline void tc_poison_shared() {
+  if (__start_tc_shared)
+    std::memset(__start_tc_shared, 0xff, size_t(__stop_tc_shared - __start_tc_shared));
+}
 
 struct tc_block_state {
   std::barrier<> *barrier;
@@ -92,6 +100,7 @@ template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, 
     std::barrier<> barrier(block);
     tc_block_state state{&barrier, {}};
     tc_block = &state;
+    tc_poison_shared();
     std::vector<std::thread> threads;
     for (unsigned t = 0; t < block; ++t)
       threads.emplace_back([&, t, b] {

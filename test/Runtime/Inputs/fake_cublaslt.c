@@ -37,7 +37,9 @@ int cublasLtMatmulDescCreate(void **d, int compute, int scale) {
   Desc *x = calloc(1, sizeof(Desc));
   x->epilogue = 1;
   *d = x;
-  return compute == 68 && scale == 0 ? 0 : 15; // CUBLAS_COMPUTE_32F, CUDA_R_32F; else NOT_SUPPORTED
+  // CUBLAS_COMPUTE_32F or _32F_FAST_TF32 (--allow-tf32=all; computed in
+  // f32 here), CUDA_R_32F; else NOT_SUPPORTED.
+  return (compute == 68 || compute == 77) && scale == 0 ? 0 : 15;
 }
 int cublasLtMatmulDescDestroy(void *d) { free(d); return 0; }
 int cublasLtMatmulDescSetAttribute(void *d, int attr, const void *buf, size_t n) {

@@ -81,7 +81,9 @@ int cudnnGetConvolutionForwardAlgorithm_v7(void *h, Tensor *x, Tensor *w, Conv *
                                            int requested, int *returned, Perf *perf) {
   memset(perf, 0, sizeof *perf);
   perf->algo = 1, perf->mathType = c->math;
-  if (x->type == 0 && c->math != 3) // f32: the runtime must ask for FMA (no TF32)
+  // f32: the runtime asks for FMA (3, no TF32) or the default math (0,
+  // TF32 allowed: --allow-tf32); tensor-op math (1) is not for f32.
+  if (x->type == 0 && c->math != 3 && c->math != 0)
     perf->status = 3;
   *returned = 1;
   return 0;
