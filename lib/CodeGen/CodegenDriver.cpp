@@ -192,9 +192,11 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   a.setSection(kSectionKernels, table);
   a.setSection(kSectionSource, r.source);
   a.setSection(kSectionHostSteps, hostLines);
-  // Without it the runtime plans each input shape itself (ShapePlan.cpp).
-  if (r.shapePlan)
-    a.setSection(kSectionShapePlan, writeShapePlan(*r.shapePlan));
+  // Without a plan, why not: a runtime without the tools' planner refuses
+  // the artifact at load naming it (ShapePlan.h's unplannedShapes).
+  StoredShapePlan unplanned;
+  unplanned.unplanned = r.noShapePlan;
+  a.setSection(kSectionShapePlan, writeShapePlan(r.shapePlan ? *r.shapePlan : unplanned));
   r.timeline.push_back({"write artifact", since(t1)});
   a.setSection(kSectionTimeline, artifactTimeline(input, r.timeline));
   return r;

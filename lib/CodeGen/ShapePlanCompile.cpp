@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tc {
 
@@ -26,28 +27,42 @@ std::optional<DimExpr> bytesOf(const TensorType &t) {
   return e;
 }
 
+// "Reshape %x": an op as the messages name it.
+std::string opNamed(const Op &op) {
+  return std::string(op.info().name) + (op.results.empty() ? "" : " %" + op.results[0]->name);
+}
+
 // Why a plan cannot be decided from `main`'s types ("" when it can), and
 // its symbolic dims.
 std::string undecidable(const Function &main, std::vector<std::string> &symbols) {
-  auto sized = [&](const Value *v) {
-    for (const Dim &d : v->type.shape)
+  // "" when `v` has a size expression, else which dim lacks one.
+  auto unsized = [&](const Value *v) -> std::string {
+    const Shape &shape = v->type.shape;
+    for (const Dim &d : shape)
       if (d.isSymbolic() && std::find(symbols.begin(), symbols.end(), d.symbol) == symbols.end())
         symbols.push_back(d.symbol);
-    return bytesOf(v->type).has_value();
+    for (size_t i = 0; i < shape.size(); ++i)
+      if (shape[i].isUnknown())
+        return "dim " + std::to_string(i) + " of %" + v->name + " (" + v->type.str() +
+               ") is known only at run time";
+    return bytesOf(v->type) ? "" : "%" + v->name + " has no fixed size (" + v->type.str() + ")";
   };
   for (const auto *values : {&main.args, &main.results})
     for (const Value *v : *values)
-      if (!sized(v))
-        return "%" + v->name + " has no size expression (" + v->type.str() + ")";
+      if (std::string why = unsized(v); !why.empty())
+        return why;
   for (const auto &op : main.ops) {
     if (refKernelSetsOutputDims(op->kind) || isControlFlowOp(*op))
-      return std::string(op->info().name) + " decides its sizes at run time";
+      return opNamed(*op) + " decides its sizes at run time";
     for (const Value *r : op->results)
-      if (!sized(r))
-        return "%" + r->name + " has no size expression (" + r->type.str() + ")";
+      if (std::string why = unsized(r); !why.empty())
+        return why;
   }
-  if (!shapeComputations(main).empty())
-    return "shape computations fold per input shape";
+  if (std::unordered_set<const Op *> folds = shapeComputations(main); !folds.empty()) {
+    for (const auto &op : main.ops) // the first in program order, for a stable message
+      if (folds.count(op.get()))
+        return "shape computation " + opNamed(*op) + " folds only at the input sizes";
+  }
   for (const std::string &sym : symbols) { // a dim the section's text can name
     bool reads = false;
     try {

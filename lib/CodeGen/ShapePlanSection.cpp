@@ -1,5 +1,6 @@
 #include "tc/CodeGen/ShapePlanSection.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 #include <charconv>
 
 namespace tc {
@@ -23,6 +24,11 @@ std::vector<std::string_view> fieldsOf(std::string_view line) {
 
 std::string writeShapePlan(const StoredShapePlan &plan) {
   std::string s = std::string(kMagic) + "\n";
+  if (!plan.unplanned.empty()) { // one field: a value name may hold a tab
+    std::string why = plan.unplanned;
+    std::replace_if(why.begin(), why.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
+    return s + "unplanned\t" + why + "\n";
+  }
   for (const StoredBlock &b : plan.blocks)
     s += "block\t" + b.bytes.str() + "\t" + std::to_string(b.start) + "\t" + std::to_string(b.end) +
          "\n";
@@ -67,7 +73,11 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
         bad("expected a number, got '" + std::string(v) + "'");
       return n;
     };
-    if (f[0] == "block" && f.size() == 4) {
+    if (f[0] == "unplanned" && f.size() == 2 && !f[1].empty()) {
+      if (lineNo != 2 || !text.empty())
+        bad("an unplanned record is the section's only one");
+      plan.unplanned = std::string(f[1]);
+    } else if (f[0] == "block" && f.size() == 4) {
       plan.blocks.push_back({expr(f[1]), number(f[2]), number(f[3])});
       if (plan.blocks.back().start > plan.blocks.back().end)
         bad("a block that ends before it starts");
@@ -78,7 +88,7 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       plan.buffers.push_back(
           {std::string(f[1]), expr(f[2]), block, name(f[4]), expr(f[5]), name(f[6])});
     } else {
-      bad("expected block or buffer with their fields");
+      bad("expected block, buffer or unplanned with their fields");
     }
   }
   if (lineNo == 0)

@@ -64,12 +64,11 @@ namespace {
 
 // The stored plan (ShapePlanSection.h) at `sizes`: its sizes evaluated and
 // its blocks packed; no pass, no shape inference, no planner.
-std::unique_ptr<Module> planFromArtifact(const Artifact &artifact, const MemoryBuffer &section,
+std::unique_ptr<Module> planFromArtifact(const Artifact &artifact, const StoredShapePlan &stored,
                                          const std::map<std::string, int64_t> &sizes,
                                          MemoryPlan &memory) {
   std::unique_ptr<Module> m = readBytecode(artifact.share(kSectionModule));
   substituteDims(*m, sizes);
-  StoredShapePlan stored = readShapePlan(section.str(), artifact.file);
   std::vector<ArenaBlock> blocks;
   for (const StoredBlock &b : stored.blocks)
     blocks.push_back({uint64_t(b.bytes.eval(sizes)), b.start, b.end});
@@ -116,9 +115,28 @@ std::unique_ptr<Module> planFromArtifact(const Artifact &artifact, const MemoryB
   return m;
 }
 
+// The section, or why there is no plan.
+StoredShapePlan storedPlanOf(const Artifact &artifact) {
+  const MemoryBuffer *section = artifact.section(kSectionShapePlan);
+  if (section)
+    return readShapePlan(section->str(), artifact.file);
+  StoredShapePlan none;
+  none.unplanned = "no section " + std::string(kSectionShapePlan) + ": an older tc-codegen's";
+  return none;
+}
+
 } // namespace
 
 RunTimePlanner runTimePlanner = nullptr;
+
+std::string unplannedShapes(const Artifact &artifact) {
+  std::string why = storedPlanOf(artifact).unplanned;
+  if (!why.empty() && !runTimePlanner)
+    fail(artifact.file, ": the artifact stores no shape plan (", why,
+         "), and this runtime plans no shape itself nor runs one op by op on the host; "
+         "compile with that dim fixed (tc-codegen --dim NAME=N) or run it with tc-run");
+  return why;
+}
 
 void checkStoredPlan(const PlannedModule &stored, const PlannedModule &runTime) {
   const Function &a = stored.main(), &b = runTime.main();
@@ -151,17 +169,18 @@ void checkStoredPlan(const PlannedModule &stored, const PlannedModule &runTime) 
 std::unique_ptr<PlannedModule> planShape(const Artifact &artifact,
                                          const std::map<std::string, int64_t> &sizes) {
   auto plan = std::make_unique<PlannedModule>();
-  const MemoryBuffer *stored = artifact.section(kSectionShapePlan);
-  if (stored)
-    plan->module = planFromArtifact(artifact, *stored, sizes, plan->memory);
-  else if (runTimePlanner)
+  StoredShapePlan stored = storedPlanOf(artifact);
+  if (!stored.unplanned.empty()) {
+    unplannedShapes(artifact); // without a planner: the load-time error
     plan->module = runTimePlanner(artifact, sizes, plan->memory);
+  } else
+    plan->module = planFromArtifact(artifact, stored, sizes, plan->memory);
   if (!plan->module)
     return nullptr;
   plan->index();
   // A debug check (test/Runtime/shape-plan.test): the stored plan against
   // the one the run-time planner makes for the same shape.
-  if (stored && runTimePlanner && std::getenv("TC_CHECK_SHAPE_PLAN")) {
+  if (stored.unplanned.empty() && runTimePlanner && std::getenv("TC_CHECK_SHAPE_PLAN")) {
     auto runTime = std::make_unique<PlannedModule>();
     runTime->module = runTimePlanner(artifact, sizes, runTime->memory);
     if (!runTime->module)

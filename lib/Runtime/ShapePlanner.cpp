@@ -7,6 +7,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeInference.h"
+#include <iostream>
 
 namespace tc {
 
@@ -46,5 +47,12 @@ std::unique_ptr<Module> planAtRunTime(const Artifact &artifact,
 } // namespace
 
 void enableRunTimePlanning() { runTimePlanner = planAtRunTime; }
+
+void noteRunTimePlanning(const char *tool, const Artifact &artifact) {
+  std::string why = unplannedShapes(artifact);
+  if (!why.empty())
+    std::cerr << tool << ": note: " << artifact.file << " stores no shape plan (" << why
+              << "): each new input shape is planned at run time (libtcrt refuses it)\n";
+}
 
 } // namespace tc

@@ -165,7 +165,7 @@ TEST(ShapePlan, NoStoredPlanWhereOnlyTheSizesDecide) {
                        "x.tcir");
   std::string why;
   EXPECT_FALSE(compileShapePlan(m->main(), why));
-  EXPECT_NE(why.find("has no size expression"), std::string::npos) << why;
+  EXPECT_EQ(why, "dim 0 of %r (f32[?,?]) is known only at run time");
 }
 
 TEST(ShapePlan, CorruptStoredPlanIsAnError) {
@@ -176,11 +176,47 @@ TEST(ShapePlan, CorruptStoredPlanIsAnError) {
   EXPECT_THROW(planShape(a, {{"N", 2}}), Error);
 }
 
-TEST(ShapePlan, WithoutStoredPlanNorPlannerTheShapeRunsUnplanned) {
+// Message of the tc::Error `f` throws ("" for none).
+template <typename F> std::string errorOf(F f) {
+  try {
+    f();
+  } catch (const Error &e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(ShapePlan, WithoutStoredPlanNorPlannerTheArtifactIsRefused) {
   Artifact a = artifactOf(kCosIdentitySin);
+  StoredShapePlan none;
+  none.unplanned = "dim 0 of %r (f32[?]) is known only at run time";
+  a.setSection(kSectionShapePlan, writeShapePlan(none));
   RunTimePlanner planner = runTimePlanner;
-  runTimePlanner = nullptr; // as in libtcrt
-  EXPECT_FALSE(planShape(a, {{"N", 3}}));
-  runTimePlanner = planner;
+  runTimePlanner = nullptr; // as in libtcrt: refused, never run op by op
+  std::string load = errorOf([&] { unplannedShapes(a); });
+  EXPECT_NE(load.find("x.tcx: the artifact stores no shape plan (dim 0 of %r"), std::string::npos)
+      << load;
+  EXPECT_EQ(errorOf([&] { planShape(a, {{"N", 3}}); }), load);
+  runTimePlanner = planner; // the tools: planned at run time, said
+  EXPECT_EQ(unplannedShapes(a), none.unplanned);
   EXPECT_TRUE(planShape(a, {{"N", 3}}));
+  // An older artifact without the section: the same.
+  Artifact old = artifactOf(kCosIdentitySin);
+  EXPECT_NE(unplannedShapes(old).find("no section shape-plan"), std::string::npos);
+  runTimePlanner = nullptr;
+  EXPECT_THROW(unplannedShapes(old), Error);
+  runTimePlanner = planner;
+}
+
+TEST(ShapePlan, UnplannedRecordIsTheSectionsOnly) {
+  StoredShapePlan none;
+  none.unplanned = "value name 'a\tb' is not one field";
+  std::string text = writeShapePlan(none);
+  EXPECT_EQ(text, "tc-shape-plan 1\nunplanned\tvalue name 'a b' is not one field\n");
+  EXPECT_EQ(readShapePlan(text, "x.tcx").unplanned, "value name 'a b' is not one field");
+  EXPECT_NE(errorOf([&] {
+              readShapePlan(text + "block\t256\t0\t1\n", "x.tcx");
+            }).find("line 2: an unplanned record is the section's only one"),
+            std::string::npos);
+  EXPECT_THROW(readShapePlan("tc-shape-plan 1\nunplanned\t\n", "x.tcx"), Error);
 }

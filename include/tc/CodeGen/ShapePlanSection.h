@@ -4,13 +4,17 @@
 // lifetime. A runtime evaluates the sizes for a new input shape and packs
 // the blocks (ArenaPacking.h, the planner's own packing), with no pass,
 // shape inference or IR analysis. Codegen writes it where the plan can be
-// decided at compile time (ShapePlanCompile.h says when); without it the
-// runtime plans the shape itself (ShapePlan.cpp's fallback).
+// decided at compile time (ShapePlanCompile.h says when); else the section
+// says why not (an `unplanned` record), so that a runtime without the tools'
+// run-time planner (libtcrt) refuses the artifact at load naming the value or
+// dim, instead of running it op by op on the host.
 //
 // Text, one record a line, fields tab-separated:
 //   tc-shape-plan 1
 //   block  <aligned bytes> <first step> <last step>
 //   buffer <value> <bytes> <block|-> <base|-> <view offset> <in place of|->
+// or, with no plan, one record after the header:
+//   unplanned <why>
 // Blocks in the planner's order (it breaks ties by it); buffers in the
 // memory plan's (main's op results in order). A view's bytes are 0.
 #pragma once
@@ -42,6 +46,7 @@ struct StoredBuffer {
 struct StoredShapePlan {
   std::vector<StoredBlock> blocks;
   std::vector<StoredBuffer> buffers;
+  std::string unplanned; // why codegen stored no plan ("" when it did)
 };
 
 std::string writeShapePlan(const StoredShapePlan &plan);

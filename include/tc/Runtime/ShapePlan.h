@@ -67,11 +67,18 @@ using RunTimePlanner = std::unique_ptr<Module> (*)(const Artifact &,
                                                    MemoryPlan &memory);
 extern RunTimePlanner runTimePlanner;
 
+// Why `artifact` stores no shape plan ("" when it stores one), for a
+// runtime to say at load. Throws tc::Error naming that value or dim when no
+// run-time planner is installed (libtcrt: it never plans a shape itself, nor
+// runs an unplanned one op by op on the host).
+std::string unplannedShapes(const Artifact &artifact);
+
 // The artifact's module at `sizes`, planned: the plan codegen stored
 // (shape-plan section) evaluated at `sizes` — no pass, shape inference or
 // planner —, or for an artifact without one, runTimePlanner's; nullptr when
-// neither plans it (data-dependent ops, control flow, strings; no stored
-// plan and no planner): that shape then runs op by op. With
+// the planner cannot plan it either (data-dependent ops, control flow,
+// strings): that shape then runs op by op, in the tools only (without a
+// planner, unplannedShapes' error). With
 // TC_CHECK_SHAPE_PLAN set and a planner, a stored plan is checked against
 // the planner's (checkStoredPlan).
 std::unique_ptr<PlannedModule> planShape(const Artifact &artifact,

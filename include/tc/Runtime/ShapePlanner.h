@@ -9,8 +9,15 @@
 
 namespace tc {
 
+struct Artifact;
+
 // Installs the planner for every runtime in this process (ShapePlan.h's
 // runTimePlanner); idempotent.
 void enableRunTimePlanning();
+
+// A tool about to load `artifact`: one note line on stderr when it stores no
+// shape plan (which value or dim), as the tools then plan each new input
+// shape at run time where libtcrt refuses the artifact.
+void noteRunTimePlanning(const char *tool, const Artifact &artifact);
 
 } // namespace tc

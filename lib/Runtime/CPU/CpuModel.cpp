@@ -70,6 +70,7 @@ std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target, 
     fail(a.file, ": compiled for CPU '", a.cpu, "' with features this machine lacks (", list,
          "); recompile with tc-codegen --cpu=native or an older --cpu level");
   }
+  unplannedShapes(a); // libtcrt refuses an artifact it cannot plan
   model->module_ = readBytecode(a.share(kSectionModule));
 
   // Kernel table lines (lib/CodeGen/CpuCodegen.cpp writes them):
