@@ -1,5 +1,6 @@
 #include "tc/CodeGen/ShapePlanSection.h"
 #include "tc/Support/Error.h"
+#include "tc/Support/TabFields.h"
 #include <algorithm>
 #include <charconv>
 
@@ -10,15 +11,6 @@ namespace {
 constexpr const char *kMagic = "tc-shape-plan 1";
 
 std::string orDash(const std::string &s) { return s.empty() ? "-" : s; }
-
-std::vector<std::string_view> fieldsOf(std::string_view line) {
-  std::vector<std::string_view> f;
-  size_t start = 0;
-  for (size_t tab; (tab = line.find('\t', start)) != std::string_view::npos; start = tab + 1)
-    f.push_back(line.substr(start, tab - start));
-  f.push_back(line.substr(start));
-  return f;
-}
 
 } // namespace
 
@@ -55,7 +47,7 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
         bad("expected '" + std::string(kMagic) + "'");
       continue;
     }
-    std::vector<std::string_view> f = fieldsOf(line);
+    std::vector<std::string_view> f = tabFields(line);
     auto name = [](std::string_view v) { return v == "-" ? std::string() : std::string(v); };
     auto expr = [&](std::string_view v) {
       try {
