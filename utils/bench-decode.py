@@ -6,7 +6,14 @@ random weights, seed 0) exported once, compiled by tc at fp16
 (`tc-opt -O2 --target=cuda --precision fp16`, `tc-codegen --target=cuda`),
 then per batch: `tc-run --decode N --past P --dim batch=B` (its tokens/s and
 per-token p50/p90: each step's wall time, argmax fed back, caches kept on the
-device), and PyTorch in this process on the same model: a StaticCache of
+device; with --cache static the steps that planned the bucket or recorded
+its graph are left out, as PyTorch's warm-ups are, and the "tc run" column
+gives all steps' figures too). --cache static (the default) exports the fixed-capacity step
+(export_decode_step.py --static) and runs it with one cache bucket of
+PyTorch's capacity (P + N + 8, --decode-buckets): one planned shape, one CUDA
+graph replayed per token; --cache dynamic the growing-cache step (a new
+shape, i.e. a new plan, every token). PyTorch in this process on the same
+model (the same weights either way): a StaticCache of
 P + N + 8 positions filled by an untimed prefill of P random tokens, then N
 decode steps (argmax fed back, one synchronize per token, as tc-run does), in
 eager and torch.compile(mode="reduce-overhead") (CUDA graphs), fp16 weights
@@ -38,16 +45,10 @@ def run(cmd, timeout=3600):
 
 def export(args, path):
     """models/export_decode_step.py's model and ONNX file (no test data)."""
-    import torch
-    from export_decode_step import inputs, make, names
-    step = make(args.full)
+    from export_decode_step import export_onnx, make
+    step = make(args.full, static=args.cache == "static")
     if not os.path.exists(path):
-        in_names, out_names = names(step.layers)
-        batch, past = torch.export.Dim("batch", min=1, max=1024), torch.export.Dim("past", min=1, max=4095)
-        dims = {"input_ids": {0: batch}, "past": tuple({0: batch, 2: past} for _ in range(2 * step.layers))}
-        torch.onnx.export(step, inputs(step, 2, 8, seed=0), path, dynamo=True, opset_version=20,
-                          input_names=in_names, output_names=out_names, dynamic_shapes=dims,
-                          external_data=args.full)
+        export_onnx(step, path, external_data=args.full)
     return step.model
 
 
@@ -62,13 +63,31 @@ def tc_compile(args, onnx, out):
 
 
 def tc_decode(args, tcx, batch):
+    static = ["--decode-buckets", str(capacity(args))] if args.cache == "static" else []
     p = run([os.path.join(args.bin, "tc-run"), tcx, "--decode", str(args.steps), "--past", str(args.past),
-             "--dim", f"batch={batch}"])
+             "--dim", f"batch={batch}", *static])
+    log(p.stderr.strip())
     num = r"([0-9.e+-]+)"
     tps = float(re.search(r"tokens/s: " + num, p.stderr).group(1))
     p50, p90 = map(float, re.search(rf"p50 {num} ms, p90 {num} ms", p.stderr).groups())
-    again = float(re.search(r"\(planned\): median " + num, p.stderr).group(1))
-    return {"tokens_s": tps, "p50": p50, "p90": p90, "planned_ms": again}
+    if static:  # one bucket: plans, graphs recorded, graph launches
+        plans, graphs, launches = map(int, re.search(
+            r"bucket \d+: \d+ steps, (\d+) plans, (\d+) graphs recorded, (\d+) graph launches", p.stderr).groups())
+        note = f"{plans} plan, {graphs} graph, {launches} launches"
+        # Without the steps that planned the bucket or recorded its graph, as
+        # PyTorch's side leaves out its warm-ups (compile, graph record).
+        steady = re.search(rf"steady .*: tokens/s {num}, p50 {num} ms, p90 {num} ms", p.stderr)
+        if steady:
+            note += f"; all {args.steps} steps: {tps:.1f} tok/s, p50 {p50:.3f} ms"
+            tps, p50, p90 = map(float, steady.groups())
+    else:
+        note = re.search(r"\(planned\): median " + num, p.stderr).group(1) + " ms planned"
+    return {"tokens_s": tps, "p50": p50, "p90": p90, "note": note}
+
+
+def capacity(args):
+    """PyTorch's StaticCache length, and tc's one bucket with --cache static."""
+    return args.past + args.steps + 8
 
 
 def torch_decode(args, model, batch, mode):
@@ -84,7 +103,7 @@ def torch_decode(args, model, batch, mode):
     # StaticCache (typed by the first keys) refuses the values (index_copy_).
     if args.device == "cuda":
         model = model.half()
-    cache = StaticCache(config=cfg, max_cache_len=args.past + args.steps + 8)
+    cache = StaticCache(config=cfg, max_cache_len=capacity(args))
     amp = contextlib.nullcontext()
 
     def step(ids, pos):
@@ -121,9 +140,11 @@ def main():
     ap.add_argument("--steps", type=int, default=64)
     ap.add_argument("--modes", default="eager,inductor-cg", help="PyTorch: eager, inductor-cg (reduce-overhead)")
     ap.add_argument("--device", default="cuda", choices=["cuda", "cpu"])
+    ap.add_argument("--cache", default="static", choices=["static", "dynamic"],
+                    help="tc's export: a fixed-capacity cache (one shape, one CUDA graph) or a growing one")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    name = "llama_decode" if args.full else "tiny_llama_decode"
+    name = ("llama_decode" if args.full else "tiny_llama_decode") + ("_static" if args.cache == "static" else "")
     model = export(args, os.path.join(args.out, name + ".onnx"))
     tcx = tc_compile(args, os.path.join(args.out, name + ".onnx"), os.path.join(args.out, name))
     modes = [m for m in args.modes.split(",") if m]
@@ -136,13 +157,14 @@ def main():
             except Exception as e:  # one mode failing leaves the others
                 log(f"{m} at batch {b}: {type(e).__name__}: {e}")
         rows.append(row)
-    head = ["batch", "tc tok/s", "tc p50 ms", "tc planned ms"] + [f"{m} tok/s" for m in modes] + \
+    head = ["batch", "tc tok/s", "tc p50 ms", "tc p90 ms", "tc run"] + [f"{m} tok/s" for m in modes] + \
         [f"tc / {m}" for m in modes]
-    print(f"{name}, past {args.past}, {args.steps} steps, {args.device}\n")
+    print(f"{name}, past {args.past}, {args.steps} steps, {args.device}, {args.cache} cache"
+          + (f" (capacity {capacity(args)})" if args.cache == "static" else "") + "\n")
     print("| " + " | ".join(head) + " |\n|" + "---|" * len(head))
     for r in rows:
         tc = r["tc"]
-        cells = [str(r["batch"]), f"{tc['tokens_s']:.1f}", f"{tc['p50']:.3f}", f"{tc['planned_ms']:.3f}"]
+        cells = [str(r["batch"]), f"{tc['tokens_s']:.1f}", f"{tc['p50']:.3f}", f"{tc['p90']:.3f}", tc["note"]]
         cells += [f"{r[m]['tokens_s']:.1f}" if m in r else "failed" for m in modes]
         cells += [f"{tc['tokens_s'] / r[m]['tokens_s']:.2f}x" if m in r else "-" for m in modes]
         print("| " + " | ".join(cells) + " |")

@@ -8,13 +8,15 @@
 # ends in ONE tarball, $OUT/sweep-NAME.tar.xz (the device tool brings back
 # at most 8 files), written before LIMIT seconds have passed.
 #
-#   SHA=<commit> [GPUS=1,2,3] [PROFILE=1] [BATCH=N] utils/gpu-zoo-sweep.sh NAME LIMIT_S [MODEL ...]
+#   SHA=<commit> [GPUS=1,2,3] [PROFILE=1] [BATCH=N] [TUNE=1] utils/gpu-zoo-sweep.sh NAME LIMIT_S [MODEL ...]
 #
 # MODEL: a zoo model of models/manifest.json (its `suite` gives the batch);
 # none: every model of the vision, text and generative suites. GPUS: the
 # GPUs to use (default all); PROFILE=1 also keeps tc-prof's per-kernel CSV
 # and verdict of each model's artifact; BATCH=N: every model at batch N
-# (images, or sequences of 128 tokens) instead of its suite's. tc must be in
+# (images, or sequences of 128 tokens) instead of its suite's; TUNE=1:
+# tc-codegen --tune (one tuning cache per GPU; rows under run id
+# zoo-tune-SHA, compile time includes the tuning). tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
@@ -63,7 +65,9 @@ worker() { # GPU g: every gpus-th line of the plan from line g
       OMP_NUM_THREADS=$threads python3 utils/bench-gpu.py --export-for-bench "$M" \
         --models "$model" --batches "$b" < /dev/null 2>&1 | tail -5
     fi
-    "$BIN/tc-bench" --suite "$suite" --models "$model" --run-id "zoo-${SHA:-unknown}" \
+    local tune=()
+    [ -n "${TUNE:-}" ] && tune=(--codegen-arg=--tune "--codegen-arg=--tuning-cache=$W/tuning-gpu$g.cache")
+    "$BIN/tc-bench" --suite "$suite" --models "$model" --run-id "zoo-${TUNE:+tune-}${SHA:-unknown}" "${tune[@]}" \
       --commit "${SHA:-unknown}" --batch "$b" --target cuda --modes cudagraphs --precisions amp \
       --torch-modes eager,reduce-overhead --models-dir "$M" --manifest models/manifest.json \
       --torch-script utils/bench-gpu.py --python python3 --timeout 240 --db "$W/gpu$g.db" \

@@ -234,6 +234,7 @@ const Compiled &ModelRun::compile(int level, const std::string &precision,
   std::vector<std::string> cg{"--target=" + opts_.target, opt, "-o", c.artifact};
   if (!opts_.level.empty())
     cg.push_back(std::string("--") + requireTarget(opts_.target).levelFlag + "=" + opts_.level);
+  cg.insert(cg.end(), opts_.codegenArgs.begin(), opts_.codegenArgs.end());
   if ((c.failure = tools_.run("tc-codegen", cg, "compile", proc)))
     return c;
   c.seconds += proc.wallSeconds;

@@ -125,11 +125,13 @@ int tcBenchMain(int argc, char **argv) {
         "threads", po::value(&ro.threads)->value_name("N"), "tc-run --threads on the CPU")(
         "arch", po::value(&ro.level)->value_name("LEVEL"),
         "the target's tc-codegen level (CUDA: its --arch, e.g. sm_90; CPU: its --cpu; default: "
-        "tc-codegen's)")("models-dir", po::value(&modelsDir)->value_name("DIR"),
-                         "where exported (not committed) models are: NAME/model.onnx, NAME.onnx or "
-                         "NAME.dynamo.onnx")(
-        "manifest", po::value(&manifest)->value_name("FILE"),
-        "the manifest (models/manifest.json of the source tree)")(
+        "tc-codegen's)")("codegen-arg", po::value(&ro.codegenArgs)->value_name("FLAG"),
+                         "one more tc-codegen flag, repeatable (e.g. --codegen-arg=--tune "
+                         "--codegen-arg=--tuning-cache=FILE)")(
+        "models-dir", po::value(&modelsDir)->value_name("DIR"),
+        "where exported (not committed) models are: NAME/model.onnx, NAME.onnx or "
+        "NAME.dynamo.onnx")("manifest", po::value(&manifest)->value_name("FILE"),
+                            "the manifest (models/manifest.json of the source tree)")(
         "bin", po::value(&binDir)->value_name("DIR"),
         "where tc-import ... tc-run are (default: beside tc-bench)")(
         "work-dir", po::value(&workDir)->value_name("DIR"),

@@ -19,38 +19,47 @@ namespace tc::tools {
 namespace {
 
 // tc-run --decode: random past caches of length `past` (batch 1 unless
-// --dim says), N steps on the target (a GPU one keeps the caches on the
-// device between steps) or the reference executor.
+// --dim says; fixed-capacity caches: `past` tokens cached, the capacity
+// its bucket's), opts.steps steps on the target (a GPU one keeps the caches
+// on the device between steps) or the reference executor.
 int runDecodeLoop(const Function &f, const Module *m, Executable *exe, const Target *backend,
-                  const std::string &target, InputSources src, int64_t past, int steps,
-                  int64_t token, const std::string &outputDir, const std::string &compareDir,
-                  double rtol, double atol) {
+                  const std::string &target, InputSources src, int64_t past, DecodeOptions opts,
+                  const std::string &outputDir, const std::string &compareDir, double rtol,
+                  double atol) {
   DecodeSignature sig = decodeSignature(f);
   src.random = true;
   if (past >= 0 || !src.dims.count(sig.pastDim))
     src.dims[sig.pastDim] = past >= 0 ? past : 128;
+  int64_t start = src.dims[sig.pastDim];
+  if (sig.fixedCapacity) { // the last step's slot must fit a bucket too: said before any step runs
+    bucketFor(opts.buckets, start + opts.steps - 1);
+    src.dims[sig.pastDim] = bucketFor(opts.buckets, start);
+  }
   for (const Value *a : f.args)
     for (const Dim &d : a->type.shape)
       if (d.isSymbolic())
         src.dims.emplace(d.symbol, 1);
   std::vector<HostTensor> inputs = gatherInputs(f, src);
-  DecodeOptions opts;
-  opts.steps = steps;
-  opts.fixedToken = token;
+  if (sig.fixedCapacity) // the new token's slot
+    inputs[1].setInt(0, start);
+  opts.position = start;
   opts.deviceCache = backend && backend->gpu;
   RunFn run = [&](const std::vector<RunInput> &in, std::vector<RunOutput> &out) {
-    if (exe)
-      return exe->runOn(nullptr, in, out);
+    if (exe) {
+      exe->runOn(nullptr, in, out);
+      return exe->lastRun();
+    }
     std::vector<HostTensor> host;
     for (const RunInput &i : in)
       host.push_back(*i.host);
     std::vector<HostTensor> results = runReference(m, f, host);
     for (size_t i = 0; i < results.size(); ++i)
       out[i].host = std::move(results[i]);
+    return RunEvents{};
   };
-  int64_t batch = inputs[0].shape()[0], start = src.dims[sig.pastDim];
+  int64_t batch = inputs[0].shape()[0];
   std::vector<HostTensor> first = inputs;
-  DecodeResult r = runDecode(f, std::move(inputs), opts, run);
+  DecodeResult r = runDecode(f, sig, std::move(inputs), opts, run);
   std::string where = target + (exe ? exe->latencyNote() : std::string()) +
                       (opts.deviceCache ? "; caches stay on the device" : "; caches on the host");
   printDecodeReport(std::cerr, r, batch, start, where);
@@ -70,6 +79,21 @@ int runDecodeLoop(const Function &f, const Module *m, Executable *exe, const Tar
   return ok ? 0 : 1;
 }
 
+// --decode-buckets 128,256: ascending positive capacities.
+std::vector<int64_t> parseBuckets(const std::string &list) {
+  std::vector<int64_t> out;
+  std::istringstream in(list);
+  for (std::string item; std::getline(in, item, ',');) {
+    int64_t v = 0;
+    auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+    if (ec != std::errc() || end != item.data() + item.size() || v < 1 ||
+        (!out.empty() && v <= out.back()))
+      fail("--decode-buckets wants ascending positive capacities (128,256,512), not '", list, "'");
+    out.push_back(v);
+  }
+  return out;
+}
+
 } // namespace
 
 int tcRunMain(int argc, char **argv) {
@@ -78,6 +102,7 @@ int tcRunMain(int argc, char **argv) {
     std::string target, outputDir, compareDir;
     int iterations = 0, warmup = 1, decode = 0;
     int64_t past = -1, decodeToken = -1;
+    std::string decodeBuckets;
     std::string report;
     bool printSteps = false, printInfo = false, noVerify = false;
     InputFlags inputFlags;
@@ -111,9 +136,14 @@ int tcRunMain(int argc, char **argv) {
                        "logits and present caches out), each fed the last one's argmax token "
                        "and present caches; print tokens/s and per-token latency")(
         "past", po::value(&past)->value_name("P"),
-        "--decode: the random past caches' length (default 128; batch 1 unless --dim)")(
+        "--decode: the random past caches' length (default 128; batch 1 unless --dim); on a "
+        "fixed-capacity cache the first step's position")(
         "decode-token", po::value(&decodeToken)->value_name("T"),
-        "--decode: feed token T every step instead of the argmax");
+        "--decode: feed token T every step instead of the argmax")(
+        "decode-buckets", po::value(&decodeBuckets)->value_name("C1,C2,.."),
+        "--decode on a fixed-capacity cache (export_decode_step.py --static): the cache "
+        "capacities, ascending (default: powers of two from 128); each is one planned shape "
+        "and one CUDA graph");
     opts.add_options()("print-info", po::bool_switch(&printInfo),
                        "artifacts: print what it was built with and for, and its sections with "
                        "sizes and checksums (verified), then stop");
@@ -132,6 +162,14 @@ int tcRunMain(int argc, char **argv) {
       fail("--iterations and --warmup must be >= 0");
     if (decode < 0 || (decode == 0 && (past >= 0 || decodeToken >= 0)))
       fail("--decode N takes N >= 1; --past and --decode-token go with it");
+    DecodeOptions decodeOpts;
+    decodeOpts.steps = decode;
+    decodeOpts.fixedToken = decodeToken;
+    if (!decodeBuckets.empty()) {
+      if (!decode)
+        fail("--decode-buckets goes with --decode");
+      decodeOpts.buckets = parseBuckets(decodeBuckets);
+    }
     if (decode && (iterations || !report.empty()))
       fail("--decode times its own steps: not with --iterations or --report");
     if (vm.count("past") && past < 1)
@@ -175,8 +213,8 @@ int tcRunMain(int argc, char **argv) {
     const Module *m = ir ? ir.get() : &exe->module();
     const Function &f = m->main();
     if (decode)
-      return runDecodeLoop(f, m, exe.get(), backend, target, src, past, decode, decodeToken,
-                           outputDir, compareDir, rtol, atol);
+      return runDecodeLoop(f, m, exe.get(), backend, target, src, past, decodeOpts, outputDir,
+                           compareDir, rtol, atol);
     std::vector<HostTensor> inputs = gatherInputs(f, src);
     // A device run returns with the device synchronized and the outputs on
     // the host: its wall time is the latency, copies included. Its note

@@ -44,6 +44,7 @@ public:
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   // Bytes of the arena of the last run (0: it ran without one).
   uint64_t arenaBytes() const { return arenaBytes_; }
+  bool plannedShape() const { return planned_; } // the last run made its shape's plan
 
   size_t kernelCount() const { return kernels_.size(); }
   // Steps of the last run: by a generated kernel, by a library call, and on
@@ -98,6 +99,7 @@ private:
   ShapePlanCache<ShapePlan> plans_; // by input dims
   uint64_t arenaBytes_ = 0;
   const ShapePlan *lastPlan_ = nullptr;
+  bool planned_ = false; // the last run made its shape's plan
 
   ShapePlan *planFor(const std::vector<HostTensor> &inputs);
   std::vector<HostTensor> runPlanned(ShapePlan &plan, const std::vector<HostTensor> &inputs);
@@ -108,6 +110,7 @@ private:
   void launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
               const std::vector<int64_t> &domain);
   void buildSteps(ShapePlan &plan);
+  void keepBlockedLayouts(ShapePlan &plan);
   void traceSteps(ShapePlan &plan);
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,

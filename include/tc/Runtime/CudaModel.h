@@ -115,6 +115,9 @@ public:
   // ("a CUDA graph of N nodes for batch=32"; empty: nothing new) or why a
   // plan runs step by step.
   bool ranGraph() const { return ranGraph_; }
+  // The last run made its shape's plan / recorded the plan's graph.
+  bool plannedShape() const { return planned_; }
+  bool recordedGraph() const { return recorded_; }
   const std::string &graphNote() const { return graphNote_; }
   // The last run's device time from its first step to its last (CUDA
   // events; inputs and outputs copies excluded); < 0 without events.
@@ -172,7 +175,7 @@ private:
   ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
   uint64_t arenaBytes_ = 0;
-  bool graphs_ = true, ranGraph_ = false, profile_ = false;
+  bool graphs_ = true, ranGraph_ = false, profile_ = false, planned_ = false, recorded_ = false;
   std::string graphNote_;
   // ModelDevice outputs of an unplanned run (a planned one's are in its arena).
   std::vector<cuda::DeviceMemory> unplannedOutputs_;

@@ -36,6 +36,13 @@ using TargetOptionValues = std::map<std::string, std::string>;
 struct StepCounts {
   size_t kernel = 0, library = 0, copy = 0, host = 0;
 };
+// What the last run did with its input shape's plan (tc-run --decode counts
+// them per cache bucket).
+struct RunEvents {
+  bool planned = false;       // planned the shape (a new plan, not the cache's)
+  bool graphRecorded = false; // recorded the plan's CUDA graph
+  bool graphLaunched = false; // ran the plan as one CUDA graph
+};
 struct StepTime {
   std::string step; // as stepReport()'s line
   double meanMs;
@@ -60,6 +67,7 @@ public:
   virtual uint64_t arenaBytes() const = 0; // 0: ran without one
   // A note on the last run worth a line ("a CUDA graph of 12 nodes ..."), or "".
   virtual std::string runNote() const { return ""; }
+  virtual RunEvents lastRun() const { return {}; }
   // Before the timed runs (CUDA: peak device bytes count from here).
   virtual void startMeasuring() {}
   // The last run's device time, ms (< 0: none), and how it was measured.

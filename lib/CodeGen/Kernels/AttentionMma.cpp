@@ -22,6 +22,7 @@
 // fragment layout the tensor cores do.
 #include "Attention.h"
 #include <cmath>
+#include <cstdlib>
 
 namespace tc::kernels {
 
@@ -148,13 +149,33 @@ std::string mmaHelpers(DType t) {
   return s;
 }
 
-constexpr int64_t kBlockQueries = 64;
+// Query rows a warp's m16 tile covers; a warp owns mTiles(o) of them.
+constexpr int64_t kTileRows = 16, kWarps = 4;
 
 int64_t padded(int64_t d) { return (d + 15) / 16 * 16; }
 
 int64_t keyTile(const AttentionOperands &o) {
   return padded(o.d) <= 128 && padded(o.dv) <= 128 ? 64 : 32;
 }
+
+// Two m16 tiles a warp (128 queries a block) where the sequence is long
+// and the head small: each K / V fragment read from shared memory feeds
+// two mma instead of one (shared-memory bandwidth bounds the one-tile
+// kernel at long sequences). Short sequences keep 64 queries a block (a
+// 197-token ViT would waste a third of a 128-row tile); larger heads and
+// masks keep one tile (ptxas: d 64 at two tiles takes 254 registers, with
+// a mask's registers it spills). TC_CUDA_ATTENTION_MTILES
+// (1 or 2) forces the choice where the head allows it (tests, comparisons).
+int64_t mTiles(const AttentionOperands &o) {
+  if (padded(o.d) > 64 || padded(o.dv) > 64)
+    return 1;
+  if (const char *e = std::getenv("TC_CUDA_ATTENTION_MTILES"))
+    return std::atoi(e) == 2 ? 2 : 1;
+  const Dim &sq = o.out->type.shape[o.axes[3].tokens];
+  return !o.mask && sq.isStatic() && sq.size >= 512 ? 2 : 1;
+}
+
+int64_t blockQueries(const AttentionOperands &o) { return kWarps * kTileRows * mTiles(o); }
 
 // Elements per copy of a row of `d` elements: 16, 8, 4 or 2 bytes.
 int64_t copyChunk(int64_t d) { return d % 8 == 0 ? 8 : d % 4 == 0 ? 4 : d % 2 == 0 ? 2 : 1; }
@@ -187,7 +208,7 @@ unsigned attentionMmaVec(const AttentionOperands &o) {
   const Dim &sq = o.out->type.shape[o.axes[3].tokens];
   if (!sq.isStatic() || sq.size < 1)
     return unsigned(o.dv / 4);
-  int64_t tiles = (sq.size + kBlockQueries - 1) / kBlockQueries;
+  int64_t bq = blockQueries(o), tiles = (sq.size + bq - 1) / bq;
   return unsigned(std::max<int64_t>(1, sq.size * o.dv / (128 * tiles)));
 }
 
@@ -196,7 +217,8 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   const std::string T = t == DType::BF16 ? "bf16" : "f16";
   const std::string mma = "tc_mma16816_" + T, pack = "tc_" + T + "_pack";
   os << "  enum { D = " << o.d << ", DV = " << o.dv << ", DP = " << padded(o.d)
-     << ", DVP = " << padded(o.dv) << ", BQ = " << kBlockQueries << ", TK = " << keyTile(o)
+     << ", DVP = " << padded(o.dv) << ", MT = " << mTiles(o) << ", BQ = " << blockQueries(o)
+     << ", TK = " << keyTile(o)
      << ", KP = DP + 8, VP = DVP + 8, KD = DP / 16, NK = TK / 8, NV = DVP / 8 };\n"
      << "  const float INF = " << c.info().inf
      << ", SL = " << floatLiteral(o.scale * 1.4426950408889634, DType::F32)
@@ -205,7 +227,8 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "  __shared__ tc_vec<unsigned, 4> Kv[TK * KP / 8], Vv[TK * VP / 8];\n"
      << "  unsigned short *Ks = (unsigned short *)Kv, *Vs = (unsigned short *)Vv;\n"
      << "  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;\n"
-     << "  const int ra = (threadIdx.x >> 5) * 16 + g; // the warp's rows ra, ra + 8 of the tile\n"
+     << "  // The warp's rows: ra + 16 mt + {0, 8} of the tile, m16 tile mt < MT.\n"
+     << "  const int ra = (threadIdx.x >> 5) * 16 * MT + g;\n"
      << "  const int64_t qtiles = (Sq + BQ - 1) / BQ, tiles = B * H * qtiles;\n";
   // Columns [d, padded d) of a tile: zeros once, never copied over.
   auto zeroPadding = [&](const char *buf, const char *pitch, const char *dim, int64_t d) {
@@ -226,28 +249,75 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "    const unsigned short *qs = (const unsigned short *)q, *kg = (const unsigned short "
         "*)k,\n"
      << "                         *vg = (const unsigned short *)v;\n"
-     << "    unsigned qa[KD][4]; // Q's A fragments\n"
+     << "    unsigned qa[MT][KD][4]; // Q's A fragments\n"
+     << "#pragma unroll\n"
+     << "    for (int mt = 0; mt < MT; ++mt)\n"
      << "#pragma unroll\n"
      << "    for (int kk = 0; kk < KD; ++kk)\n"
      << "#pragma unroll\n"
      << "      for (int x = 0; x < 4; ++x) {\n"
-     << "        const int r = ra + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * t4;\n"
+     << "        const int r = ra + mt * 16 + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * "
+        "t4;\n"
      << (o.d % 2 == 0 // pairs past d (padding) are zeros
-             ? "        qa[kk][x] = r < nq && col < D ? *(const unsigned *)(qs + (int64_t)r * QSS "
-               "+ "
-               "col) : 0u;\n"
+             ? "        qa[mt][kk][x] = r < nq && col < D ? *(const unsigned *)(qs + (int64_t)r * "
+               "QSS + col) : 0u;\n"
              : "        const unsigned short *qr = qs + (int64_t)r * QSS;\n"
-               "        qa[kk][x] = r < nq ? (col < D ? qr[col] : 0u) | (col + 1 < D ? "
+               "        qa[mt][kk][x] = r < nq ? (col < D ? qr[col] : 0u) | (col + 1 < D ? "
                "(unsigned)qr[col + 1] << 16 : 0u) : 0u;\n")
      << "      }\n"
-     << "    float m0 = -INF, m1 = -INF, l0 = 0.f, l1 = 0.f, acc[NV][4];\n"
+     << "    // Per m16 tile and row half (g, g + 8): running max, sum, P V.\n"
+     << "    float m[MT][2], l[MT][2], acc[MT][NV][4];\n"
+     << "    int64_t jend = SKV, lim[MT][2]; // row half hh of tile mt sees keys j < lim\n"
      << "#pragma unroll\n"
-     << "    for (int n = 0; n < NV; ++n) acc[n][0] = acc[n][1] = acc[n][2] = acc[n][3] = 0.f;\n"
-     << "    int64_t jend = SKV, lim0 = SKV, lim1 = SKV; // rows ra, ra + 8 see keys j < lim\n";
-  if (o.causal) // up to the diagonal; key tiles past the last row's are skipped
-    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n"
-       << "    if (lim0 > i0 + ra + 1 + SKV - Sq) lim0 = i0 + ra + 1 + SKV - Sq;\n"
-       << "    if (lim1 > i0 + ra + 9 + SKV - Sq) lim1 = i0 + ra + 9 + SKV - Sq;\n";
+     << "    for (int mt = 0; mt < MT; ++mt) {\n"
+     << "#pragma unroll\n"
+     << "      for (int hh = 0; hh < 2; ++hh) {\n"
+     << "        m[mt][hh] = -INF;\n        l[mt][hh] = 0.f;\n        lim[mt][hh] = SKV;\n";
+  if (o.causal) // up to the diagonal
+    os << "        const int64_t diag = i0 + ra + mt * 16 + hh * 8 + 1 + SKV - Sq;\n"
+       << "        if (lim[mt][hh] > diag) lim[mt][hh] = diag;\n";
+  os << "      }\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NV; ++n) acc[mt][n][0] = acc[mt][n][1] = acc[mt][n][2] = "
+        "acc[mt][n][3] = 0.f;\n"
+     << "    }\n";
+  if (o.causal) // key tiles past the last row's are skipped
+    os << "    if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n";
+  // The mask's terms of a key tile go into registers one tile ahead (issued
+  // before this tile's P V, used after the next tile's scores): a mask read
+  // at each score stalled the softmax on L2 (beit: 104 us vs vit's 45 us).
+  // Raw 16-bit pairs (x = 2hh, 2hh + 1 in mk[mt][n][hh]): half the
+  // registers of floats.
+  auto loadMask = [&](const char *j) {
+    os << "#pragma unroll\n"
+       << "      for (int mt = 0; mt < MT; ++mt)\n"
+       << "#pragma unroll\n"
+       << "      for (int n = 0; n < NK; ++n)\n"
+       << "#pragma unroll\n"
+       << "        for (int hh = 0; hh < 2; ++hh) {\n"
+       << "          const int64_t j = " << j << " + n * 8 + 2 * t4;\n"
+       << "          const unsigned short *mr = (const unsigned short *)mrow[mt][hh];\n"
+       << "          const bool mv = mlive[mt][hh];\n"
+       << "          mk[mt][n][hh] = (mv && j < SKV ? (unsigned)mr[j * ms[3]] : 0u) |\n"
+       << "                          (mv && j + 1 < SKV ? (unsigned)mr[(j + 1) * ms[3]] << 16 : "
+          "0u);\n"
+       << "        }\n";
+  };
+  if (o.mask) {
+    os << "    bool mlive[MT][2];\n"
+       << "    const " << c.st(t) << " *mrow[MT][2];\n"
+       << "#pragma unroll\n"
+       << "    for (int mt = 0; mt < MT; ++mt)\n"
+       << "#pragma unroll\n"
+       << "      for (int hh = 0; hh < 2; ++hh) {\n"
+       << "        const int64_t i = i0 + ra + mt * 16 + hh * 8;\n"
+       << "        mlive[mt][hh] = i < Sq;\n"
+       << "        mrow[mt][hh] = M + mbase + (i < Sq ? i : 0) * ms[2];\n"
+       << "      }\n"
+       << "    unsigned mk[MT][NK][2];\n    {\n";
+    loadMask("0");
+    os << "    }\n";
+  }
   // Rows [j, j + TK) of k or v into a tile (zeros past jend), one cp.async
   // group. K(j + TK) loads during tile j's softmax and P V, V(j + TK)
   // during the scores of tile j + TK: one buffer each.
@@ -266,16 +336,20 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
        << "          " << zeroStore(chunk, at) << "\n"
        << "      }\n";
   };
-  // c[n], c[n + 1] += a * B for n = 0, 2, ... < `count`, B's fragments of
-  // two n8 tiles by one ldmatrix at `at`.
+  // c[mt][n], c[mt][n + 1] += a[mt] * B for n = 0, 2, ... < `count` and
+  // every m16 tile mt: B's fragments of two n8 tiles by ONE ldmatrix at
+  // `at`, shared by the MT tiles.
   auto mmaPairs = [&](const char *count, const char *ldsm, const char *at, const char *c,
                       const char *a) {
     os << "#pragma unroll\n"
        << "        for (int n = 0; n < " << count << "; n += 2) {\n"
        << "          unsigned b[4];\n"
        << "          " << ldsm << "(b, &" << at << ");\n"
-       << "          " << mma << "(" << c << "[n], " << a << ", b);\n"
-       << "          " << mma << "(" << c << "[n + 1], " << a << ", b + 2);\n"
+       << "#pragma unroll\n"
+       << "          for (int mt = 0; mt < MT; ++mt) {\n"
+       << "            " << mma << "(" << c << "[mt][n], " << a << ", b);\n"
+       << "            " << mma << "(" << c << "[mt][n + 1], " << a << ", b + 2);\n"
+       << "          }\n"
        << "        }\n";
   };
   // Once every warp is done with `buf`: the next tile's rows into it.
@@ -294,29 +368,34 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "    for (int64_t j0 = 0; j0 < jend; j0 += TK) {\n"
      << "      tc_cp_wait<1>(); // K(j0) has landed; V(j0) may be on its way\n"
      << "      __syncthreads();\n"
-     << "      float s[NK][4];\n"
+     << "      float s[MT][NK][4];\n"
      << "#pragma unroll\n"
-     << "      for (int n = 0; n < NK; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;\n"
+     << "      for (int mt = 0; mt < MT; ++mt)\n"
+     << "#pragma unroll\n"
+     << "      for (int n = 0; n < NK; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] "
+        "= 0.f;\n"
      << "#pragma unroll\n"
      << "      for (int kk = 0; kk < KD; ++kk)\n";
   // K rows as B: key tiles n, n + 1.
   mmaPairs("NK", "tc_ldsm4",
            "Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 + ((lane >> 3) & 1) * 8]", "s",
-           "qa[kk]");
+           "qa[mt][kk]");
   refill("Ks", "KP", "kg", "D", o.d, "KSS");
-  os << "      const int c0 = lim0 - j0 < TK ? (int)(lim0 - j0) : TK,\n"
-     << "                c1 = lim1 - j0 < TK ? (int)(lim1 - j0) : TK;\n"
-     << "      float mx0 = m0, mx1 = m1;\n"
+  os << "#pragma unroll\n"
+     << "      for (int mt = 0; mt < MT; ++mt) {\n"
+     << "      const int c0 = lim[mt][0] - j0 < TK ? (int)(lim[mt][0] - j0) : TK,\n"
+     << "                c1 = lim[mt][1] - j0 < TK ? (int)(lim[mt][1] - j0) : TK;\n"
+     << "      float mx0 = m[mt][0], mx1 = m[mt][1];\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NK; ++n)\n"
      << "#pragma unroll\n"
      << "        for (int x = 0; x < 4; ++x) {\n"
-     << "          float z = s[n][x] * SL;\n";
+     << "          float z = s[mt][n][x] * SL;\n";
   if (o.mask)
-    os << "          const int64_t i = i0 + ra + (x >> 1) * 8, j = j0 + n * 8 + 2 * t4 + (x & 1);\n"
-       << "          if (i < Sq && j < SKV) z += LOG2E * " << attentionMaskAt(c, t) << ";\n";
+    os << "          z += LOG2E * (x & 1 ? tc_" << T << "_hi(mk[mt][n][x >> 1]) : tc_" << T
+       << "_lo(mk[mt][n][x >> 1]));\n";
   os << "          if (n * 8 + 2 * t4 + (x & 1) >= (x < 2 ? c0 : c1)) z = -INF;\n"
-     << "          s[n][x] = z;\n"
+     << "          s[mt][n][x] = z;\n"
      << "          if (x < 2) mx0 = fmaxf(mx0, z);\n"
      << "          else mx1 = fmaxf(mx1, z);\n"
      << "        }\n"
@@ -327,43 +406,57 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "      mx1 = fmaxf(mx1, __shfl_xor_sync(0xffffffffu, mx1, 2));\n"
      << "      // A row with no visible key yet keeps p = 0 (not exp2(-inf + inf)).\n"
      << "      const float u0 = mx0 == -INF ? 0.f : mx0, u1 = mx1 == -INF ? 0.f : mx1;\n"
-     << "      const float r0 = tc_exp2(m0 - u0), r1 = tc_exp2(m1 - u1);\n"
-     << "      m0 = mx0;\n      m1 = mx1;\n      l0 *= r0;\n      l1 *= r1;\n"
+     << "      const float r0 = tc_exp2(m[mt][0] - u0), r1 = tc_exp2(m[mt][1] - u1);\n"
+     << "      m[mt][0] = mx0;\n      m[mt][1] = mx1;\n"
+     << "      l[mt][0] *= r0;\n      l[mt][1] *= r1;\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NK; ++n) {\n"
-     << "        s[n][0] = tc_exp2(s[n][0] - u0);\n        s[n][1] = tc_exp2(s[n][1] - u0);\n"
-     << "        s[n][2] = tc_exp2(s[n][2] - u1);\n        s[n][3] = tc_exp2(s[n][3] - u1);\n"
-     << "        l0 += s[n][0] + s[n][1]; // this lane's part of the row sum\n"
-     << "        l1 += s[n][2] + s[n][3];\n"
+     << "        s[mt][n][0] = tc_exp2(s[mt][n][0] - u0);\n"
+     << "        s[mt][n][1] = tc_exp2(s[mt][n][1] - u0);\n"
+     << "        s[mt][n][2] = tc_exp2(s[mt][n][2] - u1);\n"
+     << "        s[mt][n][3] = tc_exp2(s[mt][n][3] - u1);\n"
+     << "        l[mt][0] += s[mt][n][0] + s[mt][n][1]; // this lane's part of the row sum\n"
+     << "        l[mt][1] += s[mt][n][2] + s[mt][n][3];\n"
      << "      }\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NV; ++n) {\n"
-     << "        acc[n][0] *= r0;\n        acc[n][1] *= r0;\n"
-     << "        acc[n][2] *= r1;\n        acc[n][3] *= r1;\n"
+     << "        acc[mt][n][0] *= r0;\n        acc[mt][n][1] *= r0;\n"
+     << "        acc[mt][n][2] *= r1;\n        acc[mt][n][3] *= r1;\n"
      << "      }\n"
-     << "      tc_cp_wait<1>(); // V(j0) has landed; K(j0 + TK) may not have\n"
+     << "      }\n";
+  if (o.mask) {
+    os << "      if (j0 + TK < jend) {\n";
+    loadMask("j0 + TK");
+    os << "      }\n";
+  }
+  os << "      tc_cp_wait<1>(); // V(j0) has landed; K(j0 + TK) may not have\n"
      << "      __syncthreads();\n"
      << "#pragma unroll\n"
      << "      for (int kk = 0; kk < TK / 16; ++kk) {\n"
-     << "        const unsigned pa[4] = {" << pack << "(s[2 * kk][0], s[2 * kk][1]), " << pack
-     << "(s[2 * kk][2], s[2 * kk][3]),\n"
-     << "                                " << pack << "(s[2 * kk + 1][0], s[2 * kk + 1][1]),\n"
-     << "                                " << pack << "(s[2 * kk + 1][2], s[2 * kk + 1][3])};\n";
+     << "        unsigned pa[MT][4];\n"
+     << "#pragma unroll\n"
+     << "        for (int mt = 0; mt < MT; ++mt) {\n"
+     << "          pa[mt][0] = " << pack << "(s[mt][2 * kk][0], s[mt][2 * kk][1]);\n"
+     << "          pa[mt][1] = " << pack << "(s[mt][2 * kk][2], s[mt][2 * kk][3]);\n"
+     << "          pa[mt][2] = " << pack << "(s[mt][2 * kk + 1][0], s[mt][2 * kk + 1][1]);\n"
+     << "          pa[mt][3] = " << pack << "(s[mt][2 * kk + 1][2], s[mt][2 * kk + 1][3]);\n"
+     << "        }\n";
   // V rows as B, transposed: dv tiles n, n + 1.
   mmaPairs("NV", "tc_ldsm4t",
            "Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (n + (lane >> 4)) * 8]", "acc",
-           "pa");
+           "pa[mt]");
   os << "      }\n";
   refill("Vs", "VP", "vg", "DV", o.dv, "VSS");
   os << "    }\n"
-     << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 1);\n"
-     << "    l0 += __shfl_xor_sync(0xffffffffu, l0, 2);\n"
-     << "    l1 += __shfl_xor_sync(0xffffffffu, l1, 1);\n"
-     << "    l1 += __shfl_xor_sync(0xffffffffu, l1, 2);\n"
-     << "    const float inv[2] = {l0 > 0.f ? 1.f / l0 : 0.f, l1 > 0.f ? 1.f / l1 : 0.f};\n"
+     << "#pragma unroll\n"
+     << "    for (int mt = 0; mt < MT; ++mt)\n"
      << "#pragma unroll\n"
      << "    for (int half = 0; half < 2; ++half) {\n"
-     << "      const int r = ra + half * 8;\n"
+     << "      float sum = l[mt][half];\n"
+     << "      sum += __shfl_xor_sync(0xffffffffu, sum, 1);\n"
+     << "      sum += __shfl_xor_sync(0xffffffffu, sum, 2);\n"
+     << "      const float inv = sum > 0.f ? 1.f / sum : 0.f;\n"
+     << "      const int r = ra + mt * 16 + half * 8;\n"
      << "      if (r >= nq) continue;\n";
   // Columns n * 8 + 2 t4 + {0, 1}, the first dv of them.
   if (o.dv % 2 == 0)
@@ -372,7 +465,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
        << "      for (int n = 0; n < NV; ++n)\n"
        << "        if (n * 8 + 2 * t4 < DV)\n"
        << "          out[n * 4] = " << pack
-       << "(acc[n][2 * half] * inv[half], acc[n][2 * half + 1] * inv[half]);\n";
+       << "(acc[mt][n][2 * half] * inv, acc[mt][n][2 * half + 1] * inv);\n";
   else
     os << "      unsigned short *out = (unsigned short *)(O + b * OSB + h * OSH + (i0 + r) * "
           "OSS);\n"
@@ -380,7 +473,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
        << "      for (int n = 0; n < NV; ++n) {\n"
        << "        const int col = n * 8 + 2 * t4;\n"
        << "        const unsigned w = " << pack
-       << "(acc[n][2 * half] * inv[half], acc[n][2 * half + 1] * inv[half]);\n"
+       << "(acc[mt][n][2 * half] * inv, acc[mt][n][2 * half + 1] * inv);\n"
        << "        if (col < DV) out[col] = (unsigned short)(w & 0xffffu);\n"
        << "        if (col + 1 < DV) out[col + 1] = (unsigned short)(w >> 16);\n"
        << "      }\n";

@@ -110,7 +110,7 @@ void KernelContext::emitRowMajorStrides(std::ostream &os, const std::string &nam
 }
 
 void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, unsigned cudaBlock,
-                                  bool scratch, bool pass) const {
+                                  bool scratch, bool pass, unsigned minBlocks) const {
   if (!cuda()) {
     os << "extern \"C\" void " << symbol
        << "(void *const *bufs, const int64_t *dims, int64_t begin, int64_t end) {\n";
@@ -119,16 +119,17 @@ void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, u
   size_t nb = f.args.size() + f.results.size() + scratch;
   os << "struct " << symbol << "_params { void *bufs[" << nb << "]; int64_t dims["
      << (numDims ? numDims : 1) << "];" << (pass ? " int64_t pass;" : "") << " };\n"
-     << info().kernelHead << "__launch_bounds__(" << cudaBlock << ") " << symbol << "(const "
+     << info().kernelHead << "__launch_bounds__(" << cudaBlock
+     << (minBlocks ? ", " + std::to_string(minBlocks) : "") << ") " << symbol << "(const "
      << "__grid_constant__ " << symbol << "_params p) {\n"
      << "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
 }
 
-std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock, bool scratch,
-                                     bool pass) const {
+std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock, bool scratch, bool pass,
+                                     unsigned minBlocks) const {
   std::string symbol;
   os << head(symbol);
-  emitSignature(os, symbol, cudaBlock, scratch, pass);
+  emitSignature(os, symbol, cudaBlock, scratch, pass, minBlocks);
   emitPointers(os);
   if (scratch)
     os << "  char *__restrict scratch = (char *)bufs[" << f.args.size() + f.results.size()

@@ -75,12 +75,13 @@ struct KernelContext {
   // and the CPU ABI's two names. `scratch` (CUDA `columns` and `split`
   // launches): one more buffer after the results, the runtime's scratch
   // (`char *scratch`); `pass` (`split`): the parameter's field after dims.
+  // `minBlocks` (> 0): launch bounds' blocks per SM, which cap registers.
   void emitSignature(std::ostream &os, const std::string &symbol, unsigned cudaBlock,
-                     bool scratch = false, bool pass = false) const;
+                     bool scratch = false, bool pass = false, unsigned minBlocks = 0) const;
   // The comment line, the signature and the typed buffer views of a kernel
   // over the group's domain; returns its symbol.
   std::string emitStart(std::ostream &os, unsigned cudaBlock, bool scratch = false,
-                        bool pass = false) const;
+                        bool pass = false, unsigned minBlocks = 0) const;
   // CUDA: the grid-stride loop over elements [begin, n) of the domain. With
   // `divides` the element's row and j are needed: the loop is emitted twice,
   // dividing in 32 bits where n allows (a 64-bit division is far slower).

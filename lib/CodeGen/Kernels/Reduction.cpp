@@ -149,6 +149,12 @@ bool Emitter::emitOps() {
   return true;
 }
 
+std::string Emitter::initOf(const ReduceStat &s) const {
+  return s.init == "-inf"  ? "-" + std::string(c.info().inf)
+         : s.init == "inf" ? c.info().inf
+                           : "(A)" + s.init; // setup's typedef
+}
+
 void Emitter::setup(std::ostream &os) {
   const std::vector<bool> &red = l.plan.reduced;
   size_t q = l.viewDims.size(), r = l.x->type.rank();
@@ -267,10 +273,7 @@ void Emitter::rowBody(std::ostream &os) {
   }
   for (size_t k = 0; k < l.plan.stats.size(); ++k) {
     const ReduceStat &s = l.plan.stats[k];
-    std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
-                       : s.init == "inf" ? c.info().inf
-                                         : "(" + std::string(A) + ")" + s.init;
-    os << "    " << A << " acc = " << init << ";\n";
+    os << "    " << A << " acc = " << initOf(s) << ";\n";
     elementLoop(os, loads(false) + "      acc = " + s.combine + "()(acc, (" + A + ")(" + s.term +
                         "));\n");
     if (block)
@@ -324,14 +327,12 @@ void Emitter::columnsLoop(std::ostream &os) const {
   std::string I = "(int64_t)1", V = std::to_string(kColumnsPerLane);
   for (size_t d = l.redEnd; d < l.viewDims.size(); ++d)
     I += " * v" + std::to_string(d);
-  std::string init = s.init == "-inf"  ? "-" + std::string(c.info().inf)
-                     : s.init == "inf" ? c.info().inf
-                                       : "(A)" + s.init;
-  std::string combine = s.combine + "()";
+  std::string init = initOf(s), combine = s.combine + "()";
   // Test-only: the last block leaves out the last partial (a wrong sum the
   // host-emulation tests must catch).
   bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
-  os << "  const int64_t I = " << I << ", O = I ? rows / I : 0;\n"
+  os << "  enum { U = " << kColumnsUnroll << " };\n"
+     << "  const int64_t I = " << I << ", O = I ? rows / I : 0;\n"
      << "  const int TX = I >= 32 ? 32 : I >= 16 ? 16 : I >= 8 ? 8 : I >= 4 ? 4 : I >= 2 ? 2 : 1;\n"
      << "  const int TY = blockDim.x / TX, tx = threadIdx.x % TX, ty = threadIdx.x / TX;\n"
      << "  const int64_t W = (int64_t)TX * " << V << ", chunks = (I + W - 1) / W, items = O * "
@@ -351,15 +352,35 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
      << "                  r1 = r0 + per < L ? r0 + per : L;\n"
      << "    A accs[" << V << "];\n"
-     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) accs[k] = " << init << ";\n"
-     << "#pragma unroll 4\n    for (int64_t rr = r0 + ty; rr < r1; rr += TY) {\n"
+     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) accs[k] = " << init
+     << ";\n"
+     // U rows a trip. Where all U rows and the item's W columns are in
+     // range, the trip has no branch: its U x V loads issue before any sum
+     // (a load then its add, branch, next load kept one load in flight a
+     // thread: 27 us for EfficientNet's 6 MB SE means). Each thread sums
+     // its rows in the same order either way.
+     << "    for (int64_t rb = r0 + ty; rb < r1; rb += (int64_t)TY * U) {\n"
+     << "      if (c0 + W <= I && rb + (int64_t)(U - 1) * TY < r1) {\n"
+     << "        A xs[U][" << V << "]; // every term first, then the sums\n"
+     << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
+     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
+     << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + c0 + tx + (int64_t)k * TX;\n"
+     << loads(false) << "      xs[u][k] = (A)(" << s.term << ");\n"
+     << "        }\n"
+     << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
+     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) accs[k] = " << combine
+     << "(accs[k], xs[u][k]);\n"
+     << "        continue;\n      }\n"
+     << "      for (int u = 0; u < U; ++u) {\n"
+     << "      const int64_t rr = rb + (int64_t)u * TY;\n"
+     << "      if (rr >= r1) break;\n"
      << "      const int64_t at = (oo * L + rr) * I;\n"
-     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k) {\n"
+     << "      for (int k = 0; k < " << V << "; ++k) {\n"
      << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
      << "      if (c >= I) break;\n"
      << "      const int64_t i = at + c;\n"
      << loads(false) << "      accs[k] = " << combine << "(accs[k], (A)(" << s.term << "));\n"
-     << "      }\n    }\n"
+     << "      }\n      }\n    }\n"
      // The block's TY partials of each column, in ty order.
      << "    __syncthreads(); // the last item's tc_part reads are done\n"
      << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) tc_part[(ty * " << V
@@ -467,7 +488,12 @@ std::optional<EmittedKernel> Emitter::emit() {
       threads = unsigned(32 * std::clamp<int64_t>((*n + 127) / 128, 1, 32));
   }
   std::ostringstream os;
-  std::string symbol = c.emitStart(os, threads, /*scratch=*/l.columns || l.split, l.split);
+  // Columns and split kernels at <= 128 registers (2 blocks an SM): with no
+  // cap ptxas put each load right before its sum (one load in flight a
+  // thread), under it the unrolled trip's loads issue first.
+  const bool multiBlock = l.columns || l.split; // rows split across blocks: a scratch
+  std::string symbol =
+      c.emitStart(os, threads, /*scratch=*/multiBlock, l.split, multiBlock ? 2 : 0);
   setup(os);
   if (l.plan.topK)
     c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);

@@ -14,7 +14,7 @@ enum class Where { Prologue, Row, Element };
 // latency-bound where the reduced run is short (an SE block over 14x14: 196
 // rows split 2 ways at 16 rows per thread left 80% of the grid idle).
 constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
-                   kColumnsMinRows = 4;
+                   kColumnsMinRows = 4, kColumnsUnroll = 4;
 // `split` kernels: threads per block, and the shortest static row that
 // takes them (poolformer's 25088 to 200704: a block per row leaves most of
 // the GPU idle while a few rows fill less than a wave).
@@ -62,6 +62,8 @@ private:
   bool emitOps();
   void setup(std::ostream &os);
   std::string loads(bool final) const;
+  // A statistic's starting value, in the kernel's accumulator type `A`.
+  std::string initOf(const ReduceStat &s) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
   void rowLoads(std::ostream &os) const;
   void rowBody(std::ostream &os);

@@ -1,4 +1,5 @@
 #include "tc/Runtime/CpuModel.h"
+#include "BlockedLayout.h"
 #include "HostFeatures.h"
 #include "KernelLibrary.h"
 #include "MoveStep.h"
@@ -213,6 +214,7 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   if (!key)
     return nullptr; // runReference reports it
   return plans_.get(key->dims, [&]() -> std::unique_ptr<ShapePlan> {
+    planned_ = true;
     auto plan = std::make_unique<ShapePlan>();
     plan->planned = planShape(artifact_, key->sizes);
     if (!plan->planned)
@@ -293,6 +295,133 @@ void CpuModel::buildSteps(ShapePlan &plan) {
         (op.is(OpKind::Fused) ? "@" + op.getString("callee") : std::string(op.name())) + ": " +
         what);
     plan.steps.push_back(std::move(s));
+  }
+  keepBlockedLayouts(plan);
+}
+
+// Which activations stay in oneDNN's blocked layout between convolutions
+// (BlockedLayout.h): what each step needs of its values' layouts, then each
+// conv call drops the reorders of the values kept blocked. The report says
+// which steps compute in a blocked layout.
+void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
+  using Kind = ShapePlan::Step::Kind;
+  const Module &m = *plan.planned->module;
+  size_t n = plan.steps.size();
+  auto groupOf = [&](const Op &op) {
+    return op.is(OpKind::Fused) ? m.lookup(op.getString("callee")) : nullptr;
+  };
+  // The Fused operand a library group's anchor reads as its src.
+  auto srcOf = [&](const Op &op) {
+    const Function *group = groupOf(op);
+    const auto &args = group->args;
+    auto it = std::find(args.begin(), args.end(), group->ops.front()->operand(0));
+    return it == args.end() ? SIZE_MAX : size_t(it - args.begin());
+  };
+  // Generated pool kernels that could run as oneDNN pooling reading a conv's
+  // layout; dropped again (below) where that layout is not kept.
+  std::vector<std::unique_ptr<OneDnnCall>> pools(n);
+  std::vector<const Value *> convSrc;
+  std::unordered_map<const Value *, const OneDnnCall *> convDst; // value -> the call writing it
+  std::unordered_map<const Value *, std::string> blocked;
+  auto layoutOf = [&](const Value *v) {
+    auto it = v ? blocked.find(v) : blocked.end();
+    return it == blocked.end() ? std::string() : it->second;
+  };
+  for (bool first = true;; first = false) {
+    std::vector<LayoutNeeds> needs;
+    convSrc.assign(n, nullptr);
+    convDst.clear();
+    for (size_t i = 0; i < n; ++i) {
+      const ShapePlan::Step &s = plan.steps[i];
+      const Op &op = *s.op;
+      const Function *group = groupOf(op);
+      LayoutNeeds need;
+      std::vector<bool> listed(op.operands.size());
+      bool resultListed = false;
+      // ops[from..] of the group elementwise over same-shape values.
+      auto together = [&](size_t from) {
+        std::optional<std::vector<size_t>> args;
+        if (group && op.results.size() == 1)
+          args = elementwiseArgs(*group, from);
+        if (!args)
+          return false;
+        need.together.push_back(op.result());
+        for (size_t a : *args)
+          need.together.push_back(op.operand(a)), listed[a] = true;
+        return true;
+      };
+      bool pointwise = s.kind == Kind::Kernel &&
+                       kernels_.at(op.getString("callee")).kind == KernelKind::Pointwise;
+      size_t src = s.kind == Kind::Library || s.kind == Kind::Kernel ? srcOf(op) : SIZE_MAX;
+      auto producer = src == SIZE_MAX ? convDst.end() : convDst.find(op.operand(src));
+      if (first && s.kind == Kind::Kernel && !pointwise && producer != convDst.end())
+        pools[i] = OneDnnCall::poolReading(*group, op, *producer->second);
+      const OneDnnCall *call = pools[i] ? pools[i].get() : s.call.get();
+      if (call && !(call->srcLayout().empty() && call->dstLayout().empty())) { // conv, pool
+        if (src != SIZE_MAX) {
+          convSrc[i] = op.operand(src);
+          need.fixed.push_back({convSrc[i], call->srcLayout()});
+          listed[src] = true;
+        }
+        // An epilogue kernel runs in place over the call's dst.
+        if (pools[i] || !s.kernel || together(1)) {
+          need.fixed.push_back({op.result(), call->dstLayout()});
+          resultListed = true;
+          convDst[op.result()] = call;
+        }
+      } else if (s.kind == Kind::Library && s.call->readsAnyLayout()) {
+        if (producer != convDst.end() && s.call->readSrcLike(*producer->second, false)) {
+          need.any.push_back(op.operand(src));
+          convSrc[i] = op.operand(src);
+          listed[src] = true;
+        }
+      } else if (pointwise) {
+        resultListed = together(0);
+      }
+      for (size_t a = 0; a < op.operands.size(); ++a)
+        if (!listed[a] && op.operand(a))
+          need.fixed.push_back({op.operand(a), ""});
+      for (const Value *r : op.results)
+        if (!resultListed || r != op.result())
+          need.fixed.push_back({r, ""});
+      needs.push_back(std::move(need));
+    }
+    blocked = planBlockedLayouts(plan.planned->main(), needs);
+    // A pool reads its producer's layout: where that is not kept, it stays
+    // the generated kernel, which can make other values plain: plan again.
+    bool dropped = false;
+    for (size_t i = 0; i < n; ++i)
+      if (pools[i] && layoutOf(convSrc[i]).empty())
+        pools[i].reset(), dropped = true;
+    if (!dropped)
+      break;
+  }
+  for (size_t i = 0; i < n; ++i) {
+    ShapePlan::Step &s = plan.steps[i];
+    std::string in = layoutOf(convSrc[i]), out = layoutOf(s.op->result());
+    std::string &line = plan.report[i]; // "%y = @group: what ran it"
+    auto what = [&](const std::string &w) {
+      line = line.substr(0, line.find(": ", line.find(" = ")) + 2) + w;
+    };
+    if (pools[i]) { // reads its src in place: a library step without an epilogue
+      s.kind = Kind::Library;
+      s.call = std::move(pools[i]);
+      s.kernel = nullptr;
+      what(s.call->describe());
+    }
+    if (s.kind == Kind::Library && s.call->readsAnyLayout()) {
+      if (!in.empty() && !s.call->readSrcLike(*convDst.at(convSrc[i])))
+        fail(s.op->where(), ": oneDNN turned down the layout it accepted a moment ago");
+      if (!in.empty())
+        what(s.call->describe() + " (in " + in + ")");
+    } else if (s.kind == Kind::Library) {
+      s.call->keepLayouts(!in.empty(), !out.empty());
+      if (!in.empty() || !out.empty())
+        line += " (" + (in.empty() ? "" : "in " + in) + (in.empty() || out.empty() ? "" : ", ") +
+                (out.empty() ? "" : "out " + out) + ")";
+    } else if (!out.empty()) {
+      line += " (over " + out + ")";
+    }
   }
 }
 
@@ -420,6 +549,7 @@ std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
   stepReport_ = nullptr;
   lastPlan_ = nullptr;
   arenaBytes_ = 0;
+  planned_ = false;
   if (ShapePlan *plan = planFor(inputs)) {
     arenaBytes_ = plan->planned->memory.arenaBytes;
     stepReport_ = &plan->report;

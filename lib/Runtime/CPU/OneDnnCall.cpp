@@ -28,6 +28,12 @@ struct OneDnnCall::Impl {
     int operand; // index into the Fused op's operands; -1: the result
   };
   std::vector<Binding> bindings;
+  // The bindings that handed a run's buffer to `from` hand it to `to`.
+  void retarget(const memory &from, const memory &to) {
+    for (Binding &b : bindings)
+      if (b.m.get() == from.get())
+        b.m = to;
+  }
   // Activations in the layout the primitive picked (blocked), reordered in
   // from and out to the user's plain layout on each run.
   std::optional<memory> userSrc, userDst;
@@ -39,7 +45,44 @@ struct OneDnnCall::Impl {
   memory userWeights, weights;
   int weightsOperand = -1;
   bool weightsConstant = false;
+  // A reduction over spatial axes only, rebuilt by readSrcLike.
+  std::optional<dnnl::algorithm> reduction;
+  memory::desc reducedDst;
 };
+
+// A padding-free layout's name ("nChw8c", "nhwc": dims outer to inner by
+// stride, upper case where a block of them is inner), "" for the plain
+// row-major one or one the arena's plain-sized buffer cannot hold.
+static std::string layoutName(const memory::desc &md) {
+  const dnnl_memory_desc_t &d = md.data;
+  if (d.format_kind != dnnl_blocked || d.offset0 != 0 || d.ndims < 3 || d.ndims > 5)
+    return "";
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  size_t n = size_t(d.ndims), elements = 1;
+  for (size_t i = 0; i < n; ++i) {
+    if (d.padded_dims[i] != d.dims[i])
+      return "";
+    elements *= size_t(d.dims[i]);
+  }
+  if (md.get_size() != elements * sizeof(float))
+    return "";
+  const char *letters = n == 3 ? "ncw" : n == 4 ? "nchw" : "ncdhw";
+  std::vector<size_t> order(n);
+  for (size_t i = 0; i < n; ++i)
+    order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t x, size_t y) { return b.strides[x] > b.strides[y]; });
+  std::string name;
+  for (size_t i : order) {
+    bool blocked = false;
+    for (int k = 0; k < b.inner_nblks; ++k)
+      blocked |= size_t(b.inner_idxs[k]) == i;
+    name += blocked ? char(letters[i] - 'a' + 'A') : letters[i];
+  }
+  for (int k = 0; k < b.inner_nblks; ++k)
+    name += std::to_string(b.inner_blks[k]) + letters[b.inner_idxs[k]];
+  return name == std::string(letters) ? "" : name; // plain: nothing to keep
+}
 
 OneDnnCall::~OneDnnCall() = default;
 
@@ -122,6 +165,43 @@ std::vector<int64_t> reducedAxes(const Op &op, size_t rank) {
   return axes;
 }
 
+// Whether `md` puts every element where the plain row-major layout does
+// (nhwc or nChw8c of [N,C,1,1] do). Checked element by element: small dsts.
+bool plainBytes(const memory::desc &md) {
+  Dims dims = md.dims();
+  if (md == plain(dims))
+    return true;
+  const dnnl_memory_desc_t &d = md.data;
+  int64_t total = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (d.padded_dims[i] != dims[i])
+      return false;
+    total *= dims[i];
+  }
+  if (d.format_kind != dnnl_blocked || d.offset0 != 0 || total > (int64_t(1) << 20))
+    return false;
+  const dnnl_blocking_desc_t &b = d.format_desc.blocking;
+  Dims blockOf(dims.size(), 1), idx(dims.size(), 0);
+  for (int k = 0; k < b.inner_nblks; ++k)
+    blockOf[size_t(b.inner_idxs[k])] *= b.inner_blks[k];
+  for (int64_t flat = 0; flat < total; ++flat) {
+    int64_t at = 0, inner = 0;
+    for (size_t i = 0; i < dims.size(); ++i)
+      at += idx[i] / blockOf[i] * b.strides[i];
+    Dims rest = blockOf; // blocks are outer to inner
+    for (int k = 0; k < b.inner_nblks; ++k) {
+      size_t i = size_t(b.inner_idxs[k]);
+      rest[i] /= b.inner_blks[k];
+      inner = inner * b.inner_blks[k] + idx[i] / rest[i] % b.inner_blks[k];
+    }
+    if (at + inner != flat)
+      return false;
+    for (size_t i = dims.size(); i-- > 0 && ++idx[i] == dims[i];)
+      idx[i] = 0;
+  }
+  return true;
+}
+
 } // namespace
 
 std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &fused,
@@ -133,8 +213,17 @@ std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &
                                                              : nullptr;
 }
 
+std::unique_ptr<OneDnnCall> OneDnnCall::poolReading(const Function &group, const Op &fused,
+                                                    const OneDnnCall &producer) {
+  if (group.ops.size() != 1 || producer.dstLayout_.empty() || !producer.impl_->userDst ||
+      !(group.ops[0]->is(OpKind::MaxPool) || group.ops[0]->is(OpKind::AveragePool)))
+    return nullptr;
+  std::string why;
+  return build(group, fused, true, why, &producer);
+}
+
 std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &fused, bool fold,
-                                              std::string &why) {
+                                              std::string &why, const OneDnnCall *srcFrom) {
   std::unique_ptr<OneDnnCall> call(new OneDnnCall());
   call->impl_ = std::make_unique<Impl>();
   Impl &impl = *call->impl_;
@@ -250,6 +339,14 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       call->describe_ = std::string("onednn reduction ") + pd.impl_info_str();
       dst = kept;
       bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
+      // Every spatial axis and no other reduced, no post-ops: dst [N,C,1..]
+      // has the same bytes in any unpadded layout with N outermost, so src
+      // may come in a conv's layout (readSrcLike).
+      bool spatial = src.size() >= 3 && kept[0] == src[0] && kept[1] == src[1] && !post.len();
+      for (size_t a = 2; a < kept.size(); ++a)
+        spatial &= kept[a] == 1;
+      if (spatial)
+        impl.reduction = *reduce, impl.reducedDst = plain(kept), call->anyLayoutSrc_ = true;
     } else if (anchor.is(OpKind::MaxPool) || anchor.is(OpKind::AveragePool)) {
       if (anchor.results.size() != 1 || anchor.getString("auto_pad") != "NOTSET" ||
           anchor.getInt("channels_last"))
@@ -276,12 +373,25 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
         alg = anchor.getInt("count_include_pad") ? dnnl::algorithm::pooling_avg_include_padding
                                                  : dnnl::algorithm::pooling_avg_exclude_padding;
       }
-      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, plain(src),
-                                       plain(dst), strides, kernel, dil, padL, padR);
+      // src in a producer conv's layout (poolReading), dst then in the
+      // layout oneDNN picks for it, reordered out unless the plan keeps it.
+      memory::desc srcMd = srcFrom ? srcFrom->impl_->args.at(DNNL_ARG_DST).get_desc() : plain(src);
+      memory::desc dstMd =
+          srcFrom ? memory::desc(dst, memory::data_type::f32, memory::format_tag::any) : plain(dst);
+      dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, alg, srcMd, dstMd,
+                                       strides, kernel, dil, padL, padR);
       dnnl::pooling_v2_forward::primitive_desc pd(d, attr, impl.engine);
+      if (srcFrom && std::string(pd.impl_info_str()).rfind("ref", 0) == 0)
+        throw Reject{"oneDNN has only its reference pooling for this layout"};
       impl.primitive = dnnl::pooling_v2_forward(pd);
       call->describe_ = std::string("onednn pooling ") + pd.impl_info_str();
-      bind(anchor.operand(0), DNNL_ARG_SRC, plain(src));
+      bind(anchor.operand(0), DNNL_ARG_SRC, srcMd);
+      if (srcFrom) {
+        call->srcLayout_ = layoutName(srcMd);
+        call->dstLayout_ = layoutName(pd.dst_desc());
+        if (pd.dst_desc() != plain(dst))
+          impl.userDst = memory(pd.dst_desc(), impl.engine);
+      }
     } else if (anchor.is(OpKind::Conv)) {
       weightsValue = anchor.operand(1);
       if (anchor.getString("auto_pad") != "NOTSET" || anchor.getInt("channels_last"))
@@ -323,6 +433,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       }
       if (pd.dst_desc() != plain(dst))
         impl.userDst = memory(pd.dst_desc(), impl.engine);
+      call->srcLayout_ = layoutName(pd.src_desc());
+      call->dstLayout_ = layoutName(pd.dst_desc());
       weightsWant = pd.weights_desc();
       impl.userWeights = memory(wUser, impl.engine, DNNL_MEMORY_NONE);
       impl.primitive = dnnl::convolution_forward(pd);
@@ -412,6 +524,66 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     return nullptr;
   }
   return call;
+}
+
+void OneDnnCall::keepLayouts(bool src, bool dst) {
+  Impl &impl = *impl_;
+  // The binding that fed the reorder now feeds the primitive itself.
+  if (src && !srcLayout_.empty() && impl.srcIn) {
+    impl.retarget(*impl.userSrc, impl.args.at(DNNL_ARG_SRC));
+    impl.srcIn.reset();
+  }
+  if (dst && !dstLayout_.empty() && impl.dstOut) {
+    impl.retarget(*impl.userDst, impl.args.at(DNNL_ARG_DST));
+    impl.dstOut.reset();
+  }
+}
+
+bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
+  Impl &impl = *impl_;
+  const Impl &p = *producer.impl_;
+  if (!impl.reduction || producer.dstLayout_.empty() || !p.userDst)
+    return false;
+  memory::desc src = p.args.at(DNNL_ARG_DST).get_desc();
+  Dims dims = src.dims();
+  if (dims != impl.args.at(DNNL_ARG_SRC).get_desc().dims())
+    return false;
+  // oneDNN 2.6's jit reductions take plain layouts only; its pooling over
+  // the whole spatial window takes the conv layouts (jit, with dst alike).
+  dnnl::algorithm alg;
+  if (*impl.reduction == dnnl::algorithm::reduction_mean)
+    alg = dnnl::algorithm::pooling_avg_exclude_padding;
+  else if (*impl.reduction == dnnl::algorithm::reduction_max)
+    alg = dnnl::algorithm::pooling_max;
+  else
+    return false;
+  try {
+    Dims window(dims.begin() + 2, dims.end()), ones(window.size(), 1), zeros(window.size(), 0);
+    memory::desc dst(impl.reducedDst.dims(), memory::data_type::f32, memory::format_tag::any);
+    dnnl::pooling_v2_forward::primitive_desc pd(
+        dnnl::pooling_v2_forward::desc(dnnl::prop_kind::forward_inference, alg, src, dst, ones,
+                                       window, zeros, zeros, zeros),
+        impl.engine);
+    std::string info = pd.impl_info_str();
+    // dst [N,C,1..] in the pooling's layout must put every element where
+    // the plain buffer has it (nhwc and nChw8c do).
+    if (info.rfind("ref", 0) == 0 || !plainBytes(pd.dst_desc()))
+      return false; // oneDNN's reference loop: the reorder is cheaper
+    if (!apply)
+      return true;
+    auto rebind = [&](int arg, const memory::desc &md) {
+      memory m(md, impl.engine, DNNL_MEMORY_NONE);
+      impl.retarget(impl.args.at(arg), m);
+      impl.args[arg] = m;
+    };
+    rebind(DNNL_ARG_SRC, src);
+    rebind(DNNL_ARG_DST, pd.dst_desc());
+    impl.primitive = dnnl::pooling_v2_forward(pd);
+    describe_ = "onednn pooling " + info;
+    return true;
+  } catch (const dnnl::error &) {
+    return false;
+  }
 }
 
 void OneDnnCall::run(void *const *args, void *result) {

@@ -30,17 +30,40 @@ public:
   // "conv jit:avx2 + 2 post-ops", for tc-run's step report.
   const std::string &describe() const { return describe_; }
 
+  // Conv: the blocked layout its src / dst activations are in inside the
+  // primitive ("nChw8c", see layoutName), "" when plain (or a padded layout
+  // a plain-sized buffer cannot hold). By default run() reorders them from
+  // and to the plain buffers.
+  const std::string &srcLayout() const { return srcLayout_; }
+  const std::string &dstLayout() const { return dstLayout_; }
+  // The plan keeps the src / dst buffer in that layout (BlockedLayout.h):
+  // the reorder in / out is dropped.
+  void keepLayouts(bool src, bool dst);
+  // A reduction over every spatial axis (global pooling) reads its src in
+  // the layout `producer`, a conv, keeps its dst in: rebuilt for it. False
+  // (nothing changed) for another call, or where oneDNN has only its
+  // reference loop for that layout. `apply` false: only whether it can.
+  bool readsAnyLayout() const { return anyLayoutSrc_; }
+  bool readSrcLike(const OneDnnCall &producer, bool apply = true);
+  // A lone MaxPool/AveragePool group (a generated kernel's) as oneDNN
+  // pooling reading `producer`'s dst in its layout (no reorder in; the plan
+  // must keep that value so), its dst in the layout oneDNN picks (reordered
+  // out unless kept, keepLayouts). nullptr where oneDNN has only its
+  // reference loop for that layout or takes no such pooling.
+  static std::unique_ptr<OneDnnCall> poolReading(const Function &group, const Op &fused,
+                                                 const OneDnnCall &producer);
+
   // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
   static void setThreads(unsigned n);
 
 private:
   OneDnnCall() = default;
   static std::unique_ptr<OneDnnCall> build(const Function &group, const Op &fused, bool fold,
-                                           std::string &why);
+                                           std::string &why, const OneDnnCall *srcFrom = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  bool epilogueLeft_ = false;
-  std::string describe_;
+  bool epilogueLeft_ = false, anyLayoutSrc_ = false;
+  std::string describe_, srcLayout_, dstLayout_;
 };
 
 } // namespace tc

@@ -369,6 +369,7 @@ void CudaModel::capture(ShapePlan &plan) {
     plan.noGraph = std::string("capture failed: ") + (name ? name : "unknown error");
     return;
   }
+  recorded_ = true;
   graphNote_ =
       "recorded a CUDA graph of " + std::to_string(plan.graphNodes) + " nodes for " + plan.shape;
 }
@@ -400,7 +401,7 @@ bool CudaModel::runPlanned(ShapePlan &plan, const std::vector<Input> &inputs,
     if (inputs[i].host && inputs[i].host->byteSize())
       d.check(d.memcpyHtoDAsync(at, inputs[i].host->bytes(), inputs[i].host->byteSize(), work_),
               "cuMemcpyHtoDAsync");
-    else if (!inputs[i].host && inputs[i].bytes)
+    else if (!inputs[i].host && inputs[i].bytes && inputs[i].device != at)
       d.check(d.memcpyDtoDAsync(at, inputs[i].device, inputs[i].bytes, work_), "cuMemcpyDtoDAsync");
   }
   if (trace_)
@@ -628,7 +629,7 @@ bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
   kernelSteps_ = librarySteps_ = hostSteps_ = 0;
   arenaBytes_ = 0;
   lastPlan_ = nullptr;
-  ranGraph_ = false;
+  ranGraph_ = planned_ = recorded_ = false;
   graphNote_.clear();
   deviceMs_ = -1;
   const Function &main = module_->main();
@@ -669,7 +670,10 @@ bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
     fail("inputs (", got, ") do not fit ", main.name, "(", want, ")");
   }
   if (key)
-    if (ShapePlan *plan = plans_->get(key->dims, [&] { return makePlan(key->sizes); })) {
+    if (ShapePlan *plan = plans_->get(key->dims, [&] {
+          planned_ = true;
+          return makePlan(key->sizes);
+        })) {
       arenaBytes_ = plan->planned->memory.arenaBytes;
       lastPlan_ = plan;
       return runPlanned(*plan, inputs, outputs, !stream);

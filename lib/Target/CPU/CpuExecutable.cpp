@@ -24,6 +24,7 @@ public:
   StepCounts steps() const override {
     return {m_->kernelSteps(), m_->librarySteps(), m_->moveSteps(), m_->fallbackSteps()};
   }
+  RunEvents lastRun() const override { return {m_->plannedShape(), false, false}; }
   std::string latencyNote() const override {
     return ", " + std::to_string(m_->threads()) + " threads";
   }

@@ -43,6 +43,9 @@ public:
     return {m_->kernelSteps(), m_->librarySteps(), 0, m_->hostSteps()};
   }
   std::string runNote() const override { return m_->graphNote(); }
+  RunEvents lastRun() const override {
+    return {m_->plannedShape(), m_->recordedGraph(), m_->ranGraph()};
+  }
   void startMeasuring() override { cuda::resetDeviceBytesPeak(); }
   double deviceMs() const override { return m_->deviceMs(); }
   std::string deviceTimeNote() const override {

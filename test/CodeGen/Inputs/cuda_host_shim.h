@@ -22,7 +22,7 @@ inline tc_dim3 blockDim, gridDim;
 #define __global__
 #define __device__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __grid_constant__
 // In one section, filled with 0xff bytes (NaN as floats and halves) before
 // every block: a kernel reading shared memory it never wrote fails here as
