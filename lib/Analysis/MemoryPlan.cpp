@@ -1,5 +1,6 @@
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/KernelCount.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/Runtime/ArenaPacking.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -28,10 +29,17 @@ uint64_t bytesOf(const TensorType &t, const std::map<std::string, int64_t> &dims
   TensorType s = t;
   for (Dim &d : s.shape) {
     if (d.isSymbolic()) {
-      auto it = dims.find(d.symbol);
-      if (it == dims.end())
-        assumed[d.symbol] = 1;
-      d = Dim::fixed(it == dims.end() ? 1 : it->second);
+      std::optional<int64_t> n = dimValue(d, dims);
+      if (!n) { // a size only a run knows: its symbols at 1
+        std::set<std::string> syms;
+        exprOf(d).symbols(syms);
+        std::map<std::string, int64_t> ones = dims;
+        for (const std::string &s : syms)
+          if (!dims.count(s))
+            ones[s] = assumed[s] = 1;
+        n = dimValue(d, ones);
+      }
+      d = Dim::fixed(n.value_or(1));
     } else if (d.isUnknown()) {
       fail("memory plan: %", v.name, " has type ", t.str(),
            " with an unknown size (run shape inference or give --dim)");

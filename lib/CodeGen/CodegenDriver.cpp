@@ -181,7 +181,7 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   }
   r.timeline.push_back({"emit kernels", since(t0)});
   r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
-  r.shapePlan = compileShapePlan(m.main(), r.noShapePlan);
+  r.shapePlan = compileShapePlan(m, r.noShapePlan);
   if (!withBinary)
     return r;
 

@@ -3,6 +3,7 @@
 #include "tc/Support/TabFields.h"
 #include <algorithm>
 #include <charconv>
+#include <unordered_map>
 
 namespace tc {
 
@@ -21,6 +22,12 @@ std::string writeShapePlan(const StoredShapePlan &plan) {
     std::replace_if(why.begin(), why.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
     return s + "unplanned\t" + why + "\n";
   }
+  for (const StoredFold &f : plan.folds) {
+    s += "fold\t" + f.value;
+    for (const DimExpr &e : f.elements)
+      s += "\t" + e.str();
+    s += "\n";
+  }
   for (const StoredBlock &b : plan.blocks)
     s += "block\t" + b.bytes.str() + "\t" + std::to_string(b.start) + "\t" + std::to_string(b.end) +
          "\n";
@@ -29,6 +36,31 @@ std::string writeShapePlan(const StoredShapePlan &plan) {
          (b.block == StoredBuffer::kNoBlock ? "-" : std::to_string(b.block)) + "\t" +
          orDash(b.base) + "\t" + b.viewOffset.str() + "\t" + orDash(b.inPlaceOf) + "\n";
   return s;
+}
+
+void applyFolds(Function &f, const std::vector<StoredFold> &folds,
+                const std::map<std::string, int64_t> &sizes) {
+  std::unordered_map<std::string, Value *> results;
+  for (const auto &op : f.ops)
+    for (Value *r : op->results)
+      results[r->name] = r;
+  std::vector<const Op *> dead;
+  for (const StoredFold &fold : folds) {
+    auto it = results.find(fold.value);
+    Value *r = it == results.end() ? nullptr : it->second;
+    if (!r || r->type.dtype != DType::I64 || r->def->results.size() != 1 ||
+        staticNumElements(r->type.shape) != int64_t(fold.elements.size()))
+      fail("shape plan: no ", fold.elements.size(), "-element i64 value %", fold.value, " to fold");
+    std::vector<int64_t> data;
+    for (const DimExpr &e : fold.elements)
+      data.push_back(e.eval(sizes));
+    Value *c =
+        f.addConstant(f.uniqueName(r->name), r->type,
+                      TensorData::copyOf(data.data(), data.size() * sizeof(int64_t)), r->def->loc);
+    f.replaceAllUsesWith(r, c);
+    dead.push_back(r->def);
+  }
+  f.eraseOps(dead);
 }
 
 StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
@@ -69,6 +101,10 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       if (lineNo != 2 || !text.empty())
         bad("an unplanned record is the section's only one");
       plan.unplanned = std::string(f[1]);
+    } else if (f[0] == "fold" && f.size() >= 2 && !f[1].empty()) {
+      plan.folds.push_back({std::string(f[1]), {}});
+      for (size_t i = 2; i < f.size(); ++i)
+        plan.folds.back().elements.push_back(expr(f[i]));
     } else if (f[0] == "block" && f.size() == 4) {
       plan.blocks.push_back({expr(f[1]), number(f[2]), number(f[3])});
       if (plan.blocks.back().start > plan.blocks.back().end)
@@ -80,7 +116,7 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       plan.buffers.push_back(
           {std::string(f[1]), expr(f[2]), block, name(f[4]), expr(f[5]), name(f[6])});
     } else {
-      bad("expected block, buffer or unplanned with their fields");
+      bad("expected fold, block, buffer or unplanned with their fields");
     }
   }
   if (lineNo == 0)

@@ -1,4 +1,5 @@
 #include "tc/IR/IR.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <unordered_set>
@@ -169,9 +170,7 @@ Function &Module::main() const {
 void substituteDims(Module &m, const std::map<std::string, int64_t> &dims) {
   auto substitute = [&](TensorType &t) {
     for (Dim &d : t.shape)
-      if (d.isSymbolic())
-        if (auto it = dims.find(d.symbol); it != dims.end())
-          d = Dim::fixed(it->second);
+      d = substituteDim(d, dims);
   };
   for (const auto &f : m.functions) {
     for (Value *a : f->args)

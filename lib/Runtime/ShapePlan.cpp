@@ -69,6 +69,7 @@ std::unique_ptr<Module> planFromArtifact(const Artifact &artifact, const StoredS
                                          MemoryPlan &memory) {
   std::unique_ptr<Module> m = readBytecode(artifact.share(kSectionModule));
   substituteDims(*m, sizes);
+  applyFolds(m->main(), stored.folds, sizes);
   std::vector<ArenaBlock> blocks;
   for (const StoredBlock &b : stored.blocks)
     blocks.push_back({uint64_t(b.bytes.eval(sizes)), b.start, b.end});

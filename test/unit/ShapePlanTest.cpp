@@ -108,7 +108,7 @@ Artifact withStoredPlan(const char *text, StoredShapePlan *tamper = nullptr) {
   Artifact a = artifactOf(text);
   auto m = parseModule(text, "x.tcir");
   std::string why;
-  std::optional<StoredShapePlan> p = compileShapePlan(m->main(), why);
+  std::optional<StoredShapePlan> p = compileShapePlan(*m, why);
   EXPECT_TRUE(p) << why;
   if (p && tamper)
     *tamper = *p;
@@ -153,6 +153,48 @@ TEST(ShapePlan, CheckFindsAStoredPlanThatDiffers) {
   EXPECT_THROW(checkStoredPlan(*stored, *runTime), Error);
 }
 
+// Reshape's -1, Concat along the symbolic axis and a shape computed from
+// Shape(x): expressions of N, the computation stored as folds.
+constexpr const char *kExpressions = R"(module @m {
+  func @main(%x: f32[N,8]) -> (f32[N,4,2], f32[(* 2 N),4], f32[(* 2 N),8]) {
+    %a = Cos(%x) : f32[N,8]
+    %s = Shape(%a) {start = 0, end = 1} : i64[1]
+    %k = const i64[2] [4, 2]
+    %t = Concat(%s, %k) {axis = 0} : i64[3]
+    %r = Reshape(%a, %t) : f32[N,4,2]
+    %q = const i64[2] [-1, 4]
+    %u = Reshape(%a, %q) : f32[(* 2 N),4]
+    %c = Concat(%a, %x) {axis = 0} : f32[(* 2 N),8]
+    %e = Exp(%c) : f32[(* 2 N),8]
+    return %r, %u, %e
+  }
+})";
+
+TEST(ShapePlan, ExpressionsAndShapeComputationsAreStored) {
+  StoredShapePlan p;
+  Artifact a = withStoredPlan(kExpressions, &p);
+  ASSERT_EQ(p.folds.size(), 2u);
+  EXPECT_EQ(p.folds[1].value, "t");
+  EXPECT_EQ(p.folds[1].elements[0].str(), "N");
+  for (int64_t n : {1, 3, 64}) {
+    auto stored = planShape(a, {{"N", n}});
+    auto runTime = fallbackPlan(kExpressions, {{"N", n}});
+    ASSERT_TRUE(stored && runTime);
+    EXPECT_NO_THROW(checkStoredPlan(*stored, *runTime));
+    const Function &f = stored->main();
+    EXPECT_EQ(f.results[1]->type.str(), "f32[" + std::to_string(2 * n) + ",4]");
+    EXPECT_EQ(f.results[2]->type.str(), "f32[" + std::to_string(2 * n) + ",8]");
+    // The shape reads a constant: Shape and Concat ran at planning.
+    const Value *shape = f.results[0]->def->operand(1);
+    ASSERT_TRUE(shape->isConstant());
+    EXPECT_EQ(shape->data->as<int64_t>()[0], n);
+  }
+  // A fold that does not fit the module is an error, not a wrong plan.
+  p.folds[1].elements.pop_back();
+  a.setSection(kSectionShapePlan, writeShapePlan(p));
+  EXPECT_THROW(planShape(a, {{"N", 2}}), Error);
+}
+
 TEST(ShapePlan, NoStoredPlanWhereOnlyTheSizesDecide) {
   auto m = parseModule(R"(module @m {
   func @main(%x: f32[N,8]) -> (f32[?,?]) {
@@ -164,7 +206,7 @@ TEST(ShapePlan, NoStoredPlanWhereOnlyTheSizesDecide) {
 })",
                        "x.tcir");
   std::string why;
-  EXPECT_FALSE(compileShapePlan(m->main(), why));
+  EXPECT_FALSE(compileShapePlan(*m, why));
   EXPECT_EQ(why, "dim 0 of %r (f32[?,?]) is known only at run time");
 }
 

@@ -13,13 +13,20 @@
 //   tc-shape-plan 1
 //   block  <aligned bytes> <first step> <last step>
 //   buffer <value> <bytes> <block|-> <base|-> <view offset> <in place of|->
+//   fold   <value> <element>...
 // or, with no plan, one record after the header:
 //   unplanned <why>
 // Blocks in the planner's order (it breaks ties by it); buffers in the
-// memory plan's (main's op results in order). A view's bytes are 0.
+// memory plan's (main's op results in order, the folded ones left out). A
+// view's bytes are 0. A fold is a shape computation's i64 result (Shape ->
+// Slice -> Concat -> a Reshape's shape), its elements as expressions of the
+// symbolic dims: the runtime makes it a constant at each shape and drops the
+// ops that computed it, as the run-time planner's fold-constants would.
 #pragma once
-#include "tc/Runtime/DimExpr.h"
+#include "tc/IR/DimExpr.h"
+#include "tc/IR/IR.h"
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,13 +50,26 @@ struct StoredBuffer {
   static constexpr size_t kNoBlock = SIZE_MAX;
 };
 
+struct StoredFold {
+  std::string value;
+  std::vector<DimExpr> elements;
+};
+
 struct StoredShapePlan {
+  std::vector<StoredFold> folds; // in program order
   std::vector<StoredBlock> blocks;
   std::vector<StoredBuffer> buffers;
   std::string unplanned; // why codegen stored no plan ("" when it did)
 };
 
 std::string writeShapePlan(const StoredShapePlan &plan);
+
+// Makes each fold of `folds` a constant at `sizes` (main's types already
+// substituted) and drops the ops that computed them: what the runtime does
+// per shape, and codegen to plan the rest. Throws tc::Error for a fold that
+// does not fit `f`.
+void applyFolds(Function &f, const std::vector<StoredFold> &folds,
+                const std::map<std::string, int64_t> &sizes);
 // Throws tc::Error naming `file` and the bad line.
 StoredShapePlan readShapePlan(std::string_view text, const std::string &file);
 

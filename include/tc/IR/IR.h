@@ -128,7 +128,8 @@ public:
 };
 
 // Gives every function's arguments and op results the sizes `dims` has for
-// their symbolic dims (no shape inference: a `?` dim stays unknown).
+// their symbolic dims, expressions of them evaluated (no shape inference: a
+// `?` dim stays unknown).
 void substituteDims(Module &m, const std::map<std::string, int64_t> &dims);
 
 } // namespace tc

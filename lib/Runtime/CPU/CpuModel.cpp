@@ -12,6 +12,7 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
@@ -155,10 +156,8 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   for (const Value *r : f.results) {
     std::vector<int64_t> rd;
     for (const Dim &d : r->type.shape) {
-      if (d.isStatic())
-        rd.push_back(d.size);
-      else if (auto s = sizes.find(d.symbol); d.isSymbolic() && s != sizes.end())
-        rd.push_back(s->second);
+      if (std::optional<int64_t> n = dimValue(d, sizes))
+        rd.push_back(*n);
       else
         return std::nullopt; // a size only the shape rules know: run it on the reference
     }
