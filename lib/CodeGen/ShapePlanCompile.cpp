@@ -82,9 +82,12 @@ std::string undecidable(const Function &main, std::vector<std::string> &symbols,
       continue;
     std::string why = "shape computation " + opNamed(*op) + " folds only at the input sizes";
     auto c = op->results.size() == 1 ? tracker.contents(op->result()) : std::nullopt;
+    auto r = op->results.size() == 1 && !c ? tracker.range(op->result()) : std::nullopt;
+    if (r) // a Range of symbolic length: its start and step
+      c = ShapeContents{r->start, DimExpr::integer(r->step)};
     if (!c || op->result()->type.dtype != DType::I64)
       return why;
-    StoredFold fold{op->result()->name, {}};
+    StoredFold fold{op->result()->name, {}, r.has_value()};
     for (const ShapeEntry &e : *c) {
       std::set<std::string> syms;
       if (e)

@@ -23,7 +23,7 @@ std::string writeShapePlan(const StoredShapePlan &plan) {
     return s + "unplanned\t" + why + "\n";
   }
   for (const StoredFold &f : plan.folds) {
-    s += "fold\t" + f.value;
+    s += (f.range ? "range\t" : "fold\t") + f.value;
     for (const DimExpr &e : f.elements)
       s += "\t" + e.str();
     s += "\n";
@@ -48,14 +48,26 @@ void applyFolds(Function &f, const std::vector<StoredFold> &folds,
   for (const StoredFold &fold : folds) {
     auto it = results.find(fold.value);
     Value *r = it == results.end() ? nullptr : it->second;
-    if (!r || r->type.dtype != DType::I64 || r->def->results.size() != 1 ||
-        staticNumElements(r->type.shape) != int64_t(fold.elements.size()))
-      fail("shape plan: no ", fold.elements.size(), "-element i64 value %", fold.value, " to fold");
+    TensorType t = r ? r->type : TensorType{}; // at the sizes (codegen plans it symbolic)
+    for (Dim &d : t.shape)
+      d = substituteDim(d, sizes);
+    std::optional<int64_t> n = staticNumElements(t.shape);
+    if (!r || r->type.dtype != DType::I64 || r->def->results.size() != 1 || !n ||
+        (fold.range ? fold.elements.size() != 2 : *n != int64_t(fold.elements.size())))
+      fail("shape plan: no i64 value %", fold.value, " of ",
+           fold.range ? "static size" : std::to_string(fold.elements.size()) + " elements",
+           " to fold");
     std::vector<int64_t> data;
     for (const DimExpr &e : fold.elements)
       data.push_back(e.eval(sizes));
+    if (fold.range) { // start, start + step, ...
+      int64_t start = data[0], step = data[1];
+      data.clear();
+      for (int64_t i = 0; i < *n; ++i)
+        data.push_back(start + i * step);
+    }
     Value *c =
-        f.addConstant(f.uniqueName(r->name), r->type,
+        f.addConstant(f.uniqueName(r->name), t,
                       TensorData::copyOf(data.data(), data.size() * sizeof(int64_t)), r->def->loc);
     f.replaceAllUsesWith(r, c);
     dead.push_back(r->def);
@@ -101,10 +113,13 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       if (lineNo != 2 || !text.empty())
         bad("an unplanned record is the section's only one");
       plan.unplanned = std::string(f[1]);
-    } else if (f[0] == "fold" && f.size() >= 2 && !f[1].empty()) {
-      plan.folds.push_back({std::string(f[1]), {}});
+    } else if ((f[0] == "fold" && f.size() >= 2 && !f[1].empty()) ||
+               (f[0] == "range" && f.size() == 4 && !f[1].empty())) {
+      plan.folds.push_back({std::string(f[1]), {}, f[0] == "range"});
       for (size_t i = 2; i < f.size(); ++i)
         plan.folds.back().elements.push_back(expr(f[i]));
+      if (plan.folds.back().range && !plan.folds.back().elements[1].isConstant())
+        bad("a range's step is a number");
     } else if (f[0] == "block" && f.size() == 4) {
       plan.blocks.push_back({expr(f[1]), number(f[2]), number(f[3])});
       if (plan.blocks.back().start > plan.blocks.back().end)
@@ -116,7 +131,7 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       plan.buffers.push_back(
           {std::string(f[1]), expr(f[2]), block, name(f[4]), expr(f[5]), name(f[6])});
     } else {
-      bad("expected fold, block, buffer or unplanned with their fields");
+      bad("expected fold, range, block, buffer or unplanned with their fields");
     }
   }
   if (lineNo == 0)

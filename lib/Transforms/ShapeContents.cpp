@@ -53,11 +53,36 @@ std::optional<ShapeContents> ShapeTracker::contents(const Value *v) const {
   return it == known_.end() ? std::nullopt : std::optional(it->second);
 }
 
+std::optional<ShapeRange> ShapeTracker::range(const Value *v) const {
+  auto it = ranges_.find(v);
+  return it == ranges_.end() ? std::nullopt : std::optional(it->second);
+}
+
 void ShapeTracker::visit(const Op &op) {
   if (op.results.size() != 1 || op.result()->type.dtype != DType::I64)
     return;
-  if (auto c = compute(op))
+  if (auto c = compute(op)) {
     known_[op.result()] = std::move(*c);
+    return;
+  }
+  switch (op.kind) {
+  case OpKind::Range: {
+    auto start = contents(op.operand(0)), step = contents(op.operand(2));
+    if (start && step && start->size() == 1 && step->size() == 1 && (*start)[0] && (*step)[0] &&
+        (*step)[0]->isConstant() && (*step)[0]->constantValue() != 0)
+      ranges_[op.result()] = {*(*start)[0], (*step)[0]->constantValue()};
+    break;
+  }
+  case OpKind::Squeeze: // views: the same elements in the same order
+  case OpKind::Unsqueeze:
+  case OpKind::Identity:
+  case OpKind::Reshape:
+  case OpKind::Flatten:
+    if (auto r = range(op.operand(0)))
+      ranges_[op.result()] = *r;
+    break;
+  default: break;
+  }
 }
 
 std::optional<Shape> ShapeTracker::resultShape(const Op &op) const {

@@ -195,6 +195,40 @@ TEST(ShapePlan, ExpressionsAndShapeComputationsAreStored) {
   EXPECT_THROW(planShape(a, {{"N", 2}}), Error);
 }
 
+// A Range of symbolic length (a batch's indices) and a view of it: stored
+// as ranges, made constants at each size. (The run-time planner also folds
+// the small Cast of it, which the stored plan runs: the check allows that.)
+TEST(ShapePlan, RangesOfSymbolicLengthAreStored) {
+  constexpr const char *text = R"(module @m {
+  func @main(%x: f32[N,8]) -> (f32[N,8]) {
+    %s = Shape(%x) {start = 0, end = 1} : i64[1]
+    %n = Squeeze(%s) : i64[]
+    %zero = const i64[] [0]
+    %one = const i64[] [1]
+    %i = Range(%zero, %n, %one) : i64[N]
+    %u = Unsqueeze(%i) {axes = [1]} : i64[N,1]
+    %f = Cast(%u) {to = f32} : f32[N,1]
+    %y = Add(%x, %f) : f32[N,8]
+    return %y
+  }
+})";
+  StoredShapePlan p;
+  Artifact a = withStoredPlan(text, &p);
+  ASSERT_EQ(p.folds.size(), 4u);
+  EXPECT_TRUE(p.folds[3].range);
+  EXPECT_EQ(p.folds[3].value, "u");
+  for (int64_t n : {1, 5}) {
+    auto stored = planShape(a, {{"N", n}});
+    auto runTime = fallbackPlan(text, {{"N", n}});
+    ASSERT_TRUE(stored && runTime);
+    EXPECT_NO_THROW(checkStoredPlan(*stored, *runTime));
+    const Value *u = stored->main().results[0]->def->operand(1)->def->operand(0);
+    ASSERT_TRUE(u->isConstant());
+    EXPECT_EQ(u->type.str(), "i64[" + std::to_string(n) + ",1]");
+    EXPECT_EQ(u->data->as<int64_t>()[n - 1], n - 1);
+  }
+}
+
 TEST(ShapePlan, NoStoredPlanWhereOnlyTheSizesDecide) {
   auto m = parseModule(R"(module @m {
   func @main(%x: f32[N,8]) -> (f32[?,?]) {

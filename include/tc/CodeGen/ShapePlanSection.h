@@ -14,6 +14,7 @@
 //   block  <aligned bytes> <first step> <last step>
 //   buffer <value> <bytes> <block|-> <base|-> <view offset> <in place of|->
 //   fold   <value> <element>...
+//   range  <value> <start> <step>
 // or, with no plan, one record after the header:
 //   unplanned <why>
 // Blocks in the planner's order (it breaks ties by it); buffers in the
@@ -21,7 +22,9 @@
 // view's bytes are 0. A fold is a shape computation's i64 result (Shape ->
 // Slice -> Concat -> a Reshape's shape), its elements as expressions of the
 // symbolic dims: the runtime makes it a constant at each shape and drops the
-// ops that computed it, as the run-time planner's fold-constants would.
+// ops that computed it, as the run-time planner's fold-constants would. A
+// range is such a fold of a Range of symbolic length (or a view of one):
+// start, start + step, ..., as many as its type has elements at the sizes.
 #pragma once
 #include "tc/IR/DimExpr.h"
 #include "tc/IR/IR.h"
@@ -52,7 +55,8 @@ struct StoredBuffer {
 
 struct StoredFold {
   std::string value;
-  std::vector<DimExpr> elements;
+  std::vector<DimExpr> elements; // a range: {start, step}
+  bool range = false;
 };
 
 struct StoredShapePlan {

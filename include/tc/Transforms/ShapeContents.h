@@ -18,10 +18,18 @@ namespace tc {
 using ShapeEntry = std::optional<DimExpr>;
 using ShapeContents = std::vector<ShapeEntry>;
 
+// The values start, start + step, ... of a Range of symbolic length (the
+// batch's indices) or of a view of one, as many as its type has elements.
+struct ShapeRange {
+  DimExpr start;
+  int64_t step = 1;
+};
+
 class ShapeTracker {
 public:
   // A constant's values or what visit() recorded; nullopt when untracked.
   std::optional<ShapeContents> contents(const Value *v) const;
+  std::optional<ShapeRange> range(const Value *v) const;
   // Records what `op` computes into an i64 tensor, when it can be told.
   void visit(const Op &op);
   // A better result shape for Reshape / Expand / ConstantOfShape / Range /
@@ -37,6 +45,7 @@ private:
   std::optional<Shape> resize(const Op &op) const;
   std::optional<Shape> reshape(const Op &op) const;
   std::unordered_map<const Value *, ShapeContents> known_;
+  std::unordered_map<const Value *, ShapeRange> ranges_;
 };
 
 } // namespace tc
