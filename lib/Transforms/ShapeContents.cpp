@@ -81,6 +81,25 @@ void ShapeTracker::visit(const Op &op) {
     if (auto r = range(op.operand(0)))
       ranges_[op.result()] = *r;
     break;
+  case OpKind::Add: // a range plus or times a one-element constant: a range
+  case OpKind::Mul:
+    for (size_t i = 0; i < 2; ++i) {
+      auto r = range(op.operand(i));
+      auto c = constInts(op.operand(1 - i));
+      if (!r || !c || c->size() != 1 || op.result()->type != op.operand(i)->type)
+        continue;
+      try {
+        ranges_[op.result()] =
+            op.is(OpKind::Add)
+                ? ShapeRange{r->start + DimExpr::integer((*c)[0]), r->step}
+                : ShapeRange{
+                      r->start * DimExpr::integer((*c)[0]),
+                      (DimExpr::integer(r->step) * DimExpr::integer((*c)[0])).constantValue()};
+      } catch (const Error &) { // overflow
+      }
+      break;
+    }
+    break;
   default: break;
   }
 }
@@ -118,6 +137,16 @@ std::optional<Shape> ShapeTracker::resultShape(const Op &op) const {
   }
   case OpKind::Range: return range(op);
   case OpKind::Resize: return resize(op);
+  case OpKind::Tile: { // each dim times its repeat
+    auto c = contents(op.operand(1));
+    const Shape &in = op.operand(0)->type.shape;
+    if (!c || c->size() != in.size())
+      return std::nullopt;
+    Shape out;
+    for (size_t i = 0; i < in.size(); ++i)
+      out.push_back(dimProduct({in[i], dimOfEntry((*c)[i])}));
+    return out;
+  }
   default: return std::nullopt;
   }
 }

@@ -195,7 +195,7 @@ TEST(ShapePlan, ExpressionsAndShapeComputationsAreStored) {
   EXPECT_THROW(planShape(a, {{"N", 2}}), Error);
 }
 
-// A Range of symbolic length (a batch's indices) and a view of it: stored
+// A Range of symbolic length (a batch's indices) times 3 and a view of it: stored
 // as ranges, made constants at each size. (The run-time planner also folds
 // the small Cast of it, which the stored plan runs: the check allows that.)
 TEST(ShapePlan, RangesOfSymbolicLengthAreStored) {
@@ -206,7 +206,9 @@ TEST(ShapePlan, RangesOfSymbolicLengthAreStored) {
     %zero = const i64[] [0]
     %one = const i64[] [1]
     %i = Range(%zero, %n, %one) : i64[N]
-    %u = Unsqueeze(%i) {axes = [1]} : i64[N,1]
+    %three = const i64[] [3]
+    %m = Mul(%i, %three) : i64[N]
+    %u = Unsqueeze(%m) {axes = [1]} : i64[N,1]
     %f = Cast(%u) {to = f32} : f32[N,1]
     %y = Add(%x, %f) : f32[N,8]
     return %y
@@ -214,9 +216,9 @@ TEST(ShapePlan, RangesOfSymbolicLengthAreStored) {
 })";
   StoredShapePlan p;
   Artifact a = withStoredPlan(text, &p);
-  ASSERT_EQ(p.folds.size(), 4u);
-  EXPECT_TRUE(p.folds[3].range);
-  EXPECT_EQ(p.folds[3].value, "u");
+  ASSERT_EQ(p.folds.size(), 5u);
+  EXPECT_TRUE(p.folds[4].range);
+  EXPECT_EQ(p.folds[4].value, "u");
   for (int64_t n : {1, 5}) {
     auto stored = planShape(a, {{"N", n}});
     auto runTime = fallbackPlan(text, {{"N", n}});
@@ -225,7 +227,7 @@ TEST(ShapePlan, RangesOfSymbolicLengthAreStored) {
     const Value *u = stored->main().results[0]->def->operand(1)->def->operand(0);
     ASSERT_TRUE(u->isConstant());
     EXPECT_EQ(u->type.str(), "i64[" + std::to_string(n) + ",1]");
-    EXPECT_EQ(u->data->as<int64_t>()[n - 1], n - 1);
+    EXPECT_EQ(u->data->as<int64_t>()[n - 1], 3 * (n - 1));
   }
 }
 
