@@ -1,6 +1,8 @@
 // The Attention family's tensor-core CUDA kernel for f16/bf16 data
 // (flash-attention-2 style): a block of 4 warps owns 64 query rows of one
-// (batch, head), each warp 16 of them with Q's mma fragments in registers.
+// (batch, head), each warp 16 of them with Q's mma fragments in registers
+// (or 128 rows, 32 a warp, on long sequences: mTiles; over heads above 64
+// with Q's fragments in shared memory: qShared).
 // Key tiles of TK keys and their values are staged in shared memory
 // (cp.async); per tile each warp computes its 16 x TK scores with
 // mma.m16n8k16 (f32 accumulation), applies scale, mask and causality in
@@ -160,7 +162,7 @@ int64_t padded(int64_t d) { return (d + 15) / 16 * 16; }
 // Short sequences keep 64 queries a block (a 197-token ViT would waste a
 // third of a 128-row tile); masks keep one tile (ptxas: d 64 at two tiles
 // takes 254 registers, with a mask's registers it spills); heads above 128
-// too (their O accumulator alone would take 256 registers).
+// too (at d 256 the O accumulator alone would take 256 registers).
 // TC_CUDA_ATTENTION_MTILES (1 or 2) forces the choice where the head allows
 // it (tests, comparisons).
 int64_t mTiles(const AttentionOperands &o) {
@@ -176,14 +178,16 @@ int64_t mTiles(const AttentionOperands &o) {
 // registers (32 a tile at d 128) beside the O accumulator (64 a tile)
 // spill, so each lane parks its Q fragments in shared memory in fragment
 // order (one conflict-free 16-byte load per k16 step and tile, only one
-// step's live) and the key tile shrinks to 32 (a score tile fewer in
-// registers; the 128 Q rows take 32 KB of the 48 KB static shared memory).
-// Per k16 step of Q K^T that is 2 Q loads + 2 ldmatrix of K for 8 mma,
-// per P V step 8 ldmatrix of V for 16 mma: 0.375 shared loads an mma
-// against the one-tile kernel's 0.5. K and V rows then go unpadded, their
-// 16-byte chunks XOR-swizzled by row % 8 (an ldmatrix's 8 rows hit 8
-// different bank groups), at a pitch of a multiple of 64 elements so the
-// swizzle stays inside the row.
+// step's live) and the key tile shrinks to 32: its scores take 32
+// registers, not 64 (ptxas, d 128: 253-255 registers, no spills), and
+// Q's 32 KB plus the K and V tiles fit the 48 KB of static shared memory
+// (64-key tiles would need dynamic shared memory and spill). Per 32 keys
+// at d 128 that is 32 Q / K loads for the 64 mma of Q K^T and 16 V loads
+// for the 64 of P V (each load 512 bytes a warp): 0.375 shared loads an
+// mma against the one-tile kernel's 0.5. K and V rows go unpadded then,
+// their 16-byte chunks XOR-swizzled by row % 8 (an ldmatrix's 8 rows hit
+// 8 different bank groups) at a pitch of a multiple of 64 elements, so
+// the swizzle stays inside the row.
 bool qShared(const AttentionOperands &o) {
   return mTiles(o) == 2 && (padded(o.d) > 64 || padded(o.dv) > 64);
 }
