@@ -56,7 +56,9 @@ def tc_compile(args, onnx, out):
     target = "cuda" if args.device == "cuda" else "cpu"
     b = args.bin
     run([os.path.join(b, "tc-import"), onnx, "-o", out + ".tcbc"])
-    prec = ["--precision", "fp16"] if target == "cuda" else []
+    # fp16 with f16 inputs and outputs on the GPU: PyTorch's side is model.half(),
+    # whose StaticCache holds f16 keys and values.
+    prec = ["--precision", "fp16", "--low-precision-io"] if target == "cuda" else []
     run([os.path.join(b, "tc-opt"), "-O2", f"--target={target}", *prec, out + ".tcbc", "-o", out + ".opt.tcbc"])
     run([os.path.join(b, "tc-codegen"), f"--target={target}", out + ".opt.tcbc", "-o", out + ".tcx"])
     return out + ".tcx"

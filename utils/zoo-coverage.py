@@ -11,7 +11,9 @@ For every exported model (MODELS_DIR/<name>.dynamo.onnx, or <name>/model.onnx)
 compiles, for CUDA
     tc-import m.onnx | tc-opt -O2 --target=cuda --precision fp16 | tc-codegen --target=cuda --stats
 and for CPU the same in fp32 (no --precision), and collects every
-`tc-codegen: warning: @group runs on the host (reason): nodes N (Op), ...`.
+`tc-codegen: warning: @group runs on the host (reason): nodes N (Op), ...`,
+and `no shape plan stored (why)` (the tools plan each shape at run time,
+libtcrt refuses the artifact: "no shape plan" in the cells).
 Export failures come from MODELS_DIR/export-status.json (written by the
 exporter). Writes the JSON (per model: export, per target: status, failing
 tool's error line, kernel counts, host steps) and the markdown: per model,
@@ -37,6 +39,8 @@ SUITES = ["vision", "text", "generative"]
 HOST = re.compile(r"warning: [@%](\S+) runs on the host \((.*)\): nodes (.*)$")
 NODE = re.compile(r"(\S+) \(([^()]*)\)(?:, |$)")
 STATS = re.compile(r"^kernels: .*host steps?$", re.M)
+# No stored shape plan: the tools plan each shape at run time, libtcrt refuses the artifact.
+UNPLANNED = re.compile(r"warning: no shape plan stored \((.*)\): ")
 
 
 def zoo_suites():
@@ -137,6 +141,9 @@ def compile_one(bindir, onnx, target, tmp, timeout, fast=False, precision="fp16"
                 if m:
                     nodes = [dict(node=n, types=[t.strip() for t in ts.split(",")]) for n, ts in NODE.findall(m[3])]
                     res["host"].append(dict(group=m[1], reason=m[2], nodes=nodes))
+                u = UNPLANNED.search(line)
+                if u:
+                    res["unplanned"] = u[1]
             s = STATS.search(p.stderr)
             res["kernels"] = s[0] if s else ""
     res["seconds"] = round(time.time() - t0, 1)
@@ -185,6 +192,8 @@ def cell(r):
     if r["status"] != "ok":
         return f"**failed** ({r['stage']})"
     c = f"{len(r['host'])} host" if r["host"] else "ok, 0 host"
+    if r.get("unplanned"):
+        c += ", no shape plan"
     if "numerics" in r:
         c += (f", err {r['err']:.1e}" if "err" in r else "") + ("" if r["numerics"] == "ok" else " **wrong**")
     return c
@@ -219,6 +228,7 @@ def markdown(models, fast, note="", json_link="bench/zoo-coverage.json", cuda_pr
         ok = [r for r in rs if r["status"] == "ok"]
         line.append(f"{t}: {len(ok)}/{len(rs)} compile, {sum(not r['host'] for r in ok)} with no host step")
         line[-1] += f", {sum(len(r['host']) for r in ok)} host steps in all"
+        line[-1] += f", {sum(bool(r.get('unplanned')) for r in ok)} with no shape plan"
     out += ["; ".join(line) + ".", ""]
     for t in ("cuda", "cpu"):
         out += [f"## To do on {t.upper()}: host steps by (op types, reason)", "",
@@ -322,6 +332,7 @@ def main():
                     r.pop("tcx", None)
                     say(f"{name} {t}: {r['status']}"
                           + (f" ({r['error']})" if r["status"] != "ok" else f", {len(r['host'])} host steps")
+                          + (f", no shape plan ({r['unplanned']})" if r.get("unplanned") else "")
                           + (f", numerics {r['numerics']}" + (f" (err {r['err']:.1e})" if "err" in r else
                                                               f" ({r.get('error')})") if "numerics" in r else "")
                           + f", {r['seconds']} s")

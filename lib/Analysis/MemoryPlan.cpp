@@ -1,5 +1,7 @@
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/KernelCount.h"
+#include "tc/IR/DimExpr.h"
+#include "tc/Runtime/ArenaPacking.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <cstdio>
@@ -27,10 +29,17 @@ uint64_t bytesOf(const TensorType &t, const std::map<std::string, int64_t> &dims
   TensorType s = t;
   for (Dim &d : s.shape) {
     if (d.isSymbolic()) {
-      auto it = dims.find(d.symbol);
-      if (it == dims.end())
-        assumed[d.symbol] = 1;
-      d = Dim::fixed(it == dims.end() ? 1 : it->second);
+      std::optional<int64_t> n = dimValue(d, dims);
+      if (!n) { // a size only a run knows: its symbols at 1
+        std::set<std::string> syms;
+        exprOf(d).symbols(syms);
+        std::map<std::string, int64_t> ones = dims;
+        for (const std::string &s : syms)
+          if (!dims.count(s))
+            ones[s] = assumed[s] = 1;
+        n = dimValue(d, ones);
+      }
+      d = Dim::fixed(n.value_or(1));
     } else if (d.isUnknown()) {
       fail("memory plan: %", v.name, " has type ", t.str(),
            " with an unknown size (run shape inference or give --dim)");
@@ -138,33 +147,13 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
     blockOf[b.value] = blocks.size() - 1;
   }
 
-  // Greedy by size: each block at the lowest offset that no block with an
-  // overlapping lifetime occupies.
-  std::vector<size_t> order(blocks.size());
-  for (size_t i = 0; i < order.size(); ++i)
-    order[i] = i;
-  std::stable_sort(order.begin(), order.end(),
-                   [&](size_t a, size_t b) { return blocks[a].bytes > blocks[b].bytes; });
-  std::vector<size_t> placed;
-  for (size_t bi : order) {
-    Block &b = blocks[bi];
-    std::vector<std::pair<uint64_t, uint64_t>> taken;
-    for (size_t pi : placed) {
-      const Block &p = blocks[pi];
-      if (p.start <= b.end && b.start <= p.end)
-        taken.push_back({p.offset, p.offset + p.bytes});
-    }
-    std::sort(taken.begin(), taken.end());
-    uint64_t offset = 0;
-    for (auto [lo, hi] : taken) {
-      if (offset + b.bytes <= lo)
-        break;
-      offset = std::max(offset, hi);
-    }
-    b.offset = offset;
-    plan.arenaBytes = std::max(plan.arenaBytes, offset + b.bytes);
-    placed.push_back(bi);
-  }
+  // Greedy by size (ArenaPacking.h: what a runtime does per shape too).
+  std::vector<ArenaBlock> spans;
+  for (const Block &b : blocks)
+    spans.push_back({b.bytes, b.start, b.end});
+  plan.arenaBytes = packArena(spans);
+  for (size_t i = 0; i < blocks.size(); ++i)
+    blocks[i].offset = spans[i].offset;
 
   for (const Block &b : blocks)
     for (size_t m : b.members)

@@ -1,4 +1,5 @@
 #include "tc/Analysis/ModelSummary.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/TextLexer.h"
 #include <algorithm>
 #include <set>
@@ -14,8 +15,8 @@ ModelSummary summarize(const Module &m) {
   std::set<std::string> syms;
   auto noteSyms = [&](const TensorType &t) {
     for (const Dim &d : t.shape)
-      if (d.isSymbolic())
-        syms.insert(d.symbol);
+      if (d.isSymbolic()) // a plain symbol or an expression of some
+        exprOf(d).symbols(syms);
   };
   for (const Value *a : f.args) {
     s.inputs.emplace_back(a->name, a->type.str());

@@ -1,5 +1,6 @@
 #include "tc/Analysis/StepCost.h"
 #include "tc/IR/AttentionLayout.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/OpAttrs.h"
 #include <algorithm>
 #include <map>
@@ -13,10 +14,8 @@ using Sizes = std::map<std::string, int64_t>;
 // Dims of `t` with symbols bound by `sizes`; -1 for what stays unknown.
 std::vector<int64_t> dimsOf(const TensorType &t, const Sizes &sizes) {
   std::vector<int64_t> out;
-  for (const Dim &d : t.shape) {
-    auto s = d.isSymbolic() ? sizes.find(d.symbol) : sizes.end();
-    out.push_back(d.isStatic() ? d.size : s != sizes.end() ? s->second : -1);
-  }
+  for (const Dim &d : t.shape)
+    out.push_back(dimValue(d, sizes).value_or(-1));
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "tc/Analysis/Views.h"
 #include "tc/IR/ConstantInts.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/IndexMath.h"
 
 namespace tc {
@@ -81,8 +82,7 @@ std::optional<uint64_t> viewByteOffset(const Op &op, const std::map<std::string,
   for (const Dim &d : x.shape) {
     if (d.isUnknown())
       return std::nullopt;
-    auto it = d.isSymbolic() ? dims.find(d.symbol) : dims.end();
-    size.push_back(d.isStatic() ? d.size : it == dims.end() ? 1 : it->second);
+    size.push_back(dimValue(d, dims).value_or(1));
   }
   uint64_t elements = 0;
   for (auto [axis, start] : *starts) {
@@ -92,6 +92,29 @@ std::optional<uint64_t> viewByteOffset(const Op &op, const std::map<std::string,
     elements += uint64_t(sliceRange(size[size_t(axis)], start, INT64_MAX, 1).start) * stride;
   }
   return elements * dtypeSize(x.dtype);
+}
+
+std::optional<DimExpr> viewByteOffsetExpr(const Op &op) {
+  if (!op.is(OpKind::Slice))
+    return isViewOp(op) ? std::optional<DimExpr>(DimExpr()) : std::nullopt;
+  auto starts = unitStepStarts(op);
+  if (!starts || !isContiguousSlice(op))
+    return std::nullopt;
+  const TensorType &x = op.operand(0)->type;
+  DimExpr bytes;
+  for (auto [axis, start] : *starts) {
+    const Dim &n = x.shape[size_t(axis)];
+    if (!n.isStatic())
+      return std::nullopt;
+    DimExpr stride = DimExpr::constant(int64_t(dtypeSize(x.dtype)));
+    for (size_t d = size_t(axis) + 1; d < x.rank(); ++d) {
+      if (x.shape[d].isUnknown())
+        return std::nullopt;
+      stride = stride * exprOf(x.shape[d]);
+    }
+    bytes = bytes + DimExpr::constant(sliceRange(n.size, start, INT64_MAX, 1).start) * stride;
+  }
+  return bytes;
 }
 
 bool isViewOp(const Op &op) {

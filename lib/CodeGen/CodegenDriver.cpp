@@ -3,6 +3,7 @@
 #include "tc/Analysis/KernelCount.h"
 #include "tc/CodeGen/Codegen.h"
 #include "tc/CodeGen/LibraryCall.h"
+#include "tc/CodeGen/ShapePlanCompile.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Transforms/ShapeComputations.h"
@@ -180,6 +181,7 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   }
   r.timeline.push_back({"emit kernels", since(t0)});
   r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
+  r.shapePlan = compileShapePlan(m, r.noShapePlan);
   if (!withBinary)
     return r;
 
@@ -190,6 +192,11 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   a.setSection(kSectionKernels, table);
   a.setSection(kSectionSource, r.source);
   a.setSection(kSectionHostSteps, hostLines);
+  // Without a plan, why not: a runtime without the tools' planner refuses
+  // the artifact at load naming it (ShapePlan.h's unplannedShapes).
+  StoredShapePlan unplanned;
+  unplanned.unplanned = r.noShapePlan;
+  a.setSection(kSectionShapePlan, writeShapePlan(r.shapePlan ? *r.shapePlan : unplanned));
   r.timeline.push_back({"write artifact", since(t1)});
   a.setSection(kSectionTimeline, artifactTimeline(input, r.timeline));
   return r;

@@ -2,6 +2,7 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/KernelTable.h"
 #include "tc/Support/Error.h"
+#include "tc/Support/TabFields.h"
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
@@ -40,10 +41,8 @@ namespace {
 
 std::vector<std::string> splitTabs(const std::string &line) {
   std::vector<std::string> parts;
-  size_t start = 0;
-  for (size_t tab; (tab = line.find('\t', start)) != std::string::npos; start = tab + 1)
-    parts.push_back(line.substr(start, tab - start));
-  parts.push_back(line.substr(start));
+  for (std::string_view f : tabFields(line))
+    parts.emplace_back(f);
   return parts;
 }
 

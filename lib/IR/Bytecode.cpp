@@ -5,6 +5,7 @@
 //           length-prefixed strings
 //   data:   constant bytes, each aligned to kBytecodeAlign, at dataOffset
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -160,7 +161,15 @@ public:
         std::string s = str();
         if (s.empty())
           error("empty dimension symbol");
-        t.shape.push_back(Dim::sym(std::move(s)));
+        if (s[0] != '(') {
+          t.shape.push_back(Dim::sym(std::move(s)));
+          continue;
+        }
+        try { // a size expression: in its one canonical text
+          t.shape.push_back(dimOf(DimExpr::parse(s)));
+        } catch (const Error &e) {
+          error(e.what());
+        }
       } else if (tag == kUnknown) {
         t.shape.push_back(Dim::unknown());
       } else {

@@ -1,4 +1,5 @@
 #include "tc/IR/IR.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <unordered_set>
@@ -164,6 +165,20 @@ Function &Module::main() const {
   if (functions.empty())
     fail("module has no functions");
   return *functions.front();
+}
+
+void substituteDims(Module &m, const std::map<std::string, int64_t> &dims) {
+  auto substitute = [&](TensorType &t) {
+    for (Dim &d : t.shape)
+      d = substituteDim(d, dims);
+  };
+  for (const auto &f : m.functions) {
+    for (Value *a : f->args)
+      substitute(a->type);
+    for (auto &op : f->ops)
+      for (Value *r : op->results)
+        substitute(r->type);
+  }
 }
 
 } // namespace tc

@@ -1,4 +1,5 @@
 #include "tc/IR/Parser.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/TextLexer.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Support/Base64.h"
@@ -144,6 +145,20 @@ private:
           t.shape.push_back(Dim::fixed(n));
         } else if (c == '-') {
           lex_.error("dimension must be >= 0");
+        } else if (c == '(') { // a size expression (DimExpr.h), to its closing ')'
+          std::string_view rest = lex_.rest();
+          size_t end = 0;
+          for (int depth = 0; end < rest.size(); ++end)
+            if ((depth += rest[end] == '(' ? 1 : rest[end] == ')' ? -1 : 0) == 0)
+              break;
+          if (end == rest.size())
+            lex_.error("size expression without its closing ')'");
+          try {
+            t.shape.push_back(dimOf(DimExpr::parse(rest.substr(0, end + 1))));
+          } catch (const Error &e) {
+            lex_.error(e.what());
+          }
+          lex_.advance(end + 1);
         } else {
           t.shape.push_back(Dim::sym(lex_.parseIdent()));
         }

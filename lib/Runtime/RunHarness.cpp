@@ -1,4 +1,5 @@
 #include "tc/Runtime/RunHarness.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/TextLexer.h"
 #include "tc/Runtime/TensorIO.h"
 #include "tc/Support/Error.h"
@@ -115,11 +116,11 @@ HostTensor randomTensor(const TensorType &t, const std::map<std::string, int64_t
     if (d.isStatic()) {
       shape.push_back(d.size);
     } else if (d.isSymbolic()) {
-      auto it = dims.find(d.symbol);
-      if (it == dims.end())
+      std::optional<int64_t> n = dimValue(d, dims);
+      if (!n)
         fail(what, " (", t.str(), ") has symbolic dim '", d.symbol, "' with no size: pass --dim ",
              d.symbol, "=SIZE");
-      shape.push_back(it->second);
+      shape.push_back(*n);
     } else {
       fail(what, " (", t.str(), ") has a dim of unknown size: random data needs a concrete shape");
     }

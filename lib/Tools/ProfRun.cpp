@@ -9,6 +9,7 @@
 #include "tc/Profile/DevicePeaks.h"
 #include "tc/Profile/ProfileReport.h"
 #include "tc/Runtime/RunHarness.h"
+#include "tc/Runtime/ShapePlanner.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/ToolCommon.h"
 #include <fstream>
@@ -76,6 +77,7 @@ int profRunMain(int argc, char **argv) {
     if (artifact.section(kSectionTimeline))
       timelineSection = artifact.share(kSectionTimeline);
     const Target &target = requireTarget(artifact.target);
+    noteRunTimePlanning("tc-prof", artifact);
     std::unique_ptr<Executable> exe = target.load(std::move(artifact), runValues, 0);
     const Function &f = exe->module().main();
     std::vector<HostTensor> inputs = gatherInputs(f, src);

@@ -23,6 +23,11 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
   for (size_t i = 0; i < r.kernels.size(); ++i)
     if (r.kinds[i] == KernelKind::DepthwiseConv)
       std::cerr << "  kernel @" << r.kernels[i] << ": " << kernelKindName(r.kinds[i]) << "\n";
+  if (r.shapePlan)
+    std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
+              << r.shapePlan->blocks.size() << " blocks)\n";
+  else
+    std::cerr << "shape plan: none, 1 unplanned (" << r.noShapePlan << ")\n";
   std::cerr << "compile timeline:\n";
   for (const TimelineEntry &e : readTimeline(input))
     std::cerr << "  " << e.tool << ": " << e.stage << ": " << e.seconds << " s\n";
@@ -75,8 +80,8 @@ int tcCodegenMain(int argc, char **argv) {
                        "print to stderr how many kernels, library calls and host steps the "
                        "groups became, and the compile timeline")(
         "no-host-fallback", po::bool_switch(&noHostFallback),
-        "a group that no kernel and no library covers is an error, not a host step (exit 1, "
-        "no output)");
+        "a group that no kernel and no library covers, or a model whose shape plan cannot be "
+        "stored, is an error, not a host step (exit 1, no output)");
     po::variables_map vm;
     if (!parseCommandLine("tc-codegen", "[options] <input.tcbc | input.tcir | -> -o model.tcx",
                           argc, argv, opts, common, vm))
@@ -119,9 +124,16 @@ int tcCodegenMain(int argc, char **argv) {
         std::cerr << (i ? ", " : "") << h.nodes[i];
       std::cerr << "\n";
     }
+    // No stored shape plan is a host fallback too: the tools plan each new
+    // input shape on the host at run time, libtcrt refuses the artifact.
+    if (!r.shapePlan)
+      std::cerr << "tc-codegen: " << (noHostFallback ? "error" : "warning")
+                << ": no shape plan stored (" << r.noShapePlan
+                << "): the tools plan each input shape at run time, libtcrt refuses the "
+                   "artifact\n";
     for (const std::string &note : r.notes)
       std::cerr << "tc-codegen: note: " << note << "\n";
-    if (noHostFallback && !r.host.empty())
+    if (noHostFallback && (!r.host.empty() || !r.shapePlan))
       return 1;
     if (stats)
       printStats(compiler, r, *m);

@@ -42,6 +42,12 @@ void listOpsMarkdown(std::ostream &os) {
   os << "# tc IR reference\n\n"
      << "Generated from include/tc/IR/Ops.def by `tc-opt --list-ops --format=markdown`;\n"
      << "a lit test fails when this file is stale.\n\n"
+     << "Types: `f32[N,(+ past 1),64]`. A dim is a size, a symbol (`N`, bound by the\n"
+     << "inputs), `?` (known only at run time: NonZero's count) or an expression of\n"
+     << "symbols in its one canonical text (include/tc/IR/DimExpr.h): `(* 2 N)`,\n"
+     << "`(+ N S -1)`, `(/ (* 3 N) 2)` (an exact quotient), `(max a b)`, which shape\n"
+     << "inference derives (Reshape's -1, Concat along a symbolic axis, sizes\n"
+     << "computed from Shape).\n\n"
      << "Operand `X?` is optional (`none` when absent); `X...` takes one or more.\n"
      << "Fusion categories: pointwise, reduction, library (matmul/conv), shape, opaque.\n"
      << "Precision (what `mixed-precision` does): low (runs in f16/bf16), f32 (stays f32),\n"
@@ -104,6 +110,7 @@ int tcOptMain(int argc, char **argv) {
     std::string format = "text";
     bool verifyNumerics = false;
     std::string precision = "fp32", target = "any";
+    bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     po::options_description opts("tc-opt options");
@@ -140,6 +147,9 @@ int tcOptMain(int argc, char **argv) {
         "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
         "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
         "mixed-precision,canonicalize,dce before fuse, or at the end)")(
+        "low-precision-io", po::bool_switch(&lowPrecisionIO),
+        "with --precision fp16|bf16: the model's float inputs and outputs in the low type too "
+        "(a model converted to half; a decode step's KV caches stay half between steps)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
@@ -203,10 +213,13 @@ int tcOptMain(int argc, char **argv) {
         pipeline.insertBefore(PassId::Fuse, t->optPipeline());
     }
     if (precision == "fp16" || precision == "bf16")
-      pipeline.insertBefore(PassId::Fuse,
-                            mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16"));
+      pipeline.insertBefore(
+          PassId::Fuse,
+          mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
     else if (precision != "fp32")
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
+    if (lowPrecisionIO && precision == "fp32")
+      fail("--low-precision-io needs --precision fp16 or bf16");
     pm.dumpDir = dumpDirFor("tc-opt", common);
     auto optimize = [&](std::shared_ptr<const MemoryBuffer> buf) {
       auto m = loadModule(std::move(buf));

@@ -2,6 +2,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
+#include "tc/Runtime/ShapePlanner.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/DecodeLoop.h"
 #include "tc/Tools/Drivers.h"
@@ -197,9 +198,10 @@ int tcRunMain(int argc, char **argv) {
       backend->openDevice();
     std::unique_ptr<Executable> exe;
     std::unique_ptr<Module> ir;
-    if (artifact && backend)
+    if (artifact && backend) {
+      noteRunTimePlanning("tc-run", *artifact);
       exe = backend->load(std::move(*artifact), runValues, 0);
-    else if (artifact)
+    } else if (artifact)
       ir = readBytecode(artifact->share(kSectionModule));
     else if (backend)
       fail(common.input,

@@ -3,6 +3,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/Parser.h"
 #include "tc/IR/Printer.h"
+#include "tc/Runtime/ShapePlanner.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/MemoryBuffer.h"
 #include <algorithm>
@@ -18,6 +19,8 @@
 namespace tc::tools {
 
 int runTool(const char *tool, const std::function<int()> &body) {
+  // The tools plan the shapes an artifact stores no plan for (ShapePlanner.h).
+  enableRunTimePlanning();
   try {
     return body();
   } catch (const Error &e) {

@@ -1,7 +1,11 @@
 // mixed-precision: runs matmul/conv and pointwise math in f16 or bf16, the
 // way autocast does, and keeps in f32 what loses accuracy in a 10- or 7-bit
 // mantissa: reductions (softmax, layer/group norm statistics, means, sums),
-// exp/log/pow and friends, comparisons, and the function's outputs.
+// exp/log/pow and friends, comparisons, and the function's outputs. With
+// io=low the function's f32 inputs and outputs are in the low type instead
+// (a model converted to half, as onnxconverter's keep_io_types=False): the
+// caller hands over and gets back half floats, and a decode step's KV
+// caches stay half between steps (no cast of the whole cache each token).
 //
 // Every op's precision class comes from the op table (Ops.def): `Low` (its
 // float operands are cast to the low type), `F32` (low operands are cast
@@ -37,9 +41,14 @@ bool isWorkingFloat(DType t, DType low) { return t == DType::F32 || t == low; }
 
 class MixedPrecision {
 public:
-  MixedPrecision(Function &f, DType low) : f_(f), low_(low) {
-    for (Value *a : f.args)
+  MixedPrecision(Function &f, DType low, bool lowIO) : f_(f), low_(low), lowIO_(lowIO) {
+    for (Value *a : f.args) {
       noteF32(a);
+      if (lowIO && a->type.dtype == DType::F32) { // ops that need f32 cast it back up
+        a->type.dtype = low;
+        changed_ = true;
+      }
+    }
     for (Value *c : f.constants)
       noteF32(c);
     for (auto &op : f.ops)
@@ -55,17 +64,19 @@ public:
       retype(op);
       f_.ops.push_back(std::move(owned));
     }
-    // Outputs keep the type the caller expects, and their public names.
+    // Outputs keep the type the caller expects (f32, or the low type with
+    // io=low), and their public names.
+    const DType io = lowIO_ ? low_ : DType::F32;
     for (Value *&r : f_.results) {
-      if (r->type.dtype == DType::F32 || !wasF32_.count(r))
+      if (r->type.dtype == io || !wasF32_.count(r) || !isWorkingFloat(r->type.dtype, low_))
         continue;
-      // The public name moves to the f32 result; the low one says its type.
-      std::string lowName = f_.uniqueName(r->name + "_" + std::string(dtypeName(r->type.dtype)));
-      Op *up = f_.addOp(OpKind::Cast, {r}, {lowName}, {TensorType{DType::F32, r->type.shape}},
-                        r->def ? r->def->loc : Location{});
-      up->setAttr("to", Attribute(DType::F32));
-      std::swap(up->result()->name, r->name);
-      r = up->result();
+      // The public name moves to the cast; the other one says its type.
+      std::string name = f_.uniqueName(r->name + "_" + std::string(dtypeName(r->type.dtype)));
+      Op *cast = f_.addOp(OpKind::Cast, {r}, {name}, {TensorType{io, r->type.shape}},
+                          r->def ? r->def->loc : Location{});
+      cast->setAttr("to", Attribute(io));
+      std::swap(cast->result()->name, r->name);
+      r = cast->result();
       changed_ = true;
     }
     return changed_;
@@ -74,6 +85,7 @@ public:
 private:
   Function &f_;
   DType low_;
+  bool lowIO_;
   bool changed_ = false;
   std::unordered_set<const Value *> wasF32_;
   std::map<std::pair<const Value *, DType>, Value *> casts_;
@@ -152,7 +164,10 @@ bool runMixedPrecisionPass(Module &m, const PassOptions &opts) {
     fail("mixed-precision: type must be f16 or bf16, not '", type, "'");
   // Only the entry function: callees (If/Loop bodies) keep their signatures,
   // and the ops that call them run in f32.
-  return MixedPrecision(m.main(), low).run();
+  const std::string &io = opts.get("io");
+  if (io != "f32" && io != "low")
+    fail("mixed-precision: io must be f32 or low, not '", io, "'");
+  return MixedPrecision(m.main(), low, io == "low").run();
 }
 
 } // namespace tc

@@ -190,10 +190,10 @@ Pipeline channelsLastPipeline() {
   return {PatchConvs, AlignGemms, ChannelsLast, SymmetricConvPads, Canonicalize, DCE};
 }
 
-Pipeline mixedPrecisionPipeline(const std::string &type) {
+Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO) {
   using enum PassId;
   Pipeline p;
-  p.add(PassInvocation(MixedPrecision).set("type", type));
+  p.add(PassInvocation(MixedPrecision).set("type", type).set("io", lowIO ? "low" : "f32"));
   return p.add(Canonicalize).add(DCE);
 }
 

@@ -31,6 +31,22 @@ TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
     EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
 }
 
+// The attention family's split-key kernel: a fixed grid of `vec` blocks
+// with the runtime's scratch, as the reduction family's `columns`.
+TEST(CudaLaunch, AttentionSplitKeysOverAFixedGrid) {
+  auto t = parseCudaKernelTable("g tc_g attention columns 160 264\n", "m.tcx");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].kind, KernelKind::Attention);
+  EXPECT_EQ(t[0].launch, LaunchKind::Columns);
+  EXPECT_TRUE(readsScratch(t[0].launch));
+  auto l = launchDims(t[0], {1, 16, 1, 64});
+  ASSERT_TRUE(l);
+  EXPECT_EQ(l->grid, 264u);
+  EXPECT_EQ(l->block, 160u);
+  for (const char *bad : {"g tc_g attention split 128 4\n", "g tc_g attention rows 128 4\n"})
+    EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
+}
+
 TEST(CudaLaunch, LanesLaunchBlockOverVecRowsPerBlock) {
   auto t = parseCudaKernelTable("g tc_g row-reduction lanes 128 8\n", "m.tcx");
   ASSERT_EQ(t.size(), 1u);

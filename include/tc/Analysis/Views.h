@@ -2,6 +2,7 @@
 // no kernel runs them and the memory plan aliases the result to the
 // operand's storage (at a byte offset for a Slice).
 #pragma once
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/IR.h"
 #include <cstdint>
 #include <map>
@@ -29,5 +30,8 @@ constexpr uint64_t kViewAlignment = 16;
 // any other op.
 std::optional<uint64_t> viewByteOffset(const Op &op,
                                        const std::map<std::string, int64_t> &dims = {});
+// The same as an expression of the symbolic dims (vit's k and v start a
+// batch's worth of q in); nullopt also where a symbolic dim clamps a start.
+std::optional<DimExpr> viewByteOffsetExpr(const Op &op);
 
 } // namespace tc

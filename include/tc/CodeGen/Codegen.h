@@ -3,6 +3,7 @@
 #pragma once
 #include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/KernelEmitter.h"
+#include "tc/CodeGen/ShapePlanSection.h"
 #include "tc/IR/IR.h"
 #include <memory>
 #include <optional>
@@ -111,6 +112,10 @@ struct CodegenResult {
   std::vector<HostStep> host;       // groups on the host, in plan order
   std::vector<CompileStage> timeline;
   std::vector<std::string> notes; // tc-codegen prints each as "tc-codegen: note: ..."
+  // The memory plan stored for the runtime (ShapePlanCompile.h); nullopt:
+  // the runtime plans each input shape, for `noShapePlan`'s reason.
+  std::optional<StoredShapePlan> shapePlan;
+  std::string noShapePlan;
 };
 
 // THE code generation driver: prepare, emit every group's kernel, decide

@@ -45,7 +45,9 @@
 //     sizes from the reduced count when it is static (any multiple of 32 up
 //     to 1024 is correct).
 //   columns: a fixed grid (the reduction family over non-trailing axes,
-//     single-statistic: SE blocks' ReduceMean over H, W of NHWC): gridDim.x
+//     single-statistic: SE blocks' ReduceMean over H, W of NHWC; the
+//     attention family's split-key kernel for few queries over many keys,
+//     AttentionDecode.cpp): gridDim.x
 //     = `vec` (blocks stride over work items; spare ones return),
 //     blockDim.x = `block`. One more buffer after the results: the runtime's
 //     scratch of columnsScratchBytes(grid, block) (tc/Runtime/CudaLaunch.h),

@@ -127,4 +127,9 @@ public:
   Function &main() const; // the entry function: "main", or the first one
 };
 
+// Gives every function's arguments and op results the sizes `dims` has for
+// their symbolic dims, expressions of them evaluated (no shape inference: a
+// `?` dim stays unknown).
+void substituteDims(Module &m, const std::map<std::string, int64_t> &dims);
+
 } // namespace tc

@@ -53,17 +53,40 @@ struct PlannedModule {
   // A view op whose result aliases its operand: nothing to run.
   bool aliases(const Op &op) const;
 
+  void index(); // after `memory` is set
+
 private:
-  friend std::unique_ptr<PlannedModule> planShape(const Artifact &,
-                                                  const std::map<std::string, int64_t> &);
   std::unordered_map<const Value *, size_t> bufferOf_, argIndex_;
 };
 
-// The artifact's module specialized to `sizes` and planned; nullptr when a
-// size stays unknown until run time (data-dependent ops, control flow,
-// strings): that shape then runs op by op.
+// Plans a shape an artifact stores no plan for: nullptr when a size stays
+// unknown. Set by enableRunTimePlanning (ShapePlanner.h, the tools); null
+// in the deployed runtime.
+using RunTimePlanner = std::unique_ptr<Module> (*)(const Artifact &,
+                                                   const std::map<std::string, int64_t> &sizes,
+                                                   MemoryPlan &memory);
+extern RunTimePlanner runTimePlanner;
+
+// Why `artifact` stores no shape plan ("" when it stores one), for a
+// runtime to say at load. Throws tc::Error naming that value or dim when no
+// run-time planner is installed (libtcrt: it never plans a shape itself, nor
+// runs an unplanned one op by op on the host).
+std::string unplannedShapes(const Artifact &artifact);
+
+// The artifact's module at `sizes`, planned: the plan codegen stored
+// (shape-plan section) evaluated at `sizes` — no pass, shape inference or
+// planner —, or for an artifact without one, runTimePlanner's; nullptr when
+// the planner cannot plan it either (data-dependent ops, control flow,
+// strings): that shape then runs op by op, in the tools only (without a
+// planner, unplannedShapes' error). With
+// TC_CHECK_SHAPE_PLAN set and a planner, a stored plan is checked against
+// the planner's (checkStoredPlan).
 std::unique_ptr<PlannedModule> planShape(const Artifact &artifact,
                                          const std::map<std::string, int64_t> &sizes);
+
+// Throws tc::Error naming the first difference: the same types, buffers,
+// views, in-place writes, offsets and arena.
+void checkStoredPlan(const PlannedModule &stored, const PlannedModule &runTime);
 
 // Runs `op` (of module `m`) alone on the reference kernels: constant
 // operands come from the IR, every other one from `operand`.

@@ -132,8 +132,9 @@ inline bool attentionFusionAtO2(bool gpuTarget, const std::string &precision) {
 Pipeline pipelineForLevel(int level, std::optional<bool> attention = std::nullopt);
 // tc-opt --target=cuda, inserted before fuse: convolution chains in NHWC.
 Pipeline channelsLastPipeline();
-// tc-opt --precision=fp16|bf16 (`type` f16 or bf16), inserted before fuse.
-Pipeline mixedPrecisionPipeline(const std::string &type);
+// tc-opt --precision=fp16|bf16 (`type` f16 or bf16), inserted before fuse;
+// `lowIO` (tc-opt --low-precision-io): float inputs and outputs in the low type.
+Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO = false);
 // tc-codegen's first stage: every lone op becomes a group of one so each
 // kernel is a Fused op; `moves`: data movement too (CUDA generates it).
 Pipeline outlineLoneOpsPipeline(bool moves);

@@ -10,7 +10,8 @@
 // qkv projection are one kernel; features stay contiguous.
 // CPU: rows [begin, end) of the result as [B, H, Sq] rows in tiles of
 // kCpuTq queries of one (batch, head), key blocks of kCpuTk.
-// CUDA, f16/bf16: the tensor-core kernel (AttentionMma.cpp). Otherwise
+// CUDA, few queries over many keys (a decode step): the split-key kernel
+// (AttentionDecode.cpp). f16/bf16: the tensor-core kernel (AttentionMma.cpp). Otherwise
 // (f32):
 // a `pointwise` launch (blocks stride over the tiles) of 128 threads,
 // 4 warps of kQpw queries each; a key block of TK keys (one per lane) and
@@ -281,6 +282,19 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os;
   os << "// group @" << c.f.name << ": Attention, head dims " << o.d << " / " << o.dv << "\n";
+  const std::optional<AttentionDecodeShape> split =
+      c.cuda() ? attentionDecodeShape(o, t) : std::nullopt;
+  if (split) {
+    c.emitSignature(os, symbol, split->block, /*scratch=*/true);
+    emitAttentionSetup(os, c, o, t);
+    emitAttentionDecode(os, c, o, t, *split);
+    EmittedKernel k = c.kernel(symbol, os.str());
+    k.launch = LaunchKind::Columns;
+    k.block = split->block;
+    k.vec = kAttentionDecodeGrid;
+    k.halfTypes = c.usesHalf();
+    return k;
+  }
   const bool mma = c.cuda() && attentionMmaApplies(o, t);
   if (mma)
     os << attentionMmaHelpers(t);

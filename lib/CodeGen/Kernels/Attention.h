@@ -4,6 +4,7 @@
 #pragma once
 #include "Families.h"
 #include "tc/IR/AttentionLayout.h"
+#include <optional>
 #include <string>
 
 namespace tc::kernels {
@@ -38,6 +39,22 @@ bool attentionMmaApplies(const AttentionOperands &o, DType t);
 void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                       DType t);
 unsigned attentionMmaVec(const AttentionOperands &o);
+// The split-key kernel (AttentionDecode.cpp) for few queries over many
+// keys (a decode step): `columns` launch of kAttentionDecodeGrid blocks of
+// `block` threads. Its shape: Sq, the query heads per kv head, their
+// product (an item's query rows), the elements a K and a V row load take
+// and a thread's value columns, and the keys a tile. nullopt where it does
+// not apply (TC_CUDA_ATTENTION_SPLITKV=0 never; =1 also over few static
+// keys).
+struct AttentionDecodeShape {
+  int64_t sq = 0, group = 0, rows = 0, vw = 1, vwv = 1, cw = 1, tk = 0;
+  unsigned block = 0;
+};
+inline constexpr unsigned kAttentionDecodeGrid = 264; // two blocks an SM of a 132-SM GPU
+std::optional<AttentionDecodeShape> attentionDecodeShape(const AttentionOperands &o, DType t);
+void emitAttentionDecode(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
+                         DType t, const AttentionDecodeShape &s);
+
 // Its file-scope helpers (mma, ldmatrix, cp.async; guarded against a
 // second kernel's copy), emitted before the kernel.
 std::string attentionMmaHelpers(DType t);

@@ -123,6 +123,9 @@ void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, u
      << (minBlocks ? ", " + std::to_string(minBlocks) : "") << ") " << symbol << "(const "
      << "__grid_constant__ " << symbol << "_params p) {\n"
      << "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
+  if (scratch)
+    os << "  char *__restrict scratch = (char *)bufs[" << f.args.size() + f.results.size()
+       << "];\n";
 }
 
 std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock, bool scratch, bool pass,
@@ -131,9 +134,6 @@ std::string KernelContext::emitStart(std::ostream &os, unsigned cudaBlock, bool 
   os << head(symbol);
   emitSignature(os, symbol, cudaBlock, scratch, pass, minBlocks);
   emitPointers(os);
-  if (scratch)
-    os << "  char *__restrict scratch = (char *)bufs[" << f.args.size() + f.results.size()
-       << "];\n";
   return symbol;
 }
 

@@ -74,7 +74,7 @@ struct KernelContext {
   // the parameter struct, the kernel's head (launch bounds `cudaBlock`)
   // and the CPU ABI's two names. `scratch` (CUDA `columns` and `split`
   // launches): one more buffer after the results, the runtime's scratch
-  // (`char *scratch`); `pass` (`split`): the parameter's field after dims.
+  // (declared as `char *scratch`); `pass` (`split`): the parameter's field after dims.
   // `minBlocks` (> 0): launch bounds' blocks per SM, which cap registers.
   void emitSignature(std::ostream &os, const std::string &symbol, unsigned cudaBlock,
                      bool scratch = false, bool pass = false, unsigned minBlocks = 0) const;

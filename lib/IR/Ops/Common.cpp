@@ -66,20 +66,13 @@ int64_t checkedAdd(int64_t a, int64_t b) {
 }
 
 Dim product(const Shape &s, size_t begin, size_t end) {
-  int64_t n = 1;
-  const Dim *sym = nullptr;
-  for (size_t i = begin; i < end; ++i) {
-    if (s[i].isStatic()) {
+  if (std::all_of(s.begin() + begin, s.begin() + end, [](const Dim &d) { return d.isStatic(); })) {
+    int64_t n = 1; // static: an overflow is the model's error
+    for (size_t i = begin; i < end; ++i)
       n = checkedMul(n, s[i].size);
-    } else if (s[i].isSymbolic() && !sym) {
-      sym = &s[i];
-    } else {
-      return Dim::unknown();
-    }
-  }
-  if (!sym)
     return Dim::fixed(n);
-  return n == 1 ? *sym : Dim::unknown();
+  }
+  return dimProduct(Shape(s.begin() + begin, s.begin() + end));
 }
 
 std::optional<std::vector<int64_t>> constantInts(const Value *v) {

@@ -1,6 +1,7 @@
 // Shape/dtype inference rules referenced by Ops.def, and the helpers they share.
 #pragma once
 #include "tc/IR/ConstantInts.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/IR.h"
 #include "tc/Support/Error.h"
 

@@ -43,46 +43,20 @@ std::vector<TensorType> inferReshape(const Op &op) {
       out.push_back(Dim::fixed(d));
     }
   }
-  // Count static product and symbol multiplicities of input and output; the
-  // -1 dim is what remains after cancelling (unknown when that is unclear).
-  auto tally = [](const Shape &sh, int skip, int64_t &n, std::map<std::string, int> &syms) {
-    bool unknown = false;
-    for (size_t i = 0; i < sh.size(); ++i) {
-      if (int(i) == skip)
-        continue;
-      if (sh[i].isStatic())
-        n = checkedMul(n, sh[i].size);
-      else if (sh[i].isSymbolic())
-        ++syms[sh[i].symbol];
-      else
-        unknown = true;
-    }
-    return !unknown;
-  };
-  int64_t nIn = 1, nOut = 1;
-  std::map<std::string, int> symIn, symOut;
-  bool knownIn = tally(x.shape, -1, nIn, symIn);
-  bool knownOut = tally(out, inferAt, nOut, symOut);
-  if (inferAt < 0) {
-    if (knownIn && knownOut && symIn == symOut && nIn != nOut)
-      fail("cannot reshape ", x.str(), " (", nIn, " elements) to ", nOut, " elements");
-    return {TensorType{x.dtype, out}};
+  // The -1 dim: the input's elements over the other output dims, an
+  // expression of the symbolic dims where they are (DimExpr.h).
+  Shape rest = out;
+  if (inferAt >= 0)
+    rest.erase(rest.begin() + inferAt);
+  Dim nIn = product(x.shape, 0, x.rank()), nOut = product(rest, 0, rest.size());
+  if (nIn.isStatic() && nOut.isStatic()) {
+    if (inferAt < 0 && nIn.size != nOut.size)
+      fail("cannot reshape ", x.str(), " (", nIn.size, " elements) to ", nOut.size, " elements");
+    if (inferAt >= 0 && nOut.size && nIn.size % nOut.size)
+      fail("cannot reshape ", x.str(), " (", nIn.size, " elements) into a multiple of ", nOut.size);
   }
-  if (knownIn && knownOut) {
-    for (auto &[sym, c] : symOut)
-      symIn[sym] -= c;
-    std::erase_if(symIn, [](auto &p) { return p.second == 0; });
-    bool symOk = std::all_of(symIn.begin(), symIn.end(), [](auto &p) { return p.second > 0; });
-    if (nOut == 0 || !symOk) {
-      // leave unknown
-    } else if (nIn % nOut != 0 && symIn.empty()) {
-      fail("cannot reshape ", x.str(), " (", nIn, " elements) into a multiple of ", nOut);
-    } else if (symIn.empty()) {
-      out[inferAt] = Dim::fixed(nIn / nOut);
-    } else if (symIn.size() == 1 && symIn.begin()->second == 1 && nIn == nOut) {
-      out[inferAt] = Dim::sym(symIn.begin()->first);
-    }
-  }
+  if (inferAt >= 0 && !(nOut.isStatic() && nOut.size == 0))
+    out[inferAt] = dimQuotient(nIn, nOut);
   return {TensorType{x.dtype, out}};
 }
 
@@ -125,6 +99,7 @@ std::vector<TensorType> inferConcat(const Op &op) {
   Shape out = first.shape;
   int64_t total = 0;
   bool allStatic = true;
+  Dim sum;
   for (size_t i = 0; i < op.operands.size(); ++i) {
     const TensorType &t = operandType(op, i);
     if (t.dtype != first.dtype || int64_t(t.rank()) != r)
@@ -142,8 +117,9 @@ std::vector<TensorType> inferConcat(const Op &op) {
       total = checkedAdd(total, t.shape[axis].size);
     else
       allStatic = false;
+    sum = i ? dimSum(sum, t.shape[axis]) : t.shape[axis];
   }
-  out[axis] = allStatic ? Dim::fixed(total) : Dim::unknown();
+  out[axis] = allStatic ? Dim::fixed(total) : sum; // past + 1: an expression
   return {TensorType{first.dtype, out}};
 }
 

@@ -12,11 +12,10 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
-#include "tc/Transforms/Pass.h"
-#include "tc/Transforms/ShapeInference.h"
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -73,6 +72,7 @@ std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target, 
     fail(a.file, ": compiled for CPU '", a.cpu, "' with features this machine lacks (", list,
          "); recompile with tc-codegen --cpu=native or an older --cpu level");
   }
+  unplannedShapes(a); // libtcrt refuses an artifact it cannot plan
   model->module_ = readBytecode(a.share(kSectionModule));
 
   // Kernel table lines (lib/CodeGen/CpuCodegen.cpp writes them):
@@ -156,10 +156,8 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   for (const Value *r : f.results) {
     std::vector<int64_t> rd;
     for (const Dim &d : r->type.shape) {
-      if (d.isStatic())
-        rd.push_back(d.size);
-      else if (auto s = sizes.find(d.symbol); d.isSymbolic() && s != sizes.end())
-        rd.push_back(s->second);
+      if (std::optional<int64_t> n = dimValue(d, sizes))
+        rd.push_back(*n);
       else
         return std::nullopt; // a size only the shape rules know: run it on the reference
     }

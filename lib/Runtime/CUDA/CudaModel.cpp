@@ -19,6 +19,7 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
     fail(a.file, ": the artifact is for target '", a.target, "', not ", target);
   std::vector<CudaKernelEntry> table =
       parseCudaKernelTable(a.require(kSectionKernels).str(), a.file);
+  unplannedShapes(a); // libtcrt refuses an artifact it cannot plan
   m->module_ = readBytecode(a.share(kSectionModule));
   for (const CudaKernelEntry &e : table)
     if (!m->module_->lookup(e.group))

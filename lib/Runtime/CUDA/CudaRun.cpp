@@ -149,6 +149,64 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
          std::to_string(s.launch.block) + ">>>";
 }
 
+namespace {
+
+// The model outputs a generated pointwise kernel can write over one of its
+// inputs (result -> argument index): the input has the output's type and
+// no other reader, and inside the group only elementwise ops read it (each
+// thread reads an element before it writes the same element). A decode
+// step's present.N = Where(slot, new, past.N) then lands in past.N's
+// slot: feeding it back as the next step's input copies nothing.
+std::unordered_map<const Value *, size_t>
+inPlaceResults(const Module &m, const Function &f,
+               const std::function<bool(const Op &)> &pointwiseKernel,
+               const std::function<bool(const Op &)> &view) {
+  std::unordered_map<const Value *, size_t> argOf, readers, taken, viewed, resultUses;
+  for (size_t i = 0; i < f.args.size(); ++i)
+    argOf[f.args[i]] = i;
+  for (const auto &op : f.ops)
+    for (const Value *v : op->operands) {
+      ++readers[v];
+      if (view(*op))
+        ++viewed[v];
+    }
+  for (const Value *r : f.results)
+    ++resultUses[r];
+  std::unordered_map<const Value *, size_t> out;
+  for (const auto &op : f.ops) {
+    if (!op->is(OpKind::Fused) || !pointwiseKernel(*op))
+      continue;
+    const Function *callee = m.lookup(op->getString("callee"));
+    if (!callee)
+      continue;
+    for (const Value *r : op->results) {
+      auto uses = resultUses.find(r);
+      if (uses == resultUses.end() || uses->second != 1 || viewed.count(r))
+        continue;
+      for (size_t k = 0; k < op->operands.size(); ++k) {
+        const Value *a = op->operands[k];
+        auto arg = argOf.find(a);
+        if (arg == argOf.end() || a->type != r->type || readers[a] != 1 || resultUses.count(a) ||
+            taken.count(a) || k >= callee->args.size())
+          continue;
+        bool elementwise = true;
+        for (const auto &inner : callee->ops)
+          for (const Value *v : inner->operands)
+            if (v == callee->args[k] && opInfo(inner->kind).category != FusionCategory::Pointwise)
+              elementwise = false;
+        if (!elementwise)
+          continue;
+        out[r] = arg->second;
+        taken[a] = 1;
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+} // namespace
+
 std::unique_ptr<CudaModel::ShapePlan>
 CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   auto plan = std::make_unique<ShapePlan>();
@@ -163,6 +221,15 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     bytes += alignUp(byteSize(a->type).value_or(0));
   }
   plan->arena = cuda::DeviceMemory(bytes);
+  plan->inPlace = inPlaceResults(
+      *pm.module, f,
+      [&](const Op &op) {
+        auto k = kernels_.find(op.getString("callee"));
+        return k != kernels_.end() && k->second.entry.library.empty() &&
+               k->second.entry.launch == LaunchKind::Pointwise &&
+               k->second.entry.kind == KernelKind::Pointwise;
+      },
+      [&](const Op &op) { return pm.aliases(op); });
   if (tuneRun_) // the candidates are timed on data, not on whatever the memory held
     tuneRun_->tuner.fillRandom(plan->arena.get(), bytes);
   // One scratch for the plan's `columns` and `split` kernels (they run one at a time on
@@ -214,6 +281,9 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
                std::to_string(s.launch.block) + ">>>";
       }
     }
+    for (const Value *r : op.results)
+      if (auto in = plan->inPlace.find(r); in != plan->inPlace.end())
+        what += ", %" + r->name + " in place of input %" + f.args[in->second]->name;
     plan->report.push_back(
         "%" + op.result()->name + " = " +
         (op.is(OpKind::Fused) ? "@" + op.getString("callee") : std::string(op.name())) + ": " +
@@ -241,6 +311,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
 }
 
 cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
+  if (auto in = plan.inPlace.find(v); in != plan.inPlace.end())
+    return plan.arena.get() + plan.inputOffsets[in->second];
   ValuePlace at = plan.planned->placeOf(v);
   if (at.kind == ValuePlace::Kind::Constant)
     return weightOnDevice(*v, plan);

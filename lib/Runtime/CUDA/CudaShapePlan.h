@@ -8,6 +8,7 @@
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/CudaTraceAttribution.h"
 #include <optional>
+#include <unordered_map>
 
 namespace tc {
 
@@ -39,6 +40,9 @@ struct CudaModel::ShapePlan {
   // The planned intermediates, then each input at inputOffsets[arg].
   cuda::DeviceMemory arena;
   std::vector<uint64_t> inputOffsets;
+  // Results written in place of an input (inPlaceResults): a KV cache's
+  // present.N into past.N's slot, so the next step's input is already there.
+  std::unordered_map<const Value *, size_t> inPlace;
   // Constants that folded for this shape (the artifact's own are weights_).
   std::map<const uint8_t *, cuda::DeviceMemory> folded;
   cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN convs

@@ -5,6 +5,7 @@
 #include "tc/Runtime/RefExecutor.h"
 #include "Kernels.h"
 #include "tc/IR/ControlFlow.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/RuntimeAttrs.h"
 #include "tc/IR/Verifier.h"
 #include <map>
@@ -87,6 +88,12 @@ struct Bindings {
       int64_t want = it != dims.end() ? it->second.first : -1;
       if (auto f = fresh.find(d.symbol); f != fresh.end())
         want = f->second;
+      if (want < 0 && d.symbol[0] == '(') { // an expression of bound symbols: its value
+        std::map<std::string, int64_t> sizes;
+        for (const auto &[sym, bound] : dims)
+          sizes[sym] = bound.first;
+        want = dimValue(d, sizes).value_or(-1);
+      }
       if (want >= 0 && want != actual[i])
         return false;
       fresh[d.symbol] = actual[i];
