@@ -1,6 +1,8 @@
 // The Attention family's tensor-core CUDA kernel for f16/bf16 data
 // (flash-attention-2 style): a block of 4 warps owns 64 query rows of one
-// (batch, head), each warp 16 of them with Q's mma fragments in registers.
+// (batch, head), each warp 16 of them with Q's mma fragments in registers
+// (or 128 rows, 32 a warp, on long sequences: mTiles; over heads above 64
+// with Q's fragments in shared memory: qShared).
 // Key tiles of TK keys and their values are staged in shared memory
 // (cp.async); per tile each warp computes its 16 x TK scores with
 // mma.m16n8k16 (f32 accumulation), applies scale, mask and causality in
@@ -154,25 +156,50 @@ constexpr int64_t kTileRows = 16, kWarps = 4;
 
 int64_t padded(int64_t d) { return (d + 15) / 16 * 16; }
 
-int64_t keyTile(const AttentionOperands &o) {
-  return padded(o.d) <= 128 && padded(o.dv) <= 128 ? 64 : 32;
-}
-
-// Two m16 tiles a warp (128 queries a block) where the sequence is long
-// and the head small: each K / V fragment read from shared memory feeds
-// two mma instead of one (shared-memory bandwidth bounds the one-tile
-// kernel at long sequences). Short sequences keep 64 queries a block (a
-// 197-token ViT would waste a third of a 128-row tile); larger heads and
-// masks keep one tile (ptxas: d 64 at two tiles takes 254 registers, with
-// a mask's registers it spills). TC_CUDA_ATTENTION_MTILES
-// (1 or 2) forces the choice where the head allows it (tests, comparisons).
+// Two m16 tiles a warp (128 queries a block) where the sequence is long:
+// each K / V fragment read from shared memory feeds two mma instead of one
+// (shared-memory bandwidth bounds the one-tile kernel at long sequences).
+// Short sequences keep 64 queries a block (a 197-token ViT would waste a
+// third of a 128-row tile); masks keep one tile (ptxas: d 64 at two tiles
+// takes 254 registers, with a mask's registers it spills); heads above 128
+// too (at d 256 the O accumulator alone would take 256 registers).
+// TC_CUDA_ATTENTION_MTILES (1 or 2) forces the choice where the head allows
+// it (tests, comparisons).
 int64_t mTiles(const AttentionOperands &o) {
-  if (padded(o.d) > 64 || padded(o.dv) > 64)
+  if (padded(o.d) > 128 || padded(o.dv) > 128)
     return 1;
   if (const char *e = std::getenv("TC_CUDA_ATTENTION_MTILES"))
     return std::atoi(e) == 2 ? 2 : 1;
   const Dim &sq = o.out->type.shape[o.axes[3].tokens];
   return !o.mask && sq.isStatic() && sq.size >= 512 ? 2 : 1;
+}
+
+// Two tiles over heads in (64, 128]: Q's fragments of both tiles in
+// registers (32 a tile at d 128) beside the O accumulator (64 a tile)
+// spill, so each lane parks its Q fragments in shared memory in fragment
+// order (one conflict-free 16-byte load per k16 step and tile, only one
+// step's live) and the key tile shrinks to 32: its scores take 32
+// registers, not 64 (ptxas, d 128: 253-255 registers, no spills), and
+// Q's 32 KB plus the K and V tiles fit the 48 KB of static shared memory
+// (64-key tiles would need dynamic shared memory and spill). Per 32 keys
+// at d 128 that is 32 Q / K loads for the 64 mma of Q K^T and 16 V loads
+// for the 64 of P V (each load 512 bytes a warp): 0.375 shared loads an
+// mma against the one-tile kernel's 0.5. K and V rows go unpadded then,
+// their 16-byte chunks XOR-swizzled by row % 8 (an ldmatrix's 8 rows hit
+// 8 different bank groups) at a pitch of a multiple of 64 elements, so
+// the swizzle stays inside the row.
+bool qShared(const AttentionOperands &o) {
+  return mTiles(o) == 2 && (padded(o.d) > 64 || padded(o.dv) > 64);
+}
+
+int64_t keyTile(const AttentionOperands &o) {
+  return qShared(o) || padded(o.d) > 128 || padded(o.dv) > 128 ? 32 : 64;
+}
+
+// Elements a K / V tile row takes in shared memory: padded by 16 bytes
+// (no bank conflicts for ldmatrix) or, swizzled, a multiple of 64.
+int64_t tilePitch(const AttentionOperands &o, int64_t d) {
+  return qShared(o) ? (padded(d) + 63) / 64 * 64 : padded(d) + 8;
 }
 
 int64_t blockQueries(const AttentionOperands &o) { return kWarps * kTileRows * mTiles(o); }
@@ -216,31 +243,57 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
                       DType t) {
   const std::string T = t == DType::BF16 ? "bf16" : "f16";
   const std::string mma = "tc_mma16816_" + T, pack = "tc_" + T + "_pack";
+  const bool qShm = qShared(o);
   os << "  enum { D = " << o.d << ", DV = " << o.dv << ", DP = " << padded(o.d)
      << ", DVP = " << padded(o.dv) << ", MT = " << mTiles(o) << ", BQ = " << blockQueries(o)
-     << ", TK = " << keyTile(o)
-     << ", KP = DP + 8, VP = DVP + 8, KD = DP / 16, NK = TK / 8, NV = DVP / 8 };\n"
+     << ", TK = " << keyTile(o) << ", KP = " << tilePitch(o, o.d) << ", VP = " << tilePitch(o, o.dv)
+     << ", KD = DP / 16, NK = TK / 8, NV = DVP / 8 };\n"
      << "  const float INF = " << c.info().inf
      << ", SL = " << floatLiteral(o.scale * 1.4426950408889634, DType::F32)
      << ", LOG2E = 1.44269504f; // scores in log2 units: exp2\n"
-     << "  // 16-byte rows (cp.async, ldmatrix), padded by 16 bytes: no bank conflicts\n"
+     << "  // 16-byte rows (cp.async, ldmatrix), "
+     << (qShm ? "16-byte chunks swizzled" : "padded by 16 bytes") << ": no bank conflicts\n"
      << "  __shared__ tc_vec<unsigned, 4> Kv[TK * KP / 8], Vv[TK * VP / 8];\n"
      << "  unsigned short *Ks = (unsigned short *)Kv, *Vs = (unsigned short *)Vv;\n"
-     << "  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;\n"
-     << "  // The warp's rows: ra + 16 mt + {0, 8} of the tile, m16 tile mt < MT.\n"
+     << "  const int lane = threadIdx.x & 31, g = lane >> 2, t4 = lane & 3;\n";
+  if (qShm)
+    os << "  // This lane's Q fragments, (tile mt, k16 step kk) at qf[(mt * KD + kk) * 32].\n"
+       << "  __shared__ tc_vec<unsigned, 4> Qv[4 * MT * KD * 32];\n"
+       << "  tc_vec<unsigned, 4> *qf = Qv + (threadIdx.x >> 5) * MT * KD * 32 + lane;\n";
+  os << "  // The warp's rows: ra + 16 mt + {0, 8} of the tile, m16 tile mt < MT.\n"
      << "  const int ra = (threadIdx.x >> 5) * 16 * MT + g;\n"
      << "  const int64_t qtiles = (Sq + BQ - 1) / BQ, tiles = B * H * qtiles;\n";
+  // Element (row, col) of a K / V tile; swizzled, its 16-byte chunk col / 8
+  // sits at col / 8 ^ row % 8: as the pitch is a multiple of 64, the index
+  // row * pitch + col XOR (row % 8) * 8.
+  auto tileAt = [&](const char *buf, const char *pitch, const std::string &row,
+                    const std::string &col) {
+    const std::string at = "(" + row + ") * " + pitch + " + " + col;
+    return std::string(buf) + "[" + (qShm ? "(" + at + ") ^ (((" + row + ") & 7) << 3)" : at) + "]";
+  };
+  // Swizzled ldmatrix addresses, from one index a lane: the lane's in the
+  // first k16 step / n8 pair, XOR the step's column (a per-element XOR
+  // kept 8 lane-dependent offsets a buffer live: ptxas spilled).
+  if (qShm)
+    os << "  const int kl = (((lane >> 4) * 8 + (lane & 7)) * KP + ((lane >> 3) & 1) * 8) ^ ((lane "
+          "& "
+          "7) << 3),\n"
+       << "            vl = ((((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (lane >> 4) * 8) ^ ((lane "
+          "& "
+          "7) << 3);\n";
   // Columns [d, padded d) of a tile: zeros once, never copied over.
   auto zeroPadding = [&](const char *buf, const char *pitch, const char *dim, int64_t d) {
     if (padded(d) == d)
       return;
     const std::string w = std::to_string(padded(d) - d);
     os << "  for (int e = threadIdx.x; e < TK * " << w << "; e += blockDim.x) // the padding\n"
-       << "    " << buf << "[e / " << w << " * " << pitch << " + " << dim << " + e % " << w
-       << "] = 0;\n";
+       << "    " << tileAt(buf, pitch, "e / " + w, std::string(dim) + " + e % " + w) << " = 0;\n";
   };
   zeroPadding("Ks", "KP", "D", o.d);
   zeroPadding("Vs", "VP", "DV", o.dv);
+  // Q's fragment x of tile mt, k16 step kk: in registers or, Q-shared, into
+  // f for the lane's slot. Pairs past d (padding) are zeros.
+  const std::string qfrag = qShm ? "f.v[x]" : "qa[mt][kk][x]";
   os << "  for (int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {\n"
      << "    const int64_t bh = tile / qtiles, i0 = (tile - bh * qtiles) * BQ;\n"
      << "    const int64_t b = bh / H, h = bh - b * H;\n"
@@ -249,22 +302,23 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "    const unsigned short *qs = (const unsigned short *)q, *kg = (const unsigned short "
         "*)k,\n"
      << "                         *vg = (const unsigned short *)v;\n"
-     << "    unsigned qa[MT][KD][4]; // Q's A fragments\n"
-     << "#pragma unroll\n"
+     << (qShm ? "" : "    unsigned qa[MT][KD][4]; // Q's A fragments\n") << "#pragma unroll\n"
      << "    for (int mt = 0; mt < MT; ++mt)\n"
      << "#pragma unroll\n"
-     << "    for (int kk = 0; kk < KD; ++kk)\n"
-     << "#pragma unroll\n"
+     << "    for (int kk = 0; kk < KD; ++kk) {\n"
+     << (qShm ? "      tc_vec<unsigned, 4> f;\n" : "") << "#pragma unroll\n"
      << "      for (int x = 0; x < 4; ++x) {\n"
      << "        const int r = ra + mt * 16 + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * "
         "t4;\n"
-     << (o.d % 2 == 0 // pairs past d (padding) are zeros
-             ? "        qa[mt][kk][x] = r < nq && col < D ? *(const unsigned *)(qs + (int64_t)r * "
-               "QSS + col) : 0u;\n"
-             : "        const unsigned short *qr = qs + (int64_t)r * QSS;\n"
-               "        qa[mt][kk][x] = r < nq ? (col < D ? qr[col] : 0u) | (col + 1 < D ? "
-               "(unsigned)qr[col + 1] << 16 : 0u) : 0u;\n")
+     << (o.d % 2 == 0
+             ? "        " + qfrag +
+                   " = r < nq && col < D ? *(const unsigned *)(qs + (int64_t)r * QSS + "
+                   "col) : 0u;\n"
+             : "        const unsigned short *qr = qs + (int64_t)r * QSS;\n        " + qfrag +
+                   " = r < nq ? (col < D ? qr[col] : 0u) | (col + 1 < D ? "
+                   "(unsigned)qr[col + 1] << 16 : 0u) : 0u;\n")
      << "      }\n"
+     << (qShm ? "      qf[(mt * KD + kk) * 32] = f;\n" : "") << "    }\n"
      << "    // Per m16 tile and row half (g, g + 8): running max, sum, P V.\n"
      << "    float m[MT][2], l[MT][2], acc[MT][NV][4];\n"
      << "    int64_t jend = SKV, lim[MT][2]; // row half hh of tile mt sees keys j < lim\n"
@@ -323,13 +377,22 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // during the scores of tile j + TK: one buffer each.
   auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim, int64_t d,
                   const char *stride, const char *j) {
-    const int64_t chunk = copyChunk(d);
+    const int64_t chunk = copyChunk(d), per = keyTile(o) * (d / chunk), threads = 32 * kWarps;
     const std::string n = std::string(dim) + " / " + std::to_string(chunk),
-                      at = std::string(buf) + "[jj * " + pitch + " + x]";
-    os << "      for (int e = threadIdx.x; e < TK * (" << n << "); e += blockDim.x) {\n"
-       << "        const int jj = e / (" << n << "), x = (e - jj * (" << n << ")) * " << chunk
-       << ";\n"
-       << "        if (" << j << " + jj < jend)\n"
+                      at = tileAt(buf, pitch, "jj", "x");
+    if (!qShm) {
+      os << "      for (int e = threadIdx.x; e < TK * (" << n << "); e += blockDim.x) {\n"
+         << "        const int jj = e / (" << n << "), x = (e - jj * (" << n << ")) * " << chunk
+         << ";\n";
+    } else { // unrolled: the rolled loop cost 38 SASS instructions a chunk at 254 registers
+      os << "#pragma unroll\n"
+         << "      for (int u = 0; u < " << (per + threads - 1) / threads << "; ++u) {\n"
+         << "        const int e = threadIdx.x + u * " << threads << ";\n"
+         << (per % threads ? "        if (e >= TK * (" + n + ")) break;\n" : "")
+         << "        const int jj = e / (" << n << "), x = (e - jj * (" << n << ")) * " << chunk
+         << ";\n";
+    }
+    os << "        if (" << j << " + jj < jend)\n"
        << "          "
        << copyCall(chunk, at, std::string(src) + " + (" + j + " + jj) * " + stride + " + x") << "\n"
        << "        else\n"
@@ -339,7 +402,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // c[mt][n], c[mt][n + 1] += a[mt] * B for n = 0, 2, ... < `count` and
   // every m16 tile mt: B's fragments of two n8 tiles by ONE ldmatrix at
   // `at`, shared by the MT tiles.
-  auto mmaPairs = [&](const char *count, const char *ldsm, const char *at, const char *c,
+  auto mmaPairs = [&](const char *count, const char *ldsm, const std::string &at, const char *c,
                       const char *a) {
     os << "#pragma unroll\n"
        << "        for (int n = 0; n < " << count << "; n += 2) {\n"
@@ -375,11 +438,22 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "      for (int n = 0; n < NK; ++n) s[mt][n][0] = s[mt][n][1] = s[mt][n][2] = s[mt][n][3] "
         "= 0.f;\n"
      << "#pragma unroll\n"
-     << "      for (int kk = 0; kk < KD; ++kk)\n";
+     << "      for (int kk = 0; kk < KD; ++kk) {\n";
+  if (qShm)
+    os << "        unsigned qa[MT][4]; // this k16 step's Q fragments\n"
+       << "#pragma unroll\n"
+       << "        for (int mt = 0; mt < MT; ++mt) {\n"
+       << "          const tc_vec<unsigned, 4> f = qf[(mt * KD + kk) * 32];\n"
+       << "          qa[mt][0] = f.v[0];\n          qa[mt][1] = f.v[1];\n"
+       << "          qa[mt][2] = f.v[2];\n          qa[mt][3] = f.v[3];\n"
+       << "        }\n";
   // K rows as B: key tiles n, n + 1.
   mmaPairs("NK", "tc_ldsm4",
-           "Ks[(n * 8 + (lane >> 4) * 8 + (lane & 7)) * KP + kk * 16 + ((lane >> 3) & 1) * 8]", "s",
-           "qa[mt][kk]");
+           qShm ? std::string("Ks[(kl ^ kk * 16) + n * 8 * KP]")
+                : tileAt("Ks", "KP", "n * 8 + (lane >> 4) * 8 + (lane & 7)",
+                         "kk * 16 + ((lane >> 3) & 1) * 8"),
+           "s", qShm ? "qa[mt]" : "qa[mt][kk]");
+  os << "      }\n";
   refill("Ks", "KP", "kg", "D", o.d, "KSS");
   os << "#pragma unroll\n"
      << "      for (int mt = 0; mt < MT; ++mt) {\n"
@@ -443,8 +517,10 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "        }\n";
   // V rows as B, transposed: dv tiles n, n + 1.
   mmaPairs("NV", "tc_ldsm4t",
-           "Vs[(kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)) * VP + (n + (lane >> 4)) * 8]", "acc",
-           "pa[mt]");
+           qShm ? std::string("Vs[kk * 16 * VP + (vl ^ n * 8)]")
+                : tileAt("Vs", "VP", "kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)",
+                         "(n + (lane >> 4)) * 8"),
+           "acc", "pa[mt]");
   os << "      }\n";
   refill("Vs", "VP", "vg", "DV", o.dv, "VSS");
   os << "    }\n"
