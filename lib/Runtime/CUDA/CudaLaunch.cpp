@@ -39,14 +39,15 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     // two up to 32 lanes a row), only the reduction family per result
     // element or split, it and the attention family's split-key kernel
     // over a fixed grid (`columns`).
-    bool launchOk = launch == "pointwise" ||
-                    (launch == "rows" &&
-                     (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
-                    (launch == "lanes" && family == KernelKind::RowReduction && e.vec <= 32 &&
-                     (e.vec & (e.vec - 1)) == 0) ||
-                    ((launch == "reduce" || launch == "split") && family == KernelKind::Reduction) ||
-                    (launch == "columns" &&
-                     (family == KernelKind::Reduction || family == KernelKind::Attention));
+    bool launchOk =
+        launch == "pointwise" ||
+        (launch == "rows" &&
+         (family == KernelKind::RowReduction || family == KernelKind::Reduction)) ||
+        (launch == "lanes" && family == KernelKind::RowReduction && e.vec <= 32 &&
+         (e.vec & (e.vec - 1)) == 0) ||
+        ((launch == "reduce" || launch == "split") && family == KernelKind::Reduction) ||
+        (launch == "columns" &&
+         (family == KernelKind::Reduction || family == KernelKind::Attention));
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
     // A library group without an epilogue has no kernel: "- - - 0 0".
     bool noKernel = !e.library.empty() && !family && launch == "-" && e.block == 0 && e.vec == 0;
