@@ -153,8 +153,11 @@ namespace {
 
 // The model outputs a generated pointwise kernel can write over one of its
 // inputs (result -> argument index): the input has the output's type and
-// no other reader, and inside the group only elementwise ops read it (each
-// thread reads an element before it writes the same element). A decode
+// no other reader, inside the group only elementwise ops read it, and no
+// value of the group is larger (the domain is the output: each element is
+// read by the one thread that then writes it; a broadcast to a larger
+// result would have several threads read an element one of them already
+// overwrote). A decode
 // step's present.N = Where(slot, new, past.N) then lands in past.N's
 // slot: feeding it back as the next step's input copies nothing.
 std::unordered_map<const Value *, size_t>
@@ -189,11 +192,18 @@ inPlaceResults(const Module &m, const Function &f,
         if (arg == argOf.end() || a->type != r->type || readers[a] != 1 || resultUses.count(a) ||
             taken.count(a) || k >= callee->args.size())
           continue;
-        bool elementwise = true;
-        for (const auto &inner : callee->ops)
+        std::optional<int64_t> n = staticNumElements(a->type.shape);
+        bool elementwise = n.has_value();
+        for (const auto &inner : callee->ops) {
           for (const Value *v : inner->operands)
             if (v == callee->args[k] && opInfo(inner->kind).category != FusionCategory::Pointwise)
               elementwise = false;
+          for (const Value *v : inner->results) {
+            std::optional<int64_t> m = staticNumElements(v->type.shape);
+            if (!m || !n || *m > *n)
+              elementwise = false;
+          }
+        }
         if (!elementwise)
           continue;
         out[r] = arg->second;
