@@ -154,13 +154,13 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "  const int64_t groups = B * HKV;\n"
      // Splits per (batch, kv head): what fills the grid, kMinSplitKeys keys
      // at least; items then fit the grid, so item w's slot is w.
-     << "  int64_t S = groups > 0 && groups < gridDim.x ? (int64_t)gridDim.x / groups : 1;\n"
-     << "  { const int64_t most = (SKV + " << kMinSplitKeys << " - 1) / " << kMinSplitKeys
-     << ";\n    S = S < most ? S : most; S = S < MS ? S : MS; S = S > 1 ? S : 1; }\n"
+     << gridSplits("groups",
+                   "(SKV + " + std::to_string(kMinSplitKeys) + " - 1) / " +
+                       std::to_string(kMinSplitKeys),
+                   "MS")
      << "  const int64_t per = (SKV + S - 1) / S;\n"
      << "  float *part = (float *)scratch;\n  const volatile float *settled = part;\n"
-     << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
-     << "  for (int64_t w = blockIdx.x; w < groups * S; w += gridDim.x) {\n"
+     << kScratchCounters << "  for (int64_t w = blockIdx.x; w < groups * S; w += gridDim.x) {\n"
      << "    const int64_t gi = w / S, sp = w - gi * S, b = gi / HKV, kh = gi - b * HKV;\n"
      << "    const int64_t j0 = sp * per, j1 = j0 + per < SKV ? j0 + per : SKV;\n"
      << "    const " << S << " *k = K + (KB == 1 ? 0 : b) * KSB + kh * KSH;\n"
@@ -283,10 +283,7 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
      << "      for (int q = 0; q < CW; ++q) mine[r * DV + cg * CW + q] = acc[u][q];\n    }\n"
      << "    for (int r = threadIdx.x; r < R; r += NT) {\n"
      << "      mine[R * DV + r] = Ms[r];\n      mine[R * DV + R + r] = Ls[r];\n    }\n"
-     << "    __threadfence();\n    __syncthreads();\n"
-     << "    if (threadIdx.x == 0) tc_last = atomicAdd(&count[gi], 1u) == (unsigned)(S - 1);\n"
-     << "    __syncthreads();\n    if (!tc_last) continue;\n    __threadfence();\n"
-     << "    const volatile float *all = settled + gi * S * SLOT;\n"
+     << lastBlockOf("gi", "    ") << "    const volatile float *all = settled + gi * S * SLOT;\n"
      << "    const int splits = (int)S" << (drop ? " - 1" : "")
      << ";\n"
      // The splits' maxima, a thread a (row, split): every load in flight.

@@ -171,4 +171,17 @@ std::optional<double> scalarConstant(const Value *v) {
   return std::nullopt;
 }
 
+std::string gridSplits(const std::string &items, const std::string &most, const std::string &cap) {
+  return "  int64_t S = " + items + " > 0 && " + items + " < gridDim.x ? (int64_t)gridDim.x / " +
+         items + " : 1;\n  { const int64_t most = " + most + ";\n    S = S < most ? S : most;" +
+         (cap.empty() ? "" : " S = S < " + cap + " ? S : " + cap + ";") + " S = S > 1 ? S : 1; }\n";
+}
+
+std::string lastBlockOf(const std::string &item, const std::string &indent) {
+  return indent + "__threadfence();\n" + indent + "__syncthreads();\n" + indent +
+         "if (threadIdx.x == 0) tc_last = atomicAdd(&count[" + item +
+         "], 1u) == (unsigned)(S - 1);\n" + indent + "__syncthreads();\n" + indent +
+         "if (!tc_last) continue;\n" + indent + "__threadfence();\n";
+}
+
 } // namespace tc::kernels

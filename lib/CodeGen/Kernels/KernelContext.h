@@ -93,6 +93,21 @@ struct KernelContext {
                      const std::string &per = "inner") const;
 };
 
+// Emitted code of the kernels over a fixed grid that split work items
+// across blocks through the runtime's scratch (`columns` and `split`
+// launches; its layout: columnsScratchBytes, tc/Runtime/CudaLaunch.h).
+// `int64_t S`: blocks per item, what fills the grid for `items` items, at
+// most `most` (and `cap`, when given), at least 1.
+std::string gridSplits(const std::string &items, const std::string &most,
+                       const std::string &cap = "");
+// `unsigned *count`: the scratch's counters, after the grid's partials.
+inline constexpr const char *kScratchCounters =
+    "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n";
+// After a block wrote its partial of item `item` to the scratch: fences,
+// counts it, and `continue`s unless the block is the item's last, which
+// then reads every partial (`__shared__ int tc_last` declared).
+std::string lastBlockOf(const std::string &item, const std::string &indent);
+
 // The value of a one-element f32/f64 constant.
 std::optional<double> scalarConstant(const Value *v);
 // The integers of constant `v` (i32/i64), if it is one: the shape rules' reader.

@@ -338,16 +338,13 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "  const int64_t W = (int64_t)TX * " << V << ", chunks = (I + W - 1) / W, items = O * "
      << "chunks;\n"
      // Blocks per item: what fills the grid, at least kColumnsMinRows rows per thread.
-     << "  int64_t S = items > 0 && items < gridDim.x ? (int64_t)gridDim.x / items : 1;\n"
-     << "  { const int64_t most = (L + (int64_t)TY * " << kColumnsMinRows
-     << " - 1) / ((int64_t)TY * " << kColumnsMinRows
-     << ");\n    S = S < most ? S : most; S = S > 1 ? S : 1; }\n"
+     << gridSplits("items", "(L + (int64_t)TY * " + std::to_string(kColumnsMinRows) +
+                                " - 1) / ((int64_t)TY * " + std::to_string(kColumnsMinRows) + ")")
      << "  const int64_t per = (L + S - 1) / S;\n"
      << "  __shared__ A tc_part[" << kColumnsBlock * kColumnsPerLane << "];\n"
      << "  __shared__ int tc_last;\n"
      << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
-     << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
-     << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
+     << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
      << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
      << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
      << "                  r1 = r0 + per < L ? r0 + per : L;\n"
@@ -394,12 +391,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "      if (ty == 0)\n"
      << "#pragma unroll\n        for (int k = 0; k < " << V
      << "; ++k) part[w * W + k * TX + tx] = accs[k];\n"
-     << "      __threadfence();\n      __syncthreads();\n"
-     << "      if (threadIdx.x == 0) tc_last = atomicAdd(&count[item], 1u) == (unsigned)(S - 1);\n"
-     << "      __syncthreads();\n"
-     << "      if (!tc_last) continue;\n"
-     << "      __threadfence();\n"
-     << "      if (ty == 0)\n"
+     << lastBlockOf("item", "      ") << "      if (ty == 0)\n"
      << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
      << "          accs[k] = settled[item * S * W + k * TX + tx];\n"
      << "          for (int64_t t = 1; t < S" << (drop ? " - 1" : "")

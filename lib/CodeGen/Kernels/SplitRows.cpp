@@ -46,10 +46,9 @@ void Emitter::splitLoop(std::ostream &os) const {
   os << "  const int64_t P = " << P << ";\n  enum { U = " << kSplitUnroll
      << " };\n"
      // Blocks per row: what fills the grid, at least kSplitMinPerThread elements a thread.
-     << "  int64_t S = rows > 0 && rows < gridDim.x ? (int64_t)gridDim.x / rows : 1;\n"
-     << "  { const int64_t most = (L + (int64_t)blockDim.x * " << kSplitMinPerThread
-     << " - 1) / ((int64_t)blockDim.x * " << kSplitMinPerThread
-     << ");\n    S = S < most ? S : most; S = S > 1 ? S : 1; }\n"
+     << gridSplits("rows", "(L + (int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) +
+                               " - 1) / ((int64_t)blockDim.x * " +
+                               std::to_string(kSplitMinPerThread) + ")")
      << "  const int64_t per = (L + S - 1) / S;\n"
      // The scratch: the items' partials, the rows' statistics, the counters.
      << "  if ((rows * S + rows * P) * (int64_t)sizeof(A) > (int64_t)gridDim.x * blockDim.x * 8) "
@@ -58,8 +57,7 @@ void Emitter::splitLoop(std::ostream &os) const {
      << "    return;\n  }\n"
      << "  A *part = (A *)scratch, *stat = part + rows * S;\n"
      << "  const volatile A *settled = part;\n"
-     << "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n"
-     << "  __shared__ A tc_red[32];\n  __shared__ int tc_last;\n"
+     << kScratchCounters << "  __shared__ A tc_red[32];\n  __shared__ int tc_last;\n"
      << "  for (int64_t w = blockIdx.x; w < rows * S; w += gridDim.x) {\n"
      << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
   for (size_t k = 0; k < P; ++k)
@@ -89,12 +87,7 @@ void Emitter::splitLoop(std::ostream &os) const {
     os << "      acc = tc_block_reduce(acc, tc_red, " << combine << ");\n"
        << "      if (S > 1) {\n"
        << "        if (threadIdx.x == 0) part[w] = acc;\n"
-       << "        __threadfence();\n        __syncthreads();\n"
-       << "        if (threadIdx.x == 0) tc_last = atomicAdd(&count[o], 1u) == (unsigned)(S - 1);\n"
-       << "        __syncthreads();\n"
-       << "        if (!tc_last) continue;\n"
-       << "        __threadfence();\n"
-       << "        acc = settled[o * S];\n"
+       << lastBlockOf("o", "        ") << "        acc = settled[o * S];\n"
        << "        for (int64_t t = 1; t < S" << (drop ? " - 1" : "") << "; ++t) acc = " << combine
        << "(acc, settled[o * S + t]);\n"
        << "        if (threadIdx.x == 0) count[o] = 0; // zero for the next pass\n"
