@@ -39,6 +39,11 @@ bool attentionMmaApplies(const AttentionOperands &o, DType t);
 void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                       DType t);
 unsigned attentionMmaVec(const AttentionOperands &o);
+// Elements a thread moves at once along a row of `n` elements of `bytes`
+// each: the most that fit 16 bytes and divide n (row offsets are multiples
+// of the head dim: features are contiguous and last).
+int64_t vectorWidth(int64_t n, int64_t bytes);
+
 // The split-key kernel (AttentionDecode.cpp) for few queries over many
 // keys (a decode step): `columns` launch of kAttentionDecodeGrid blocks of
 // `block` threads. Its shape: Sq, the query heads per kv head, their

@@ -41,16 +41,6 @@ constexpr int64_t kMaxRows = 16;               // query rows (group x Sq) of an 
 constexpr int64_t kMaxSharedBytes = 46 * 1024; // static shared memory ends at 48 KB
 constexpr unsigned kMinBlock = 128;
 
-// Elements a thread loads at once from a row of `n` elements of `bytes`
-// each: 16 bytes where n allows (row offsets are multiples of the head
-// dim: features are contiguous and last).
-int64_t vectorWidth(int64_t n, int64_t bytes) {
-  for (int64_t w = 16 / bytes; w > 1; w /= 2)
-    if (n % w == 0)
-      return w;
-  return 1;
-}
-
 // The raw type of `n` elements of `t` a vector load reads: float words for
 // f32, 32-bit words of two halves for f16/bf16 (unsigned short for one).
 std::string rawType(DType t, int64_t n) {
@@ -88,6 +78,13 @@ std::string warpReduce(const std::string &v, bool max) {
 }
 
 } // namespace
+
+int64_t vectorWidth(int64_t n, int64_t bytes) {
+  for (int64_t w = 16 / bytes; w > 1; w /= 2)
+    if (n % w == 0)
+      return w;
+  return 1;
+}
 
 std::optional<AttentionDecodeShape> attentionDecodeShape(const AttentionOperands &o, DType t) {
   const char *force = std::getenv("TC_CUDA_ATTENTION_SPLITKV"); // 0: never, 1: wherever it can

@@ -204,9 +204,6 @@ int64_t tilePitch(const AttentionOperands &o, int64_t d) {
 
 int64_t blockQueries(const AttentionOperands &o) { return kWarps * kTileRows * mTiles(o); }
 
-// Elements per copy of a row of `d` elements: 16, 8, 4 or 2 bytes.
-int64_t copyChunk(int64_t d) { return d % 8 == 0 ? 8 : d % 4 == 0 ? 4 : d % 2 == 0 ? 2 : 1; }
-
 // `dst` = `src` (chunk elements), async where a chunk is 4+ bytes.
 std::string copyCall(int64_t chunk, const std::string &dst, const std::string &src) {
   if (chunk == 1)
@@ -377,7 +374,8 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // during the scores of tile j + TK: one buffer each.
   auto load = [&](const char *buf, const char *pitch, const char *src, const char *dim, int64_t d,
                   const char *stride, const char *j) {
-    const int64_t chunk = copyChunk(d), per = keyTile(o) * (d / chunk), threads = 32 * kWarps;
+    // Row copies of 16, 8, 4 or 2 bytes (f16/bf16: 2-byte elements).
+    const int64_t chunk = vectorWidth(d, 2), per = keyTile(o) * (d / chunk), threads = 32 * kWarps;
     const std::string n = std::string(dim) + " / " + std::to_string(chunk),
                       at = tileAt(buf, pitch, "jj", "x");
     if (!qShm) {
