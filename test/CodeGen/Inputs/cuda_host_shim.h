@@ -1,14 +1,18 @@
 // Runs generated CUDA kernels on the host, for tests on machines without a
 // GPU: each block's threads are std::threads, __syncthreads a barrier, warp
-// shuffles an exchange through the block, blocks one after another (so
+// shuffles an exchange among the warp's lanes (a barrier of the warp only:
+// warps may shuffle different numbers of times, as on a GPU, where a warp
+// with no work skips its shuffles), blocks one after another (so
 // __shared__ arrays can be function statics). Slow and only for small
 // tensors, but it runs the very source NVRTC compiles.
 #pragma once
 #include "tc/Support/Float16.h"
+#include <algorithm>
 #include <atomic>
 #include <barrier>
 #include <cstdint>
 #include <cstring>
+#include <deque>
 #include <math.h>
 #include <thread>
 #include <vector>
@@ -36,19 +40,21 @@ inline void tc_poison_shared() {
 
 struct tc_block_state {
   std::barrier<> *barrier;
-  uint64_t exchange[1024]; // a shuffled value's bytes (at most 8: pointers too)
+  std::deque<std::barrier<>> *warps; // one per warp, of its lanes
+  uint64_t exchange[1024];           // a shuffled value's bytes (at most 8: pointers too)
 };
 inline tc_block_state *tc_block;
 
 inline void __syncthreads() { tc_block->barrier->arrive_and_wait(); }
-// Lane `from`'s v (every thread of the block must call it: a barrier).
+// Lane `from`'s v (every lane of the warp must call it: a barrier of the warp).
 template <class T> T tc_exchange(T v, unsigned from) {
   static_assert(sizeof(T) <= sizeof(uint64_t));
+  std::barrier<> &warp = (*tc_block->warps)[threadIdx.x / 32];
   std::memcpy(&tc_block->exchange[threadIdx.x], &v, sizeof v);
-  __syncthreads();
+  warp.arrive_and_wait();
   T r;
   std::memcpy(&r, &tc_block->exchange[from], sizeof r);
-  __syncthreads();
+  warp.arrive_and_wait();
   return r;
 }
 template <class T> T __shfl_xor_sync(unsigned, T v, int lane) {
@@ -98,7 +104,10 @@ template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, 
   blockDim = {block, 1, 1};
   for (unsigned b = 0; b < grid; ++b) {
     std::barrier<> barrier(block);
-    tc_block_state state{&barrier, {}};
+    std::deque<std::barrier<>> warps;
+    for (unsigned w = 0; w * 32 < block; ++w)
+      warps.emplace_back(std::min<std::ptrdiff_t>(32, block - w * 32));
+    tc_block_state state{&barrier, &warps, {}};
     tc_block = &state;
     tc_poison_shared();
     std::vector<std::thread> threads;
