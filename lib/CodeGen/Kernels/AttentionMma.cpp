@@ -407,8 +407,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
                       const char *a, const char *stop) {
     os << "#pragma unroll\n"
        << "        for (int n = 0; n < " << count << "; n += 2) {\n"
-       << stop
-       << "          unsigned b[4];\n"
+       << stop << "          unsigned b[4];\n"
        << "          " << ldsm << "(b, &" << at << ");\n"
        << "#pragma unroll\n"
        << "          for (int mt = 0; mt < MT; ++mt) {\n"
