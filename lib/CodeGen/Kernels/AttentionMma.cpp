@@ -295,9 +295,6 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "    const int64_t bh = tile / qtiles, i0 = (tile - bh * qtiles) * BQ;\n"
      << "    const int64_t b = bh / H, h = bh - b * H;\n"
      << "    const int nq = Sq - i0 < BQ ? (int)(Sq - i0) : BQ;\n"
-     << "    // A warp past the last query row (Sq = 197: the last tile's 5 rows)\n"
-     << "    // only helps stage the tiles: no mma, no softmax.\n"
-     << "    const bool live = (threadIdx.x >> 5) * 16 * MT < nq;\n"
      << attentionBases(c, t)
      << "    const unsigned short *qs = (const unsigned short *)q, *kg = (const unsigned short "
         "*)k,\n"
@@ -404,10 +401,10 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // every m16 tile mt: B's fragments of two n8 tiles by ONE ldmatrix at
   // `at`, shared by the MT tiles.
   auto mmaPairs = [&](const char *count, const char *ldsm, const std::string &at, const char *c,
-                      const char *a, const char *stop) {
+                      const char *a) {
     os << "#pragma unroll\n"
        << "        for (int n = 0; n < " << count << "; n += 2) {\n"
-       << stop << "          unsigned b[4];\n"
+       << "          unsigned b[4];\n"
        << "          " << ldsm << "(b, &" << at << ");\n"
        << "#pragma unroll\n"
        << "          for (int mt = 0; mt < MT; ++mt) {\n"
@@ -433,7 +430,6 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "      tc_cp_wait<1>(); // K(j0) has landed; V(j0) may be on its way\n"
      << "      __syncthreads();\n"
      << "      float s[MT][NK][4];\n"
-     << "      if (live) {\n"
      << "#pragma unroll\n"
      << "      for (int mt = 0; mt < MT; ++mt)\n"
      << "#pragma unroll\n"
@@ -454,12 +450,10 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
            qShm ? std::string("Ks[(kl ^ kk * 16) + n * 8 * KP]")
                 : tileAt("Ks", "KP", "n * 8 + (lane >> 4) * 8 + (lane & 7)",
                          "kk * 16 + ((lane >> 3) & 1) * 8"),
-           "s", qShm ? "qa[mt]" : "qa[mt][kk]",
-           "          if (j0 + n * 8 >= jend) break; // past the last key: 0, masked below\n");
-  os << "      }\n      }\n";
+           "s", qShm ? "qa[mt]" : "qa[mt][kk]");
+  os << "      }\n";
   refill("Ks", "KP", "kg", "D", o.d, "KSS");
-  os << "      if (live) {\n"
-     << "#pragma unroll\n"
+  os << "#pragma unroll\n"
      << "      for (int mt = 0; mt < MT; ++mt) {\n"
      << "      const int c0 = lim[mt][0] - j0 < TK ? (int)(lim[mt][0] - j0) : TK,\n"
      << "                c1 = lim[mt][1] - j0 < TK ? (int)(lim[mt][1] - j0) : TK;\n"
@@ -507,13 +501,10 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
     loadMask("j0 + TK");
     os << "      }\n";
   }
-  os << "      }\n"
-     << "      tc_cp_wait<1>(); // V(j0) has landed; K(j0 + TK) may not have\n"
+  os << "      tc_cp_wait<1>(); // V(j0) has landed; K(j0 + TK) may not have\n"
      << "      __syncthreads();\n"
-     << "      if (live) {\n"
      << "#pragma unroll\n"
      << "      for (int kk = 0; kk < TK / 16; ++kk) {\n"
-     << "        if (j0 + kk * 16 >= jend) break; // p is 0 past the last key\n"
      << "        unsigned pa[MT][4];\n"
      << "#pragma unroll\n"
      << "        for (int mt = 0; mt < MT; ++mt) {\n"
@@ -527,8 +518,8 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
            qShm ? std::string("Vs[kk * 16 * VP + (vl ^ n * 8)]")
                 : tileAt("Vs", "VP", "kk * 16 + ((lane >> 3) & 1) * 8 + (lane & 7)",
                          "(n + (lane >> 4)) * 8"),
-           "acc", "pa[mt]", "");
-  os << "      }\n      }\n";
+           "acc", "pa[mt]");
+  os << "      }\n";
   refill("Vs", "VP", "vg", "DV", o.dv, "VSS");
   os << "    }\n"
      << "#pragma unroll\n"
