@@ -132,13 +132,69 @@ TEST(CudaLibraryPlan, OnlyExactEpiloguesFold) {
   d = gemm(tanh, why);
   ASSERT_TRUE(d) << why;
   EXPECT_TRUE(d->geluTanh && d->epilogueFolded);
-  // A residual add (a full matrix) is not a bias.
+  // A residual add (a full matrix) is not a bias: it is C, with beta 1.
   Group res = group("(%a: f32[4,8], %w: f32[8,16], %r: f32[4,16]) -> (f32[4,16])",
                     "    %m = MatMul(%a, %w) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
                     "    return %s");
   d = gemm(res, why);
   ASSERT_TRUE(d) << why;
+  EXPECT_TRUE(d->epilogueFolded);
+  EXPECT_EQ(d->c, 2);
+  EXPECT_EQ(d->bias, -1);
+  EXPECT_EQ(d->beta, 1.0f);
+}
+
+TEST(CudaLibraryPlan, ResidualAddsAreCBesideTheBias) {
+  std::string why;
+  // ViT's MLP out: (x W + b) + residual, batched rows; either order of the Adds.
+  for (const char *body :
+       {"    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %b) : f16[2,4,16]\n"
+        "    %t = Add(%r, %s) : f16[2,4,16]\n    return %t",
+        "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %r) : f16[2,4,16]\n"
+        "    %t = Add(%s, %b) : f16[2,4,16]\n    return %t"}) {
+    Group g = group("(%a: f16[2,4,8], %w: f16[8,16], %b: f16[16], %r: f16[2,4,16]) -> "
+                    "(f16[2,4,16])",
+                    body);
+    auto d = gemm(g, why);
+    ASSERT_TRUE(d) << why;
+    EXPECT_TRUE(d->epilogueFolded) << body;
+    EXPECT_EQ(d->bias, 2);
+    EXPECT_EQ(d->c, 3);
+    EXPECT_EQ(d->beta, 1.0f);
+    EXPECT_NE(d->describe().find("beta=1 epilogue=bias"), std::string::npos) << d->describe();
+  }
+  // A per-row operand (neither a bias nor a residual), two residuals, or an activation between
+  // the Adds: the epilogue kernel runs it all.
+  for (const char *body :
+       {"    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %f) : f16[4,16]\n    return %s",
+        "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %r) : f16[4,16]\n"
+        "    %t = Add(%s, %r) : f16[4,16]\n    return %t",
+        "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %b) : f16[4,16]\n"
+        "    %g = Relu(%s) : f16[4,16]\n    %t = Add(%g, %r) : f16[4,16]\n    return %t"}) {
+    Group g = group("(%a: f16[4,8], %w: f16[8,16], %b: f16[16], %r: f16[4,16], %f: "
+                    "f16[4,1]) -> (f16[4,16])",
+                    body);
+    auto d = gemm(g, why);
+    ASSERT_TRUE(d) << why;
+    EXPECT_FALSE(d->epilogueFolded) << body;
+  }
+  // Gemm: its own C as the bias leaves C for the residual; a full C does not.
+  Group biasC = group("(%a: f32[4,8], %w: f32[8,16], %b: f32[16], %r: f32[4,16]) -> (f32[4,16])",
+                      "    %m = Gemm(%a, %w, %b) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
+                      "    return %s");
+  auto d = gemm(biasC, why);
+  ASSERT_TRUE(d) << why;
+  EXPECT_TRUE(d->epilogueFolded);
+  EXPECT_EQ(d->bias, 2);
+  EXPECT_EQ(d->c, 3);
+  Group fullC = group("(%a: f32[4,8], %w: f32[8,16], %c: f32[4,16], %r: f32[4,16]) -> "
+                      "(f32[4,16])",
+                      "    %m = Gemm(%a, %w, %c) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
+                      "    return %s");
+  d = gemm(fullC, why);
+  ASSERT_TRUE(d) << why;
   EXPECT_FALSE(d->epilogueFolded);
+  EXPECT_EQ(d->c, 2);
 }
 
 TEST(CudaLibraryPlan, ConvDescriptorsAndTheirLimits) {

@@ -35,26 +35,39 @@ bool rightAligned(std::vector<int64_t> d, const std::vector<int64_t> &shape) {
 }
 
 // The epilogue's ops folded into the call: an Add of a group argument shaped
-// like `biasShape` (right-aligned, leading 1s) straight after the anchor,
-// then (`acts`) Relu or a tanh Gelu; all of the epilogue or nothing.
+// like `biasShape` (right-aligned, leading 1s) and, where `full` is given
+// (a GEMM's result shape), an Add of a group argument of that very shape
+// and dtype `fullType` (a residual: cuBLASLt's C with beta 1), in either
+// order, straight after the anchor; then (`acts`) Relu or a tanh Gelu,
+// which cuBLASLt applies after both (act(A B + C + bias)); all of the
+// epilogue or nothing.
 struct Fold {
-  int bias = -1;
+  int bias = -1, c = -1;
   bool relu = false, geluTanh = false, all = false;
 };
 Fold foldEpilogue(const Function &group, const std::vector<TensorType> &args,
-                  const std::vector<int64_t> &biasShape, bool acts) {
+                  const std::vector<int64_t> &biasShape, bool acts,
+                  const std::vector<int64_t> *full = nullptr, DType fullType = DType::F32) {
   Fold f;
   const Value *chain = group.ops.front()->result();
   size_t next = 1;
-  const Op *add = next < group.ops.size() ? group.ops[next].get() : nullptr;
-  if (add && add->is(OpKind::Add) && (add->operand(0) == chain || add->operand(1) == chain)) {
+  for (int adds = 0; adds < 2 && next < group.ops.size(); ++adds) {
+    const Op *add = group.ops[next].get();
+    if (!add->is(OpKind::Add) || (add->operand(0) != chain && add->operand(1) != chain))
+      break;
     const Value *other = add->operand(0) == chain ? add->operand(1) : add->operand(0);
     int i = other == chain ? -1 : argIndex(group, other);
-    if (i >= 0 && rightAligned(staticDims(args[size_t(i)].shape), biasShape)) {
+    if (i < 0)
+      break;
+    std::vector<int64_t> d = staticDims(args[size_t(i)].shape);
+    if (f.bias < 0 && rightAligned(d, biasShape))
       f.bias = i;
-      chain = add->result();
-      ++next;
-    }
+    else if (f.c < 0 && full && d == *full && args[size_t(i)].dtype == fullType)
+      f.c = i;
+    else
+      break;
+    chain = add->result();
+    ++next;
   }
   if (acts && next < group.ops.size() && group.ops[next]->operand(0) == chain) {
     const Op &op = *group.ops[next];
@@ -65,7 +78,7 @@ Fold foldEpilogue(const Function &group, const std::vector<TensorType> &args,
   }
   // With several results the epilogue kernel writes them all.
   f.all = next == group.ops.size() && group.results.size() == 1;
-  return f.all ? f : Fold{-1, false, false, false};
+  return f.all ? f : Fold{};
 }
 
 bool libraryDType(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
@@ -190,9 +203,14 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
   std::vector<int64_t> perColumn(rd.size(), 1);
   if (!rd.empty())
     perColumn.back() = g.n;
-  Fold f = foldEpilogue(group, args, perColumn, true);
+  // A residual Add is C where the op has none (MatMul; Gemm without C).
+  Fold f = foldEpilogue(group, args, perColumn, true, g.c < 0 ? &rd : nullptr, g.dtype);
   if (f.all && !(f.bias >= 0 && g.bias >= 0)) {
     g.bias = f.bias >= 0 ? f.bias : g.bias;
+    if (f.c >= 0) {
+      g.c = f.c;
+      g.beta = 1;
+    }
     g.relu = f.relu;
     g.geluTanh = f.geluTanh;
     g.epilogueFolded = true;
