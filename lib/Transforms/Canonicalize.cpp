@@ -186,6 +186,7 @@ bool rewrite(Function &f, Op &op) {
            replaceValue(f, op.result(), op.operand(0));
   }
   case OpKind::BatchNormalization: return foldBatchNormIntoProducer(f, op);
+  case OpKind::Mul: return foldScaleIntoMatMul(f, op);
   case OpKind::Conv: return explicitConvPads(op);
   case OpKind::Resize: return bindResizeSizes(f, op);
   case OpKind::Cast: {

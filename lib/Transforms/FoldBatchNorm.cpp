@@ -4,7 +4,9 @@
 // beta[o] - mean[o] * s[o]. Runs in f64 and rounds once to the weights'
 // dtype; the original weights stay (they may be shared) and DCE drops them.
 // One that folds into nothing becomes x * s + (beta - mean * s) (a Mul and an
-// Add over [C, 1, ...] constants, lowerBatchNormToAffine).
+// Add over [C, 1, ...] constants, lowerBatchNormToAffine). A per-column
+// constant scale after a MatMul with constant weights (a transformer's
+// layer scale) folds the same way (foldScaleIntoMatMul).
 #include "tc/IR/OpAttrs.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Rewrite.h"
@@ -128,6 +130,69 @@ bool foldBatchNormIntoProducer(Function &f, Op &bn) {
   if (gemm)
     prod->setAttr("beta", Attribute(1.0));
   return replaceValue(f, bn.result(), y);
+}
+
+namespace {
+
+// `v`'s static dims are 1 but for a last one of `n` (or it has one element).
+bool alongLastAxis(const Value *v, int64_t n) {
+  std::optional<int64_t> count = staticNumElements(v->type.shape);
+  if (!count || (*count != 1 && *count != n))
+    return false;
+  return *count == 1 || v->type.shape.back() == Dim::fixed(n);
+}
+
+} // namespace
+
+bool foldScaleIntoMatMul(Function &f, Op &mul) {
+  if (!mul.is(OpKind::Mul) || mul.results.size() != 1)
+    return false;
+  for (size_t side = 0; side < 2; ++side) {
+    Value *c = mul.operand(side), *y = mul.operand(1 - side);
+    Op *mm = y->def, *add = nullptr;
+    Value *bias = nullptr;
+    if (!c->isConstant() || !isFloat(c->type.dtype) || c == y || !mm ||
+        mul.result()->type != y->type || !usedOnlyBy(f, y, mul))
+      continue;
+    if (mm->is(OpKind::Add)) { // x W + b
+      add = mm;
+      mm = nullptr;
+      for (size_t s = 0; s < 2 && !mm; ++s) {
+        Op *d = add->operand(s)->def;
+        if (d && d->is(OpKind::MatMul) && add->operand(1 - s)->isConstant() &&
+            usedOnlyBy(f, add->operand(s), *add)) {
+          mm = d;
+          bias = add->operand(1 - s);
+        }
+      }
+    }
+    if (!mm || !mm->is(OpKind::MatMul))
+      continue;
+    Value *w = mm->operand(1);
+    if (!w->isConstant() || !isFloat(w->type.dtype) || w->type.rank() != 2 ||
+        !isStaticShape(w->type.shape))
+      continue;
+    int64_t n = w->type.shape[1].size;
+    if (!alongLastAxis(c, n) || (bias && (!isFloat(bias->type.dtype) || !alongLastAxis(bias, n) ||
+                                          add->result()->type != mm->result()->type)))
+      continue;
+    HostTensor ct = constantTensor(*c), wt = constantTensor(*w);
+    auto scale = [&](int64_t col) { return ct.getDouble(ct.numElements() == 1 ? 0 : col); };
+    HostTensor newW(wt.dtype(), wt.shape());
+    for (int64_t i = 0; i < wt.numElements(); ++i)
+      newW.setDouble(i, wt.getDouble(i) * scale(i % n));
+    mm->operands[1] = addConstant(f, w->name + "_scaled", newW, mul.loc);
+    if (bias) {
+      HostTensor bt = constantTensor(*bias);
+      HostTensor newB(bt.dtype(), {n});
+      for (int64_t o = 0; o < n; ++o)
+        newB.setDouble(o, bt.getDouble(bt.numElements() == 1 ? 0 : o) * scale(o));
+      add->operands[add->operand(0) == bias ? 0 : 1] =
+          addConstant(f, bias->name + "_scaled", newB, mul.loc);
+    }
+    return replaceValue(f, mul.result(), y);
+  }
+  return false;
 }
 
 bool lowerBatchNormToAffine(Function &f, size_t at) {

@@ -161,7 +161,8 @@ TEST(CudaLibraryPlan, ResidualAddsAreCBesideTheBias) {
     EXPECT_EQ(d->bias, 2);
     EXPECT_EQ(d->c, 3);
     EXPECT_EQ(d->beta, 1.0f);
-    EXPECT_NE(d->describe().find("beta=1 epilogue=bias"), std::string::npos) << d->describe();
+    EXPECT_NE(d->describe().find("beta=1 epilogue=bias,residual"), std::string::npos)
+        << d->describe();
   }
   // A per-row operand (neither a bias nor a residual), two residuals, or an activation between
   // the Adds: the epilogue kernel runs it all.

@@ -28,10 +28,11 @@ struct GemmDesc {
   // Group argument indices; -1: none. `c`: a full m x n C (Gemm), scaled by
   // beta; `bias`: a per-column vector of n (Gemm's C or a folded Add).
   int a = -1, b = -1, c = -1, bias = -1;
+  bool residual = false;               // `c` is a folded residual Add (beta 1)
   bool relu = false, geluTanh = false; // the folded activation
   bool epilogueFolded = false;         // nothing left for the epilogue kernel
 
-  // "bias,relu": the folded epilogue ("" for none).
+  // "bias,residual,relu": the folded epilogue ("" for none).
   std::string epilogueText() const;
   // "gemm m=8 n=16 k=32 batch=1 epilogue=bias,relu"
   std::string describe() const;

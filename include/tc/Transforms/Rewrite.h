@@ -37,6 +37,13 @@ bool eraseDeadOps(Function &f);
 // result must have no other use.
 bool foldBatchNormIntoProducer(Function &f, Op &bn);
 
+// Mul(MatMul(x, W) [+ b], c) with constant W [K, N], b and c, c and b along
+// the last axis (N values or one): a transformer's layer scale (BEiT,
+// ConvNeXt, CaiT) becomes MatMul(x, W c) [+ b c], so the GEMM's epilogue is
+// bias + residual, which cuBLASLt takes whole (FoldBatchNorm.cpp). The
+// MatMul's and the Add's results must have no other use.
+bool foldScaleIntoMatMul(Function &f, Op &mul);
+
 // A BatchNormalization (constant parameters, static channels) that nothing
 // folds into, f.ops[at], becomes Mul(x, s) + shift with [C, 1, ...] constants:
 // pointwise ops every kernel family fuses (lib/Transforms/FoldBatchNorm.cpp).

@@ -92,6 +92,8 @@ std::vector<int64_t> intsOr(const Op &op, const char *name, size_t n, int64_t fi
 
 std::string GemmDesc::epilogueText() const {
   std::string e = bias >= 0 ? "bias" : "";
+  if (residual)
+    e += (e.empty() ? "" : ",") + std::string("residual");
   if (relu || geluTanh)
     e += (e.empty() ? "" : ",") + std::string(relu ? "relu" : "gelu_tanh");
   return e;
@@ -210,6 +212,7 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
     if (f.c >= 0) {
       g.c = f.c;
       g.beta = 1;
+      g.residual = true;
     }
     g.relu = f.relu;
     g.geluTanh = f.geluTanh;
