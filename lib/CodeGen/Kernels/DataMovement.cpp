@@ -103,8 +103,9 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
        << (value.empty() ? "" : "    bool inside = true;\n");
     if (r > 1)
       os << "    int64_t rem = row;\n";
-    for (size_t d = r - 1; d-- > 0;)
-      os << "    { const int64_t c = rem % " << c.dim(y, d) << "; rem /= " << c.dim(y, d) << "; "
+    for (size_t d = r - 1; d-- > 0;) // the outermost is what is left (row < rows)
+      os << "    { const int64_t c = "
+         << (d ? "rem % " + c.dim(y, d) + "; rem /= " + c.dim(y, d) : std::string("rem")) << "; "
          << coord[d] << " }\n";
     os << "    const int64_t base = src;\n"
        << (value.empty() ? "" : "    const bool rowInside = inside;\n") << "    " << T
@@ -123,9 +124,11 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
     os << "    int64_t src = 0;\n" << (value.empty() ? "" : "    bool inside = true;\n");
     if (r > 1)
       os << "    " << index << " rem = row;\n";
-    for (size_t d = r - 1; d-- > 0;)
-      os << "    { const " << index << " c = rem % " << cast << c.dim(y, d) << "; rem /= " << cast
-         << c.dim(y, d) << "; " << coord[d] << " }\n";
+    for (size_t d = r - 1; d-- > 0;) // the outermost is what is left (row < rows)
+      os << "    { const " << index << " c = "
+         << (d ? "rem % " + cast + c.dim(y, d) + "; rem /= " + cast + c.dim(y, d)
+               : std::string("rem"))
+         << "; " << coord[d] << " }\n";
   };
   // Expand and Tile copy their trailing axes whole where the input's extent
   // is the result's (no broadcast, repeat 1): axes [k, r), `run` elements,

@@ -78,11 +78,11 @@ bool ElementAccess::readsBroadcast() const {
 
 void ElementAccess::emitStrides(std::ostream &os) const {
   const Function &f = c_.f;
-  size_t rank = c_.rank, r0 = c_.dimAt.at(f.results[0]);
+  size_t rank = c_.rank;
   for (size_t i = 0; i < f.args.size(); ++i) {
     if (access(i) != Access::Broadcast)
       continue;
-    size_t rk = f.args[i]->type.rank(), at = c_.dimAt.at(f.args[i]);
+    size_t rk = f.args[i]->type.rank();
     os << "  int64_t st" << i << "[" << (rank ? rank : 1) << "];\n";
     os << "  { int64_t s = 1;\n";
     for (size_t d = rank; d-- > 0;) {
@@ -90,9 +90,9 @@ void ElementAccess::emitStrides(std::ostream &os) const {
         os << "    st" << i << "[" << d << "] = 0;\n";
         continue;
       }
-      std::string dim = "dims[" + std::to_string(at + d + rk - rank) + "]";
-      os << "    st" << i << "[" << d << "] = " << dim << " == 1 && dims[" << r0 + d
-         << "] != 1 ? 0 : s; s *= " << dim << ";\n";
+      std::string dim = c_.dim(f.args[i], d + rk - rank);
+      os << "    st" << i << "[" << d << "] = " << dim << " == 1 && " << c_.dim(f.results[0], d)
+         << " != 1 ? 0 : s; s *= " << dim << ";\n";
     }
     os << "  }\n";
     os << "  const int64_t step" << i << " = st" << i << "[" << (rank ? rank - 1 : 0) << "];\n";
@@ -101,7 +101,7 @@ void ElementAccess::emitStrides(std::ostream &os) const {
 
 void ElementAccess::emitRowBases(std::ostream &os, const std::string &index, size_t axes) const {
   const Function &f = c_.f;
-  size_t rank = c_.rank, r0 = c_.dimAt.at(f.results[0]);
+  size_t rank = c_.rank;
   axes = std::min(axes, rank ? rank - 1 : 0);
   std::string cast = index == "int64_t" ? "" : "(" + index + ")";
   for (size_t i = 0; i < f.args.size(); ++i)
@@ -110,8 +110,8 @@ void ElementAccess::emitRowBases(std::ostream &os, const std::string &index, siz
   if (axes >= 1) {
     os << "    { " << index << " rem = row;\n";
     for (size_t d = axes; d-- > 0;) {
-      os << "      { const " << index << " c = rem % " << cast << "dims[" << r0 + d
-         << "]; rem /= " << cast << "dims[" << r0 + d << "];";
+      os << "      { const " << index << " c = rem % " << cast << c_.dim(f.results[0], d)
+         << "; rem /= " << cast << c_.dim(f.results[0], d) << ";";
       for (size_t i = 0; i < f.args.size(); ++i)
         if (access(i) == Access::Broadcast)
           os << " base" << i << " += c * st" << i << "[" << d << "];";

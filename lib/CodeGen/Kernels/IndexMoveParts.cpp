@@ -139,9 +139,9 @@ void MoveCode::emitLoop(std::ostream &os, const std::string &) {
   os << setup.str() << "  for (int64_t i = tid; i < n; i += stride) {\n";
   if (r)
     os << "    int64_t rem = i;\n";
-  for (size_t d = r; d-- > 0;)
-    os << "    const int64_t c" << d << " = rem % " << c.dim(y, d) << "; rem /= " << c.dim(y, d)
-       << ";\n";
+  for (size_t d = r; d-- > 0;) // the outermost is what is left (i < n)
+    os << "    const int64_t c" << d << " = "
+       << (d ? "rem % " + c.dim(y, d) + "; rem /= " + c.dim(y, d) : std::string("rem")) << ";\n";
   os << body.str() << "  }\n}\n";
 }
 

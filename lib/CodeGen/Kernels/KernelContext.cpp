@@ -44,6 +44,12 @@ size_t KernelContext::argIndex(const Value *v) const {
 }
 
 std::string KernelContext::dim(const Value *v, size_t d) const {
+  // A static dim is a literal: index math divides by constants, which the
+  // compiler turns into multiplies (a 64-bit division by a run-time value
+  // is dozens of instructions: deberta's gathers and transposes at a
+  // symbolic batch spent most of their time in them).
+  if (d < v->type.rank() && v->type.shape[d].isStatic())
+    return "(int64_t)" + std::to_string(v->type.shape[d].size);
   auto at = dimAt.find(v);
   // A value inside the group (a prologue's Cast): the first argument or
   // result of its shape has its dims.
@@ -86,9 +92,7 @@ bool KernelContext::usesHalf() const {
 }
 
 void KernelContext::emitPointers(std::ostream &os) const {
-  size_t r0 = dimAt.at(f.results[0]);
-  os << "  const int64_t inner = " << (rank ? "dims[" + std::to_string(r0 + rank - 1) + "]" : "1")
-     << ";\n";
+  os << "  const int64_t inner = " << (rank ? dim(f.results[0], rank - 1) : "1") << ";\n";
   for (size_t i = 0; i < f.args.size(); ++i)
     os << "  const " << st(f.args[i]->type.dtype) << " *__restrict in" << i << " = (const "
        << st(f.args[i]->type.dtype) << " *)bufs[" << i << "];\n";
