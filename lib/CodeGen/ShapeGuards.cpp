@@ -19,7 +19,7 @@ struct SliceAssumptions {
 
   // Records `lhs <= rhs` unless it holds at every size.
   void assume(const DimExpr &lhs, const DimExpr &rhs) {
-    if (DimGuard g{lhs, rhs}; !g.always())
+    if (DimGuard g = DimGuard::of(lhs, rhs); !g.always())
       axis.push_back(g);
   }
   // Keeps what the axis assumed; false (nothing kept) where an assumption
@@ -35,7 +35,9 @@ struct SliceAssumptions {
   }
 
   // A bound on an axis of size `d`, as ONNX reads it walking forwards: a
-  // negative constant counts from the end; the result is assumed in [0, d].
+  // negative one counts from the end (a constant, or an expression that is
+  // never positive, `-seq`: assumed negative then); the result is assumed
+  // in [0, d].
   DimExpr bound(const DimExpr &v, const DimExpr &d) {
     DimExpr at = v;
     if (v.isConstant() && v.constantValue() >= kPastEvery)
@@ -44,6 +46,10 @@ struct SliceAssumptions {
       return DimExpr();
     if (v.isConstant() && v.constantValue() < 0)
       at = d + v;
+    if (DimExpr minus = DimExpr() - v; !v.isConstant() && minus.nonNegative()) {
+      assume(DimExpr::constant(1), minus);
+      at = d + v;
+    }
     assume(DimExpr(), at);
     assume(at, d);
     return at;

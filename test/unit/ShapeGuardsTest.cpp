@@ -1,6 +1,7 @@
 // Guards of a stored shape plan: DimGuard's text and checks, the section's
 // guard records, and codegen's assumed Slice bounds checked per shape.
 #include "tc/CodeGen/ShapeGuards.h"
+#include "ErrorOf.h"
 #include "tc/CodeGen/ShapePlanCompile.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/DimGuard.h"
@@ -11,19 +12,6 @@
 #include <gtest/gtest.h>
 
 using namespace tc;
-
-namespace {
-
-template <typename F> std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
-}
-
-} // namespace
 
 TEST(DimGuard, ParsesPrintsAndNamesTheViolation) {
   DimGuard g = DimGuard::parse("seq <= 512");
@@ -38,6 +26,16 @@ TEST(DimGuard, ParsesPrintsAndNamesTheViolation) {
   EXPECT_THROW(g.violation({}), Error); // no size for seq
   for (const char *bad : {"seq", "seq < 512", "seq <= ", "a <= b <= c", "(+ seq <= 1", "seq<=512"})
     EXPECT_THROW(DimGuard::parse(bad), Error) << bad;
+}
+
+TEST(DimGuard, ConstantsGoToOneSide) {
+  DimExpr seq = DimExpr::symbol("seq");
+  EXPECT_EQ(DimGuard::of(DimExpr(), seq - DimExpr::constant(1)).str(), "1 <= seq");
+  EXPECT_EQ(DimGuard::of(seq + DimExpr::constant(3), DimExpr::constant(515)).str(), "seq <= 512");
+  EXPECT_EQ(DimGuard::of(DimExpr::constant(2) * seq, DimExpr::constant(8)).str(), "(* 2 seq) <= 8");
+  // Sizes on both sides stay as they are.
+  DimExpr n = DimExpr::symbol("n");
+  EXPECT_EQ(DimGuard::of(seq + DimExpr::constant(1), n).str(), "(+ seq 1) <= n");
 }
 
 TEST(DimGuard, AlwaysWhereNoSizeViolatesIt) {
@@ -178,6 +176,41 @@ TEST(ShapeGuards, BoundsThatAlwaysHoldNeedNoGuard) {
   EXPECT_NE(errorOf([&] {
               planShape(stored, {{"B", 3}, {"S", 0}});
             }).find("x.tcx: S = 0 is below 1, the smallest this model supports (Slice %first"),
+            std::string::npos);
+}
+
+TEST(ShapeGuards, ANegativeStartCountsFromTheEnd) {
+  // The last S positions of 8: [8 - S, 8), S of them, for 1 <= S <= 8.
+  auto m = parseModule(R"(module @m {
+  func @main(%x: f32[S]) -> (f32[?]) {
+    %pos = const f32[8] [0, 1, 2, 3, 4, 5, 6, 7]
+    %zero = const i64[1] [0]
+    %end = const i64[1] [9223372036854775807]
+    %len = Shape(%x) : i64[1]
+    %start = Sub(%zero, %len) : i64[1]
+    %p = Slice(%pos, %start, %end) : f32[?]
+    %y = Add(%x, %p) : f32[?]
+    return %y
+  }
+})",
+                       "x.tcir");
+  std::vector<StoredGuard> guards = assumeSliceBounds(*m);
+  ASSERT_EQ(guards.size(), 2u);
+  EXPECT_EQ(guards[0].bound.str(), "1 <= S");
+  EXPECT_EQ(guards[1].bound.str(), "S <= 8");
+  EXPECT_EQ(m->main().results[0]->type.str(), "f32[S]");
+  std::string why;
+  std::optional<StoredShapePlan> p = compileShapePlan(*m, why, guards);
+  ASSERT_TRUE(p) << why;
+  Artifact stored = artifactOf(*m, &*p), runTime = artifactOf(*m, nullptr);
+  for (int64_t n : {1, 3, 8}) {
+    auto a = planShape(stored, {{"S", n}}), b = planShape(runTime, {{"S", n}});
+    ASSERT_TRUE(a && b);
+    EXPECT_NO_THROW(checkStoredPlan(*a, *b));
+  }
+  EXPECT_NE(errorOf([&] { planShape(stored, {{"S", 9}}); }).find("S = 9 exceeds 8"),
+            std::string::npos);
+  EXPECT_NE(errorOf([&] { planShape(stored, {{"S", 0}}); }).find("S = 0 is below 1"),
             std::string::npos);
 }
 

@@ -15,6 +15,11 @@ namespace tc {
 struct DimGuard {
   DimExpr lhs, rhs;
 
+  // `lhs <= rhs` with its constants on one side, where the rest is a sum of
+  // sizes, so that a message names the dim: `0 <= (+ seq -1)` is `1 <= seq`,
+  // `(+ seq 3) <= 515` is `seq <= 512`.
+  static DimGuard of(const DimExpr &lhs, const DimExpr &rhs);
+
   // Whether it holds at every size, so that no run need check it.
   bool always() const { return (rhs - lhs).nonNegative(); }
   // "" when it holds at `sizes`, else what is wrong, naming the dim, its
