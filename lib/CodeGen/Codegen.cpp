@@ -1,4 +1,5 @@
 #include "tc/CodeGen/Codegen.h"
+#include "tc/CodeGen/ShapeGuards.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/CompileTimeline.h"
 #include "tc/IR/ElementMove.h"
@@ -60,9 +61,13 @@ void passArrayConstantsAsArguments(Module &m) {
 
 } // namespace
 
-std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves) {
+std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves,
+                                          std::vector<StoredGuard> *guards) {
   // The module travels in the artifact, so it is copied here.
   std::unique_ptr<Module> m = readBytecode(MemoryBuffer::copy(writeBytecode(input), "<codegen>"));
+  std::vector<StoredGuard> assumed = assumeSliceBounds(*m); // before the Slices are outlined
+  if (guards)
+    *guards = std::move(assumed);
   PassManager outline;
   outline.add(outlineLoneOpsPipeline(outlineMoves));
   outline.run(*m, std::cerr); // prints nothing: no print options

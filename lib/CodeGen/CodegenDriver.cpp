@@ -109,7 +109,8 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
 CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary) {
   CodegenResult r;
   auto t0 = Clock::now();
-  std::unique_ptr<Module> owned = prepareForCodegen(input, b.outlineMoves());
+  std::vector<StoredGuard> guards;
+  std::unique_ptr<Module> owned = prepareForCodegen(input, b.outlineMoves(), &guards);
   Module &m = *owned;
   r.timeline.push_back({prepareStageName(b.outlineMoves()), since(t0)});
   t0 = Clock::now();
@@ -181,7 +182,7 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   }
   r.timeline.push_back({"emit kernels", since(t0)});
   r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
-  r.shapePlan = compileShapePlan(m, r.noShapePlan);
+  r.shapePlan = compileShapePlan(m, r.noShapePlan, guards);
   if (!withBinary)
     return r;
 

@@ -190,18 +190,11 @@ std::optional<StoredShapePlan> storedPlan(const std::vector<std::string> &symbol
   return s;
 }
 
-} // namespace
-
-std::optional<StoredShapePlan> compileShapePlan(const Module &m, std::string &why) {
-  std::vector<std::string> symbols;
-  std::vector<StoredFold> folds;
-  why = undecidable(m.main(), symbols, folds);
-  if (!why.empty())
-    return std::nullopt;
-  if (folds.empty())
-    return storedPlan(symbols, [&](int) -> const Function & { return m.main(); }, why);
-  // What runs: main with its shape computations folded at the sizes, as the
-  // runtime will (applyFolds); the copies are planned, not stored.
+// The plan of main with `folds` applied: what runs at every size, the
+// shape computations folded (applyFolds) as the runtime will.
+std::optional<StoredShapePlan> foldedPlan(const Module &m, const std::vector<std::string> &symbols,
+                                          std::vector<StoredFold> folds, std::string &why) {
+  // The copies are planned, not stored.
   std::unique_ptr<Module> at[2];
   std::string bytes = writeBytecode(m);
   for (int i = 0; i < 2; ++i) {
@@ -215,6 +208,32 @@ std::optional<StoredShapePlan> compileShapePlan(const Module &m, std::string &wh
       storedPlan(symbols, [&](int i) -> const Function & { return at[i - 1]->main(); }, why);
   if (s)
     s->folds = std::move(folds);
+  return s;
+}
+} // namespace
+
+std::optional<StoredShapePlan> compileShapePlan(const Module &m, std::string &why,
+                                                const std::vector<StoredGuard> &guards) {
+  std::vector<std::string> symbols;
+  std::vector<StoredFold> folds;
+  why = undecidable(m.main(), symbols, folds);
+  for (const StoredGuard &g : guards) {
+    std::set<std::string> syms;
+    g.bound.lhs.symbols(syms);
+    g.bound.rhs.symbols(syms);
+    for (const std::string &s : syms)
+      if (why.empty() && std::find(symbols.begin(), symbols.end(), s) == symbols.end())
+        why = "guard " + g.bound.str() + " reads '" + s + "', no input's dim";
+  }
+  if (!why.empty())
+    return std::nullopt;
+  std::optional<StoredShapePlan> s;
+  if (folds.empty())
+    s = storedPlan(symbols, [&](int) -> const Function & { return m.main(); }, why);
+  else
+    s = foldedPlan(m, symbols, folds, why);
+  if (s)
+    s->guards = guards;
   return s;
 }
 

@@ -9,19 +9,26 @@ namespace tc {
 
 namespace {
 
+// Version 2 only where the plan holds guards (ShapePlanSection.h).
 constexpr const char *kMagic = "tc-shape-plan 1";
+constexpr const char *kMagicGuarded = "tc-shape-plan 2";
+
+// One field: an origin or a reason may name a value holding a tab.
+std::string oneField(std::string s) {
+  std::replace_if(s.begin(), s.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
+  return s;
+}
 
 std::string orDash(const std::string &s) { return s.empty() ? "-" : s; }
 
 } // namespace
 
 std::string writeShapePlan(const StoredShapePlan &plan) {
-  std::string s = std::string(kMagic) + "\n";
-  if (!plan.unplanned.empty()) { // one field: a value name may hold a tab
-    std::string why = plan.unplanned;
-    std::replace_if(why.begin(), why.end(), [](char c) { return c == '\t' || c == '\n'; }, ' ');
-    return s + "unplanned\t" + why + "\n";
-  }
+  std::string s = std::string(plan.guards.empty() ? kMagic : kMagicGuarded) + "\n";
+  if (!plan.unplanned.empty())
+    return s + "unplanned\t" + oneField(plan.unplanned) + "\n";
+  for (const StoredGuard &g : plan.guards)
+    s += "guard\t" + g.bound.str() + "\t" + oneField(g.origin) + "\n";
   for (const StoredFold &f : plan.folds) {
     s += (f.range ? "range\t" : "fold\t") + f.value;
     for (const DimExpr &e : f.elements)
@@ -75,9 +82,17 @@ void applyFolds(Function &f, const std::vector<StoredFold> &folds,
   f.eraseOps(dead);
 }
 
+void checkGuards(const std::vector<StoredGuard> &guards,
+                 const std::map<std::string, int64_t> &sizes, const std::string &file) {
+  for (const StoredGuard &g : guards)
+    if (std::string why = g.bound.violation(sizes); !why.empty())
+      fail(file, ": ", why, " (", g.origin, ")");
+}
+
 StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
   StoredShapePlan plan;
   size_t lineNo = 0;
+  bool guarded = false; // version 2
   while (!text.empty()) {
     size_t nl = text.find('\n');
     std::string_view line = text.substr(0, nl);
@@ -87,8 +102,9 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       fail(file, ": section ", kSectionShapePlan, " line ", lineNo, ": ", why);
     };
     if (lineNo == 1) {
-      if (line != kMagic)
-        bad("expected '" + std::string(kMagic) + "'");
+      guarded = line == kMagicGuarded;
+      if (line != kMagic && !guarded)
+        bad("expected '" + std::string(kMagic) + "' or '" + kMagicGuarded + "'");
       continue;
     }
     std::vector<std::string_view> f = tabFields(line);
@@ -113,6 +129,12 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       if (lineNo != 2 || !text.empty())
         bad("an unplanned record is the section's only one");
       plan.unplanned = std::string(f[1]);
+    } else if (f[0] == "guard" && f.size() == 3 && guarded) {
+      try {
+        plan.guards.push_back({DimGuard::parse(f[1]), std::string(f[2])});
+      } catch (const Error &e) {
+        bad(e.what());
+      }
     } else if ((f[0] == "fold" && f.size() >= 2 && !f[1].empty()) ||
                (f[0] == "range" && f.size() == 4 && !f[1].empty())) {
       plan.folds.push_back({std::string(f[1]), {}, f[0] == "range"});
@@ -131,7 +153,8 @@ StoredShapePlan readShapePlan(std::string_view text, const std::string &file) {
       plan.buffers.push_back(
           {std::string(f[1]), expr(f[2]), block, name(f[4]), expr(f[5]), name(f[6])});
     } else {
-      bad("expected fold, range, block, buffer or unplanned with their fields");
+      bad("expected " + std::string(guarded ? "guard, " : "") +
+          "fold, range, block, buffer or unplanned with their fields");
     }
   }
   if (lineNo == 0)

@@ -359,6 +359,17 @@ void DimExpr::symbols(std::set<std::string> &out) const {
     a.symbols(out);
 }
 
+bool DimExpr::nonNegative() const {
+  switch (kind_) {
+  case Kind::Const: return value_ >= 0;
+  case Kind::Add:
+  case Kind::Mul: // a product's coefficient is its constant operand
+    return std::all_of(args_.begin(), args_.end(),
+                       [](const DimExpr &a) { return a.nonNegative(); });
+  default: return true; // a symbol, max, align or quotient of sizes
+  }
+}
+
 int64_t DimExpr::eval(const std::map<std::string, int64_t> &sizes) const {
   switch (kind_) {
   case Kind::Const: return value_;

@@ -191,8 +191,12 @@ std::unique_ptr<PlannedModule> planShape(const Artifact &artifact,
   if (!stored.unplanned.empty()) {
     unplannedShapes(artifact); // without a planner: the load-time error
     plan->module = runTimePlanner(artifact, sizes, plan->memory);
-  } else
+  } else {
+    // What the plan assumes (a position buffer's length): refused here,
+    // before any size is evaluated, naming the dim and the limit.
+    checkGuards(stored.guards, sizes, artifact.file);
     plan->module = planFromArtifact(artifact, stored, sizes, plan->memory);
+  }
   if (!plan->module)
     return nullptr;
   plan->index();

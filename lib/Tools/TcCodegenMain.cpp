@@ -23,10 +23,19 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
   for (size_t i = 0; i < r.kernels.size(); ++i)
     if (r.kinds[i] == KernelKind::DepthwiseConv)
       std::cerr << "  kernel @" << r.kernels[i] << ": " << kernelKindName(r.kinds[i]) << "\n";
-  if (r.shapePlan)
+  if (r.shapePlan) {
     std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
-              << r.shapePlan->blocks.size() << " blocks)\n";
-  else
+              << r.shapePlan->blocks.size() << " blocks)";
+    const std::vector<StoredGuard> &g = r.shapePlan->guards;
+    for (size_t i = 0; i < g.size(); ++i)
+      std::cerr << (i ? ", "
+                      : ", " + std::to_string(g.size()) + " guard" + (g.size() == 1 ? "" : "s") +
+                            " (")
+                << g[i].bound.str();
+    std::cerr << (g.empty() ? "" : ")") << "\n";
+    for (const StoredGuard &s : g)
+      std::cerr << "  guard " << s.bound.str() << ": " << s.origin << "\n";
+  } else
     std::cerr << "shape plan: none, 1 unplanned (" << r.noShapePlan << ")\n";
   std::cerr << "compile timeline:\n";
   for (const TimelineEntry &e : readTimeline(input))

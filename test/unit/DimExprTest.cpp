@@ -146,7 +146,7 @@ TEST(ShapePlanSection, CorruptTextNamesTheLine) {
     EXPECT_NE(std::string(e.what()).find("m.tcx: section shape-plan line 3"), std::string::npos)
         << e.what();
   }
-  for (const char *bad : {"", "tc-shape-plan 2\n", "tc-shape-plan 1\nblock\t256\t2\t1\n",
+  for (const char *bad : {"", "tc-shape-plan 3\n", "tc-shape-plan 1\nblock\t256\t2\t1\n",
                           "tc-shape-plan 1\nbuffer\ta\t4\t0\t-\t0\t-\n", // no block 0
                           "tc-shape-plan 1\nblock\t256\t0\t99999999999999999999999\n",
                           "tc-shape-plan 1\nblock\t256\t0\t1\nbuffer\ta\t1\n"})

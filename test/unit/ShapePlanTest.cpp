@@ -1,4 +1,5 @@
 #include "tc/Runtime/ShapePlan.h"
+#include "ErrorOf.h"
 #include "tc/CodeGen/ShapePlanCompile.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/Parser.h"
@@ -252,16 +253,6 @@ TEST(ShapePlan, CorruptStoredPlanIsAnError) {
   p.buffers[0].value = "nope";
   a.setSection(kSectionShapePlan, writeShapePlan(p));
   EXPECT_THROW(planShape(a, {{"N", 2}}), Error);
-}
-
-// Message of the tc::Error `f` throws ("" for none).
-template <typename F> std::string errorOf(F f) {
-  try {
-    f();
-  } catch (const Error &e) {
-    return e.what();
-  }
-  return "";
 }
 
 TEST(ShapePlan, WithoutStoredPlanNorPlannerTheArtifactIsRefused) {

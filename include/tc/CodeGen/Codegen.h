@@ -21,7 +21,9 @@ struct CompileStage {
 // groups of one; with `outlineMoves`, data movement too, which CUDA
 // generates and the CPU copies at run time) and non-scalar constants of a
 // group are its arguments (but those that only fix positions: Slice's starts).
-std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves = false);
+// Its types assume the Slice bounds `guards` says (ShapeGuards.h) first.
+std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves = false,
+                                          std::vector<StoredGuard> *guards = nullptr);
 // prepareForCodegen's stage in the compile timeline, naming the fuse run it
 // makes: "outline lone ops (fuse{singles=1})".
 std::string prepareStageName(bool outlineMoves = false);

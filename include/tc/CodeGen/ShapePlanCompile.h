@@ -17,6 +17,9 @@ namespace tc {
 // every size, each block stacked above every block it overlaps in time.
 // A shape computation whose contents are expressions of the input symbols
 // is stored as a fold (ShapePlanSection.h) and the rest planned as if folded.
-std::optional<StoredShapePlan> compileShapePlan(const Module &m, std::string &why);
+// `guards`: what `m`'s types assume about the sizes (ShapeGuards.h), stored
+// for the runtime to check; no plan where one reads a dim no input has.
+std::optional<StoredShapePlan> compileShapePlan(const Module &m, std::string &why,
+                                                const std::vector<StoredGuard> &guards = {});
 
 } // namespace tc

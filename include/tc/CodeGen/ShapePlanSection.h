@@ -10,7 +10,8 @@
 // dim, instead of running it op by op on the host.
 //
 // Text, one record a line, fields tab-separated:
-//   tc-shape-plan 1
+//   tc-shape-plan 1            (2 when it holds a guard)
+//   guard  <lhs> <= <rhs> <where the limit comes from>
 //   block  <aligned bytes> <first step> <last step>
 //   buffer <value> <bytes> <block|-> <base|-> <view offset> <in place of|->
 //   fold   <value> <element>...
@@ -25,8 +26,14 @@
 // ops that computed it, as the run-time planner's fold-constants would. A
 // range is such a fold of a Range of symbolic length (or a view of one):
 // start, start + step, ..., as many as its type has elements at the sizes.
+// A guard (DimGuard.h) is an assumption the plan makes about the sizes (a
+// Slice's end within its axis: `seq <= 512`): the runtime refuses a shape
+// that violates one, naming the dim, its value, the limit and the op. A
+// plan with guards is version 2, so that a runtime that checks none refuses
+// it at load; one without stays version 1, as older runtimes read it.
 #pragma once
 #include "tc/IR/DimExpr.h"
+#include "tc/IR/DimGuard.h"
 #include "tc/IR/IR.h"
 #include <cstdint>
 #include <map>
@@ -59,7 +66,13 @@ struct StoredFold {
   bool range = false;
 };
 
+struct StoredGuard {
+  DimGuard bound;
+  std::string origin; // the op whose size assumes it, and its operand
+};
+
 struct StoredShapePlan {
+  std::vector<StoredGuard> guards;
   std::vector<StoredFold> folds; // in program order
   std::vector<StoredBlock> blocks;
   std::vector<StoredBuffer> buffers;
@@ -74,6 +87,10 @@ std::string writeShapePlan(const StoredShapePlan &plan);
 // does not fit `f`.
 void applyFolds(Function &f, const std::vector<StoredFold> &folds,
                 const std::map<std::string, int64_t> &sizes);
+// Throws tc::Error naming `file` and the first guard `sizes` violate: "m.tcx:
+// seq = 600 exceeds 512, the largest this model supports (Slice ...)".
+void checkGuards(const std::vector<StoredGuard> &guards,
+                 const std::map<std::string, int64_t> &sizes, const std::string &file);
 // Throws tc::Error naming `file` and the bad line.
 StoredShapePlan readShapePlan(std::string_view text, const std::string &file);
 

@@ -49,6 +49,9 @@ public:
   int64_t constantValue() const { return value_; } // Const only
   // Whether an exact quotient occurs in it (not whole at every size).
   bool hasQuotient() const;
+  // Whether it is >= 0 at every size (every symbol a size, >= 0): a
+  // constant >= 0, or a sum of products with no negative coefficient.
+  bool nonNegative() const;
   // The symbols it reads, added to `out`.
   void symbols(std::set<std::string> &out) const;
 
