@@ -189,7 +189,7 @@ void Emitter::setup(std::ostream &os) {
 
 // The element's loads, prologue and reduced input x; in the last pass also
 // the parameters, the element ops and the stores.
-std::string Emitter::loads(bool final) const {
+std::string Emitter::loads(bool final, const char *vector) const {
   std::ostringstream os;
   size_t r = l.x->type.rank();
   // Element i's place in each broadcast argument, by the axes it varies
@@ -221,8 +221,14 @@ std::string Emitter::loads(bool final) const {
     os << "      const " << c.ct(t) << " a" << i << " = "
        << c.load(t, "in" + std::to_string(i) + "[" + at + "]") << ";\n";
   };
-  for (size_t i : l.elementArgs)
-    load(i, c.f.args[i]->type.shape == l.x->type.shape ? "i" : "0");
+  for (size_t i : l.elementArgs) {
+    DType t = c.f.args[i]->type.dtype;
+    if (vector && c.f.args[i]->type.shape == l.x->type.shape)
+      os << "      const " << c.ct(t) << " a" << i << " = "
+         << c.load(t, "v" + std::to_string(i) + vector) << ";\n";
+    else
+      load(i, c.f.args[i]->type.shape == l.x->type.shape ? "i" : "0");
+  }
   for (size_t i : l.broadcastArgs)
     load(i, "b" + std::to_string(i));
   os << pro << "      const " << A << " x = (" << A << ")(" << reducedInput << ");\n";
@@ -316,100 +322,146 @@ void Emitter::rowLoads(std::ostream &os) const {
 }
 
 // `columns`: X as [O, L, I] (kept outer, the reduced run, kept inner). A
-// work item is the columns c0 .. c0 + W of one o; a block's TX lanes read
-// neighbouring columns (coalesced), kColumnsPerLane each, and its TY rows
-// of lanes stride over the item's rows. Where the items do not fill the
-// grid, S blocks split each item's rows and write partials to the scratch;
-// the last of them (a counter) combines the S partials in order. Every sum
-// is in a fixed order for a shape: results identical run to run.
+// lane owns VW consecutive columns (one 16-byte vector of the widest
+// argument read per element, narrowed until it divides a static I); TX
+// lanes side by side cover an item's W = TX * VW columns and the block's
+// TY rows of lanes stride over the item's rows, U rows a trip whose loads
+// all issue before any sum (one load then its add kept one 2-byte load in
+// flight a thread: an SE block's mean at a tenth of HBM's bandwidth).
+// TX: every vector of a row when it has at most 32 (I = 32 f16: 4 lanes,
+// 64 rows a block; 144: 18 lanes), else the widest divisor of the row's
+// vectors from 32 down to 8 (1152 f16: 144 vectors, 24 lanes a chunk of 6)
+// so that no chunk has idle lanes, else 32. Where pointers are not
+// aligned or I is not a multiple of VW, the same geometry reads one
+// element at a time (the same sums in the same order). The block's TY
+// partials of a column combine as a tree in shared memory; where the items
+// do not fill the grid, S blocks split each item's rows and write partials
+// to the scratch; the last of them (a counter) combines the S partials in
+// order. Every sum is in a fixed order for a shape: results identical run
+// to run.
 void Emitter::columnsLoop(std::ostream &os) const {
   const ReduceStat &s = l.plan.stats[0];
-  std::string I = "(int64_t)1", V = std::to_string(kColumnsPerLane);
-  for (size_t d = l.redEnd; d < l.viewDims.size(); ++d)
+  const Shape &xs = l.x->type.shape;
+  std::string I = "(int64_t)1";
+  int64_t staticI = 1;
+  for (size_t d = l.redEnd; d < l.viewDims.size(); ++d) {
     I += " * v" + std::to_string(d);
+    staticI = xs[d].isStatic() && staticI > 0 ? staticI * xs[d].size : -1;
+  }
+  // The arguments read a vector at a time: X's shape, indexed by i.
+  std::vector<size_t> vectors;
+  size_t widest = 0;
+  for (size_t i : l.elementArgs)
+    if (c.f.args[i]->type.shape == xs) {
+      vectors.push_back(i);
+      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
+    }
+  unsigned vw = widest ? std::min<unsigned>(kColumnsMaxVector, unsigned(16 / widest)) : 1;
+  while (vw > 1 && staticI > 0 && staticI % vw)
+    vw /= 2;
+  if (vw == 1)
+    vectors.clear();
+  auto vt = [&](size_t i) {
+    return "tc_vec<" + std::string(c.st(c.f.args[i]->type.dtype)) + ", VW>";
+  };
+  std::string vec = "I % VW == 0";
+  for (size_t i : vectors)
+    vec += " && tc_aligned(in" + std::to_string(i) + ", sizeof(" + vt(i) + "))";
   std::string init = initOf(s), combine = s.combine + "()";
-  // Test-only: the last block leaves out the last partial (a wrong sum the
-  // host-emulation tests must catch).
+  // Test-only wrong sums the host-emulation tests must catch: the last
+  // block leaves out the last partial; the vector path leaves out a lane's
+  // last column.
   bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
-  os << "  enum { U = " << kColumnsUnroll << " };\n"
-     << "  const int64_t I = " << I << ", O = I ? rows / I : 0;\n"
-     << "  const int TX = I >= 32 ? 32 : I >= 16 ? 16 : I >= 8 ? 8 : I >= 4 ? 4 : I >= 2 ? 2 : 1;\n"
+  bool skip = std::getenv("TC_TEST_COLUMNS_VECTOR_SKIP") != nullptr;
+  os << "  enum { U = " << std::max(kColumnsUnroll, 16 / vw) << ", VW = " << vw << " };\n"
+     << "  const int64_t I = " << I << ", O = I ? rows / I : 0, G = (I + VW - 1) / VW;\n"
+     << "  int TX = G < 32 ? (G > 1 ? (int)G : 1) : 32;\n"
+     << "  for (int t = 32; G > 32 && t >= 8; --t)\n"
+     << "    if (G % t == 0) { TX = t; break; }\n"
      << "  const int TY = blockDim.x / TX, tx = threadIdx.x % TX, ty = threadIdx.x / TX;\n"
-     << "  const int64_t W = (int64_t)TX * " << V << ", chunks = (I + W - 1) / W, items = O * "
-     << "chunks;\n"
+     << "  const bool live = ty < TY; // TX not dividing the block: the last threads idle\n"
+     << "  const int64_t W = (int64_t)TX * VW, chunks = (I + W - 1) / W, items = O * chunks;\n"
      // Blocks per item: what fills the grid, at least kColumnsMinRows rows per thread.
      << gridSplits("items", "(L + (int64_t)TY * " + std::to_string(kColumnsMinRows) +
                                 " - 1) / ((int64_t)TY * " + std::to_string(kColumnsMinRows) + ")")
      << "  const int64_t per = (L + S - 1) / S;\n"
-     << "  __shared__ A tc_part[" << kColumnsBlock * kColumnsPerLane << "];\n"
+     << "  __shared__ A tc_part[" << kColumnsBlock * vw << "];\n"
      << "  __shared__ int tc_last;\n"
      << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
+     << "  const bool vec = " << (vectors.empty() ? "false" : vec) << ";\n  (void)vec;\n"
      << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
      << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
      << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
-     << "                  r1 = r0 + per < L ? r0 + per : L;\n"
-     << "    A accs[" << V << "];\n"
-     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) accs[k] = " << init
-     << ";\n"
-     // U rows a trip. Where all U rows and the item's W columns are in
-     // range, the trip has no branch: its U x V loads issue before any sum
-     // (a load then its add, branch, next load kept one load in flight a
-     // thread: 27 us for EfficientNet's 6 MB SE means). Each thread sums
-     // its rows in the same order either way.
-     << "    for (int64_t rb = r0 + ty; rb < r1; rb += (int64_t)TY * U) {\n"
-     << "      if (c0 + W <= I && rb + (int64_t)(U - 1) * TY < r1) {\n"
-     << "        A xs[U][" << V << "]; // every term first, then the sums\n"
-     << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
-     << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + c0 + tx + (int64_t)k * TX;\n"
-     << loads(false) << "      xs[u][k] = (A)(" << s.term << ");\n"
-     << "        }\n"
-     << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) accs[k] = " << combine
-     << "(accs[k], xs[u][k]);\n"
-     << "        continue;\n      }\n"
-     << "      for (int u = 0; u < U; ++u) {\n"
-     << "      const int64_t rr = rb + (int64_t)u * TY;\n"
-     << "      if (rr >= r1) break;\n"
-     << "      const int64_t at = (oo * L + rr) * I;\n"
-     << "      for (int k = 0; k < " << V << "; ++k) {\n"
-     << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
-     << "      if (c >= I) break;\n"
-     << "      const int64_t i = at + c;\n"
-     << loads(false) << "      accs[k] = " << combine << "(accs[k], (A)(" << s.term << "));\n"
-     << "      }\n      }\n    }\n"
-     // The block's TY partials of each column, in ty order.
+     << "                  r1 = r0 + per < L ? r0 + per : L, cl = c0 + (int64_t)tx * VW;\n"
+     << "    A accs[VW];\n"
+     << "#pragma unroll\n    for (int t = 0; t < VW; ++t) accs[t] = " << init << ";\n"
+     << "    for (int64_t rb = r0 + ty; live && rb < r1; rb += (int64_t)TY * U) {\n"
+     << "      A xs[U][VW]; // every term first, then the sums\n";
+  if (!vectors.empty()) {
+    os << "      if (vec) {\n";
+    for (size_t i : vectors)
+      os << "        " << vt(i) << " v" << i << "[U];\n";
+    os << "#pragma unroll\n        for (int u = 0; u < U; ++u) {\n"
+       << "          const int64_t at = (oo * L + rb + (int64_t)u * TY) * I + cl;\n"
+       << "          if (rb + (int64_t)u * TY < r1 && cl < I) {\n";
+    for (size_t i : vectors)
+      os << "            v" << i << "[u] = *(const " << vt(i) << " *)(in" << i << " + at);\n";
+    os << "          }\n        }\n"
+       << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
+       << "#pragma unroll\n        for (int t = 0; t < VW; ++t) {\n"
+       << "      xs[u][t] = " << init << ";\n"
+       << "      if (rb + (int64_t)u * TY >= r1 || cl >= I" << (skip ? " || t == VW - 1" : "")
+       << ") continue;\n"
+       << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + cl + t;\n"
+       << "      (void)i; // broadcast arguments only\n"
+       << loads(false, "[u].v[t]") << "      xs[u][t] = (A)(" << s.term << ");\n"
+       << "        }\n      } else ";
+  }
+  os << "{\n#pragma unroll\n      for (int u = 0; u < U; ++u)\n"
+     << "#pragma unroll\n      for (int t = 0; t < VW; ++t) {\n"
+     << "      xs[u][t] = " << init << ";\n"
+     << "      if (rb + (int64_t)u * TY >= r1 || cl + t >= I) continue;\n"
+     << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + cl + t;\n"
+     << loads(false) << "      xs[u][t] = (A)(" << s.term << ");\n"
+     << "      }\n      }\n"
+     << "#pragma unroll\n      for (int u = 0; u < U; ++u)\n"
+     << "        if (rb + (int64_t)u * TY < r1)\n"
+     << "#pragma unroll\n          for (int t = 0; t < VW; ++t) accs[t] = " << combine
+     << "(accs[t], xs[u][t]);\n"
+     << "    }\n"
+     // The block's TY partials of each column, a tree over ty in shared
+     // memory (a thread summing TY = 64 partials alone took longer than
+     // the loads).
      << "    __syncthreads(); // the last item's tc_part reads are done\n"
-     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) tc_part[(ty * " << V
-     << " + k) * TX + tx] = accs[k];\n"
+     << "    if (live)\n"
+     << "#pragma unroll\n      for (int t = 0; t < VW; ++t) tc_part[ty * W + tx * VW + t] = "
+        "accs[t];\n"
      << "    __syncthreads();\n"
-     << "    if (ty == 0)\n"
-     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k)\n"
-     << "        for (int t = 1; t < TY; ++t) accs[k] = " << combine << "(accs[k], tc_part[(t * "
-     << V << " + k) * TX + tx]);\n"
+     << "    int h = 1;\n    while (h < TY) h *= 2;\n"
+     << "    for (h /= 2; h > 0; h /= 2) {\n"
+     << "      for (int q = threadIdx.x; q < h * (int)W; q += blockDim.x)\n"
+     << "        if (q / W + h < TY) tc_part[q] = " << combine
+     << "(tc_part[q], tc_part[q + h * W]);\n"
+     << "      __syncthreads();\n    }\n"
+     // Thread q: the item's column c0 + q.
+     << "    const int64_t q = threadIdx.x;\n"
+     << "    A acc = q < W ? tc_part[q] : " << init << ";\n"
      << "    if (S > 1) {\n"
-     << "      if (ty == 0)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V
-     << "; ++k) part[w * W + k * TX + tx] = accs[k];\n"
-     << lastBlockOf("item", "      ") << "      if (ty == 0)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
-     << "          accs[k] = settled[item * S * W + k * TX + tx];\n"
-     << "          for (int64_t t = 1; t < S" << (drop ? " - 1" : "")
-     << "; ++t) accs[k] = " << combine << "(accs[k], settled[(item * S + t) * W + k * TX + tx]);\n"
-     << "        }\n"
+     << "      if (q < W) part[w * W + q] = acc;\n"
+     << lastBlockOf("item", "      ") << "      if (q < W) {\n"
+     << "        acc = settled[item * S * W + q];\n"
+     << "        for (int64_t t = 1; t < S" << (drop ? " - 1" : "") << "; ++t) acc = " << combine
+     << "(acc, settled[(item * S + t) * W + q]);\n"
+     << "      }\n"
      << "      if (threadIdx.x == 0) count[item] = 0; // zero for the next launch\n"
      << "    }\n"
-     << "    if (ty == 0)\n"
-     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k) {\n"
-     << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
-     << "      if (c >= I) break;\n"
-     << "      const int64_t o = oo * I + c;\n"
-     << "      const A acc = accs[k];\n"
+     << "    if (q < W && c0 + q < I) {\n"
+     << "      const int64_t o = oo * I + c0 + q;\n"
      << "      const A s0 = " << s.finish << ";\n";
   rowLoads(os);
   os << rowCode;
   ex.emitStores(os, "o");
-  os << "      }\n  }\n";
+  os << "    }\n  }\n";
 }
 
 // TopK: the row's k best in registers, kept sorted by insertion; only a

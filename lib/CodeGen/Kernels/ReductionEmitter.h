@@ -8,12 +8,14 @@ namespace tc::kernels::reduce {
 
 enum class Where { Prologue, Row, Element };
 
-// `columns` kernels: threads per block, columns per lane, the fixed grid (4
-// blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
-// and the fewest rows per thread worth another block: few, as the kernel is
-// latency-bound where the reduced run is short (an SE block over 14x14: 196
-// rows split 2 ways at 16 rows per thread left 80% of the grid idle).
-constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
+// `columns` kernels: threads per block, the most columns a lane reads (a
+// 16-byte vector of f16), the fixed grid (4 blocks on each of 132 SMs and
+// more: enough to fill an H100/H200 twice), the fewest rows per thread
+// worth another block: few, as the kernel is latency-bound where the
+// reduced run is short (an SE block over 14x14: 196 rows split 2 ways at 16
+// rows per thread left 80% of the grid idle), and the fewest rows a trip
+// (narrower vectors take more: 16 / VW, the same bytes in flight).
+constexpr unsigned kColumnsBlock = 256, kColumnsMaxVector = 8, kColumnsGrid = 1024,
                    kColumnsMinRows = 4, kColumnsUnroll = 4;
 // `split` kernels: threads per block, and the shortest static row that
 // takes them (poolformer's 25088 to 200704: a block per row leaves most of
@@ -61,7 +63,9 @@ private:
 
   bool emitOps();
   void setup(std::ostream &os);
-  std::string loads(bool final) const;
+  // `vector`: X-shaped arguments come from registers v<i><vector>
+  // (columnsLoop's vectors), not from memory at i.
+  std::string loads(bool final, const char *vector = nullptr) const;
   // A statistic's starting value, in the kernel's accumulator type `A`.
   std::string initOf(const ReduceStat &s) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
