@@ -243,7 +243,13 @@ std::string Emitter::loads(bool final, const char *vector) const {
     os << "      const " << A << " p" << k << " = (" << A << ")" << value << ";\n";
   }
   os << elemCode;
-  ex.emitStores(os, "i");
+  if (!vector) {
+    ex.emitStores(os, "i");
+    return os.str();
+  }
+  for (size_t r = 0; r < c.f.results.size(); ++r)
+    os << "      w" << r << vector << " = "
+       << c.store(c.f.results[r]->type.dtype, ex.name(c.f.results[r])) << ";\n";
   return os.str();
 }
 
@@ -321,6 +327,42 @@ void Emitter::rowLoads(std::ostream &os) const {
   }
 }
 
+std::string Emitter::vectorType(const Value *v) const {
+  return "tc_vec<" + std::string(c.st(v->type.dtype)) + ", VW>";
+}
+
+unsigned Emitter::vectorWidth(int64_t n, std::vector<size_t> &vectors) const {
+  size_t widest = 0;
+  for (size_t i : l.elementArgs)
+    if (c.f.args[i]->type.shape == l.x->type.shape) {
+      vectors.push_back(i);
+      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
+    }
+  if (l.perElementResults)
+    for (const Value *r : c.f.results)
+      widest = std::max(widest, dtypeSize(r->type.dtype));
+  unsigned vw = widest ? std::min<unsigned>(kMaxVector, unsigned(16 / widest)) : 1;
+  while (vw > 1 && n > 0 && n % vw)
+    vw /= 2;
+  if (vw == 1)
+    vectors.clear();
+  return vw;
+}
+
+std::string Emitter::aligned(const std::vector<size_t> &vectors, const std::string &n) const {
+  // Test-only: the path of unaligned pointers everywhere.
+  if (vectors.empty() || std::getenv("TC_TEST_REDUCE_NO_VECTORS"))
+    return "false";
+  std::string all = n + " % VW == 0";
+  for (size_t i : vectors)
+    all += " && tc_aligned(in" + std::to_string(i) + ", sizeof(" + vectorType(c.f.args[i]) + "))";
+  if (l.perElementResults)
+    for (size_t r = 0; r < c.f.results.size(); ++r)
+      all += " && tc_aligned(out" + std::to_string(r) + ", sizeof(" + vectorType(c.f.results[r]) +
+             "))";
+  return all;
+}
+
 // `columns`: X as [O, L, I] (kept outer, the reduced run, kept inner). A
 // lane owns VW consecutive columns (one 16-byte vector of the widest
 // argument read per element, narrowed until it divides a static I); TX
@@ -348,25 +390,8 @@ void Emitter::columnsLoop(std::ostream &os) const {
     I += " * v" + std::to_string(d);
     staticI = xs[d].isStatic() && staticI > 0 ? staticI * xs[d].size : -1;
   }
-  // The arguments read a vector at a time: X's shape, indexed by i.
   std::vector<size_t> vectors;
-  size_t widest = 0;
-  for (size_t i : l.elementArgs)
-    if (c.f.args[i]->type.shape == xs) {
-      vectors.push_back(i);
-      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
-    }
-  unsigned vw = widest ? std::min<unsigned>(kColumnsMaxVector, unsigned(16 / widest)) : 1;
-  while (vw > 1 && staticI > 0 && staticI % vw)
-    vw /= 2;
-  if (vw == 1)
-    vectors.clear();
-  auto vt = [&](size_t i) {
-    return "tc_vec<" + std::string(c.st(c.f.args[i]->type.dtype)) + ", VW>";
-  };
-  std::string vec = "I % VW == 0";
-  for (size_t i : vectors)
-    vec += " && tc_aligned(in" + std::to_string(i) + ", sizeof(" + vt(i) + "))";
+  const unsigned vw = vectorWidth(staticI, vectors);
   std::string init = initOf(s), combine = s.combine + "()";
   // Test-only wrong sums the host-emulation tests must catch: the last
   // block leaves out the last partial; the vector path leaves out a lane's
@@ -388,7 +413,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "  __shared__ A tc_part[" << kColumnsBlock * vw << "];\n"
      << "  __shared__ int tc_last;\n"
      << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
-     << "  const bool vec = " << (vectors.empty() ? "false" : vec) << ";\n  (void)vec;\n"
+     << "  const bool vec = " << aligned(vectors, "I") << ";\n  (void)vec;\n"
      << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
      << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
      << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
@@ -400,12 +425,13 @@ void Emitter::columnsLoop(std::ostream &os) const {
   if (!vectors.empty()) {
     os << "      if (vec) {\n";
     for (size_t i : vectors)
-      os << "        " << vt(i) << " v" << i << "[U];\n";
+      os << "        " << vectorType(c.f.args[i]) << " v" << i << "[U];\n";
     os << "#pragma unroll\n        for (int u = 0; u < U; ++u) {\n"
        << "          const int64_t at = (oo * L + rb + (int64_t)u * TY) * I + cl;\n"
        << "          if (rb + (int64_t)u * TY < r1 && cl < I) {\n";
     for (size_t i : vectors)
-      os << "            v" << i << "[u] = *(const " << vt(i) << " *)(in" << i << " + at);\n";
+      os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
+         << " + at);\n";
     os << "          }\n        }\n"
        << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
        << "#pragma unroll\n        for (int t = 0; t < VW; ++t) {\n"

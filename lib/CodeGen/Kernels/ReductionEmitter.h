@@ -8,15 +8,17 @@ namespace tc::kernels::reduce {
 
 enum class Where { Prologue, Row, Element };
 
-// `columns` kernels: threads per block, the most columns a lane reads (a
-// 16-byte vector of f16), the fixed grid (4 blocks on each of 132 SMs and
+// The most elements of a vector (16 bytes of f16) the `columns` and `split`
+// kernels read (Emitter::vectorWidth).
+constexpr unsigned kMaxVector = 8;
+// `columns` kernels: threads per block, the fixed grid (4 blocks on each of 132 SMs and
 // more: enough to fill an H100/H200 twice), the fewest rows per thread
 // worth another block: few, as the kernel is latency-bound where the
 // reduced run is short (an SE block over 14x14: 196 rows split 2 ways at 16
 // rows per thread left 80% of the grid idle), and the fewest rows a trip
 // (narrower vectors take more: 16 / VW, the same bytes in flight).
-constexpr unsigned kColumnsBlock = 256, kColumnsMaxVector = 8, kColumnsGrid = 1024,
-                   kColumnsMinRows = 4, kColumnsUnroll = 4;
+constexpr unsigned kColumnsBlock = 256, kColumnsGrid = 1024, kColumnsMinRows = 4,
+                   kColumnsUnroll = 4;
 // `split` kernels: threads per block, and the shortest static row that
 // takes them (poolformer's 25088 to 200704: a block per row leaves most of
 // the GPU idle while a few rows fill less than a wave).
@@ -63,9 +65,19 @@ private:
 
   bool emitOps();
   void setup(std::ostream &os);
-  // `vector`: X-shaped arguments come from registers v<i><vector>
-  // (columnsLoop's vectors), not from memory at i.
+  // `vector`: X-shaped arguments come from registers v<i><vector>, and
+  // results go to w<r><vector> (the caller reads and writes the vectors).
   std::string loads(bool final, const char *vector = nullptr) const;
+  // The arguments read a vector at a time (X's shape, indexed by i) and
+  // the vectors' width VW: 16 bytes of the widest of them and of results
+  // written per element, at most kMaxVector, halved until it divides the
+  // run length n when n is static (> 0); 1 (no vectors) for none.
+  unsigned vectorWidth(int64_t n, std::vector<size_t> &vectors) const;
+  // tc_vec<T, VW> of v's storage type.
+  std::string vectorType(const Value *v) const;
+  // The run-time condition of the vector path: n a multiple of VW, every
+  // vector's pointer aligned ("false" without vectors).
+  std::string aligned(const std::vector<size_t> &vectors, const std::string &n) const;
   // A statistic's starting value, in the kernel's accumulator type `A`.
   std::string initOf(const ReduceStat &s) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
