@@ -543,7 +543,7 @@ std::optional<EmittedKernel> Emitter::emit() {
   } else if (l.split) {
     threads = kSplitBlock;
     launch = LaunchKind::Split;
-    vec = unsigned(l.plan.stats.size() + 1); // the passes
+    vec = splitLaunches(l); // the passes
   } else if (block && l.perElementResults) {
     threads = kRowsBlock;
     launch = LaunchKind::Rows;

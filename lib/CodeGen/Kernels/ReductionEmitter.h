@@ -3,6 +3,7 @@
 // (SplitRows.cpp: long rows split across blocks).
 #pragma once
 #include "Families.h"
+#include <functional>
 
 namespace tc::kernels::reduce {
 
@@ -47,6 +48,9 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l);
 // of a static length of at least kSplitMinRow elements; the kernel
 // spreads whatever rows there are over its grid (many rows: a block each).
 bool takesSplit(const KernelContext &c, const Layout &l);
+// The launches (passes) of a `split` kernel: one per statistic (one for a
+// centered plan's two) and the last, which writes the elements.
+unsigned splitLaunches(const Layout &l);
 
 class Emitter {
 public:
@@ -85,6 +89,7 @@ private:
   void rowBody(std::ostream &os);
   void columnsLoop(std::ostream &os) const;
   void splitLoop(std::ostream &os) const;
+  void centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk) const;
   void topK(std::ostream &os) const;
 };
 
