@@ -1,6 +1,7 @@
 // The Reduction family's emitter (Reduction.cpp), shared with the files
 // that hold its CUDA strategies beyond a block or a thread per row
-// (SplitRows.cpp: long rows split across blocks).
+// (Columns.cpp: kept inner columns; SplitRows.cpp: long rows split across
+// blocks).
 #pragma once
 #include "Families.h"
 #include <functional>
