@@ -30,6 +30,11 @@ Models (f16):
   softmax_swin         Cast + Softmax + Cast, rows of 49 [2048,3,49,49]
   instnorm_poolformer  Cast + InstanceNormalization to f32 (GroupNorm(1)), [32,1,200704]
   instnorm_62720       the same on [32,1,62720]
+  se_mean_112          ReduceMean over H, W of NHWC [32,112,112,32] (an SE block's
+                       squeeze: the `columns` kernel); se_mean_56 [32,56,56,96],
+                       se_mean_14 [32,14,14,480], se_mean_7 [32,7,7,1152]
+  gn_poolformer        GroupNorm(1) on NHWC as canonicalize leaves it: Cast + LayerNorm
+                       over axes 1.. + Cast + per-channel Mul, Add, [32,56,56,64] (`split`)
 Prints one line per model and tool directory, then a table."""
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -113,6 +118,22 @@ def instnorm(x):
     return [("x", x), ("s", c, "f32"), ("b", c, "f32")], (x, "f32"), body, 6 * n(x)
 
 
+def reduce_mean(x):
+    y = [x[0], 1, 1, x[3]]
+    body = "    %%y = ReduceMean(%%x) {axes = [1, 2]} : %s\n" % shape(y)
+    return [("x", x)], y, body, 2 * (n(x) + n(y))
+
+
+def groupnorm_nhwc(x):
+    c = [1, 1, x[-1]]
+    body = ("    %%one = const f32[1] [1]\n    %%zero = const f32[1] [0]\n"
+            "    %%c = Cast(%%x) {to = f32} : %s\n"
+            "    %%l = LayerNormalization(%%c, %%one, %%zero) {axis = 1, epsilon = 1e-05} : %s\n"
+            "    %%h = Cast(%%l) {to = f16} : %s\n    %%m = Mul(%%h, %%g) : %s\n"
+            "    %%y = Add(%%m, %%b) : %s\n" % (f32(x), f32(x), shape(x), shape(x), shape(x)))
+    return [("x", x), ("g", c), ("b", c)], x, body, 2 * 2 * n(x)
+
+
 models = {
     "transpose_nchw_nhwc": transpose([32, 256, 56, 56], [0, 2, 3, 1]),
     "transpose_nhwc_nchw": transpose([32, 56, 56, 256], [0, 3, 1, 2]),
@@ -129,6 +150,11 @@ models = {
     "softmax_swin": softmax([2048, 3, 49, 49], True),
     "instnorm_poolformer": instnorm([32, 1, 200704]),
     "instnorm_62720": instnorm([32, 1, 62720]),
+    "se_mean_112": reduce_mean([32, 112, 112, 32]),
+    "se_mean_56": reduce_mean([32, 56, 56, 96]),
+    "se_mean_14": reduce_mean([32, 14, 14, 480]),
+    "se_mean_7": reduce_mean([32, 7, 7, 1152]),
+    "gn_poolformer": groupnorm_nhwc([32, 56, 56, 64]),
 }
 
 

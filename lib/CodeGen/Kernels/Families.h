@@ -57,6 +57,9 @@ struct ReducePlan {
   int arg = 0;
   bool selectLast = false;
   int64_t topK = 0; // TopK: its k (`arg` 1: largest, -1: smallest)
+  // stats[0] is the mean (sum / L) and stats[1] the sum of (x - s0)^2,
+  // finished: a kernel may compute both in one pass (SplitRows.cpp).
+  bool centered = false;
 };
 inline constexpr int64_t kMaxTopK = 64;
 bool isReduceAnchor(const Op &op);

@@ -34,6 +34,7 @@ void meanRstd(ReducePlan &p, double eps) {
   p.stats.push_back({"(x - s0) * (x - s0)", "tc_add_op", "0",
                      "(A)1 / tc_sqrt(acc / (A)L + " + floatLiteral(eps, DType::F64) + ")"});
   p.value = "(x - s0) * s1";
+  p.centered = true;
 }
 
 } // namespace
@@ -155,6 +156,7 @@ std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op) {
     }
     p.stats = {{"x", "tc_add_op", "0", "acc / (A)L"},
                {"(x - s0) * (x - s0)", "tc_add_op", "0", "tc_sqrt(acc / (A)L) + (A)1e-9"}};
+    p.centered = true;
     p.value = "(x - s0) / s1";
     break;
   case OpKind::LayerNormalization: {

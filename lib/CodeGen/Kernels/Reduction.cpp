@@ -10,13 +10,12 @@
 // threads reading neighbouring elements), except on CUDA one statistic
 // per row over one run of axes before kept inner ones (NHWC's ReduceMean
 // over H, W): `columns`, whose blocks and further blocks split the rows'
-// extent (columnsLoop), and long contiguous rows with per-element results
+// extent (Columns.cpp), and long contiguous rows with per-element results
 // `split` across blocks, a launch per statistic (SplitRows.cpp). The CPU
-// accumulates in double, as the reference
-// kernels do; CUDA in float (double for f64).
+// accumulates in double, as the reference kernels do; CUDA in float
+// (double for f64).
 #include "ReductionEmitter.h"
 #include <algorithm>
-#include <cstdlib>
 #include <sstream>
 
 namespace tc::kernels {
@@ -189,7 +188,7 @@ void Emitter::setup(std::ostream &os) {
 
 // The element's loads, prologue and reduced input x; in the last pass also
 // the parameters, the element ops and the stores.
-std::string Emitter::loads(bool final) const {
+std::string Emitter::loads(bool final, const char *vector) const {
   std::ostringstream os;
   size_t r = l.x->type.rank();
   // Element i's place in each broadcast argument, by the axes it varies
@@ -221,8 +220,14 @@ std::string Emitter::loads(bool final) const {
     os << "      const " << c.ct(t) << " a" << i << " = "
        << c.load(t, "in" + std::to_string(i) + "[" + at + "]") << ";\n";
   };
-  for (size_t i : l.elementArgs)
-    load(i, c.f.args[i]->type.shape == l.x->type.shape ? "i" : "0");
+  for (size_t i : l.elementArgs) {
+    DType t = c.f.args[i]->type.dtype;
+    if (vector && c.f.args[i]->type.shape == l.x->type.shape)
+      os << "      const " << c.ct(t) << " a" << i << " = "
+         << c.load(t, "v" + std::to_string(i) + vector) << ";\n";
+    else
+      load(i, c.f.args[i]->type.shape == l.x->type.shape ? "i" : "0");
+  }
   for (size_t i : l.broadcastArgs)
     load(i, "b" + std::to_string(i));
   os << pro << "      const " << A << " x = (" << A << ")(" << reducedInput << ");\n";
@@ -237,7 +242,13 @@ std::string Emitter::loads(bool final) const {
     os << "      const " << A << " p" << k << " = (" << A << ")" << value << ";\n";
   }
   os << elemCode;
-  ex.emitStores(os, "i");
+  if (!vector) {
+    ex.emitStores(os, "i");
+    return os.str();
+  }
+  for (size_t r = 0; r < c.f.results.size(); ++r)
+    os << "      w" << r << vector << " = "
+       << c.store(c.f.results[r]->type.dtype, ex.name(c.f.results[r])) << ";\n";
   return os.str();
 }
 
@@ -315,103 +326,6 @@ void Emitter::rowLoads(std::ostream &os) const {
   }
 }
 
-// `columns`: X as [O, L, I] (kept outer, the reduced run, kept inner). A
-// work item is the columns c0 .. c0 + W of one o; a block's TX lanes read
-// neighbouring columns (coalesced), kColumnsPerLane each, and its TY rows
-// of lanes stride over the item's rows. Where the items do not fill the
-// grid, S blocks split each item's rows and write partials to the scratch;
-// the last of them (a counter) combines the S partials in order. Every sum
-// is in a fixed order for a shape: results identical run to run.
-void Emitter::columnsLoop(std::ostream &os) const {
-  const ReduceStat &s = l.plan.stats[0];
-  std::string I = "(int64_t)1", V = std::to_string(kColumnsPerLane);
-  for (size_t d = l.redEnd; d < l.viewDims.size(); ++d)
-    I += " * v" + std::to_string(d);
-  std::string init = initOf(s), combine = s.combine + "()";
-  // Test-only: the last block leaves out the last partial (a wrong sum the
-  // host-emulation tests must catch).
-  bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
-  os << "  enum { U = " << kColumnsUnroll << " };\n"
-     << "  const int64_t I = " << I << ", O = I ? rows / I : 0;\n"
-     << "  const int TX = I >= 32 ? 32 : I >= 16 ? 16 : I >= 8 ? 8 : I >= 4 ? 4 : I >= 2 ? 2 : 1;\n"
-     << "  const int TY = blockDim.x / TX, tx = threadIdx.x % TX, ty = threadIdx.x / TX;\n"
-     << "  const int64_t W = (int64_t)TX * " << V << ", chunks = (I + W - 1) / W, items = O * "
-     << "chunks;\n"
-     // Blocks per item: what fills the grid, at least kColumnsMinRows rows per thread.
-     << gridSplits("items", "(L + (int64_t)TY * " + std::to_string(kColumnsMinRows) +
-                                " - 1) / ((int64_t)TY * " + std::to_string(kColumnsMinRows) + ")")
-     << "  const int64_t per = (L + S - 1) / S;\n"
-     << "  __shared__ A tc_part[" << kColumnsBlock * kColumnsPerLane << "];\n"
-     << "  __shared__ int tc_last;\n"
-     << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
-     << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
-     << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
-     << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
-     << "                  r1 = r0 + per < L ? r0 + per : L;\n"
-     << "    A accs[" << V << "];\n"
-     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) accs[k] = " << init
-     << ";\n"
-     // U rows a trip. Where all U rows and the item's W columns are in
-     // range, the trip has no branch: its U x V loads issue before any sum
-     // (a load then its add, branch, next load kept one load in flight a
-     // thread: 27 us for EfficientNet's 6 MB SE means). Each thread sums
-     // its rows in the same order either way.
-     << "    for (int64_t rb = r0 + ty; rb < r1; rb += (int64_t)TY * U) {\n"
-     << "      if (c0 + W <= I && rb + (int64_t)(U - 1) * TY < r1) {\n"
-     << "        A xs[U][" << V << "]; // every term first, then the sums\n"
-     << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
-     << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + c0 + tx + (int64_t)k * TX;\n"
-     << loads(false) << "      xs[u][k] = (A)(" << s.term << ");\n"
-     << "        }\n"
-     << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) accs[k] = " << combine
-     << "(accs[k], xs[u][k]);\n"
-     << "        continue;\n      }\n"
-     << "      for (int u = 0; u < U; ++u) {\n"
-     << "      const int64_t rr = rb + (int64_t)u * TY;\n"
-     << "      if (rr >= r1) break;\n"
-     << "      const int64_t at = (oo * L + rr) * I;\n"
-     << "      for (int k = 0; k < " << V << "; ++k) {\n"
-     << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
-     << "      if (c >= I) break;\n"
-     << "      const int64_t i = at + c;\n"
-     << loads(false) << "      accs[k] = " << combine << "(accs[k], (A)(" << s.term << "));\n"
-     << "      }\n      }\n    }\n"
-     // The block's TY partials of each column, in ty order.
-     << "    __syncthreads(); // the last item's tc_part reads are done\n"
-     << "#pragma unroll\n    for (int k = 0; k < " << V << "; ++k) tc_part[(ty * " << V
-     << " + k) * TX + tx] = accs[k];\n"
-     << "    __syncthreads();\n"
-     << "    if (ty == 0)\n"
-     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k)\n"
-     << "        for (int t = 1; t < TY; ++t) accs[k] = " << combine << "(accs[k], tc_part[(t * "
-     << V << " + k) * TX + tx]);\n"
-     << "    if (S > 1) {\n"
-     << "      if (ty == 0)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V
-     << "; ++k) part[w * W + k * TX + tx] = accs[k];\n"
-     << lastBlockOf("item", "      ") << "      if (ty == 0)\n"
-     << "#pragma unroll\n        for (int k = 0; k < " << V << "; ++k) {\n"
-     << "          accs[k] = settled[item * S * W + k * TX + tx];\n"
-     << "          for (int64_t t = 1; t < S" << (drop ? " - 1" : "")
-     << "; ++t) accs[k] = " << combine << "(accs[k], settled[(item * S + t) * W + k * TX + tx]);\n"
-     << "        }\n"
-     << "      if (threadIdx.x == 0) count[item] = 0; // zero for the next launch\n"
-     << "    }\n"
-     << "    if (ty == 0)\n"
-     << "#pragma unroll\n      for (int k = 0; k < " << V << "; ++k) {\n"
-     << "      const int64_t c = c0 + tx + (int64_t)k * TX;\n"
-     << "      if (c >= I) break;\n"
-     << "      const int64_t o = oo * I + c;\n"
-     << "      const A acc = accs[k];\n"
-     << "      const A s0 = " << s.finish << ";\n";
-  rowLoads(os);
-  os << rowCode;
-  ex.emitStores(os, "o");
-  os << "      }\n  }\n";
-}
-
 // TopK: the row's k best in registers, kept sorted by insertion; only a
 // strictly better value moves ahead, so equal values keep index order. NaN
 // ranks above every number (as the reference's sort).
@@ -465,7 +379,7 @@ std::optional<EmittedKernel> Emitter::emit() {
   } else if (l.split) {
     threads = kSplitBlock;
     launch = LaunchKind::Split;
-    vec = unsigned(l.plan.stats.size() + 1); // the passes
+    vec = splitLaunches(l); // the passes
   } else if (block && l.perElementResults) {
     threads = kRowsBlock;
     launch = LaunchKind::Rows;

@@ -1,20 +1,26 @@
 // The Reduction family's emitter (Reduction.cpp), shared with the files
 // that hold its CUDA strategies beyond a block or a thread per row
-// (SplitRows.cpp: long rows split across blocks).
+// (Columns.cpp: kept inner columns; SplitRows.cpp: long rows split across
+// blocks).
 #pragma once
 #include "Families.h"
+#include <functional>
 
 namespace tc::kernels::reduce {
 
 enum class Where { Prologue, Row, Element };
 
-// `columns` kernels: threads per block, columns per lane, the fixed grid (4
-// blocks on each of 132 SMs and more: enough to fill an H100/H200 twice)
-// and the fewest rows per thread worth another block: few, as the kernel is
-// latency-bound where the reduced run is short (an SE block over 14x14: 196
-// rows split 2 ways at 16 rows per thread left 80% of the grid idle).
-constexpr unsigned kColumnsBlock = 256, kColumnsPerLane = 4, kColumnsGrid = 1024,
-                   kColumnsMinRows = 4, kColumnsUnroll = 4;
+// The most elements of a vector (16 bytes of f16) the `columns` and `split`
+// kernels read (Emitter::vectorWidth).
+constexpr unsigned kMaxVector = 8;
+// `columns` kernels: threads per block, the fixed grid (4 blocks on each of 132 SMs and
+// more: enough to fill an H100/H200 twice), the fewest rows per thread
+// worth another block: few, as the kernel is latency-bound where the
+// reduced run is short (an SE block over 14x14: 196 rows split 2 ways at 16
+// rows per thread left 80% of the grid idle), and the fewest rows a trip
+// (narrower vectors take more: 16 / VW, the same bytes in flight).
+constexpr unsigned kColumnsBlock = 256, kColumnsGrid = 1024, kColumnsMinRows = 4,
+                   kColumnsUnroll = 4;
 // `split` kernels: threads per block, and the shortest static row that
 // takes them (poolformer's 25088 to 200704: a block per row leaves most of
 // the GPU idle while a few rows fill less than a wave).
@@ -43,6 +49,9 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l);
 // of a static length of at least kSplitMinRow elements; the kernel
 // spreads whatever rows there are over its grid (many rows: a block each).
 bool takesSplit(const KernelContext &c, const Layout &l);
+// The launches (passes) of a `split` kernel: one per statistic (one for a
+// centered plan's two) and the last, which writes the elements.
+unsigned splitLaunches(const Layout &l);
 
 class Emitter {
 public:
@@ -61,7 +70,19 @@ private:
 
   bool emitOps();
   void setup(std::ostream &os);
-  std::string loads(bool final) const;
+  // `vector`: X-shaped arguments come from registers v<i><vector>, and
+  // results go to w<r><vector> (the caller reads and writes the vectors).
+  std::string loads(bool final, const char *vector = nullptr) const;
+  // The arguments read a vector at a time (X's shape, indexed by i) and
+  // the vectors' width VW: 16 bytes of the widest of them and of results
+  // written per element, at most kMaxVector, halved until it divides the
+  // run length n when n is static (> 0); 1 (no vectors) for none.
+  unsigned vectorWidth(int64_t n, std::vector<size_t> &vectors) const;
+  // tc_vec<T, VW> of v's storage type.
+  std::string vectorType(const Value *v) const;
+  // The run-time condition of the vector path: n a multiple of VW, every
+  // vector's pointer aligned ("false" without vectors).
+  std::string aligned(const std::vector<size_t> &vectors, const std::string &n) const;
   // A statistic's starting value, in the kernel's accumulator type `A`.
   std::string initOf(const ReduceStat &s) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
@@ -69,6 +90,7 @@ private:
   void rowBody(std::ostream &os);
   void columnsLoop(std::ostream &os) const;
   void splitLoop(std::ostream &os) const;
+  void centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk) const;
   void topK(std::ostream &os) const;
 };
 

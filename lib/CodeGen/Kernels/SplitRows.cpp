@@ -18,8 +18,12 @@ namespace {
 
 // The fewest elements a thread reduces before another block takes part.
 constexpr int64_t kSplitMinPerThread = 16;
-// Elements a thread loads before it combines any (memory-level parallelism).
-constexpr int kSplitUnroll = 4;
+// Vectors a thread loads before it combines any (memory-level
+// parallelism): in the statistics' passes, and in the last (its results'
+// vectors too). Halved where arguments are read through broadcast strides
+// (a per-channel scale: ptxas hoists each element's address, and
+// poolformer's GroupNorm spilled at 128 registers).
+constexpr int kSplitUnroll = 4, kSplitLastUnroll = 2;
 
 } // namespace
 
@@ -40,47 +44,108 @@ bool takesSplit(const KernelContext &c, const Layout &l) {
 
 void Emitter::splitLoop(std::ostream &os) const {
   const size_t P = l.plan.stats.size();
-  // Test-only: the last block leaves out the last partial (a wrong statistic
-  // the host-emulation tests must catch).
+  int64_t n = 1; // the row's static length (takesSplit)
+  for (size_t d = 0; d < l.plan.reduced.size(); ++d)
+    if (l.plan.reduced[d])
+      n *= l.x->type.shape[d].size;
+  std::vector<size_t> vectors;
+  const unsigned vw = vectorWidth(n, vectors);
+  // Test-only wrong statistics the host-emulation tests must catch: the
+  // last block leaves out the last partial; the vector path leaves out
+  // each vector's last element.
   bool drop = std::getenv("TC_TEST_SPLIT_DROP_PARTIAL") != nullptr;
-  os << "  const int64_t P = " << P << ";\n  enum { U = " << kSplitUnroll
+  bool skip = std::getenv("TC_TEST_SPLIT_VECTOR_SKIP") != nullptr;
+  const int halve = l.broadcastArgs.empty() ? 1 : 2;
+  // Mean and squared deviations in one pass (X read twice, not three
+  // times): K partials a block.
+  const bool centered = l.plan.centered && P == 2;
+  const int K = centered ? 2 : 1;
+  os << "  const int64_t P = " << P << ";\n  enum { U = " << kSplitUnroll / halve
+     << ", UL = " << kSplitLastUnroll / halve << ", VW = " << vw
      << " };\n"
      // Blocks per row: what fills the grid, at least kSplitMinPerThread elements a thread.
      << gridSplits("rows", "(L + (int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) +
                                " - 1) / ((int64_t)blockDim.x * " +
                                std::to_string(kSplitMinPerThread) + ")")
-     << "  const int64_t per = (L + S - 1) / S;\n"
+     << "  const int64_t per = ((L + S - 1) / S + VW - 1) / VW * VW; // whole vectors a block\n"
      // The scratch: the items' partials, the rows' statistics, the counters.
-     << "  if ((rows * S + rows * P) * (int64_t)sizeof(A) > (int64_t)gridDim.x * blockDim.x * 8) "
-        "{\n"
+     << "  if ((rows * S * " << K
+     << " + rows * P) * (int64_t)sizeof(A) > (int64_t)gridDim.x * "
+        "blockDim.x * 8) {\n"
      << "    __trap(); // never below 2^33 elements: the statistics outgrow the scratch\n"
      << "    return;\n  }\n"
-     << "  A *part = (A *)scratch, *stat = part + rows * S;\n"
+     << "  A *part = (A *)scratch, *stat = part + rows * S * " << K << ";\n"
      << "  const volatile A *settled = part;\n"
+     << "  const bool vec = " << aligned(vectors, "L") << ";\n  (void)vec;\n"
      << kScratchCounters << "  __shared__ A tc_red[32];\n  __shared__ int tc_last;\n"
      << "  for (int64_t w = blockIdx.x; w < rows * S; w += gridDim.x) {\n"
      << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
   for (size_t k = 0; k < P; ++k)
-    os << "    const A s" << k << " = p.pass > " << k << " ? stat[o * P + " << k
+    os << "    const A s" << k << " = p.pass > " << (centered ? 0 : k) << " ? stat[o * P + " << k
        << "] : (A)0;\n    (void)s" << k << ";\n";
-  // U elements a thread per trip, unrolled: U loads in flight, not one (a
-  // pass at one 2-byte load a thread ran at a fifth of HBM's bandwidth).
-  auto chunk = [&](const std::string &code) {
-    os << "      for (int64_t jb = j0 + threadIdx.x; jb < j1; jb += (int64_t)blockDim.x * U) {\n"
-       << "#pragma unroll\n"
-       << "       for (int u = 0; u < U; ++u) {\n"
-       << "        const int64_t j = jb + (int64_t)u * blockDim.x;\n"
-       << "        if (j >= j1) continue;\n"
-       << "        const int64_t i = o * L + j;\n"
-       << code << "       }\n      }\n";
+  // A thread's U vectors of VW elements a trip (vector u at jb + u *
+  // blockDim.x * VW), every load before any use: U 16-byte loads in flight
+  // (a pass at one 2-byte load a thread ran at a fifth of HBM's
+  // bandwidth). Unaligned pointers: the same elements one at a time, in
+  // the same order.
+  // `stat`: the pass's statistic, accumulated in accu[u]; none: the last
+  // pass (the element ops and stores).
+  auto chunk = [&](const ReduceStat *stat) {
+    const bool final = !stat;
+    const char *U = final ? "UL" : "U";
+    // Vectors are whole in the row (L % VW == 0): one check a vector.
+    auto element = [&](const char *vector) {
+      return std::string("#pragma unroll\n        for (int u = 0; u < ") + U + "; ++u)\n" +
+             "#pragma unroll\n        for (int t = 0; t < VW; ++t) {\n" +
+             "        const int64_t j = jb + (int64_t)u * blockDim.x * VW + t;\n" +
+             (vector ? std::string("        if (j - t >= j1") +
+                           (skip && !final ? " || t == VW - 1" : "") + ") continue;\n"
+                     : "        if (j >= j1) continue;\n") +
+             "        const int64_t i = o * L + j;\n        (void)i;\n" +
+             (final ? loads(true, vector)
+                    : loads(false, vector) + "        accu[u] = " + stat->combine +
+                          "()(accu[u], (A)(" + stat->term + "));\n") +
+             "        }\n";
+    };
+    os << "      for (int64_t jb = j0 + (int64_t)threadIdx.x * VW; jb < j1; jb += "
+          "(int64_t)blockDim.x * VW * "
+       << U << ") {\n";
+    if (!vectors.empty()) {
+      os << "       if (vec) {\n";
+      for (size_t i : vectors)
+        os << "        " << vectorType(c.f.args[i]) << " v" << i << "[" << U << "];\n";
+      if (final)
+        for (size_t r = 0; r < c.f.results.size(); ++r)
+          os << "        " << vectorType(c.f.results[r]) << " w" << r << "[" << U << "];\n";
+      os << "#pragma unroll\n        for (int u = 0; u < " << U << "; ++u) {\n"
+         << "          const int64_t j = jb + (int64_t)u * blockDim.x * VW;\n"
+         << "          if (j < j1) {\n";
+      for (size_t i : vectors)
+        os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
+           << " + o * L + j);\n";
+      os << "          }\n        }\n" << element("[u].v[t]");
+      if (final) {
+        os << "#pragma unroll\n        for (int u = 0; u < " << U << "; ++u) {\n"
+           << "          const int64_t j = jb + (int64_t)u * blockDim.x * VW;\n"
+           << "          if (j < j1) {\n";
+        for (size_t r = 0; r < c.f.results.size(); ++r)
+          os << "            *(" << vectorType(c.f.results[r]) << " *)(out" << r
+             << " + o * L + j) = w" << r << "[u];\n";
+        os << "          }\n        }\n";
+      }
+      os << "        continue;\n       }\n";
+    }
+    os << element(nullptr) << "      }\n";
   };
-  for (size_t k = 0; k < P; ++k) {
+  if (centered)
+    centeredPass(os, [&](const ReduceStat *stat) { chunk(stat); });
+  for (size_t k = 0; k < P && !centered; ++k) {
     const ReduceStat &s = l.plan.stats[k];
     std::string init = initOf(s), combine = s.combine + "()";
     // A partial per u (U independent chains), combined in u order.
     os << "    if (p.pass == " << k << ") {\n      A accu[U];\n"
        << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << init << ";\n";
-    chunk(loads(false) + "        accu[u] = " + combine + "(accu[u], (A)(" + s.term + "));\n");
+    chunk(&s);
     os << "      A acc = accu[0];\n"
        << "#pragma unroll\n      for (int u = 1; u < U; ++u) acc = " << combine
        << "(acc, accu[u]);\n";
@@ -99,8 +164,58 @@ void Emitter::splitLoop(std::ostream &os) const {
   os << "    {\n";
   rowLoads(os);
   os << rowCode;
-  chunk(loads(true));
+  chunk(nullptr);
   os << "    }\n  }\n";
+}
+
+unsigned splitLaunches(const Layout &l) {
+  return l.plan.centered && l.plan.stats.size() == 2 ? 2 : unsigned(l.plan.stats.size() + 1);
+}
+
+// The pass of a `centered` plan's two statistics: the block's chunk's sum
+// then, around the chunk's mean, its squared deviations (a second sweep
+// over a chunk the block just read: cache hits); the last block combines
+// the chunks' (mean, M2) in chunk order by Chan et al.'s update (no
+// cancellation, unlike a sum of squares).
+void Emitter::centeredPass(std::ostream &os,
+                           const std::function<void(const ReduceStat *)> &chunk) const {
+  const ReduceStat &m = l.plan.stats[0], &q = l.plan.stats[1];
+  bool drop = std::getenv("TC_TEST_SPLIT_DROP_PARTIAL") != nullptr;
+  auto sweep = [&](const ReduceStat &s, const char *into) {
+    os << "      {\n      A accu[U];\n"
+       << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << initOf(s) << ";\n";
+    chunk(&s);
+    os << "      A acc = accu[0];\n"
+       << "#pragma unroll\n      for (int u = 1; u < U; ++u) acc = " << s.combine
+       << "()(acc, accu[u]);\n"
+       << "      " << into << " = tc_block_reduce(acc, tc_red, " << s.combine << "());\n"
+       << "      }\n";
+  };
+  os << "    if (p.pass == 0) {\n"
+     << "      const A nb = (A)(j1 > j0 ? j1 - j0 : 0);\n"
+     << "      A mean, m2;\n";
+  sweep(m, "mean");
+  os << "      mean = nb > (A)0 ? mean / nb : (A)0;\n"
+     << "      {\n      const A s0 = mean; // the term's mean: the chunk's\n";
+  sweep(q, "m2");
+  os << "      }\n"
+     << "      if (S > 1) {\n"
+     << "        if (threadIdx.x == 0) { part[2 * w] = mean; part[2 * w + 1] = m2; }\n"
+     << lastBlockOf("o", "        ") << "        A n = 0;\n        mean = 0;\n        m2 = 0;\n"
+     << "        for (int64_t t = 0; t < S" << (drop ? " - 1" : "") << "; ++t) {\n"
+     << "          const int64_t a = t * per, b = a + per < L ? a + per : L;\n"
+     << "          if (b <= a) continue;\n"
+     << "          const A nt = (A)(b - a), nn = n + nt, d = settled[2 * (o * S + t)] - mean;\n"
+     << "          mean += d * (nt / nn);\n"
+     << "          m2 += settled[2 * (o * S + t) + 1] + d * d * (n * nt / nn);\n"
+     << "          n = nn;\n        }\n"
+     << "        if (threadIdx.x == 0) count[o] = 0; // zero for the next pass\n"
+     << "      }\n"
+     << "      if (threadIdx.x == 0) {\n"
+     << "        stat[o * P] = mean;\n"
+     << "        const A acc = m2;\n"
+     << "        stat[o * P + 1] = " << q.finish << ";\n      }\n"
+     << "      continue;\n    }\n";
 }
 
 } // namespace tc::kernels::reduce

@@ -1,0 +1,174 @@
+// The Reduction family's `columns` strategy (CUDA): one statistic over a
+// run of axes before kept inner ones (NHWC's ReduceMean over H, W), and
+// the 16-byte vectors it and `split` (SplitRows.cpp) read X in.
+#include "ReductionEmitter.h"
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+namespace tc::kernels::reduce {
+
+std::string Emitter::vectorType(const Value *v) const {
+  return "tc_vec<" + std::string(c.st(v->type.dtype)) + ", VW>";
+}
+
+unsigned Emitter::vectorWidth(int64_t n, std::vector<size_t> &vectors) const {
+  size_t widest = 0;
+  for (size_t i : l.elementArgs)
+    if (c.f.args[i]->type.shape == l.x->type.shape) {
+      vectors.push_back(i);
+      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
+    }
+  if (l.perElementResults)
+    for (const Value *r : c.f.results)
+      widest = std::max(widest, dtypeSize(r->type.dtype));
+  unsigned vw = widest ? std::min<unsigned>(kMaxVector, unsigned(16 / widest)) : 1;
+  while (vw > 1 && n > 0 && n % vw)
+    vw /= 2;
+  if (vw == 1)
+    vectors.clear();
+  return vw;
+}
+
+std::string Emitter::aligned(const std::vector<size_t> &vectors, const std::string &n) const {
+  // Test-only: the path of unaligned pointers everywhere.
+  if (vectors.empty() || std::getenv("TC_TEST_REDUCE_NO_VECTORS"))
+    return "false";
+  std::string all = n + " % VW == 0";
+  for (size_t i : vectors)
+    all += " && tc_aligned(in" + std::to_string(i) + ", sizeof(" + vectorType(c.f.args[i]) + "))";
+  if (l.perElementResults)
+    for (size_t r = 0; r < c.f.results.size(); ++r)
+      all += " && tc_aligned(out" + std::to_string(r) + ", sizeof(" + vectorType(c.f.results[r]) +
+             "))";
+  return all;
+}
+
+// `columns`: X as [O, L, I] (kept outer, the reduced run, kept inner). A
+// lane owns VW consecutive columns (one 16-byte vector of the widest
+// argument read per element, narrowed until it divides a static I); TX
+// lanes side by side cover an item's W = TX * VW columns and the block's
+// TY rows of lanes stride over the item's rows, U rows a trip whose loads
+// all issue before any sum (one load then its add kept one 2-byte load in
+// flight a thread: an SE block's mean at a tenth of HBM's bandwidth).
+// TX: every vector of a row when it has at most 32 (I = 32 f16: 4 lanes,
+// 64 rows a block; 144: 18 lanes), else the widest divisor of the row's
+// vectors from 32 down to 8 (1152 f16: 144 vectors, 24 lanes a chunk of 6)
+// so that no chunk has idle lanes, else 32. Where pointers are not
+// aligned or I is not a multiple of VW, the same geometry reads one
+// element at a time (the same sums in the same order). The block's TY
+// partials of a column combine as a tree in shared memory; where the items
+// do not fill the grid, S blocks split each item's rows and write partials
+// to the scratch; the last of them (a counter) combines the S partials in
+// order. Every sum is in a fixed order for a shape: results identical run
+// to run.
+void Emitter::columnsLoop(std::ostream &os) const {
+  const ReduceStat &s = l.plan.stats[0];
+  const Shape &xs = l.x->type.shape;
+  std::string I = "(int64_t)1";
+  int64_t staticI = 1;
+  for (size_t d = l.redEnd; d < l.viewDims.size(); ++d) {
+    I += " * v" + std::to_string(d);
+    staticI = xs[d].isStatic() && staticI > 0 ? staticI * xs[d].size : -1;
+  }
+  std::vector<size_t> vectors;
+  const unsigned vw = vectorWidth(staticI, vectors);
+  std::string init = initOf(s), combine = s.combine + "()";
+  // Test-only wrong sums the host-emulation tests must catch: the last
+  // block leaves out the last partial; the vector path leaves out a lane's
+  // last column.
+  bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
+  bool skip = std::getenv("TC_TEST_COLUMNS_VECTOR_SKIP") != nullptr;
+  os << "  enum { U = " << std::max(kColumnsUnroll, 16 / vw) << ", VW = " << vw << " };\n"
+     << "  const int64_t I = " << I << ", O = I ? rows / I : 0, G = (I + VW - 1) / VW;\n"
+     << "  int TX = G < 32 ? (G > 1 ? (int)G : 1) : 32;\n"
+     << "  for (int t = 32; G > 32 && t >= 8; --t)\n"
+     << "    if (G % t == 0) { TX = t; break; }\n"
+     << "  const int TY = blockDim.x / TX, tx = threadIdx.x % TX, ty = threadIdx.x / TX;\n"
+     << "  const bool live = ty < TY; // TX not dividing the block: the last threads idle\n"
+     << "  const int64_t W = (int64_t)TX * VW, chunks = (I + W - 1) / W, items = O * chunks;\n"
+     // Blocks per item: what fills the grid, at least kColumnsMinRows rows per thread.
+     << gridSplits("items", "(L + (int64_t)TY * " + std::to_string(kColumnsMinRows) +
+                                " - 1) / ((int64_t)TY * " + std::to_string(kColumnsMinRows) + ")")
+     << "  const int64_t per = (L + S - 1) / S;\n"
+     << "  __shared__ A tc_part[" << kColumnsBlock * vw << "];\n"
+     << "  __shared__ int tc_last;\n"
+     << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
+     << "  const bool vec = " << aligned(vectors, "I") << ";\n  (void)vec;\n"
+     << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
+     << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
+     << "                  c0 = (item - oo * chunks) * W, r0 = split * per,\n"
+     << "                  r1 = r0 + per < L ? r0 + per : L, cl = c0 + (int64_t)tx * VW;\n"
+     << "    A accs[VW];\n"
+     << "#pragma unroll\n    for (int t = 0; t < VW; ++t) accs[t] = " << init << ";\n"
+     << "    for (int64_t rb = r0 + ty; live && rb < r1; rb += (int64_t)TY * U) {\n"
+     << "      A xs[U][VW]; // every term first, then the sums\n";
+  if (!vectors.empty()) {
+    os << "      if (vec) {\n";
+    for (size_t i : vectors)
+      os << "        " << vectorType(c.f.args[i]) << " v" << i << "[U];\n";
+    os << "#pragma unroll\n        for (int u = 0; u < U; ++u) {\n"
+       << "          const int64_t at = (oo * L + rb + (int64_t)u * TY) * I + cl;\n"
+       << "          if (rb + (int64_t)u * TY < r1 && cl < I) {\n";
+    for (size_t i : vectors)
+      os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
+         << " + at);\n";
+    os << "          }\n        }\n"
+       << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
+       << "#pragma unroll\n        for (int t = 0; t < VW; ++t) {\n"
+       << "      xs[u][t] = " << init << ";\n"
+       << "      if (rb + (int64_t)u * TY >= r1 || cl >= I" << (skip ? " || t == VW - 1" : "")
+       << ") continue;\n"
+       << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + cl + t;\n"
+       << "      (void)i; // broadcast arguments only\n"
+       << loads(false, "[u].v[t]") << "      xs[u][t] = (A)(" << s.term << ");\n"
+       << "        }\n      } else ";
+  }
+  os << "{\n#pragma unroll\n      for (int u = 0; u < U; ++u)\n"
+     << "#pragma unroll\n      for (int t = 0; t < VW; ++t) {\n"
+     << "      xs[u][t] = " << init << ";\n"
+     << "      if (rb + (int64_t)u * TY >= r1 || cl + t >= I) continue;\n"
+     << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + cl + t;\n"
+     << loads(false) << "      xs[u][t] = (A)(" << s.term << ");\n"
+     << "      }\n      }\n"
+     << "#pragma unroll\n      for (int u = 0; u < U; ++u)\n"
+     << "        if (rb + (int64_t)u * TY < r1)\n"
+     << "#pragma unroll\n          for (int t = 0; t < VW; ++t) accs[t] = " << combine
+     << "(accs[t], xs[u][t]);\n"
+     << "    }\n"
+     // The block's TY partials of each column, a tree over ty in shared
+     // memory (a thread summing TY = 64 partials alone took longer than
+     // the loads).
+     << "    __syncthreads(); // the last item's tc_part reads are done\n"
+     << "    if (live)\n"
+     << "#pragma unroll\n      for (int t = 0; t < VW; ++t) tc_part[ty * W + tx * VW + t] = "
+        "accs[t];\n"
+     << "    __syncthreads();\n"
+     << "    int h = 1;\n    while (h < TY) h *= 2;\n"
+     << "    for (h /= 2; h > 0; h /= 2) {\n"
+     << "      for (int q = threadIdx.x; q < h * (int)W; q += blockDim.x)\n"
+     << "        if (q / W + h < TY) tc_part[q] = " << combine
+     << "(tc_part[q], tc_part[q + h * W]);\n"
+     << "      __syncthreads();\n    }\n"
+     // Thread q: the item's column c0 + q.
+     << "    const int64_t q = threadIdx.x;\n"
+     << "    A acc = q < W ? tc_part[q] : " << init << ";\n"
+     << "    if (S > 1) {\n"
+     << "      if (q < W) part[w * W + q] = acc;\n"
+     << lastBlockOf("item", "      ") << "      if (q < W) {\n"
+     << "        acc = settled[item * S * W + q];\n"
+     << "        for (int64_t t = 1; t < S" << (drop ? " - 1" : "") << "; ++t) acc = " << combine
+     << "(acc, settled[(item * S + t) * W + q]);\n"
+     << "      }\n"
+     << "      if (threadIdx.x == 0) count[item] = 0; // zero for the next launch\n"
+     << "    }\n"
+     << "    if (q < W && c0 + q < I) {\n"
+     << "      const int64_t o = oo * I + c0 + q;\n"
+     << "      const A s0 = " << s.finish << ";\n";
+  rowLoads(os);
+  os << rowCode;
+  ex.emitStores(os, "o");
+  os << "    }\n  }\n";
+}
+
+} // namespace tc::kernels::reduce
