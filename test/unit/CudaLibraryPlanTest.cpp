@@ -28,6 +28,11 @@ std::optional<GemmDesc> gemm(const Group &g, std::string &why) {
   return describeGemm(g.f(), g.args, g.f().results[0]->type, why);
 }
 
+// The GEMM of a group given as its signature and body.
+std::optional<GemmDesc> gemmOf(const std::string &sig, const std::string &body, std::string &why) {
+  return gemm(group(sig, body), why);
+}
+
 } // namespace
 
 TEST(CudaLibraryPlan, WeightsTimesActivationsIsOneGemmOverAllRows) {
@@ -146,53 +151,61 @@ TEST(CudaLibraryPlan, OnlyExactEpiloguesFold) {
 
 TEST(CudaLibraryPlan, ResidualAddsAreCBesideTheBias) {
   std::string why;
-  // ViT's MLP out: (x W + b) + residual, batched rows; either order of the Adds.
-  for (const char *body :
-       {"    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %b) : f16[2,4,16]\n"
-        "    %t = Add(%r, %s) : f16[2,4,16]\n    return %t",
-        "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %r) : f16[2,4,16]\n"
-        "    %t = Add(%s, %b) : f16[2,4,16]\n    return %t"}) {
-    Group g = group("(%a: f16[2,4,8], %w: f16[8,16], %b: f16[16], %r: f16[2,4,16]) -> "
-                    "(f16[2,4,16])",
-                    body);
-    auto d = gemm(g, why);
+  const char *batched = "(%a: f16[2,4,8], %w: f16[8,16], %b: f16[16], %r: f16[2,4,16]) -> "
+                        "(f16[2,4,16])",
+             *rows = "(%a: f16[4,8], %w: f16[8,16], %b: f16[16], %r: f16[4,16], %f: f16[4,1]) -> "
+                     "(f16[4,16])";
+  struct Case {
+    const char *sig, *body;
+    bool folds;
+  };
+  for (const Case &k : std::vector<Case>{
+           // ViT's MLP out: (x W + b) + residual, batched rows; either order of the Adds.
+           {batched,
+            "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %b) : f16[2,4,16]\n"
+            "    %t = Add(%r, %s) : f16[2,4,16]\n    return %t",
+            true},
+           {batched,
+            "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %r) : f16[2,4,16]\n"
+            "    %t = Add(%s, %b) : f16[2,4,16]\n    return %t",
+            true},
+           // A per-row operand (neither a bias nor a residual), two residuals, or an
+           // activation between the Adds: the epilogue kernel runs it all.
+           {rows,
+            "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %f) : f16[4,16]\n    return %s",
+            false},
+           {rows,
+            "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %r) : f16[4,16]\n"
+            "    %t = Add(%s, %r) : f16[4,16]\n    return %t",
+            false},
+           {rows,
+            "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %b) : f16[4,16]\n"
+            "    %g = Relu(%s) : f16[4,16]\n    %t = Add(%g, %r) : f16[4,16]\n    return %t",
+            false}}) {
+    auto d = gemmOf(k.sig, k.body, why);
     ASSERT_TRUE(d) << why;
-    EXPECT_TRUE(d->epilogueFolded) << body;
+    EXPECT_EQ(d->epilogueFolded, k.folds) << k.body;
+    if (!k.folds)
+      continue;
     EXPECT_EQ(d->bias, 2);
     EXPECT_EQ(d->c, 3);
     EXPECT_EQ(d->beta, 1.0f);
     EXPECT_NE(d->describe().find("beta=1 epilogue=bias,residual"), std::string::npos)
         << d->describe();
   }
-  // A per-row operand (neither a bias nor a residual), two residuals, or an activation between
-  // the Adds: the epilogue kernel runs it all.
-  for (const char *body :
-       {"    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %f) : f16[4,16]\n    return %s",
-        "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %r) : f16[4,16]\n"
-        "    %t = Add(%s, %r) : f16[4,16]\n    return %t",
-        "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %b) : f16[4,16]\n"
-        "    %g = Relu(%s) : f16[4,16]\n    %t = Add(%g, %r) : f16[4,16]\n    return %t"}) {
-    Group g = group("(%a: f16[4,8], %w: f16[8,16], %b: f16[16], %r: f16[4,16], %f: "
-                    "f16[4,1]) -> (f16[4,16])",
-                    body);
-    auto d = gemm(g, why);
-    ASSERT_TRUE(d) << why;
-    EXPECT_FALSE(d->epilogueFolded) << body;
-  }
   // Gemm: its own C as the bias leaves C for the residual; a full C does not.
-  Group biasC = group("(%a: f32[4,8], %w: f32[8,16], %b: f32[16], %r: f32[4,16]) -> (f32[4,16])",
-                      "    %m = Gemm(%a, %w, %b) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
-                      "    return %s");
-  auto d = gemm(biasC, why);
+  auto d = gemmOf("(%a: f32[4,8], %w: f32[8,16], %b: f32[16], %r: f32[4,16]) -> (f32[4,16])",
+                  "    %m = Gemm(%a, %w, %b) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
+                  "    return %s",
+                  why);
   ASSERT_TRUE(d) << why;
   EXPECT_TRUE(d->epilogueFolded);
   EXPECT_EQ(d->bias, 2);
   EXPECT_EQ(d->c, 3);
-  Group fullC = group("(%a: f32[4,8], %w: f32[8,16], %c: f32[4,16], %r: f32[4,16]) -> "
-                      "(f32[4,16])",
-                      "    %m = Gemm(%a, %w, %c) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
-                      "    return %s");
-  d = gemm(fullC, why);
+  d = gemmOf("(%a: f32[4,8], %w: f32[8,16], %c: f32[4,16], %r: f32[4,16]) -> (f32[4,16])",
+             "    %m = Gemm(%a, %w, %c) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
+             "    return %s",
+             why);
   ASSERT_TRUE(d) << why;
   EXPECT_FALSE(d->epilogueFolded);
   EXPECT_EQ(d->c, 2);
