@@ -19,6 +19,13 @@ using CUevent = struct CUevent_st *;
 using CUgraph = struct CUgraph_st *;
 using CUgraphExec = struct CUgraphExec_st *;
 
+// Appended to an error that a kernel's __trap explains: the driver's launch
+// failure, or a library call failing after it (the error is sticky).
+inline constexpr const char *kKernelStoppedHint =
+    ": a kernel of this run stopped the GPU (tc's kernels trap on an index past its axis: a "
+    "Gather, GatherElements or ScatterND index out of range, e.g. a position past a model's "
+    "table)";
+
 struct Driver {
   CUresult (*init)(unsigned flags);
   CUresult (*deviceGetCount)(int *count);

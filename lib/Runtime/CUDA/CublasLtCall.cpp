@@ -48,7 +48,8 @@ struct Api {
 
   void check(cublasStatus_t s, const char *call) const {
     if (s != CUBLAS_STATUS_SUCCESS)
-      fail(call, ": ", statusName(s), " (", int(s), ")");
+      fail(call, ": ", statusName(s), " (", int(s), ")",
+           s == CUBLAS_STATUS_EXECUTION_FAILED ? kKernelStoppedHint : "");
   }
 };
 

@@ -81,7 +81,11 @@ void Driver::check(CUresult r, const char *call) const {
     name = "an unknown CUDA error";
   if (getErrorString(r, &text) != 0 || !text)
     text = "no description";
-  fail(call, ": ", name, ": ", text, " (", r, ")");
+  // A launch failure or an illegal instruction is what a kernel's __trap
+  // leaves (sticky: every later call fails too); tc's kernels trap only on
+  // an index past its axis.
+  bool trap = r == 715 || r == 719; // CUDA_ERROR_ILLEGAL_INSTRUCTION, _LAUNCH_FAILED
+  fail(call, ": ", name, ": ", text, " (", r, ")", trap ? kKernelStoppedHint : "");
 }
 
 namespace {

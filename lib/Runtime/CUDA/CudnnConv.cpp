@@ -51,7 +51,11 @@ namespace tc::cuda {
 namespace dnn {
 
 std::string Api::error(cudnnStatus_t s, const char *call) const {
-  return std::string(call) + ": " + errorString(s) + " (" + std::to_string(int(s)) + ")";
+  // An execution failure after a kernel's __trap (CudaDriver.h).
+  bool stopped =
+      int(s) >= CUDNN_STATUS_EXECUTION_FAILED && int(s) < CUDNN_STATUS_EXECUTION_FAILED + 100;
+  return std::string(call) + ": " + errorString(s) + " (" + std::to_string(int(s)) + ")" +
+         (stopped ? kKernelStoppedHint : "");
 }
 
 void Api::check(cudnnStatus_t s, const char *call) const {
