@@ -22,20 +22,21 @@ int main(int argc, char **argv) {
   int n = tc_model_num_inputs(model), m = tc_model_num_outputs(model);
   tc_tensor *inputs = calloc((size_t)n + 1, sizeof(tc_tensor));
   tc_tensor *outputs = calloc((size_t)m + 1, sizeof(tc_tensor));
-  for (int i = 0; i < n; ++i)
-    if (!(inputs[i].data = example_input(model, i, dynamic, &inputs[i])))
-      return 1;
-  /* The outputs' data is the model's, valid until the next run. */
-  if (tc_model_run(model, inputs, n, outputs, m) != 0) {
+  int status = 0;
+  for (int i = 0; i < n && !status; ++i)
+    status = !(inputs[i].data = example_input(model, i, dynamic, &inputs[i]));
+  /* The outputs' data is the model's, valid until the next run. A size the
+   * model does not support (past its guards) is refused here, one line. */
+  if (!status && tc_model_run(model, inputs, n, outputs, m) != 0) {
     fprintf(stderr, "run_model: %s\n", tc_last_error());
-    return 1;
+    status = 1;
   }
-  for (int i = 0; i < m; ++i)
+  for (int i = 0; i < m && !status; ++i)
     example_print(model, i, &outputs[i], outputs[i].data);
   for (int i = 0; i < n; ++i)
     free(inputs[i].data);
   free(inputs);
   free(outputs);
   tc_model_free(model);
-  return 0;
+  return status;
 }
