@@ -30,6 +30,20 @@ unsigned Emitter::vectorWidth(int64_t n, std::vector<size_t> &vectors) const {
   return vw;
 }
 
+void Emitter::vectorLoads(std::ostream &os, const std::vector<size_t> &vectors, const char *count,
+                          const std::string &where, const std::string &inRange,
+                          const std::string &at) const {
+  for (size_t i : vectors)
+    os << "        " << vectorType(c.f.args[i]) << " v" << i << "[" << count << "];\n";
+  os << "#pragma unroll\n        for (int u = 0; u < " << count << "; ++u) {\n"
+     << "          " << where << "\n"
+     << "          if (" << inRange << ") {\n";
+  for (size_t i : vectors)
+    os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
+       << " + " << at << ");\n";
+  os << "          }\n        }\n";
+}
+
 std::string Emitter::aligned(const std::vector<size_t> &vectors, const std::string &n) const {
   // Test-only: the path of unaligned pointers everywhere.
   if (vectors.empty() || std::getenv("TC_TEST_REDUCE_NO_VECTORS"))
@@ -103,34 +117,31 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "#pragma unroll\n    for (int t = 0; t < VW; ++t) accs[t] = " << init << ";\n"
      << "    for (int64_t rb = r0 + ty; live && rb < r1; rb += (int64_t)TY * U) {\n"
      << "      A xs[U][VW]; // every term first, then the sums\n";
-  if (!vectors.empty()) {
-    os << "      if (vec) {\n";
-    for (size_t i : vectors)
-      os << "        " << vectorType(c.f.args[i]) << " v" << i << "[U];\n";
-    os << "#pragma unroll\n        for (int u = 0; u < U; ++u) {\n"
-       << "          const int64_t at = (oo * L + rb + (int64_t)u * TY) * I + cl;\n"
-       << "          if (rb + (int64_t)u * TY < r1 && cl < I) {\n";
-    for (size_t i : vectors)
-      os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
-         << " + at);\n";
-    os << "          }\n        }\n"
-       << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
+  // Term t of row u: from the vectors read (a whole vector in range: one
+  // check) or an element at a time.
+  auto terms = [&](const char *vector) {
+    os << "#pragma unroll\n        for (int u = 0; u < U; ++u)\n"
        << "#pragma unroll\n        for (int t = 0; t < VW; ++t) {\n"
        << "      xs[u][t] = " << init << ";\n"
-       << "      if (rb + (int64_t)u * TY >= r1 || cl >= I" << (skip ? " || t == VW - 1" : "")
+       << "      if (rb + (int64_t)u * TY >= r1 || "
+       << (vector ? std::string("cl >= I") + (skip ? " || t == VW - 1" : "") : "cl + t >= I")
        << ") continue;\n"
        << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + cl + t;\n"
-       << "      (void)i; // broadcast arguments only\n"
-       << loads(false, "[u].v[t]") << "      xs[u][t] = (A)(" << s.term << ");\n"
-       << "        }\n      } else ";
+       << "      (void)i; // vectors: broadcast arguments only\n"
+       << (vector ? loads(false, vector) : loads(false)) << "      xs[u][t] = (A)(" << s.term
+       << ");\n"
+       << "        }\n";
+  };
+  if (!vectors.empty()) {
+    os << "      if (vec) {\n";
+    vectorLoads(os, vectors, "U", "const int64_t at = (oo * L + rb + (int64_t)u * TY) * I + cl;",
+                "rb + (int64_t)u * TY < r1 && cl < I", "at");
+    terms("[u].v[t]");
+    os << "      } else ";
   }
-  os << "{\n#pragma unroll\n      for (int u = 0; u < U; ++u)\n"
-     << "#pragma unroll\n      for (int t = 0; t < VW; ++t) {\n"
-     << "      xs[u][t] = " << init << ";\n"
-     << "      if (rb + (int64_t)u * TY >= r1 || cl + t >= I) continue;\n"
-     << "      const int64_t i = (oo * L + rb + (int64_t)u * TY) * I + cl + t;\n"
-     << loads(false) << "      xs[u][t] = (A)(" << s.term << ");\n"
-     << "      }\n      }\n"
+  os << "{\n";
+  terms(nullptr);
+  os << "      }\n"
      << "#pragma unroll\n      for (int u = 0; u < U; ++u)\n"
      << "        if (rb + (int64_t)u * TY < r1)\n"
      << "#pragma unroll\n          for (int t = 0; t < VW; ++t) accs[t] = " << combine

@@ -80,6 +80,11 @@ private:
   unsigned vectorWidth(int64_t n, std::vector<size_t> &vectors) const;
   // tc_vec<T, VW> of v's storage type.
   std::string vectorType(const Value *v) const;
+  // Declares v<i>[count] for each of `vectors` and reads vector u of each
+  // (`where` declares what `at`, its element index, and `inRange` read).
+  void vectorLoads(std::ostream &os, const std::vector<size_t> &vectors, const char *count,
+                   const std::string &where, const std::string &inRange,
+                   const std::string &at) const;
   // The run-time condition of the vector path: n a multiple of VW, every
   // vector's pointer aligned ("false" without vectors).
   std::string aligned(const std::vector<size_t> &vectors, const std::string &n) const;
@@ -90,7 +95,12 @@ private:
   void rowBody(std::ostream &os);
   void columnsLoop(std::ostream &os) const;
   void splitLoop(std::ostream &os) const;
-  void centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk) const;
+  // `split`: statistic `s` over the block's chunk into `into`; a centered
+  // plan's pass (`drop`: the test-only broken combine).
+  void sweep(std::ostream &os, const ReduceStat &s, const char *into,
+             const std::function<void(const ReduceStat *)> &chunk) const;
+  void centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk,
+                    bool drop) const;
   void topK(std::ostream &os) const;
 };
 

@@ -25,6 +25,9 @@ constexpr int64_t kSplitMinPerThread = 16;
 // poolformer's GroupNorm spilled at 128 registers).
 constexpr int kSplitUnroll = 4, kSplitLastUnroll = 2;
 
+// Whether a `centered` plan's two statistics take one pass (centeredPass).
+bool oneCenteredPass(const Layout &l) { return l.plan.centered && l.plan.stats.size() == 2; }
+
 } // namespace
 
 bool takesSplit(const KernelContext &c, const Layout &l) {
@@ -58,7 +61,7 @@ void Emitter::splitLoop(std::ostream &os) const {
   const int halve = l.broadcastArgs.empty() ? 1 : 2;
   // Mean and squared deviations in one pass (X read twice, not three
   // times): K partials a block.
-  const bool centered = l.plan.centered && P == 2;
+  const bool centered = oneCenteredPass(l);
   const int K = centered ? 2 : 1;
   os << "  const int64_t P = " << P << ";\n  enum { U = " << kSplitUnroll / halve
      << ", UL = " << kSplitLastUnroll / halve << ", VW = " << vw
@@ -112,18 +115,12 @@ void Emitter::splitLoop(std::ostream &os) const {
        << U << ") {\n";
     if (!vectors.empty()) {
       os << "       if (vec) {\n";
-      for (size_t i : vectors)
-        os << "        " << vectorType(c.f.args[i]) << " v" << i << "[" << U << "];\n";
       if (final)
         for (size_t r = 0; r < c.f.results.size(); ++r)
           os << "        " << vectorType(c.f.results[r]) << " w" << r << "[" << U << "];\n";
-      os << "#pragma unroll\n        for (int u = 0; u < " << U << "; ++u) {\n"
-         << "          const int64_t j = jb + (int64_t)u * blockDim.x * VW;\n"
-         << "          if (j < j1) {\n";
-      for (size_t i : vectors)
-        os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
-           << " + o * L + j);\n";
-      os << "          }\n        }\n" << element("[u].v[t]");
+      vectorLoads(os, vectors, U, "const int64_t j = jb + (int64_t)u * blockDim.x * VW;", "j < j1",
+                  "o * L + j");
+      os << element("[u].v[t]");
       if (final) {
         os << "#pragma unroll\n        for (int u = 0; u < " << U << "; ++u) {\n"
            << "          const int64_t j = jb + (int64_t)u * blockDim.x * VW;\n"
@@ -138,19 +135,13 @@ void Emitter::splitLoop(std::ostream &os) const {
     os << element(nullptr) << "      }\n";
   };
   if (centered)
-    centeredPass(os, [&](const ReduceStat *stat) { chunk(stat); });
+    centeredPass(os, chunk, drop);
   for (size_t k = 0; k < P && !centered; ++k) {
     const ReduceStat &s = l.plan.stats[k];
-    std::string init = initOf(s), combine = s.combine + "()";
-    // A partial per u (U independent chains), combined in u order.
-    os << "    if (p.pass == " << k << ") {\n      A accu[U];\n"
-       << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << init << ";\n";
-    chunk(&s);
-    os << "      A acc = accu[0];\n"
-       << "#pragma unroll\n      for (int u = 1; u < U; ++u) acc = " << combine
-       << "(acc, accu[u]);\n";
-    os << "      acc = tc_block_reduce(acc, tc_red, " << combine << ");\n"
-       << "      if (S > 1) {\n"
+    std::string combine = s.combine + "()";
+    os << "    if (p.pass == " << k << ") {\n      A acc;\n";
+    sweep(os, s, "acc", chunk);
+    os << "      if (S > 1) {\n"
        << "        if (threadIdx.x == 0) part[w] = acc;\n"
        << lastBlockOf("o", "        ") << "        acc = settled[o * S];\n"
        << "        for (int64_t t = 1; t < S" << (drop ? " - 1" : "") << "; ++t) acc = " << combine
@@ -169,7 +160,22 @@ void Emitter::splitLoop(std::ostream &os) const {
 }
 
 unsigned splitLaunches(const Layout &l) {
-  return l.plan.centered && l.plan.stats.size() == 2 ? 2 : unsigned(l.plan.stats.size() + 1);
+  return oneCenteredPass(l) ? 2 : unsigned(l.plan.stats.size() + 1);
+}
+
+// Statistic `s` over the block's chunk: a partial per u (U independent
+// chains, `chunk` accumulating accu[u]) combined in u order, then across
+// the block into `into`.
+void Emitter::sweep(std::ostream &os, const ReduceStat &s, const char *into,
+                    const std::function<void(const ReduceStat *)> &chunk) const {
+  os << "      {\n      A accu[U];\n"
+     << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << initOf(s) << ";\n";
+  chunk(&s);
+  os << "      A tc_acc = accu[0];\n"
+     << "#pragma unroll\n      for (int u = 1; u < U; ++u) tc_acc = " << s.combine
+     << "()(tc_acc, accu[u]);\n"
+     << "      " << into << " = tc_block_reduce(tc_acc, tc_red, " << s.combine << "());\n"
+     << "      }\n";
 }
 
 // The pass of a `centered` plan's two statistics: the block's chunk's sum
@@ -177,27 +183,16 @@ unsigned splitLaunches(const Layout &l) {
 // over a chunk the block just read: cache hits); the last block combines
 // the chunks' (mean, M2) in chunk order by Chan et al.'s update (no
 // cancellation, unlike a sum of squares).
-void Emitter::centeredPass(std::ostream &os,
-                           const std::function<void(const ReduceStat *)> &chunk) const {
+void Emitter::centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk,
+                           bool drop) const {
   const ReduceStat &m = l.plan.stats[0], &q = l.plan.stats[1];
-  bool drop = std::getenv("TC_TEST_SPLIT_DROP_PARTIAL") != nullptr;
-  auto sweep = [&](const ReduceStat &s, const char *into) {
-    os << "      {\n      A accu[U];\n"
-       << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << initOf(s) << ";\n";
-    chunk(&s);
-    os << "      A acc = accu[0];\n"
-       << "#pragma unroll\n      for (int u = 1; u < U; ++u) acc = " << s.combine
-       << "()(acc, accu[u]);\n"
-       << "      " << into << " = tc_block_reduce(acc, tc_red, " << s.combine << "());\n"
-       << "      }\n";
-  };
   os << "    if (p.pass == 0) {\n"
      << "      const A nb = (A)(j1 > j0 ? j1 - j0 : 0);\n"
      << "      A mean, m2;\n";
-  sweep(m, "mean");
+  sweep(os, m, "mean", chunk);
   os << "      mean = nb > (A)0 ? mean / nb : (A)0;\n"
      << "      {\n      const A s0 = mean; // the term's mean: the chunk's\n";
-  sweep(q, "m2");
+  sweep(os, q, "m2", chunk);
   os << "      }\n"
      << "      if (S > 1) {\n"
      << "        if (threadIdx.x == 0) { part[2 * w] = mean; part[2 * w + 1] = m2; }\n"
