@@ -155,60 +155,58 @@ TEST(CudaLibraryPlan, ResidualAddsAreCBesideTheBias) {
                         "(f16[2,4,16])",
              *rows = "(%a: f16[4,8], %w: f16[8,16], %b: f16[16], %r: f16[4,16], %f: f16[4,1]) -> "
                      "(f16[4,16])";
+  const char *gemm = "(%a: f32[4,8], %w: f32[8,16], %b: f32[16], %r: f32[4,16]) -> (f32[4,16])",
+             *gemmC = "(%a: f32[4,8], %w: f32[8,16], %c: f32[4,16], %r: f32[4,16]) -> (f32[4,16])";
+  // A folded residual: bias 2, C 3 (beta 1); else C is `c`.
   struct Case {
     const char *sig, *body;
     bool folds;
+    int c = -1;
   };
-  for (const Case &k : std::vector<Case>{
-           // ViT's MLP out: (x W + b) + residual, batched rows; either order of the Adds.
-           {batched,
-            "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %b) : f16[2,4,16]\n"
-            "    %t = Add(%r, %s) : f16[2,4,16]\n    return %t",
-            true},
-           {batched,
-            "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %r) : f16[2,4,16]\n"
-            "    %t = Add(%s, %b) : f16[2,4,16]\n    return %t",
-            true},
-           // A per-row operand (neither a bias nor a residual), two residuals, or an
-           // activation between the Adds: the epilogue kernel runs it all.
-           {rows,
-            "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %f) : f16[4,16]\n    return %s",
-            false},
-           {rows,
-            "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %r) : f16[4,16]\n"
-            "    %t = Add(%s, %r) : f16[4,16]\n    return %t",
-            false},
-           {rows,
-            "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %b) : f16[4,16]\n"
-            "    %g = Relu(%s) : f16[4,16]\n    %t = Add(%g, %r) : f16[4,16]\n    return %t",
-            false}}) {
+  for (
+      const Case &k : std::vector<Case>{
+          // ViT's MLP out: (x W + b) + residual, batched rows; either order of the Adds.
+          {batched,
+           "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %b) : f16[2,4,16]\n"
+           "    %t = Add(%r, %s) : f16[2,4,16]\n    return %t",
+           true},
+          {batched,
+           "    %m = MatMul(%a, %w) : f16[2,4,16]\n    %s = Add(%m, %r) : f16[2,4,16]\n"
+           "    %t = Add(%s, %b) : f16[2,4,16]\n    return %t",
+           true},
+          // A per-row operand (neither a bias nor a residual), two residuals, or an
+          // activation between the Adds: the epilogue kernel runs it all.
+          {rows,
+           "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %f) : f16[4,16]\n    return %s",
+           false},
+          {rows,
+           "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %r) : f16[4,16]\n"
+           "    %t = Add(%s, %r) : f16[4,16]\n    return %t",
+           false},
+          {rows,
+           "    %m = MatMul(%a, %w) : f16[4,16]\n    %s = Add(%m, %b) : f16[4,16]\n"
+           "    %g = Relu(%s) : f16[4,16]\n    %t = Add(%g, %r) : f16[4,16]\n    return %t",
+           false},
+          // Gemm: its own C as the bias leaves C for the residual; a full C does not.
+          {gemm,
+           "    %m = Gemm(%a, %w, %b) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n    return %s",
+           true},
+          {gemmC,
+           "    %m = Gemm(%a, %w, %c) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n    return %s",
+           false, 2}}) {
     auto d = gemmOf(k.sig, k.body, why);
     ASSERT_TRUE(d) << why;
     EXPECT_EQ(d->epilogueFolded, k.folds) << k.body;
-    if (!k.folds)
+    if (!k.folds) {
+      EXPECT_EQ(d->c, k.c) << k.body;
       continue;
+    }
     EXPECT_EQ(d->bias, 2);
     EXPECT_EQ(d->c, 3);
     EXPECT_EQ(d->beta, 1.0f);
     EXPECT_NE(d->describe().find("beta=1 epilogue=bias,residual"), std::string::npos)
         << d->describe();
   }
-  // Gemm: its own C as the bias leaves C for the residual; a full C does not.
-  auto d = gemmOf("(%a: f32[4,8], %w: f32[8,16], %b: f32[16], %r: f32[4,16]) -> (f32[4,16])",
-                  "    %m = Gemm(%a, %w, %b) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
-                  "    return %s",
-                  why);
-  ASSERT_TRUE(d) << why;
-  EXPECT_TRUE(d->epilogueFolded);
-  EXPECT_EQ(d->bias, 2);
-  EXPECT_EQ(d->c, 3);
-  d = gemmOf("(%a: f32[4,8], %w: f32[8,16], %c: f32[4,16], %r: f32[4,16]) -> (f32[4,16])",
-             "    %m = Gemm(%a, %w, %c) : f32[4,16]\n    %s = Add(%m, %r) : f32[4,16]\n"
-             "    return %s",
-             why);
-  ASSERT_TRUE(d) << why;
-  EXPECT_FALSE(d->epilogueFolded);
-  EXPECT_EQ(d->c, 2);
 }
 
 TEST(CudaLibraryPlan, ConvDescriptorsAndTheirLimits) {
