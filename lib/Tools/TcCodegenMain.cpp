@@ -27,12 +27,13 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
     std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
               << r.shapePlan->blocks.size() << " blocks)";
     const std::vector<StoredGuard> &g = r.shapePlan->guards;
-    for (size_t i = 0; i < g.size(); ++i)
-      std::cerr << (i ? ", "
-                      : ", " + std::to_string(g.size()) + " guard" + (g.size() == 1 ? "" : "s") +
-                            " (")
-                << g[i].bound.str();
-    std::cerr << (g.empty() ? "" : ")") << "\n";
+    std::string bounds;
+    for (const StoredGuard &s : g)
+      bounds += (bounds.empty() ? "" : ", ") + s.bound.str();
+    if (!g.empty())
+      std::cerr << ", " << g.size() << " guard" << (g.size() == 1 ? "" : "s") << " (" << bounds
+                << ")";
+    std::cerr << "\n";
     for (const StoredGuard &s : g)
       std::cerr << "  guard " << s.bound.str() << ": " << s.origin << "\n";
   } else
