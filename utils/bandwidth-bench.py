@@ -35,6 +35,9 @@ Models (f16):
                        se_mean_14 [32,14,14,480], se_mean_7 [32,7,7,1152]
   gn_poolformer        GroupNorm(1) on NHWC as canonicalize leaves it: Cast + LayerNorm
                        over axes 1.. + Cast + per-channel Mul, Add, [32,56,56,64] (`split`)
+  mixer_gn_64          poolformer's token mixer into the next GroupNorm(1):
+                       x + s * (p - n) (per-channel s), then gn_poolformer's ops,
+                       [32,56,56,64]; mixer_gn_320 the same on [32,14,14,320]
 Prints one line per model and tool directory, then a table."""
 import argparse, json, os, subprocess, sys, tempfile
 
@@ -134,6 +137,15 @@ def groupnorm_nhwc(x):
     return [("x", x), ("g", c), ("b", c)], x, body, 2 * 2 * n(x)
 
 
+def mixer_groupnorm(x):
+    c = [1, 1, x[-1]]
+    body = ("    %%d = Sub(%%p, %%n) : %s\n    %%e = Mul(%%d, %%s) : %s\n"
+            "    %%r = Add(%%x, %%e) : %s\n" % (shape(x), shape(x), shape(x)))
+    gn = groupnorm_nhwc(x)[2].replace("Cast(%x)", "Cast(%r)")
+    return ([("x", x), ("p", x), ("n", x), ("s", c), ("g", c), ("b", c)], x, body + gn,
+            2 * 4 * n(x))
+
+
 models = {
     "transpose_nchw_nhwc": transpose([32, 256, 56, 56], [0, 2, 3, 1]),
     "transpose_nhwc_nchw": transpose([32, 56, 56, 256], [0, 3, 1, 2]),
@@ -155,6 +167,8 @@ models = {
     "se_mean_14": reduce_mean([32, 14, 14, 480]),
     "se_mean_7": reduce_mean([32, 7, 7, 1152]),
     "gn_poolformer": groupnorm_nhwc([32, 56, 56, 64]),
+    "mixer_gn_64": mixer_groupnorm([32, 56, 56, 64]),
+    "mixer_gn_320": mixer_groupnorm([32, 14, 14, 320]),
 }
 
 

@@ -32,25 +32,32 @@ unsigned Emitter::vectorWidth(int64_t n, std::vector<size_t> &vectors) const {
 
 void Emitter::vectorLoads(std::ostream &os, const std::vector<size_t> &vectors, const char *count,
                           const std::string &where, const std::string &inRange,
-                          const std::string &at) const {
+                          const std::string &at, const std::vector<size_t> &lanes) const {
   for (size_t i : vectors)
     os << "        " << vectorType(c.f.args[i]) << " v" << i << "[" << count << "];\n";
+  for (size_t i : lanes)
+    os << "        " << vectorType(c.f.args[i]) << " c" << i << "[" << count << "];\n";
   os << "#pragma unroll\n        for (int u = 0; u < " << count << "; ++u) {\n"
      << "          " << where << "\n"
      << "          if (" << inRange << ") {\n";
   for (size_t i : vectors)
     os << "            v" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
        << " + " << at << ");\n";
+  for (size_t i : lanes)
+    os << "            c" << i << "[u] = *(const " << vectorType(c.f.args[i]) << " *)(in" << i
+       << " + (" << at << ") % " << c.dim(l.x, l.x->type.rank() - 1) << ");\n";
   os << "          }\n        }\n";
 }
 
-std::string Emitter::aligned(const std::vector<size_t> &vectors, const std::string &n) const {
+std::string Emitter::aligned(const std::vector<size_t> &vectors, const std::string &n,
+                             const std::vector<size_t> &lanes) const {
   // Test-only: the path of unaligned pointers everywhere.
   if (vectors.empty() || std::getenv("TC_TEST_REDUCE_NO_VECTORS"))
     return "false";
   std::string all = n + " % VW == 0";
-  for (size_t i : vectors)
-    all += " && tc_aligned(in" + std::to_string(i) + ", sizeof(" + vectorType(c.f.args[i]) + "))";
+  for (const auto *list : {&vectors, &lanes})
+    for (size_t i : *list)
+      all += " && tc_aligned(in" + std::to_string(i) + ", sizeof(" + vectorType(c.f.args[i]) + "))";
   if (l.perElementResults)
     for (size_t r = 0; r < c.f.results.size(); ++r)
       all += " && tc_aligned(out" + std::to_string(r) + ", sizeof(" + vectorType(c.f.results[r]) +

@@ -184,6 +184,36 @@ template <int L, class T, class F> TC_INLINE T tc_lanes_reduce(T v, F f) {
     v = f(v, __shfl_xor_sync(0xffffffffu, v, o));
   return v;
 }
+// Chan et al.'s merge of a (count, mean, M2) summary b into a: exact for
+// any counts (a may be empty), no cancellation.
+template <class T> TC_INLINE void tc_chan_merge(T &n, T &mean, T &m2, T nb, T meanb, T m2b) {
+  if (nb <= (T)0)
+    return;
+  const T nn = n + nb, d = meanb - mean, f = nb / nn;
+  mean += d * f;
+  m2 += m2b + d * d * n * f;
+  n = nn;
+}
+// The block's (count, mean, M2) merged in a fixed order (lanes by xor
+// shuffles, then warps in order through `sh`: 96 entries); every thread
+// gets the result.
+template <class T> TC_INLINE void tc_block_chan(T &n, T &mean, T &m2, T *sh) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const T on = __shfl_xor_sync(0xffffffffu, n, o), om = __shfl_xor_sync(0xffffffffu, mean, o),
+            oq = __shfl_xor_sync(0xffffffffu, m2, o);
+    tc_chan_merge(n, mean, m2, on, om, oq);
+  }
+  __syncthreads(); // the previous reduction may still read `sh`
+  if ((threadIdx.x & 31) == 0) {
+    sh[threadIdx.x >> 5] = n;
+    sh[32 + (threadIdx.x >> 5)] = mean;
+    sh[64 + (threadIdx.x >> 5)] = m2;
+  }
+  __syncthreads();
+  n = sh[0], mean = sh[32], m2 = sh[64];
+  for (unsigned w = 1; w < blockDim.x >> 5; ++w)
+    tc_chan_merge(n, mean, m2, sh[w], sh[32 + w], sh[64 + w]);
+}
 template <class T> TC_INLINE T tc_block_sum(T v, T *sh) { return tc_block_reduce(v, sh, tc_add_op()); }
 template <class T> TC_INLINE T tc_block_max(T v, T *sh) { return tc_block_reduce(v, sh, tc_max_op()); }
 )";

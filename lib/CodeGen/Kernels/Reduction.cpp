@@ -188,13 +188,18 @@ void Emitter::setup(std::ostream &os) {
 
 // The element's loads, prologue and reduced input x; in the last pass also
 // the parameters, the element ops and the stores.
-std::string Emitter::loads(bool final, const char *vector) const {
+std::string Emitter::loads(bool final, const char *vector, const std::vector<size_t> &lanes) const {
   std::ostringstream os;
   size_t r = l.x->type.rank();
+  auto inLanes = [&](size_t i) {
+    return vector && std::find(lanes.begin(), lanes.end(), i) != lanes.end();
+  };
   // Element i's place in each broadcast argument, by the axes it varies
   // along (a per-channel [C] on NHWC: one modulo), static dims as literals
   // (the compiler multiplies instead of dividing).
   for (size_t i : l.broadcastArgs) {
+    if (inLanes(i))
+      continue;
     const Shape &as = c.f.args[i]->type.shape;
     auto varies = [&](size_t d) {
       return d + as.size() >= r && as[d + as.size() - r] != Dim::fixed(1);
@@ -228,8 +233,14 @@ std::string Emitter::loads(bool final, const char *vector) const {
     else
       load(i, c.f.args[i]->type.shape == l.x->type.shape ? "i" : "0");
   }
-  for (size_t i : l.broadcastArgs)
-    load(i, "b" + std::to_string(i));
+  for (size_t i : l.broadcastArgs) {
+    DType t = c.f.args[i]->type.dtype;
+    if (inLanes(i))
+      os << "      const " << c.ct(t) << " a" << i << " = "
+         << c.load(t, "c" + std::to_string(i) + vector) << ";\n";
+    else
+      load(i, "b" + std::to_string(i));
+  }
   os << pro << "      const " << A << " x = (" << A << ")(" << reducedInput << ");\n";
   if (!final)
     return os.str();
@@ -394,12 +405,15 @@ std::optional<EmittedKernel> Emitter::emit() {
       threads = unsigned(32 * std::clamp<int64_t>((*n + 127) / 128, 1, 32));
   }
   std::ostringstream os;
-  // Columns and split kernels at <= 128 registers (2 blocks an SM): with no
-  // cap ptxas put each load right before its sum (one load in flight a
-  // thread), under it the unrolled trip's loads issue first.
+  // Columns and split kernels at <= 128 registers (2 blocks an SM; split
+  // kernels of one vector a trip at 64: splitMinBlocks): with no cap ptxas
+  // put each load right before its sum (one load in flight a thread),
+  // under it the unrolled trip's loads issue first.
   const bool multiBlock = l.columns || l.split; // rows split across blocks: a scratch
-  std::string symbol =
-      c.emitStart(os, threads, /*scratch=*/multiBlock, l.split, multiBlock ? 2 : 0);
+  std::string symbol = c.emitStart(os, threads, /*scratch=*/multiBlock, l.split,
+                                   l.split      ? splitMinBlocks(l)
+                                   : multiBlock ? 2
+                                                : 0);
   setup(os);
   if (l.plan.topK)
     c.emitRowMajorStrides(os, "yst", l.anchor->results[0]);

@@ -52,6 +52,15 @@ bool takesSplit(const KernelContext &c, const Layout &l);
 // The launches (passes) of a `split` kernel: one per statistic (one for a
 // centered plan's two) and the last, which writes the elements.
 unsigned splitLaunches(const Layout &l);
+// The blocks an SM a `split` kernel's registers must allow (launch bounds).
+unsigned splitMinBlocks(const Layout &l);
+
+// What a `split` statistics pass does with its elements (Emitter::sweep,
+// centeredPass): `before` and `after` a thread's vector u (declared per u),
+// `element` for each of its elements x.
+struct Accumulate {
+  std::string before, element, after;
+};
 
 class Emitter {
 public:
@@ -70,24 +79,36 @@ private:
 
   bool emitOps();
   void setup(std::ostream &os);
-  // `vector`: X-shaped arguments come from registers v<i><vector>, and
+  // `vector`: X-shaped arguments come from registers v<i><vector>, the
+  // broadcast arguments in `lanes` (laneArgs) from c<i><vector>, and
   // results go to w<r><vector> (the caller reads and writes the vectors).
-  std::string loads(bool final, const char *vector = nullptr) const;
+  std::string loads(bool final, const char *vector = nullptr,
+                    const std::vector<size_t> &lanes = {}) const;
   // The arguments read a vector at a time (X's shape, indexed by i) and
   // the vectors' width VW: 16 bytes of the widest of them and of results
   // written per element, at most kMaxVector, halved until it divides the
   // run length n when n is static (> 0); 1 (no vectors) for none.
   unsigned vectorWidth(int64_t n, std::vector<size_t> &vectors) const;
+  // `split`'s broadcast arguments that vary along X's last axis alone,
+  // with a static extent E that VW divides (a per-channel scale on NHWC):
+  // a vector of X starts at a multiple of VW, so its channels are
+  // consecutive and each such argument is read as one vector at the
+  // first element's index modulo E, not as VW elements at VW 64-bit
+  // modulos (poolformer's per-channel GroupNorm: 124 registers so).
+  std::vector<size_t> laneArgs(unsigned vw) const;
   // tc_vec<T, VW> of v's storage type.
   std::string vectorType(const Value *v) const;
   // Declares v<i>[count] for each of `vectors` and reads vector u of each
-  // (`where` declares what `at`, its element index, and `inRange` read).
+  // (`where` declares what `at`, its element index, and `inRange` read);
+  // c<i>[count] the same for each of `lanes` (laneArgs), at `at` modulo
+  // X's last extent.
   void vectorLoads(std::ostream &os, const std::vector<size_t> &vectors, const char *count,
-                   const std::string &where, const std::string &inRange,
-                   const std::string &at) const;
+                   const std::string &where, const std::string &inRange, const std::string &at,
+                   const std::vector<size_t> &lanes = {}) const;
   // The run-time condition of the vector path: n a multiple of VW, every
-  // vector's pointer aligned ("false" without vectors).
-  std::string aligned(const std::vector<size_t> &vectors, const std::string &n) const;
+  // vector's and lane argument's pointer aligned ("false" without vectors).
+  std::string aligned(const std::vector<size_t> &vectors, const std::string &n,
+                      const std::vector<size_t> &lanes = {}) const;
   // A statistic's starting value, in the kernel's accumulator type `A`.
   std::string initOf(const ReduceStat &s) const;
   void elementLoop(std::ostream &os, const std::string &code) const;
@@ -98,8 +119,8 @@ private:
   // `split`: statistic `s` over the block's chunk into `into`; a centered
   // plan's pass (`drop`: the test-only broken combine).
   void sweep(std::ostream &os, const ReduceStat &s, const char *into,
-             const std::function<void(const ReduceStat *)> &chunk) const;
-  void centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk,
+             const std::function<void(const Accumulate *)> &chunk) const;
+  void centeredPass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk,
                     bool drop) const;
   void topK(std::ostream &os) const;
 };

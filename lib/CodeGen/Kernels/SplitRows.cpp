@@ -20,15 +20,33 @@ namespace {
 constexpr int64_t kSplitMinPerThread = 16;
 // Vectors a thread loads before it combines any (memory-level
 // parallelism): in the statistics' passes, and in the last (its results'
-// vectors too). Halved where arguments are read through broadcast strides
-// (a per-channel scale: ptxas hoists each element's address, and
-// poolformer's GroupNorm spilled at 128 registers).
+// vectors too). A kernel with broadcast arguments (a per-channel scale)
+// loads one vector at a time instead, at 64 registers (4 blocks an SM,
+// splitMinBlocks): poolformer's token mixer + GroupNorm on the H100 ran
+// 0.095 ms at 2 vectors, 124 registers, 2 blocks an SM, 0.061 ms so
+// (docs/cuda-bench.md, session 24).
 constexpr int kSplitUnroll = 4, kSplitLastUnroll = 2;
 
 // Whether a `centered` plan's two statistics take one pass (centeredPass).
 bool oneCenteredPass(const Layout &l) { return l.plan.centered && l.plan.stats.size() == 2; }
 
 } // namespace
+
+std::vector<size_t> Emitter::laneArgs(unsigned vw) const {
+  std::vector<size_t> lanes;
+  const Shape &xs = l.x->type.shape;
+  if (vw < 2 || xs.empty() || !xs.back().isStatic() || xs.back().size % vw)
+    return lanes;
+  for (size_t i : l.broadcastArgs) {
+    const Shape &as = c.f.args[i]->type.shape;
+    bool lastOnly = !as.empty() && as.back() == xs.back();
+    for (size_t d = 0; lastOnly && d + 1 < as.size(); ++d)
+      lastOnly = as[d] == Dim::fixed(1);
+    if (lastOnly)
+      lanes.push_back(i);
+  }
+  return lanes;
+}
 
 bool takesSplit(const KernelContext &c, const Layout &l) {
   if (!c.cuda() || !l.contiguous || !l.perElementResults || l.plan.arg || l.plan.topK ||
@@ -58,13 +76,14 @@ void Emitter::splitLoop(std::ostream &os) const {
   // each vector's last element.
   bool drop = std::getenv("TC_TEST_SPLIT_DROP_PARTIAL") != nullptr;
   bool skip = std::getenv("TC_TEST_SPLIT_VECTOR_SKIP") != nullptr;
-  const int halve = l.broadcastArgs.empty() ? 1 : 2;
+  const std::vector<size_t> lanes = vectors.empty() ? std::vector<size_t>() : laneArgs(vw);
   // Mean and squared deviations in one pass (X read twice, not three
   // times): K partials a block.
   const bool centered = oneCenteredPass(l);
   const int K = centered ? 2 : 1;
-  os << "  const int64_t P = " << P << ";\n  enum { U = " << kSplitUnroll / halve
-     << ", UL = " << kSplitLastUnroll / halve << ", VW = " << vw
+  const bool narrow = !l.broadcastArgs.empty();
+  os << "  const int64_t P = " << P << ";\n  enum { U = " << (narrow ? 1 : kSplitUnroll)
+     << ", UL = " << (narrow ? 1 : kSplitLastUnroll) << ", VW = " << vw
      << " };\n"
      // Blocks per row: what fills the grid, at least kSplitMinPerThread elements a thread.
      << gridSplits("rows", "(L + (int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) +
@@ -79,8 +98,9 @@ void Emitter::splitLoop(std::ostream &os) const {
      << "    return;\n  }\n"
      << "  A *part = (A *)scratch, *stat = part + rows * S * " << K << ";\n"
      << "  const volatile A *settled = part;\n"
-     << "  const bool vec = " << aligned(vectors, "L") << ";\n  (void)vec;\n"
-     << kScratchCounters << "  __shared__ A tc_red[32];\n  __shared__ int tc_last;\n"
+     << "  const bool vec = " << aligned(vectors, "L", lanes) << ";\n  (void)vec;\n"
+     << kScratchCounters << "  __shared__ A tc_red[32];\n"
+     << (centered ? "  __shared__ A tc_red3[96];\n" : "") << "  __shared__ int tc_last;\n"
      << "  for (int64_t w = blockIdx.x; w < rows * S; w += gridDim.x) {\n"
      << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
   for (size_t k = 0; k < P; ++k)
@@ -91,24 +111,23 @@ void Emitter::splitLoop(std::ostream &os) const {
   // (a pass at one 2-byte load a thread ran at a fifth of HBM's
   // bandwidth). Unaligned pointers: the same elements one at a time, in
   // the same order.
-  // `stat`: the pass's statistic, accumulated in accu[u]; none: the last
+  // `acc`: what the statistics pass does with the elements; none: the last
   // pass (the element ops and stores).
-  auto chunk = [&](const ReduceStat *stat) {
-    const bool final = !stat;
+  auto chunk = [&](const Accumulate *acc) {
+    const bool final = !acc;
     const char *U = final ? "UL" : "U";
     // Vectors are whole in the row (L % VW == 0): one check a vector.
     auto element = [&](const char *vector) {
-      return std::string("#pragma unroll\n        for (int u = 0; u < ") + U + "; ++u)\n" +
+      return std::string("#pragma unroll\n        for (int u = 0; u < ") + U + "; ++u) {\n" +
+             (final ? "" : acc->before) +
              "#pragma unroll\n        for (int t = 0; t < VW; ++t) {\n" +
              "        const int64_t j = jb + (int64_t)u * blockDim.x * VW + t;\n" +
              (vector ? std::string("        if (j - t >= j1") +
                            (skip && !final ? " || t == VW - 1" : "") + ") continue;\n"
                      : "        if (j >= j1) continue;\n") +
              "        const int64_t i = o * L + j;\n        (void)i;\n" +
-             (final ? loads(true, vector)
-                    : loads(false, vector) + "        accu[u] = " + stat->combine +
-                          "()(accu[u], (A)(" + stat->term + "));\n") +
-             "        }\n";
+             (final ? loads(true, vector, lanes) : loads(false, vector, lanes) + acc->element) +
+             "        }\n" + (final ? "" : acc->after) + "        }\n";
     };
     os << "      for (int64_t jb = j0 + (int64_t)threadIdx.x * VW; jb < j1; jb += "
           "(int64_t)blockDim.x * VW * "
@@ -119,7 +138,7 @@ void Emitter::splitLoop(std::ostream &os) const {
         for (size_t r = 0; r < c.f.results.size(); ++r)
           os << "        " << vectorType(c.f.results[r]) << " w" << r << "[" << U << "];\n";
       vectorLoads(os, vectors, U, "const int64_t j = jb + (int64_t)u * blockDim.x * VW;", "j < j1",
-                  "o * L + j");
+                  "o * L + j", lanes);
       os << element("[u].v[t]");
       if (final) {
         os << "#pragma unroll\n        for (int u = 0; u < " << U << "; ++u) {\n"
@@ -159,6 +178,8 @@ void Emitter::splitLoop(std::ostream &os) const {
   os << "    }\n  }\n";
 }
 
+unsigned splitMinBlocks(const Layout &l) { return l.broadcastArgs.empty() ? 2 : 4; }
+
 unsigned splitLaunches(const Layout &l) {
   return oneCenteredPass(l) ? 2 : unsigned(l.plan.stats.size() + 1);
 }
@@ -167,10 +188,11 @@ unsigned splitLaunches(const Layout &l) {
 // chains, `chunk` accumulating accu[u]) combined in u order, then across
 // the block into `into`.
 void Emitter::sweep(std::ostream &os, const ReduceStat &s, const char *into,
-                    const std::function<void(const ReduceStat *)> &chunk) const {
+                    const std::function<void(const Accumulate *)> &chunk) const {
   os << "      {\n      A accu[U];\n"
      << "#pragma unroll\n      for (int u = 0; u < U; ++u) accu[u] = " << initOf(s) << ";\n";
-  chunk(&s);
+  Accumulate acc{"", "        accu[u] = " + s.combine + "()(accu[u], (A)(" + s.term + "));\n", ""};
+  chunk(&acc);
   os << "      A tc_acc = accu[0];\n"
      << "#pragma unroll\n      for (int u = 1; u < U; ++u) tc_acc = " << s.combine
      << "()(tc_acc, accu[u]);\n"
@@ -178,32 +200,41 @@ void Emitter::sweep(std::ostream &os, const ReduceStat &s, const char *into,
      << "      }\n";
 }
 
-// The pass of a `centered` plan's two statistics: the block's chunk's sum
-// then, around the chunk's mean, its squared deviations (a second sweep
-// over a chunk the block just read: cache hits); the last block combines
-// the chunks' (mean, M2) in chunk order by Chan et al.'s update (no
-// cancellation, unlike a sum of squares).
-void Emitter::centeredPass(std::ostream &os, const std::function<void(const ReduceStat *)> &chunk,
+// The pass of a `centered` plan's two statistics (mean, squared deviations
+// around it) in ONE sweep over the block's chunk: each vector's count,
+// mean and M2 (shifted by its first element: no cancellation beyond the
+// vector's own spread), merged into the thread's by Chan et al.'s update,
+// then across u, the block and (the last block) the row's chunks in a
+// fixed order. A second sweep around the chunk's mean waited on a block
+// reduction between the two and held poolformer's GroupNorm at ~700 GB/s.
+void Emitter::centeredPass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk,
                            bool drop) const {
-  const ReduceStat &m = l.plan.stats[0], &q = l.plan.stats[1];
+  // A centered plan's statistics are x's mean and the sum of (x - mean)^2
+  // (ReducePlans.cpp): the summary below; only the second's finish is used.
+  const ReduceStat &q = l.plan.stats[1];
   os << "    if (p.pass == 0) {\n"
-     << "      const A nb = (A)(j1 > j0 ? j1 - j0 : 0);\n"
-     << "      A mean, m2;\n";
-  sweep(os, m, "mean", chunk);
-  os << "      mean = nb > (A)0 ? mean / nb : (A)0;\n"
-     << "      {\n      const A s0 = mean; // the term's mean: the chunk's\n";
-  sweep(os, q, "m2", chunk);
-  os << "      }\n"
+     << "      A mean, m2;\n      {\n"
+     << "      A cn[U], cm[U], cq[U];\n"
+     << "#pragma unroll\n      for (int u = 0; u < U; ++u) cn[u] = cm[u] = cq[u] = (A)0;\n";
+  Accumulate acc{"        A vx0 = 0, vs1 = 0, vs2 = 0, vn = 0;\n",
+                 "        if (t == 0) vx0 = x;\n"
+                 "        { const A d = x - vx0; vs1 += d; vs2 += d * d; vn += (A)1; }\n",
+                 "        if (vn > (A)0) tc_chan_merge(cn[u], cm[u], cq[u], vn, vx0 + vs1 / vn, "
+                 "vs2 - vs1 * vs1 / vn);\n"};
+  chunk(&acc);
+  os << "#pragma unroll\n      for (int u = 1; u < U; ++u) tc_chan_merge(cn[0], cm[0], cq[0], "
+        "cn[u], cm[u], cq[u]);\n"
+     << "      tc_block_chan(cn[0], cm[0], cq[0], tc_red3);\n"
+     << "      mean = cm[0];\n      m2 = cq[0];\n      }\n"
      << "      if (S > 1) {\n"
      << "        if (threadIdx.x == 0) { part[2 * w] = mean; part[2 * w + 1] = m2; }\n"
      << lastBlockOf("o", "        ") << "        A n = 0;\n        mean = 0;\n        m2 = 0;\n"
      << "        for (int64_t t = 0; t < S" << (drop ? " - 1" : "") << "; ++t) {\n"
      << "          const int64_t a = t * per, b = a + per < L ? a + per : L;\n"
      << "          if (b <= a) continue;\n"
-     << "          const A nt = (A)(b - a), nn = n + nt, d = settled[2 * (o * S + t)] - mean;\n"
-     << "          mean += d * (nt / nn);\n"
-     << "          m2 += settled[2 * (o * S + t) + 1] + d * d * (n * nt / nn);\n"
-     << "          n = nn;\n        }\n"
+     << "          tc_chan_merge(n, mean, m2, (A)(b - a), settled[2 * (o * S + t)], "
+        "settled[2 * (o * S + t) + 1]);\n"
+     << "        }\n"
      << "        if (threadIdx.x == 0) count[o] = 0; // zero for the next pass\n"
      << "      }\n"
      << "      if (threadIdx.x == 0) {\n"
