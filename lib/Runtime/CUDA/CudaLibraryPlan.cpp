@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
@@ -398,8 +399,10 @@ std::string AttentionDesc::describe(bool strides) const {
   };
   std::ostringstream s;
   s << "attention " << dtypeName(dtype) << " b=" << batch << " h=" << heads << "/" << kvHeads
-    << " sq=" << sq << " skv=" << skv << " d=" << dim << (causal ? " causal" : "")
-    << " scale=" << scale;
+    << " sq=" << sq << " skv=" << skv << " d=" << dim
+    << (causal ? " causal" : "")
+    // The key's scale round-trips the float (a plan holds the value).
+    << " scale=" << std::setprecision(strides ? 9 : 6) << scale;
   if (mask)
     s << " mask=" << dtypeName(maskType) << "[" << list(mask->dims) << "]";
   // The strides (and offsets) are part of what a plan is made for.
