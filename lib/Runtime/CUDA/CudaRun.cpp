@@ -182,10 +182,10 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
       return kernel;
     }
   }
-  auto refused = [&](const std::string &why) {
+  auto refused = [&](const std::string &reason) {
     tuningNote("attention @" + op.getString("callee") + " runs tc's kernel: cuDNN " +
-               (a ? "turned it down (" + why + ")" : "is not offered it (" + why + ")"));
-    return kernel + " (cuDNN: " + why + ")";
+               (a ? "turned it down (" : "is not offered it (") + reason + ")");
+    return kernel + " (cuDNN: " + reason + ")";
   };
   if (!a)
     return refused(why);
