@@ -5,6 +5,7 @@ process, on one GPU, in one command:
 
     utils/bench-attention.py [--bin build/bin] [--batch 4] [--heads 16]
                              [--seqs 1024,4096] [--dims 64,128]
+                             [--attention kernel,cudnn]
                              [--opt=-O3] [--iterations 20] [--dry-run]
 
 Per shape (every sequence x head dim, causal and not) it builds an ONNX
@@ -14,11 +15,14 @@ Softmax, MatMul with v), compiles it with
 `tc-import | tc-opt <opt> --target=cuda --precision fp16 | tc-codegen
 --target=cuda`, checks that attention-fusion formed one Attention op, and
 times it with `tc-run --iterations` (the median device time of its JSON
-report). PyTorch runs the same inputs (fp16 CUDA tensors, same scale);
-printed per shape: tc ms, torch ms, their TFLOP/s (FLOPs = 4 B H Sq Skv D,
-halved when causal), torch / tc, and tc's max abs difference from torch's
-output. --dry-run (or no torch/GPU): build, compile and check the fusion
-only, no timing."""
+report), once per --attention implementation (tc-run --attention: tc's
+generated kernel, cuDNN's fused flash attention through the graph API, or
+auto), each a row saying what ran the step (`kernel`, `cudnn engine=N`, or
+`kernel (cuDNN: why)` where cuDNN turned the shape down). PyTorch runs the
+same inputs (fp16 CUDA tensors, same scale); printed per row: tc ms, torch
+ms, their TFLOP/s (FLOPs = 4 B H Sq Skv D, halved when causal), torch / tc,
+and tc's max abs difference from torch's output. --dry-run (or no
+torch/GPU): build, compile and check the fusion only, no timing."""
 import argparse, json, os, subprocess, sys, tempfile
 import numpy as np
 import onnx
@@ -32,6 +36,9 @@ ap.add_argument("--seqs", default="1024,4096")
 ap.add_argument("--dims", default="64,128")
 ap.add_argument("--opt", default="-O3", help="tc-opt's pipeline level (attention-fusion)")
 ap.add_argument("--iterations", type=int, default=20)
+ap.add_argument("--attention", default="kernel",
+                help="tc-run --attention implementations to time, comma-separated "
+                     "(kernel, cudnn, auto)")
 ap.add_argument("--dry-run", action="store_true", help="compile and check the fusion; no runs")
 args = ap.parse_args()
 tool = lambda name: os.path.join(args.bin, name)
@@ -82,18 +89,30 @@ def compile_tc(work, model):
     return tcx
 
 
-def run_tc(work, tcx, qkv):
-    """tc's median device ms and its output."""
-    ins, outs = os.path.join(work, "in"), os.path.join(work, "out")
+def run_tc(work, tcx, qkv, impl):
+    """tc's median device ms with `tc-run --attention=impl`, what ran the
+    Attention step (its --print-steps words), and its output."""
+    ins, outs = os.path.join(work, "in"), os.path.join(work, "out-" + impl)
     os.makedirs(ins, exist_ok=True)
     for i, x in enumerate(qkv):
         onnx.save_tensor(numpy_helper.from_array(x), os.path.join(ins, f"input_{i}.pb"))
-    out = subprocess.run([tool("tc-run"), tcx, "--inputs", ins, "--warmup", "3", "--iterations",
-                          str(args.iterations), "--report=json", "--output-dir", outs],
-                         check=True, capture_output=True, text=True).stdout
-    report = json.loads(out)
+    r = subprocess.run([tool("tc-run"), tcx, "--inputs", ins, "--warmup", "3", "--iterations",
+                        str(args.iterations), "--report=json", "--output-dir", outs,
+                        "--attention=" + impl], check=True, capture_output=True, text=True)
+    report = json.loads(r.stdout)
     ms = report.get("device_ms", report["latency_ms"])["median"]
-    return ms, numpy_helper.to_array(onnx.load_tensor(os.path.join(outs, "output_0.pb")))
+    # One untimed run for the step report (with --iterations, --print-steps
+    # would time step by step, without the CUDA graph).
+    steps = subprocess.run([tool("tc-run"), tcx, "--inputs", ins, "--attention=" + impl,
+                            "--print-steps"], check=True, capture_output=True, text=True).stderr
+    ran = "?"
+    for line in steps.splitlines():
+        if line.startswith("step ") and "attention" in line:
+            what = line.split(": ", 1)[1]
+            ran = ("cudnn engine=" + what.rsplit("engine=", 1)[1] if what.startswith("cudnn")
+                   else "kernel" + (" (cuDNN: " + what.split("(cuDNN: ", 1)[1]
+                                    if "(cuDNN: " in what else ""))
+    return ms, ran, numpy_helper.to_array(onnx.load_tensor(os.path.join(outs, "output_0.pb")))
 
 
 def run_torch(qkv, causal, scale):
@@ -117,9 +136,9 @@ def run_torch(qkv, causal, scale):
     return sorted(times)[len(times) // 2], o.float().cpu().numpy()
 
 
-print("| B | H | S | D | causal | tc ms | torch ms | tc TFLOP/s | torch TFLOP/s | torch / tc "
-      "| max abs diff |")
-print("|---|---|---|---|---|---|---|---|---|---|---|")
+print("| B | H | S | D | causal | tc ran | tc ms | torch ms | tc TFLOP/s | torch TFLOP/s "
+      "| torch / tc | max abs diff |")
+print("|---|---|---|---|---|---|---|---|---|---|---|---|")
 rng = np.random.default_rng(0)
 for s in map(int, args.seqs.split(",")):
     for d in map(int, args.dims.split(",")):
@@ -135,15 +154,19 @@ for s in map(int, args.seqs.split(",")):
                     continue
                 qkv = [(rng.random((b, h, s, d), np.float32) * 2 - 1).astype(np.float16)
                        for _ in range(3)]
-                ms, out = run_tc(work, tcx, qkv)
                 flops = 4.0 * b * h * s * s * d / (2 if causal else 1)
                 tflops = lambda t: "%.1f" % (flops / t / 1e9)
-                if torch:
-                    tms, ref = run_torch(qkv, causal, scale)
-                    err = float(np.max(np.abs(out.astype(np.float32) - ref)))
-                    row += ["%.3f" % ms, "%.3f" % tms, tflops(ms), tflops(tms), "%.2f" % (tms / ms),
-                            "%.2g%s" % (err, "" if err < 2e-2 else " MISMATCH")]
-                else:
-                    row += ["%.3f" % ms, "-", tflops(ms), "-", "-", "-"]
-                print("| " + " | ".join(map(str, row)) + " |")
-            sys.stdout.flush()
+                torch_run = run_torch(qkv, causal, scale) if torch else None
+                for impl in args.attention.split(","):
+                    ms, ran, out = run_tc(work, tcx, qkv, impl)
+                    cells = row + [ran]
+                    if torch_run:
+                        tms, ref = torch_run
+                        err = float(np.max(np.abs(out.astype(np.float32) - ref)))
+                        cells += ["%.3f" % ms, "%.3f" % tms, tflops(ms), tflops(tms),
+                                  "%.2f" % (tms / ms),
+                                  "%.2g%s" % (err, "" if err < 2e-2 else " MISMATCH")]
+                    else:
+                        cells += ["%.3f" % ms, "-", tflops(ms), "-", "-", "-"]
+                    print("| " + " | ".join(map(str, cells)) + " |")
+                    sys.stdout.flush()

@@ -221,6 +221,8 @@ tc_model *tc_model_load_ex(const char *path, const tc_load_options *options) {
         tc::TargetOptionValues values;
         if (o.threads) // what tc-run --threads gives (targets without it ignore it)
           values["threads"] = std::to_string(o.threads);
+        if (o.attention) // tc-run --attention (targets without it ignore it)
+          values["attention"] = o.attention;
         m->exe = m->target->load(std::move(a), values, o.device);
         const tc::Function &f = m->main();
         for (const auto *values : {&f.args, &f.results})

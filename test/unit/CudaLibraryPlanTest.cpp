@@ -319,3 +319,61 @@ TEST(CudaLibraryPlan, ConvBiasMovesIntoTheEpilogue) {
                   "    %y = Conv(%x, %w, %b) : f16[2,8,6,6]\n    return %y");
   EXPECT_FALSE(moveConvBiasToEpilogue(*n.m->functions.front()));
 }
+
+TEST(CudaLibraryPlan, AttentionViewsAndWhatCudnnIsOffered) {
+  auto attention = [](const std::string &sig, const std::string &op, std::string &why) {
+    Group g = group(sig, "    %o = " + op + "\n    return %o");
+    return describeAttention(g.f(), g.args, g.f().results[0]->type, why);
+  };
+  std::string why;
+  // [B, S, H, D] tensors with grouped-query heads and a mask: strided views.
+  auto a = attention("(%q: f16[2,5,4,16], %k: f16[2,6,2,16], %v: f16[2,6,2,16], "
+                     "%m: f16[1,5,6]) -> (f16[2,5,4,16])",
+                     "Attention(%q, %k, %v, %m) {kv_heads = 2, layout = [1, 1, 1, 1]} : "
+                     "f16[2,5,4,16]",
+                     why);
+  ASSERT_TRUE(a) << why;
+  EXPECT_EQ(a->q.dims, (std::vector<int64_t>{2, 4, 5, 16}));
+  EXPECT_EQ(a->q.strides, (std::vector<int64_t>{320, 16, 64, 1}));
+  EXPECT_EQ(a->k.strides, (std::vector<int64_t>{192, 16, 32, 1}));
+  EXPECT_EQ(a->o.arg, -1);
+  EXPECT_EQ(a->kvHeads, 2);
+  ASSERT_TRUE(a->mask);
+  EXPECT_EQ(a->mask->arg, 3);
+  EXPECT_EQ(a->mask->dims, (std::vector<int64_t>{1, 1, 5, 6})); // rank 3: a leading 1
+  EXPECT_EQ(a->describe(false), "attention f16 b=2 h=4/2 sq=5 skv=6 d=16 scale=0.25 "
+                                "mask=f16[1,1,5,6]");
+  // Parts of a packed qkv projection: one argument, offsets by part.
+  a = attention("(%x: bf16[2,6,3,2,8]) -> (bf16[2,2,6,8])",
+                "Attention(%x, %x, %x) {layout = [2, 3, 4, 0], scale = 0.5} : bf16[2,2,6,8]", why);
+  ASSERT_TRUE(a) << why;
+  EXPECT_EQ(a->v.arg, 0);
+  EXPECT_EQ(a->q.offset, 0);
+  EXPECT_EQ(a->k.offset, 16);
+  EXPECT_EQ(a->v.offset, 32);
+  EXPECT_EQ(a->k.strides, (std::vector<int64_t>{288, 8, 48, 1}));
+  EXPECT_EQ(a->scale, 0.5f);
+  // Not offered: f32, head dims cuDNN lacks, causal off the square, a mask
+  // whose batch only divides B, a fused epilogue.
+  EXPECT_FALSE(attention("(%q: f32[1,2,4,16], %k: f32[1,2,4,16], %v: f32[1,2,4,16]) -> "
+                         "(f32[1,2,4,16])",
+                         "Attention(%q, %k, %v) : f32[1,2,4,16]", why));
+  EXPECT_NE(why.find("f16 and bf16"), std::string::npos) << why;
+  EXPECT_FALSE(attention("(%q: f16[1,2,4,12], %k: f16[1,2,4,12], %v: f16[1,2,4,12]) -> "
+                         "(f16[1,2,4,12])",
+                         "Attention(%q, %k, %v) : f16[1,2,4,12]", why));
+  EXPECT_NE(why.find("multiple of 8"), std::string::npos) << why;
+  EXPECT_FALSE(attention("(%q: f16[1,2,3,16], %k: f16[1,2,4,16], %v: f16[1,2,4,16]) -> "
+                         "(f16[1,2,3,16])",
+                         "Attention(%q, %k, %v) {causal = 1} : f16[1,2,3,16]", why));
+  EXPECT_EQ(why, "causal with Sq != Skv");
+  EXPECT_FALSE(attention("(%q: f16[4,2,3,16], %k: f16[4,2,3,16], %v: f16[4,2,3,16], "
+                         "%m: f16[2,2,3,3]) -> (f16[4,2,3,16])",
+                         "Attention(%q, %k, %v, %m) : f16[4,2,3,16]", why));
+  EXPECT_NE(why.find("broadcasts dims of 1 only"), std::string::npos) << why;
+  Group g = group("(%q: f16[1,2,4,16], %k: f16[1,2,4,16], %v: f16[1,2,4,16]) -> (f16[1,2,4,16])",
+                  "    %a = Attention(%q, %k, %v) : f16[1,2,4,16]\n"
+                  "    %o = Relu(%a) : f16[1,2,4,16]\n    return %o");
+  EXPECT_FALSE(describeAttention(g.f(), g.args, g.f().results[0]->type, why));
+  EXPECT_EQ(why, "a fused prologue or epilogue");
+}

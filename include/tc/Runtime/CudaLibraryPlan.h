@@ -85,6 +85,41 @@ struct ConvDesc {
   std::string describe(bool withBias = true) const;
 };
 
+// One Attention op (Ops.def) for cuDNN's fused flash attention (SDPA,
+// CudnnAttention.h): every tensor as a 4-D [B, H, S, D] view with element
+// strides and an element offset (the op's layouts, AttentionLayout.h: a
+// [B, S, H, D] tensor or a part of a packed qkv projection is a strided
+// view, not a copy). What cuDNN's engines take and tc offers: f16/bf16,
+// d_qk = d_v a multiple of 8 up to 256, q, k and v of one batch, k and v
+// with kv_heads heads dividing H (grouped-query), causal only where it is
+// the same as cuDNN's top-left diagonal (Sq = Skv), an additive mask whose
+// batch and heads are 1 or B/H and whose query axis is 1 or Sq.
+struct AttentionDesc {
+  struct View {
+    int arg = -1;                       // group argument index (-1: the result)
+    std::vector<int64_t> dims, strides; // [B, H, S, D] and their element strides
+    int64_t offset = 0;                 // elements from the buffer's start
+  };
+  DType dtype = DType::F16;
+  int64_t batch = 0, heads = 0, kvHeads = 0, sq = 0, skv = 0, dim = 0;
+  bool causal = false;
+  float scale = 0;          // resolved: never 0
+  View q, k, v, o;          // k as [B, Hkv, Skv, D] (the graph transposes it)
+  std::optional<View> mask; // [1|B, 1|H, 1|Sq, Skv]
+  DType maskType = DType::F32;
+  // "attention f16 b=4 h=16/16 sq=1024 skv=1024 d=64 causal scale=0.125 mask=[1,1,1,1024]
+  // strides 1048576,65536,64,1 ..." -- with `strides`, all a plan depends
+  // on (the tuning and plan key); without, the step report's words.
+  std::string describe(bool strides = true) const;
+};
+
+// The cuDNN SDPA of Attention group `group` (one Attention op whose
+// operands are the group's arguments: no prologue or epilogue), or nullopt
+// with `why` (what cuDNN is not offered).
+std::optional<AttentionDesc> describeAttention(const Function &group,
+                                               const std::vector<TensorType> &args,
+                                               const TensorType &result, std::string &why);
+
 std::optional<ConvDesc> describeConv(const Function &group, const std::vector<TensorType> &args,
                                      const TensorType &result, std::string &why);
 

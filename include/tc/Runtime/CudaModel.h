@@ -39,6 +39,14 @@ class Cudnn;
 enum class CudnnApi;
 } // namespace cuda
 
+// How an Attention group runs (tc-run --attention): auto (the choice
+// `tc-codegen --tune` recorded for its shape, else tc's kernel), tc's
+// generated kernel, or cuDNN's fused flash attention where the group is
+// one Attention op cuDNN takes (CudnnAttention.h; else the kernel, and a
+// note says why).
+enum class AttentionImpl { Auto, Kernel, Cudnn };
+inline constexpr const char *kAttentionImplNames[] = {"auto", "kernel", "cudnn"};
+
 class CudaModel {
 public:
   // Checks the artifact (target, kernel table) before touching the driver,
@@ -90,6 +98,8 @@ public:
   // CUDA graphs (on by default): a plan whose steps are all on the device
   // is captured once and replayed.
   void setGraphs(bool on) { graphs_ = on; }
+  // Attention groups (AttentionImpl); for plans made after the call.
+  void setAttention(AttentionImpl a) { attention_ = a; }
   // Profiling: runs go step by step (no graph) with an event after each
   // step; stepProfile() gives each step's mean device time over those runs.
   void setProfiling(bool on) { profile_ = on; }
@@ -142,7 +152,8 @@ public:
   // `cache` holds for this machine is not timed: a hit); returns the
   // winners by call key, which `cache` gets too, and counts into `summary`.
   std::map<std::string, TunedCall> tune(TuningCache &cache, TuningSummary &summary);
-  // The notes the runs made about recorded choices, each once.
+  // The notes the runs made about recorded choices (and attention groups
+  // cuDNN turned down), each once.
   const std::vector<std::string> &tuningNotes() const { return tuningNotes_; }
 
 private:
@@ -175,6 +186,7 @@ private:
   ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
   uint64_t arenaBytes_ = 0;
+  AttentionImpl attention_ = AttentionImpl::Auto;
   bool graphs_ = true, ranGraph_ = false, profile_ = false, planned_ = false, recorded_ = false;
   std::string graphNote_;
   // ModelDevice outputs of an unplanned run (a planned one's are in its arena).
@@ -205,6 +217,7 @@ private:
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
+  std::string planAttentionStep(ShapePlan &plan, const Op &op, Step &s, std::string kernel);
   bool runPlanned(ShapePlan &plan, const std::vector<Input> &inputs, std::vector<Output> &outputs,
                   bool wait);
   bool runUnplanned(const std::vector<Input> &inputs, std::vector<Output> &outputs);

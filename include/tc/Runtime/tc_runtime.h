@@ -28,8 +28,9 @@ extern "C" {
 
 /* 1: CPU artifacts. 2: CUDA artifacts, tc_model_load_ex, device tensors
  * (tc_tensor.memory), tc_model_run_on_stream, tc_model_backend,
- * tc_model_device_bytes. 3: tc_load_options.no_verify. */
-#define TC_RUNTIME_API_VERSION 3
+ * tc_model_device_bytes. 3: tc_load_options.no_verify. 4:
+ * tc_load_options.attention. */
+#define TC_RUNTIME_API_VERSION 4
 
 typedef struct tc_model tc_model;
 
@@ -61,8 +62,11 @@ typedef struct tc_load_options {
   unsigned threads; /* CPU: as tc_model_load's; 0 = one per hardware thread */
   int device;       /* CUDA: the device ordinal (as cuDeviceGet counts) */
   int no_verify;    /* since version 3: 1 skips the artifact's checksums (tc-run --no-verify) */
+  /* since version 4, CUDA: how Attention groups run, "auto", "kernel" or
+   * "cudnn" (tc-run --attention); NULL: auto */
+  const char *attention;
 } tc_load_options;
-#define TC_LOAD_OPTIONS_INIT {sizeof(tc_load_options), 0, 0, 0}
+#define TC_LOAD_OPTIONS_INIT {sizeof(tc_load_options), 0, 0, 0, 0}
 
 /* tc_model_load with options (NULL: the defaults, TC_LOAD_OPTIONS_INIT).
  * A device the machine lacks fails with "no CUDA device N (...)". */

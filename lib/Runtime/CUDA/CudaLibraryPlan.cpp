@@ -1,6 +1,9 @@
 #include "tc/Runtime/CudaLibraryPlan.h"
+#include "tc/IR/AttentionLayout.h"
 #include <algorithm>
+#include <cmath>
 #include <functional>
+#include <iomanip>
 #include <numeric>
 #include <sstream>
 
@@ -385,6 +388,130 @@ std::optional<ConvDesc> describeConv(const Function &group, const std::vector<Te
     c.fused = fusedChain(group, args, perChannel, staticDims(result.shape), c.dtype);
   }
   return c;
+}
+
+std::string AttentionDesc::describe(bool strides) const {
+  auto list = [](const std::vector<int64_t> &v) {
+    std::string s;
+    for (size_t i = 0; i < v.size(); ++i)
+      s += (i ? "," : "") + std::to_string(v[i]);
+    return s;
+  };
+  std::ostringstream s;
+  s << "attention " << dtypeName(dtype) << " b=" << batch << " h=" << heads << "/" << kvHeads
+    << " sq=" << sq << " skv=" << skv << " d=" << dim
+    << (causal ? " causal" : "")
+    // The key's scale round-trips the float (a plan holds the value).
+    << " scale=" << std::setprecision(strides ? 9 : 6) << scale;
+  if (mask)
+    s << " mask=" << dtypeName(maskType) << "[" << list(mask->dims) << "]";
+  // The strides (and offsets) are part of what a plan is made for.
+  if (!strides)
+    return s.str();
+  s << " strides";
+  for (const View *t : {&q, &k, &v, &o})
+    s << " " << list(t->strides) << (t->offset ? "+" + std::to_string(t->offset) : "");
+  if (mask)
+    s << " " << list(mask->strides);
+  return s.str();
+}
+
+std::optional<AttentionDesc> describeAttention(const Function &group,
+                                               const std::vector<TensorType> &args,
+                                               const TensorType &result, std::string &why) {
+  const Op &op = *group.ops.front();
+  if (group.ops.size() != 1 || !op.is(OpKind::Attention)) {
+    why = "a fused prologue or epilogue";
+    return std::nullopt;
+  }
+  AttentionDesc a;
+  // Operand `i` (0 q, 1 k, 2 v, 3 the result) as a 4-D view.
+  auto view = [&](size_t i, const TensorType &t, int arg) {
+    AttentionAxes axes = attentionAxes(op, i);
+    std::vector<int64_t> d = staticDims(t.shape);
+    AttentionStrides st = attentionStrides(axes, d);
+    return AttentionDesc::View{arg,
+                               {d[axes.batch], d[axes.heads], d[axes.tokens], d.back()},
+                               {st.batch, st.heads, st.tokens, 1},
+                               st.offset};
+  };
+  int qa = argIndex(group, op.operand(0)), ka = argIndex(group, op.operand(1)),
+      va = argIndex(group, op.operand(2));
+  if (qa < 0 || ka < 0 || va < 0) {
+    why = "an Attention operand that is not a group argument";
+    return std::nullopt;
+  }
+  a.dtype = result.dtype;
+  for (int i : {qa, ka, va})
+    if (args[size_t(i)].dtype != a.dtype)
+      a.dtype = DType::F32; // mixed: refused below
+  if (a.dtype != DType::F16 && a.dtype != DType::BF16) {
+    why = std::string("cuDNN's flash attention takes f16 and bf16, not ") +
+          std::string(dtypeName(result.dtype));
+    return std::nullopt;
+  }
+  a.q = view(0, args[size_t(qa)], qa);
+  a.k = view(1, args[size_t(ka)], ka);
+  a.v = view(2, args[size_t(va)], va);
+  a.o = view(3, result, -1);
+  a.batch = a.q.dims[0];
+  a.heads = a.q.dims[1];
+  a.sq = a.q.dims[2];
+  a.dim = a.q.dims[3];
+  a.kvHeads = a.k.dims[1];
+  a.skv = a.k.dims[2];
+  a.causal = op.getInt("causal") != 0;
+  double scale = op.getFloat("scale");
+  a.scale = float(scale == 0 ? 1.0 / std::sqrt(double(a.dim)) : scale);
+  if (a.k.dims[0] != a.batch || a.v.dims[0] != a.batch) {
+    why = "k or v broadcast along the batch";
+    return std::nullopt;
+  }
+  if (a.v.dims[3] != a.dim || a.dim % 8 || a.dim > 256) {
+    why = "head dims " + std::to_string(a.dim) + "/" + std::to_string(a.v.dims[3]) +
+          " (cuDNN: equal, a multiple of 8 up to 256)";
+    return std::nullopt;
+  }
+  if (a.kvHeads <= 0 || a.heads % a.kvHeads || a.v.dims[1] != a.kvHeads) {
+    why = "kv heads that do not divide the heads";
+    return std::nullopt;
+  }
+  if (a.causal && a.sq != a.skv) {
+    // tc's causal diagonal is bottom-right aligned; cuDNN's composite graph
+    // masks top-left: the same only for square scores.
+    why = "causal with Sq != Skv";
+    return std::nullopt;
+  }
+  if (const Value *m = op.operand(3)) {
+    int ma = argIndex(group, m);
+    if (ma < 0) {
+      why = "an Attention mask that is not a group argument";
+      return std::nullopt;
+    }
+    const TensorType &mt = args[size_t(ma)];
+    std::vector<int64_t> d = staticDims(mt.shape);
+    if (d.size() > 4) {
+      why = "a mask of rank " + std::to_string(d.size());
+      return std::nullopt;
+    }
+    d.insert(d.begin(), 4 - d.size(), 1);
+    std::vector<int64_t> full{a.batch, a.heads, a.sq, a.skv};
+    for (size_t i = 0; i < 4; ++i)
+      if (d[i] != full[i] && (d[i] != 1 || i == 3)) {
+        why = "a mask of dims " + dimsText(d) + " (cuDNN broadcasts dims of 1 only)";
+        return std::nullopt;
+      }
+    std::vector<int64_t> st(4, 1);
+    for (size_t i = 3; i-- > 0;)
+      st[i] = st[i + 1] * d[i + 1];
+    a.mask = AttentionDesc::View{ma, d, st, 0};
+    a.maskType = mt.dtype;
+    if (!libraryDType(a.maskType)) {
+      why = "a mask of " + std::string(dtypeName(a.maskType));
+      return std::nullopt;
+    }
+  }
+  return a;
 }
 
 } // namespace tc

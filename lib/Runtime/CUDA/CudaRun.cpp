@@ -149,6 +149,87 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
          std::to_string(s.launch.block) + ">>>";
 }
 
+// An Attention group planned as its kernel (`kernel`: the step's report)
+// run through cuDNN's fused flash attention instead, when the choice
+// (attention_, or under auto the recorded one) says cuDNN and cuDNN takes
+// it; a refusal keeps the kernel and says why (the step and one note).
+// Under tc-codegen --tune, auto times both and records the winner by the
+// attention's description. Returns the step's report.
+std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
+                                         std::string kernel) {
+  if (attention_ == AttentionImpl::Kernel || !libraries_)
+    return kernel;
+  const Function &group = *plan.planned->module->lookup(op.getString("callee"));
+  std::vector<TensorType> args;
+  for (const Value *v : op.operands)
+    args.push_back(v->type);
+  std::string why;
+  std::optional<AttentionDesc> a = describeAttention(group, args, op.result()->type, why);
+  std::string choiceKey = "implementation " + (a ? a->describe() : std::string());
+  bool timing = false;
+  if (attention_ == AttentionImpl::Auto) {
+    // The recorded choice (the artifact's, or --tune's cache), else --tune
+    // times both, else tc's kernel (the heuristic, until GPU measurements
+    // say otherwise).
+    cuda::CallTuning recorded = a ? callTuning(choiceKey) : cuda::CallTuning();
+    if (recorded.recorded) {
+      recorded.chosen = recorded.recorded->choice;
+      recorded.us = recorded.recorded->us;
+      tunedText(choiceKey, recorded); // --tune: a cache hit is a winner too
+      if (recorded.chosen != "cudnn")
+        return kernel;
+    } else if (!(timing = tuneRun_ && a)) {
+      return kernel;
+    }
+  }
+  auto refused = [&](const std::string &reason) {
+    tuningNote("attention @" + op.getString("callee") + " runs tc's kernel: cuDNN " +
+               (a ? "turned it down (" : "is not offered it (") + reason + ")");
+    return kernel + " (cuDNN: " + reason + ")";
+  };
+  if (!a)
+    return refused(why);
+  if (!cudnn_) {
+    try {
+      cuda::requireLibraryMajor("cuDNN", cuda::Cudnn::version(), artifact_.built.cudnn,
+                                artifact_.file);
+      cudnn_ = std::make_unique<cuda::Cudnn>(work_);
+    } catch (const Error &e) { // no cuDNN here: the kernel runs
+      return refused(e.what());
+    }
+  }
+  cuda::CudnnAttention::Pointers p{{}, devicePtr(plan, op.result())};
+  for (const Value *v : op.operands)
+    p.args.push_back(devicePtr(plan, v));
+  std::string key = "cudnn " + a->describe();
+  cuda::CallTuning tuning = callTuning(key);
+  std::unique_ptr<cuda::CudnnAttention> call;
+  try {
+    call = cuda::CudnnAttention::create(*cudnn_, *a, p, tuning, why);
+  } catch (const Error &e) { // a candidate that failed to run while timed
+    why = e.what();
+  }
+  if (!call)
+    return refused(why);
+  std::string what = call->describe() + tunedText(key, tuning);
+  if (timing) { // the kernel against cuDNN's fastest engine, on the same data
+    double ms = tuneRun_->tuner.timeMs([&] { s.launchKernel(tuneRun_->tuner.stream()); });
+    bool cudnnWins = tuning.us > 0 && (ms < 0 || tuning.us < ms * 1000);
+    cuda::CallTuning won;
+    won.chosen = cudnnWins ? "cudnn" : "kernel";
+    won.us = cudnnWins ? tuning.us : ms * 1000;
+    tunedText(choiceKey, won); // recorded in the artifact and the cache
+    if (!cudnnWins)
+      return kernel + " (tuned: kernel " + std::to_string(int(ms * 1000)) + " us, cuDNN " +
+             std::to_string(int(tuning.us)) + " us)";
+  }
+  s.kind = Step::Kind::Library;
+  s.sdpa = std::move(call);
+  s.fn = nullptr; // a library step's kernel is its epilogue's: none here
+  s.params.clear();
+  return what;
+}
+
 namespace {
 
 // The model outputs a generated pointwise kernel can write over one of its
@@ -289,6 +370,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
           s.params.push_back(0);
         what = "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
                std::to_string(s.launch.block) + ">>>";
+        if (k->second.entry.kind == KernelKind::Attention)
+          what = planAttentionStep(*plan, op, s, what);
       }
     }
     for (const Value *r : op.results)
@@ -301,11 +384,12 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     s.what = std::move(what);
     plan->steps.push_back(std::move(s));
   }
-  // One cuDNN workspace for the plan, as large as its largest conv needs.
+  // One cuDNN workspace for the plan, as large as its largest call needs.
   size_t workspace = 0;
   for (const Step &s : plan->steps)
-    if (s.conv)
-      workspace = std::max(workspace, s.conv->workspaceBytes());
+    workspace = std::max(workspace, s.conv   ? s.conv->workspaceBytes()
+                                    : s.sdpa ? s.sdpa->workspaceBytes()
+                                             : 0);
   plan->convWorkspace = cuda::DeviceMemory(workspace);
   plan->deviceBytes = bytes + workspace + scratchBytes;
   for (const Step &s : plan->steps)
@@ -317,6 +401,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   for (Step &s : plan->steps)
     if (s.conv)
       s.conv->setWorkspace(plan->convWorkspace.get());
+    else if (s.sdpa)
+      s.sdpa->setWorkspace(plan->convWorkspace.get());
   return plan;
 }
 
@@ -330,29 +416,30 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
          (at.kind == ValuePlace::Kind::Argument ? plan.inputOffsets[at.arg] : 0);
 }
 
+void CudaModel::Step::launchKernel(cuda::CUstream stream) const {
+  const cuda::Driver &d = cuda::driver();
+  void *args[] = {const_cast<uint64_t *>(params.data())};
+  if (launch.passes > 1) { // `split`: the last field is the pass
+    std::vector<uint64_t> p = params;
+    args[0] = p.data();
+    for (unsigned pass = 0; pass < launch.passes; ++pass) {
+      p.back() = pass;
+      d.check(d.launchKernel(fn, launch.grid, 1, 1, launch.block, 1, 1, 0, stream, args, nullptr),
+              "cuLaunchKernel");
+    }
+    return;
+  }
+  d.check(d.launchKernel(fn, launch.grid, 1, 1, launch.block, 1, 1, 0, stream, args, nullptr),
+          "cuLaunchKernel");
+}
+
 // Every step of `plan` on the stream; host steps download their operands
 // (draining the stream) and upload their results.
 void CudaModel::enqueueSteps(ShapePlan &plan,
                              const std::function<HostTensor(const Value *)> &download,
                              const char *traceNote) {
   const cuda::Driver &d = cuda::driver();
-  auto launch = [&](const Step &s) {
-    void *params[] = {const_cast<uint64_t *>(s.params.data())};
-    if (s.launch.passes > 1) { // `split`: the last field is the pass
-      std::vector<uint64_t> p = s.params;
-      params[0] = p.data();
-      for (unsigned pass = 0; pass < s.launch.passes; ++pass) {
-        p.back() = pass;
-        d.check(d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, work_, params,
-                               nullptr),
-                "cuLaunchKernel");
-      }
-      return;
-    }
-    d.check(
-        d.launchKernel(s.fn, s.launch.grid, 1, 1, s.launch.block, 1, 1, 0, work_, params, nullptr),
-        "cuLaunchKernel");
-  };
+  auto launch = [&](const Step &s) { s.launchKernel(work_); };
   using Kind = Step::Kind;
   bool profiling = !plan.stepEvents.empty();
   if (trace_)
@@ -369,6 +456,8 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
     } else if (s.kind == Kind::Library) {
       if (s.gemm)
         s.gemm->run(work_);
+      else if (s.sdpa)
+        s.sdpa->run();
       else
         s.conv->run();
       if (s.fn) // the epilogue, in place over the result

@@ -4,6 +4,7 @@
 // or the host's reference kernels.
 #pragma once
 #include "CublasLtCall.h"
+#include "CudnnAttention.h"
 #include "CudnnConv.h"
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/CudaTraceAttribution.h"
@@ -19,10 +20,14 @@ struct CudaModel::Step {
   cuda::CUfunction fn = nullptr;
   LaunchDims launch;
   std::vector<uint64_t> params;             // the kernel's by-value parameter
-  std::unique_ptr<cuda::CublasLtCall> gemm; // Library: one of these two
+  std::unique_ptr<cuda::CublasLtCall> gemm; // Library: one of these three
   std::unique_ptr<cuda::CudnnConv> conv;
+  std::unique_ptr<cuda::CudnnAttention> sdpa; // an Attention group (its kernel not launched)
   cuda::DeviceMemory scratch; // the anchor's result where the epilogue changes its dtype
   std::string what;           // what runs it: the report line's end, a trace's detail
+  // Enqueues the kernel (fn, launch, params) on `stream`: each pass of a
+  // `split` launch, its pass the parameter's last field.
+  void launchKernel(cuda::CUstream stream) const;
 };
 
 // tune() in progress: the timer, the cache, the winners by call key and
@@ -45,7 +50,7 @@ struct CudaModel::ShapePlan {
   std::unordered_map<const Value *, size_t> inPlace;
   // Constants that folded for this shape (the artifact's own are weights_).
   std::map<const uint8_t *, cuda::DeviceMemory> folded;
-  cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN convs
+  cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN calls (convs, attention)
   cuda::DeviceMemory columnsScratch; // shared by its `columns` kernels (CudaLaunch.h)
   std::vector<char> columnsZeros;    // what zeroed it (an async copy's source)
   std::vector<Step> steps;

@@ -69,6 +69,9 @@ struct Cudnn::GraphPlan {
   std::string choice, rejected; // CallTuning's, for every step sharing the plan
   double us = 0;
   std::vector<int64_t> uids; // the variant pack's, in the order of Graph::pointers
+  // Pass-by-value scalars (an attention's scale and -inf): the variant pack
+  // points at them, so they live as long as the plan.
+  float scalars[2] = {0, 0};
   ~GraphPlan();
 };
 

@@ -1,4 +1,5 @@
 #include "CudnnConv.h"
+#include "CudnnAttention.h"
 #include "LibraryLoader.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -42,6 +43,16 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &, const ConvDesc &, const Po
 size_t CudnnConv::workspaceBytes() const { return 0; }
 void CudnnConv::setWorkspace(CUdeviceptr) {}
 void CudnnConv::run() const { unavailable(); }
+CudnnAttention::CudnnAttention() = default;
+CudnnAttention::~CudnnAttention() = default;
+std::unique_ptr<CudnnAttention> CudnnAttention::create(Cudnn &, const AttentionDesc &,
+                                                       const Pointers &, CallTuning &,
+                                                       std::string &) {
+  unavailable();
+}
+size_t CudnnAttention::workspaceBytes() const { return 0; }
+void CudnnAttention::setWorkspace(CUdeviceptr) {}
+void CudnnAttention::run() const { unavailable(); }
 } // namespace tc::cuda
 #else
 #include "CudnnApi.h"

@@ -43,6 +43,7 @@ public:
 
 private:
   friend class CudnnConv;
+  friend class CudnnAttention;
   void *handle_ = nullptr; // cudnnHandle_t
   std::map<std::string, std::shared_ptr<GraphPlan>> graphPlans_;
 };
@@ -73,6 +74,7 @@ public:
   const std::string &describe() const { return describe_; }
 
 private:
+  friend class CudnnAttention; // shares the graph call (Graph)
   CudnnConv();
   struct Impl;  // the legacy API's call
   struct Graph; // the graph API's (CudnnGraph.cpp)

@@ -6,7 +6,9 @@
 // its own pointers and the plan's workspace into a variant pack.
 #ifdef TC_HAVE_CUDNN
 #include "CudnnApi.h"
+#include "CudnnAttention.h"
 #include "tc/Support/Error.h"
+#include <limits>
 #include <optional>
 
 namespace tc::cuda {
@@ -22,13 +24,15 @@ Cudnn::GraphPlan::~GraphPlan() {
 namespace {
 
 // A tensor of the graph: real ones carry a unique id and a pointer, the
-// intermediates between its ops are virtual (f32).
+// intermediates between its ops are virtual (f32). A pass-by-value scalar's
+// pointer is a host address (the variant pack gives cuDNN its value).
 struct Tensor {
   int64_t uid;
   std::vector<int64_t> dims, strides;
   cudnnDataType_t type;
   bool isVirtual = false;
   CUdeviceptr ptr = 0;
+  bool byValue = false;
 };
 
 // The largest power of two up to 16 dividing the address (what the engines
@@ -85,7 +89,7 @@ public:
 
   Desc tensor(const Tensor &t) {
     Desc d = make(CUDNN_BACKEND_TENSOR_DESCRIPTOR);
-    int64_t align = t.isVirtual ? 16 : alignment(t.ptr);
+    int64_t align = t.isVirtual || t.byValue ? 16 : alignment(t.ptr);
     int64_t n = int64_t(t.dims.size());
     set(d, CUDNN_ATTR_TENSOR_DATA_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &t.type);
     set(d, CUDNN_ATTR_TENSOR_DIMENSIONS, CUDNN_TYPE_INT64, n, t.dims.data());
@@ -94,6 +98,10 @@ public:
     set(d, CUDNN_ATTR_TENSOR_BYTE_ALIGNMENT, CUDNN_TYPE_INT64, 1, &align);
     bool v = t.isVirtual;
     set(d, CUDNN_ATTR_TENSOR_IS_VIRTUAL, CUDNN_TYPE_BOOLEAN, 1, &v);
+    if (t.byValue) {
+      bool byValue = true;
+      set(d, CUDNN_ATTR_TENSOR_IS_BY_VALUE, CUDNN_TYPE_BOOLEAN, 1, &byValue);
+    }
     finalize(d, "tensor");
     if (!t.isVirtual) {
       plan_.uids.push_back(t.uid);
@@ -398,6 +406,201 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
   call->describe_ = "cudnn-graph " + c.describe(false) +
                     (fused.empty() ? "" : " epilogue=" + fused) +
                     " engine=" + std::to_string(cached->engine);
+  return call;
+}
+
+namespace {
+
+// The ops of an attention graph, each finalized in order into `ops`; the
+// intermediates are virtual tensors with packed strides.
+struct GraphOps {
+  explicit GraphOps(Builder &b) : b(b) {}
+  Builder &b;
+  std::vector<Desc> ops;
+  int64_t nextUid = 100;
+
+  Desc virt(const std::vector<int64_t> &d, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+    std::vector<int64_t> st(d.size(), 1);
+    for (size_t i = d.size() - 1; i-- > 0;)
+      st[i] = st[i + 1] * d[i + 1];
+    return b.tensor({nextUid++, d, st, type, true});
+  }
+  void add(Desc op, const char *what) {
+    b.finalize(op, what);
+    ops.push_back(op);
+  }
+  // y = mode(x[, operand[, select]]) computed in `prec`; GEN_INDEX along `axis`.
+  void pointwise(cudnnPointwiseMode_t mode, Desc x, Desc y, Desc operand = nullptr,
+                 Desc select = nullptr, cudnnDataType_t prec = CUDNN_DATA_FLOAT,
+                 int64_t axis = -1) {
+    Desc pw = b.make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    b.set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    b.set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
+    if (axis >= 0)
+      b.set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
+    b.finalize(pw, "pointwise");
+    Desc op = b.make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    if (operand)
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, operand);
+    if (select)
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, select);
+    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    add(op, "pointwise operation");
+  }
+  // c = a b over the last two dims, batched over the first two (f32 math).
+  void matmul(Desc a, Desc bm, Desc c) {
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    Desc mm = b.make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    b.set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.finalize(mm, "matmul");
+    Desc op = b.make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, bm);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
+    add(op, "matmul operation");
+  }
+  // y = reduce(x) along the axes where y's dim is 1.
+  void reduce(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    Desc r = b.make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    b.set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
+    b.set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.finalize(r, "reduction");
+    Desc op = b.make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
+    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+    add(op, "reduction operation");
+  }
+};
+
+} // namespace
+
+CudnnAttention::CudnnAttention() = default;
+CudnnAttention::~CudnnAttention() = default;
+
+size_t CudnnAttention::workspaceBytes() const { return size_t(graph_->plan->workspace); }
+void CudnnAttention::setWorkspace(CUdeviceptr ws) { graph_->bind(ws); }
+void CudnnAttention::run() const { graph_->run(); }
+
+std::unique_ptr<CudnnAttention> CudnnAttention::create(Cudnn &lib, const AttentionDesc &a,
+                                                       const Pointers &p, CallTuning &tuning,
+                                                       std::string &why) {
+  auto handle = static_cast<cudnnHandle_t>(lib.handle_);
+  cudnnDataType_t type = dnn::dataType(a.dtype);
+  auto at = [&](const AttentionDesc::View &v, CUdeviceptr base) {
+    return base + CUdeviceptr(v.offset) * 2; // f16 and bf16 elements
+  };
+  // What the backend's matmul reads: k^T [B, Hkv, D, Skv], k's own bytes
+  // with its last two dims and strides swapped.
+  std::vector<int64_t> ktDims = a.k.dims, ktStrides = a.k.strides;
+  std::swap(ktDims[2], ktDims[3]);
+  std::swap(ktStrides[2], ktStrides[3]);
+  std::vector<Tensor> real = {
+      {1, a.q.dims, a.q.strides, type, false, at(a.q, p.args.at(size_t(a.q.arg)))},
+      {2, ktDims, ktStrides, type, false, at(a.k, p.args.at(size_t(a.k.arg)))},
+      {3, a.v.dims, a.v.strides, type, false, at(a.v, p.args.at(size_t(a.v.arg)))},
+      {4, a.o.dims, a.o.strides, type, false, at(a.o, p.o)}};
+  if (a.mask)
+    real.push_back({5, a.mask->dims, a.mask->strides, dnn::dataType(a.maskType), false,
+                    p.args.at(size_t(a.mask->arg))});
+  std::string key = a.describe() + " align";
+  for (const Tensor &t : real)
+    key += " " + std::to_string(alignment(t.ptr));
+  std::shared_ptr<Cudnn::GraphPlan> &cached = lib.graphPlans()[key];
+  // The variant pack's pointers: the real tensors, then the scalars the
+  // plan holds (the scale, and -inf for the causal mask).
+  auto pointersOf = [&](Cudnn::GraphPlan &plan) {
+    std::vector<void *> out;
+    for (const Tensor &t : real)
+      out.push_back(reinterpret_cast<void *>(t.ptr));
+    out.push_back(&plan.scalars[0]);
+    if (a.causal)
+      out.push_back(&plan.scalars[1]);
+    return out;
+  };
+  if (!cached) {
+    auto plan = std::make_shared<Cudnn::GraphPlan>();
+    plan->scalars[0] = a.scale;
+    // What the frontend masks with: older engines want the lowest float.
+    plan->scalars[1] = Cudnn::version() < 91000 ? std::numeric_limits<float>::lowest()
+                                                : -std::numeric_limits<float>::infinity();
+    Builder b(*plan);
+    std::vector<Desc> io;
+    for (const Tensor &t : real)
+      io.push_back(b.tensor(t));
+    auto scalar = [&](int64_t uid, float &value) {
+      return b.tensor({uid,
+                       {1, 1, 1, 1},
+                       {1, 1, 1, 1},
+                       CUDNN_DATA_FLOAT,
+                       false,
+                       CUdeviceptr(reinterpret_cast<uintptr_t>(&value)),
+                       true});
+    };
+    Desc scale = scalar(6, plan->scalars[0]);
+    Desc lowest = a.causal ? scalar(7, plan->scalars[1]) : nullptr;
+    GraphOps g(b);
+    std::vector<int64_t> scores{a.batch, a.heads, a.sq, a.skv}, rows{a.batch, a.heads, a.sq, 1};
+    Desc s = g.virt(scores);
+    g.matmul(io[0], io[1], s);
+    Desc next = g.virt(scores);
+    g.pointwise(CUDNN_POINTWISE_MUL, s, next, scale);
+    s = next;
+    if (a.mask) {
+      next = g.virt(scores);
+      g.pointwise(CUDNN_POINTWISE_ADD, s, next, io[4]);
+      s = next;
+    }
+    if (a.causal) { // keep key j of query i where i >= j, else -inf
+      Desc row = g.virt(scores, CUDNN_DATA_INT32), col = g.virt(scores, CUDNN_DATA_INT32);
+      Desc keep = g.virt(scores, CUDNN_DATA_BOOLEAN);
+      g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, row, nullptr, nullptr, CUDNN_DATA_FLOAT, 2);
+      g.pointwise(CUDNN_POINTWISE_GEN_INDEX, s, col, nullptr, nullptr, CUDNN_DATA_FLOAT, 3);
+      g.pointwise(CUDNN_POINTWISE_CMP_GE, row, keep, col, nullptr, CUDNN_DATA_BOOLEAN);
+      next = g.virt(scores);
+      g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, next, lowest, keep);
+      s = next;
+    }
+    // Softmax along the keys: exp(s - max) / sum.
+    Desc max = g.virt(rows), shifted = g.virt(scores), e = g.virt(scores), sum = g.virt(rows);
+    g.reduce(CUDNN_REDUCE_TENSOR_MAX, s, max);
+    g.pointwise(CUDNN_POINTWISE_SUB, s, shifted, max);
+    g.pointwise(CUDNN_POINTWISE_EXP, shifted, e);
+    g.reduce(CUDNN_REDUCE_TENSOR_ADD, e, sum);
+    Desc probs = g.virt(scores, type); // the second matmul's A in the i/o type
+    g.pointwise(CUDNN_POINTWISE_DIV, e, probs, sum);
+    g.matmul(probs, io[2], io[3]);
+    Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
+          int64_t(g.ops.size()), g.ops.data());
+    std::string refusal;
+    if (b.finalize(graph, "operation graph") &&
+        choosePlan(b, *plan, handle, graph, "sdpa", tuning, refusal)) {
+      cached = plan;
+    } else {
+      cached = std::make_shared<Cudnn::GraphPlan>(); // the descriptors go
+      cached->refusal = b.error.empty() ? refusal : b.error;
+    }
+  }
+  if (!cached->plan) {
+    why = cached->refusal;
+    return nullptr;
+  }
+  tuning.chosen = cached->choice;
+  tuning.us = cached->us;
+  tuning.rejected = cached->rejected;
+  std::unique_ptr<CudnnAttention> call(new CudnnAttention());
+  call->graph_ = std::make_unique<CudnnConv::Graph>();
+  call->graph_->handle = handle;
+  call->graph_->plan = cached;
+  call->graph_->pointers = pointersOf(*cached);
+  call->describe_ =
+      "cudnn-graph " + a.describe(false) + " engine=" + std::to_string(cached->engine);
   return call;
 }
 

@@ -4,6 +4,7 @@
 #include "../ModelExecutable.h"
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 
 namespace tc {
 
@@ -95,7 +96,13 @@ std::vector<TargetOption> CudaRunOptions() {
            "on|off",
            "CUDA artifacts: capture each input shape's plan into a CUDA graph at its second "
            "run and replay it (on); off launches step by step",
-           {"on", "off"}}};
+           {"on", "off"}},
+          {"attention",
+           "auto|kernel|cudnn",
+           "CUDA artifacts: how Attention groups run: tc's generated kernel, cuDNN's fused flash "
+           "attention where cuDNN takes the group (else the kernel, with a note), or auto (the "
+           "winner tc-codegen --tune recorded for the shape, else the kernel)",
+           {"auto", "kernel", "cudnn"}}};
 }
 
 std::unique_ptr<Executable> loadCudaExecutable(Artifact artifact,
@@ -104,10 +111,21 @@ std::unique_ptr<Executable> loadCudaExecutable(Artifact artifact,
     auto v = runOptions.find(flag);
     return v != runOptions.end() && v->second == "off";
   };
+  // tc-run checks its flags against their choices; the C API's
+  // tc_load_options.attention is checked here, before the device is touched.
+  AttentionImpl attention = AttentionImpl::Auto;
+  if (auto a = runOptions.find("attention"); a != runOptions.end()) {
+    const char *const *names = std::begin(kAttentionImplNames);
+    const char *const *it = std::find(names, std::end(kAttentionImplNames), a->second);
+    if (it == std::end(kAttentionImplNames))
+      fail("unknown attention '", a->second, "' (auto, kernel or cudnn)");
+    attention = AttentionImpl(it - names);
+  }
   CudaOpenDevice();
   std::unique_ptr<CudaModel> m =
       CudaModel::load(std::move(artifact), kCudaTarget, !off("cuda-libraries"), device);
   m->setGraphs(!off("cuda-graphs"));
+  m->setAttention(attention);
   return std::make_unique<CudaExecutable>(std::move(m));
 }
 

@@ -34,6 +34,10 @@ int main(int argc, char **argv) {
   tc_load_options v2 = TC_LOAD_OPTIONS_INIT;
   v2.size = offsetof(tc_load_options, no_verify);
   SHOWP(tc_model_load_ex(argv[3], &v2));
+  /* Version 4's attention: a CUDA run option, checked at load. */
+  tc_load_options flash = TC_LOAD_OPTIONS_INIT;
+  flash.attention = "flash";
+  SHOWP(tc_model_load_ex(argv[2], &flash));
   SHOW(tc_model_num_inputs(NULL));
   SHOW(tc_model_num_outputs(NULL));
   SHOWP(tc_model_backend(NULL));

@@ -154,10 +154,14 @@ int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const
   return 0;
 }
 
-// The graph (backend) API, as far as the runtime's convolution graphs use
-// it: generic descriptors keeping their attributes; a convolution forward
-// op and pointwise ops (add, mul, relu, tanh, sigmoid, gelu, gelu_tanh)
-// over strided tensors, virtual ones held in double. The heuristics offer
+// The graph (backend) API, as far as the runtime's convolution and
+// attention graphs use it: generic descriptors keeping their attributes; a
+// convolution forward op, pointwise ops (add, mul, sub, div, exp, relu,
+// tanh, sigmoid, gelu, gelu_tanh, cmp_ge, gen_index, binary_select), batched
+// matmuls (batch dims broadcast in groups: C's head h reads B's head
+// h / (C's heads / B's), as grouped-query attention) and reductions (max,
+// add) over strided tensors, virtual ones held in double, pass-by-value
+// scalars read from the variant pack's host pointers. The heuristics offer
 // two engine configs; the first never finalizes (the runtime must go on to
 // the next). FAKE_CUDNN_GRAPH=refuse-fused: plans of graphs of more than a
 // convolution and a bias add fail; =refuse: every plan fails.
@@ -222,6 +226,14 @@ static int graphOps(Desc *plan, Desc ***ops) {
   *ops = (Desc **)a->data;
   return (int)a->count;
 }
+// Operands of a pointwise mode (x; x, b; x, b, t), as cudnn.h numbers them.
+static int arity(int mode) {
+  if (mode == 601) // binary_select
+    return 3;
+  if ((mode <= 9 && mode != 4) || (mode >= 300 && mode < 400) || mode == 400 || mode == 401)
+    return 2;
+  return 1;
+}
 // A plan's graph is a convolution, perhaps with one add after it.
 static int biasOnly(Desc *plan) {
   Desc **ops;
@@ -232,7 +244,8 @@ int cudnnBackendFinalize(Desc *d) {
   static const int tensor[] = {900, 901, 902, 903, 906}, conv[] = {100, 101, 102, 103, 104, 105, 106},
                    fprop[] = {700, 701, 702, 703, 704, 705}, pw[] = {0, 1}, pwop[] = {750, 751, 753},
                    graph[] = {800, 801}, heur[] = {200, 201}, plan[] = {400, 401},
-                   pack[] = {1000, 1001, 1003};
+                   pack[] = {1000, 1001, 1003}, mm[] = {1500}, mmop[] = {1520, 1521, 1522, 1523},
+                   red[] = {1600, 1601}, redop[] = {1610, 1611, 1612};
   int ok = 1;
   switch (d->type) {
   case 17:
@@ -247,8 +260,23 @@ int cudnnBackendFinalize(Desc *d) {
   case 0:
     ok = required(d, pw, 2);
     break;
-  case 13:
-    ok = required(d, pwop, 3) && (enumAttr(descAttr(d, 750), 0) >= 100 || attr(d, 752));
+  case 13: {
+    int mode = enumAttr(descAttr(d, 750), 0);
+    ok = required(d, pwop, 3) && (arity(mode) < 2 || attr(d, 752)) && (arity(mode) < 3 || attr(d, 758)) &&
+         (mode != 501 || attr(descAttr(d, 750), 9)); // gen_index needs its axis
+    break;
+  }
+  case 18:
+    ok = required(d, mm, 1);
+    break;
+  case 19:
+    ok = required(d, mmop, 4);
+    break;
+  case 21:
+    ok = required(d, red, 2);
+    break;
+  case 22:
+    ok = required(d, redop, 3);
     break;
   case 15:
     ok = required(d, graph, 2);
@@ -334,10 +362,15 @@ static int64_t offset(const View *v, const int64_t *i) {
     o += (v->dims[k] == 1 ? 0 : i[k]) * v->strides[k];
   return o;
 }
-static double pointwise(int mode, double x, double b) {
+static double pointwise(int mode, double x, double b, double t) {
   switch (mode) {
   case 0: return x + b;
   case 1: return x * b;
+  case 6: return x / b;
+  case 9: return x - b;
+  case 13: return exp(x);
+  case 303: return x >= b;
+  case 601: return t != 0 ? x : b;
   case 100: return x > 0 ? x : 0;
   case 101: return tanh(x);
   case 102: return 1 / (1 + exp(-x));
@@ -395,19 +428,72 @@ int cudnnBackendExecute(void *h, Desc *plan, Desc *pack) {
                 vput(&y, offset(&y, i), acc);
               }
       fprintf(stderr, "fake cudnnBackendExecute conv groups=%d\n", (int)groups);
+    } else if (op->type == 19) { // C[.., m, n] = sum_k A[.., m, k] B[.., k, n]
+      View a = view(descAttr(op, 1520), pack), b = view(descAttr(op, 1521), pack),
+           c = view(descAttr(op, 1522), pack);
+      int r = c.nb, K = (int)a.dims[r - 1];
+      if (b.dims[r - 2] != K)
+        return 2000;
+      int64_t i[5] = {0}, ai[5], bi[5], total = 1;
+      for (int k2 = 0; k2 < r; ++k2)
+        total *= c.dims[k2];
+      for (int64_t e = 0; e < total; ++e) {
+        for (int64_t rest = e, k2 = r; k2-- > 0; rest /= c.dims[k2])
+          i[k2] = rest % c.dims[k2];
+        for (int k2 = 0; k2 < r - 2; ++k2) // batch dims: equal, 1, or grouped
+          ai[k2] = i[k2] * a.dims[k2] / c.dims[k2], bi[k2] = i[k2] * b.dims[k2] / c.dims[k2];
+        double acc = 0;
+        ai[r - 2] = i[r - 2], bi[r - 1] = i[r - 1];
+        for (int k = 0; k < K; ++k) {
+          ai[r - 1] = k, bi[r - 2] = k;
+          acc += vget(&a, offset(&a, ai)) * vget(&b, offset(&b, bi));
+        }
+        vput(&c, offset(&c, i), acc);
+      }
+      fprintf(stderr, "fake cudnnBackendExecute matmul\n");
+    } else if (op->type == 22) { // y = max or sum of x over the axes where y's dim is 1
+      int mode = enumAttr(descAttr(op, 1612), 1600);
+      View x = view(descAttr(op, 1610), pack), y = view(descAttr(op, 1611), pack);
+      int64_t i[5] = {0}, total = 1, ytotal = 1;
+      for (int k2 = 0; k2 < x.nb; ++k2)
+        total *= x.dims[k2], ytotal *= y.dims[k2];
+      double *acc = malloc(ytotal * sizeof(double));
+      for (int64_t e = 0; e < ytotal; ++e)
+        acc[e] = mode == 3 ? -INFINITY : 0;
+      for (int64_t e = 0; e < total; ++e) {
+        int64_t yo = 0;
+        for (int64_t rest = e, k2 = x.nb; k2-- > 0; rest /= x.dims[k2])
+          i[k2] = rest % x.dims[k2];
+        for (int k2 = 0; k2 < y.nb; ++k2)
+          yo = yo * y.dims[k2] + (y.dims[k2] == 1 ? 0 : i[k2]);
+        double v = vget(&x, offset(&x, i));
+        acc[yo] = mode == 3 ? (v > acc[yo] ? v : acc[yo]) : acc[yo] + v;
+      }
+      for (int64_t e = 0; e < ytotal; ++e) {
+        for (int64_t rest = e, k2 = y.nb; k2-- > 0; rest /= y.dims[k2])
+          i[k2] = rest % y.dims[k2];
+        vput(&y, offset(&y, i), acc[e]);
+      }
+      free(acc);
+      fprintf(stderr, "fake cudnnBackendExecute reduction %d\n", mode);
     } else {
-      int mode = enumAttr(descAttr(op, 750), 0);
-      View x = view(descAttr(op, 751), pack), y = view(descAttr(op, 753), pack), b = {0};
-      if (mode < 100)
+      Desc *pw = descAttr(op, 750);
+      int mode = enumAttr(pw, 0), n = arity(mode);
+      View x = view(descAttr(op, 751), pack), y = view(descAttr(op, 753), pack), b = {0}, t = {0};
+      if (n > 1)
         b = view(descAttr(op, 752), pack);
+      if (n > 2)
+        t = view(descAttr(op, 758), pack);
       int64_t i[5] = {0}, total = 1;
       for (int k2 = 0; k2 < y.nb; ++k2)
         total *= y.dims[k2];
       for (int64_t e = 0; e < total; ++e) {
         for (int64_t r = e, k2 = y.nb; k2-- > 0; r /= y.dims[k2])
           i[k2] = r % y.dims[k2];
-        double bv = mode < 100 ? vget(&b, offset(&b, i)) : 0;
-        vput(&y, offset(&y, i), pointwise(mode, vget(&x, offset(&x, i)), bv));
+        double bv = n > 1 ? vget(&b, offset(&b, i)) : 0, tv = n > 2 ? vget(&t, offset(&t, i)) : 0;
+        double v = mode == 501 ? (double)i[intAttr(pw, 9, 0)] // gen_index along its axis
+                               : pointwise(mode, vget(&x, offset(&x, i)), bv, tv);
+        vput(&y, offset(&y, i), v);
       }
       fprintf(stderr, "fake cudnnBackendExecute pointwise %d\n", mode);
     }
