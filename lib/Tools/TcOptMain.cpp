@@ -156,8 +156,8 @@ int tcOptMain(int argc, char **argv) {
         "target", po::value(&target)->value_name("any|" + targetNames("|")), targetHelp.c_str())(
         "conv-gemm", po::value(&convGemm)->value_name("MODE"),
         "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
-        "auto (default: its rule), always (every 1x1 NHWC conv with a constant weight, stride "
-        "1, no padding, one group) or never")(
+        "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
+        "weight, stride 1, no padding, one group) or never")(
         "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
         "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
         "mixed-precision,canonicalize,dce before fuse, or at the end)")(
@@ -232,12 +232,15 @@ int tcOptMain(int argc, char **argv) {
       if (pipeline.setOption(PassId::ConvGemms, "mode", convGemm) == 0)
         fail("--conv-gemm goes with --target=cuda or a --passes list that runs conv-gemms");
     }
-    if (precision == "fp16" || precision == "bf16")
+    if (precision == "fp16" || precision == "bf16") {
       pipeline.insertBefore(
           PassId::Fuse,
           mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
-    else if (precision != "fp32")
+      // conv-gemms' auto rule leaves f32 convs on cuDNN (TF32): tell it.
+      pipeline.setOption(PassId::ConvGemms, "low-precision", "1");
+    } else if (precision != "fp32") {
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
+    }
     if (lowPrecisionIO && precision == "fp32")
       fail("--low-precision-io needs --precision fp16 or bf16");
     pm.dumpDir = dumpDirFor("tc-opt", common);

@@ -1,8 +1,9 @@
 // A 1x1 convolution in NHWC (stride 1, no padding, no dilation, one group)
 // is a GEMM: y[n,h,w,:] = x[n,h,w,:] W'  with W' [Cin, Cout]. cuDNN ran
-// poolformer_s12's 1x1 convs + bias (fp16, batch 32, channels_last) at 2-3x
-// the time cuBLASLt takes for the same GEMM ([32,64,56,56] -> 256: 105 us
-// vs 35 us; through the runtime-fusion engine with its Gelu, 93.7 us). This
+// poolformer_s12's 1x1 convs + bias (PyTorch, H100, fp16, batch 32,
+// channels_last) in 1.4-3x the time cuBLAS takes for the same GEMM
+// ([32,64,56,56] -> 256: 105 us vs 35 us; tc's cuDNN runtime-fusion graph
+// with its Gelu, 93.7 us, against 75 us for the GEMM and a Gelu). This
 // pass (CUDA's pre-fusion pipeline, AFTER channels-last: the input is
 // already NHWC, so unlike patch-convs no Transpose is needed) rewrites
 //   Conv(x [N,H,W,Cin], w [Cout,1,1,Cin] constant, b) {channels_last = 1}
@@ -39,6 +40,7 @@ namespace {
 // The GEMM a 1x1 conv is: M = N*H*W rows (N may be symbolic), K = Cin, N = Cout.
 struct ConvGemm {
   int64_t cin, cout;
+  DType dtype;
 };
 
 bool allEqual(const std::vector<int64_t> &v, int64_t x) {
@@ -48,6 +50,9 @@ bool allEqual(const std::vector<int64_t> &v, int64_t x) {
   return true;
 }
 
+// What cuBLASLt is given (f64 convs stay convs).
+bool gemmDType(DType t) { return t == DType::F32 || t == DType::F16 || t == DType::BF16; }
+
 // Whether `conv` is a 1x1 NHWC conv that is exactly a GEMM with a constant B.
 std::optional<ConvGemm> gemmOf(const Op &conv) {
   if (!conv.is(OpKind::Conv) || conv.getInt("channels_last") != 1 || conv.getInt("group") != 1)
@@ -55,8 +60,9 @@ std::optional<ConvGemm> gemmOf(const Op &conv) {
   const Value *x = conv.operand(0), *w = conv.operand(1), *b = conv.operand(2);
   const std::string &autoPad = conv.getString("auto_pad");
   if (x->type.rank() != 4 || !w->isConstant() || w->type.rank() != 4 ||
-      !isStaticShape(w->type.shape) || !isFloat(x->type.dtype) || w->type.dtype != x->type.dtype ||
-      (b && b->type.rank() != 1) || (autoPad != "NOTSET" && autoPad != "VALID"))
+      !isStaticShape(w->type.shape) || !gemmDType(x->type.dtype) ||
+      w->type.dtype != x->type.dtype || (b && b->type.rank() != 1) ||
+      (autoPad != "NOTSET" && autoPad != "VALID"))
     return std::nullopt;
   const Shape &ws = w->type.shape; // OHWI
   const std::vector<int64_t> &kernel = conv.getInts("kernel_shape");
@@ -64,16 +70,22 @@ std::optional<ConvGemm> gemmOf(const Op &conv) {
       !allEqual(conv.getInts("strides"), 1) || !allEqual(conv.getInts("pads"), 0) ||
       !allEqual(conv.getInts("dilations"), 1) || x->type.shape[3] != ws[3])
     return std::nullopt;
-  return ConvGemm{ws[3].size, ws[0].size};
+  return ConvGemm{ws[3].size, ws[0].size, x->type.dtype};
 }
 
 // THE rule of --conv-gemm=auto: which eligible 1x1 convs become GEMMs.
-// Every one for now (poolformer_s12's measured 1.5-3x per conv, table in
-// lib/Transforms/ConvGemms.cpp's header); the GPU measurements of the
-// CNNs (utils/bench-gpu.py with --tc-opt-args=--conv-gemm=always|never) set
-// the final rule, e.g. only wide convs or only where the epilogue folds
-// into cuBLASLt.
-bool gemmByDefault(const ConvGemm &) { return true; }
+// In f16/bf16 every one for now (PyTorch's cuBLAS GEMMs took 1/1.4 to 1/3
+// of cuDNN's time on poolformer_s12's 1x1 convs, the header's numbers);
+// the GPU measurements of the CNNs (utils/bench-gpu.py
+// --tc-opt-args=--conv-gemm=always vs never) set the final rule, e.g. only
+// wide convs or only where the epilogue folds into cuBLASLt. In f32 none
+// (unless mixed precision will make it f16/bf16: `lowPrecision`):
+// tc-codegen --allow-tf32 (conv by default, as PyTorch) lets cuDNN's convs
+// round through TF32 and not cuBLASLt's GEMMs, which would then run at the
+// FP32 rate.
+bool gemmByDefault(const ConvGemm &g, bool lowPrecision) {
+  return lowPrecision || g.dtype != DType::F32;
+}
 
 // W [Cout,1,1,Cin] (OHWI) as the GEMM's B: its [Cout, Cin] view transposed.
 Value *gemmWeight(Function &f, const Value &w, const ConvGemm &g) {
@@ -112,7 +124,8 @@ bool runConvGemmsPass(Module &m, const PassOptions &opts) {
   std::unordered_map<const Value *, Value *> weights;
   return rewriteOpsInPlace(m, [&](Function &f, Op &op) {
     std::optional<ConvGemm> g = gemmOf(op);
-    bool take = g && (*mode == ConvGemmMode::Always || gemmByDefault(*g));
+    bool take =
+        g && (*mode == ConvGemmMode::Always || gemmByDefault(*g, opts.getBool("low-precision")));
     if (take) {
       Value *&wm = weights[op.operand(1)];
       if (!wm)
