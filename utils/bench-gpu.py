@@ -26,7 +26,10 @@ defaults); tc's error is checked against the 2e-2 bound alone.
 `--baseline-bin DIR` compiles and times a second tc build beside `--bin` (a
 refactor's before/after, same process, same inputs): each is timed twice,
 alternating, the lower median kept; rows gain tc_base_ms and base/tc, and the
-summary the geomean and the worst model of base/tc.
+summary the geomean and the worst model of base/tc. `--tc-opt-args=FLAGS` and
+`--baseline-tc-opt-args=FLAGS` add tc-opt flags to either compile, so one build
+A/Bs an optimizer switch (`--bin B --baseline-bin B --tc-opt-args=--conv-gemm=always
+--baseline-tc-opt-args=--conv-gemm=never`).
 
 `--torch-only` times only PyTorch, for one model on an input of a given
 shape, and prints one JSON object: tc-bench's PyTorch baseline
@@ -305,13 +308,14 @@ def run(cmd, timeout):
     return p, time.perf_counter() - t0
 
 
-def tc_compile(bindir, base, out, precision="amp"):
-    """base.onnx -> out.tcx with the tc build in `bindir`; the three tools' seconds."""
+def tc_compile(bindir, base, out, precision="amp", opt_args=""):
+    """base.onnx -> out.tcx with the tc build in `bindir` (extra tc-opt flags
+    `opt_args`); the three tools' seconds."""
     tool = lambda t: os.path.join(bindir, t)
     _, t_imp = run([tool("tc-import"), base + ".onnx", "-o", out + ".tcbc"], 600)
     lower = ["--precision", "fp16"] if precision == "amp" else []
-    _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda"] + lower +
-                   [out + ".tcbc", "-o", out + ".o2.tcbc"], 600)
+    _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda"] + lower + opt_args.split()
+                   + [out + ".tcbc", "-o", out + ".o2.tcbc"], 600)
     _, t_cg = run([tool("tc-codegen"), "--target=cuda", "--arch=sm_90", "--stats",
                    out + ".o2.tcbc", "-o", out + ".tcx"], 900)
     return t_imp, t_opt, t_cg
@@ -331,6 +335,12 @@ def main():
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--baseline-bin", help="a second tc build to compile and time beside --bin (before/after)")
     ap.add_argument("--tc-run-args", default="", help="extra tc-run flags (e.g. --cuda-graphs=off)")
+    ap.add_argument("--tc-opt-args", default="",
+                    help="extra tc-opt flags for --bin's compile (spelled with '=': "
+                         "--tc-opt-args=--conv-gemm=always)")
+    ap.add_argument("--baseline-tc-opt-args", default="",
+                    help="extra tc-opt flags for --baseline-bin's compile: an A/B of one build "
+                         "(--bin B --baseline-bin B --baseline-tc-opt-args=--conv-gemm=never)")
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--render", nargs="+", metavar="JSON",
                     help="no run: merge the bench-gpu.json of several runs into one table")
@@ -364,7 +374,8 @@ def main():
 
     def save():
         with open(os.path.join(args.out, "bench-gpu.json"), "w") as f:
-            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, rows=rows), f, indent=1)
+            json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, tc_opt_args=args.tc_opt_args,
+                           baseline_tc_opt_args=args.baseline_tc_opt_args, rows=rows), f, indent=1)
     for name in args.models.split(","):
         base = os.path.join(args.out, name)
         try:
@@ -374,9 +385,10 @@ def main():
             # 8 images or 2 sequences: torch.export specializes a dim of size 1.
             export(name, model, inputs_for(name, 8, "cpu"), base + ".onnx")
             export_s = time.perf_counter() - t0
-            t_imp, t_opt, t_cg = tc_compile(args.bin, base, base, args.precision)
+            t_imp, t_opt, t_cg = tc_compile(args.bin, base, base, args.precision, args.tc_opt_args)
             if args.baseline_bin:
-                tc_compile(args.baseline_bin, base, base + ".base", args.precision)
+                tc_compile(args.baseline_bin, base, base + ".base", args.precision,
+                           args.baseline_tc_opt_args)
             compile_s = t_imp + t_opt + t_cg
             log("%s: exported in %.1f s; tc compile %.1f s (import %.1f, opt %.1f, codegen %.1f)"
                 % (name, export_s, compile_s, t_imp, t_opt, t_cg))
@@ -408,15 +420,16 @@ def main():
                                     "--iterations", str(args.iterations), "--warmup", "5", "--report=json"]
                                    + args.tc_run_args.split(), 600)
                         r = json.loads(p.stdout)
-                        if b not in reps or device_ms(r) < device_ms(reps[b]):
-                            reps[b] = r
+                        # By artifact: --bin and --baseline-bin may be one build.
+                        if art not in reps or device_ms(r) < device_ms(reps[art]):
+                            reps[art] = r
                 if args.baseline_bin:
-                    rb = reps[args.baseline_bin]
+                    rb = reps[base + ".base"]
                     row["tc_base_ms"] = device_ms(rb)
                     row["tc_base_err"] = rel_err(load_pb(os.path.join(data + ".base.tc", "output_0.pb")), want)
                     row["tc_base_steps"] = {k: rb.get(k) for k in ("kernel_steps", "library_steps", "fallback_steps")}
                 p = None
-                rep = reps[args.bin]
+                rep = reps[base]
                 row["tc_err"] = rel_err(load_pb(os.path.join(data + ".tc", "output_0.pb")), want)
                 row["ok"] = row["tc_err"] <= (max(TOLERANCE, 1.5 * row["torch_amp_err"])
                                               if args.precision == "amp" else TOLERANCE)

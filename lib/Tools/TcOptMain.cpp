@@ -8,6 +8,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include "tc/Transforms/ConvGemms.h"
 #include "tc/Transforms/NumericsCheck.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeInference.h"
@@ -109,10 +110,21 @@ int tcOptMain(int argc, char **argv) {
     std::vector<std::string> dimFlags;
     std::string format = "text";
     bool verifyNumerics = false;
-    std::string precision = "fp32", target = "any";
+    std::string precision = "fp32", target = "any", convGemm;
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
+    // Each target's passes as its pipeline spells them (Targets.def).
+    std::string targetHelp = "add the passes a code generation target wants before fuse";
+    const char *sep = " (";
+    for (const Target &t : targets())
+      if (t.optPipeline) {
+        // ", " so that the help wraps between passes.
+        for (char c : sep + std::string(t.name) + ": " + t.optPipeline().spelling())
+          targetHelp += c == ',' ? std::string(", ") : std::string(1, c);
+        sep = "; ";
+      }
+    targetHelp += *sep == ';' ? ")" : "";
     po::options_description opts("tc-opt options");
     opts.add_options()("passes", po::value(&passes)->value_name("P1,P2{k=v}"),
                        "run these passes in order")(
@@ -141,9 +153,11 @@ int tcOptMain(int argc, char **argv) {
         "the same with one line per buffer (offset, size, lifetime, view or in-place)")(
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
-        "target", po::value(&target)->value_name("any|" + targetNames("|")),
-        "add the passes a code generation target wants before fuse (cuda: convolution chains "
-        "channels-last: channels-last,symmetric-conv-pads,canonicalize,dce)")(
+        "target", po::value(&target)->value_name("any|" + targetNames("|")), targetHelp.c_str())(
+        "conv-gemm", po::value(&convGemm)->value_name("MODE"),
+        "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
+        "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
+        "weight, stride 1, no padding, one group) or never")(
         "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
         "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
         "mixed-precision,canonicalize,dce before fuse, or at the end)")(
@@ -212,12 +226,21 @@ int tcOptMain(int argc, char **argv) {
       if (t->optPipeline)
         pipeline.insertBefore(PassId::Fuse, t->optPipeline());
     }
-    if (precision == "fp16" || precision == "bf16")
+    if (!convGemm.empty()) {
+      if (!parseConvGemmMode(convGemm))
+        fail("unknown --conv-gemm '", convGemm, "' (auto, always or never)");
+      if (pipeline.setOption(PassId::ConvGemms, "mode", convGemm) == 0)
+        fail("--conv-gemm goes with --target=cuda or a --passes list that runs conv-gemms");
+    }
+    if (precision == "fp16" || precision == "bf16") {
       pipeline.insertBefore(
           PassId::Fuse,
           mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
-    else if (precision != "fp32")
+      // conv-gemms' auto rule leaves f32 convs on cuDNN (TF32): tell it.
+      pipeline.setOption(PassId::ConvGemms, "low-precision", "1");
+    } else if (precision != "fp32") {
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
+    }
     if (lowPrecisionIO && precision == "fp32")
       fail("--low-precision-io needs --precision fp16 or bf16");
     pm.dumpDir = dumpDirFor("tc-opt", common);

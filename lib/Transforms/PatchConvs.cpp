@@ -10,8 +10,9 @@
 // input (the Cast to f16 reads through it) and one cuBLASLt GEMM.
 // Small patches (ConvNeXt's and Swin's 4x4 stems, K = 48) stay convolutions:
 // cuDNN runs them near bandwidth already; so do 1x1 convs (kernel = stride
-// = 1), which channels-last keeps in NHWC without a copy (maxvit's 1x1
-// convs as patch GEMMs cost it 1.2 ms of NCHW transposes).
+// = 1) here: channels-last keeps them in NHWC without a copy, and
+// conv-gemms (after it) makes them GEMMs there (maxvit's 1x1 convs as
+// patch GEMMs before channels-last cost it 1.2 ms of NCHW transposes).
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"

@@ -125,6 +125,16 @@ Pipeline &Pipeline::insertBefore(PassId anchor, const Pipeline &passes) {
   return *this;
 }
 
+size_t Pipeline::setOption(PassId id, std::string_view option, std::string_view text) {
+  size_t n = 0;
+  for (PassInvocation &p : passes_)
+    if (p.is(id)) {
+      p.setText(option, text);
+      ++n;
+    }
+  return n;
+}
+
 std::string Pipeline::spelling() const {
   std::string s;
   for (const PassInvocation &p : passes_)
@@ -187,7 +197,10 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
 
 Pipeline channelsLastPipeline() {
   using enum PassId;
-  return {PatchConvs, AlignGemms, ChannelsLast, SymmetricConvPads, Canonicalize, DCE};
+  // conv-gemms after channels-last (its 1x1 convs are NHWC by then: no
+  // transposes) and before align-gemms (which pads the GEMMs it makes too)
+  // and canonicalize (which folds a layer scale into their weights).
+  return {PatchConvs, ChannelsLast, ConvGemms, AlignGemms, SymmetricConvPads, Canonicalize, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO) {

@@ -100,6 +100,10 @@ public:
   // Inserts `passes` before the first pass `anchor` (any options), or
   // appends them when the pipeline has none.
   Pipeline &insertBefore(PassId anchor, const Pipeline &passes);
+  // Sets `option` of every run of pass `id` from its text spelling (a tool's
+  // flag reaching a pass inside a named pipeline: tc-opt --conv-gemm);
+  // returns how many runs there were.
+  size_t setOption(PassId id, std::string_view option, std::string_view text);
   // "a,b{k=v},c": parsePipeline(p.spelling()) gives p back.
   std::string spelling() const;
 
