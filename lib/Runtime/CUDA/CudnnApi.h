@@ -72,6 +72,17 @@ struct Cudnn::GraphPlan {
   // Pass-by-value scalars (an attention's scale and -inf): the variant pack
   // points at them, so they live as long as the plan.
   float scalars[2] = {0, 0};
+  // A real output the caller does not want (an attention's softmax
+  // statistics, in a test variant): `scratchBytes` in the workspace's tail,
+  // past the engine's own part; its pointer is Graph::pointers[scratchSlot].
+  int64_t scratchBytes = 0;
+  int scratchSlot = -1;
+  int64_t workspaceBytes() const {
+    return scratchBytes ? scratchOffset(workspace) + scratchBytes : workspace;
+  }
+  // Where the scratch output starts in a workspace of which the engine uses
+  // `engineBytes` (256-aligned, as the engines align their own tensors).
+  static int64_t scratchOffset(int64_t engineBytes) { return (engineBytes + 255) / 256 * 256; }
   ~GraphPlan();
 };
 

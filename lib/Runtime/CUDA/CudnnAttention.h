@@ -1,9 +1,10 @@
 // An Attention group through cuDNN's fused flash attention (SDPA forward,
-// inference: no statistics, no dropout), built as an operation graph of the
+// inference: no dropout, the statistics virtual), built as an operation graph of the
 // graph API (CudnnGraph.cpp, beside the conv graphs): the composite graph
 // cuDNN's frontend builds for SDPA -- matmul q k^T, a pass-by-value scale,
 // the additive mask, the causal mask (row and column indices, a compare and
-// a select of -inf), softmax as max/sub/exp/sum/div, matmul with v -- which
+// a select of -inf), softmax as max/sub/exp/sum, log/add (the statistics,
+// which the engines' matcher needs) and div, matmul with v -- which
 // the engines recognize as one fused attention kernel. The generated kernel
 // stays in the artifact: a graph no engine takes is a refusal, not an error.
 #pragma once

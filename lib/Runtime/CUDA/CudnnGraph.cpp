@@ -8,6 +8,7 @@
 #include "CudnnApi.h"
 #include "CudnnAttention.h"
 #include "tc/Support/Error.h"
+#include <cstdlib>
 #include <limits>
 #include <optional>
 
@@ -206,10 +207,16 @@ std::vector<Candidate> candidatePlans(Builder &b, cudnnHandle_t handle, Desc gra
   return found;
 }
 
-// A variant pack of `uids` and `pointers` with `workspace`; nullptr if refused.
-Desc variantPack(const std::vector<int64_t> &uids, std::vector<void *> pointers,
-                 CUdeviceptr workspace) {
+// A variant pack of `plan`'s uids and `pointers` with `workspace` (of which
+// the engine uses `engineBytes`, the scratch output the tail); nullptr if
+// refused.
+Desc variantPack(const Cudnn::GraphPlan &plan, std::vector<void *> pointers, CUdeviceptr workspace,
+                 int64_t engineBytes) {
   const dnn::Api &a = api();
+  const std::vector<int64_t> &uids = plan.uids;
+  if (plan.scratchSlot >= 0)
+    pointers.at(size_t(plan.scratchSlot)) = reinterpret_cast<void *>(
+        workspace + CUdeviceptr(Cudnn::GraphPlan::scratchOffset(engineBytes)));
   Desc pack = nullptr;
   void *ws = reinterpret_cast<void *>(workspace);
   int64_t n = int64_t(pointers.size());
@@ -235,9 +242,13 @@ bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc g
   std::optional<size_t> best = tuning.pick(
       found.size(), [&](size_t i) { return found[i].name; },
       [&](size_t i) {
-        if (!packs[i])
-          packs[i] = variantPack(plan.uids, b.pointers,
-                                 tuning.tuner->workspace(size_t(found[i].workspace)));
+        if (!packs[i]) {
+          int64_t ws = found[i].workspace;
+          if (plan.scratchBytes)
+            ws = Cudnn::GraphPlan::scratchOffset(ws) + plan.scratchBytes;
+          packs[i] = variantPack(plan, b.pointers, tuning.tuner->workspace(size_t(ws)),
+                                 found[i].workspace);
+        }
         if (!packs[i])
           fail("cuDNN graph: variant pack refused");
         api().check(api().backendExecute(handle, found[i].plan, packs[i]), "cudnnBackendExecute");
@@ -266,7 +277,7 @@ CudnnConv::Graph::~Graph() {
 void CudnnConv::Graph::bind(CUdeviceptr workspace) {
   if (pack)
     api().backendDestroy(pack);
-  pack = variantPack(plan->uids, pointers, workspace);
+  pack = variantPack(*plan, pointers, workspace, plan->workspace);
   if (!pack)
     fail("cuDNN graph: the variant pack (pointers and workspace) was refused");
 }
@@ -411,6 +422,39 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
 
 namespace {
 
+// TEST AND DIAGNOSIS ONLY -- TC_TEST_CUDNN_SDPA_VARIANT=1|2|3 builds another
+// form of the attention graph, to learn on a real cuDNN which form its
+// engines take; unset or 0 is the default, the graph cuDNN's frontend builds
+// for inference (softmax with its statistics, virtual). Read here alone,
+// once per process; nothing else depends on it.
+//   1: softmax without the statistics (the graph before: cuDNN 9.14 on the
+//      H100 refuses it, "Dropout set of ops not configured correctly").
+//   2: the statistics a real f32 output, as the frontend's training graph
+//      (generate_stats) has them, kept in the workspace's tail.
+//   3: the default with P, the second matmul's A, virtual in f32 rather
+//      than the i/o type.
+enum class SdpaVariant { Frontend, NoStats, RealStats, F32Probs };
+
+SdpaVariant sdpaVariant() {
+  static const SdpaVariant variant = [] {
+    const char *v = std::getenv("TC_TEST_CUDNN_SDPA_VARIANT");
+    if (!v || !*v || std::string(v) == "0")
+      return SdpaVariant::Frontend;
+    std::string s(v);
+    if (s != "1" && s != "2" && s != "3")
+      fail("TC_TEST_CUDNN_SDPA_VARIANT=", s, ": expected 0, 1, 2 or 3 (a test-only switch)");
+    return SdpaVariant(s[0] - '0');
+  }();
+  return variant;
+}
+
+std::vector<int64_t> packedStrides(const std::vector<int64_t> &d) {
+  std::vector<int64_t> st(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;)
+    st[i] = st[i + 1] * d[i + 1];
+  return st;
+}
+
 // The ops of an attention graph, each finalized in order into `ops`; the
 // intermediates are virtual tensors with packed strides.
 struct GraphOps {
@@ -420,10 +464,7 @@ struct GraphOps {
   int64_t nextUid = 100;
 
   Desc virt(const std::vector<int64_t> &d, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
-    std::vector<int64_t> st(d.size(), 1);
-    for (size_t i = d.size() - 1; i-- > 0;)
-      st[i] = st[i + 1] * d[i + 1];
-    return b.tensor({nextUid++, d, st, type, true});
+    return b.tensor({nextUid++, d, packedStrides(d), type, true});
   }
   void add(Desc op, const char *what) {
     b.finalize(op, what);
@@ -482,7 +523,7 @@ struct GraphOps {
 CudnnAttention::CudnnAttention() = default;
 CudnnAttention::~CudnnAttention() = default;
 
-size_t CudnnAttention::workspaceBytes() const { return size_t(graph_->plan->workspace); }
+size_t CudnnAttention::workspaceBytes() const { return size_t(graph_->plan->workspaceBytes()); }
 void CudnnAttention::setWorkspace(CUdeviceptr ws) { graph_->bind(ws); }
 void CudnnAttention::run() const { graph_->run(); }
 
@@ -520,6 +561,8 @@ std::unique_ptr<CudnnAttention> CudnnAttention::create(Cudnn &lib, const Attenti
     out.push_back(&plan.scalars[0]);
     if (a.causal)
       out.push_back(&plan.scalars[1]);
+    if (plan.scratchSlot >= 0) // the statistics: bound with the workspace
+      out.push_back(nullptr);
     return out;
   };
   if (!cached) {
@@ -565,13 +608,33 @@ std::unique_ptr<CudnnAttention> CudnnAttention::create(Cudnn &lib, const Attenti
       g.pointwise(CUDNN_POINTWISE_BINARY_SELECT, s, next, lowest, keep);
       s = next;
     }
-    // Softmax along the keys: exp(s - max) / sum.
+    // Softmax along the keys, exp(s - max) / sum, as the frontend's softmax
+    // node builds it: max, sub, exp, sum, then the statistics max + log(sum)
+    // (what a training graph's backward pass reads), then div. The frontend
+    // emits the statistics even for inference, as a virtual output; without
+    // them cuDNN 9.14's matcher refuses the graph on the H100 ("Dropout set
+    // of ops not configured correctly": softmax not found where it ends).
     Desc max = g.virt(rows), shifted = g.virt(scores), e = g.virt(scores), sum = g.virt(rows);
     g.reduce(CUDNN_REDUCE_TENSOR_MAX, s, max);
     g.pointwise(CUDNN_POINTWISE_SUB, s, shifted, max);
     g.pointwise(CUDNN_POINTWISE_EXP, shifted, e);
     g.reduce(CUDNN_REDUCE_TENSOR_ADD, e, sum);
-    Desc probs = g.virt(scores, type); // the second matmul's A in the i/o type
+    SdpaVariant variant = sdpaVariant();
+    if (variant != SdpaVariant::NoStats) {
+      Desc logSum = g.virt(rows);
+      g.pointwise(CUDNN_POINTWISE_LOG, sum, logSum);
+      Desc stats;
+      if (variant == SdpaVariant::RealStats) {
+        plan->scratchSlot = int(b.pointers.size());
+        plan->scratchBytes = a.batch * a.heads * a.sq * int64_t(sizeof(float));
+        stats = b.tensor({8, rows, packedStrides(rows), CUDNN_DATA_FLOAT, false, 0});
+      } else {
+        stats = g.virt(rows);
+      }
+      g.pointwise(CUDNN_POINTWISE_ADD, max, stats, logSum);
+    }
+    // The second matmul's A in the i/o type, as the frontend has it.
+    Desc probs = g.virt(scores, variant == SdpaVariant::F32Probs ? CUDNN_DATA_FLOAT : type);
     g.pointwise(CUDNN_POINTWISE_DIV, e, probs, sum);
     g.matmul(probs, io[2], io[3]);
     Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
@@ -601,6 +664,8 @@ std::unique_ptr<CudnnAttention> CudnnAttention::create(Cudnn &lib, const Attenti
   call->graph_->pointers = pointersOf(*cached);
   call->describe_ =
       "cudnn-graph " + a.describe(false) + " engine=" + std::to_string(cached->engine);
+  if (sdpaVariant() != SdpaVariant::Frontend)
+    call->describe_ += " test-variant=" + std::to_string(int(sdpaVariant()));
   return call;
 }
 

@@ -157,14 +157,16 @@ int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const
 // The graph (backend) API, as far as the runtime's convolution and
 // attention graphs use it: generic descriptors keeping their attributes; a
 // convolution forward op, pointwise ops (add, mul, sub, div, exp, relu,
-// tanh, sigmoid, gelu, gelu_tanh, cmp_ge, gen_index, binary_select), batched
+// tanh, sigmoid, gelu, gelu_tanh, cmp_ge, gen_index, binary_select, log), batched
 // matmuls (batch dims broadcast in groups: C's head h reads B's head
 // h / (C's heads / B's), as grouped-query attention) and reductions (max,
 // add) over strided tensors, virtual ones held in double, pass-by-value
 // scalars read from the variant pack's host pointers. The heuristics offer
 // two engine configs; the first never finalizes (the runtime must go on to
 // the next). FAKE_CUDNN_GRAPH=refuse-fused: plans of graphs of more than a
-// convolution and a bias add fail; =refuse: every plan fails.
+// convolution and a bias add fail; =refuse: every plan fails; =need-stats:
+// plans of attention graphs (matmuls) without softmax's statistics (a log)
+// fail, as cuDNN 9.14's did on the H100.
 enum { NATTR = 16, ATTRBYTES = 512 };
 typedef struct {
   int name, type;
@@ -240,6 +242,15 @@ static int biasOnly(Desc *plan) {
   int n = graphOps(plan, &ops);
   return n == 1 || (n == 2 && enumAttr(descAttr(ops[1], 750), 0) == 0);
 }
+// A plan's graph has an op of descriptor type `type` (pointwise: of `mode`).
+static int hasOp(Desc *plan, int type, int mode) {
+  Desc **ops;
+  int n = graphOps(plan, &ops);
+  for (int k = 0; k < n; ++k)
+    if (ops[k]->type == type && (type != 13 || enumAttr(descAttr(ops[k], 750), 0) == mode))
+      return 1;
+  return 0;
+}
 int cudnnBackendFinalize(Desc *d) {
   static const int tensor[] = {900, 901, 902, 903, 906}, conv[] = {100, 101, 102, 103, 104, 105, 106},
                    fprop[] = {700, 701, 702, 703, 704, 705}, pw[] = {0, 1}, pwop[] = {750, 751, 753},
@@ -288,7 +299,8 @@ int cudnnBackendFinalize(Desc *d) {
     const char *refuse = getenv("FAKE_CUDNN_GRAPH");
     ok = required(d, plan, 2) && descAttr(d, 401)->engine != 0;
     if (ok && refuse)
-      ok = strcmp(refuse, "refuse") && !(strcmp(refuse, "refuse-fused") == 0 && !biasOnly(d));
+      ok = strcmp(refuse, "refuse") && !(strcmp(refuse, "refuse-fused") == 0 && !biasOnly(d)) &&
+           !(strcmp(refuse, "need-stats") == 0 && hasOp(d, 19, 0) && !hasOp(d, 13, 15));
     if (!ok && required(d, plan, 2))
       return 3000; // CUDNN_STATUS_NOT_SUPPORTED
     break;
@@ -369,6 +381,7 @@ static double pointwise(int mode, double x, double b, double t) {
   case 6: return x / b;
   case 9: return x - b;
   case 13: return exp(x);
+  case 15: return log(x);
   case 303: return x >= b;
   case 601: return t != 0 ? x : b;
   case 100: return x > 0 ? x : 0;
