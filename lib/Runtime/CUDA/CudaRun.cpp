@@ -168,18 +168,22 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
   std::string choiceKey = "implementation " + (a ? a->describe() : std::string());
   bool timing = false;
   if (attention_ == AttentionImpl::Auto) {
-    // The recorded choice (the artifact's, or --tune's cache), else --tune
-    // times both, else tc's kernel (the heuristic, until GPU measurements
-    // say otherwise).
-    cuda::CallTuning recorded = a ? callTuning(choiceKey) : cuda::CallTuning();
+    // What cuDNN is not offered runs the kernel without a note. Else the
+    // recorded choice (the artifact's, or --tune's cache), else --tune
+    // times both, else cuDNN: on the H100 (cuDNN 9.14) its engines ran
+    // every shape measured at 1.5-2.8x PyTorch's flash attention and
+    // 1.8-2.8x tc's kernel (docs/cuda-bench.md, session 24).
+    if (!a)
+      return kernel + " (cuDNN: " + why + ")";
+    cuda::CallTuning recorded = callTuning(choiceKey);
     if (recorded.recorded) {
       recorded.chosen = recorded.recorded->choice;
       recorded.us = recorded.recorded->us;
       tunedText(choiceKey, recorded); // --tune: a cache hit is a winner too
       if (recorded.chosen != "cudnn")
         return kernel;
-    } else if (!(timing = tuneRun_ && a)) {
-      return kernel;
+    } else {
+      timing = tuneRun_ != nullptr;
     }
   }
   auto refused = [&](const std::string &reason) {
