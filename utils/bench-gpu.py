@@ -340,6 +340,8 @@ def main():
     ap.add_argument("--iterations", type=int, default=50)
     ap.add_argument("--baseline-bin", help="a second tc build to compile and time beside --bin (before/after)")
     ap.add_argument("--tc-run-args", default="", help="extra tc-run flags (e.g. --cuda-graphs=off)")
+    ap.add_argument("--baseline-tc-run-args", default="",
+                    help="extra tc-run flags for --baseline-bin's runs (--baseline-tc-run-args=--attention=kernel)")
     ap.add_argument("--tc-opt-args", default="",
                     help="extra tc-opt flags for --bin's compile (spelled with '=': "
                          "--tc-opt-args=--conv-gemm=always)")
@@ -380,7 +382,8 @@ def main():
     def save():
         with open(os.path.join(args.out, "bench-gpu.json"), "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, tc_opt_args=args.tc_opt_args,
-                           baseline_tc_opt_args=args.baseline_tc_opt_args, rows=rows), f, indent=1)
+                           baseline_tc_opt_args=args.baseline_tc_opt_args, tc_run_args=args.tc_run_args,
+                           baseline_tc_run_args=args.baseline_tc_run_args, rows=rows), f, indent=1)
     for name in args.models.split(","):
         base = os.path.join(args.out, name)
         try:
@@ -416,15 +419,16 @@ def main():
             try:
                 # Alternating runs, the lower median each: a before/after
                 # comparison should not hinge on which build ran first.
-                bins = [(args.bin, base, data + ".tc")]
+                bins = [(args.bin, base, data + ".tc", args.tc_run_args)]
                 if args.baseline_bin:
-                    bins.append((args.baseline_bin, base + ".base", data + ".base.tc"))
+                    bins.append((args.baseline_bin, base + ".base", data + ".base.tc",
+                                 args.baseline_tc_run_args))
                 reps = {}
                 for _ in range(2 if args.baseline_bin else 1):
-                    for b, art, outdir in bins:
+                    for b, art, outdir, run_args in bins:
                         p, _ = run([os.path.join(b, "tc-run"), art + ".tcx", "--inputs", data, "--output-dir", outdir,
                                     "--iterations", str(args.iterations), "--warmup", "5", "--report=json"]
-                                   + args.tc_run_args.split(), 600)
+                                   + run_args.split(), 600)
                         r = json.loads(p.stdout)
                         # By artifact: --bin and --baseline-bin may be one build.
                         if art not in reps or device_ms(r) < device_ms(reps[art]):
