@@ -149,6 +149,15 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
          std::to_string(s.launch.block) + ">>>";
 }
 
+// auto's rule without a recorded choice: cuDNN for long sequences. On the
+// H100 (cuDNN 9.14, docs/cuda-bench.md session 24) its engine ran S = 1024
+// and 4096 at 1.75-2.83x PyTorch's flash and 2.2-2.7x tc's kernel, whisper's
+// 1500 x 1500 at 1.7x the kernel; at 128-197 keys the kernel was as fast or
+// faster (bert, gpt2, vit and beit at batch 1: 5-7% slower through cuDNN).
+namespace {
+bool cudnnByDefault(const AttentionDesc &a) { return a.sq >= 512 && a.skv >= 512; }
+} // namespace
+
 // An Attention group planned as its kernel (`kernel`: the step's report)
 // run through cuDNN's fused flash attention instead, when the choice
 // (attention_, or under auto the recorded one) says cuDNN and cuDNN takes
@@ -170,9 +179,7 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
   if (attention_ == AttentionImpl::Auto) {
     // What cuDNN is not offered runs the kernel without a note. Else the
     // recorded choice (the artifact's, or --tune's cache), else --tune
-    // times both, else cuDNN: on the H100 (cuDNN 9.14) its engines ran
-    // every shape measured at 1.5-2.8x PyTorch's flash attention and
-    // 1.8-2.8x tc's kernel (docs/cuda-bench.md, session 24).
+    // times both, else the rule below.
     if (!a)
       return kernel + " (cuDNN: " + why + ")";
     cuda::CallTuning recorded = callTuning(choiceKey);
@@ -182,8 +189,8 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
       tunedText(choiceKey, recorded); // --tune: a cache hit is a winner too
       if (recorded.chosen != "cudnn")
         return kernel;
-    } else {
-      timing = tuneRun_ != nullptr;
+    } else if (!(timing = tuneRun_ != nullptr) && !cudnnByDefault(*a)) {
+      return kernel;
     }
   }
   auto refused = [&](const std::string &reason) {
