@@ -181,8 +181,11 @@ typedef struct Desc {
   double *virt; // a virtual tensor's values at execution
 } Desc;
 
+// Bytes of one value of attribute type t: BOOLEAN (2) a bool; DATA_TYPE (1),
+// FLOAT (4), CONVOLUTION_MODE (7), HEUR_MODE (8), POINTWISE_MODE (14) and
+// REDUCTION_OPERATOR_TYPE (18) 4-byte enums or floats; the rest 8.
 static int64_t typeBytes(int t) {
-  return t == 2 ? 1 : (t == 1 || t == 4 || t == 7 || t == 8 || t == 14) ? 4 : 8;
+  return t == 2 ? 1 : (t == 1 || t == 4 || t == 7 || t == 8 || t == 14 || t == 18) ? 4 : 8;
 }
 int cudnnBackendCreateDescriptor(int type, Desc **d) {
   *d = calloc(1, sizeof(Desc));
