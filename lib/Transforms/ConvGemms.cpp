@@ -74,15 +74,15 @@ std::optional<ConvGemm> gemmOf(const Op &conv) {
 }
 
 // THE rule of --conv-gemm=auto: which eligible 1x1 convs become GEMMs.
-// In f16/bf16 every one for now (PyTorch's cuBLAS GEMMs took 1/1.4 to 1/3
-// of cuDNN's time on poolformer_s12's 1x1 convs, the header's numbers);
-// the GPU measurements of the CNNs (utils/bench-gpu.py
-// --tc-opt-args=--conv-gemm=always vs never) set the final rule, e.g. only
-// wide convs or only where the epilogue folds into cuBLASLt. In f32 none
-// (unless mixed precision will make it f16/bf16: `lowPrecision`):
-// tc-codegen --allow-tf32 (conv by default, as PyTorch) lets cuDNN's convs
-// round through TF32 and not cuBLASLt's GEMMs, which would then run at the
-// FP32 rate.
+// In f16/bf16 every one: on the H100 (session 24, docs/cuda-bench.md;
+// --conv-gemm=always vs never from one build) resnet50 ran 1.036x / 1.026x
+// (batch 32 / 1), mobilenet_v2 1.006x / 1.067x, efficientnet_b0 1.084x /
+// 1.226x, and poolformer_s12's 1x1 convs took 1/1.4 to 1/3 of cuDNN's time
+// as cuBLAS GEMMs (the header's numbers), Clip and SiLU epilogues included.
+// In f32 none (unless mixed precision will make it f16/bf16:
+// `lowPrecision`): tc-codegen --allow-tf32 (conv by default, as PyTorch)
+// lets cuDNN's convs round through TF32 and not cuBLASLt's GEMMs, which
+// would then run at the FP32 rate (not measured yet).
 bool gemmByDefault(const ConvGemm &g, bool lowPrecision) {
   return lowPrecision || g.dtype != DType::F32;
 }
