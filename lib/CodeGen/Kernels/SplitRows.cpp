@@ -27,6 +27,11 @@ constexpr int64_t kSplitMinPerThread = 16;
 // (docs/cuda-bench.md, session 24).
 constexpr int kSplitUnroll = 4, kSplitLastUnroll = 2;
 
+// Whether the kernel loads one vector a trip (kSplitUnroll's note): its
+// broadcast arguments' loads need the registers; it must fit 64 of them
+// (splitMinBlocks) to keep 4 blocks an SM.
+bool oneVectorATrip(const Layout &l) { return !l.broadcastArgs.empty(); }
+
 // Whether a `centered` plan's two statistics take one pass (centeredPass).
 bool oneCenteredPass(const Layout &l) { return l.plan.centered && l.plan.stats.size() == 2; }
 
@@ -81,9 +86,9 @@ void Emitter::splitLoop(std::ostream &os) const {
   // times): K partials a block.
   const bool centered = oneCenteredPass(l);
   const int K = centered ? 2 : 1;
-  const bool narrow = !l.broadcastArgs.empty();
-  os << "  const int64_t P = " << P << ";\n  enum { U = " << (narrow ? 1 : kSplitUnroll)
-     << ", UL = " << (narrow ? 1 : kSplitLastUnroll) << ", VW = " << vw
+  const bool one = oneVectorATrip(l);
+  os << "  const int64_t P = " << P << ";\n  enum { U = " << (one ? 1 : kSplitUnroll)
+     << ", UL = " << (one ? 1 : kSplitLastUnroll) << ", VW = " << vw
      << " };\n"
      // Blocks per row: what fills the grid, at least kSplitMinPerThread elements a thread.
      << gridSplits("rows", "(L + (int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) +
@@ -178,7 +183,7 @@ void Emitter::splitLoop(std::ostream &os) const {
   os << "    }\n  }\n";
 }
 
-unsigned splitMinBlocks(const Layout &l) { return l.broadcastArgs.empty() ? 2 : 4; }
+unsigned splitMinBlocks(const Layout &l) { return oneVectorATrip(l) ? 4 : 2; }
 
 unsigned splitLaunches(const Layout &l) {
   return oneCenteredPass(l) ? 2 : unsigned(l.plan.stats.size() + 1);

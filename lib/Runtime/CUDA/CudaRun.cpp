@@ -189,8 +189,10 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
       tunedText(choiceKey, recorded); // --tune: a cache hit is a winner too
       if (recorded.chosen != "cudnn")
         return kernel;
-    } else if (!(timing = tuneRun_ != nullptr) && !cudnnByDefault(*a)) {
-      return kernel;
+    } else {
+      timing = tuneRun_ != nullptr;
+      if (!timing && !cudnnByDefault(*a))
+        return kernel;
     }
   }
   auto refused = [&](const std::string &reason) {

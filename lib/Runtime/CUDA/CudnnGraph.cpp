@@ -267,6 +267,109 @@ bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc g
   return true;
 }
 
+std::vector<int64_t> packedStrides(const std::vector<int64_t> &d) {
+  std::vector<int64_t> st(d.size(), 1);
+  for (size_t i = d.size() - 1; i-- > 0;)
+    st[i] = st[i + 1] * d[i + 1];
+  return st;
+}
+
+// The ops of a graph (a conv's epilogue chain, an attention), each
+// finalized in order into `ops`; the intermediates `virt` makes are virtual
+// tensors with packed strides.
+struct GraphOps {
+  explicit GraphOps(Builder &b) : b(b) {}
+  Builder &b;
+  std::vector<Desc> ops;
+  int64_t nextUid = 100;
+
+  Desc virt(const std::vector<int64_t> &d, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
+    return b.tensor({nextUid++, d, packedStrides(d), type, true});
+  }
+  void add(Desc op, const char *what) {
+    b.finalize(op, what);
+    ops.push_back(op);
+  }
+  // y = mode(x[, operand[, select]]) computed in `prec`; GEN_INDEX along `axis`.
+  void pointwise(cudnnPointwiseMode_t mode, Desc x, Desc y, Desc operand = nullptr,
+                 Desc select = nullptr, cudnnDataType_t prec = CUDNN_DATA_FLOAT,
+                 int64_t axis = -1) {
+    Desc pw = b.make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
+    b.set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
+    b.set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
+    if (axis >= 0)
+      b.set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
+    b.finalize(pw, "pointwise");
+    Desc op = b.make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
+    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
+    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
+    if (operand)
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, operand);
+    if (select)
+      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, select);
+    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
+    add(op, "pointwise operation");
+  }
+  // c = a b over the last two dims, batched over the first two (f32 math).
+  void matmul(Desc a, Desc bm, Desc c) {
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    Desc mm = b.make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
+    b.set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.finalize(mm, "matmul");
+    Desc op = b.make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, bm);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
+    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
+    add(op, "matmul operation");
+  }
+  // y = reduce(x) along the axes where y's dim is 1.
+  void reduce(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
+    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
+    Desc r = b.make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
+    b.set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
+    b.set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
+    b.finalize(r, "reduction");
+    Desc op = b.make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
+    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
+    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
+    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
+    add(op, "reduction operation");
+  }
+};
+
+// `ops` as one operation graph, finalized, with its plan chosen into `plan`
+// (choosePlan): `plan` when an engine takes it, else an empty plan holding
+// why (the descriptors go with `plan`).
+std::shared_ptr<Cudnn::GraphPlan> planGraph(Builder &b, std::shared_ptr<Cudnn::GraphPlan> plan,
+                                            cudnnHandle_t handle, const std::vector<Desc> &ops,
+                                            const std::string &path, CallTuning &tuning) {
+  Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
+  b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
+  b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
+        ops.data());
+  std::string refusal;
+  if (b.finalize(graph, "operation graph") &&
+      choosePlan(b, *plan, handle, graph, path, tuning, refusal))
+    return plan;
+  auto refused = std::make_shared<Cudnn::GraphPlan>();
+  refused->refusal = b.error.empty() ? refusal : b.error;
+  return refused;
+}
+
+// A step's use of a (shared) plan: false with `why` where it was refused,
+// else the plan's choice (its first step's) in `tuning`.
+bool usePlan(const Cudnn::GraphPlan &cached, CallTuning &tuning, std::string &why) {
+  if (!cached.plan) {
+    why = cached.refusal;
+    return false;
+  }
+  tuning.chosen = cached.choice;
+  tuning.us = cached.us;
+  tuning.rejected = cached.rejected;
+  return true;
+}
+
 } // namespace
 
 CudnnConv::Graph::~Graph() {
@@ -349,7 +452,7 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     b.finalize(conv, "convolution");
     // Real tensors in a fixed order (x, w, y, the operands): the uids.
     Desc xd = b.tensor(x), wd = b.tensor(w), yd = b.tensor(y);
-    std::vector<Desc> ops;
+    GraphOps g(b);
     Desc fprop = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
     float alpha = 1, beta = 0;
     Desc out = chain.empty() ? yd : b.tensor(between[0]);
@@ -359,38 +462,14 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
     b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
     b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-    b.finalize(fprop, "convolution forward");
-    ops.push_back(fprop);
+    g.add(fprop, "convolution forward");
     for (size_t i = 0; i < chain.size(); ++i) {
-      Desc pw = b.make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-      cudnnPointwiseMode_t m = pointwiseMode(chain[i].mode);
-      b.set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &m);
-      b.set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-      b.finalize(pw, "pointwise");
-      Desc op = b.make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
       Desc next = i + 1 == chain.size() ? yd : b.tensor(between[i + 1]);
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, out);
-      if (operands[i].uid >= 0)
-        b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, b.tensor(operands[i]));
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, next);
-      b.finalize(op, "pointwise operation");
-      ops.push_back(op);
+      g.pointwise(pointwiseMode(chain[i].mode), out, next,
+                  operands[i].uid >= 0 ? b.tensor(operands[i]) : nullptr);
       out = next;
     }
-    Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
-          ops.data());
-    std::string refusal;
-    if (b.finalize(graph, "operation graph") &&
-        choosePlan(b, *plan, handle, graph, withEpilogue ? "graph-fused" : "graph", tuning,
-                   refusal)) {
-      cached = plan;
-    } else {
-      cached = std::make_shared<Cudnn::GraphPlan>(); // the descriptors go
-      cached->refusal = b.error.empty() ? refusal : b.error;
-    }
+    cached = planGraph(b, plan, handle, g.ops, withEpilogue ? "graph-fused" : "graph", tuning);
     pointers = b.pointers;
   } else if (cached->plan) {
     // The same real tensors in the same order as when the plan was made.
@@ -400,13 +479,8 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
       if (t.uid >= 0)
         pointers.push_back(reinterpret_cast<void *>(t.ptr));
   }
-  if (!cached->plan) {
-    why = cached->refusal;
+  if (!usePlan(*cached, tuning, why))
     return nullptr;
-  }
-  tuning.chosen = cached->choice; // a shared plan: what its first step chose
-  tuning.us = cached->us;
-  tuning.rejected = cached->rejected;
   std::unique_ptr<CudnnConv> call(new CudnnConv());
   call->graph_ = std::make_unique<Graph>();
   call->graph_->handle = handle;
@@ -447,76 +521,6 @@ SdpaVariant sdpaVariant() {
   }();
   return variant;
 }
-
-std::vector<int64_t> packedStrides(const std::vector<int64_t> &d) {
-  std::vector<int64_t> st(d.size(), 1);
-  for (size_t i = d.size() - 1; i-- > 0;)
-    st[i] = st[i + 1] * d[i + 1];
-  return st;
-}
-
-// The ops of an attention graph, each finalized in order into `ops`; the
-// intermediates are virtual tensors with packed strides.
-struct GraphOps {
-  explicit GraphOps(Builder &b) : b(b) {}
-  Builder &b;
-  std::vector<Desc> ops;
-  int64_t nextUid = 100;
-
-  Desc virt(const std::vector<int64_t> &d, cudnnDataType_t type = CUDNN_DATA_FLOAT) {
-    return b.tensor({nextUid++, d, packedStrides(d), type, true});
-  }
-  void add(Desc op, const char *what) {
-    b.finalize(op, what);
-    ops.push_back(op);
-  }
-  // y = mode(x[, operand[, select]]) computed in `prec`; GEN_INDEX along `axis`.
-  void pointwise(cudnnPointwiseMode_t mode, Desc x, Desc y, Desc operand = nullptr,
-                 Desc select = nullptr, cudnnDataType_t prec = CUDNN_DATA_FLOAT,
-                 int64_t axis = -1) {
-    Desc pw = b.make(CUDNN_BACKEND_POINTWISE_DESCRIPTOR);
-    b.set(pw, CUDNN_ATTR_POINTWISE_MODE, CUDNN_TYPE_POINTWISE_MODE, 1, &mode);
-    b.set(pw, CUDNN_ATTR_POINTWISE_MATH_PREC, CUDNN_TYPE_DATA_TYPE, 1, &prec);
-    if (axis >= 0)
-      b.set(pw, CUDNN_ATTR_POINTWISE_AXIS, CUDNN_TYPE_INT64, 1, &axis);
-    b.finalize(pw, "pointwise");
-    Desc op = b.make(CUDNN_BACKEND_OPERATION_POINTWISE_DESCRIPTOR);
-    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_PW_DESCRIPTOR, pw);
-    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_XDESC, x);
-    if (operand)
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_BDESC, operand);
-    if (select)
-      b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_TDESC, select);
-    b.set(op, CUDNN_ATTR_OPERATION_POINTWISE_YDESC, y);
-    add(op, "pointwise operation");
-  }
-  // c = a b over the last two dims, batched over the first two (f32 math).
-  void matmul(Desc a, Desc bm, Desc c) {
-    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    Desc mm = b.make(CUDNN_BACKEND_MATMUL_DESCRIPTOR);
-    b.set(mm, CUDNN_ATTR_MATMUL_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    b.finalize(mm, "matmul");
-    Desc op = b.make(CUDNN_BACKEND_OPERATION_MATMUL_DESCRIPTOR);
-    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_ADESC, a);
-    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_BDESC, bm);
-    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_CDESC, c);
-    b.set(op, CUDNN_ATTR_OPERATION_MATMUL_DESC, mm);
-    add(op, "matmul operation");
-  }
-  // y = reduce(x) along the axes where y's dim is 1.
-  void reduce(cudnnReduceTensorOp_t mode, Desc x, Desc y) {
-    cudnnDataType_t f32 = CUDNN_DATA_FLOAT;
-    Desc r = b.make(CUDNN_BACKEND_REDUCTION_DESCRIPTOR);
-    b.set(r, CUDNN_ATTR_REDUCTION_OPERATOR, CUDNN_TYPE_REDUCTION_OPERATOR_TYPE, 1, &mode);
-    b.set(r, CUDNN_ATTR_REDUCTION_COMP_TYPE, CUDNN_TYPE_DATA_TYPE, 1, &f32);
-    b.finalize(r, "reduction");
-    Desc op = b.make(CUDNN_BACKEND_OPERATION_REDUCTION_DESCRIPTOR);
-    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_DESC, r);
-    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_XDESC, x);
-    b.set(op, CUDNN_ATTR_OPERATION_REDUCTION_YDESC, y);
-    add(op, "reduction operation");
-  }
-};
 
 } // namespace
 
@@ -637,26 +641,10 @@ std::unique_ptr<CudnnAttention> CudnnAttention::create(Cudnn &lib, const Attenti
     Desc probs = g.virt(scores, variant == SdpaVariant::F32Probs ? CUDNN_DATA_FLOAT : type);
     g.pointwise(CUDNN_POINTWISE_DIV, e, probs, sum);
     g.matmul(probs, io[2], io[3]);
-    Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
-    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
-    b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR,
-          int64_t(g.ops.size()), g.ops.data());
-    std::string refusal;
-    if (b.finalize(graph, "operation graph") &&
-        choosePlan(b, *plan, handle, graph, "sdpa", tuning, refusal)) {
-      cached = plan;
-    } else {
-      cached = std::make_shared<Cudnn::GraphPlan>(); // the descriptors go
-      cached->refusal = b.error.empty() ? refusal : b.error;
-    }
+    cached = planGraph(b, plan, handle, g.ops, "sdpa", tuning);
   }
-  if (!cached->plan) {
-    why = cached->refusal;
+  if (!usePlan(*cached, tuning, why))
     return nullptr;
-  }
-  tuning.chosen = cached->choice;
-  tuning.us = cached->us;
-  tuning.rejected = cached->rejected;
   std::unique_ptr<CudnnAttention> call(new CudnnAttention());
   call->graph_ = std::make_unique<CudnnConv::Graph>();
   call->graph_->handle = handle;
