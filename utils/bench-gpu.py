@@ -93,9 +93,12 @@ def is_tokens(name):
 
 
 def bench_shape(name, b):
-    """Input 0's full-size shape at batch b (tc-bench's batch: the leading dim)."""
+    """Input 0's full-size shape at batch b (tc-bench's batch: the leading dim);
+    token models' sequences are SEQ long (--seq)."""
+    if is_tokens(name):
+        return (b, SEQ)
     r = zoo_recipe(name)
-    return (b,) + r.full if r else ((b, SEQ) if name in VOCAB else (b, 3, 224, 224))
+    return (b,) + r.full if r else (b, 3, 224, 224)
 
 
 def random_input(name, shape, integer, dev):
@@ -313,16 +316,16 @@ def run(cmd, timeout):
     return p, time.perf_counter() - t0
 
 
-def tc_compile(bindir, base, out, precision="amp", opt_args=""):
+def tc_compile(bindir, base, out, precision="amp", opt_args="", codegen_args=""):
     """base.onnx -> out.tcx with the tc build in `bindir` (extra tc-opt flags
-    `opt_args`); the three tools' seconds."""
+    `opt_args`, tc-codegen flags `codegen_args`); the three tools' seconds."""
     tool = lambda t: os.path.join(bindir, t)
     _, t_imp = run([tool("tc-import"), base + ".onnx", "-o", out + ".tcbc"], 600)
     lower = ["--precision", "fp16"] if precision == "amp" else []
     _, t_opt = run([tool("tc-opt"), "-O2", "--target=cuda"] + lower + opt_args.split()
                    + [out + ".tcbc", "-o", out + ".o2.tcbc"], 600)
-    _, t_cg = run([tool("tc-codegen"), "--target=cuda", "--arch=sm_90", "--stats",
-                   out + ".o2.tcbc", "-o", out + ".tcx"], 900)
+    _, t_cg = run([tool("tc-codegen"), "--target=cuda", "--arch=sm_90", "--stats"] + codegen_args.split()
+                  + [out + ".o2.tcbc", "-o", out + ".tcx"], 900)
     return t_imp, t_opt, t_cg
 
 
@@ -348,6 +351,11 @@ def main():
     ap.add_argument("--baseline-tc-opt-args", default="",
                     help="extra tc-opt flags for --baseline-bin's compile: an A/B of one build "
                          "(--bin B --baseline-bin B --baseline-tc-opt-args=--conv-gemm=never)")
+    ap.add_argument("--tc-codegen-args", default="",
+                    help="extra tc-codegen flags for --bin's compile (--tc-codegen-args=--allow-tf32=all)")
+    ap.add_argument("--baseline-tc-codegen-args", default="", help="extra tc-codegen flags for --baseline-bin's")
+    ap.add_argument("--seq", type=int, default=SEQ,
+                    help="token models: sequence length (default %d); --seq 256 --batches 16,4 = 4x256, 1x256" % SEQ)
     ap.add_argument("--markdown", help="write the table to this file")
     ap.add_argument("--render", nargs="+", metavar="JSON",
                     help="no run: merge the bench-gpu.json of several runs into one table")
@@ -364,6 +372,7 @@ def main():
     ap.add_argument("--export-for-bench", metavar="DIR",
                     help="export --models with test data at --batches for tc-bench --models-dir DIR")
     args = ap.parse_args()
+    globals()["SEQ"] = args.seq  # bench_shape's sequence length
     if args.render:
         return render_files(args.render, args.markdown)
     if args.check_torch:
@@ -382,7 +391,8 @@ def main():
     def save():
         with open(os.path.join(args.out, "bench-gpu.json"), "w") as f:
             json.dump(dict(device=torch.cuda.get_device_name(), torch=torch.__version__, tc_opt_args=args.tc_opt_args,
-                           baseline_tc_opt_args=args.baseline_tc_opt_args, tc_run_args=args.tc_run_args,
+                           baseline_tc_opt_args=args.baseline_tc_opt_args, tc_codegen_args=args.tc_codegen_args,
+                           baseline_tc_codegen_args=args.baseline_tc_codegen_args, seq=args.seq, tc_run_args=args.tc_run_args,
                            baseline_tc_run_args=args.baseline_tc_run_args, rows=rows), f, indent=1)
     for name in args.models.split(","):
         base = os.path.join(args.out, name)
@@ -393,10 +403,11 @@ def main():
             # 8 images or 2 sequences: torch.export specializes a dim of size 1.
             export(name, model, inputs_for(name, 8, "cpu"), base + ".onnx")
             export_s = time.perf_counter() - t0
-            t_imp, t_opt, t_cg = tc_compile(args.bin, base, base, args.precision, args.tc_opt_args)
+            t_imp, t_opt, t_cg = tc_compile(args.bin, base, base, args.precision, args.tc_opt_args,
+                                            args.tc_codegen_args)
             if args.baseline_bin:
                 tc_compile(args.baseline_bin, base, base + ".base", args.precision,
-                           args.baseline_tc_opt_args)
+                           args.baseline_tc_opt_args, args.baseline_tc_codegen_args)
             compile_s = t_imp + t_opt + t_cg
             log("%s: exported in %.1f s; tc compile %.1f s (import %.1f, opt %.1f, codegen %.1f)"
                 % (name, export_s, compile_s, t_imp, t_opt, t_cg))
