@@ -28,8 +28,13 @@ namespace {
 // Where cuDNN measured faster than the generated kernel (H100, fp16 NHWC,
 // batch 32, utils/dwconv-bench.py; docs/cuda-bench.md): 5x5 windows (1.4-1.9x)
 // and strided 3x3 (1.1x). The kernel wins 2.6-9x at 7x7 and 1.05-1.5x at
-// 3x3 stride 1. Only where cuDNN takes the conv (explicit symmetric pads).
+// 3x3 stride 1. Only where cuDNN takes the conv (explicit symmetric pads),
+// and only in f16/bf16: in f32 cuDNN's depthwise convs ran at 285-360 GB/s
+// (mobilenet_v2 batch 32, H200, session 25: its four strided 3x3 ones took
+// 1.0 of 2.1 ms) where the kernel ran the stride-1 ones at 2250 GB/s.
 bool cudnnMeasuredFaster(const Op &conv) {
+  if (conv.result()->type.dtype == DType::F32)
+    return false;
   const Value *w = conv.operand(1); // [M, 1, k...] or OHWI [M, k..., 1]
   size_t sp = w->type.rank() - 2, first = conv.getInt("channels_last") ? 1 : 2;
   int64_t k = 0;
