@@ -1,6 +1,7 @@
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/CodeGen/LibraryCall.h"
+#include "tc/IR/ConvForms.h"
 #include <algorithm>
 #include <chrono>
 #include <exception>
@@ -71,11 +72,9 @@ bool cudnnMeasuredFaster(const Op &conv) {
 bool convTakesKernel(const Op &conv, ConvKernels mode) {
   if (mode == ConvKernels::Cudnn || conv.getInt("group") <= 1)
     return false;
-  const Value *w = conv.operand(1); // [M, C/G, k...] or OHWI [M, k..., C/G]
-  const Dim &perGroup = w->type.shape[conv.getInt("channels_last") ? w->type.rank() - 1 : 1];
   if (mode == ConvKernels::Grouped)
     return true;
-  return perGroup == Dim::fixed(1) && !cudnnMeasuredFaster(conv);
+  return isDepthwiseConv(conv) && !cudnnMeasuredFaster(conv);
 }
 
 // MatMul/Gemm through cuBLASLt, Conv through cuDNN unless its generated
