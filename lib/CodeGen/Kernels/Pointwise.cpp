@@ -6,6 +6,7 @@
 // result once. The CPU row loop here also carries the row-reduction and
 // contraction families' per-element code.
 #include "Families.h"
+#include <cstdlib>
 #include <sstream>
 
 namespace tc::kernels {
@@ -42,6 +43,41 @@ std::optional<EmittedKernel> emitCpuRows(const KernelContext &c, const ElementAc
 
 namespace {
 
+// A masked update that may run in place: the group's one result is
+// Where(cond, a, x) with x an argument of its type (a decode step's
+// present = Where(slot, new, past), which the runtime writes over past's
+// buffer: CudaRun.cpp inPlaceResults). Where the result IS x's buffer
+// (checked at run time) and cond keeps x, the element is already there:
+// the thread skips it, reading and writing nothing (a cache of 1096 slots
+// gains one row a token, and the whole cache used to be read and written).
+struct KeptInPlace {
+  size_t cond, kept; // argument indices
+};
+
+std::optional<KeptInPlace> keptInPlace(const KernelContext &c, const ElementAccess &ea) {
+  if (c.f.results.size() != 1)
+    return std::nullopt;
+  const Value *r = c.f.results[0];
+  const Op *where = r->def;
+  if (!where || !where->is(OpKind::Where))
+    return std::nullopt;
+  size_t cond = c.argIndex(where->operand(0)), kept = c.argIndex(where->operand(2));
+  if (cond == SIZE_MAX || kept == SIZE_MAX || where->operand(2)->type != r->type ||
+      !ea.elementwise(cond) || ea.access(kept) != ElementAccess::Access::Contiguous)
+    return std::nullopt;
+  return KeptInPlace{cond, kept};
+}
+
+// `continue` for an element (or vector) the in-place result already holds;
+// cond's value is a<cond>. Test-only: TC_TEST_KEPT_IN_PLACE_INVERTED skips
+// the elements cond replaces instead (the fake-driver decode test must
+// catch it).
+std::string skipKept(const KeptInPlace &k, const char *indent) {
+  const char *keep = std::getenv("TC_TEST_KEPT_IN_PLACE_INVERTED") ? "" : "!";
+  return std::string(indent) + "if (keptInPlace && " + keep + "a" + std::to_string(k.cond) +
+         ") continue; // already there (in place)\n";
+}
+
 // One thread per element, grid-stride, after a 16-byte vectorized path:
 // `vec` consecutive elements of the domain's trailing block (ElementAccess::
 // vectorBlock, e.g. H x W of a BatchNorm's per-channel operands on NCHW)
@@ -70,8 +106,16 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
   for (const Value *r : c.f.results)
     widest = std::max(widest, dtypeSize(r->type.dtype));
   unsigned vec = !anyBroadcast || from < c.rank ? unsigned(16 / widest) : 1;
+  std::optional<KeptInPlace> kept = keptInPlace(c, ea);
+  // The vector path skips whole vectors: cond must be one value a vector.
+  bool keptVectors = kept && !vectorRead(kept->cond);
   if (anyBroadcast)
     ea.emitStrides(os);
+  // The buffers as passed (in/out are __restrict: comparing them could
+  // fold to false).
+  if (kept)
+    os << "  const bool keptInPlace = bufs[" << c.f.args.size() << "] == bufs[" << kept->kept
+       << "];\n";
   os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << kGridHead;
   std::string vecEnd = "0";
   if (vec > 1) {
@@ -102,7 +146,15 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
           os << "    const int64_t i = v * " << V << ";\n";
           if (anyBroadcast)
             ea.emitRowBases(os, index, from);
-          for (size_t i = 0; i < c.f.args.size(); ++i) {
+          // cond's one value first: a vector in place that keeps x loads
+          // nothing else.
+          std::vector<size_t> order;
+          if (keptVectors)
+            order.push_back(kept->cond);
+          for (size_t i = 0; i < c.f.args.size(); ++i)
+            if (!keptVectors || i != kept->cond)
+              order.push_back(i);
+          for (size_t i : order) {
             if (!ea.elementwise(i))
               continue;
             DType t = c.f.args[i]->type.dtype;
@@ -118,6 +170,8 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
                                   (ea.access(i) == ElementAccess::Access::Scalar ? "0" : base) +
                                   "]")
                  << ";\n";
+            if (keptVectors && i == kept->cond)
+              os << skipKept(*kept, "    ");
           }
           for (size_t i = 0; i < c.f.results.size(); ++i)
             os << "    " << vt(c.f.results[i]->type.dtype) << " w" << i << ";\n";
@@ -144,6 +198,8 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
   // The scalar loop: its body once per index type when rows are divided.
   std::ostringstream scalar;
   ea.emitLoads(scalar, "i");
+  if (kept)
+    scalar << skipKept(*kept, "    ");
   scalar << body;
   ex.emitStores(scalar, "i");
   c.emitGridLoops(os, vecEnd, anyBroadcast, [&](const std::string &index) {
