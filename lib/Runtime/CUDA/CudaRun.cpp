@@ -149,13 +149,20 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
          std::to_string(s.launch.block) + ">>>";
 }
 
-// auto's rule without a recorded choice: cuDNN for long sequences. On the
-// H100 (cuDNN 9.14, docs/cuda-bench.md session 24) its engine ran S = 1024
-// and 4096 at 1.75-2.83x PyTorch's flash and 2.2-2.7x tc's kernel, whisper's
-// 1500 x 1500 at 1.7x the kernel; at 128-197 keys the kernel was as fast or
-// faster (bert, gpt2, vit and beit at batch 1: 5-7% slower through cuDNN).
+// auto's rule without a recorded choice: cuDNN for long sequences and for
+// many unmasked scores. On the H100 (cuDNN 9.14, docs/cuda-bench.md session
+// 24) its engine ran S = 1024 and 4096 at 1.75-2.83x PyTorch's flash and
+// 2.2-2.7x tc's kernel, whisper's 1500 x 1500 at 1.7x the kernel, and
+// vit_b_16 at batch 32 (32 x 12 x 197 x 197 scores, no mask) 1.057x faster
+// end to end; with fewer scores or a mask the kernel was as fast or faster
+// (bert and gpt2 at 8 x 12 x 128 x 128: 0.994; beit's masked 32 x 12 x 197^2:
+// 0.956; every one at batch 1: 0.93-0.95).
 namespace {
-bool cudnnByDefault(const AttentionDesc &a) { return a.sq >= 512 && a.skv >= 512; }
+bool cudnnByDefault(const AttentionDesc &a) {
+  if (a.sq >= 512 && a.skv >= 512)
+    return true;
+  return !a.mask && !a.causal && a.batch * a.heads * a.sq * a.skv >= (int64_t(1) << 23);
+}
 } // namespace
 
 // An Attention group planned as its kernel (`kernel`: the step's report)
