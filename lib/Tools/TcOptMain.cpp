@@ -110,7 +110,7 @@ int tcOptMain(int argc, char **argv) {
     std::vector<std::string> dimFlags;
     std::string format = "text";
     bool verifyNumerics = false;
-    std::string precision = "fp32", target = "any", convGemm;
+    std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on";
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
@@ -154,6 +154,9 @@ int tcOptMain(int argc, char **argv) {
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
         "target", po::value(&target)->value_name("any|" + targetNames("|")), targetHelp.c_str())(
+        "merge-gemms", po::value(&mergeGemms)->value_name("on|off"),
+        "on a GPU target at -O2/-O3: sibling GEMMs (one input, constant weights) as one "
+        "(merge-gemms; default on; off for an A/B)")(
         "conv-gemm", po::value(&convGemm)->value_name("MODE"),
         "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
         "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
@@ -219,10 +222,22 @@ int tcOptMain(int argc, char **argv) {
     // Target- and precision-driven passes go right before fusion, so that
     // fusion absorbs the transposes and casts they insert; with no fuse
     // pass, at the end of the pipeline.
+    if (mergeGemms != "on" && mergeGemms != "off")
+      fail("--merge-gemms takes on or off, not '", mergeGemms, "'");
     if (target != "any") { // what the target wants before fusion (Targets.def)
       const Target *t = findTarget(target);
       if (!t)
         fail("unknown --target '", target, "' (", targetNames(", "), " or any)");
+      // On a GPU, sibling GEMMs become one (fewer launches, wider N at a
+      // small batch) before attention-fusion: the packed qkv it leaves is
+      // what attention-layouts reads in place (MergeGemms.cpp).
+      if (t->gpu && passes.empty() && level != 0 && level != 1 && mergeGemms == "on") {
+        bool attend = std::any_of(pipeline.begin(), pipeline.end(), [](const PassInvocation &p) {
+          return p.is(PassId::AttentionFusion);
+        });
+        pipeline.insertBefore(attend ? PassId::AttentionFusion : PassId::Fuse,
+                              Pipeline{PassId::MergeGemms});
+      }
       if (t->optPipeline)
         pipeline.insertBefore(PassId::Fuse, t->optPipeline());
     }

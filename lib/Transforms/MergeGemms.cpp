@@ -1,0 +1,334 @@
+// Sibling GEMMs -- MatMuls of ONE input by constant weights [K, N_i] of the
+// same K and dtype (BERT's and LLaMA's separate q, k, v projections,
+// LLaMA's gate and up) -- become one GEMM by the weights side by side:
+//   y_i = MatMul(x, W_i) [+ b_i]
+//   -> P = MatMul(x, [W_1 | W_2 | ...]) [+ [b_1 | b_2 | ...]], y_i = part i of P
+// one launch instead of several, and a wider N that keeps more of the GPU
+// busy at small M (a decode step's M is the batch). Parts of equal width are
+// one Split on the last axis: the packed qkv attention-layouts reads in
+// place (GPT-2's c_attn), so this runs before attention-fusion; other parts
+// are Slices, which fusion inlines into the pointwise group reading them
+// (RoPE, SiLU(gate) * up). A bias (an Add of a constant [N_i] that is the
+// MatMul's only use) joins the merged one; siblings without one add zeros.
+#include "tc/IR/OpTable.h"
+#include "tc/Runtime/ConstantEval.h"
+#include "tc/Runtime/HostTensor.h"
+#include "tc/Support/Error.h"
+#include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
+#include <algorithm>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+namespace tc {
+
+namespace {
+
+// One GEMM of a sibling set, with its bias Add when it has one.
+struct Sibling {
+  Op *mm = nullptr;
+  Op *biasAdd = nullptr; // Add(y, b) or Add(b, y), b a constant [N]
+  const Value *bias = nullptr;
+  int64_t n = 0;
+  Value *out() const { return biasAdd ? biasAdd->result() : mm->result(); }
+};
+
+// The constant weight [K, N] of `mm`, else null.
+const Value *constantWeight(const Op &mm) {
+  const Value *w = mm.operand(1);
+  if (!w->isConstant() || w->type.rank() != 2 || !isStaticShape(w->type.shape))
+    return nullptr;
+  const Value *x = mm.operand(0);
+  if (x->type.rank() < 2 || x->type.dtype != w->type.dtype)
+    return nullptr;
+  return w;
+}
+
+// uses[v]: the ops reading v; returned values count as a use too.
+using Uses = std::unordered_map<const Value *, std::vector<Op *>>;
+
+Uses usesOf(Function &f, std::unordered_map<const Value *, int> &returned) {
+  Uses u;
+  for (auto &op : f.ops)
+    for (const Value *v : op->operands)
+      if (v)
+        u[v].push_back(op.get());
+  for (const Value *r : f.results)
+    ++returned[r];
+  return u;
+}
+
+// The bias Add of y (its only use), if any.
+void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *, int> &returned) {
+  const Value *y = s.mm->result();
+  auto it = u.find(y);
+  if (returned.count(y) || it == u.end() || it->second.size() != 1)
+    return;
+  Op *add = it->second[0];
+  if (!add->is(OpKind::Add))
+    return;
+  const Value *b = add->operand(0) == y ? add->operand(1) : add->operand(0);
+  if (b == y || !b->isConstant() || b->type.rank() != 1 || b->type.dtype != y->type.dtype ||
+      b->type.shape[0] != Dim::fixed(s.n) || add->result()->type != y->type)
+    return;
+  s.biasAdd = add;
+  s.bias = b;
+}
+
+// Row k of every W_i side by side; the biases end to end (zeros where a
+// sibling has none).
+Value *concatWeights(Function &f, const std::vector<Sibling> &set, int64_t k, int64_t total) {
+  const Value *w0 = set[0].mm->operand(1);
+  size_t es = dtypeSize(w0->type.dtype);
+  std::vector<char> bytes(size_t(k * total) * es);
+  int64_t col = 0;
+  for (const Sibling &s : set) {
+    HostTensor w = constantTensor(*s.mm->operand(1));
+    const auto *src = reinterpret_cast<const char *>(w.bytes());
+    for (int64_t r = 0; r < k; ++r)
+      std::memcpy(&bytes[size_t(r * total + col) * es], src + size_t(r * s.n) * es,
+                  size_t(s.n) * es);
+    col += s.n;
+  }
+  TensorType t{w0->type.dtype, {Dim::fixed(k), Dim::fixed(total)}};
+  return f.addConstant(f.uniqueName(w0->name + "_merged"), t,
+                       TensorData::copyOf(bytes.data(), bytes.size()), w0->loc);
+}
+
+Value *concatBiases(Function &f, const std::vector<Sibling> &set, int64_t total, DType dtype) {
+  size_t es = dtypeSize(dtype);
+  std::vector<char> bytes(size_t(total) * es, 0);
+  int64_t col = 0;
+  const Value *first = nullptr;
+  for (const Sibling &s : set) {
+    if (s.bias) {
+      HostTensor b = constantTensor(*s.bias);
+      std::memcpy(&bytes[size_t(col) * es], b.bytes(), size_t(s.n) * es);
+      first = first ? first : s.bias;
+    }
+    col += s.n;
+  }
+  TensorType t{dtype, {Dim::fixed(total)}};
+  return f.addConstant(f.uniqueName(first->name + "_merged"), t,
+                       TensorData::copyOf(bytes.data(), bytes.size()), first->loc);
+}
+
+// A Reshape's shape operand for `to` from a tensor of shape `from`: static
+// dims as they are, a symbolic one as 0 (copy the input's) where `from` has
+// it at the same index, else -1; null when that needs two -1s.
+Value *reshapeShape(Function &f, const Shape &from, const Shape &to, Location loc) {
+  std::vector<int64_t> dims;
+  int inferred = 0;
+  for (size_t d = 0; d < to.size(); ++d) {
+    if (to[d].isStatic())
+      dims.push_back(to[d].size);
+    else if (d < from.size() && from[d] == to[d])
+      dims.push_back(0);
+    else if (++inferred == 1)
+      dims.push_back(-1);
+    else
+      return nullptr;
+  }
+  return addIntsConstant(f, "merged_view_shape", dims, loc);
+}
+
+// A Reshape, or a Transpose that moves only size-1 dims (canonicalize makes
+// it one later: a decode step's [B, 1, H, D] -> [B, H, 1, D]).
+bool isReshape(const Op &op) {
+  if (op.is(OpKind::Reshape))
+    return true;
+  if (!op.is(OpKind::Transpose))
+    return false;
+  const Shape &in = op.operand(0)->type.shape;
+  int64_t last = -1;
+  for (int64_t p : op.getInts("perm")) {
+    if (p < 0 || size_t(p) >= in.size())
+      return false;
+    if (in[size_t(p)] == Dim::fixed(1))
+      continue;
+    if (p < last)
+      return false;
+    last = p;
+  }
+  return true;
+}
+
+// A part Slice(X, [s, e) of axis a) read only by a Reshape becomes a Slice
+// of a Reshape of X, so that the part is a move the pointwise group after
+// it inlines (a RoPE reading q through [B, S, H, D] views), not a copy:
+//   the Reshape splits axis a into [H, D] (D divides s, e and X's axis):
+//     Slice(Reshape(X, [.., X_a / D, D]), [s/D, e/D) of axis a)
+//   or keeps axis a whole and moves only size-1 dims around it:
+//     Slice(Reshape(X, its shape with axis a's extent), same range, new axis)
+// Repeats down a chain of Reshapes (isReshape); returns the last part.
+Value *sinkThroughReshapes(Function &f, Value *part, int64_t a, int64_t s, int64_t e) {
+  for (;;) {
+    Op *slice = part->def;
+    Value *x = slice->operand(0);
+    std::vector<Op *> users;
+    for (auto &op : f.ops)
+      for (Value *v : op->operands)
+        if (v == part)
+          users.push_back(op.get());
+    if (users.size() != 1 || !isReshape(*users[0]) || users[0]->operand(0) != part ||
+        std::find(f.results.begin(), f.results.end(), part) != f.results.end())
+      return part;
+    Op *r = users[0];
+    const Shape &in = part->type.shape, &out = r->result()->type.shape, &xs = x->type.shape;
+    Shape xv; // X's new view
+    int64_t na = -1, ns = s, ne = e;
+    size_t A = size_t(a);
+    if (out.size() == in.size() + 1 && out[A + 1].isStatic() && in[A].isStatic() &&
+        out[A].isStatic() && out[A].size * out[A + 1].size == in[A].size && xs[A].isStatic()) {
+      int64_t D = out[A + 1].size;
+      bool same = true;
+      for (size_t d = 0; d < in.size(); ++d)
+        if (d != A && !(in[d] == out[d < A ? d : d + 1]))
+          same = false;
+      if (!same || s % D || e % D || xs[A].size % D)
+        return part;
+      xv = out;
+      xv[A] = Dim::fixed(xs[A].size / D);
+      na = a, ns = s / D, ne = e / D;
+    } else {
+      // Axis a kept whole: the dims before it and after it the same up to 1s.
+      auto nonOnes = [](const Shape &sh, size_t from, size_t to) {
+        std::vector<Dim> v;
+        for (size_t d = from; d < to; ++d)
+          if (!(sh[d] == Dim::fixed(1)))
+            v.push_back(sh[d]);
+        return v;
+      };
+      for (size_t b = 0; b < out.size() && na < 0; ++b)
+        if (out[b] == in[A] && nonOnes(in, 0, A) == nonOnes(out, 0, b) &&
+            nonOnes(in, A + 1, in.size()) == nonOnes(out, b + 1, out.size()))
+          na = int64_t(b);
+      if (na < 0)
+        return part;
+      xv = out;
+      xv[size_t(na)] = xs[A];
+    }
+    Value *shape = reshapeShape(f, xs, xv, r->loc);
+    if (!shape)
+      return part;
+    Op *view = f.addOp(OpKind::Reshape, {x, shape}, {f.uniqueName(x->name + "_view")},
+                       {TensorType{x->type.dtype, xv}}, r->loc);
+    Value *starts = addIntsConstant(f, "merged_start", {ns}, r->loc);
+    Value *ends = addIntsConstant(f, "merged_end", {ne}, r->loc);
+    Value *axes = addIntsConstant(f, "merged_axis", {na}, r->loc);
+    Op *next = f.addOp(OpKind::Slice, {view->result(), starts, ends, axes},
+                       {f.uniqueName(part->name)}, {r->result()->type}, r->loc);
+    if (!replaceValue(f, r->result(), next->result()))
+      return part;
+    part = next->result();
+    a = na, s = ns, e = ne;
+  }
+}
+
+// Adds the merged GEMM (before the op being visited: the set's first) and
+// its parts; every sibling's output is then replaced by its part.
+bool merge(Function &f, std::vector<Sibling> &set) {
+  Op &first = *set[0].mm;
+  const Value *x = first.operand(0);
+  int64_t k = first.operand(1)->type.shape[0].size, total = 0;
+  bool anyBias = false, equal = true;
+  for (const Sibling &s : set) {
+    total += s.n;
+    anyBias |= s.bias != nullptr;
+    equal &= s.n == set[0].n;
+  }
+  Shape shape = first.result()->type.shape;
+  shape.back() = Dim::fixed(total);
+  TensorType pt{first.result()->type.dtype, shape};
+  Value *w = concatWeights(f, set, k, total);
+  std::string base = first.result()->name + "_merged";
+  Op *mm =
+      f.addOp(OpKind::MatMul, {const_cast<Value *>(x), w}, {f.uniqueName(base)}, {pt}, first.loc);
+  Value *p = mm->result();
+  if (anyBias) {
+    Value *b = concatBiases(f, set, total, pt.dtype);
+    p = f.addOp(OpKind::Add, {p, b}, {f.uniqueName(base + "_bias")}, {pt}, first.loc)->result();
+  }
+  int64_t axis = int64_t(shape.size()) - 1;
+  std::vector<Value *> parts;
+  if (equal) {
+    std::vector<std::string> names;
+    std::vector<TensorType> types;
+    for (const Sibling &s : set) {
+      names.push_back(f.uniqueName(s.out()->name + "_part"));
+      types.push_back(s.out()->type);
+    }
+    Op *split = f.addOp(OpKind::Split, {p}, names, types, first.loc);
+    split->setAttr("axis", Attribute(axis));
+    parts = split->results;
+  } else {
+    int64_t col = 0;
+    for (const Sibling &s : set) {
+      Value *starts = addIntsConstant(f, base + "_start", {col}, first.loc);
+      Value *ends = addIntsConstant(f, base + "_end", {col + s.n}, first.loc);
+      Value *axes = addIntsConstant(f, base + "_axis", {axis}, first.loc);
+      parts.push_back(f.addOp(OpKind::Slice, {p, starts, ends, axes},
+                              {f.uniqueName(s.out()->name + "_part")}, {s.out()->type}, first.loc)
+                          ->result());
+      col += s.n;
+    }
+  }
+  for (size_t i = 0; i < set.size(); ++i)
+    if (!replaceValue(f, set[i].out(), parts[i]))
+      fail("merge-gemms: cannot replace %", set[i].out()->name);
+  if (!equal) {
+    int64_t col = 0;
+    for (size_t i = 0; i < set.size(); ++i) {
+      sinkThroughReshapes(f, parts[i], axis, col, col + set[i].n);
+      col += set[i].n;
+    }
+  }
+  return true;
+}
+
+} // namespace
+
+bool runMergeGemmsPass(Module &m, const PassOptions &) {
+  bool changed = false;
+  for (auto &fp : m.functions) {
+    Function &f = *fp;
+    std::unordered_map<const Value *, int> returned;
+    Uses u = usesOf(f, returned);
+    // Siblings by (input, K), in program order.
+    std::map<std::pair<const Value *, int64_t>, std::vector<Sibling>> sets;
+    for (auto &op : f.ops) {
+      if (!op->is(OpKind::MatMul))
+        continue;
+      const Value *w = constantWeight(*op);
+      if (!w)
+        continue;
+      Sibling s;
+      s.mm = op.get();
+      s.n = w->type.shape[1].size;
+      findBias(s, u, returned);
+      sets[{op->operand(0), w->type.shape[0].size}].push_back(s);
+    }
+    for (auto &[key, set] : sets) {
+      // replaceValue gives a returned output's name to its part; two
+      // returned siblings would need two: leave such sets alone.
+      int outputs = 0;
+      for (const Sibling &s : set)
+        outputs += returned.count(s.out()) ? 1 : 0;
+      if (set.size() < 2 || outputs > 1)
+        continue;
+      // The new ops (appended by addOp) move to where the first sibling is.
+      size_t added = f.ops.size();
+      merge(f, set);
+      auto at = std::find_if(f.ops.begin(), f.ops.end(),
+                             [&](const std::unique_ptr<Op> &op) { return op.get() == set[0].mm; });
+      std::rotate(at, f.ops.begin() + std::ptrdiff_t(added), f.ops.end());
+      changed = true;
+    }
+    if (changed)
+      eraseDeadOps(f);
+  }
+  return changed;
+}
+
+} // namespace tc
