@@ -291,9 +291,13 @@ std::optional<std::string> Evaluator::move(const Op &op, const MoveMap &m, const
   // The maps below move axis coordinates: a row spanning a moved axis is
   // split first.
   size_t keep = r; // leading axes the map leaves alone
+  // A Slice leaves an axis alone only where it keeps its extent too: the row
+  // index flattens the leading axes by the RESULT's extents (a head slice
+  // [0, 4) of 8 starts at 0 but makes the rows of [2, 4, ...] land 8 heads
+  // apart in X).
   if (op.is(OpKind::Slice))
     for (size_t d = 0; d < r && keep == r; ++d)
-      keep = m.start[d] != 0 || m.step[d] != 1 ? d : r;
+      keep = m.start[d] != 0 || m.step[d] != 1 || !(res->type.shape[d] == x->type.shape[d]) ? d : r;
   else if (op.is(OpKind::Concat))
     keep = m.axis;
   else
