@@ -121,6 +121,8 @@ Value *reshapeShape(Function &f, const Shape &from, const Shape &to, Location lo
   std::vector<int64_t> dims;
   int inferred = 0;
   for (size_t d = 0; d < to.size(); ++d) {
+    if (to[d].isStatic() && to[d].size == 0)
+      return nullptr; // 0 would mean "copy the input's"
     if (to[d].isStatic())
       dims.push_back(to[d].size);
     else if (d < from.size() && from[d] == to[d])
