@@ -15,6 +15,7 @@
 #include "tc/IR/MatMulViews.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <algorithm>
 #include <vector>
 
 namespace tc {
@@ -47,8 +48,8 @@ void setOrDrop(Op &mm, const char *name, Attribute a, bool isDefault) {
 }
 
 // Peels the views off operand `side` of `mm` (toggling its trans attribute,
-// scaling alpha). Returns whether any was.
-bool peel(Op &mm, size_t side, double &alpha) {
+// scaling alpha; only scales without `transposes`). Returns whether any was.
+bool peel(Op &mm, size_t side, double &alpha, bool transposes = true) {
   const char *trans = side == 0 ? "transA" : "transB";
   bool t = mm.getInt(trans) != 0, changed = false;
   Value *v = mm.operand(side);
@@ -56,7 +57,7 @@ bool peel(Op &mm, size_t side, double &alpha) {
     if (std::optional<ScalarScale> s = scalarScale(*def)) {
       alpha *= s->factor;
       v = s->data;
-    } else if (swapsLastTwo(*def)) {
+    } else if (transposes && swapsLastTwo(*def)) {
       t = !t;
       v = def->operand(0);
     } else {
@@ -71,11 +72,30 @@ bool peel(Op &mm, size_t side, double &alpha) {
   return true;
 }
 
+// A's batches are strided batches of cuBLASLt's when A is read transposed
+// (no rows to fold into one GEMM): B's batch must then be A's, or either
+// side's a single matrix. Grouped keys ([b, h] x [b, 1]) are not: A stays a
+// copy there rather than the GEMM a host step.
+bool transposedAIsBatched(const Op &mm) {
+  Shape ba = mm.operand(0)->type.shape, bb = mm.operand(1)->type.shape;
+  ba.resize(ba.size() >= 2 ? ba.size() - 2 : 0);
+  bb.resize(bb.size() >= 2 ? bb.size() - 2 : 0);
+  auto single = [](const Shape &s) {
+    return std::all_of(s.begin(), s.end(), [](const Dim &d) { return d == Dim::fixed(1); });
+  };
+  size_t r = std::max(ba.size(), bb.size());
+  ba.insert(ba.begin(), r - ba.size(), Dim::fixed(1));
+  bb.insert(bb.begin(), r - bb.size(), Dim::fixed(1));
+  return ba == bb || single(ba) || single(bb);
+}
+
 bool viewOperands(Op &mm) {
   if (!mm.is(OpKind::MatMul) || !isFloat(mm.result()->type.dtype))
     return false;
   double alpha = mm.getFloat("alpha");
-  bool a = peel(mm, 0, alpha), b = peel(mm, 1, alpha);
+  // (Peeling keeps every operand's batch axes: the check holds before and after.)
+  bool a = peel(mm, 0, alpha, transposedAIsBatched(mm));
+  bool b = peel(mm, 1, alpha);
   if (a || b)
     setOrDrop(mm, "alpha", Attribute(alpha), alpha == 1.0);
   return a || b;
