@@ -44,7 +44,10 @@ double opFlops(const Op &op, const Sizes &sizes) {
   case FlopRule::None: return 0;
   case FlopRule::MatMul: {
     std::vector<int64_t> a = dims(0);
-    return a.empty() ? 0 : 2 * out * double(std::max<int64_t>(a.back(), 0));
+    if (a.empty())
+      return 0;
+    bool ta = a.size() >= 2 && attr<OpKind::MatMul, "transA">(op); // A stored [..., K, M]
+    return 2 * out * double(std::max<int64_t>(a[a.size() - (ta ? 2 : 1)], 0));
   }
   case FlopRule::Gemm: {
     std::vector<int64_t> a = dims(0);

@@ -89,8 +89,11 @@ int effectiveType(const AttributeProto &a) {
 // attributes are an error unless legacy-harmless or listed in `skip` (those a
 // converter reads itself).
 // Attributes tc's passes set that ONNX does not have: a model may not set
-// them (channels_last on Conv or a pool would reinterpret the data's layout).
+// them (channels_last on Conv or a pool would reinterpret the data's layout;
+// gemm-views' transA/transB/alpha on MatMul its operands and product).
 bool isCompilerAttr(std::string_view opType, std::string_view name) {
+  if (opType == "MatMul")
+    return name == "transA" || name == "transB" || name == "alpha";
   return name == "channels_last" &&
          (opType == "Conv" || opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool");
 }

@@ -7,6 +7,7 @@
 //   MatMul(A, B) -> Slice(MatMul(A, B'), [0, N) of the last axis)
 // the GEMM writes aligned rows, and the pointwise kernel after it (the
 // logits' Cast) reads through the Slice (inlined moves).
+#include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"
@@ -59,7 +60,7 @@ void pad(Function &f, Op &mm) {
 
 bool runAlignGemmsPass(Module &m, const PassOptions &) {
   return rewriteOpsInPlace(m, [](Function &f, Op &op) {
-    bool misaligned = op.is(OpKind::MatMul) && misalignedN(op);
+    bool misaligned = isPlainMatMul(op) && misalignedN(op);
     if (misaligned)
       pad(f, op);
     return misaligned;

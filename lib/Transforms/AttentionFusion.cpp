@@ -33,6 +33,7 @@
 // Every scale must be a one-element float constant; their product is the op's
 // `scale`. The rewritten chain's intermediate values must have no other use
 // (the rewrite leaves them dead).
+#include "tc/IR/MatMulViews.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
@@ -62,15 +63,6 @@ UseCounts countUses(const Function &f) {
 
 bool known(const Dim &a, const Dim &b) { return a == b && !a.isUnknown(); }
 
-std::optional<double> scalarOf(const Value *v) {
-  if (!v || !v->isConstant() || !isFloat(v->type.dtype))
-    return std::nullopt;
-  HostTensor t = constantTensor(*v);
-  if (t.numElements() != 1)
-    return std::nullopt;
-  return t.getDouble(0);
-}
-
 std::optional<std::vector<int64_t>> intsOf(const Value *v) {
   if (!v || !v->isConstant() || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32))
     return std::nullopt;
@@ -85,26 +77,24 @@ struct Matcher {
   Function &f;
   UseCounts uses;
 
-  // `v` is produced by an op of kind `k` used only inside the chain.
+  // `v` is produced by an op of kind `k` used only inside the chain (a
+  // MatMul with ONNX's semantics: no views of gemm-views').
   Op *single(Value *v, OpKind k) {
-    return v && v->def && v->def->is(k) && uses[v] == 1 ? v->def : nullptr;
+    return v && v->def && v->def->is(k) && uses[v] == 1 &&
+                   (k != OpKind::MatMul || isPlainMatMul(*v->def))
+               ? v->def
+               : nullptr;
   }
 
   // Peels Mul/Div by one-element constants off `v`, multiplying `scale`.
   Value *peelScale(Value *v, double &scale) {
     for (;;) {
       Op *op = v && v->def && uses[v] == 1 ? v->def : nullptr;
-      if (!op || !(op->is(OpKind::Mul) || op->is(OpKind::Div)))
+      std::optional<ScalarScale> s = op ? scalarScale(*op) : std::nullopt;
+      if (!s)
         return v;
-      bool div = op->is(OpKind::Div);
-      std::optional<double> c = scalarOf(op->operand(1));
-      size_t data = 0;
-      if (!c && !div && (c = scalarOf(op->operand(0))))
-        data = 1;
-      if (!c || *c == 0 || op->operand(data)->type.shape != op->result()->type.shape)
-        return v;
-      scale *= div ? 1.0 / *c : *c;
-      v = op->operand(data);
+      scale *= s->factor;
+      v = s->data;
     }
   }
 
@@ -284,8 +274,8 @@ struct Matcher {
     if (m->isConstant()) // folded: 0 on the triangle, -big above it
       return causalConstant(*m, sq.size, skv.size);
     Op *w = m->def && m->def->is(OpKind::Where) ? m->def : nullptr;
-    std::optional<double> zero = w ? scalarOf(w->operand(1)) : std::nullopt;
-    std::optional<double> big = w ? scalarOf(w->operand(2)) : std::nullopt;
+    std::optional<double> zero = w ? floatScalarConstant(w->operand(1)) : std::nullopt;
+    std::optional<double> big = w ? floatScalarConstant(w->operand(2)) : std::nullopt;
     return zero && *zero == 0 && big && *big <= -1e30 &&
            causalCondition(w->operand(0), sq.size, skv.size);
   }
@@ -334,7 +324,7 @@ struct Parts {
 Value *untail(Matcher &mt, Value *p) {
   Op *w = p->def && p->def->is(OpKind::Where) && mt.uses[p] == 1 ? p->def : nullptr;
   Op *nan = w ? w->operand(0)->def : nullptr;
-  std::optional<double> zero = w ? scalarOf(w->operand(1)) : std::nullopt;
+  std::optional<double> zero = w ? floatScalarConstant(w->operand(1)) : std::nullopt;
   if (!nan || !nan->is(OpKind::IsNaN) || !zero || *zero != 0 || nan->operand(0) != w->operand(2) ||
       mt.uses[w->operand(0)] != 1 || mt.uses[w->operand(2)] != 2)
     return p;
@@ -492,7 +482,7 @@ bool finish(Function &f, Matcher &mt, size_t pos, Value *old, Parts &pt) {
 // Rewrites the attention ending in the 4-D MatMul `pv` (at position `pos` of f).
 bool fuseAt(Function &f, size_t pos) {
   Op &pv = *f.ops[pos];
-  if (!pv.is(OpKind::MatMul) || pv.result()->type.rank() != 4)
+  if (!isPlainMatMul(pv) || pv.result()->type.rank() != 4)
     return false;
   Matcher mt{f, countUses(f)};
   Parts pt;
@@ -515,7 +505,7 @@ bool fuseAt(Function &f, size_t pos) {
   // TorchScript GPT-2: Where(causal, scores, finfo.min) replaces the hidden
   // scores (before the additive mask).
   if (Op *w = mt.single(scores, OpKind::Where)) {
-    std::optional<double> fill = scalarOf(w->operand(2));
+    std::optional<double> fill = floatScalarConstant(w->operand(2));
     if (!fill || *fill > -1e30)
       return false;
     pt.hide = w->operand(0);
@@ -547,7 +537,7 @@ bool fuseAt(Function &f, size_t pos) {
 // mask (`split4`: one per bias value, shared by the layers).
 bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value *> &split4) {
   Op &pv = *f.ops[pos];
-  if (!pv.is(OpKind::MatMul) || pv.result()->type.rank() != 3)
+  if (!isPlainMatMul(pv) || pv.result()->type.rank() != 3)
     return false;
   Matcher mt{f, countUses(f)};
   Op *out = nullptr;

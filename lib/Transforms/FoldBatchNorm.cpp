@@ -7,6 +7,7 @@
 // Add over [C, 1, ...] constants, lowerBatchNormToAffine). A per-column
 // constant scale after a MatMul with constant weights (a transformer's
 // layer scale) folds the same way (foldScaleIntoMatMul).
+#include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Rewrite.h"
@@ -159,14 +160,14 @@ bool foldScaleIntoMatMul(Function &f, Op &mul) {
       mm = nullptr;
       for (size_t s = 0; s < 2 && !mm; ++s) {
         Op *d = add->operand(s)->def;
-        if (d && d->is(OpKind::MatMul) && add->operand(1 - s)->isConstant() &&
+        if (d && isPlainMatMul(*d) && add->operand(1 - s)->isConstant() &&
             usedOnlyBy(f, add->operand(s), *add)) {
           mm = d;
           bias = add->operand(1 - s);
         }
       }
     }
-    if (!mm || !mm->is(OpKind::MatMul))
+    if (!mm || !isPlainMatMul(*mm))
       continue;
     Value *w = mm->operand(1);
     if (!w->isConstant() || !isFloat(w->type.dtype) || w->type.rank() != 2 ||

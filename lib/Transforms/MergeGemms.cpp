@@ -10,6 +10,7 @@
 // are Slices, which fusion inlines into the pointwise group reading them
 // (RoPE, SiLU(gate) * up). A bias (an Add of a constant [N_i] that is the
 // MatMul's only use) joins the merged one; siblings without one add zeros.
+#include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/HostTensor.h"
@@ -300,7 +301,7 @@ bool runMergeGemmsPass(Module &m, const PassOptions &) {
     // Siblings by (input, K), in program order.
     std::map<std::pair<const Value *, int64_t>, std::vector<Sibling>> sets;
     for (auto &op : f.ops) {
-      if (!op->is(OpKind::MatMul))
+      if (!isPlainMatMul(*op)) // gemm-views' transposed/scaled reads differ per sibling
         continue;
       const Value *w = constantWeight(*op);
       if (!w)

@@ -200,7 +200,10 @@ Pipeline channelsLastPipeline() {
   // conv-gemms after channels-last (its 1x1 convs are NHWC by then: no
   // transposes) and before align-gemms (which pads the GEMMs it makes too)
   // and canonicalize (which folds a layer scale into their weights).
-  return {PatchConvs, ChannelsLast, ConvGemms, AlignGemms, SymmetricConvPads, Canonicalize, DCE};
+  // gemm-views after align-gemms and before canonicalize, which take plain
+  // MatMuls only (a transposed B is no [K, N] weight).
+  return {PatchConvs, ChannelsLast,      ConvGemms,    AlignGemms,
+          GemmViews,  SymmetricConvPads, Canonicalize, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO) {

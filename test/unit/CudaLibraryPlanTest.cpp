@@ -78,6 +78,36 @@ TEST(CudaLibraryPlan, BatchDimsEqualOrSharedAreStridedBatches) {
             std::string::npos);
 }
 
+TEST(CudaLibraryPlan, MatMulViewsKeepTheStoredOperandsBatches) {
+  // MatMul(a, b){attrs} -> "m n k batch strideA strideB strideD", the op flags and alpha.
+  auto plan = [](const char *a, const char *b, const char *r, const char *attrs) {
+    std::string sig = std::string("(%a: f32") + a + ", %b: f32" + b + ") -> (f32" + r + ")";
+    std::string why;
+    auto d = gemm(group(sig, std::string("    %m = MatMul(%a, %b) {") + attrs + "} : f32" + r +
+                                 "\n    return %m"),
+                  why);
+    if (!d)
+      return why;
+    std::ostringstream s;
+    s << d->m << " " << d->n << " " << d->k << " " << d->batch << " " << d->strideA << " "
+      << d->strideB << " " << d->strideD << (d->transA ? " A" : "") << (d->transB ? " B" : "")
+      << " " << d->alpha;
+    return s.str();
+  };
+  // q k^T / 8: B stored [N, K], the batch strides those of the stored k.
+  EXPECT_EQ(plan("[6,4,8]", "[6,5,8]", "[6,4,5]", "transB = 1, alpha = 0.125"),
+            "4 5 8 6 32 40 20 B 0.125");
+  // A stored [K, M]; a 2-D B shared: no rows to fold, a batch stride of 0.
+  EXPECT_EQ(plan("[6,8,4]", "[8,5]", "[6,4,5]", "transA = 1"), "4 5 8 6 32 0 20 A 1");
+  // Without transA the same shared B folds A's batches into rows.
+  EXPECT_EQ(plan("[6,4,8]", "[5,8]", "[6,4,5]", "transB = 1"), "24 5 8 1 0 0 0 B 1");
+  // Grouped keys read transposed: the heads are rows of each batch's GEMM.
+  EXPECT_EQ(plan("[2,3,4,8]", "[2,1,5,8]", "[2,3,4,5]", "transB = 1"), "12 5 8 2 96 40 60 B 1");
+  // A transposed has no such rows: the host takes it, saying why.
+  EXPECT_NE(plan("[2,3,8,4]", "[2,1,8,5]", "[2,3,4,5]", "transA = 1").find("broadcast partly"),
+            std::string::npos);
+}
+
 TEST(CudaLibraryPlan, VectorOperandsAreOneRowOrColumn) {
   std::string why;
   Group v = group("(%a: f32[8], %b: f32[3,8,5]) -> (f32[3,5])",

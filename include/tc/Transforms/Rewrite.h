@@ -18,6 +18,18 @@ inline bool hasOneElement(const Value *v) {
   return n && *n == 1;
 }
 
+// The value of a one-element float constant (a scale, a fill).
+std::optional<double> floatScalarConstant(const Value *v);
+
+// `op` scales a tensor by a constant: Mul(x, c), Mul(c, x) or Div(x, c),
+// c a non-zero one-element float constant and x of the result's shape.
+// (attention-fusion and gemm-views fold such scales into the product.)
+struct ScalarScale {
+  Value *data;
+  double factor; // c, or 1 / c for Div
+};
+std::optional<ScalarScale> scalarScale(const Op &op);
+
 // Rebuilds each function's op list in order, calling `rewrite` on every op
 // first: ops it adds with Function::addOp land right BEFORE that op (which
 // may change itself in place, keeping its results). Returns whether any

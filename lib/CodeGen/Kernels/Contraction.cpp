@@ -11,8 +11,9 @@ namespace tc::kernels {
 
 namespace {
 
-// MatMul: A [..., M, K] x B [..., K, N] with broadcast batch dims; Gemm:
-// op(A) [M, K] x op(B) [K, N] (+ C in the epilogue). Both operands must be
+// MatMul: op(A) [..., M, K] x op(B) [..., K, N] with broadcast batch dims;
+// Gemm: op(A) [M, K] x op(B) [K, N] (+ C in the epilogue). Both read
+// transA/transB (op swaps the last two axes) and alpha. Both operands must be
 // group arguments of rank >= 2 (1-D MatMul falls back).
 bool checkMatmul(const KernelContext &c, const Op &mm) {
   const Value *a = mm.operand(0), *b = mm.operand(1);
@@ -90,8 +91,7 @@ void emitMatmulSetup(const KernelContext &c, const Op &mm, std::ostream &os) {
   const Value *a = mm.operand(0), *b = mm.operand(1), *y = c.f.results[0];
   size_t ia = c.argIndex(a), ib = c.argIndex(b), ra = a->type.rank(), rb = b->type.rank();
   const char *T = c.ct(mm.result()->type.dtype);
-  bool gemm = mm.is(OpKind::Gemm);
-  bool ta = gemm && mm.getInt("transA");
+  bool ta = mm.getInt("transA");
   os << "  const int64_t M = " << c.dim(y, c.rank - 2) << ", N = " << c.dim(y, c.rank - 1)
      << ", K = " << c.dim(a, ta ? ra - 2 : ra - 1) << ";\n";
   os << "  const " << T << " *__restrict A = in" << ia << ";\n  const " << T
@@ -121,8 +121,7 @@ void emitMatmulSetup(const KernelContext &c, const Op &mm, std::ostream &os) {
 // Row `row` of the result: acc[j] = sum_k A[i,k] * B[k,j].
 void emitMatmulRow(const KernelContext &c, const Op &mm, std::ostream &os) {
   const Value *y = c.f.results[0];
-  bool gemm = mm.is(OpKind::Gemm);
-  bool ta = gemm && mm.getInt("transA"), tb = gemm && mm.getInt("transB");
+  bool ta = mm.getInt("transA"), tb = mm.getInt("transB");
   size_t batch = c.rank - 2;
   os << "    const int64_t i = row % M;\n    int64_t offA = 0, offB = 0;\n";
   if (batch) {
@@ -144,7 +143,7 @@ void emitMatmulRow(const KernelContext &c, const Op &mm, std::ostream &os) {
 }
 
 // The contraction's value at element j of the row: acc[j], Conv's bias,
-// Gemm's alpha, beta and C.
+// MatMul's and Gemm's alpha, Gemm's beta and C.
 bool emitAnchor(const KernelContext &c, Expressions &ex, const Op &op, const char *rt,
                 std::ostream &os) {
   const Value *res = op.result();
@@ -153,9 +152,10 @@ bool emitAnchor(const KernelContext &c, Expressions &ex, const Op &op, const cha
     if (const Value *b = op.operand(2))
       e += " + " + (c.argIndex(b) != SIZE_MAX ? "in" + std::to_string(c.argIndex(b)) + "[m]"
                                               : *ex.operand(b));
-  } else if (op.is(OpKind::Gemm)) {
-    e = floatLiteral(op.getFloat("alpha"), res->type.dtype) + " * acc[j]";
-    if (const Value *cv = op.operand(2)) {
+  } else {
+    if (double alpha = op.getFloat("alpha"); alpha != 1.0 || op.is(OpKind::Gemm))
+      e = floatLiteral(alpha, res->type.dtype) + " * acc[j]";
+    if (const Value *cv = op.is(OpKind::Gemm) ? op.operand(2) : nullptr) {
       auto ce = ex.operand(cv);
       if (!ce)
         return c.noKernel("Gemm's C is a non-scalar constant %" + cv->name);

@@ -3,6 +3,7 @@
 #include "tc/IR/Layout.h"
 #include "tc/IR/NNMath.h"
 #include <set>
+#include <tuple>
 
 namespace tc::infer {
 
@@ -25,6 +26,13 @@ std::vector<TensorType> inferMatMul(const Op &op) {
   if (a.rank() == 0 || b.rank() == 0)
     fail("operands must have rank >= 1");
   bool aVec = a.rank() == 1, bVec = b.rank() == 1;
+  // op(X): the stored operand with its last two axes swapped back.
+  for (auto [t, name, vec] : {std::tuple{&a, "transA", aVec}, std::tuple{&b, "transB", bVec}})
+    if (op.getInt(name)) {
+      if (vec)
+        fail(name, " on a 1-D operand ", t->str());
+      std::swap(t->shape[t->rank() - 2], t->shape[t->rank() - 1]);
+    }
   if (aVec)
     a.shape.insert(a.shape.begin(), Dim::fixed(1));
   if (bVec)

@@ -1,4 +1,5 @@
 #include "OneDnnCall.h"
+#include "tc/IR/MatMulViews.h"
 #include <cmath>
 #include <omp.h>
 #include <oneapi/dnnl/dnnl.hpp>
@@ -445,6 +446,9 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       const Value &b = *sources.at(weightsValue).type;
       if (a.type.rank() < 2 || b.type.rank() < 2)
         throw Reject{"a matrix-vector product"};
+      // tc-opt --target=cuda's views: the generated kernel reads them.
+      if (anchor.is(OpKind::MatMul) && !isPlainMatMul(anchor))
+        throw Reject{"a MatMul with transA, transB or alpha"};
       Dims ad = padTo(dimsOf(a), dst.size()), bd = padTo(dimsOf(b), dst.size());
       memory::desc am = plain(ad), bm = plain(bd), bias;
       if (anchor.is(OpKind::Gemm)) {

@@ -135,10 +135,12 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
     return std::nullopt;
   }
   std::vector<int64_t> ad = staticDims(at.shape), bd = staticDims(bt.shape);
+  // Gemm's transA/transB/alpha, or the views gemm-views gave a MatMul: A
+  // stored [.., K, M], B [.., N, K], the product scaled.
+  g.transA = anchor.getInt("transA") != 0;
+  g.transB = anchor.getInt("transB") != 0;
+  g.alpha = float(anchor.getFloat("alpha"));
   if (anchor.is(OpKind::Gemm)) {
-    g.transA = anchor.getInt("transA") != 0;
-    g.transB = anchor.getInt("transB") != 0;
-    g.alpha = float(anchor.getFloat("alpha"));
     g.m = ad[g.transA ? 1 : 0];
     g.k = ad[g.transA ? 0 : 1];
     g.n = bd[g.transB ? 0 : 1];
@@ -149,9 +151,9 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
       ad.insert(ad.begin(), 1);
     if (bd.size() == 1)
       bd.push_back(1);
-    g.m = ad[ad.size() - 2];
-    g.k = ad.back();
-    g.n = bd.back();
+    g.m = ad[ad.size() - (g.transA ? 1 : 2)];
+    g.k = ad[ad.size() - (g.transA ? 2 : 1)];
+    g.n = bd[bd.size() - (g.transB ? 2 : 1)];
     std::vector<int64_t> ba(ad.begin(), ad.end() - 2), bb(bd.begin(), bd.end() - 2);
     size_t rank = std::max(ba.size(), bb.size());
     ba.insert(ba.begin(), rank - ba.size(), 1);
@@ -163,13 +165,14 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
     size_t p = rank;
     while (p > 0 && bb[p - 1] == 1)
       --p;
-    bool rowsFold = std::equal(ba.begin(), ba.begin() + std::ptrdiff_t(p), bb.begin());
-    if (nb == 1) { // B shared by every batch: A's batches are rows of one GEMM
+    // A transposed ([.., K, M]) has no such rows: its batches stay batches.
+    bool rowsFold = !g.transA && std::equal(ba.begin(), ba.begin() + std::ptrdiff_t(p), bb.begin());
+    if (nb == 1 && !g.transA) { // B shared by every batch: A's batches are rows of one GEMM
       g.m *= na;
-    } else if (na == 1 || ba == bb) {
-      g.batch = nb;
+    } else if (na == 1 || nb == 1 || ba == bb) {
+      g.batch = std::max(na, nb);
       g.strideA = na == 1 ? 0 : g.m * g.k;
-      g.strideB = g.k * g.n;
+      g.strideB = nb == 1 ? 0 : g.k * g.n;
       g.strideD = g.m * g.n;
     } else if (rowsFold) {
       g.batch = nb;

@@ -4,6 +4,7 @@
 // bits.
 #include "Kernels.h"
 #include "tc/IR/NNMath.h"
+#include "tc/IR/OpAttrs.h"
 #include <cmath>
 
 namespace tc::ref {
@@ -22,13 +23,22 @@ std::string dimsStr(const Dims &d) {
 
 // ---- MatMul ----------------------------------------------------------------
 
-void matmulKernel(const Op &, const Ins &ins, Outs &outs) {
+void matmulKernel(const Op &op, const Ins &ins, Outs &outs) {
   expectArity(ins, 2, outs, 1);
   const HostTensor &a = *ins[0], &b = *ins[1];
   HostTensor &y = outs[0];
   Dims as = a.shape(), bs = b.shape();
   if (as.empty() || bs.empty())
     fail("operands must have rank >= 1");
+  // tc's views (gemm-views): A stored [..., K, M], B stored [..., N, K].
+  bool ta = attr<OpKind::MatMul, "transA">(op), tb = attr<OpKind::MatMul, "transB">(op);
+  double alpha = attr<OpKind::MatMul, "alpha">(op);
+  if ((ta && as.size() < 2) || (tb && bs.size() < 2))
+    fail("a transposed operand must have rank >= 2");
+  if (ta)
+    std::swap(as[as.size() - 2], as.back());
+  if (tb)
+    std::swap(bs[bs.size() - 2], bs.back());
   // 1-D promotion: a vector A is a row [1,K], a vector B a column [K,1]; the
   // added dims are not in the result, which leaves its row-major layout as is.
   if (as.size() == 1)
@@ -59,11 +69,13 @@ void matmulKernel(const Op &, const Ins &ins, Outs &outs) {
         for (int64_t n = 0; n < N; ++n) {
           double acc = 0;
           for (int64_t k = 0; k < K; ++k)
-            acc += A[m * K + k] * B[k * N + n];
-          y.setDouble((o * M + m) * N + n, acc);
+            acc += A[ta ? k * M + m : m * K + k] * B[tb ? n * K + k : k * N + n];
+          y.setDouble((o * M + m) * N + n, alpha * acc);
         }
     });
   } else {
+    if (ta || tb || alpha != 1)
+      fail("transA, transB and alpha are for float operands");
     std::vector<int64_t> av = loadInts(a), bv = loadInts(b);
     walk.run([&](int64_t o, const int64_t *i) {
       const int64_t *A = av.data() + i[0] * M * K, *B = bv.data() + i[1] * K * N;
