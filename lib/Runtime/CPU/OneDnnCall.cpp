@@ -282,10 +282,27 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       using A = dnnl::algorithm;
       std::optional<A> eltwise;
       float alpha = 0, beta = 0;
+      const Op *last = &op; // the op whose result the post-op computes
       switch (op.kind) {
       case OpKind::Relu: eltwise = A::eltwise_relu; break;
       case OpKind::LeakyRelu: eltwise = A::eltwise_relu, alpha = float(op.getFloat("alpha")); break;
-      case OpKind::Sigmoid: eltwise = A::eltwise_logistic; break;
+      case OpKind::HardSwish: eltwise = A::eltwise_hardswish; break;
+      case OpKind::Sigmoid: {
+        // x * Sigmoid(x) (SiLU) is one post-op, swish with alpha 1, where
+        // nothing else reads the Sigmoid.
+        const Op *mul = next + 1 < group.ops.size() ? group.ops[next + 1].get() : nullptr;
+        const Value *sig = op.result();
+        bool silu =
+            op.operand(0) == chain && mul && mul->is(OpKind::Mul) && mul->operands.size() == 2 &&
+            ((mul->operand(0) == chain && mul->operand(1) == sig) ||
+             (mul->operand(0) == sig && mul->operand(1) == chain)) &&
+            std::find(group.results.begin(), group.results.end(), sig) == group.results.end();
+        if (silu)
+          eltwise = A::eltwise_swish, alpha = 1.f, last = mul;
+        else
+          eltwise = A::eltwise_logistic;
+        break;
+      }
       case OpKind::Tanh: eltwise = A::eltwise_tanh; break;
       case OpKind::Elu: eltwise = A::eltwise_elu, alpha = float(op.getFloat("alpha")); break;
       case OpKind::Gelu:
@@ -310,7 +327,9 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       if (!eltwise || op.operand(0) != chain || op.results.size() != 1)
         break;
       post.append_eltwise(1.f, *eltwise, alpha, beta);
-      chain = op.result();
+      chain = last->result();
+      if (last != &op)
+        ++next; // the swish's Mul
     }
     if (next != group.ops.size()) { // all or nothing: the kernel takes the whole epilogue
       post = dnnl::post_ops();

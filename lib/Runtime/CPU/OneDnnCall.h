@@ -1,10 +1,10 @@
 // A library-anchored group (Conv, MatMul, Gemm, Reduce*, pooling, then a
 // pointwise epilogue; see tc/CodeGen/LibraryCall.h) at fixed sizes as ONE
 // oneDNN primitive: the anchor, its bias, and the epilogue where it maps onto
-// oneDNN post-ops
-// (eltwise relu/leaky relu/sigmoid/tanh/gelu/elu/clip, binary add/sub/mul/div
-// with a broadcast operand). Whatever does not map is left to the group's
-// generated epilogue kernel, run in place after the call.
+// oneDNN post-ops (a per-channel Add as the bias, then eltwise relu/leaky
+// relu/sigmoid/tanh/gelu/elu/clip/hardswish, and swish for x * sigmoid(x)).
+// Whatever does not map is left to the group's generated epilogue kernel,
+// run in place after the call.
 #pragma once
 #include "tc/IR/IR.h"
 #include <memory>
