@@ -226,6 +226,24 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   });
 }
 
+// A oneDNN step small in both work and traffic runs on the calling thread
+// alone: no parallel region, no barrier to wait at for a descheduled worker.
+// Measured on this 2-core AVX-512 box (single-op models, --threads 2, median
+// us with the team / alone): conv 3x3 16 ch 8x8 (0.29 MFLOP) 4.5 / 3.2,
+// MatMul 8x128x128 (0.26 MFLOP) 3.3 / 1.9, conv 16 ch 16x16 (1.2 MFLOP)
+// 7.7 / 7.8, MatMul 16x256x256 (2.1 MFLOP) 6.0 / 9.1, conv 24 ch 16x16
+// (2.7 MFLOP) 13.6 / 19.8; global average pooling (memory-bound, few FLOPs)
+// of 64 KiB 4.0 / 2.0, of 392 KiB 7.5 / 12.2 (docs/cpu-backend.md).
+constexpr double kSerialFlops = 1 << 20;
+constexpr uint64_t kSerialBytes = 256 << 10;
+
+bool CpuModel::serialStep(const PlannedModule &pm, const Op &op) const {
+  if (pool_->size() < 2)
+    return false; // nothing to share: no note in the report
+  StepInfo cost = describeStep(*pm.module, op);
+  return cost.flops < kSerialFlops && cost.bytes < kSerialBytes;
+}
+
 // Resolves every step of a plan once: which code runs it, and the pointer
 // and dims of each operand and result (inputs are bound on each run).
 void CpuModel::buildSteps(ShapePlan &plan) {
@@ -261,7 +279,7 @@ void CpuModel::buildSteps(ShapePlan &plan) {
     } else if (code != kernels_.end()) {
       std::string why;
       if (code->second.library == "onednn")
-        s.call = OneDnnCall::create(*pm.module->lookup(code->first), op, why);
+        s.call = OneDnnCall::create(*pm.module->lookup(code->first), op, why, serialStep(pm, op));
       if (s.call && (!s.call->epilogueLeft() || code->second.epilogue)) {
         s.kind = Step::Kind::Library;
         s.kernel = s.call->epilogueLeft() ? code->second.epilogue : nullptr;
@@ -354,7 +372,8 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
       size_t src = s.kind == Kind::Library || s.kind == Kind::Kernel ? srcOf(op) : SIZE_MAX;
       auto producer = src == SIZE_MAX ? convDst.end() : convDst.find(op.operand(src));
       if (first && s.kind == Kind::Kernel && !pointwise && producer != convDst.end())
-        pools[i] = OneDnnCall::poolReading(*group, op, *producer->second);
+        pools[i] =
+            OneDnnCall::poolReading(*group, op, *producer->second, serialStep(*plan.planned, op));
       const OneDnnCall *call = pools[i] ? pools[i].get() : s.call.get();
       if (call && !(call->srcLayout().empty() && call->dstLayout().empty())) { // conv, pool
         if (src != SIZE_MAX) {

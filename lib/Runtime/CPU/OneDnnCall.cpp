@@ -89,6 +89,32 @@ OneDnnCall::~OneDnnCall() = default;
 void OneDnnCall::setThreads(unsigned n) { omp_set_num_threads(int(n)); }
 
 namespace {
+// oneDNN sizes a primitive's thread team from omp_get_max_threads(), both
+// when the primitive is made (brgconv splits its work for that many) and when
+// it runs (one thread: the caller runs it, no parallel region). A serial call
+// holds it at 1 for both, and gives the run's --threads back after.
+// What describe() adds for a serial call.
+constexpr const char *kOnOneThread = " on 1 thread";
+
+class OneThread {
+public:
+  explicit OneThread(bool on) : saved_(on ? omp_get_max_threads() : 0) {
+    if (saved_)
+      omp_set_num_threads(1);
+  }
+  ~OneThread() {
+    if (saved_)
+      omp_set_num_threads(saved_);
+  }
+  OneThread(const OneThread &) = delete;
+  OneThread &operator=(const OneThread &) = delete;
+
+private:
+  int saved_;
+};
+} // namespace
+
+namespace {
 
 struct Reject {
   std::string why;
@@ -205,26 +231,30 @@ bool plainBytes(const memory::desc &md) {
 } // namespace
 
 std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &fused,
-                                               std::string &why) {
+                                               std::string &why, bool serial) {
   // Some primitives lack some post-ops: then the epilogue kernel takes them.
-  if (auto call = build(group, fused, /*fold=*/true, why))
+  if (auto call = build(group, fused, /*fold=*/true, serial, why))
     return call;
-  return group.ops.size() > 1 && why.rfind("oneDNN", 0) == 0 ? build(group, fused, false, why)
-                                                             : nullptr;
+  return group.ops.size() > 1 && why.rfind("oneDNN", 0) == 0
+             ? build(group, fused, false, serial, why)
+             : nullptr;
 }
 
 std::unique_ptr<OneDnnCall> OneDnnCall::poolReading(const Function &group, const Op &fused,
-                                                    const OneDnnCall &producer) {
+                                                    const OneDnnCall &producer, bool serial) {
   if (group.ops.size() != 1 || producer.dstLayout_.empty() || !producer.impl_->userDst ||
       !(group.ops[0]->is(OpKind::MaxPool) || group.ops[0]->is(OpKind::AveragePool)))
     return nullptr;
   std::string why;
-  return build(group, fused, true, why, &producer);
+  return build(group, fused, true, serial, why, &producer);
 }
 
 std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &fused, bool fold,
-                                              std::string &why, const OneDnnCall *srcFrom) {
+                                              bool serial, std::string &why,
+                                              const OneDnnCall *srcFrom) {
+  OneThread team(serial);
   std::unique_ptr<OneDnnCall> call(new OneDnnCall());
+  call->serial_ = serial;
   call->impl_ = std::make_unique<Impl>();
   Impl &impl = *call->impl_;
   std::unordered_map<const Value *, Source> sources;
@@ -509,6 +539,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     if (impl.userDst)
       impl.dstOut = dnnl::reorder(impl.args.at(DNNL_ARG_DST), *impl.userDst);
 
+    if (serial)
+      call->describe_ += kOnOneThread;
     if (folded)
       call->describe_ += " + " + std::to_string(folded) + " post-ops";
     if (!weightsValue)
@@ -576,6 +608,7 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
     alg = dnnl::algorithm::pooling_max;
   else
     return false;
+  OneThread team(serial_);
   try {
     Dims window(dims.begin() + 2, dims.end()), ones(window.size(), 1), zeros(window.size(), 0);
     memory::desc dst(impl.reducedDst.dims(), memory::data_type::f32, memory::format_tag::any);
@@ -598,7 +631,7 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
     rebind(DNNL_ARG_SRC, src);
     rebind(DNNL_ARG_DST, pd.dst_desc());
     impl.primitive = dnnl::pooling_v2_forward(pd);
-    describe_ = "onednn pooling " + info;
+    describe_ = "onednn pooling " + info + (serial_ ? kOnOneThread : "");
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -606,6 +639,7 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
 }
 
 void OneDnnCall::run(void *const *args, void *result) {
+  OneThread team(serial_);
   Impl &impl = *impl_;
   for (Impl::Binding &b : impl.bindings)
     b.m.set_data_handle(b.operand < 0 ? result : args[b.operand]);

@@ -19,8 +19,10 @@ public:
   // itself, with static operand and result types. nullptr with `why` set when oneDNN does not
   // take this group (dtype, layout, an attribute it lacks): the caller then
   // runs the generated kernel. Constant weights are reordered here, once.
+  // `serial`: the primitive is made and run for one thread, the caller's
+  // (no OpenMP region; CpuModel::serialStep decides which steps).
   static std::unique_ptr<OneDnnCall> create(const Function &group, const Op &fused,
-                                            std::string &why);
+                                            std::string &why, bool serial = false);
   ~OneDnnCall();
 
   // Runs the primitive: `args` are the Fused op's operands, `result` its result.
@@ -51,7 +53,7 @@ public:
   // out unless kept, keepLayouts). nullptr where oneDNN has only its
   // reference loop for that layout or takes no such pooling.
   static std::unique_ptr<OneDnnCall> poolReading(const Function &group, const Op &fused,
-                                                 const OneDnnCall &producer);
+                                                 const OneDnnCall &producer, bool serial = false);
 
   // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
   static void setThreads(unsigned n);
@@ -59,10 +61,11 @@ public:
 private:
   OneDnnCall() = default;
   static std::unique_ptr<OneDnnCall> build(const Function &group, const Op &fused, bool fold,
-                                           std::string &why, const OneDnnCall *srcFrom = nullptr);
+                                           bool serial, std::string &why,
+                                           const OneDnnCall *srcFrom = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  bool epilogueLeft_ = false, anyLayoutSrc_ = false;
+  bool epilogueLeft_ = false, anyLayoutSrc_ = false, serial_ = false;
   std::string describe_, srcLayout_, dstLayout_;
 };
 
