@@ -25,15 +25,19 @@ struct OneDnnCall::Impl {
   // Where each argument's data comes from on a run.
   struct Binding {
     memory m;
-    int operand; // index into the Fused op's operands; -1: the result
+    int operand;           // index into the Fused op's operands; -1: the result
+    void *bound = nullptr; // the buffer m has now (arena buffers repeat every run)
   };
   std::vector<Binding> bindings;
   // The bindings that handed a run's buffer to `from` hand it to `to`.
   void retarget(const memory &from, const memory &to) {
     for (Binding &b : bindings)
       if (b.m.get() == from.get())
-        b.m = to;
+        b.m = to, b.bound = nullptr;
   }
+  // `args` as the C API takes them, made at the first run (the C++
+  // execute() builds this vector from the map on every call).
+  std::vector<dnnl_exec_arg_t> execArgs;
   // Activations in the layout the primitive picked (blocked), reordered in
   // from and out to the user's plain layout on each run.
   std::optional<memory> userSrc, userDst;
@@ -627,6 +631,7 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
       memory m(md, impl.engine, DNNL_MEMORY_NONE);
       impl.retarget(impl.args.at(arg), m);
       impl.args[arg] = m;
+      impl.execArgs.clear();
     };
     rebind(DNNL_ARG_SRC, src);
     rebind(DNNL_ARG_DST, pd.dst_desc());
@@ -642,7 +647,8 @@ void OneDnnCall::run(void *const *args, void *result) {
   OneThread team(serial_);
   Impl &impl = *impl_;
   for (Impl::Binding &b : impl.bindings)
-    b.m.set_data_handle(b.operand < 0 ? result : args[b.operand]);
+    if (void *p = b.operand < 0 ? result : args[b.operand]; p != b.bound)
+      b.m.set_data_handle(p), b.bound = p;
   if (impl.srcIn)
     impl.srcIn->execute(impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
   if (impl.weightsOperand >= 0 && !impl.weightsConstant) {
@@ -650,7 +656,12 @@ void OneDnnCall::run(void *const *args, void *result) {
     if (impl.weightsIn)
       impl.weightsIn->execute(impl.stream, impl.userWeights, impl.weights);
   }
-  impl.primitive.execute(impl.stream, impl.args);
+  if (impl.execArgs.empty())
+    for (const auto &[arg, m] : impl.args)
+      impl.execArgs.push_back({arg, m.get()});
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(impl.primitive.get(), impl.stream.get(),
+                                                 int(impl.execArgs.size()), impl.execArgs.data()),
+                          "could not execute a primitive");
   if (impl.dstOut)
     impl.dstOut->execute(impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
   impl.stream.wait();
