@@ -233,7 +233,7 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
 // MatMul 8x128x128 (0.26 MFLOP) 3.3 / 1.9, conv 16 ch 16x16 (1.2 MFLOP)
 // 7.7 / 7.8, MatMul 16x256x256 (2.1 MFLOP) 6.0 / 9.1, conv 24 ch 16x16
 // (2.7 MFLOP) 13.6 / 19.8; global average pooling (memory-bound, few FLOPs)
-// of 64 KiB 4.0 / 2.0, of 392 KiB 7.5 / 12.2 (docs/cpu-backend.md).
+// of 65 KiB 4.0 / 2.0, of 400 KiB 7.5 / 12.2 (docs/cpu-backend.md).
 constexpr double kSerialFlops = 1 << 20;
 constexpr uint64_t kSerialBytes = 256 << 10;
 
