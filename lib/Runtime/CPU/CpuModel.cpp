@@ -436,6 +436,9 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
         what(s.call->describe() + " (in " + in + ")");
     } else if (s.kind == Kind::Library) {
       s.call->keepLayouts(!in.empty(), !out.empty());
+      auto producer = convSrc[i] ? convDst.find(convSrc[i]) : convDst.end();
+      if (in.empty() && producer != convDst.end() && s.call->shareSrcOf(*producer->second))
+        line += " (src shared)";
       if (!in.empty() || !out.empty())
         line += " (" + (in.empty() ? "" : "in " + in) + (in.empty() || out.empty() ? "" : ", ") +
                 (out.empty() ? "" : "out " + out) + ")";

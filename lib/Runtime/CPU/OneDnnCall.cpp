@@ -594,6 +594,21 @@ void OneDnnCall::keepLayouts(bool src, bool dst) {
   }
 }
 
+bool OneDnnCall::shareSrcOf(const OneDnnCall &producer) {
+  Impl &impl = *impl_;
+  const Impl &p = *producer.impl_;
+  // A producer with an epilogue kernel holds the value before that epilogue.
+  if (!impl.srcIn || !p.dstOut || producer.epilogueLeft_ || srcLayout_.empty() ||
+      producer.dstLayout_ != srcLayout_ ||
+      p.args.at(DNNL_ARG_DST).get_desc() != impl.args.at(DNNL_ARG_SRC).get_desc())
+    return false;
+  // The producer's dst memory owns its buffer, written before this step runs.
+  impl.args[DNNL_ARG_SRC] = p.args.at(DNNL_ARG_DST);
+  impl.srcIn.reset();
+  impl.execArgs.clear();
+  return true;
+}
+
 bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
   Impl &impl = *impl_;
   const Impl &p = *producer.impl_;

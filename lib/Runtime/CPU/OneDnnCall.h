@@ -41,6 +41,11 @@ public:
   // The plan keeps the src / dst buffer in that layout (BlockedLayout.h):
   // the reorder in / out is dropped.
   void keepLayouts(bool src, bool dst);
+  // Conv whose src the plan keeps plain but whose producer, a conv, computes
+  // it in the same layout (no epilogue kernel after it) and reorders it out:
+  // read the producer's own buffer instead of reordering the plain copy back
+  // in. False (nothing changed) where that does not hold.
+  bool shareSrcOf(const OneDnnCall &producer);
   // A reduction over every spatial axis (global pooling) reads its src in
   // the layout `producer`, a conv, keeps its dst in: rebuilt for it. False
   // (nothing changed) for another call, or where oneDNN has only its
