@@ -111,6 +111,9 @@ private:
               const std::vector<int64_t> &domain);
   void buildSteps(ShapePlan &plan);
   void keepBlockedLayouts(ShapePlan &plan);
+  // Whether a oneDNN step is too small to share with other threads (runs on
+  // the calling thread alone; kSerialFlops and kSerialBytes in CpuModel.cpp).
+  bool serialStep(const PlannedModule &pm, const Op &op) const;
   void traceSteps(ShapePlan &plan);
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,

@@ -226,6 +226,26 @@ CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   });
 }
 
+// A oneDNN step small in both work and traffic runs on the calling thread
+// alone: no parallel region, no barrier to wait at for a descheduled worker.
+// Measured on this 2-core AVX-512 box (--threads 2, median us with the team /
+// alone; docs/cpu-backend.md): single-op models, conv 3x3 16 ch 8x8
+// (0.29 MFLOP) 4.6 / 3.2, MatMul 8x128x128 (0.26 MFLOP) 2.1 / 1.8, conv 16 ch
+// 16x16 (1.2 MFLOP) 7.5 / 7.9, MatMul 16x256x256 (2.1 MFLOP) 6.0 / 9.1; global
+// average pooling (memory-bound, few FLOPs) of 65 KiB 2.05 / 2.0, 97 KiB
+// 2.5-3.0 / 2.7, 130 KiB 2.95 / 3.55, 400 KiB 7.5 / 12.2. In small_cnn, its
+// three convs of 0.44-0.59 MFLOP with the team: 16.4 us a run instead of 19.0
+// with all of its steps alone (a line at 0.3-0.43 MFLOP: the same 16.4).
+constexpr double kSerialFlops = 0.4e6;
+constexpr uint64_t kSerialBytes = 96 << 10;
+
+bool CpuModel::serialStep(const PlannedModule &pm, const Op &op) const {
+  if (pool_->size() < 2)
+    return false; // nothing to share: no note in the report
+  StepInfo cost = describeStep(*pm.module, op);
+  return cost.flops < kSerialFlops && cost.bytes < kSerialBytes;
+}
+
 // Resolves every step of a plan once: which code runs it, and the pointer
 // and dims of each operand and result (inputs are bound on each run).
 void CpuModel::buildSteps(ShapePlan &plan) {
@@ -261,7 +281,7 @@ void CpuModel::buildSteps(ShapePlan &plan) {
     } else if (code != kernels_.end()) {
       std::string why;
       if (code->second.library == "onednn")
-        s.call = OneDnnCall::create(*pm.module->lookup(code->first), op, why);
+        s.call = OneDnnCall::create(*pm.module->lookup(code->first), op, why, serialStep(pm, op));
       if (s.call && (!s.call->epilogueLeft() || code->second.epilogue)) {
         s.kind = Step::Kind::Library;
         s.kernel = s.call->epilogueLeft() ? code->second.epilogue : nullptr;
@@ -354,7 +374,8 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
       size_t src = s.kind == Kind::Library || s.kind == Kind::Kernel ? srcOf(op) : SIZE_MAX;
       auto producer = src == SIZE_MAX ? convDst.end() : convDst.find(op.operand(src));
       if (first && s.kind == Kind::Kernel && !pointwise && producer != convDst.end())
-        pools[i] = OneDnnCall::poolReading(*group, op, *producer->second);
+        pools[i] =
+            OneDnnCall::poolReading(*group, op, *producer->second, serialStep(*plan.planned, op));
       const OneDnnCall *call = pools[i] ? pools[i].get() : s.call.get();
       if (call && !(call->srcLayout().empty() && call->dstLayout().empty())) { // conv, pool
         if (src != SIZE_MAX) {
@@ -415,6 +436,9 @@ void CpuModel::keepBlockedLayouts(ShapePlan &plan) {
         what(s.call->describe() + " (in " + in + ")");
     } else if (s.kind == Kind::Library) {
       s.call->keepLayouts(!in.empty(), !out.empty());
+      auto producer = convSrc[i] ? convDst.find(convSrc[i]) : convDst.end();
+      if (in.empty() && producer != convDst.end() && s.call->shareSrcOf(*producer->second))
+        line += " (src shared)";
       if (!in.empty() || !out.empty())
         line += " (" + (in.empty() ? "" : "in " + in) + (in.empty() || out.empty() ? "" : ", ") +
                 (out.empty() ? "" : "out " + out) + ")";

@@ -26,15 +26,19 @@ struct OneDnnCall::Impl {
   // Where each argument's data comes from on a run.
   struct Binding {
     memory m;
-    int operand; // index into the Fused op's operands; -1: the result
+    int operand;           // index into the Fused op's operands; -1: the result
+    void *bound = nullptr; // the buffer m has now (arena buffers repeat every run)
   };
   std::vector<Binding> bindings;
   // The bindings that handed a run's buffer to `from` hand it to `to`.
   void retarget(const memory &from, const memory &to) {
     for (Binding &b : bindings)
       if (b.m.get() == from.get())
-        b.m = to;
+        b.m = to, b.bound = nullptr;
   }
+  // `args` as the C API takes them, made at the first run (the C++
+  // execute() builds this vector from the map on every call).
+  std::vector<dnnl_exec_arg_t> execArgs;
   // Activations in the layout the primitive picked (blocked), reordered in
   // from and out to the user's plain layout on each run.
   std::optional<memory> userSrc, userDst;
@@ -88,6 +92,32 @@ static std::string layoutName(const memory::desc &md) {
 OneDnnCall::~OneDnnCall() = default;
 
 void OneDnnCall::setThreads(unsigned n) { omp_set_num_threads(int(n)); }
+
+namespace {
+// oneDNN sizes a primitive's thread team from omp_get_max_threads(), both
+// when the primitive is made (brgconv splits its work for that many) and when
+// it runs (one thread: the caller runs it, no parallel region). A serial call
+// holds it at 1 for both, and gives the run's --threads back after.
+// What describe() adds for a serial call.
+constexpr const char *kOnOneThread = " on 1 thread";
+
+class OneThread {
+public:
+  explicit OneThread(bool on) : saved_(on ? omp_get_max_threads() : 0) {
+    if (saved_)
+      omp_set_num_threads(1);
+  }
+  ~OneThread() {
+    if (saved_)
+      omp_set_num_threads(saved_);
+  }
+  OneThread(const OneThread &) = delete;
+  OneThread &operator=(const OneThread &) = delete;
+
+private:
+  int saved_;
+};
+} // namespace
 
 namespace {
 
@@ -206,26 +236,30 @@ bool plainBytes(const memory::desc &md) {
 } // namespace
 
 std::unique_ptr<OneDnnCall> OneDnnCall::create(const Function &group, const Op &fused,
-                                               std::string &why) {
+                                               std::string &why, bool serial) {
   // Some primitives lack some post-ops: then the epilogue kernel takes them.
-  if (auto call = build(group, fused, /*fold=*/true, why))
+  if (auto call = build(group, fused, /*fold=*/true, serial, why))
     return call;
-  return group.ops.size() > 1 && why.rfind("oneDNN", 0) == 0 ? build(group, fused, false, why)
-                                                             : nullptr;
+  return group.ops.size() > 1 && why.rfind("oneDNN", 0) == 0
+             ? build(group, fused, false, serial, why)
+             : nullptr;
 }
 
 std::unique_ptr<OneDnnCall> OneDnnCall::poolReading(const Function &group, const Op &fused,
-                                                    const OneDnnCall &producer) {
+                                                    const OneDnnCall &producer, bool serial) {
   if (group.ops.size() != 1 || producer.dstLayout_.empty() || !producer.impl_->userDst ||
       !(group.ops[0]->is(OpKind::MaxPool) || group.ops[0]->is(OpKind::AveragePool)))
     return nullptr;
   std::string why;
-  return build(group, fused, true, why, &producer);
+  return build(group, fused, true, serial, why, &producer);
 }
 
 std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &fused, bool fold,
-                                              std::string &why, const OneDnnCall *srcFrom) {
+                                              bool serial, std::string &why,
+                                              const OneDnnCall *srcFrom) {
+  OneThread team(serial);
   std::unique_ptr<OneDnnCall> call(new OneDnnCall());
+  call->serial_ = serial;
   call->impl_ = std::make_unique<Impl>();
   Impl &impl = *call->impl_;
   std::unordered_map<const Value *, Source> sources;
@@ -283,10 +317,27 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       using A = dnnl::algorithm;
       std::optional<A> eltwise;
       float alpha = 0, beta = 0;
+      const Op *last = &op; // the op whose result the post-op computes
       switch (op.kind) {
       case OpKind::Relu: eltwise = A::eltwise_relu; break;
       case OpKind::LeakyRelu: eltwise = A::eltwise_relu, alpha = float(op.getFloat("alpha")); break;
-      case OpKind::Sigmoid: eltwise = A::eltwise_logistic; break;
+      case OpKind::HardSwish: eltwise = A::eltwise_hardswish; break;
+      case OpKind::Sigmoid: {
+        // x * Sigmoid(x) (SiLU) is one post-op, swish with alpha 1, where
+        // nothing else reads the Sigmoid.
+        const Op *mul = next + 1 < group.ops.size() ? group.ops[next + 1].get() : nullptr;
+        const Value *sig = op.result();
+        bool silu =
+            op.operand(0) == chain && mul && mul->is(OpKind::Mul) && mul->operands.size() == 2 &&
+            ((mul->operand(0) == chain && mul->operand(1) == sig) ||
+             (mul->operand(0) == sig && mul->operand(1) == chain)) &&
+            std::find(group.results.begin(), group.results.end(), sig) == group.results.end();
+        if (silu)
+          eltwise = A::eltwise_swish, alpha = 1.f, last = mul;
+        else
+          eltwise = A::eltwise_logistic;
+        break;
+      }
       case OpKind::Tanh: eltwise = A::eltwise_tanh; break;
       case OpKind::Elu: eltwise = A::eltwise_elu, alpha = float(op.getFloat("alpha")); break;
       case OpKind::Gelu:
@@ -311,7 +362,9 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       if (!eltwise || op.operand(0) != chain || op.results.size() != 1)
         break;
       post.append_eltwise(1.f, *eltwise, alpha, beta);
-      chain = op.result();
+      chain = last->result();
+      if (last != &op)
+        ++next; // the swish's Mul
     }
     if (next != group.ops.size()) { // all or nothing: the kernel takes the whole epilogue
       post = dnnl::post_ops();
@@ -494,6 +547,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     if (impl.userDst)
       impl.dstOut = dnnl::reorder(impl.args.at(DNNL_ARG_DST), *impl.userDst);
 
+    if (serial)
+      call->describe_ += kOnOneThread;
     if (folded)
       call->describe_ += " + " + std::to_string(folded) + " post-ops";
     if (!weightsValue)
@@ -543,6 +598,21 @@ void OneDnnCall::keepLayouts(bool src, bool dst) {
   }
 }
 
+bool OneDnnCall::shareSrcOf(const OneDnnCall &producer) {
+  Impl &impl = *impl_;
+  const Impl &p = *producer.impl_;
+  // A producer with an epilogue kernel holds the value before that epilogue.
+  if (!impl.srcIn || !p.dstOut || producer.epilogueLeft_ || srcLayout_.empty() ||
+      producer.dstLayout_ != srcLayout_ ||
+      p.args.at(DNNL_ARG_DST).get_desc() != impl.args.at(DNNL_ARG_SRC).get_desc())
+    return false;
+  // The producer's dst memory owns its buffer, written before this step runs.
+  impl.args[DNNL_ARG_SRC] = p.args.at(DNNL_ARG_DST);
+  impl.srcIn.reset();
+  impl.execArgs.clear();
+  return true;
+}
+
 bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
   Impl &impl = *impl_;
   const Impl &p = *producer.impl_;
@@ -561,6 +631,7 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
     alg = dnnl::algorithm::pooling_max;
   else
     return false;
+  OneThread team(serial_);
   try {
     Dims window(dims.begin() + 2, dims.end()), ones(window.size(), 1), zeros(window.size(), 0);
     memory::desc dst(impl.reducedDst.dims(), memory::data_type::f32, memory::format_tag::any);
@@ -579,11 +650,12 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
       memory m(md, impl.engine, DNNL_MEMORY_NONE);
       impl.retarget(impl.args.at(arg), m);
       impl.args[arg] = m;
+      impl.execArgs.clear();
     };
     rebind(DNNL_ARG_SRC, src);
     rebind(DNNL_ARG_DST, pd.dst_desc());
     impl.primitive = dnnl::pooling_v2_forward(pd);
-    describe_ = "onednn pooling " + info;
+    describe_ = "onednn pooling " + info + (serial_ ? kOnOneThread : "");
     return true;
   } catch (const dnnl::error &) {
     return false;
@@ -591,9 +663,11 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
 }
 
 void OneDnnCall::run(void *const *args, void *result) {
+  OneThread team(serial_);
   Impl &impl = *impl_;
   for (Impl::Binding &b : impl.bindings)
-    b.m.set_data_handle(b.operand < 0 ? result : args[b.operand]);
+    if (void *p = b.operand < 0 ? result : args[b.operand]; p != b.bound)
+      b.m.set_data_handle(p), b.bound = p;
   if (impl.srcIn)
     impl.srcIn->execute(impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
   if (impl.weightsOperand >= 0 && !impl.weightsConstant) {
@@ -601,7 +675,12 @@ void OneDnnCall::run(void *const *args, void *result) {
     if (impl.weightsIn)
       impl.weightsIn->execute(impl.stream, impl.userWeights, impl.weights);
   }
-  impl.primitive.execute(impl.stream, impl.args);
+  if (impl.execArgs.empty())
+    for (const auto &[arg, m] : impl.args)
+      impl.execArgs.push_back({arg, m.get()});
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(impl.primitive.get(), impl.stream.get(),
+                                                 int(impl.execArgs.size()), impl.execArgs.data()),
+                          "could not execute a primitive");
   if (impl.dstOut)
     impl.dstOut->execute(impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
   impl.stream.wait();

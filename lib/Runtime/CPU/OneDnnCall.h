@@ -1,10 +1,10 @@
 // A library-anchored group (Conv, MatMul, Gemm, Reduce*, pooling, then a
 // pointwise epilogue; see tc/CodeGen/LibraryCall.h) at fixed sizes as ONE
 // oneDNN primitive: the anchor, its bias, and the epilogue where it maps onto
-// oneDNN post-ops
-// (eltwise relu/leaky relu/sigmoid/tanh/gelu/elu/clip, binary add/sub/mul/div
-// with a broadcast operand). Whatever does not map is left to the group's
-// generated epilogue kernel, run in place after the call.
+// oneDNN post-ops (a per-channel Add as the bias, then eltwise relu/leaky
+// relu/sigmoid/tanh/gelu/elu/clip/hardswish, and swish for x * sigmoid(x)).
+// Whatever does not map is left to the group's generated epilogue kernel,
+// run in place after the call.
 #pragma once
 #include "tc/IR/IR.h"
 #include <memory>
@@ -19,8 +19,10 @@ public:
   // itself, with static operand and result types. nullptr with `why` set when oneDNN does not
   // take this group (dtype, layout, an attribute it lacks): the caller then
   // runs the generated kernel. Constant weights are reordered here, once.
+  // `serial`: the primitive is made and run for one thread, the caller's
+  // (no OpenMP region; CpuModel::serialStep decides which steps).
   static std::unique_ptr<OneDnnCall> create(const Function &group, const Op &fused,
-                                            std::string &why);
+                                            std::string &why, bool serial = false);
   ~OneDnnCall();
 
   // Runs the primitive: `args` are the Fused op's operands, `result` its result.
@@ -39,6 +41,11 @@ public:
   // The plan keeps the src / dst buffer in that layout (BlockedLayout.h):
   // the reorder in / out is dropped.
   void keepLayouts(bool src, bool dst);
+  // Conv whose src the plan keeps plain but whose producer, a conv, computes
+  // it in the same layout (no epilogue kernel after it) and reorders it out:
+  // read the producer's own buffer instead of reordering the plain copy back
+  // in. False (nothing changed) where that does not hold.
+  bool shareSrcOf(const OneDnnCall &producer);
   // A reduction over every spatial axis (global pooling) reads its src in
   // the layout `producer`, a conv, keeps its dst in: rebuilt for it. False
   // (nothing changed) for another call, or where oneDNN has only its
@@ -51,7 +58,7 @@ public:
   // out unless kept, keepLayouts). nullptr where oneDNN has only its
   // reference loop for that layout or takes no such pooling.
   static std::unique_ptr<OneDnnCall> poolReading(const Function &group, const Op &fused,
-                                                 const OneDnnCall &producer);
+                                                 const OneDnnCall &producer, bool serial = false);
 
   // oneDNN's worker threads (OpenMP) for every call: the run's --threads.
   static void setThreads(unsigned n);
@@ -59,10 +66,11 @@ public:
 private:
   OneDnnCall() = default;
   static std::unique_ptr<OneDnnCall> build(const Function &group, const Op &fused, bool fold,
-                                           std::string &why, const OneDnnCall *srcFrom = nullptr);
+                                           bool serial, std::string &why,
+                                           const OneDnnCall *srcFrom = nullptr);
   struct Impl;
   std::unique_ptr<Impl> impl_;
-  bool epilogueLeft_ = false, anyLayoutSrc_ = false;
+  bool epilogueLeft_ = false, anyLayoutSrc_ = false, serial_ = false;
   std::string describe_, srcLayout_, dstLayout_;
 };
 
