@@ -4,11 +4,11 @@
 //   y_i = MatMul(x, W_i) [+ b_i]
 //   -> P = MatMul(x, [W_1 | W_2 | ...]) [+ [b_1 | b_2 | ...]], y_i = part i of P
 // one launch instead of several, and a wider N that keeps more of the GPU
-// busy at small M (a decode step's M is the batch). Parts of equal width are
-// one Split on the last axis: the packed qkv attention-layouts reads in
-// place (GPT-2's c_attn), so this runs before attention-fusion; other parts
-// are Slices, which fusion inlines into the pointwise group reading them
-// (RoPE, SiLU(gate) * up). A bias (an Add of a constant [N_i] that is the
+// busy at small M (a decode step's M is the batch). Parts of equal width
+// that each go on to a head-split Reshape are one Split on the last axis:
+// the packed qkv attention-layouts reads in place (GPT-2's c_attn), so this
+// runs before attention-fusion; other parts are Slices, which fusion inlines
+// into the pointwise group reading them (RoPE, SiLU(gate) * up). A bias (an Add of a constant [N_i] that is the
 // MatMul's only use) joins the merged one; siblings without one add zeros.
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
@@ -136,6 +136,16 @@ Value *reshapeShape(Function &f, const Shape &from, const Shape &to, Location lo
   return addIntsConstant(f, "merged_view_shape", dims, loc);
 }
 
+// The ops reading v (an op reading it twice counts twice).
+std::vector<Op *> usersOf(Function &f, const Value *v) {
+  std::vector<Op *> users;
+  for (auto &op : f.ops)
+    for (const Value *o : op->operands)
+      if (o == v)
+        users.push_back(op.get());
+  return users;
+}
+
 // A Reshape, or a Transpose that moves only size-1 dims (canonicalize makes
 // it one later: a decode step's [B, 1, H, D] -> [B, H, 1, D]).
 bool isReshape(const Op &op) {
@@ -169,11 +179,7 @@ Value *sinkThroughReshapes(Function &f, Value *part, int64_t a, int64_t s, int64
   for (;;) {
     Op *slice = part->def;
     Value *x = slice->operand(0);
-    std::vector<Op *> users;
-    for (auto &op : f.ops)
-      for (Value *v : op->operands)
-        if (v == part)
-          users.push_back(op.get());
+    std::vector<Op *> users = usersOf(f, part);
     if (users.size() != 1 || !isReshape(*users[0]) || users[0]->operand(0) != part ||
         std::find(f.results.begin(), f.results.end(), part) != f.results.end())
       return part;
@@ -240,6 +246,14 @@ bool merge(Function &f, std::vector<Sibling> &set) {
     total += s.n;
     anyBias |= s.bias != nullptr;
     equal &= s.n == set[0].n;
+  }
+  // A Split only where each part goes on to a head split (a Reshape: what
+  // attention-layouts reads in place when attention takes it): a Split is
+  // its own copy kernel otherwise, where a Slice inlines into the pointwise
+  // group reading it (LLaMA's SiLU(gate) * up).
+  for (const Sibling &s : set) {
+    std::vector<Op *> users = usersOf(f, s.out());
+    equal &= users.size() == 1 && users[0]->is(OpKind::Reshape);
   }
   Shape shape = first.result()->type.shape;
   shape.back() = Dim::fixed(total);
