@@ -8,8 +8,9 @@
 // that each go on to a head-split Reshape are one Split on the last axis:
 // the packed qkv attention-layouts reads in place (GPT-2's c_attn), so this
 // runs before attention-fusion; other parts are Slices, which fusion inlines
-// into the pointwise group reading them (RoPE, SiLU(gate) * up). A bias (an Add of a constant [N_i] that is the
-// MatMul's only use) joins the merged one; siblings without one add zeros.
+// into the pointwise group reading them (RoPE, SiLU(gate) * up). A bias (an
+// Add of a constant [N_i] that is the MatMul's only use) joins the merged
+// one; siblings without one add zeros.
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
