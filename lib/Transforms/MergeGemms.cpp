@@ -313,8 +313,10 @@ bool runMergeGemmsPass(Module &m, const PassOptions &) {
     Function &f = *fp;
     std::unordered_map<const Value *, int> returned;
     Uses u = usesOf(f, returned);
-    // Siblings by (input, K), in program order.
-    std::map<std::pair<const Value *, int64_t>, std::vector<Sibling>> sets;
+    // Siblings by (input, K); the sets in the program order of their first
+    // sibling (not by pointer: the names merges make must not vary run to run).
+    std::map<std::pair<const Value *, int64_t>, size_t> setOf;
+    std::vector<std::vector<Sibling>> sets;
     for (auto &op : f.ops) {
       if (!isPlainMatMul(*op)) // gemm-views' transposed/scaled reads differ per sibling
         continue;
@@ -325,9 +327,12 @@ bool runMergeGemmsPass(Module &m, const PassOptions &) {
       s.mm = op.get();
       s.n = w->type.shape[1].size;
       findBias(s, u, returned);
-      sets[{op->operand(0), w->type.shape[0].size}].push_back(s);
+      auto [it, fresh] = setOf.try_emplace({op->operand(0), w->type.shape[0].size}, sets.size());
+      if (fresh)
+        sets.emplace_back();
+      sets[it->second].push_back(s);
     }
-    for (auto &[key, set] : sets) {
+    for (std::vector<Sibling> &set : sets) {
       // replaceValue gives a returned output's name to its part; two
       // returned siblings would need two: leave such sets alone.
       int outputs = 0;
