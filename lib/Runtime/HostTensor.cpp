@@ -255,4 +255,23 @@ HostTensor permuteAxes(const HostTensor &x, const std::vector<int64_t> &perm) {
   return y;
 }
 
+void placeColumns(HostTensor &dst, const HostTensor &src, int64_t col) {
+  auto rowsCols = [](const HostTensor &t) -> std::pair<int64_t, int64_t> {
+    const std::vector<int64_t> &s = t.shape();
+    if (s.size() == 1)
+      return {1, s[0]};
+    if (s.size() != 2)
+      fail("placeColumns: ", t.typeStr(), " is not a matrix");
+    return {s[0], s[1]};
+  };
+  auto [rows, n] = rowsCols(src);
+  auto [dstRows, wide] = rowsCols(dst);
+  if (dst.dtype() != src.dtype() || rows != dstRows || col < 0 || col + n > wide)
+    fail("placeColumns: ", src.typeStr(), " at column ", col, " of ", dst.typeStr());
+  size_t e = dtypeSize(src.dtype());
+  for (int64_t r = 0; r < rows; ++r)
+    std::memcpy(dst.bytes() + size_t(r * wide + col) * e, src.bytes() + size_t(r * n) * e,
+                size_t(n) * e);
+}
+
 } // namespace tc

@@ -231,7 +231,7 @@ int tcOptMain(int argc, char **argv) {
       // On a GPU, sibling GEMMs become one (fewer launches, wider N at a
       // small batch) before attention-fusion: the packed qkv it leaves is
       // what attention-layouts reads in place (MergeGemms.cpp).
-      if (t->gpu && passes.empty() && level != 0 && level != 1 && mergeGemms == "on") {
+      if (t->gpu && passes.empty() && (level < 0 || level >= 2) && mergeGemms == "on") {
         bool attend = std::any_of(pipeline.begin(), pipeline.end(), [](const PassInvocation &p) {
           return p.is(PassId::AttentionFusion);
         });

@@ -13,7 +13,6 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
-#include <cstring>
 
 namespace tc {
 
@@ -39,9 +38,7 @@ void pad(Function &f, Op &mm) {
   HostTensor bt = constantTensor(*b);
   int64_t k = bt.shape()[0], n = bt.shape()[1], np = (n + kAlign - 1) / kAlign * kAlign;
   HostTensor padded(bt.dtype(), {k, np}); // zero-filled
-  size_t e = dtypeSize(bt.dtype());
-  for (int64_t r = 0; r < k; ++r)
-    std::memcpy(padded.bytes() + size_t(r * np) * e, bt.bytes() + size_t(r * n) * e, size_t(n) * e);
+  placeColumns(padded, bt, 0);
   Value *bp = f.addConstant(f.uniqueName(b->name + "_aligned"), padded.type(),
                             TensorData::copyOf(padded.bytes(), padded.byteSize()), b->loc);
   Value *y = mm.result();

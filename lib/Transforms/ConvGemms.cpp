@@ -81,8 +81,9 @@ std::optional<ConvGemm> gemmOf(const Op &conv) {
 // as cuBLAS GEMMs (the header's numbers), Clip and SiLU epilogues included.
 // In f32 none (unless mixed precision will make it f16/bf16:
 // `lowPrecision`): tc-codegen --allow-tf32 (conv by default, as PyTorch)
-// lets cuDNN's convs round through TF32 and not cuBLASLt's GEMMs, which
-// would then run at the FP32 rate (not measured yet).
+// lets cuDNN's convs round through TF32 and not cuBLASLt's GEMMs; even as
+// TF32 GEMMs (--allow-tf32=all) mobilenet_v2's 1x1 convs ran 0.959x / 1.031x
+// (batch 32 / 1, H200, session 25).
 bool gemmByDefault(const ConvGemm &g, bool lowPrecision) {
   return lowPrecision || g.dtype != DType::F32;
 }

@@ -19,7 +19,6 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
-#include <cstring>
 #include <map>
 #include <unordered_map>
 
@@ -78,42 +77,32 @@ void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *,
   s.bias = b;
 }
 
-// Row k of every W_i side by side; the biases end to end (zeros where a
-// sibling has none).
-Value *concatWeights(Function &f, const std::vector<Sibling> &set, int64_t k, int64_t total) {
-  const Value *w0 = set[0].mm->operand(1);
-  size_t es = dtypeSize(w0->type.dtype);
-  std::vector<char> bytes(size_t(k * total) * es);
+// The W_i side by side, or the biases end to end (`of` picks a sibling's
+// constant; zeros where a sibling has none).
+Value *concatColumns(Function &f, const std::vector<Sibling> &set, std::vector<int64_t> shape,
+                     const Value *(*of)(const Sibling &)) {
+  const Value *named = nullptr;
+  DType dtype = set[0].mm->result()->type.dtype;
+  HostTensor all(dtype, std::move(shape)); // zero-filled
   int64_t col = 0;
   for (const Sibling &s : set) {
-    HostTensor w = constantTensor(*s.mm->operand(1));
-    const auto *src = reinterpret_cast<const char *>(w.bytes());
-    for (int64_t r = 0; r < k; ++r)
-      std::memcpy(&bytes[size_t(r * total + col) * es], src + size_t(r * s.n) * es,
-                  size_t(s.n) * es);
-    col += s.n;
-  }
-  TensorType t{w0->type.dtype, {Dim::fixed(k), Dim::fixed(total)}};
-  return f.addConstant(f.uniqueName(w0->name + "_merged"), t,
-                       TensorData::copyOf(bytes.data(), bytes.size()), w0->loc);
-}
-
-Value *concatBiases(Function &f, const std::vector<Sibling> &set, int64_t total, DType dtype) {
-  size_t es = dtypeSize(dtype);
-  std::vector<char> bytes(size_t(total) * es, 0);
-  int64_t col = 0;
-  const Value *first = nullptr;
-  for (const Sibling &s : set) {
-    if (s.bias) {
-      HostTensor b = constantTensor(*s.bias);
-      std::memcpy(&bytes[size_t(col) * es], b.bytes(), size_t(s.n) * es);
-      first = first ? first : s.bias;
+    if (const Value *v = of(s)) {
+      placeColumns(all, constantTensor(*v), col);
+      named = named ? named : v;
     }
     col += s.n;
   }
-  TensorType t{dtype, {Dim::fixed(total)}};
-  return f.addConstant(f.uniqueName(first->name + "_merged"), t,
-                       TensorData::copyOf(bytes.data(), bytes.size()), first->loc);
+  return f.addConstant(f.uniqueName(named->name + "_merged"), all.type(),
+                       TensorData::copyOf(all.bytes(), all.byteSize()), named->loc);
+}
+
+// Slice(x, [start, end) of `axis`) as a new op named after `name`.
+Value *addSlice(Function &f, Value *x, int64_t start, int64_t end, int64_t axis,
+                const std::string &name, const TensorType &t, Location loc) {
+  Value *starts = addIntsConstant(f, "merged_start", {start}, loc);
+  Value *ends = addIntsConstant(f, "merged_end", {end}, loc);
+  Value *axes = addIntsConstant(f, "merged_axis", {axis}, loc);
+  return f.addOp(OpKind::Slice, {x, starts, ends, axes}, {f.uniqueName(name)}, {t}, loc)->result();
 }
 
 // A Reshape's shape operand for `to` from a tensor of shape `from`: static
@@ -224,29 +213,25 @@ Value *sinkThroughReshapes(Function &f, Value *part, int64_t a, int64_t s, int64
       return part;
     Op *view = f.addOp(OpKind::Reshape, {x, shape}, {f.uniqueName(x->name + "_view")},
                        {TensorType{x->type.dtype, xv}}, r->loc);
-    Value *starts = addIntsConstant(f, "merged_start", {ns}, r->loc);
-    Value *ends = addIntsConstant(f, "merged_end", {ne}, r->loc);
-    Value *axes = addIntsConstant(f, "merged_axis", {na}, r->loc);
-    Op *next = f.addOp(OpKind::Slice, {view->result(), starts, ends, axes},
-                       {f.uniqueName(part->name)}, {r->result()->type}, r->loc);
-    if (!replaceValue(f, r->result(), next->result()))
+    Value *next = addSlice(f, view->result(), ns, ne, na, part->name, r->result()->type, r->loc);
+    if (!replaceValue(f, r->result(), next))
       return part;
-    part = next->result();
+    part = next;
     a = na, s = ns, e = ne;
   }
 }
 
 // Adds the merged GEMM (before the op being visited: the set's first) and
 // its parts; every sibling's output is then replaced by its part.
-bool merge(Function &f, std::vector<Sibling> &set) {
+void merge(Function &f, std::vector<Sibling> &set) {
   Op &first = *set[0].mm;
   const Value *x = first.operand(0);
   int64_t k = first.operand(1)->type.shape[0].size, total = 0;
-  bool anyBias = false, equal = true;
+  bool anyBias = false, oneSplit = true;
   for (const Sibling &s : set) {
     total += s.n;
     anyBias |= s.bias != nullptr;
-    equal &= s.n == set[0].n;
+    oneSplit &= s.n == set[0].n;
   }
   // A Split only where each part goes on to a head split (a Reshape: what
   // attention-layouts reads in place when attention takes it): a Split is
@@ -254,23 +239,25 @@ bool merge(Function &f, std::vector<Sibling> &set) {
   // group reading it (LLaMA's SiLU(gate) * up).
   for (const Sibling &s : set) {
     std::vector<Op *> users = usersOf(f, s.out());
-    equal &= users.size() == 1 && users[0]->is(OpKind::Reshape);
+    oneSplit &= users.size() == 1 && users[0]->is(OpKind::Reshape);
   }
   Shape shape = first.result()->type.shape;
   shape.back() = Dim::fixed(total);
   TensorType pt{first.result()->type.dtype, shape};
-  Value *w = concatWeights(f, set, k, total);
+  Value *w = concatColumns(f, set, {k, total},
+                           [](const Sibling &s) -> const Value * { return s.mm->operand(1); });
   std::string base = first.result()->name + "_merged";
   Op *mm =
       f.addOp(OpKind::MatMul, {const_cast<Value *>(x), w}, {f.uniqueName(base)}, {pt}, first.loc);
   Value *p = mm->result();
   if (anyBias) {
-    Value *b = concatBiases(f, set, total, pt.dtype);
+    Value *b =
+        concatColumns(f, set, {total}, [](const Sibling &s) -> const Value * { return s.bias; });
     p = f.addOp(OpKind::Add, {p, b}, {f.uniqueName(base + "_bias")}, {pt}, first.loc)->result();
   }
   int64_t axis = int64_t(shape.size()) - 1;
   std::vector<Value *> parts;
-  if (equal) {
+  if (oneSplit) {
     std::vector<std::string> names;
     std::vector<TensorType> types;
     for (const Sibling &s : set) {
@@ -280,29 +267,21 @@ bool merge(Function &f, std::vector<Sibling> &set) {
     Op *split = f.addOp(OpKind::Split, {p}, names, types, first.loc);
     split->setAttr("axis", Attribute(axis));
     parts = split->results;
-  } else {
-    int64_t col = 0;
-    for (const Sibling &s : set) {
-      Value *starts = addIntsConstant(f, base + "_start", {col}, first.loc);
-      Value *ends = addIntsConstant(f, base + "_end", {col + s.n}, first.loc);
-      Value *axes = addIntsConstant(f, base + "_axis", {axis}, first.loc);
-      parts.push_back(f.addOp(OpKind::Slice, {p, starts, ends, axes},
-                              {f.uniqueName(s.out()->name + "_part")}, {s.out()->type}, first.loc)
-                          ->result());
-      col += s.n;
-    }
+  }
+  std::vector<int64_t> begins; // each Slice part's first column
+  for (int64_t col = 0; const Sibling &s : set) {
+    if (!oneSplit)
+      parts.push_back(
+          addSlice(f, p, col, col + s.n, axis, s.out()->name + "_part", s.out()->type, first.loc));
+    begins.push_back(col);
+    col += s.n;
   }
   for (size_t i = 0; i < set.size(); ++i)
     if (!replaceValue(f, set[i].out(), parts[i]))
       fail("merge-gemms: cannot replace %", set[i].out()->name);
-  if (!equal) {
-    int64_t col = 0;
-    for (size_t i = 0; i < set.size(); ++i) {
-      sinkThroughReshapes(f, parts[i], axis, col, col + set[i].n);
-      col += set[i].n;
-    }
-  }
-  return true;
+  if (!oneSplit)
+    for (size_t i = 0; i < set.size(); ++i)
+      sinkThroughReshapes(f, parts[i], axis, begins[i], begins[i] + set[i].n);
 }
 
 } // namespace

@@ -86,6 +86,23 @@ TEST(HostTensor, ChecksSizesBeforeAllocating) {
   EXPECT_EQ(empty.byteSize(), 0u);
 }
 
+TEST(HostTensor, PlaceColumnsBesideEachOther) {
+  float a[4] = {1, 2, 3, 4}, b[2] = {5, 6};
+  HostTensor wide(DType::F32, {2, 3}); // zero-filled
+  placeColumns(wide, HostTensor::fromBytes(DType::F32, {2, 2}, a, sizeof a), 0);
+  placeColumns(wide, HostTensor::fromBytes(DType::F32, {2, 1}, b, sizeof b), 2);
+  const float *w = reinterpret_cast<const float *>(wide.bytes());
+  EXPECT_EQ(std::vector<float>(w, w + 6), (std::vector<float>{1, 2, 5, 3, 4, 6}));
+  HostTensor row(DType::F32, {4});
+  placeColumns(row, HostTensor::fromBytes(DType::F32, {2}, b, sizeof b), 1); // 1-D: one row
+  const float *r = reinterpret_cast<const float *>(row.bytes());
+  EXPECT_EQ(std::vector<float>(r, r + 4), (std::vector<float>{0, 5, 6, 0}));
+  EXPECT_EQ(errorOf([&] { placeColumns(wide, HostTensor(DType::F32, {2, 2}), 2); }),
+            "placeColumns: f32[2,2] at column 2 of f32[2,3]");
+  EXPECT_EQ(errorOf([&] { placeColumns(wide, HostTensor(DType::F16, {2, 1}), 0); }),
+            "placeColumns: f16[2,1] at column 0 of f32[2,3]");
+}
+
 // ---- TensorProto -------------------------------------------------------------
 
 TEST(TensorProto, RoundTripsEveryDType) {

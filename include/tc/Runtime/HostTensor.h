@@ -70,6 +70,12 @@ private:
 // convention). Any fixed-size dtype; throws unless perm has x's rank.
 HostTensor permuteAxes(const HostTensor &x, const std::vector<int64_t> &perm);
 
+// Copies `src` into columns [col, col + N) of `dst`: both [R, N'] / [R, N]
+// matrices (1-D: one row) of one fixed-size dtype, rows alike (a GEMM's B
+// padded or placed beside another: align-gemms, merge-gemms). Throws on
+// anything else.
+void placeColumns(HostTensor &dst, const HostTensor &src, int64_t col);
+
 // `v` rounded to the nearest value representable in float dtype `t`
 // (identity for f64); for non-float dtypes, returns v unchanged.
 double roundToFloatDType(double v, DType t);
