@@ -154,6 +154,11 @@ struct Source {
   int operand = -1;
   const Value *constant = nullptr;
   const Value *type = nullptr; // the static type (the Fused operand's for arguments)
+  // Whether its bytes are known when the call is built (the group's own
+  // constant, or a constant the Fused op passes in).
+  bool fixed(const Op &fused) const {
+    return constant || fused.operand(size_t(operand))->isConstant();
+  }
 };
 
 std::optional<dnnl::algorithm> reductionOf(const Op &op) {
@@ -529,7 +534,14 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       if (addedBias)
         bind(addedBias, DNNL_ARG_BIAS,
              bias = plain(padTo(dimsOf(*sources.at(addedBias).type), dst.size())));
-      dnnl::matmul::desc d(am, bm, bias, plain(dst));
+      // Constant weights go in the layout the primitive picks, reordered
+      // once below: Gemm's transB=1 ([N,K], every exported nn.Linear) read
+      // in place ran up to 2.4x slower at small M (docs/cpu-backend.md).
+      memory::desc bWant =
+          sources.at(weightsValue).fixed(fused)
+              ? memory::desc(bm.dims(), memory::data_type::f32, memory::format_tag::any)
+              : bm;
+      dnnl::matmul::desc d(am, bWant, bias, plain(dst));
       dnnl::matmul::primitive_desc pd(d, attr, impl.engine);
       weightsWant = pd.weights_desc();
       impl.userWeights = memory(bm, impl.engine, DNNL_MEMORY_NONE);
@@ -556,7 +568,7 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     // Weights: used as they are when the primitive wants the user's layout,
     // else reordered (once, here, when they are a constant).
     const Source &ws = sources.at(weightsValue);
-    impl.weightsConstant = ws.constant || fused.operand(size_t(ws.operand))->isConstant();
+    impl.weightsConstant = ws.fixed(fused);
     impl.weightsOperand = ws.operand;
     const void *wBytes = ws.constant            ? ws.constant->data->ptr
                          : impl.weightsConstant ? fused.operand(size_t(ws.operand))->data->ptr
@@ -662,6 +674,17 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
   }
 }
 
+namespace {
+// A reorder from `from` to `to`, through the C API: the C++ execute() builds
+// a hash map of its two arguments on every call.
+void reorderNow(const dnnl::reorder &r, const dnnl::stream &stream, const memory &from,
+                const memory &to) {
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(r.get(), stream.get(), 2, args),
+                          "could not execute a reorder");
+}
+} // namespace
+
 void OneDnnCall::run(void *const *args, void *result) {
   OneThread team(serial_);
   Impl &impl = *impl_;
@@ -669,11 +692,11 @@ void OneDnnCall::run(void *const *args, void *result) {
     if (void *p = b.operand < 0 ? result : args[b.operand]; p != b.bound)
       b.m.set_data_handle(p), b.bound = p;
   if (impl.srcIn)
-    impl.srcIn->execute(impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
+    reorderNow(*impl.srcIn, impl.stream, *impl.userSrc, impl.args.at(DNNL_ARG_SRC));
   if (impl.weightsOperand >= 0 && !impl.weightsConstant) {
     impl.userWeights.set_data_handle(args[impl.weightsOperand]);
     if (impl.weightsIn)
-      impl.weightsIn->execute(impl.stream, impl.userWeights, impl.weights);
+      reorderNow(*impl.weightsIn, impl.stream, impl.userWeights, impl.weights);
   }
   if (impl.execArgs.empty())
     for (const auto &[arg, m] : impl.args)
@@ -682,7 +705,7 @@ void OneDnnCall::run(void *const *args, void *result) {
                                                  int(impl.execArgs.size()), impl.execArgs.data()),
                           "could not execute a primitive");
   if (impl.dstOut)
-    impl.dstOut->execute(impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
+    reorderNow(*impl.dstOut, impl.stream, impl.args.at(DNNL_ARG_DST), *impl.userDst);
   impl.stream.wait();
 }
 
