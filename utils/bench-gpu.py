@@ -147,11 +147,20 @@ def calibrate_batchnorm(model, x):
 
 
 def export(name, model, x, path):
+    """The dynamo exporter; where torch.export cannot trace the model (clip_text
+    under PyTorch 2.11), the TorchScript one (opset 17), said on stderr."""
     import torch
     batch = torch.export.Dim("batch", min=1, max=64)
     with torch.no_grad():
-        torch.onnx.export(model, (x,), path, dynamo=True, opset_version=20,
-                          dynamic_shapes={"x": {0: batch}}, external_data=False)
+        try:
+            torch.onnx.export(model, (x,), path, dynamo=True, opset_version=20,
+                              dynamic_shapes={"x": {0: batch}}, external_data=False)
+            return
+        except Exception as e:
+            first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
+            log("%s: dynamo export failed (%s); exporting with TorchScript" % (name, first))
+        torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17, input_names=["x"],
+                          dynamic_axes={"x": {0: "batch"}})
 
 
 def save_pb(t, path):
