@@ -534,9 +534,12 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       if (addedBias)
         bind(addedBias, DNNL_ARG_BIAS,
              bias = plain(padTo(dimsOf(*sources.at(addedBias).type), dst.size())));
-      // Constant weights go in the layout the primitive picks, reordered
-      // once below: Gemm's transB=1 ([N,K], every exported nn.Linear) read
-      // in place ran up to 2.4x slower at small M (docs/cpu-backend.md).
+      // Constant weights go in the layout the primitive picks, packed once
+      // below, as a conv's are: read in place, Gemm's transB=1 [N,K] (every
+      // exported nn.Linear) ran up to 2.4x slower at small M, and gpt2_tiny's
+      // plain [K,N] ones 0.184 -> 0.159 ms a run (docs/cpu-backend.md). The
+      // cost is a second copy of those weights, the artifact's mmapped pages
+      // being no longer read.
       memory::desc bWant =
           sources.at(weightsValue).fixed(fused)
               ? memory::desc(bm.dims(), memory::data_type::f32, memory::format_tag::any)
@@ -546,7 +549,8 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       weightsWant = pd.weights_desc();
       impl.userWeights = memory(bm, impl.engine, DNNL_MEMORY_NONE);
       impl.primitive = dnnl::matmul(pd);
-      call->describe_ = std::string("onednn matmul ") + pd.impl_info_str();
+      call->describe_ = std::string("onednn matmul ") + pd.impl_info_str() +
+                        (bWant == bm ? "" : " with packed weights");
       bind(anchor.operand(0), DNNL_ARG_SRC, am);
     }
     memory userDst(plain(dst), impl.engine, DNNL_MEMORY_NONE);
