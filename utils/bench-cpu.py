@@ -60,6 +60,10 @@ def full_size_models(args):
     """DIR/<name>/model.onnx for the full-size CNNs, exported when missing."""
     missing = [n for n in FULL_SIZE if not os.path.exists(os.path.join(args.full_size, n, "model.onnx"))]
     if missing:
+        if not os.path.exists(args.torch_python):
+            sys.exit("bench-cpu: error: exporting %s needs torch: no %s (make it with `python3 -m venv "
+                     "/work/venv && /work/venv/bin/pip install torch torchvision onnx onnxscript`, "
+                     "or pass --torch-python, or --no-full-size)" % (",".join(missing), args.torch_python))
         print("exporting %s into %s" % (",".join(missing), args.full_size), file=sys.stderr)
         sh([args.torch_python, os.path.join(ROOT, "models", "export_torch_models.py"), args.full_size,
             ",".join(missing), "--batch", "1", "--exporters", "torchscript", "--layout", "dir"],

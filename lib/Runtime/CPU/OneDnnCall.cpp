@@ -550,7 +550,7 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       impl.userWeights = memory(bm, impl.engine, DNNL_MEMORY_NONE);
       impl.primitive = dnnl::matmul(pd);
       call->describe_ = std::string("onednn matmul ") + pd.impl_info_str() +
-                        (bWant == bm ? "" : " with packed weights");
+                        (weightsWant == bm ? "" : " with packed weights");
       bind(anchor.operand(0), DNNL_ARG_SRC, am);
     }
     memory userDst(plain(dst), impl.engine, DNNL_MEMORY_NONE);
