@@ -8,9 +8,11 @@ vs PyTorch) plus host steps and models below 0.5x reduce-overhead.
 
     python3 utils/zoo-table.py docs/bench/zoo.db > /tmp/tables.md
 
-The newest row of each (model, mode, precision) counts. Speedups are
-PyTorch's median latency over tc's, both CUDA-event device times."""
-import argparse, math, sqlite3, sys
+The newest row of each (model, mode, precision) counts; only models the zoo
+has now (models/manifest.json's suites) are listed, older ones are named on
+stderr. Speedups are PyTorch's median latency over tc's, both CUDA-event
+device times."""
+import argparse, json, math, os, sqlite3, sys
 
 SUITES = ("vision", "text", "generative")
 
@@ -27,7 +29,12 @@ def main():
     for r in con.execute("SELECT * FROM results WHERE precision = ? AND suite IN (?, ?, ?) ORDER BY date, id",
                          (a.precision,) + SUITES):
         rows[(r["suite"], r["model"], r["mode"])] = r  # the newest wins
-    models = sorted({(s, m) for s, m, _ in rows}, key=lambda k: (SUITES.index(k[0]), k[1]))
+    manifest = json.load(open(os.path.join(os.path.dirname(__file__), "..", "models", "manifest.json")))
+    zoo = {(e["suite"], e["name"]) for e in manifest["models"] if e.get("suite") in SUITES}
+    gone = sorted({"%s/%s" % (s, m) for s, m, _ in rows if (s, m) not in zoo})
+    if gone:
+        print("zoo-table: not in the zoo now, left out: %s" % ", ".join(gone), file=sys.stderr)
+    models = sorted({(s, m) for s, m, _ in rows if (s, m) in zoo}, key=lambda k: (SUITES.index(k[0]), k[1]))
     print("| suite | model | tc ms | eager ms | RO ms | vs eager | vs RO | host steps | CUDA graph | memory vs torch | compile s | commit | notes |")
     print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     per = {s: [] for s in SUITES}
