@@ -35,6 +35,8 @@ from concurrent.futures import ThreadPoolExecutor
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "models"))
+from committed_models import manifest_zoo
+
 SUITES = ["vision", "text", "generative"]
 HOST = re.compile(r"warning: [@%](\S+) runs on the host \((.*)\): nodes (.*)$")
 NODE = re.compile(r"(\S+) \(([^()]*)\)(?:, |$)")
@@ -49,8 +51,7 @@ def zoo_suites():
         import zoo_models
         return {n: r.suite for n, r in zoo_models.ZOO.items()}
     except ImportError:
-        m = json.load(open(os.path.join(ROOT, "models", "manifest.json")))
-        return {e["name"]: e["suite"] for e in m["models"] if "suite" in e}
+        return manifest_zoo()
 
 
 def find_onnx(d, name):

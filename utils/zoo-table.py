@@ -12,7 +12,8 @@ The newest row of each (model, mode, precision) counts; only models the zoo
 has now (models/manifest.json's suites) are listed, older ones are named on
 stderr. Speedups are PyTorch's median latency over tc's, both CUDA-event
 device times."""
-import argparse, json, math, os, sqlite3, sys
+import argparse, math, sqlite3, sys
+from committed_models import manifest_zoo
 
 SUITES = ("vision", "text", "generative")
 
@@ -29,8 +30,7 @@ def main():
     for r in con.execute("SELECT * FROM results WHERE precision = ? AND suite IN (?, ?, ?) ORDER BY date, id",
                          (a.precision,) + SUITES):
         rows[(r["suite"], r["model"], r["mode"])] = r  # the newest wins
-    manifest = json.load(open(os.path.join(os.path.dirname(__file__), "..", "models", "manifest.json")))
-    zoo = {(e["suite"], e["name"]) for e in manifest["models"] if e.get("suite") in SUITES}
+    zoo = {(s, m) for m, s in manifest_zoo().items()}
     gone = sorted({"%s/%s" % (s, m) for s, m, _ in rows if (s, m) not in zoo})
     if gone:
         print("zoo-table: not in the zoo now, left out: %s" % ", ".join(gone), file=sys.stderr)
