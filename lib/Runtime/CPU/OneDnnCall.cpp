@@ -201,6 +201,15 @@ std::vector<int64_t> reducedAxes(const Op &op, size_t rank) {
   return axes;
 }
 
+// A reorder from `from` to `to`, through the C API: the C++ execute() builds
+// a hash map of its two arguments on every call.
+void reorderNow(const dnnl::reorder &r, const dnnl::stream &stream, const memory &from,
+                const memory &to) {
+  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
+  dnnl::error::wrap_c_api(dnnl_primitive_execute(r.get(), stream.get(), 2, args),
+                          "could not execute a reorder");
+}
+
 // Whether `md` puts every element where the plain row-major layout does
 // (nhwc or nChw8c of [N,C,1,1] do). Checked element by element: small dsts.
 bool plainBytes(const memory::desc &md) {
@@ -586,7 +595,7 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     if (wBytes) {
       impl.userWeights.set_data_handle(const_cast<void *>(wBytes));
       if (impl.weightsIn) {
-        impl.weightsIn->execute(impl.stream, impl.userWeights, impl.weights);
+        reorderNow(*impl.weightsIn, impl.stream, impl.userWeights, impl.weights);
         impl.stream.wait();
       }
     }
@@ -677,17 +686,6 @@ bool OneDnnCall::readSrcLike(const OneDnnCall &producer, bool apply) {
     return false;
   }
 }
-
-namespace {
-// A reorder from `from` to `to`, through the C API: the C++ execute() builds
-// a hash map of its two arguments on every call.
-void reorderNow(const dnnl::reorder &r, const dnnl::stream &stream, const memory &from,
-                const memory &to) {
-  dnnl_exec_arg_t args[2] = {{DNNL_ARG_FROM, from.get()}, {DNNL_ARG_TO, to.get()}};
-  dnnl::error::wrap_c_api(dnnl_primitive_execute(r.get(), stream.get(), 2, args),
-                          "could not execute a reorder");
-}
-} // namespace
 
 void OneDnnCall::run(void *const *args, void *result) {
   OneThread team(serial_);
