@@ -3,12 +3,14 @@
 #include "tc/IR/CompileTimeline.h"
 #include "tc/IR/OpTable.h"
 #include "tc/IR/Printer.h"
+#include "tc/IR/TrainSignature.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
 #include "tc/Transforms/ConvGemms.h"
+#include "tc/Transforms/GradCheck.h"
 #include "tc/Transforms/NumericsCheck.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeInference.h"
@@ -114,6 +116,8 @@ int tcOptMain(int argc, char **argv) {
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
+    bool checkGrads = false;
+    GradCheckOptions gradCheck;
     // Each target's passes as its pipeline spells them (Targets.def).
     std::string targetHelp = "add the passes a code generation target wants before fuse";
     const char *sep = " (";
@@ -177,7 +181,17 @@ int tcOptMain(int argc, char **argv) {
         "rtol", po::value(&numerics.rtol)->value_name("R"), "--verify-numerics tolerance (1e-4)")(
         "atol", po::value(&numerics.atol)->value_name("A"), "--verify-numerics tolerance (1e-5)")(
         "dump-failing", po::value(&numerics.dumpFailingDir)->value_name("DIR"),
-        "with --verify-numerics: write the IR before and after the failing pass to DIR");
+        "with --verify-numerics: write the IR before and after the failing pass to DIR")(
+        "check-gradients", po::bool_switch(&checkGrads),
+        "after the pipeline (which differentiates: autodiff), check every gradient it returns "
+        "against central finite differences of the loss, both in f64 on the reference executor; "
+        "exit 1 on a mismatch (inputs: --inputs, else random; --seed)")(
+        "grad-rtol", po::value(&gradCheck.rtol)->value_name("R"),
+        "--check-gradients tolerance (1e-5)")("grad-atol",
+                                              po::value(&gradCheck.atol)->value_name("A"),
+                                              "--check-gradients tolerance (1e-7)")(
+        "grad-samples", po::value(&gradCheck.samples)->value_name("N"),
+        "--check-gradients: elements checked per gradient, plus the largest (8)");
     po::variables_map vm;
     if (!parseCommandLine("tc-opt", "[options] <input.tcbc | input.tcir | ->", argc, argv, opts,
                           common, vm))
@@ -196,8 +210,10 @@ int tcOptMain(int argc, char **argv) {
     if (fuse)
       level = 2;
     std::map<std::string, int64_t> dims = parseDimFlags(dimFlags);
-    if (!verifyNumerics && (!numericInputs.dir.empty() || !numerics.dumpFailingDir.empty()))
-      fail("--inputs and --dump-failing go with --verify-numerics");
+    if (!verifyNumerics && !checkGrads && !numericInputs.dir.empty())
+      fail("--inputs goes with --verify-numerics or --check-gradients");
+    if (!verifyNumerics && !numerics.dumpFailingDir.empty())
+      fail("--dump-failing goes with --verify-numerics");
     if (!(numerics.rtol >= 0) || !(numerics.atol >= 0))
       fail("--rtol and --atol must be non-negative");
     numericInputs.random = true; // for inputs the folder does not give
@@ -295,6 +311,18 @@ int tcOptMain(int argc, char **argv) {
                   << "\nkernels: " << kernelsBefore << " -> " << countKernels(m->main()) << "\n";
       if (memoryPlan || memoryPlanBuffers)
         printMemoryPlan(planMemory(m->main(), dims), std::cerr, memoryPlanBuffers);
+      if (checkGrads) {
+        // The inputs of the forward: every argument that is not state.
+        Function inputsOnly;
+        std::optional<TrainSignature> sig = trainSignature(*m);
+        const std::vector<Value *> &args = m->main().args;
+        inputsOnly.args.assign(args.begin(), args.end() - std::ptrdiff_t(sig ? sig->state : 0));
+        InputSources src = numericInputs;
+        gradCheck.seed = src.seed;
+        if (!checkGradients(*m, gatherInputs(inputsOnly, src), gradCheck, std::cout))
+          fail("--check-gradients: a gradient differs from its finite difference (rtol ",
+               gradCheck.rtol, ", atol ", gradCheck.atol, ")");
+      }
       return m;
     };
     if (split)

@@ -1,0 +1,43 @@
+// What makes a module a training module, read and written in one place.
+// The record lives in the module's metadata (key "tc.train"), so it travels
+// through .tcir, .tcbc and the artifact unchanged:
+//   main(inputs..., state...) -> (loss, [gradients...], [new state...])
+//   - the last `state` arguments of main are state: parameters first
+//     (`params` of them), then optimizer state (moments, the step counter);
+//   - after autodiff, results 1..`grads` are the gradients of the first
+//     `grads` parameters;
+//   - in a full train step (`step`), main's last `state` results are the
+//     state's new values, in the same order (tc-run and the C API feed
+//     them back as the next call's state);
+//   - function @init (no arguments) returns the state's initial values in
+//     the same order; its constants' locations name them as the ONNX model
+//     does (the checkpoint keys).
+#pragma once
+#include "tc/IR/IR.h"
+#include <optional>
+#include <string>
+
+namespace tc {
+
+struct TrainSignature {
+  size_t state = 0;  // trailing arguments of main that are state
+  size_t params = 0; // the first `params` of them are trained parameters
+  size_t grads = 0;  // results 1..grads are gradients (0 once an optimizer consumed them)
+  bool step = false; // main's last `state` results are the new state
+};
+
+inline constexpr const char *kTrainMetadataKey = "tc.train";
+inline constexpr const char *kTrainInitFunction = "init";
+
+// The module's record, checked against main and @init (a tc::Error naming
+// the inconsistency otherwise); nullopt for an inference module.
+std::optional<TrainSignature> trainSignature(const Module &m);
+void setTrainSignature(Module &m, const TrainSignature &s);
+
+// The state's initial-value function (created empty when `create`).
+Function *trainInit(Module &m, bool create = false);
+// Checkpoint key of state value i: the ONNX name of the initializer it came
+// from, or the name the pass that made it gave it.
+std::string stateKey(const Module &m, size_t i);
+
+} // namespace tc

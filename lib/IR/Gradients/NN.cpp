@@ -1,0 +1,480 @@
+// Gradient rules of the network ops: matrix products, convolution and
+// pooling (as products, transposed convolutions and scatter-adds the
+// backends already compile), normalizations, softmax and the losses.
+#include "GradRules.h"
+#include "tc/IR/NNMath.h"
+#include <numeric>
+
+namespace tc::grad {
+
+namespace {
+Value *in(GradBuilder &b, size_t i) { return b.fwd.operand(i); }
+int64_t normAxis(int64_t a, size_t rank) { return a < 0 ? a + int64_t(rank) : a; }
+std::vector<int64_t> range(int64_t from, int64_t to) {
+  std::vector<int64_t> v;
+  for (int64_t i = from; i < to; ++i)
+    v.push_back(i);
+  return v;
+}
+int64_t product(const std::vector<int64_t> &d, size_t from = 0) {
+  return std::accumulate(d.begin() + std::ptrdiff_t(std::min(from, d.size())), d.end(), int64_t(1),
+                         std::multiplies<int64_t>());
+}
+void requireNchw(GradBuilder &b) {
+  if (const Attribute *cl = b.fwd.findAttr("channels_last"); cl && cl->i())
+    fail(b.fwd.where(),
+         ": gradients of channels_last ops are not supported (run autodiff before channels-last)");
+}
+} // namespace
+
+// alpha op(A) op(B), numpy batching and 1-D promotion.
+void matmul(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  Value *A = in(b, 0), *B = in(b, 1);
+  std::vector<int64_t> aD = b.dims(A), bD = b.dims(B);
+  bool transA = b.fwd.getInt("transA"), transB = b.fwd.getInt("transB");
+  if ((aD.size() == 1 && transA) || (bD.size() == 1 && transB))
+    fail(b.fwd.where(), ": transA/transB on a 1-D operand");
+  std::vector<int64_t> a2D = aD.size() == 1 ? std::vector<int64_t>{1, aD[0]} : aD;
+  std::vector<int64_t> b2D = bD.size() == 1 ? std::vector<int64_t>{bD[0], 1} : bD;
+  Value *A2 = b.reshape(A, a2D), *B2 = b.reshape(B, b2D);
+  Value *opA = transA ? b.swapLastTwo(A2) : A2, *opB = transB ? b.swapLastTwo(B2) : B2;
+  std::vector<int64_t> opAD = b.dims(opA), opBD = b.dims(opB);
+  // The product's dims before 1-D promotion is undone.
+  std::vector<int64_t> batch;
+  size_t na = opAD.size() - 2, nb = opBD.size() - 2, n = std::max(na, nb);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t da = i + na >= n ? opAD[i + na - n] : 1, db = i + nb >= n ? opBD[i + nb - n] : 1;
+    batch.push_back(std::max(da, db));
+  }
+  std::vector<int64_t> yD = batch;
+  yD.push_back(opAD[na]);
+  yD.push_back(opBD[nb + 1]);
+  Value *g = b.scale(b.reshape(rg[0], yD), b.fwd.getFloat("alpha"));
+  if (w[0]) {
+    Value *dOpA = b.unbroadcast(b.op(OpKind::MatMul, {g, b.swapLastTwo(opB)}), opAD);
+    og[0] = b.reshape(transA ? b.swapLastTwo(dOpA) : dOpA, aD);
+  }
+  if (w[1]) {
+    Value *dOpB;
+    if (opBD.size() == 2 && opAD.size() > 2) {
+      // A weight shared by every row: one GEMM over the rows, no batch sum.
+      int64_t rows = product(yD) / yD.back();
+      Value *a = b.reshape(opA, {rows, opAD.back()}), *gg = b.reshape(g, {rows, yD.back()});
+      dOpB = b.op(OpKind::MatMul, {b.swapLastTwo(a), gg});
+    } else {
+      dOpB = b.unbroadcast(b.op(OpKind::MatMul, {b.swapLastTwo(opA), g}), opBD);
+    }
+    og[1] = b.reshape(transB ? b.swapLastTwo(dOpB) : dOpB, bD);
+  }
+}
+
+// alpha op(A) op(B) + beta C.
+void gemm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  Value *A = in(b, 0), *B = in(b, 1);
+  bool transA = b.fwd.getInt("transA"), transB = b.fwd.getInt("transB");
+  Value *g = rg[0];
+  Value *ga = b.scale(g, b.fwd.getFloat("alpha"));
+  Value *opA = transA ? b.swapLastTwo(A) : A, *opB = transB ? b.swapLastTwo(B) : B;
+  if (w[0]) {
+    // op(A)' = g op(B)^T; A' = op(A)'^T = op(B) g^T when transposed.
+    og[0] = transA ? b.op(OpKind::MatMul, {opB, b.swapLastTwo(ga)})
+                   : b.op(OpKind::MatMul, {ga, b.swapLastTwo(opB)});
+  }
+  if (w[1]) {
+    og[1] = transB ? b.op(OpKind::MatMul, {b.swapLastTwo(ga), opA})
+                   : b.op(OpKind::MatMul, {b.swapLastTwo(opA), ga});
+  }
+  if (w.size() > 2 && w[2] && in(b, 2))
+    og[2] = b.unbroadcast(b.scale(g, b.fwd.getFloat("beta")), b.dims(in(b, 2)));
+}
+
+namespace {
+// A sliding window's geometry on every spatial axis, padding made explicit:
+// the leading pad, and the trailing pad the last window actually reaches
+// (negative where it stops short of the input's end).
+struct Windows {
+  std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd, out;
+};
+Windows windowsOf(GradBuilder &b, const std::vector<int64_t> &xD,
+                  const std::vector<int64_t> &kernel, bool ceilMode) {
+  size_t ns = xD.size() - 2;
+  auto perAxis = [&](const char *name, int64_t dflt) {
+    std::vector<int64_t> v = b.fwd.getInts(name);
+    if (v.empty())
+      v.assign(ns, dflt);
+    return v;
+  };
+  Windows wd;
+  wd.kernel = kernel;
+  wd.strides = perAxis("strides", 1);
+  wd.dilations = perAxis("dilations", 1);
+  std::vector<int64_t> pads = b.fwd.getInts("pads");
+  if (pads.empty())
+    pads.assign(2 * ns, 0);
+  for (size_t a = 0; a < ns; ++a) {
+    nn::WindowAxis wa =
+        nn::poolWindow(xD[2 + a], kernel[a], wd.strides[a], wd.dilations[a], pads[a], pads[ns + a],
+                       b.fwd.getString("auto_pad"), ceilMode);
+    int64_t effK = wd.dilations[a] * (kernel[a] - 1) + 1;
+    wd.out.push_back(wa.out);
+    wd.padBegin.push_back(wa.padBegin);
+    wd.padEnd.push_back((wa.out - 1) * wd.strides[a] + effK - xD[2 + a] - wa.padBegin);
+  }
+  return wd;
+}
+// ConvTranspose attributes that give back the forward input's size: the
+// trailing pad, or output padding where the last window stopped short.
+std::vector<std::pair<std::string, Attribute>> transposeAttrs(const Windows &wd, int64_t group) {
+  size_t ns = wd.kernel.size();
+  std::vector<int64_t> pads = wd.padBegin, outPad(ns, 0);
+  for (size_t a = 0; a < ns; ++a) {
+    pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
+    outPad[a] = std::max<int64_t>(-wd.padEnd[a], 0);
+  }
+  return {{"dilations", Attribute(wd.dilations)},
+          {"group", Attribute(group)},
+          {"kernel_shape", Attribute(wd.kernel)},
+          {"output_padding", Attribute(outPad)},
+          {"pads", Attribute(pads)},
+          {"strides", Attribute(wd.strides)}};
+}
+} // namespace
+
+// dX: the transposed convolution of dY with W. dW: a convolution of X by dY
+// with stride and dilation swapped, batch and channels exchanged (groups
+// kept apart). dB: dY summed over all axes but 1.
+void conv(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  requireNchw(b);
+  Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W), yD = b.dims(b.fwd.result());
+  size_t ns = xD.size() - 2;
+  int64_t G = b.fwd.getInt("group");
+  Windows wd = windowsOf(b, xD, std::vector<int64_t>(wD.begin() + 2, wD.end()), false);
+  if (w[0])
+    og[0] = b.op(OpKind::ConvTranspose, {g, W}, transposeAttrs(wd, G));
+  if (w[1]) {
+    int64_t N = xD[0], Ci = xD[1] / G, Co = wD[0] / G;
+    std::vector<int64_t> xs(xD.begin() + 2, xD.end()), os(yD.begin() + 2, yD.end());
+    auto dimsOf = [&](std::vector<int64_t> lead, const std::vector<int64_t> &sp) {
+      lead.insert(lead.end(), sp.begin(), sp.end());
+      return lead;
+    };
+    std::vector<int64_t> spatialPerm;
+    for (size_t a = 0; a < ns; ++a)
+      spatialPerm.push_back(int64_t(3 + a));
+    // X [N, G, Ci, s...] -> [Ci, G, N, s...] -> [Ci, G*N, s...].
+    std::vector<int64_t> px{2, 1, 0};
+    px.insert(px.end(), spatialPerm.begin(), spatialPerm.end());
+    Value *xt =
+        b.reshape(b.transpose(b.reshape(X, dimsOf({N, G, Ci}, xs)), px), dimsOf({Ci, G * N}, xs));
+    // dY [N, G, Co, o...] -> [G, Co, N, o...] -> [G*Co, N, o...].
+    std::vector<int64_t> pg{1, 2, 0};
+    pg.insert(pg.end(), spatialPerm.begin(), spatialPerm.end());
+    Value *gt =
+        b.reshape(b.transpose(b.reshape(g, dimsOf({N, G, Co}, os)), pg), dimsOf({G * Co, N}, os));
+    std::vector<int64_t> pads = wd.padBegin;
+    for (size_t a = 0; a < ns; ++a)
+      pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
+    Value *r = b.op(OpKind::Conv, {xt, gt},
+                    {{"dilations", Attribute(wd.strides)},
+                     {"group", Attribute(G)},
+                     {"kernel_shape", Attribute(os)},
+                     {"pads", Attribute(pads)},
+                     {"strides", Attribute(wd.dilations)}});
+    // r [Ci, G*Co, k'...]: keep the first k of each spatial axis.
+    std::vector<int64_t> rD = b.dims(r), kD(wD.begin() + 2, wD.end());
+    if (std::vector<int64_t>(rD.begin() + 2, rD.end()) != kD) {
+      std::vector<int64_t> starts(ns, 0), axes = range(2, int64_t(2 + ns));
+      r = b.op(OpKind::Slice, {r, b.ints(starts), b.ints(kD), b.ints(axes)});
+    }
+    std::vector<int64_t> back{1, 0};
+    for (size_t a = 0; a < ns; ++a)
+      back.push_back(int64_t(2 + a));
+    og[1] = b.transpose(r, back);
+  }
+  if (w.size() > 2 && w[2] && in(b, 2)) {
+    std::vector<int64_t> axes{0};
+    for (size_t a = 0; a < ns; ++a)
+      axes.push_back(int64_t(2 + a));
+    og[2] = b.reduceSum(g, axes, false);
+  }
+}
+
+// MaxPool: the cotangent scatter-added to the maxima (MaxPool's indices).
+void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  requireNchw(b);
+  if (b.fwd.getInt("storage_order") != 0)
+    fail(b.fwd.where(), ": the gradient of a MaxPool with storage_order 1 is not supported");
+  if (rg.size() > 1 && rg[1])
+    fail(b.fwd.where(), ": MaxPool's indices have no gradient");
+  Value *X = in(b, 0);
+  std::vector<std::pair<std::string, Attribute>> attrs(b.fwd.attrs.begin(), b.fwd.attrs.end());
+  Value *idx =
+      b.fwd.results.size() > 1 ? b.fwd.result(1) : b.ops(OpKind::MaxPool, {X}, 2, attrs)[1];
+  std::vector<int64_t> xD = b.dims(X);
+  int64_t n = product(xD), m = product(b.dims(idx));
+  Value *zeros = b.expandTo(b.scalar(0, rg[0]), {n});
+  Value *s = b.op(OpKind::ScatterElements, {zeros, b.reshape(idx, {m}), b.reshape(rg[0], {m})},
+                  {{"axis", Attribute(int64_t(0))}, {"reduction", Attribute(std::string("add"))}});
+  og[0] = b.reshape(s, xD);
+}
+
+// AveragePool: dY over each window's divisor, spread back over the window
+// (a depthwise transposed convolution by ones).
+void averagePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  requireNchw(b);
+  Value *X = in(b, 0);
+  std::vector<int64_t> xD = b.dims(X), k = b.fwd.getInts("kernel_shape");
+  size_t ns = xD.size() - 2;
+  Windows wd = windowsOf(b, xD, k, b.fwd.getInt("ceil_mode"));
+  bool includePad = b.fwd.getInt("count_include_pad");
+  std::vector<int64_t> pads = b.fwd.getInts("pads");
+  if (pads.empty() || b.fwd.getString("auto_pad") != "NOTSET")
+    pads.assign(2 * ns, 0);
+  // Per axis, how many taps of each window fall in the counted range: the
+  // input, or the input and its explicit padding.
+  std::vector<std::vector<double>> counts(ns);
+  for (size_t a = 0; a < ns; ++a) {
+    int64_t lo = includePad ? -pads[a] : 0, hi = xD[2 + a] + (includePad ? pads[ns + a] : 0);
+    for (int64_t o = 0; o < wd.out[a]; ++o) {
+      int64_t c = 0;
+      for (int64_t t = 0; t < k[a]; ++t) {
+        int64_t pos = o * wd.strides[a] - wd.padBegin[a] + t * wd.dilations[a];
+        c += pos >= lo && pos < hi;
+      }
+      counts[a].push_back(double(std::max<int64_t>(c, 1)));
+    }
+  }
+  std::vector<int64_t> cD{1, 1};
+  cD.insert(cD.end(), wd.out.begin(), wd.out.end());
+  int64_t total = product(cD);
+  std::vector<double> inv(static_cast<size_t>(total));
+  for (int64_t i = 0; i < total; ++i) {
+    double d = 1;
+    int64_t rest = i;
+    for (size_t a = ns; a-- > 0;) {
+      d *= counts[a][size_t(rest % wd.out[a])];
+      rest /= wd.out[a];
+    }
+    inv[size_t(i)] = 1.0 / d;
+  }
+  Value *invC = b.f.addConstant(b.f.uniqueName("avgpool_grad_inv_count"),
+                                TensorType{DType::F64, makeShape(cD)},
+                                TensorData::copyOf(inv.data(), inv.size() * 8), b.fwd.loc);
+  Value *scaled = b.mul(rg[0], b.castTo(invC, rg[0]->type.dtype));
+  int64_t C = xD[1];
+  std::vector<int64_t> wDims{C, 1};
+  wDims.insert(wDims.end(), k.begin(), k.end());
+  Value *ones = b.expandTo(b.scalar(1, rg[0]), wDims);
+  og[0] = b.op(OpKind::ConvTranspose, {scaled, ones}, transposeAttrs(wd, C));
+}
+
+void globalAveragePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  std::vector<int64_t> xD = b.dims(in(b, 0));
+  og[0] = b.expandTo(b.scale(rg[0], 1.0 / double(product(xD, 2))), xD);
+}
+
+// Max reductions and pools: the cotangent to the elements equal to the result.
+static Value *toMaxima(GradBuilder &b, Value *x, Value *yKeep, Value *gKeep) {
+  std::vector<int64_t> xD = b.dims(x);
+  Value *hit = b.op(OpKind::Equal, {x, b.expandTo(yKeep, xD)});
+  return b.where(hit, b.expandTo(gKeep, xD), b.scalar(0, gKeep));
+}
+
+void globalMaxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = toMaxima(b, in(b, 0), b.fwd.result(), rg[0]);
+}
+
+namespace {
+// x normalized over `axes` (batch statistics): xhat and 1 / sqrt(var + eps).
+struct Normalized {
+  Value *xhat, *invStd;
+};
+Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
+  Value *xc = b.sub(x, b.reduceMean(x, axes, true));
+  Value *var = b.reduceMean(b.mul(xc, xc), axes, true);
+  Value *invStd = b.op(OpKind::Reciprocal, {b.op(OpKind::Sqrt, {b.add(var, b.scalar(eps, x))})});
+  return {b.mul(xc, invStd), invStd};
+}
+// dx of xhat = normalize(x) from dxhat: invstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)).
+Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
+                         const std::vector<int64_t> &axes) {
+  Value *m1 = b.reduceMean(dxhat, axes, true);
+  Value *m2 = b.reduceMean(b.mul(dxhat, n.xhat), axes, true);
+  return b.mul(n.invStd, b.sub(b.sub(dxhat, m1), b.mul(n.xhat, m2)));
+}
+// A per-channel [C] parameter as [1, C, 1, ...] against x's rank.
+Value *perChannel(GradBuilder &b, Value *p, size_t rank) {
+  std::vector<int64_t> d(rank, 1);
+  d[1] = b.dims(p)[0];
+  return b.reshape(p, d);
+}
+} // namespace
+
+// Training batch norm (batch statistics over all axes but 1); the running
+// statistics are state, not differentiated.
+void batchNormTraining(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  Value *X = in(b, 0), *g = rg[0];
+  if (!g)
+    return;
+  size_t r = X->type.rank();
+  std::vector<int64_t> axes{0};
+  for (size_t a = 2; a < r; ++a)
+    axes.push_back(int64_t(a));
+  if (b.dims(in(b, 1)).size() != 1)
+    fail(b.fwd.where(), ": gradients of a batch norm need [C] parameters");
+  Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
+  if (w[0])
+    og[0] = normalizeBackward(b, n, b.mul(g, perChannel(b, in(b, 1), r)), axes);
+  if (w[1])
+    og[1] = b.reduceSum(b.mul(g, n.xhat), axes, false);
+  if (w[2])
+    og[2] = b.reduceSum(g, axes, false);
+}
+
+// Inference batch norm: the statistics are constants, so it is affine in x.
+void batchNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  Value *X = in(b, 0), *g = rg[0];
+  size_t r = X->type.rank();
+  if (b.dims(in(b, 1)).size() != 1)
+    fail(b.fwd.where(), ": gradients of a batch norm need [C] parameters");
+  std::vector<int64_t> axes{0};
+  for (size_t a = 2; a < r; ++a)
+    axes.push_back(int64_t(a));
+  Value *invStd =
+      b.op(OpKind::Reciprocal,
+           {b.op(OpKind::Sqrt,
+                 {b.add(perChannel(b, in(b, 4), r), b.scalar(b.fwd.getFloat("epsilon"), X))})});
+  if (w[0])
+    og[0] = b.mul(g, b.mul(perChannel(b, in(b, 1), r), invStd));
+  if (w[1])
+    og[1] = b.reduceSum(b.mul(g, b.mul(b.sub(X, perChannel(b, in(b, 3), r)), invStd)), axes, false);
+  if (w[2])
+    og[2] = b.reduceSum(g, axes, false);
+}
+
+void layerNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  if ((rg.size() > 1 && rg[1]) || (rg.size() > 2 && rg[2]))
+    fail(b.fwd.where(),
+         ": gradients through LayerNormalization's Mean / InvStdDev results are not supported");
+  Value *X = in(b, 0), *g = rg[0];
+  size_t r = X->type.rank();
+  std::vector<int64_t> axes = range(normAxis(b.fwd.getInt("axis"), r), int64_t(r));
+  Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
+  if (w[0])
+    og[0] = normalizeBackward(b, n, b.mul(g, in(b, 1)), axes);
+  if (w[1])
+    og[1] = b.unbroadcast(b.mul(g, n.xhat), b.dims(in(b, 1)));
+  if (w.size() > 2 && w[2] && in(b, 2))
+    og[2] = b.unbroadcast(g, b.dims(in(b, 2)));
+}
+
+void instanceNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  Value *X = in(b, 0), *g = rg[0];
+  size_t r = X->type.rank();
+  std::vector<int64_t> axes = range(2, int64_t(r));
+  Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
+  std::vector<int64_t> outer{0};
+  outer.insert(outer.end(), axes.begin(), axes.end());
+  if (w[0])
+    og[0] = normalizeBackward(b, n, b.mul(g, perChannel(b, in(b, 1), r)), axes);
+  if (w[1])
+    og[1] = b.reduceSum(b.mul(g, n.xhat), outer, false);
+  if (w[2])
+    og[2] = b.reduceSum(g, outer, false);
+}
+
+void softmax(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *y = b.fwd.result(), *g = rg[0];
+  int64_t axis = normAxis(b.fwd.getInt("axis"), y->type.rank());
+  og[0] = b.mul(y, b.sub(g, b.reduceSum(b.mul(g, y), {axis}, true)));
+}
+
+void logSoftmax(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *y = b.fwd.result(), *g = rg[0];
+  int64_t axis = normAxis(b.fwd.getInt("axis"), y->type.rank());
+  og[0] = b.sub(g, b.mul(b.op(OpKind::Exp, {y}), b.reduceSum(g, {axis}, true)));
+}
+
+namespace {
+// Per-element scale of a loss's cotangent: the class weight of the label
+// (0 where ignored), times dLoss, over the summed weights for `mean`; and
+// the one-hot of the labels over axis 1 of `like` ([N, C, d...]).
+struct LossBack {
+  Value *scale;  // [N, 1, d...]
+  Value *oneHot; // [N, C, d...]
+};
+LossBack lossBack(GradBuilder &b, Value *like, Value *labels, Value *weights, Value *dLoss) {
+  std::vector<int64_t> xD = b.dims(like), lD = b.dims(labels);
+  int64_t C = xD[1];
+  Value *lab = labels->type.dtype == DType::I64
+                   ? labels
+                   : b.op(OpKind::Cast, {labels}, {{"to", Attribute(DType::I64)}});
+  Value *one = b.scalar(1, like), *zero = b.scalar(0, like);
+  Value *keep = nullptr;
+  if (std::vector<int64_t> ig = b.fwd.getInts("ignore_index"); !ig.empty()) {
+    Value *igC = b.f.addConstant(b.f.uniqueName("loss_grad_ignore"), TensorType{DType::I64, {}},
+                                 TensorData::copyOf(&ig[0], 8), b.fwd.loc);
+    keep = b.op(OpKind::Not, {b.op(OpKind::Equal, {lab, igC})});
+    Value *zeroI =
+        b.f.addConstant(b.f.uniqueName("loss_grad_zero"), TensorType{DType::I64, {}},
+                        TensorData::copyOf(std::vector<int64_t>{0}.data(), 8), b.fwd.loc);
+    lab = b.where(keep, lab, zeroI);
+  }
+  Value *wElem = weights ? b.op(OpKind::Gather, {weights, lab}) : b.expandTo(one, lD);
+  if (keep)
+    wElem = b.where(keep, wElem, zero);
+  const std::string &red = b.fwd.getString("reduction");
+  Value *s = b.mul(wElem, dLoss);
+  if (red == "mean")
+    s = b.div(s, b.op(OpKind::ReduceSum, {wElem}, {{"keepdims", Attribute(int64_t(0))}}));
+  std::vector<int64_t> classes(static_cast<size_t>(C));
+  std::iota(classes.begin(), classes.end(), 0);
+  std::vector<int64_t> cD(xD.size(), 1);
+  cD[1] = C;
+  Value *cls = b.reshape(b.ints(classes), cD);
+  Value *lab1 = b.op(OpKind::Unsqueeze, {lab}, {{"axes", Attribute(std::vector<int64_t>{1})}});
+  Value *oneHot = b.castTo(b.op(OpKind::Equal, {lab1, cls}), like->type.dtype);
+  return {b.op(OpKind::Unsqueeze, {s}, {{"axes", Attribute(std::vector<int64_t>{1})}}), oneHot};
+}
+} // namespace
+
+// d scores = (softmax - onehot) * scale; plus what flows into log_prob.
+void softmaxCrossEntropy(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  if (!w[0])
+    return;
+  Value *scores = in(b, 0);
+  Value *logp = b.fwd.results.size() > 1
+                    ? b.fwd.result(1)
+                    : b.op(OpKind::LogSoftmax, {scores}, {{"axis", Attribute(int64_t(1))}});
+  Value *p = b.op(OpKind::Exp, {logp});
+  Value *d = nullptr;
+  if (rg[0]) {
+    LossBack lb = lossBack(b, scores, in(b, 1), in(b, 2), rg[0]);
+    d = b.mul(b.sub(p, lb.oneHot), lb.scale);
+  }
+  if (rg.size() > 1 && rg[1]) {
+    Value *dl = b.sub(rg[1], b.mul(p, b.reduceSum(rg[1], {1}, true)));
+    d = d ? b.add(d, dl) : dl;
+  }
+  og[0] = d;
+}
+
+void negativeLogLikelihood(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  if (!w[0])
+    return;
+  LossBack lb = lossBack(b, in(b, 0), in(b, 1), in(b, 2), rg[0]);
+  og[0] = b.neg(b.mul(lb.oneHot, lb.scale));
+}
+
+// Dropout that the reference executor runs (inference form): identity.
+void dropout(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *mode = in(b, 2);
+  bool training = mode && !(mode->isConstant() && mode->data->size >= 1 && mode->data->ptr[0] == 0);
+  if (training)
+    fail(b.fwd.where(), ": gradients of a training-mode Dropout are not supported yet (export in "
+                        "eval mode, or drop it)");
+  og[0] = rg[0];
+}
+
+} // namespace tc::grad
