@@ -29,8 +29,9 @@ fi
 
 # lit drives the test suite; the onnx Python package builds test models;
 # onnxruntime is the independent oracle the reference executor is checked
-# against (test/Runtime).
+# against (test/Runtime); safetensors (Hugging Face's own) wrote the
+# checkpoints the safetensors gtests compare with (test/unit/Inputs/make_safetensors.py).
 py=${PYTHON:-python3}
 $py -c 'import lit' 2>/dev/null || $py -m pip install -q lit
-$py -c 'import onnx, numpy, onnxruntime' 2>/dev/null || $py -m pip install -q onnx numpy onnxruntime
+$py -c 'import onnx, numpy, onnxruntime, safetensors' 2>/dev/null || $py -m pip install -q onnx numpy onnxruntime safetensors
 echo "install-deps: ok"
