@@ -29,6 +29,10 @@ config.substitutions.append(("%tc_build", os.path.dirname(config.tc_tools_dir)))
 config.substitutions.append(("%sanitize_flags",
                              "-fsanitize=address,undefined" if config.tc_sanitize else ""))
 
+# Long runs (a convergence test) skip the sanitizer build.
+if config.tc_sanitize:
+    config.available_features.add("sanitize")
+
 # Tests that need (or must not have) a GPU driver.
 if os.path.exists("/dev/nvidiactl"):
     config.available_features.add("gpu")

@@ -33,5 +33,5 @@ fi
 # checkpoints the safetensors gtests compare with (test/unit/Inputs/make_safetensors.py).
 py=${PYTHON:-python3}
 $py -c 'import lit' 2>/dev/null || $py -m pip install -q lit
-$py -c 'import onnx, numpy, onnxruntime, safetensors' 2>/dev/null || $py -m pip install -q onnx numpy onnxruntime safetensors
+$py -c 'import onnx, numpy, onnxruntime, safetensors, sklearn' 2>/dev/null || $py -m pip install -q onnx numpy onnxruntime safetensors scikit-learn
 echo "install-deps: ok"

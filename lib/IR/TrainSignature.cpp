@@ -25,6 +25,8 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
       s.state = v;
     else if (k == "params")
       s.params = v;
+    else if (k == "buffers")
+      s.buffers = v;
     else if (k == "grads")
       s.grads = v;
     else if (k == "step")
@@ -34,13 +36,13 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
   }
   const Function &f = m.main();
   const Function *init = m.lookup(kTrainInitFunction);
-  if (s.params > s.state || s.grads > s.params || s.state > f.args.size())
+  if (s.params + s.buffers > s.state || s.grads > s.params || s.state > f.args.size())
     fail("module metadata ", kTrainMetadataKey, " '", it->second, "' does not fit @", f.name, " (",
          f.args.size(), " arguments)");
   if (!init || !init->args.empty() || init->results.size() != s.state)
     fail("a training module needs @", kTrainInitFunction, " () returning its ", s.state,
          " state values");
-  size_t need = 1 + s.grads + (s.step ? s.state : 0);
+  size_t need = 1 + s.grads + (s.step ? s.state : s.buffers);
   if (f.results.size() < need)
     fail("@", f.name, " returns ", f.results.size(), " values; its training record needs ", need);
   size_t first = f.args.size() - s.state;
@@ -49,17 +51,23 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
     if (!(init->results[i]->type == t))
       fail("state value ", i, " (%", f.args[first + i]->name, "): @", kTrainInitFunction, " gives ",
            init->results[i]->type.str(), ", @", f.name, " takes ", t.str());
-    if (s.step && !(f.results[f.results.size() - s.state + i]->type == t))
+    // Its new value: in a step, each state value's; before, each buffer's.
+    const Value *update = nullptr;
+    if (s.step)
+      update = f.results[f.results.size() - s.state + i];
+    else if (i >= s.params && i < s.params + s.buffers)
+      update = f.results[f.results.size() - s.buffers + (i - s.params)];
+    if (update && !(update->type == t))
       fail("state value ", i, " (%", f.args[first + i]->name, ") is updated with ",
-           f.results[f.results.size() - s.state + i]->type.str(), ", not ", t.str());
+           update->type.str(), ", not ", t.str());
   }
   return s;
 }
 
 void setTrainSignature(Module &m, const TrainSignature &s) {
   std::ostringstream os;
-  os << "state=" << s.state << " params=" << s.params << " grads=" << s.grads
-     << " step=" << int(s.step);
+  os << "state=" << s.state << " params=" << s.params << " buffers=" << s.buffers
+     << " grads=" << s.grads << " step=" << int(s.step);
   m.metadata[kTrainMetadataKey] = os.str();
 }
 
@@ -69,12 +77,29 @@ Function *trainInit(Module &m, bool create) {
   return create ? m.addFunction(kTrainInitFunction) : nullptr;
 }
 
-std::string stateKey(const Module &m, size_t i) {
-  const Function *init = m.lookup(kTrainInitFunction);
-  if (!init || i >= init->results.size())
-    fail("no state value ", i);
-  const Value *v = init->results[i];
-  return v->loc.node.empty() ? v->name : v->loc.node;
+std::vector<std::string> stateKeys(const Module &m) {
+  std::vector<std::string> keys;
+  auto it = m.metadata.find(kTrainKeysMetadataKey);
+  if (it != m.metadata.end()) {
+    std::istringstream is(it->second);
+    for (std::string line; std::getline(is, line);)
+      keys.push_back(line);
+  }
+  std::optional<TrainSignature> s = trainSignature(m);
+  if (!s || keys.size() != s->state)
+    fail("module metadata ", kTrainKeysMetadataKey, " names ", keys.size(), " state values, not ",
+         s ? s->state : 0);
+  return keys;
+}
+
+void setStateKeys(Module &m, const std::vector<std::string> &keys) {
+  std::string text;
+  for (const std::string &k : keys) {
+    if (k.find('\n') != std::string::npos)
+      fail("a state value's name holds a line break: '", k, "'");
+    text += (text.empty() ? "" : "\n") + k;
+  }
+  m.metadata[kTrainKeysMetadataKey] = text;
 }
 
 } // namespace tc

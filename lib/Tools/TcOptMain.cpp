@@ -116,7 +116,8 @@ int tcOptMain(int argc, char **argv) {
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
-    bool checkGrads = false;
+    bool checkGrads = false, train = false;
+    std::string lossSpec = "cross-entropy", optimizerSpec = "adamw", trainable = ".*", freeze;
     GradCheckOptions gradCheck;
     // Each target's passes as its pipeline spells them (Targets.def).
     std::string targetHelp = "add the passes a code generation target wants before fuse";
@@ -182,6 +183,19 @@ int tcOptMain(int argc, char **argv) {
         "atol", po::value(&numerics.atol)->value_name("A"), "--verify-numerics tolerance (1e-5)")(
         "dump-failing", po::value(&numerics.dumpFailingDir)->value_name("DIR"),
         "with --verify-numerics: write the IR before and after the failing pass to DIR")(
+        "train", po::bool_switch(&train),
+        "compile a train step instead of inference: trained parameters as state, a loss, its "
+        "backward and an optimizer update before the -O pipeline (docs/training.md)")(
+        "loss", po::value(&lossSpec)->value_name("KIND[:k=v,..]"),
+        "--train: cross-entropy (default; class-axis, ignore-index, label-smoothing), mse, l1, "
+        "bce-with-logits, or output (the model's own scalar output); output=N picks the output")(
+        "optimizer", po::value(&optimizerSpec)->value_name("KIND[:k=v,..]"),
+        "--train: adamw (default), adam or sgd, with lr, weight-decay, momentum, nesterov, beta1, "
+        "beta2, eps, clip-norm, schedule (constant|cosine|linear), warmup, total-steps, min-lr; "
+        "none: return the gradients instead of updating")(
+        "trainable", po::value(&trainable)->value_name("REGEX"),
+        "--train: initializers trained (by ONNX name; default all float ones)")(
+        "freeze", po::value(&freeze)->value_name("REGEX"), "--train: initializers kept constant")(
         "check-gradients", po::bool_switch(&checkGrads),
         "after the pipeline (which differentiates: autodiff), check every gradient it returns "
         "against central finite differences of the loss, both in f64 on the reference executor; "
@@ -262,6 +276,17 @@ int tcOptMain(int argc, char **argv) {
         fail("unknown --conv-gemm '", convGemm, "' (auto, always or never)");
       if (pipeline.setOption(PassId::ConvGemms, "mode", convGemm) == 0)
         fail("--conv-gemm goes with --target=cuda or a --passes list that runs conv-gemms");
+    }
+    if (!train &&
+        (vm.count("loss") || vm.count("optimizer") || vm.count("trainable") || vm.count("freeze")))
+      fail("--loss, --optimizer, --trainable and --freeze go with --train");
+    if (train) {
+      if (precision != "fp32")
+        fail("--train: mixed-precision training (loss scaling) is not built yet; use --precision "
+             "fp32");
+      Pipeline t = trainingPipeline(lossSpec, optimizerSpec == "none" ? "" : optimizerSpec,
+                                    trainable, freeze);
+      pipeline = t.append(pipeline);
     }
     if (precision == "fp16" || precision == "bf16") {
       pipeline.insertBefore(

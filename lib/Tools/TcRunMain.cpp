@@ -7,6 +7,7 @@
 #include "tc/Tools/DecodeLoop.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
+#include "tc/Tools/TrainLoop.h"
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -144,6 +145,21 @@ int tcRunMain(int argc, char **argv) {
         "--decode on a fixed-capacity cache (export_decode_step.py --static): the cache "
         "capacities, ascending (default: powers of two from 128); each is one planned shape "
         "and one CUDA graph");
+    TrainOptions train;
+    opts.add_options()("train", po::value(&train.steps)->value_name("N"),
+                       "run N steps of a train step (tc-opt --train) over --data's batches, each "
+                       "step's new state fed to the next; prints the loss and samples/s")(
+        "data", po::value(&train.data)->value_name("DIR"),
+        "--train: test_data_set_* folders (one batch each, cycled) or one such folder")(
+        "checkpoint", po::value(&train.checkpoint)->value_name("FILE"),
+        "--train: write the trained state at the end: FILE (safetensors, keyed by the ONNX "
+        "initializer names) and FILE's .optimizer.safetensors")(
+        "checkpoint-every", po::value(&train.checkpointEvery)->value_name("K"),
+        "--train: also write the checkpoint every K steps")(
+        "resume", po::value(&train.resume)->value_name("FILE"),
+        "--train: start from this checkpoint (and its .optimizer.safetensors)")(
+        "log-every", po::value(&train.logEvery)->value_name("K"),
+        "--train: a loss line every K steps (default: ten lines)");
     opts.add_options()("print-info", po::bool_switch(&printInfo),
                        "artifacts: print what it was built with and for, and its sections with "
                        "sizes and checksums (verified), then stop");
@@ -212,6 +228,12 @@ int tcRunMain(int argc, char **argv) {
       ir = loadModule(buf);
     const Module *m = ir ? ir.get() : &exe->module();
     const Function &f = m->main();
+    if (train.steps < 0 || train.checkpointEvery < 0 || train.logEvery < 0)
+      fail("--train, --checkpoint-every and --log-every take N >= 0");
+    if (!train.steps && (!train.data.empty() || !train.checkpoint.empty() || !train.resume.empty()))
+      fail("--data, --checkpoint and --resume go with --train N");
+    if (train.steps)
+      return runTrainLoop(*m, exe.get(), train);
     if (decode)
       return runDecodeLoop(f, m, exe.get(), backend, target, src, past, decodeOpts, outputDir,
                            compareDir, rtol, atol);

@@ -56,8 +56,11 @@ bool parseCommandLine(const char *tool, const char *usage, int argc, char **argv
   po::store(po::command_line_parser(argc, argv)
                 .options(all)
                 .positional(pos)
-                .style(po::command_line_style::default_style |
-                       po::command_line_style::allow_long_disguise)
+                // No guessing of abbreviated options: "-o" is --output
+                // even beside another option starting with o (--optimizer).
+                .style((po::command_line_style::default_style |
+                        po::command_line_style::allow_long_disguise) &
+                       ~po::command_line_style::allow_guessing)
                 .run(),
             vm);
   if (vm.count("help")) {

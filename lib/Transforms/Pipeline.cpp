@@ -213,6 +213,39 @@ Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO) {
   return p.add(Canonicalize).add(DCE);
 }
 
+namespace {
+// "kind:k=v,k2=v2" as options of `id`, the kind as option `kindOption`.
+PassInvocation fromSpec(PassId id, const char *kindOption, const std::string &spec) {
+  PassInvocation inv(id);
+  size_t colon = spec.find(':');
+  inv.set(kindOption, spec.substr(0, colon));
+  if (colon == std::string::npos)
+    return inv;
+  std::string rest = spec.substr(colon + 1);
+  for (size_t at = 0; at <= rest.size();) {
+    size_t comma = std::min(rest.find(',', at), rest.size());
+    std::string kv = rest.substr(at, comma - at);
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos)
+      fail("'", spec, "': '", kv, "' is not option=value");
+    inv.setText(kv.substr(0, eq), kv.substr(eq + 1));
+    at = comma + 1;
+  }
+  return inv;
+}
+} // namespace
+
+Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
+                          const std::string &trainable, const std::string &freeze) {
+  using enum PassId;
+  Pipeline p;
+  p.add(PassInvocation(TrainState).set("trainable", trainable).set("freeze", freeze));
+  p.add(fromSpec(AppendLoss, "loss", loss)).add(Autodiff);
+  if (!optimizer.empty())
+    p.add(fromSpec(AppendOptimizer, "optimizer", optimizer));
+  return p.add(Canonicalize).add(CSE).add(DCE);
+}
+
 Pipeline outlineLoneOpsPipeline(bool moves) {
   Pipeline p;
   return p.add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))

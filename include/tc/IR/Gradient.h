@@ -19,6 +19,9 @@ namespace tc {
 class GradBuilder {
 public:
   GradBuilder(Function &f, const Op &fwd);
+  // For code that is no op's gradient (losses, optimizers): `fwd` only
+  // gives the location; values are named after `base`.
+  GradBuilder(Function &f, const Op &fwd, std::string base);
 
   Function &f;
   const Op &fwd;

@@ -3,15 +3,21 @@
 // through .tcir, .tcbc and the artifact unchanged:
 //   main(inputs..., state...) -> (loss, [gradients...], [new state...])
 //   - the last `state` arguments of main are state: parameters first
-//     (`params` of them), then optimizer state (moments, the step counter);
+//     (`params` of them), then buffers (`buffers`: batch norm's running
+//     statistics), then optimizer state (moments, the step counter);
+//   - before an optimizer, main's last `buffers` results are the buffers'
+//     new values;
 //   - after autodiff, results 1..`grads` are the gradients of the first
 //     `grads` parameters;
 //   - in a full train step (`step`), main's last `state` results are the
 //     state's new values, in the same order (tc-run and the C API feed
 //     them back as the next call's state);
 //   - function @init (no arguments) returns the state's initial values in
-//     the same order; its constants' locations name them as the ONNX model
-//     does (the checkpoint keys).
+//     the same order;
+//   - metadata "tc.train.keys" names each state value, one per line: the
+//     ONNX initializer's name for parameters and buffers (the checkpoint
+//     keys a PyTorch state_dict uses), "<param>.exp_avg" ... for the
+//     optimizer's.
 #pragma once
 #include "tc/IR/IR.h"
 #include <optional>
@@ -20,13 +26,15 @@
 namespace tc {
 
 struct TrainSignature {
-  size_t state = 0;  // trailing arguments of main that are state
-  size_t params = 0; // the first `params` of them are trained parameters
-  size_t grads = 0;  // results 1..grads are gradients (0 once an optimizer consumed them)
-  bool step = false; // main's last `state` results are the new state
+  size_t state = 0;   // trailing arguments of main that are state
+  size_t params = 0;  // the first `params` of them are trained parameters
+  size_t buffers = 0; // then buffers, updated by the forward
+  size_t grads = 0;   // results 1..grads are gradients (0 once an optimizer consumed them)
+  bool step = false;  // main's last `state` results are the new state
 };
 
 inline constexpr const char *kTrainMetadataKey = "tc.train";
+inline constexpr const char *kTrainKeysMetadataKey = "tc.train.keys";
 inline constexpr const char *kTrainInitFunction = "init";
 
 // The module's record, checked against main and @init (a tc::Error naming
@@ -36,8 +44,8 @@ void setTrainSignature(Module &m, const TrainSignature &s);
 
 // The state's initial-value function (created empty when `create`).
 Function *trainInit(Module &m, bool create = false);
-// Checkpoint key of state value i: the ONNX name of the initializer it came
-// from, or the name the pass that made it gave it.
-std::string stateKey(const Module &m, size_t i);
+// The checkpoint key of each state value, in order.
+std::vector<std::string> stateKeys(const Module &m);
+void setStateKeys(Module &m, const std::vector<std::string> &keys);
 
 } // namespace tc

@@ -139,6 +139,13 @@ Pipeline channelsLastPipeline();
 // tc-opt --precision=fp16|bf16 (`type` f16 or bf16), inserted before fuse;
 // `lowIO` (tc-opt --low-precision-io): float inputs and outputs in the low type.
 Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO = false);
+// tc-opt --train: train-state, append-loss, autodiff, append-optimizer.
+// `loss` and `optimizer` are specs "kind[:option=value,...]" (e.g.
+// "cross-entropy:label-smoothing=0.1", "adamw:lr=3e-4,weight-decay=0.01"),
+// the options those passes declare; "" leaves out the optimizer (the
+// module then returns the loss and the gradients).
+Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
+                          const std::string &trainable, const std::string &freeze);
 // tc-codegen's first stage: every lone op becomes a group of one so each
 // kernel is a Fused op; `moves`: data movement too (CUDA generates it).
 Pipeline outlineLoneOpsPipeline(bool moves);

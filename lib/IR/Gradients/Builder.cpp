@@ -12,6 +12,9 @@ GradBuilder::GradBuilder(Function &fn, const Op &fwdOp)
     : f(fn), fwd(fwdOp),
       base_((fwdOp.results.empty() ? std::string("op") : fwdOp.result()->name) + "_grad") {}
 
+GradBuilder::GradBuilder(Function &fn, const Op &fwdOp, std::string base)
+    : f(fn), fwd(fwdOp), base_(std::move(base)) {}
+
 std::vector<Value *> GradBuilder::ops(OpKind k, std::vector<Value *> ins, size_t numResults,
                                       std::vector<std::pair<std::string, Attribute>> attrs) {
   std::vector<std::string> names;

@@ -211,11 +211,18 @@ void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<std::pair<std::string, Attribute>> attrs(b.fwd.attrs.begin(), b.fwd.attrs.end());
   Value *idx =
       b.fwd.results.size() > 1 ? b.fwd.result(1) : b.ops(OpKind::MaxPool, {X}, 2, attrs)[1];
-  std::vector<int64_t> xD = b.dims(X);
-  int64_t n = product(xD), m = product(b.dims(idx));
-  Value *zeros = b.expandTo(b.scalar(0, rg[0]), {n});
-  Value *s = b.op(OpKind::ScatterElements, {zeros, b.reshape(idx, {m}), b.reshape(rg[0], {m})},
-                  {{"axis", Attribute(int64_t(0))}, {"reduction", Attribute(std::string("add"))}});
+  // Per (n, c) plane: the indices made plane-relative, so the scatter (a
+  // gather per element, lib/CodeGen/Kernels/IndexMove.cpp) scans one plane's
+  // windows, not the whole tensor's.
+  std::vector<int64_t> xD = b.dims(X), iD = b.dims(idx);
+  int64_t planes = xD[0] * xD[1], plane = product(xD, 2), windows = product(iD, 2);
+  std::vector<int64_t> offsets(static_cast<size_t>(planes));
+  for (int64_t p = 0; p < planes; ++p)
+    offsets[size_t(p)] = p * plane;
+  Value *rel = b.sub(b.reshape(idx, {planes, windows}), b.reshape(b.ints(offsets), {planes, 1}));
+  Value *zeros = b.expandTo(b.scalar(0, rg[0]), {planes, plane});
+  Value *s = b.op(OpKind::ScatterElements, {zeros, rel, b.reshape(rg[0], {planes, windows})},
+                  {{"axis", Attribute(int64_t(1))}, {"reduction", Attribute(std::string("add"))}});
   og[0] = b.reshape(s, xD);
 }
 

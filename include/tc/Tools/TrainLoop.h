@@ -1,0 +1,29 @@
+// tc-run --train N: runs a train-step module (tc-opt --train;
+// tc/IR/TrainSignature.h) N times over batches from a folder, feeding each
+// step's new state back as the next step's, printing the loss and the
+// throughput; checkpoints in safetensors (the model's state under its ONNX
+// initializer names, the optimizer's beside it).
+#pragma once
+#include "tc/IR/IR.h"
+#include "tc/Target/Executable.h"
+#include <string>
+
+namespace tc::tools {
+
+struct TrainOptions {
+  int steps = 0;
+  std::string data;        // test_data_set_* folders (cycled), or one such folder
+  std::string checkpoint;  // written at the end (and every checkpointEvery steps)
+  int checkpointEvery = 0; // 0: at the end only
+  std::string resume;      // a checkpoint to start from
+  int logEvery = 0;        // 0: about ten lines over the run
+};
+
+// The optimizer state's file beside a model checkpoint: x.safetensors ->
+// x.optimizer.safetensors.
+std::string optimizerCheckpointPath(const std::string &checkpoint);
+
+// `exe` null: the reference executor runs `m`'s main.
+int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts);
+
+} // namespace tc::tools

@@ -1,0 +1,176 @@
+// tc-run --train (tc/Tools/TrainLoop.h).
+#include "tc/Tools/TrainLoop.h"
+#include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/RefExecutor.h"
+#include "tc/Runtime/RunHarness.h"
+#include "tc/Runtime/Safetensors.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+
+namespace tc::tools {
+
+namespace fs = std::filesystem;
+
+std::string optimizerCheckpointPath(const std::string &checkpoint) {
+  std::string stem = checkpoint;
+  const std::string ext = ".safetensors";
+  if (stem.size() > ext.size() && stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0)
+    stem.resize(stem.size() - ext.size());
+  return stem + ".optimizer" + ext;
+}
+
+namespace {
+
+struct StateLayout {
+  TrainSignature sig;
+  std::vector<std::string> keys;
+  size_t modelState() const {
+    return sig.params + sig.buffers;
+  } // what the model's checkpoint holds
+};
+
+// Every batch of the folder: its test_data_set_* subfolders in name order,
+// or the folder itself.
+std::vector<std::vector<HostTensor>> loadBatches(const Function &inputsOnly,
+                                                 const std::string &dir) {
+  if (!fs::is_directory(dir))
+    fail("--data ", dir, ": not a folder");
+  std::vector<std::string> sets;
+  for (const auto &e : fs::directory_iterator(dir))
+    if (e.is_directory() && e.path().filename().string().rfind("test_data_set_", 0) == 0)
+      sets.push_back(e.path().string());
+  std::sort(sets.begin(), sets.end());
+  if (sets.empty())
+    sets.push_back(dir);
+  std::vector<std::vector<HostTensor>> batches;
+  for (const std::string &s : sets) {
+    InputSources src;
+    src.dir = s;
+    batches.push_back(gatherInputs(inputsOnly, src));
+  }
+  return batches;
+}
+
+void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
+                  const StateLayout &l, size_t from, size_t to, const Function &f) {
+  std::map<std::string, const HostTensor *> byName;
+  for (const NamedTensor &t : got)
+    byName[t.name] = &t.tensor;
+  size_t first = f.args.size() - l.sig.state;
+  for (size_t i = from; i < to; ++i) {
+    auto it = byName.find(l.keys[i]);
+    if (it == byName.end())
+      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ", to - from, " tensors)");
+    TensorType want = f.args[first + i]->type;
+    if (!(it->second->type() == want))
+      fail(file, ": tensor '", l.keys[i], "' is ", it->second->typeStr(), ", the model's is ",
+           want.str());
+    byName.erase(it);
+  }
+  if (!byName.empty())
+    fail(file, ": tensor '", byName.begin()->first, "' is not part of this model's state");
+}
+
+void saveCheckpoint(const std::string &path, const StateLayout &l,
+                    const std::vector<HostTensor> &state) {
+  std::vector<NamedTensor> model, optim;
+  for (size_t i = 0; i < state.size(); ++i)
+    (i < l.modelState() ? model : optim).push_back({l.keys[i], state[i]});
+  writeSafetensors(path, model, {{"format", "pt"}});
+  writeSafetensors(optimizerCheckpointPath(path), optim, {{"format", "tc-optimizer"}});
+}
+
+} // namespace
+
+int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
+  std::optional<TrainSignature> sig = trainSignature(m);
+  if (!sig || !sig->step)
+    fail("--train needs a train step (tc-opt --train): this module ",
+         sig ? "has no optimizer" : "does not train");
+  StateLayout layout{*sig, stateKeys(m)};
+  const Function &f = m.main();
+  Function inputsOnly;
+  inputsOnly.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig->state));
+  if (opts.data.empty())
+    fail("--train needs --data DIR (test_data_set_* folders of ", inputsOnly.args.size(),
+         " inputs each)");
+  std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
+
+  std::vector<HostTensor> state;
+  if (opts.resume.empty()) {
+    state = runReference(&m, *m.lookup(kTrainInitFunction), {});
+  } else {
+    // Both files are read and checked before anything runs.
+    SafetensorsFile model = readSafetensors(opts.resume);
+    SafetensorsFile optim = readSafetensors(optimizerCheckpointPath(opts.resume));
+    checkAgainst(opts.resume, model.tensors, layout, 0, layout.modelState(), f);
+    checkAgainst(optimizerCheckpointPath(opts.resume), optim.tensors, layout, layout.modelState(),
+                 sig->state, f);
+    std::map<std::string, HostTensor> byName;
+    for (NamedTensor &t : model.tensors)
+      byName[t.name] = std::move(t.tensor);
+    for (NamedTensor &t : optim.tensors)
+      byName[t.name] = std::move(t.tensor);
+    for (const std::string &k : layout.keys)
+      state.push_back(std::move(byName[k]));
+  }
+
+  // A resumed run goes on with the batch after the last one trained.
+  size_t done = 0;
+  for (size_t i = 0; i < layout.keys.size(); ++i)
+    if (layout.keys[i] == "optimizer.step")
+      done = size_t(std::max(0.0, state[i].getDouble(0)));
+  int logEvery = opts.logEvery > 0 ? opts.logEvery : std::max(1, opts.steps / 10);
+  int64_t samples =
+      batches[0].empty() || batches[0][0].shape().empty() ? 1 : batches[0][0].shape()[0];
+  auto t0 = std::chrono::steady_clock::now();
+  auto lastLog = t0;
+  double windowLoss = 0;
+  int windowSteps = 0;
+  for (int step = 1; step <= opts.steps; ++step) {
+    std::vector<HostTensor> inputs = batches[(done + size_t(step - 1)) % batches.size()];
+    inputs.insert(inputs.end(), std::make_move_iterator(state.begin()),
+                  std::make_move_iterator(state.end()));
+    std::vector<HostTensor> outs = exe ? exe->run(inputs) : runReference(&m, f, inputs);
+    double loss = outs[0].getDouble(0);
+    if (!std::isfinite(loss))
+      fail("--train: the loss is ", loss, " at step ", step, " (state not saved)");
+    state.assign(std::make_move_iterator(outs.end() - std::ptrdiff_t(sig->state)),
+                 std::make_move_iterator(outs.end()));
+    windowLoss += loss;
+    ++windowSteps;
+    if (step % logEvery == 0 || step == opts.steps) {
+      auto now = std::chrono::steady_clock::now();
+      double secs = std::chrono::duration<double>(now - lastLog).count();
+      std::cout << "step " << step << "/" << opts.steps << "  loss " << std::setprecision(6) << loss
+                << "  mean loss " << windowLoss / windowSteps << "  " << std::setprecision(4)
+                << double(windowSteps * samples) / std::max(secs, 1e-9) << " samples/s\n"
+                << std::flush;
+      lastLog = now;
+      windowLoss = 0;
+      windowSteps = 0;
+    }
+    if (!opts.checkpoint.empty() && opts.checkpointEvery > 0 && step % opts.checkpointEvery == 0)
+      saveCheckpoint(opts.checkpoint, layout, state);
+  }
+  double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cerr << "tc-run: trained " << opts.steps << " steps of " << samples << " samples in "
+            << std::setprecision(4) << total << " s ("
+            << double(opts.steps) * double(samples) / std::max(total, 1e-9) << " samples/s, "
+            << (exe ? "compiled" : "reference executor") << ")\n";
+  if (!opts.checkpoint.empty()) {
+    saveCheckpoint(opts.checkpoint, layout, state);
+    std::cerr << "tc-run: wrote " << opts.checkpoint << " and "
+              << optimizerCheckpointPath(opts.checkpoint) << "\n";
+  }
+  return 0;
+}
+
+} // namespace tc::tools
