@@ -118,6 +118,7 @@ int tcOptMain(int argc, char **argv) {
     NumericsCheckOptions numerics;
     bool checkGrads = false, train = false;
     std::string lossSpec = "cross-entropy", optimizerSpec = "adamw", trainable = ".*", freeze;
+    std::string lossScale = "dynamic";
     GradCheckOptions gradCheck;
     // Each target's passes as its pipeline spells them (Targets.def).
     std::string targetHelp = "add the passes a code generation target wants before fuse";
@@ -196,6 +197,9 @@ int tcOptMain(int argc, char **argv) {
         "trainable", po::value(&trainable)->value_name("REGEX"),
         "--train: initializers trained (by ONNX name; default all float ones)")(
         "freeze", po::value(&freeze)->value_name("REGEX"), "--train: initializers kept constant")(
+        "loss-scale", po::value(&lossScale)->value_name("dynamic|none|N"),
+        "--train --precision fp16: the loss scale (default dynamic: PyTorch's GradScaler, on the "
+        "device; a step whose gradients overflow is skipped)")(
         "check-gradients", po::bool_switch(&checkGrads),
         "after the pipeline (which differentiates: autodiff), check every gradient it returns "
         "against central finite differences of the loss, both in f64 on the reference executor; "
@@ -280,23 +284,31 @@ int tcOptMain(int argc, char **argv) {
     if (!train &&
         (vm.count("loss") || vm.count("optimizer") || vm.count("trainable") || vm.count("freeze")))
       fail("--loss, --optimizer, --trainable and --freeze go with --train");
+    if (!train && vm.count("loss-scale"))
+      fail("--loss-scale goes with --train");
     if (train) {
-      if (precision != "fp32")
-        fail("--train: mixed-precision training (loss scaling) is not built yet; use --precision "
-             "fp32");
-      Pipeline t = trainingPipeline(lossSpec, optimizerSpec == "none" ? "" : optimizerSpec,
-                                    trainable, freeze);
+      // Mixed precision covers forward and backward before the optimizer,
+      // which updates f32 master weights: not again before fuse.
+      std::string low = precision == "fp16" ? "f16" : precision == "bf16" ? "bf16" : "";
+      if (vm.count("loss-scale") && precision != "fp16")
+        fail("--loss-scale goes with --train --precision fp16");
+      Pipeline t =
+          trainingPipeline(lossSpec, optimizerSpec == "none" ? "" : optimizerSpec, trainable,
+                           freeze, low, precision == "fp16" ? lossScale : "none");
       pipeline = t.append(pipeline);
     }
     if (precision == "fp16" || precision == "bf16") {
-      pipeline.insertBefore(
-          PassId::Fuse,
-          mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
+      if (!train) // (a train step's ran in its training pipeline)
+        pipeline.insertBefore(
+            PassId::Fuse,
+            mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
       // conv-gemms' auto rule leaves f32 convs on cuDNN (TF32): tell it.
       pipeline.setOption(PassId::ConvGemms, "low-precision", "1");
     } else if (precision != "fp32") {
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
     }
+    if (train && lowPrecisionIO)
+      fail("--low-precision-io: a train step's state and inputs stay f32");
     if (lowPrecisionIO && precision == "fp32")
       fail("--low-precision-io needs --precision fp16 or bf16");
     pm.dumpDir = dumpDirFor("tc-opt", common);

@@ -232,8 +232,10 @@ int tcRunMain(int argc, char **argv) {
       fail("--train, --checkpoint-every and --log-every take N >= 0");
     if (!train.steps && (!train.data.empty() || !train.checkpoint.empty() || !train.resume.empty()))
       fail("--data, --checkpoint and --resume go with --train N");
-    if (train.steps)
+    if (train.steps) {
+      train.deviceState = backend && backend->gpu;
       return runTrainLoop(*m, exe.get(), train);
+    }
     if (decode)
       return runDecodeLoop(f, m, exe.get(), backend, target, src, past, decodeOpts, outputDir,
                            compareDir, rtol, atol);

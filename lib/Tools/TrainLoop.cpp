@@ -2,6 +2,7 @@
 #include "tc/Tools/TrainLoop.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/RefExecutor.h"
+#include "tc/Runtime/RunBuffers.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Runtime/Safetensors.h"
 #include "tc/Support/Error.h"
@@ -132,39 +133,70 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
       batches[0].empty() || batches[0][0].shape().empty() ? 1 : batches[0][0].shape()[0];
   auto t0 = std::chrono::steady_clock::now();
   auto lastLog = t0;
-  double windowLoss = 0;
-  int windowSteps = 0;
+  size_t n = f.args.size(), numInputs = n - sig->state, numResults = f.results.size();
+  std::vector<RunInput> in(n);
+  for (size_t j = 0; j < sig->state; ++j)
+    in[numInputs + j].host = &state[j];
   for (int step = 1; step <= opts.steps; ++step) {
-    std::vector<HostTensor> inputs = batches[(done + size_t(step - 1)) % batches.size()];
-    inputs.insert(inputs.end(), std::make_move_iterator(state.begin()),
-                  std::make_move_iterator(state.end()));
-    std::vector<HostTensor> outs = exe ? exe->run(inputs) : runReference(&m, f, inputs);
-    double loss = outs[0].getDouble(0);
+    const std::vector<HostTensor> &batch = batches[(done + size_t(step - 1)) % batches.size()];
+    for (size_t i = 0; i < numInputs; ++i) {
+      in[i] = RunInput{};
+      in[i].host = &batch[i];
+    }
+    bool logged = step % logEvery == 0 || step == opts.steps;
+    bool saving = step == opts.steps || (!opts.checkpoint.empty() && opts.checkpointEvery > 0 &&
+                                         step % opts.checkpointEvery == 0);
+    std::vector<RunOutput> outs(numResults);
+    auto place = [&](bool host) {
+      return host || !opts.deviceState ? RunOutput::To::Host : RunOutput::To::ModelDevice;
+    };
+    for (size_t r = 0; r < numResults; ++r)
+      outs[r].to = place(r == 0 ? logged : saving);
+    if (exe) {
+      exe->runOn(nullptr, in, outs);
+    } else {
+      std::vector<HostTensor> hostIn;
+      for (const RunInput &i : in)
+        hostIn.push_back(*i.host);
+      std::vector<HostTensor> res = runReference(&m, f, hostIn);
+      for (size_t r = 0; r < numResults; ++r)
+        outs[r].host = std::move(res[r]);
+    }
+    for (size_t j = 0; j < sig->state; ++j) {
+      RunOutput &o = outs[numResults - sig->state + j];
+      if (o.to == RunOutput::To::ModelDevice) {
+        in[numInputs + j] =
+            RunInput{nullptr, f.args[numInputs + j]->type.dtype, o.shape, o.device, o.bytes};
+      } else {
+        state[j] = std::move(o.host);
+        in[numInputs + j] = RunInput{};
+        in[numInputs + j].host = &state[j];
+      }
+    }
+    if (saving && step != opts.steps)
+      saveCheckpoint(opts.checkpoint, layout, state);
+    if (!logged) // the loss stays on the device: no sync
+      continue;
+    double loss = outs[0].host.getDouble(0);
     if (!std::isfinite(loss))
       fail("--train: the loss is ", loss, " at step ", step, " (state not saved)");
-    state.assign(std::make_move_iterator(outs.end() - std::ptrdiff_t(sig->state)),
-                 std::make_move_iterator(outs.end()));
-    windowLoss += loss;
-    ++windowSteps;
-    if (step % logEvery == 0 || step == opts.steps) {
-      auto now = std::chrono::steady_clock::now();
-      double secs = std::chrono::duration<double>(now - lastLog).count();
-      std::cout << "step " << step << "/" << opts.steps << "  loss " << std::setprecision(6) << loss
-                << "  mean loss " << windowLoss / windowSteps << "  " << std::setprecision(4)
-                << double(windowSteps * samples) / std::max(secs, 1e-9) << " samples/s\n"
-                << std::flush;
-      lastLog = now;
-      windowLoss = 0;
-      windowSteps = 0;
-    }
-    if (!opts.checkpoint.empty() && opts.checkpointEvery > 0 && step % opts.checkpointEvery == 0)
-      saveCheckpoint(opts.checkpoint, layout, state);
+    auto now = std::chrono::steady_clock::now();
+    double secs = std::chrono::duration<double>(now - lastLog).count();
+    int stepsInWindow = step % logEvery == 0 ? logEvery : step % logEvery;
+    std::cout << "step " << step << "/" << opts.steps << "  loss " << std::setprecision(6) << loss
+              << "  " << std::setprecision(4)
+              << double(stepsInWindow * samples) / std::max(secs, 1e-9) << " samples/s\n"
+              << std::flush;
+    lastLog = now;
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tc-run: trained " << opts.steps << " steps of " << samples << " samples in "
             << std::setprecision(4) << total << " s ("
             << double(opts.steps) * double(samples) / std::max(total, 1e-9) << " samples/s, "
-            << (exe ? "compiled" : "reference executor") << ")\n";
+            << (exe ? "compiled" : "reference executor");
+  if (exe && exe->peakDeviceBytes())
+    std::cerr << ", peak device memory " << double(exe->peakDeviceBytes()) / (1 << 20) << " MiB";
+  std::cerr << (opts.deviceState ? ", state on the device" : "") << ")\n";
   if (!opts.checkpoint.empty()) {
     saveCheckpoint(opts.checkpoint, layout, state);
     std::cerr << "tc-run: wrote " << opts.checkpoint << " and "

@@ -69,8 +69,10 @@ public:
   std::vector<Group> run() {
     for (auto &p : f_.ops)
       place(*p);
-    for (size_t g = 0; g < groups_.size(); ++g)
+    for (size_t g = 0, n = groups_.size(); g < n; ++g) {
+      splitMixedEpilogue(g);
       splitSharedPrologue(g);
+    }
     mergeSharedEpilogues();
     inlineMoves();
     return std::move(groups_);
@@ -363,7 +365,8 @@ private:
       Shape domain = data ? data->type.shape : op.result()->type.shape;
       if (auto p = producer(data); p && !isolated_.count(*p) &&
                                    groups_[*p].anchor == Anchor::None &&
-                                   sameDomain(groups_[*p].domain, domain) && acyclicJoin(op, *p)) {
+                                   sameDomain(groups_[*p].domain, domain) &&
+                                   !readsIntegers(groups_[*p]) && acyclicJoin(op, *p)) {
         join(*p, op);
         groups_[*p].anchor = Anchor::Reduction;
         groups_[*p].anchorOp = &op;
@@ -373,6 +376,16 @@ private:
       return;
     }
     placePointwise(op);
+  }
+
+  // A pointwise group reading integer tensors (a loss's labels) stays a
+  // kernel of its own: the reduction families' prologues read floats only.
+  bool readsIntegers(const Group &g) const {
+    for (const Op *o : g.ops)
+      for (const Value *v : o->operands)
+        if (v && isInteger(v->type.dtype))
+          return true;
+    return false;
   }
 
   // A Cast that widens half floats to f32 only for reductions to read (the
@@ -426,22 +439,16 @@ private:
       for (size_t h : cands)
         if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
             groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
-            !pathThroughOthers(h, g))
+            !pathThroughOthers(h, g) &&
+            !(groups_[g].anchor == Anchor::Reduction && readsIntegers(groups_[h])))
           merge(g, h);
       return;
     }
     newGroup(op, Anchor::None, s);
   }
 
-  // A reduction group whose prologue values are read elsewhere too (an SE
-  // block's SiLU, read by the ReduceMean and the later Mul) would have
-  // results of the input's shape next to the reduced ones, which no kernel
-  // writes: the ops before the reduction become a pointwise group of their
-  // own, which only feeds the rest (so the group graph stays acyclic).
-  void splitSharedPrologue(size_t g) {
-    Group &grp = groups_[g];
-    if (!grp.alive || grp.anchor != Anchor::Reduction || grp.ops.front() == grp.anchorOp)
-      return;
+  // Whether values of group g are read outside it in more than one shape.
+  bool hasMixedResults(const Group &grp) {
     std::unordered_map<const Value *, size_t> inside; // reads by the group's ops
     for (const Op *o : grp.ops)
       for (const Value *v :
@@ -456,7 +463,49 @@ private:
           mixed |= shape && *shape != r->type.shape;
           shape = r->type.shape;
         }
-    if (!mixed)
+    return mixed;
+  }
+
+  // A reduction group whose reduced values are read elsewhere too (a norm's
+  // 1 / std, which its backward reads again) beside values of its epilogue
+  // back over the input would have results of both shapes, which no kernel
+  // writes: the epilogue's ops over the input become a pointwise group of
+  // their own after it (then splitSharedPrologue sees what that leaves).
+  void splitMixedEpilogue(size_t g) {
+    Group &grp = groups_[g];
+    if (!grp.alive || grp.anchor != Anchor::Reduction ||
+        sameDomain(grp.anchorOp->result()->type.shape, grp.domain) || !hasMixedResults(grp))
+      return;
+    size_t at = index_.at(grp.anchorOp);
+    auto over = [&](const Op *o) {
+      return index_.at(o) > at && sameDomain(o->result()->type.shape, grp.domain);
+    };
+    Group epi;
+    epi.domain = grp.domain;
+    for (Op *o : grp.ops)
+      if (over(o))
+        epi.ops.push_back(o);
+    if (epi.ops.empty())
+      return;
+    std::erase_if(grp.ops, over);
+    epi.first = index_.at(epi.ops.front());
+    epi.last = index_.at(epi.ops.back());
+    grp.last = index_.at(grp.ops.back());
+    groups_.push_back(std::move(epi));
+    for (Op *o : groups_.back().ops)
+      groupOf_[o] = groups_.size() - 1;
+  }
+
+  // A reduction group whose prologue values are read elsewhere too (an SE
+  // block's SiLU, read by the ReduceMean and the later Mul) would have
+  // results of the input's shape next to the reduced ones, which no kernel
+  // writes: the ops before the reduction become a pointwise group of their
+  // own, which only feeds the rest (so the group graph stays acyclic).
+  void splitSharedPrologue(size_t g) {
+    Group &grp = groups_[g];
+    if (!grp.alive || grp.anchor != Anchor::Reduction || grp.ops.front() == grp.anchorOp)
+      return;
+    if (!hasMixedResults(grp))
       return;
     size_t at = index_.at(grp.anchorOp);
     // A Cast widening for the reductions stays their prologue: the split-off

@@ -3,6 +3,7 @@
 #include "tc/IR/Verifier.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -66,6 +67,18 @@ bool PassOptions::getBool(std::string_view name) const { return typed<bool>(valu
 
 const std::string &PassOptions::get(std::string_view name) const {
   return typed<std::string>(value(name), name);
+}
+
+double PassOptions::getNumber(std::string_view pass, std::string_view name) const {
+  const std::string &s = get(name);
+  try {
+    size_t used = 0;
+    double v = std::stod(s, &used);
+    if (used == s.size() && std::isfinite(v))
+      return v;
+  } catch (const std::exception &) {
+  }
+  fail(pass, ": ", name, " must be a number, not '", s, "'");
 }
 
 void PassManager::run(Module &m, std::ostream &irOut) {

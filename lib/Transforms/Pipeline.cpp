@@ -236,11 +236,15 @@ PassInvocation fromSpec(PassId id, const char *kindOption, const std::string &sp
 } // namespace
 
 Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
-                          const std::string &trainable, const std::string &freeze) {
+                          const std::string &trainable, const std::string &freeze,
+                          const std::string &lowType, const std::string &lossScale) {
   using enum PassId;
   Pipeline p;
   p.add(PassInvocation(TrainState).set("trainable", trainable).set("freeze", freeze));
-  p.add(fromSpec(AppendLoss, "loss", loss)).add(Autodiff);
+  p.add(fromSpec(AppendLoss, "loss", loss))
+      .add(PassInvocation(Autodiff).set("loss-scale", lossScale));
+  if (!lowType.empty())
+    p.append(mixedPrecisionPipeline(lowType));
   if (!optimizer.empty())
     p.add(fromSpec(AppendOptimizer, "optimizer", optimizer));
   return p.add(Canonicalize).add(CSE).add(DCE);

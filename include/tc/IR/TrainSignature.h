@@ -36,6 +36,9 @@ struct TrainSignature {
 inline constexpr const char *kTrainMetadataKey = "tc.train";
 inline constexpr const char *kTrainKeysMetadataKey = "tc.train.keys";
 inline constexpr const char *kTrainInitFunction = "init";
+// fp16 training's state (autodiff{loss-scale}, consumed by append-optimizer).
+inline constexpr const char *kLossScaleKey = "amp.loss_scale";
+inline constexpr const char *kGrowthTrackerKey = "amp.growth_tracker";
 
 // The module's record, checked against main and @init (a tc::Error naming
 // the inconsistency otherwise); nullopt for an inference module.

@@ -17,6 +17,11 @@ struct TrainOptions {
   int checkpointEvery = 0; // 0: at the end only
   std::string resume;      // a checkpoint to start from
   int logEvery = 0;        // 0: about ten lines over the run
+  // A GPU target: the state stays in the model's device memory between
+  // steps (each step's new state is the next one's device input); it comes
+  // to the host for a checkpoint and after the last step, the loss at a
+  // logged step only.
+  bool deviceState = false;
 };
 
 // The optimizer state's file beside a model checkpoint: x.safetensors ->

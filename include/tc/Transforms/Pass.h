@@ -40,6 +40,9 @@ public:
   int64_t getInt(std::string_view name) const;
   bool getBool(std::string_view name) const;
   const std::string &get(std::string_view name) const; // a String option
+  // A String option that holds a finite number (a learning rate: Passes.def
+  // has no float kind); a tc::Error naming the pass's option otherwise.
+  double getNumber(std::string_view pass, std::string_view name) const;
 
 private:
   const PassOptionValue &value(std::string_view name) const;
@@ -143,9 +146,13 @@ Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO = false);
 // `loss` and `optimizer` are specs "kind[:option=value,...]" (e.g.
 // "cross-entropy:label-smoothing=0.1", "adamw:lr=3e-4,weight-decay=0.01"),
 // the options those passes declare; "" leaves out the optimizer (the
-// module then returns the loss and the gradients).
+// module then returns the loss and the gradients). `lowType` "f16" / "bf16":
+// mixed precision over forward and backward (mixedPrecisionPipeline) before
+// the optimizer, which updates f32 master weights; `lossScale` is autodiff's
+// (fp16: "dynamic").
 Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
-                          const std::string &trainable, const std::string &freeze);
+                          const std::string &trainable, const std::string &freeze,
+                          const std::string &lowType = "", const std::string &lossScale = "none");
 // tc-codegen's first stage: every lone op becomes a group of one so each
 // kernel is a Fused op; `moves`: data movement too (CUDA generates it).
 Pipeline outlineLoneOpsPipeline(bool moves);

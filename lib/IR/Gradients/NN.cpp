@@ -3,6 +3,7 @@
 // backends already compile), normalizations, softmax and the losses.
 #include "GradRules.h"
 #include "tc/IR/NNMath.h"
+#include <cmath>
 #include <numeric>
 
 namespace tc::grad {
@@ -200,30 +201,64 @@ void conv(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   }
 }
 
-// MaxPool: the cotangent scatter-added to the maxima (MaxPool's indices).
+// MaxPool: each window's cotangent goes to the first of its taps (in window
+// order, as the indices result counts) that holds the maximum: per tap o, the
+// strided slice of the (-inf padded) input it reads, a mask of the windows
+// whose maximum it is and no earlier tap's; the masked cotangents of all taps
+// go back to their positions in one grouped transposed convolution by
+// one-hot kernels. Elementwise ops, slices and a ConvTranspose: no indices,
+// no scatter, no host step on either backend.
 void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   requireNchw(b);
-  if (b.fwd.getInt("storage_order") != 0)
-    fail(b.fwd.where(), ": the gradient of a MaxPool with storage_order 1 is not supported");
   if (rg.size() > 1 && rg[1])
     fail(b.fwd.where(), ": MaxPool's indices have no gradient");
-  Value *X = in(b, 0);
-  std::vector<std::pair<std::string, Attribute>> attrs(b.fwd.attrs.begin(), b.fwd.attrs.end());
-  Value *idx =
-      b.fwd.results.size() > 1 ? b.fwd.result(1) : b.ops(OpKind::MaxPool, {X}, 2, attrs)[1];
-  // Per (n, c) plane: the indices made plane-relative, so the scatter (a
-  // gather per element, lib/CodeGen/Kernels/IndexMove.cpp) scans one plane's
-  // windows, not the whole tensor's.
-  std::vector<int64_t> xD = b.dims(X), iD = b.dims(idx);
-  int64_t planes = xD[0] * xD[1], plane = product(xD, 2), windows = product(iD, 2);
-  std::vector<int64_t> offsets(static_cast<size_t>(planes));
-  for (int64_t p = 0; p < planes; ++p)
-    offsets[size_t(p)] = p * plane;
-  Value *rel = b.sub(b.reshape(idx, {planes, windows}), b.reshape(b.ints(offsets), {planes, 1}));
-  Value *zeros = b.expandTo(b.scalar(0, rg[0]), {planes, plane});
-  Value *s = b.op(OpKind::ScatterElements, {zeros, rel, b.reshape(rg[0], {planes, windows})},
-                  {{"axis", Attribute(int64_t(1))}, {"reduction", Attribute(std::string("add"))}});
-  og[0] = b.reshape(s, xD);
+  Value *X = in(b, 0), *g = rg[0], *y = b.fwd.result();
+  std::vector<int64_t> xD = b.dims(X), k = b.fwd.getInts("kernel_shape");
+  size_t ns = xD.size() - 2;
+  Windows wd = windowsOf(b, xD, k, b.fwd.getInt("ceil_mode"));
+  std::vector<int64_t> pads(2 * (ns + 2), 0);
+  for (size_t a = 0; a < ns; ++a) {
+    pads[2 + a] = wd.padBegin[a];
+    pads[ns + 4 + a] = std::max<int64_t>(wd.padEnd[a], 0);
+  }
+  Value *padded = b.op(OpKind::Pad, {X},
+                       {{"pads", Attribute(pads)}, {"value", Attribute(-3.4028234663852886e38)}});
+  int64_t taps = product(k);
+  std::vector<Value *> parts;
+  Value *taken = nullptr;
+  std::vector<int64_t> axes = range(2, int64_t(2 + ns)), steps = wd.strides;
+  for (int64_t t = 0; t < taps; ++t) {
+    std::vector<int64_t> starts(ns), ends(ns);
+    for (int64_t a = int64_t(ns) - 1, rest = t; a >= 0; --a) {
+      size_t ua = size_t(a);
+      starts[ua] = (rest % k[ua]) * wd.dilations[ua];
+      rest /= k[ua];
+      ends[ua] = starts[ua] + (wd.out[ua] - 1) * wd.strides[ua] + 1;
+    }
+    Value *tap =
+        b.op(OpKind::Slice, {padded, b.ints(starts), b.ints(ends), b.ints(axes), b.ints(steps)});
+    Value *hit = b.op(OpKind::Equal, {tap, y});
+    Value *first = taken ? b.op(OpKind::And, {hit, b.op(OpKind::Not, {taken})}) : hit;
+    taken = taken ? b.op(OpKind::Or, {taken, hit}) : hit;
+    parts.push_back(b.op(OpKind::Unsqueeze, {b.where(first, g, b.scalar(0, g))},
+                         {{"axes", Attribute(std::vector<int64_t>{2})}}));
+  }
+  // [N, C, taps, out...] -> [N, C * taps, out...]: channel c's taps are group c.
+  Value *stacked =
+      parts.size() == 1 ? parts[0] : b.op(OpKind::Concat, parts, {{"axis", Attribute(int64_t(2))}});
+  std::vector<int64_t> sD{xD[0], xD[1] * taps};
+  sD.insert(sD.end(), wd.out.begin(), wd.out.end());
+  std::vector<double> onehot(static_cast<size_t>(xD[1] * taps * taps), 0.0);
+  for (int64_t c = 0; c < xD[1]; ++c)
+    for (int64_t t = 0; t < taps; ++t)
+      onehot[size_t((c * taps + t) * taps + t)] = 1.0;
+  std::vector<int64_t> wDims{xD[1] * taps, 1};
+  wDims.insert(wDims.end(), k.begin(), k.end());
+  Value *kernels =
+      b.f.addConstant(b.f.uniqueName("maxpool_grad_taps"), TensorType{DType::F64, makeShape(wDims)},
+                      TensorData::copyOf(onehot.data(), onehot.size() * 8), b.fwd.loc);
+  og[0] = b.op(OpKind::ConvTranspose, {b.reshape(stacked, sD), b.castTo(kernels, g->type.dtype)},
+               transposeAttrs(wd, xD[1]));
 }
 
 // AveragePool: dY over each window's divisor, spread back over the window
@@ -414,34 +449,41 @@ struct LossBack {
 LossBack lossBack(GradBuilder &b, Value *like, Value *labels, Value *weights, Value *dLoss) {
   std::vector<int64_t> xD = b.dims(like), lD = b.dims(labels);
   int64_t C = xD[1];
-  Value *lab = labels->type.dtype == DType::I64
-                   ? labels
-                   : b.op(OpKind::Cast, {labels}, {{"to", Attribute(DType::I64)}});
-  Value *one = b.scalar(1, like), *zero = b.scalar(0, like);
+  // The labels compared as floats (exact below 2^24 classes): the kernel
+  // families take float comparisons in a reduction's prologue or epilogue,
+  // not integer ones.
+  Value *labF = b.op(OpKind::Cast, {labels}, {{"to", Attribute(DType::F32)}});
+  Value *zero = b.scalar(0, like);
   Value *keep = nullptr;
-  if (std::vector<int64_t> ig = b.fwd.getInts("ignore_index"); !ig.empty()) {
-    Value *igC = b.f.addConstant(b.f.uniqueName("loss_grad_ignore"), TensorType{DType::I64, {}},
-                                 TensorData::copyOf(&ig[0], 8), b.fwd.loc);
-    keep = b.op(OpKind::Not, {b.op(OpKind::Equal, {lab, igC})});
-    Value *zeroI =
-        b.f.addConstant(b.f.uniqueName("loss_grad_zero"), TensorType{DType::I64, {}},
-                        TensorData::copyOf(std::vector<int64_t>{0}.data(), 8), b.fwd.loc);
-    lab = b.where(keep, lab, zeroI);
+  if (std::vector<int64_t> ig = b.fwd.getInts("ignore_index"); !ig.empty())
+    keep = b.op(OpKind::Not, {b.op(OpKind::Equal, {labF, b.scalar(double(ig[0]), labF)})});
+  Value *wElem;
+  if (weights) {
+    Value *lab = labels->type.dtype == DType::I64
+                     ? labels
+                     : b.op(OpKind::Cast, {labels}, {{"to", Attribute(DType::I64)}});
+    if (keep) // an ignored label may be out of range: gather class 0 for it
+      lab = b.where(keep, lab, b.op(OpKind::Cast, {zero}, {{"to", Attribute(DType::I64)}}));
+    wElem = b.op(OpKind::Gather, {weights, lab});
+    if (keep)
+      wElem = b.where(keep, wElem, zero);
+  } else {
+    wElem = keep ? b.castTo(keep, like->type.dtype) : b.expandTo(b.scalar(1, like), lD);
   }
-  Value *wElem = weights ? b.op(OpKind::Gather, {weights, lab}) : b.expandTo(one, lD);
-  if (keep)
-    wElem = b.where(keep, wElem, zero);
   const std::string &red = b.fwd.getString("reduction");
   Value *s = b.mul(wElem, dLoss);
   if (red == "mean")
     s = b.div(s, b.op(OpKind::ReduceSum, {wElem}, {{"keepdims", Attribute(int64_t(0))}}));
-  std::vector<int64_t> classes(static_cast<size_t>(C));
-  std::iota(classes.begin(), classes.end(), 0);
+  std::vector<double> classes(static_cast<size_t>(C));
+  std::iota(classes.begin(), classes.end(), 0.0);
   std::vector<int64_t> cD(xD.size(), 1);
   cD[1] = C;
-  Value *cls = b.reshape(b.ints(classes), cD);
-  Value *lab1 = b.op(OpKind::Unsqueeze, {lab}, {{"axes", Attribute(std::vector<int64_t>{1})}});
-  Value *oneHot = b.castTo(b.op(OpKind::Equal, {lab1, cls}), like->type.dtype);
+  Value *cls =
+      b.f.addConstant(b.f.uniqueName("loss_grad_classes"), TensorType{DType::F64, makeShape(cD)},
+                      TensorData::copyOf(classes.data(), classes.size() * 8), b.fwd.loc);
+  Value *lab1 = b.op(OpKind::Unsqueeze, {labF}, {{"axes", Attribute(std::vector<int64_t>{1})}});
+  Value *oneHot =
+      b.castTo(b.op(OpKind::Equal, {lab1, b.castTo(cls, DType::F32)}), like->type.dtype);
   return {b.op(OpKind::Unsqueeze, {s}, {{"axes", Attribute(std::vector<int64_t>{1})}}), oneHot};
 }
 } // namespace

@@ -11,22 +11,6 @@
 
 namespace tc {
 
-namespace {
-
-double floatOption(const PassOptions &opts, const char *name) {
-  const std::string &s = opts.get(name);
-  try {
-    size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size())
-      return v;
-  } catch (const std::exception &) {
-  }
-  fail("append-loss: ", name, " must be a number, not '", s, "'");
-}
-
-} // namespace
-
 bool runAppendLossPass(Module &m, const PassOptions &opts) {
   Function &f = m.main();
   std::optional<TrainSignature> sig = trainSignature(m);
@@ -81,7 +65,7 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
     int64_t ignore = opts.getInt("ignore-index");
     std::vector<std::pair<std::string, Attribute>> attrs{
         {"ignore_index", Attribute(std::vector<int64_t>{ignore})}};
-    double eps = floatOption(opts, "label-smoothing");
+    double eps = opts.getNumber("append-loss", "label-smoothing");
     if (eps < 0 || eps > 1)
       fail("append-loss: label-smoothing must be in [0, 1], not ", eps);
     if (eps == 0) {

@@ -13,22 +13,6 @@
 
 namespace tc {
 
-namespace {
-
-double number(const PassOptions &opts, const char *name) {
-  const std::string &s = opts.get(name);
-  try {
-    size_t used = 0;
-    double v = std::stod(s, &used);
-    if (used == s.size() && std::isfinite(v))
-      return v;
-  } catch (const std::exception &) {
-  }
-  fail("append-optimizer: ", name, " must be a number, not '", s, "'");
-}
-
-} // namespace
-
 bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   Function &f = m.main();
   std::optional<TrainSignature> sig = trainSignature(m);
@@ -38,9 +22,14 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   const std::string &kind = opts.get("optimizer");
   if (kind != "sgd" && kind != "adam" && kind != "adamw")
     fail("append-optimizer: unknown optimizer '", kind, "' (sgd, adam or adamw)");
-  double lr = number(opts, "lr"), wd = number(opts, "weight-decay"), mom = number(opts, "momentum");
-  double b1 = number(opts, "beta1"), b2 = number(opts, "beta2"), eps = number(opts, "eps");
-  double clip = number(opts, "clip-norm"), minLr = number(opts, "min-lr");
+  double lr = opts.getNumber("append-optimizer", "lr"),
+         wd = opts.getNumber("append-optimizer", "weight-decay"),
+         mom = opts.getNumber("append-optimizer", "momentum");
+  double b1 = opts.getNumber("append-optimizer", "beta1"),
+         b2 = opts.getNumber("append-optimizer", "beta2"),
+         eps = opts.getNumber("append-optimizer", "eps");
+  double clip = opts.getNumber("append-optimizer", "clip-norm"),
+         minLr = opts.getNumber("append-optimizer", "min-lr");
   int64_t warmup = opts.getInt("warmup"), total = opts.getInt("total-steps");
   const std::string &schedule = opts.get("schedule");
   bool nesterov = opts.getBool("nesterov");
@@ -77,6 +66,52 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
     keys.push_back(key);
     optArgs.push_back(a);
     return a;
+  };
+
+  // State made before this pass beyond the parameters and buffers: fp16's
+  // loss scale (autodiff{loss-scale}). Its new values follow the buffers'.
+  size_t extraFirst = first + sig->params + sig->buffers;
+  Value *lossScale = nullptr, *growth = nullptr;
+  for (size_t i = sig->params + sig->buffers; i < sig->state; ++i) {
+    if (keys[i] == kLossScaleKey)
+      lossScale = f.args[first + i];
+    else if (keys[i] == kGrowthTrackerKey)
+      growth = f.args[first + i];
+    else
+      fail("append-optimizer: state value '", keys[i], "' is no parameter, buffer or loss scale");
+  }
+  std::vector<Value *> extraNew;
+  // A scaled step: gradients unscaled; `ok` when all are finite (their sum
+  // is: an inf or NaN anywhere makes it inf or NaN), else the step is skipped.
+  Value *ok = nullptr;
+  if (lossScale) {
+    Value *inv = b.op(OpKind::Reciprocal, {lossScale});
+    std::vector<Value *> sums;
+    for (Value *&g : grads) {
+      g = b.mul(g, b.castTo(inv, g->type.dtype));
+      sums.push_back(b.castTo(b.op(OpKind::ReduceSum, {g}, {{"keepdims", Attribute(int64_t(0))}}),
+                              DType::F32));
+    }
+    Value *total = sums.size() == 1 ? sums[0] : b.op(OpKind::Sum, sums);
+    ok = b.op(OpKind::LessOrEqual,
+              {b.op(OpKind::Abs, {total}), b.scalar(3.4028234663852886e38, total)});
+    if (growth) {
+      // PyTorch's GradScaler: halve on overflow; double after
+      // growth-interval good steps in a row.
+      Value *zero = b.scalar(0, growth), *g1 = b.add(growth, b.scalar(1, growth));
+      Value *grow = b.op(OpKind::GreaterOrEqual,
+                         {g1, b.scalar(double(opts.getInt("growth-interval")), growth)});
+      extraNew.push_back(
+          b.where(ok, b.where(grow, b.scale(lossScale, 2.0), lossScale), b.scale(lossScale, 0.5)));
+      extraNew.push_back(b.where(ok, b.where(grow, zero, g1), zero));
+      if (keys[extraFirst - first] != kLossScaleKey)
+        std::swap(extraNew[0], extraNew[1]);
+    } else {
+      extraNew.push_back(b.op(OpKind::Identity, {lossScale}));
+    }
+  }
+  auto keepIfSkipped = [&](Value *updated, Value *old) {
+    return ok ? b.where(ok, updated, old) : updated;
   };
 
   TensorType scalarF32{DType::F32, {}};
@@ -158,6 +193,10 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
     }
   }
   optNew.insert(optNew.begin(), t1);
+  for (size_t i = 0; i < params.size(); ++i)
+    newParams[i] = keepIfSkipped(newParams[i], params[i]);
+  for (size_t i = 0; i < optNew.size(); ++i)
+    optNew[i] = keepIfSkipped(optNew[i], optArgs[i]);
   std::vector<Value *> results{f.results[0]};
   auto named = [&](Value *v, const std::string &name) {
     results.push_back(f.addOp(OpKind::Identity, {v}, {f.uniqueName(name)}, {v->type})->result());
@@ -166,6 +205,8 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
     named(newParams[i], params[i]->name + "_new");
   for (Value *v : bufferUpdates)
     results.push_back(v);
+  for (size_t i = 0; i < extraNew.size(); ++i)
+    named(extraNew[i], f.args[extraFirst + i]->name + "_new");
   for (size_t i = 0; i < optNew.size(); ++i)
     named(optNew[i], optArgs[i]->name + "_new");
   f.results = results;

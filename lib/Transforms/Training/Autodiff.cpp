@@ -8,6 +8,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
+#include <cmath>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -91,7 +92,39 @@ bool runAutodiffPass(Module &m, const PassOptions &opts) {
   Op seedOp(OpKind::Identity);
   seedOp.results.push_back(loss);
   GradBuilder seed(f, seedOp);
-  cot[loss] = seed.reshape(seed.scalar(1.0, loss), seed.dims(loss));
+  // The seed: 1, or the loss scale (fp16 training: the gradients come out
+  // scaled, append-optimizer unscales them and skips a step that overflowed).
+  Value *one = seed.scalar(1.0, loss);
+  if (std::string mode = opts.get("loss-scale"); mode != "none") {
+    if (wrtOpt != "params")
+      fail("autodiff: loss-scale goes with wrt=params (a training module)");
+    double initScale = mode == "dynamic" ? opts.getNumber("autodiff", "init-scale") : [&] {
+      try {
+        size_t used = 0;
+        double v = std::stod(mode, &used);
+        if (used == mode.size() && v > 0 && std::isfinite(v))
+          return v;
+      } catch (const std::exception &) {
+      }
+      fail("autodiff: loss-scale must be none, dynamic or a positive number, not '", mode, "'");
+    }();
+    std::vector<std::string> keys = stateKeys(m);
+    Function &init = *trainInit(m);
+    GradBuilder ib(init, seedOp, "amp");
+    auto addState = [&](const char *key, double value) {
+      Value *a = f.addArgument(f.uniqueName(key), TensorType{DType::F32, {}});
+      init.results.push_back(ib.scalar(value, a));
+      keys.push_back(key);
+      ++sig->state;
+      return a;
+    };
+    Value *scale = addState(kLossScaleKey, initScale);
+    if (mode == "dynamic")
+      addState(kGrowthTrackerKey, 0.0);
+    setStateKeys(m, keys);
+    one = seed.castTo(scale, loss->type.dtype);
+  }
+  cot[loss] = seed.reshape(one, seed.dims(loss));
 
   for (size_t k = f.ops.size(); k-- > 0;) {
     Op &op = *f.ops[k];

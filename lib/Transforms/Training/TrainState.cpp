@@ -1,11 +1,13 @@
 // train-state: makes main's trained weights state. Float initializers
 // (matched by their ONNX names against `trainable`, not `freeze`) become
-// trailing arguments of main, their values @init's results; batch norms in
-// their inference form become the training form, whose running statistics
-// are buffers updated by the forward (tc/IR/TrainSignature.h).
+// trailing arguments of main, their values @init's results; batch norms
+// (either form) normalize with batch statistics, their running statistics
+// buffers updated by the forward (tc/IR/TrainSignature.h).
+#include "tc/IR/Gradient.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <regex>
 #include <unordered_map>
 #include <unordered_set>
@@ -34,44 +36,59 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   std::string freezeText = opts.get("freeze");
   std::regex freeze = compile("freeze", freezeText.empty() ? "$^" : freezeText);
 
-  // Batch norms: the training form; their statistics become buffers.
+  // Batch norms: batch statistics, as ops every backend compiles (a
+  // reduction per statistic, the rest pointwise); their running statistics
+  // become buffers updated as PyTorch does (the variance's unbiased).
   std::vector<Value *> bufferConsts, bufferUpdates;
   std::unordered_set<const Value *> statistics;
-  for (auto &op : f.ops) {
-    if (op->is(OpKind::BatchNormalizationTraining)) { // exported after model.train()
-      for (size_t i : {3, 4}) {
-        if (!op->operand(i)->isConstant())
-          fail(op->where(), ": training a batch norm needs constant running statistics");
-        statistics.insert(op->operand(i));
-        bufferConsts.push_back(op->operand(i));
-        bufferUpdates.push_back(op->result(i - 2));
-      }
-      continue;
-    }
-    if (!op->is(OpKind::BatchNormalization))
-      continue;
-    Value *mean = op->operand(3), *var = op->operand(4);
+  std::vector<std::pair<Value *, Value *>> replaced; // old result -> its value now
+  rewriteOpsInPlace(m, [&](Function &fn, Op &op) {
+    bool training = op.is(OpKind::BatchNormalizationTraining);
+    if (&fn != &f || !(training || op.is(OpKind::BatchNormalization)))
+      return false;
+    Value *x = op.operand(0), *mean = op.operand(3), *var = op.operand(4);
     if (!mean->isConstant() || !var->isConstant())
-      fail(op->where(), ": training a batch norm needs constant running statistics");
+      fail(op.where(), ": training a batch norm needs constant running statistics");
+    GradBuilder b(fn, op, op.result()->name + "_bn");
+    std::vector<int64_t> xD = b.dims(x);
+    if (b.dims(mean).size() != 1)
+      fail(op.where(), ": training a batch norm needs [C] statistics");
+    std::vector<int64_t> axes{0}, cD(xD.size(), 1);
+    int64_t count = xD[0];
+    for (size_t a = 2; a < xD.size(); ++a) {
+      axes.push_back(int64_t(a));
+      count *= xD[a];
+    }
+    cD[1] = xD[1];
+    Value *mu = b.reduceMean(x, axes, true);
+    Value *xc = b.sub(x, mu);
+    Value *v = b.reduceMean(b.mul(xc, xc), axes, true);
+    Value *inv = b.op(OpKind::Reciprocal,
+                      {b.op(OpKind::Sqrt, {b.add(v, b.scalar(op.getFloat("epsilon"), x))})});
+    Value *y =
+        b.add(b.mul(b.mul(xc, inv), b.reshape(op.operand(1), cD)), b.reshape(op.operand(2), cD));
+    double momentum = training ? op.getFloat("momentum") : 0.9;
+    double unbiased = count > 1 ? double(count) / double(count - 1) : 1.0;
+    Value *newMean = b.add(b.scale(mean, momentum), b.scale(b.reshape(mu, {xD[1]}), 1 - momentum));
+    Value *newVar =
+        b.add(b.scale(var, momentum), b.scale(b.reshape(v, {xD[1]}), unbiased * (1 - momentum)));
+    replaced.emplace_back(op.result(), y);
+    if (training) {
+      replaced.emplace_back(op.result(1), newMean);
+      replaced.emplace_back(op.result(2), newVar);
+    }
     statistics.insert(mean);
     statistics.insert(var);
-    auto bn = std::make_unique<Op>(OpKind::BatchNormalizationTraining);
-    bn->operands = op->operands;
-    bn->loc = op->loc;
-    bn->setAttr("epsilon", Attribute(op->getFloat("epsilon")));
-    Value *y = op->result();
-    bn->results.push_back(y);
-    y->def = bn.get();
-    for (Value *stat : {mean, var}) {
-      Value *r = f.newValue(f.uniqueName(stat->name + "_new"), stat->type);
-      r->def = bn.get();
-      r->resultIndex = unsigned(bn->results.size());
-      bn->results.push_back(r);
-      bufferConsts.push_back(stat);
-      bufferUpdates.push_back(r);
-    }
-    op = std::move(bn);
-  }
+    bufferConsts.push_back(mean);
+    bufferConsts.push_back(var);
+    bufferUpdates.push_back(newMean);
+    bufferUpdates.push_back(newVar);
+    return true;
+  });
+  for (auto [from, to] : replaced)
+    f.replaceAllUsesWith(from, to);
+  f.results.insert(f.results.end(), bufferUpdates.begin(), bufferUpdates.end());
+  eraseDeadOps(f);
 
   // Parameters: float initializers with 2+ elements that some op reads
   // (scalars are the exporter's literals, not weights), in the model's order.
@@ -108,7 +125,6 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
         init->addConstant(init->uniqueName(c->name), c->type, *c->data, c->loc));
   }
   f.removeUnusedConstants();
-  f.results.insert(f.results.end(), bufferUpdates.begin(), bufferUpdates.end());
   TrainSignature sig;
   sig.state = all.size();
   sig.params = params.size();
