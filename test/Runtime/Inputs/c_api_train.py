@@ -1,6 +1,8 @@
 """For c-api-train.test:
     c_api_train.py batches DIR OUT.bin   DIR's test_data_set_* (input_N.pb, in name order) as
                                          raw bytes, batch after batch (train_model.c reads them)
+    c_api_train.py regression DIR        3 batches of x f32[8,4] and target tanh(0.3 x) as
+                                         DIR/test_data_set_*/input_N.pb
     c_api_train.py sums LOG CKPT         LOG's 'state KEY TYPE sum S' lines against the tensors
                                          of CKPT and its .optimizer.safetensors"""
 import glob
@@ -18,6 +20,14 @@ if sys.argv[1] == "batches":
                 t = TensorProto()
                 t.ParseFromString(open(pb, "rb").read())
                 out.write(np.ascontiguousarray(numpy_helper.to_array(t)).tobytes())
+elif sys.argv[1] == "regression":
+    rng = np.random.default_rng(0)
+    for b in range(3):
+        d = os.path.join(sys.argv[2], "test_data_set_%d" % b)
+        os.makedirs(d, exist_ok=True)
+        x = rng.standard_normal((8, 4)).astype(np.float32)
+        for i, (name, arr) in enumerate([("x", x), ("target", np.tanh(0.3 * x).astype(np.float32))]):
+            open(os.path.join(d, "input_%d.pb" % i), "wb").write(numpy_helper.from_array(arr, name).SerializeToString())
 elif sys.argv[1] == "sums":
     from safetensors.numpy import load_file
     ckpt = sys.argv[3]
