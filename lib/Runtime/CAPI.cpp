@@ -4,6 +4,9 @@
 // errors become -1/NULL and a per-thread message.
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/IR.h"
+#include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/RefExecutor.h"
+#include "tc/Runtime/TrainCheckpoint.h"
 #include "tc/Runtime/tc_runtime.h"
 #include "tc/Support/Error.h"
 #include "tc/Target/Executable.h"
@@ -23,6 +26,22 @@ struct tc_model {
   std::vector<tc::HostTensor> outputs; // host outputs of the last run
 
   const tc::Function &main() const { return exe->module().main(); }
+};
+
+// A train step's model and its state, where the model runs: host tensors
+// (a CPU model; a CUDA model's until its first step and after a load), or
+// the last step's outputs left in a CUDA model's device memory (valid until
+// its next run, which copies its device inputs first: feeding them back is
+// safe).
+struct tc_trainer {
+  std::unique_ptr<tc_model> model;
+  tc::TrainStateLayout layout;
+  size_t batchInputs = 0;            // main's arguments before the state
+  std::vector<tc::HostTensor> host;  // the state on the host, when !onDevice
+  std::vector<tc::RunOutput> device; // the state on the device, when onDevice
+  bool onDevice = false;
+  void *stream = nullptr; // the last step's (reads copy on it)
+  std::string lost;       // why the state is gone ("": it is not)
 };
 
 namespace {
@@ -91,6 +110,30 @@ tc_load_options readOptions(const tc_load_options *given) {
   std::memcpy(&o, given, std::min(given->size, sizeof o));
   o.size = sizeof o;
   return o;
+}
+
+// tc_model_load_ex's work (`who`: the call, named when the path is NULL).
+std::unique_ptr<tc_model> loadModel(const char *who, const char *path,
+                                    const tc_load_options *options) {
+  if (!path)
+    tc::fail(who, ": path is NULL");
+  tc_load_options o = readOptions(options);
+  tc::Artifact a = tc::readArtifact(tc::MemoryBuffer::open(path),
+                                    o.no_verify ? tc::ArtifactCheck::None : tc::ArtifactCheck::All);
+  auto m = std::make_unique<tc_model>();
+  m->target = &tc::runtimeTargetOf(a.target, path);
+  tc::TargetOptionValues values;
+  if (o.threads) // what tc-run --threads gives (targets without it ignore it)
+    values["threads"] = std::to_string(o.threads);
+  if (o.attention) // tc-run --attention (targets without it ignore it)
+    values["attention"] = o.attention;
+  m->exe = m->target->load(std::move(a), values, o.device);
+  const tc::Function &f = m->main();
+  for (const auto *values : {&f.args, &f.results})
+    for (const tc::Value *v : *values)
+      if (v->type.rank() > TC_MAX_RANK)
+        tc::fail(path, ": '", v->name, "' has rank ", v->type.rank(), " > TC_MAX_RANK");
+  return m;
 }
 
 // Input i as the runtime takes it: a host tensor (copied into `host`, which
@@ -197,6 +240,109 @@ int runCall(const char *who, tc_model *m, void *stream, bool chooses, const tc_t
       -1);
 }
 
+// The trainer's state, usable (not lost).
+void checkState(const tc_trainer *t) {
+  if (!t->lost.empty())
+    tc::fail("the state was lost: ", t->lost, "; load a checkpoint (tc_trainer_load_checkpoint)");
+}
+
+// One step (tc_trainer_step_on_stream).
+void trainStep(tc_trainer *t, void *stream, const tc_tensor *inputs, int numInputs, double *loss) {
+  if (!t || (numInputs > 0 && !inputs))
+    tc::fail("NULL trainer or inputs");
+  tc_model &m = *t->model;
+  const tc::Function &f = m.main();
+  if (numInputs != int(t->batchInputs))
+    tc::fail("a batch is ", t->batchInputs, " inputs (the model's, then the loss's target), got ",
+             numInputs);
+  if (!m.target->gpu && stream)
+    tc::fail("a ", m.target->title, " model runs on no stream (pass NULL)");
+  checkState(t);
+  const size_t state = t->layout.sig.state, first = f.results.size() - state;
+  std::vector<tc::HostTensor> host;
+  host.reserve(t->batchInputs + state); // readInput points into it
+  std::vector<tc::RunInput> ins;
+  for (int i = 0; i < numInputs; ++i)
+    ins.push_back(readInput(inputs[i], i, *m.target, host));
+
+  if (!m.target->gpu) { // the state moves in and back out: no copy
+    for (tc::HostTensor &s : t->host)
+      host.push_back(std::move(s));
+    std::vector<tc::HostTensor> outs;
+    try {
+      outs = m.exe->run(host);
+    } catch (...) {
+      for (size_t i = 0; i < state; ++i)
+        t->host[i] = std::move(host[t->batchInputs + i]);
+      throw;
+    }
+    if (loss)
+      *loss = outs[0].getDouble(0);
+    for (size_t i = 0; i < state; ++i)
+      t->host[i] = std::move(outs[first + i]);
+    return;
+  }
+
+  // A GPU: the state goes in where it is and its new values stay in the
+  // model's device memory; the loss comes to the host only when asked.
+  using To = tc::RunOutput::To;
+  for (size_t i = 0; i < state; ++i) {
+    if (!t->onDevice) {
+      tc::RunInput in;
+      in.host = &t->host[i];
+      ins.push_back(std::move(in));
+      continue;
+    }
+    const tc::RunOutput &o = t->device[i];
+    ins.push_back(tc::RunInput{nullptr, t->layout.types[i].dtype, o.shape, o.device, o.bytes});
+  }
+  std::vector<tc::RunOutput> outs(f.results.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    outs[i].to = i == 0 && loss ? To::Host : To::ModelDevice;
+  try {
+    m.exe->runOn(stream, ins, outs);
+  } catch (const std::exception &e) {
+    // The run may have overwritten the device memory the state was in.
+    if (t->onDevice)
+      t->lost = std::string("a step failed (") + e.what() + ")";
+    throw;
+  }
+  if (loss)
+    *loss = outs[0].host.getDouble(0);
+  t->device.assign(std::make_move_iterator(outs.begin() + std::ptrdiff_t(first)),
+                   std::make_move_iterator(outs.end()));
+  t->host.clear();
+  t->onDevice = true;
+  t->stream = stream;
+}
+
+// State tensor i on the host.
+tc::HostTensor stateOnHost(tc_trainer *t, size_t i) {
+  if (!t->onDevice)
+    return t->host[i];
+  const tc::RunOutput &o = t->device[i];
+  tc::HostTensor h(t->layout.types[i].dtype, o.shape);
+  if (h.byteSize() != o.bytes)
+    tc::fail("state tensor ", i, " '", t->layout.keys[i], "' is ", o.bytes,
+             " bytes on the device, ", h.typeStr(), " takes ", h.byteSize());
+  t->model->exe->copyToHost(t->stream, o.device, h.bytes(), o.bytes);
+  return h;
+}
+
+// A trainer call's errors, named by the call that failed.
+template <typename F> int trainerCall(const char *who, F &&f) {
+  return guarded(
+      [&] {
+        try {
+          f();
+        } catch (const std::exception &e) {
+          tc::fail(who, ": ", e.what());
+        }
+        return 0;
+      },
+      -1);
+}
+
 } // namespace
 
 extern "C" {
@@ -208,30 +354,8 @@ tc_model *tc_model_load(const char *path, unsigned threads) {
 }
 
 tc_model *tc_model_load_ex(const char *path, const tc_load_options *options) {
-  return guarded(
-      [&] {
-        if (!path)
-          tc::fail("tc_model_load: path is NULL");
-        tc_load_options o = readOptions(options);
-        tc::Artifact a =
-            tc::readArtifact(tc::MemoryBuffer::open(path),
-                             o.no_verify ? tc::ArtifactCheck::None : tc::ArtifactCheck::All);
-        auto m = std::make_unique<tc_model>();
-        m->target = &tc::runtimeTargetOf(a.target, path);
-        tc::TargetOptionValues values;
-        if (o.threads) // what tc-run --threads gives (targets without it ignore it)
-          values["threads"] = std::to_string(o.threads);
-        if (o.attention) // tc-run --attention (targets without it ignore it)
-          values["attention"] = o.attention;
-        m->exe = m->target->load(std::move(a), values, o.device);
-        const tc::Function &f = m->main();
-        for (const auto *values : {&f.args, &f.results})
-          for (const tc::Value *v : *values)
-            if (v->type.rank() > TC_MAX_RANK)
-              tc::fail(path, ": '", v->name, "' has rank ", v->type.rank(), " > TC_MAX_RANK");
-        return m.release();
-      },
-      (tc_model *)nullptr);
+  return guarded([&] { return loadModel("tc_model_load", path, options).release(); },
+                 (tc_model *)nullptr);
 }
 
 void tc_model_free(tc_model *model) { delete model; }
@@ -288,6 +412,110 @@ int tc_model_device_bytes(const tc_model *m, uint64_t *planned, uint64_t *peak) 
   if (peak)
     *peak = m->exe->peakDeviceBytes();
   return 0;
+}
+
+tc_trainer *tc_trainer_load(const char *path, const tc_load_options *options) {
+  return guarded(
+      [&] {
+        auto t = std::make_unique<tc_trainer>();
+        t->model = loadModel("tc_trainer_load", path, options);
+        const tc::Module &module = t->model->exe->module();
+        std::optional<tc::TrainSignature> sig = tc::trainSignature(module);
+        if (!sig || !sig->step)
+          tc::fail(path, ": not a train step (tc-opt --train): this module ",
+                   sig ? "has no optimizer" : "does not train");
+        t->layout = tc::trainStateLayout(module, *sig);
+        t->batchInputs = module.main().args.size() - sig->state;
+        t->host = tc::runReference(&module, *module.lookup(tc::kTrainInitFunction), {});
+        return t.release();
+      },
+      (tc_trainer *)nullptr);
+}
+
+void tc_trainer_free(tc_trainer *trainer) { delete trainer; }
+
+const tc_model *tc_trainer_model(const tc_trainer *t) {
+  if (!t) {
+    bad("tc_trainer_model: NULL trainer");
+    return nullptr;
+  }
+  return t->model.get();
+}
+
+int tc_trainer_num_inputs(const tc_trainer *t) {
+  return t ? int(t->batchInputs) : bad("tc_trainer_num_inputs: NULL trainer");
+}
+
+int tc_trainer_step(tc_trainer *t, const tc_tensor *inputs, int numInputs, double *loss) {
+  return trainerCall("tc_trainer_step", [&] { trainStep(t, nullptr, inputs, numInputs, loss); });
+}
+
+int tc_trainer_step_on_stream(tc_trainer *t, void *stream, const tc_tensor *inputs, int numInputs,
+                              double *loss) {
+  return trainerCall("tc_trainer_step_on_stream",
+                     [&] { trainStep(t, stream, inputs, numInputs, loss); });
+}
+
+int tc_trainer_num_state(const tc_trainer *t) {
+  return t ? int(t->layout.keys.size()) : bad("tc_trainer_num_state: NULL trainer");
+}
+
+int tc_trainer_state(const tc_trainer *t, int i, const char **key, tc_tensor *type) {
+  if (!t || i < 0 || i >= tc_trainer_num_state(t))
+    return bad("tc_trainer_state: no state tensor " + std::to_string(i) + " (" +
+               (t ? std::to_string(tc_trainer_num_state(t)) + " state tensors" : "NULL trainer") +
+               ")");
+  const size_t at = t->batchInputs + size_t(i);
+  describe(t->model->main().args[at], nullptr, type);
+  if (key)
+    *key = t->layout.keys[size_t(i)].c_str();
+  return 0;
+}
+
+int tc_trainer_read_state(tc_trainer *t, int i, void *data, size_t bytes) {
+  return trainerCall("tc_trainer_read_state", [&] {
+    if (!t || i < 0 || i >= int(t->layout.keys.size()))
+      tc::fail("no state tensor ", i, " (",
+               t ? std::to_string(t->layout.keys.size()) + " state tensors" : "NULL trainer", ")");
+    checkState(t);
+    const size_t at = size_t(i);
+    const tc::TensorType &type = t->layout.types[at];
+    size_t need = t->onDevice ? t->device[at].bytes : t->host[at].byteSize();
+    if (bytes != need || (!data && bytes))
+      tc::fail("state tensor ", i, " '", t->layout.keys[at], "' (", type.str(), ") is ", need,
+               " bytes; the buffer given has ", data ? bytes : 0);
+    if (!bytes)
+      return;
+    if (t->onDevice)
+      t->model->exe->copyToHost(t->stream, t->device[at].device, data, bytes);
+    else
+      std::memcpy(data, t->host[at].bytes(), bytes);
+  });
+}
+
+int tc_trainer_save_checkpoint(tc_trainer *t, const char *path) {
+  return trainerCall("tc_trainer_save_checkpoint", [&] {
+    if (!t || !path)
+      tc::fail("NULL trainer or path");
+    checkState(t);
+    if (!t->onDevice)
+      return tc::writeTrainCheckpoint(path, t->layout, t->host);
+    std::vector<tc::HostTensor> state;
+    for (size_t i = 0; i < t->layout.keys.size(); ++i)
+      state.push_back(stateOnHost(t, i));
+    tc::writeTrainCheckpoint(path, t->layout, state);
+  });
+}
+
+int tc_trainer_load_checkpoint(tc_trainer *t, const char *path) {
+  return trainerCall("tc_trainer_load_checkpoint", [&] {
+    if (!t || !path)
+      tc::fail("NULL trainer or path");
+    t->host = tc::readTrainCheckpoint(path, t->layout); // checked whole, or nothing changes
+    t->device.clear();
+    t->onDevice = false;
+    t->lost.clear();
+  });
 }
 
 } // extern "C"

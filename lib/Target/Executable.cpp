@@ -38,4 +38,8 @@ void Executable::runOn(void *, const std::vector<RunInput> &inputs,
   }
 }
 
+void Executable::copyToHost(void *, DeviceAddress, void *, size_t) {
+  fail("copyToHost: this model holds no device memory");
+}
+
 } // namespace tc

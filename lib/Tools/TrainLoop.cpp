@@ -4,7 +4,7 @@
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunBuffers.h"
 #include "tc/Runtime/RunHarness.h"
-#include "tc/Runtime/Safetensors.h"
+#include "tc/Runtime/TrainCheckpoint.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <chrono>
@@ -12,30 +12,12 @@
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
-#include <map>
-#include <set>
 
 namespace tc::tools {
 
 namespace fs = std::filesystem;
 
-std::string optimizerCheckpointPath(const std::string &checkpoint) {
-  std::string stem = checkpoint;
-  const std::string ext = ".safetensors";
-  if (stem.size() > ext.size() && stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0)
-    stem.resize(stem.size() - ext.size());
-  return stem + ".optimizer" + ext;
-}
-
 namespace {
-
-struct StateLayout {
-  TrainSignature sig;
-  std::vector<std::string> keys;
-  size_t modelState() const {
-    return sig.params + sig.buffers;
-  } // what the model's checkpoint holds
-};
 
 // Every batch of the folder: its test_data_set_* subfolders in name order,
 // or the folder itself.
@@ -59,35 +41,6 @@ std::vector<std::vector<HostTensor>> loadBatches(const Function &inputsOnly,
   return batches;
 }
 
-void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
-                  const StateLayout &l, size_t from, size_t to, const Function &f) {
-  std::map<std::string, const HostTensor *> byName;
-  for (const NamedTensor &t : got)
-    byName[t.name] = &t.tensor;
-  size_t first = f.args.size() - l.sig.state;
-  for (size_t i = from; i < to; ++i) {
-    auto it = byName.find(l.keys[i]);
-    if (it == byName.end())
-      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ", to - from, " tensors)");
-    TensorType want = f.args[first + i]->type;
-    if (!(it->second->type() == want))
-      fail(file, ": tensor '", l.keys[i], "' is ", it->second->typeStr(), ", the model's is ",
-           want.str());
-    byName.erase(it);
-  }
-  if (!byName.empty())
-    fail(file, ": tensor '", byName.begin()->first, "' is not part of this model's state");
-}
-
-void saveCheckpoint(const std::string &path, const StateLayout &l,
-                    const std::vector<HostTensor> &state) {
-  std::vector<NamedTensor> model, optim;
-  for (size_t i = 0; i < state.size(); ++i)
-    (i < l.modelState() ? model : optim).push_back({l.keys[i], state[i]});
-  writeSafetensors(path, model, {{"format", "pt"}});
-  writeSafetensors(optimizerCheckpointPath(path), optim, {{"format", "tc-optimizer"}});
-}
-
 } // namespace
 
 int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
@@ -95,7 +48,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   if (!sig || !sig->step)
     fail("--train needs a train step (tc-opt --train): this module ",
          sig ? "has no optimizer" : "does not train");
-  StateLayout layout{*sig, stateKeys(m)};
+  TrainStateLayout layout = trainStateLayout(m, *sig);
   const Function &f = m.main();
   Function inputsOnly;
   inputsOnly.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig->state));
@@ -104,24 +57,10 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
          " inputs each)");
   std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
 
-  std::vector<HostTensor> state;
-  if (opts.resume.empty()) {
-    state = runReference(&m, *m.lookup(kTrainInitFunction), {});
-  } else {
-    // Both files are read and checked before anything runs.
-    SafetensorsFile model = readSafetensors(opts.resume);
-    SafetensorsFile optim = readSafetensors(optimizerCheckpointPath(opts.resume));
-    checkAgainst(opts.resume, model.tensors, layout, 0, layout.modelState(), f);
-    checkAgainst(optimizerCheckpointPath(opts.resume), optim.tensors, layout, layout.modelState(),
-                 sig->state, f);
-    std::map<std::string, HostTensor> byName;
-    for (NamedTensor &t : model.tensors)
-      byName[t.name] = std::move(t.tensor);
-    for (NamedTensor &t : optim.tensors)
-      byName[t.name] = std::move(t.tensor);
-    for (const std::string &k : layout.keys)
-      state.push_back(std::move(byName[k]));
-  }
+  // A checkpoint is read and checked whole before anything runs.
+  std::vector<HostTensor> state = opts.resume.empty()
+                                      ? runReference(&m, *m.lookup(kTrainInitFunction), {})
+                                      : readTrainCheckpoint(opts.resume, layout);
 
   // A resumed run goes on with the batch after the last one trained.
   size_t done = 0;
@@ -174,7 +113,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
       }
     }
     if (saving && step != opts.steps)
-      saveCheckpoint(opts.checkpoint, layout, state);
+      writeTrainCheckpoint(opts.checkpoint, layout, state);
     if (!logged) // the loss stays on the device: no sync
       continue;
     double loss = outs[0].host.getDouble(0);
@@ -198,7 +137,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     std::cerr << ", peak device memory " << double(exe->peakDeviceBytes()) / (1 << 20) << " MiB";
   std::cerr << (opts.deviceState ? ", state on the device" : "") << ")\n";
   if (!opts.checkpoint.empty()) {
-    saveCheckpoint(opts.checkpoint, layout, state);
+    writeTrainCheckpoint(opts.checkpoint, layout, state);
     std::cerr << "tc-run: wrote " << opts.checkpoint << " and "
               << optimizerCheckpointPath(opts.checkpoint) << "\n";
   }

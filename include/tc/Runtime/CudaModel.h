@@ -92,6 +92,10 @@ public:
   // work is only enqueued: its faults surface at the caller's next
   // synchronize, and deviceMs() is -1.
   bool runOn(cuda::CUstream stream, const std::vector<Input> &inputs, std::vector<Output> &outputs);
+  // Copies `bytes` at `from` (device memory of this model's context: a
+  // ModelDevice output) to host memory `to` on `stream` (nullptr: the
+  // model's own) and waits for that stream.
+  void copyToHost(cuda::CUstream stream, cuda::CUdeviceptr from, void *to, size_t bytes);
   // The last run: steps by a generated kernel, by a library call and on the
   // host, the device arena's bytes (0: it ran without one), one line per step
   // saying what ran it (empty when unplanned).

@@ -29,8 +29,8 @@ extern "C" {
 /* 1: CPU artifacts. 2: CUDA artifacts, tc_model_load_ex, device tensors
  * (tc_tensor.memory), tc_model_run_on_stream, tc_model_backend,
  * tc_model_device_bytes. 3: tc_load_options.no_verify. 4:
- * tc_load_options.attention. */
-#define TC_RUNTIME_API_VERSION 4
+ * tc_load_options.attention. 5: training (tc_trainer_*). */
+#define TC_RUNTIME_API_VERSION 5
 
 typedef struct tc_model tc_model;
 
@@ -132,6 +132,75 @@ int tc_model_run_on_stream(tc_model *model, void *stream, const tc_tensor *input
  * runtime has held at once in this process (all its models). Either pointer
  * may be NULL. Returns 0, or -1 for a NULL model. */
 int tc_model_device_bytes(const tc_model *model, uint64_t *planned, uint64_t *peak);
+
+/* Training (since version 5; docs/training.md). A trainer runs a train step
+ * compiled by `tc-opt --train` (main(batch inputs..., state...) -> (loss,
+ * new state...)) once per batch, feeding each step's new state to the next.
+ * The state (parameters, batch-norm buffers, optimizer moments, the step
+ * counter) stays where the model runs: host memory of the trainer's on the
+ * CPU; on CUDA, the model's device memory (each step's new state is the next
+ * step's device input; no step copies it to the host). Checkpoints are the
+ * files `tc-run --train --checkpoint FILE` writes and `--resume FILE` reads:
+ * FILE holds the model's parameters and buffers under their ONNX initializer
+ * names (safetensors.torch.load_file reads it), FILE's .optimizer.safetensors
+ * (x.safetensors -> x.optimizer.safetensors) the optimizer's state.
+ * Example: docs/examples/train_model.c. */
+typedef struct tc_trainer tc_trainer;
+
+/* Loads a train-step artifact as tc_model_load_ex does (options NULL: the
+ * defaults) and sets its state to its initial values (the module's function
+ * @init, on the reference executor). An artifact that is no train step is
+ * an error ("m.tcx: not a train step (tc-opt --train): this module does not
+ * train"). */
+tc_trainer *tc_trainer_load(const char *path, const tc_load_options *options);
+void tc_trainer_free(tc_trainer *trainer);
+
+/* The trainer's model, to describe its inputs and outputs (tc_model_input
+ * ...): inputs 0 .. tc_trainer_num_inputs() - 1 are a batch (the model's
+ * inputs, then the loss's target), the rest the state. It belongs to the
+ * trainer: neither run nor free it. */
+const tc_model *tc_trainer_model(const tc_trainer *trainer);
+int tc_trainer_num_inputs(const tc_trainer *trainer);
+
+/* One step on a batch: inputs[0 .. num_inputs) as tc_model_run takes them
+ * (host memory or, for a CUDA model, device memory; only read). The step's
+ * new state replaces the state. `loss` NULL: the loss is not read back, and
+ * a CUDA step on a stream of the caller's does not wait for the device (as
+ * tc_model_run_on_stream with device outputs: the next step, read or save
+ * is ordered after it on the stream); non-NULL: *loss is set to the step's
+ * loss (a CUDA step then waits for its stream). A NaN or infinite loss is
+ * returned as it is: the state has taken that step. An argument refused
+ * (count, dtype, size) leaves the state as it was; so does any failed CPU
+ * step. A CUDA step that fails while it runs, with the state on the device,
+ * loses the state: later steps, reads and saves fail until
+ * tc_trainer_load_checkpoint. Returns 0 or -1. */
+int tc_trainer_step(tc_trainer *trainer, const tc_tensor *inputs, int num_inputs, double *loss);
+/* tc_trainer_step with its work on `stream` (tc_model_run_on_stream's: a
+ * CUstream / cudaStream_t of the model's device; NULL: the model's own, and
+ * the call waits; a CPU model takes only NULL). tc_trainer_read_state and
+ * tc_trainer_save_checkpoint copy on the last step's stream: keep it alive
+ * until then. */
+int tc_trainer_step_on_stream(tc_trainer *trainer, void *stream, const tc_tensor *inputs,
+                              int num_inputs, double *loss);
+
+/* The state: its number of tensors; tensor i's checkpoint key
+ * ("conv1.weight", "conv1.weight.exp_avg", "optimizer.step") and type
+ * (data NULL, memory HOST), -1 when i is out of range; and a copy of its
+ * current value into `data`, host memory of exactly `bytes` (its size)
+ * bytes (CUDA: copied on the last step's stream, which the call waits for). */
+int tc_trainer_num_state(const tc_trainer *trainer);
+int tc_trainer_state(const tc_trainer *trainer, int i, const char **key, tc_tensor *type);
+int tc_trainer_read_state(tc_trainer *trainer, int i, void *data, size_t bytes);
+
+/* Writes the state to `path` and its .optimizer.safetensors file, each
+ * atomically (a temporary file renamed over it: a failed write leaves the
+ * old file). Returns 0 or -1. */
+int tc_trainer_save_checkpoint(tc_trainer *trainer, const char *path);
+/* Reads both files and checks them against the model (a damaged file, a
+ * tensor missing, extra or of another type: -1 and one line naming the file
+ * and tensor) before it replaces the state; on error the state is as it
+ * was. The next step continues from the checkpoint. Returns 0 or -1. */
+int tc_trainer_load_checkpoint(tc_trainer *trainer, const char *path);
 
 #ifdef __cplusplus
 }

@@ -88,6 +88,12 @@ public:
   // are not `gpu` before calling it.
   virtual void runOn(void *stream, const std::vector<RunInput> &inputs,
                      std::vector<RunOutput> &outputs);
+  // Copies `bytes` of device memory at `from` (the model's device's: a
+  // ModelDevice output of the last run) into host memory at `to`, on
+  // `stream` (nullptr: the model's own), and waits for it: the C API's
+  // trainer reads its device-resident state so. GPU targets; the default
+  // fails.
+  virtual void copyToHost(void *stream, DeviceAddress from, void *to, size_t bytes);
   // Device memory (GPU targets): what the model planned to hold, and the
   // most tc held at once; 0 on the host.
   virtual uint64_t plannedDeviceBytes() const { return 0; }

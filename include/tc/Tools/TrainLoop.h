@@ -2,7 +2,7 @@
 // tc/IR/TrainSignature.h) N times over batches from a folder, feeding each
 // step's new state back as the next step's, printing the loss and the
 // throughput; checkpoints in safetensors (the model's state under its ONNX
-// initializer names, the optimizer's beside it).
+// initializer names, the optimizer's beside it: tc/Runtime/TrainCheckpoint.h).
 #pragma once
 #include "tc/IR/IR.h"
 #include "tc/Target/Executable.h"
@@ -23,10 +23,6 @@ struct TrainOptions {
   // logged step only.
   bool deviceState = false;
 };
-
-// The optimizer state's file beside a model checkpoint: x.safetensors ->
-// x.optimizer.safetensors.
-std::string optimizerCheckpointPath(const std::string &checkpoint);
 
 // `exe` null: the reference executor runs `m`'s main.
 int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts);

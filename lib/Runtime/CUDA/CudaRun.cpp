@@ -927,6 +927,16 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
   return true;
 }
 
+void CudaModel::copyToHost(cuda::CUstream stream, cuda::CUdeviceptr from, void *to, size_t bytes) {
+  if (!bytes)
+    return;
+  const cuda::Driver &d = cuda::driver();
+  d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+  cuda::CUstream on = stream ? stream : stream_;
+  d.check(d.memcpyDtoHAsync(to, from, bytes, on), "cuMemcpyDtoHAsync");
+  d.check(d.streamSynchronize(on), "cuStreamSynchronize");
+}
+
 void CudaModel::checkFault() {
   if (!fault_)
     return;

@@ -80,6 +80,9 @@ public:
              std::vector<RunOutput> &outputs) override {
     m_->runOn(static_cast<cuda::CUstream>(stream), inputs, outputs);
   }
+  void copyToHost(void *stream, DeviceAddress from, void *to, size_t bytes) override {
+    m_->copyToHost(static_cast<cuda::CUstream>(stream), from, to, bytes);
+  }
   uint64_t plannedDeviceBytes() const override { return m_->plannedDeviceBytes(); }
   uint64_t peakDeviceBytes() const override { return cuda::deviceBytesPeak(); }
 };

@@ -1,0 +1,76 @@
+// Train-step checkpoints (tc/Runtime/TrainCheckpoint.h).
+#include "tc/Runtime/TrainCheckpoint.h"
+#include "tc/Runtime/Safetensors.h"
+#include "tc/Support/Error.h"
+#include <map>
+
+namespace tc {
+
+namespace {
+
+// The tensors of one file against the state values [from, to).
+void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
+                  const TrainStateLayout &l, size_t from, size_t to) {
+  std::map<std::string, const HostTensor *> byName;
+  for (const NamedTensor &t : got)
+    byName[t.name] = &t.tensor;
+  for (size_t i = from; i < to; ++i) {
+    auto it = byName.find(l.keys[i]);
+    if (it == byName.end())
+      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ", to - from, " tensors)");
+    if (!(it->second->type() == l.types[i]))
+      fail(file, ": tensor '", l.keys[i], "' is ", it->second->typeStr(), ", the model's is ",
+           l.types[i].str());
+    byName.erase(it);
+  }
+  if (!byName.empty())
+    fail(file, ": tensor '", byName.begin()->first, "' is not part of this model's state");
+}
+
+} // namespace
+
+TrainStateLayout trainStateLayout(const Module &m, const TrainSignature &sig) {
+  TrainStateLayout l{sig, stateKeys(m), {}};
+  const Function &f = m.main();
+  for (size_t i = f.args.size() - sig.state; i < f.args.size(); ++i)
+    l.types.push_back(f.args[i]->type);
+  return l;
+}
+
+std::string optimizerCheckpointPath(const std::string &checkpoint) {
+  std::string stem = checkpoint;
+  const std::string ext = ".safetensors";
+  if (stem.size() > ext.size() && stem.compare(stem.size() - ext.size(), ext.size(), ext) == 0)
+    stem.resize(stem.size() - ext.size());
+  return stem + ".optimizer" + ext;
+}
+
+void writeTrainCheckpoint(const std::string &path, const TrainStateLayout &l,
+                          const std::vector<HostTensor> &state) {
+  if (state.size() != l.keys.size())
+    fail(path, ": ", state.size(), " state tensors to write, the model has ", l.keys.size());
+  std::vector<NamedTensor> model, optim;
+  for (size_t i = 0; i < state.size(); ++i)
+    (i < l.modelState() ? model : optim).push_back({l.keys[i], state[i]});
+  writeSafetensors(path, model, {{"format", "pt"}});
+  writeSafetensors(optimizerCheckpointPath(path), optim, {{"format", "tc-optimizer"}});
+}
+
+std::vector<HostTensor> readTrainCheckpoint(const std::string &path, const TrainStateLayout &l) {
+  // Both files are read and checked before anything is returned.
+  SafetensorsFile model = readSafetensors(path);
+  SafetensorsFile optim = readSafetensors(optimizerCheckpointPath(path));
+  checkAgainst(path, model.tensors, l, 0, l.modelState());
+  checkAgainst(optimizerCheckpointPath(path), optim.tensors, l, l.modelState(), l.sig.state);
+  std::map<std::string, HostTensor> byName;
+  for (NamedTensor &t : model.tensors)
+    byName[t.name] = std::move(t.tensor);
+  for (NamedTensor &t : optim.tensors)
+    byName[t.name] = std::move(t.tensor);
+  std::vector<HostTensor> state;
+  for (const std::string &k : l.keys)
+    state.push_back(std::move(byName[k]));
+  return state;
+}
+
+} // namespace tc
