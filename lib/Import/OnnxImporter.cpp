@@ -282,6 +282,12 @@ public:
   int opset() const { return opset_; }
   std::unordered_map<std::string, Value *> values; // ONNX name → value
   std::unordered_set<std::string> used;            // names read by nodes or outputs
+  // Float initializers of 2+ elements: the model's weights. Import folds no
+  // op that reads one (tc-opt's fold-constants does, for inference), so a
+  // train step (tc-opt --train) finds each weight as the model names it,
+  // once: a Linear's weight behind its Transpose, an embedding tied to a
+  // decoder.
+  std::unordered_set<const Value *> weights;
 
   TensorData loadTensor(const onnx::TensorProto &t, TensorType &type, const std::string &where,
                         std::shared_ptr<std::string> raw = nullptr);
@@ -544,9 +550,12 @@ void GraphBuilder::importNodes() {
     size_t firstNew = f_.ops.size();
     convert(ctx);
     // Shape computations over static dims and constants become constants.
-    for (size_t k = firstNew; k < f_.ops.size();)
-      if (!foldAtImport(f_, f_.ops[k].get(), folded))
+    for (size_t k = firstNew; k < f_.ops.size();) {
+      const std::vector<Value *> &ins = f_.ops[k]->operands;
+      bool readsWeight = std::any_of(ins.begin(), ins.end(), [&](const Value *v) { return weights.count(v); });
+      if (readsWeight || !foldAtImport(f_, f_.ops[k].get(), folded))
         ++k;
+    }
   }
   for (const onnx::ValueInfoProto &o : g.output()) // keep returned values
     if (auto it = values.find(o.name()); it != values.end())
@@ -611,8 +620,11 @@ void GraphBuilder::importInitializers() {
     }
     TensorType type;
     TensorData data = loadTensor(t, type, file_ + ": initializer " + quoteName(t.name()), raw);
-    values[t.name()] = f_.addConstant(f_.uniqueName(t.name()), std::move(type), std::move(data),
-                                      Location{file_, t.name()});
+    Value *c = f_.addConstant(f_.uniqueName(t.name()), std::move(type), std::move(data),
+                              Location{file_, t.name()});
+    values[t.name()] = c;
+    if (isFloat(c->type.dtype) && staticNumElements(c->type.shape).value_or(0) >= 2)
+      weights.insert(c);
   }
 }
 

@@ -46,9 +46,20 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
     bool training = op.is(OpKind::BatchNormalizationTraining);
     if (&fn != &f || !(training || op.is(OpKind::BatchNormalization)))
       return false;
-    Value *x = op.operand(0), *mean = op.operand(3), *var = op.operand(4);
-    if (!mean->isConstant() || !var->isConstant())
-      fail(op.where(), ": training a batch norm needs constant running statistics");
+    // Each batch norm's statistics become buffers of their own: an exporter
+    // may hand it an initializer through an Identity, and one shared with
+    // other tensors of equal values (a fresh model's zero bias and zero
+    // mean); the buffer is named as the value that reaches the batch norm.
+    auto ownCopy = [&](Value *v) {
+      Value *c = v;
+      while (c->def && c->def->is(OpKind::Identity))
+        c = c->def->operand(0);
+      if (!c->isConstant())
+        fail(op.where(), ": training a batch norm needs constant running statistics");
+      std::string key = v == c ? onnxName(c) : v->name;
+      return fn.addConstant(fn.uniqueName(v->name + "_buffer"), c->type, *c->data, Location{c->loc.file, key});
+    };
+    Value *x = op.operand(0), *mean = ownCopy(op.operand(3)), *var = ownCopy(op.operand(4));
     GradBuilder b(fn, op, op.result()->name + "_bn");
     std::vector<int64_t> xD = b.dims(x);
     if (b.dims(mean).size() != 1)
