@@ -12,12 +12,13 @@ namespace tc::kernels {
 namespace {
 
 // Softmax / LogSoftmax / LayerNormalization over the last axis; over
-// others they are the Reduction family's.
+// others, and LayerNormalization with its Mean / InvStdDev results (row
+// statistics), they are the Reduction family's.
 bool isRowReduction(const Op &op) {
   if (!op.is(OpKind::Softmax) && !op.is(OpKind::LogSoftmax) && !op.is(OpKind::LayerNormalization))
     return false;
   int64_t axis = op.getInt("axis"), r = int64_t(op.operand(0)->type.rank());
-  return op.results.size() != 1 || axis == -1 || axis == r - 1;
+  return op.results.size() == 1 && (axis == -1 || axis == r - 1);
 }
 
 } // namespace
@@ -49,8 +50,11 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       return KernelClass{KernelKind::DataMovement, &first};
     }
   }
+  // One domain; a LayerNormalization's Mean / InvStdDev beside its Y are
+  // one value per row (the Reduction family writes them).
   for (const Value *r : f.results)
-    if (r->type.shape != c.domain)
+    if (r->type.shape != c.domain &&
+        !(isRowStatistic(r) && r->def->result()->type.shape == c.domain))
       return c.reject("results of different shapes");
   for (const Value *a : f.args)
     if (!c.st(a->type.dtype))

@@ -76,6 +76,7 @@ private:
   const char *A;
   bool block = false; // CUDA: a block per row
   std::string pro, rowCode, elemCode, reducedInput;
+  std::unordered_set<const Value *> rowStats; // results stored per row (ReducePlan::rowValues)
 
   bool emitOps();
   void setup(std::ostream &os);
