@@ -50,11 +50,20 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       return KernelClass{KernelKind::DataMovement, &first};
     }
   }
-  // One domain; a LayerNormalization's Mean / InvStdDev beside its Y are
-  // one value per row (the Reduction family writes them).
+  // One domain; a LayerNormalization's Mean / InvStdDev beside its Y, and
+  // values of a reduction's result shape beside ones of its input's (the
+  // domain: codegen puts such a result first), are one value per row (the
+  // Reduction family writes them).
+  auto perRow = [&](const Value *r) {
+    if (isRowStatistic(r))
+      return r->def->result()->type.shape == c.domain;
+    return std::any_of(f.ops.begin(), f.ops.end(), [&](const auto &op) {
+      return isReduceAnchor(*op) && op->operand(0)->type.shape == c.domain &&
+             op->result()->type.shape == r->type.shape;
+    });
+  };
   for (const Value *r : f.results)
-    if (r->type.shape != c.domain &&
-        !(isRowStatistic(r) && r->def->result()->type.shape == c.domain))
+    if (r->type.shape != c.domain && !perRow(r))
       return c.reject("results of different shapes");
   for (const Value *a : f.args)
     if (!c.st(a->type.dtype))

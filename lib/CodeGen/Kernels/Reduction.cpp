@@ -121,7 +121,19 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
         if (v && v->def == &anchor && v->resultIndex > 0)
           return c.noKernel(std::string(anchor.name()) + "'s Mean / InvStdDev read in the group");
   }
-  l.split = takesSplit(c, l) && (l.plan.topK || anchor.results.size() == 1);
+  // Results of the reduction's result shape beside per-element ones (an
+  // expanded LayerNorm's Mean / InvStdDev, batch norm's backward): computed
+  // in the row's epilogue, stored once per row like the row statistics.
+  for (const Value *v : c.f.results) {
+    if (v->type.shape == c.domain || (v->def == &anchor && v->resultIndex > 0))
+      continue;
+    if (l.plan.topK || l.plan.arg) // rowBody/topK store their own results
+      return c.noKernel(std::string(anchor.name()) + " beside results of its input's shape");
+    if (!v->def || !l.where.count(v->def) || l.where.at(v->def) != Where::Row)
+      return c.noKernel("a result of the reduction's result shape not computed per row");
+    l.rowResults = true;
+  }
+  l.split = takesSplit(c, l) && (l.plan.topK || anchor.results.size() == 1) && !l.rowResults;
   return true;
 }
 
@@ -161,9 +173,12 @@ bool Emitter::emitOps() {
       rowStats.insert(o->results[k]);
     }
   }
-  for (const Value *r : c.f.results)
+  for (const Value *r : c.f.results) {
     if (!ex.computed(r))
       return c.noKernel("a result that is not computed in the group");
+    if (l.rowResults && r->type.shape != c.domain) // per row (analyze)
+      rowStats.insert(r);
+  }
   pro = p.str();
   rowCode = row.str();
   elemCode = elem.str();

@@ -34,6 +34,9 @@ struct Layout {
   ReducePlan plan;
   std::vector<std::string> viewDims;
   bool contiguous = false, perElementResults = false;
+  // Results of the anchor's result shape beside per-element ones, written
+  // per row (Emitter::rowStats).
+  bool rowResults = false;
   bool columns = false; // CUDA: the `columns` strategy over reduced axes [redBegin, redEnd)
   bool split = false;   // CUDA: `split`, long rows across blocks (SplitRows.cpp)
   size_t redBegin = 0, redEnd = 0;
