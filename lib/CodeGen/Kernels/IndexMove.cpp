@@ -25,17 +25,26 @@ bool emitTrilu(MoveCode &m) {
   const Op &op = m.op;
   if (m.r < 2)
     return m.c.noKernel("a Trilu of rank below 2");
-  int64_t k = 0;
+  // k: a literal, or (a run-time k) the argument's one element, read once
+  // a call.
+  std::string k = "0LL";
   if (op.operands.size() > 1 && op.operand(1)) {
-    auto ks = constantInts(op.operand(1));
-    if (!ks || ks->size() != 1)
-      return m.c.noKernel("a Trilu with a run-time k");
-    k = ks->at(0);
+    const Value *kv = op.operand(1);
+    if (auto ks = constantInts(kv)) {
+      if (ks->size() != 1)
+        return m.c.noKernel("a Trilu whose k is not one element");
+      k = std::to_string(ks->at(0)) + "LL";
+    } else {
+      auto n = staticNumElements(kv->type.shape);
+      if (m.c.argIndex(kv) == SIZE_MAX || !n || *n != 1 || !isInteger(kv->type.dtype))
+        return m.c.noKernel("a Trilu whose run-time k is not one integer");
+      m.setup << "  const int64_t k = (int64_t)" << m.data(1) << "[0];\n";
+      k = "k";
+    }
   }
   std::string d = m.cs(m.r - 1) + " - " + m.cs(m.r - 2),
-              keep = op.getInt("upper") != 0 ? d + " >= " + std::to_string(k)
-                                             : d + " <= " + std::to_string(k);
-  m.body << "    out0[i] = " << keep << "LL ? " << m.data(0) << "[i] : (" << m.T << ")0;\n";
+              keep = op.getInt("upper") != 0 ? d + " >= " + k : d + " <= " + k;
+  m.body << "    out0[i] = " << keep << " ? " << m.data(0) << "[i] : (" << m.T << ")0;\n";
   return true;
 }
 
