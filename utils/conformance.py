@@ -6,13 +6,17 @@ data/simple) through `tc-import` and the reference executor (`tc-run
 the expected-failure list, so CI catches any regression. Every case that
 passes there also goes through the CPU backend (`tc-opt -O2 | tc-codegen
 --target=cpu`, then the artifact against the same expected outputs), checked
-against its own expected-failure list.
+against its own expected-failure list. A CPU artifact that matches but ran a
+step on the reference kernels (tc-run: `steps: ... N on the reference kernels`,
+the CPU's host step) is `host`, checked against its own list of expected host
+cases.
 
     utils/conformance.py --bin build/bin [--report docs/conformance.md]
 
-Exit status 1 when a case outside test/conformance/expected-failures.txt fails;
-a listed case that now passes is reported (remove it from the list) and, with
---strict, also fails the run.
+Exit status 1 when a case outside test/conformance/expected-failures.txt fails,
+or a case outside test/conformance/expected-host-cpu.txt needs a step on the
+reference kernels; a listed case that now passes is reported (remove it from
+the list) and, with --strict, also fails the run. The lists may only shrink.
 """
 import argparse
 import concurrent.futures as cf
@@ -27,6 +31,7 @@ DATA = "/usr/share/libonnx-testdata/data"
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 XFAIL = os.path.join(ROOT, "test", "conformance", "expected-failures.txt")
 XFAIL_CPU = os.path.join(ROOT, "test", "conformance", "expected-failures-cpu.txt")
+XHOST_CPU = os.path.join(ROOT, "test", "conformance", "expected-host-cpu.txt")
 # The ONNX backend test suite's default tolerances.
 RTOL, ATOL = "1e-3", "1e-7"
 
@@ -73,8 +78,23 @@ def classify(case, bindir, tmp, timeout):
     return "pass", ""
 
 
+def host_reasons(codegen_output):
+    """Why codegen left groups on the host: each warning's reason, with value
+    and group names dropped so that equal reasons read the same."""
+    reasons = []
+    for line in codegen_output.splitlines():
+        m = re.search(r"runs on the host \((.*)\): nodes ", line)
+        if m:
+            r = re.sub(r"@[\w.]+: ", "", m.group(1))
+            r = re.sub(r"%[\w.]+", "%v", r)
+            if r not in reasons:
+                reasons.append(r)
+    return reasons
+
+
 def classify_cpu(case, bindir, tmp, timeout):
-    """The CPU backend on a case the reference passes: (status, detail)."""
+    """The CPU backend on a case the reference passes: (status, detail);
+    `host` when it matched but ran steps on the reference kernels."""
     name = os.path.relpath(case, DATA)
     base = os.path.join(tmp, name.replace("/", "__"))
     rc, out = run([os.path.join(bindir, "tc-opt"), "-O2", base + ".tcbc", "-o", base + ".o2.tcbc"], timeout)
@@ -84,6 +104,8 @@ def classify_cpu(case, bindir, tmp, timeout):
                    base + ".tcx"], timeout)
     if rc != 0:
         return "codegen", first_error(out)
+    reasons = host_reasons(out)
+    on_ref = 0
     for s in sorted(d for d in os.listdir(case) if d.startswith("test_data_set_")):
         d = os.path.join(case, s)
         rc, out = run([os.path.join(bindir, "tc-run"), base + ".tcx", "--threads", "1", "--inputs", d,
@@ -92,6 +114,11 @@ def classify_cpu(case, bindir, tmp, timeout):
             status = "mismatch" if "MISMATCH" in out else "run"
             return status, "%s: %s" % (s, first_error(out) if status == "run" else
                                        next((l for l in out.splitlines() if "MISMATCH" in l), ""))
+        m = re.search(r"steps: .*?(\d+) on the reference kernels", out)
+        on_ref = max(on_ref, int(m.group(1)) if m else 0)
+    if on_ref:
+        return "host", "%d on the reference kernels: %s" % (
+            on_ref, "; ".join(reasons) or "(no codegen warning)")
     return "pass", ""
 
 
@@ -181,18 +208,26 @@ def main():
         n = sum(c.values())
         print("  %-18s %4d/%-4d pass" % (suite, c.get("pass", 0), n))
     cpu_xfail = load_xfail(XFAIL_CPU)
-    cpu_pass = sum(1 for r in cpu_results.values() if r[0] == "pass")
+    cpu_xhost = load_xfail(XHOST_CPU)
+    ok = ("pass", "host")  # the outputs match
+    cpu_pass = sum(1 for r in cpu_results.values() if r[0] in ok)
+    cpu_host = sum(1 for r in cpu_results.values() if r[0] == "host")
     cpu_regressions = [(n, st, d) for n, (st, d) in sorted(cpu_results.items())
-                       if st != "pass" and n not in cpu_xfail]
-    cpu_fixed = [n for n, (st, d) in sorted(cpu_results.items()) if st == "pass" and n in cpu_xfail]
+                       if st not in ok and n not in cpu_xfail]
+    cpu_fixed = [n for n, (st, d) in sorted(cpu_results.items()) if st in ok and n in cpu_xfail]
+    host_regressions = [(n, d) for n, (st, d) in sorted(cpu_results.items())
+                        if st == "host" and n not in cpu_xhost]
+    host_fixed = [n for n, (st, d) in sorted(cpu_results.items()) if st == "pass" and n in cpu_xhost]
     if cpu_results:
-        print("  cpu backend: %d/%d of the cases the reference passes also pass" % (
-            cpu_pass, len(cpu_results)))
+        print("  cpu backend: %d/%d of the cases the reference passes also pass; %d of them ran "
+              "steps on the reference kernels" % (cpu_pass, len(cpu_results), cpu_host))
     if args.update_xfail:
         write_xfail(XFAIL_CPU, "Cases the reference executor passes but the CPU backend does not.",
-                    cpu_results)
+                    {n: r for n, r in cpu_results.items() if r[0] != "host"})
+        write_xfail(XHOST_CPU, "Cases the CPU backend passes with steps on the reference kernels "
+                    "(host steps).", {n: r for n, r in cpu_results.items() if r[0] == "host"})
         write_xfail(XFAIL, "Conformance cases that are expected to fail, with the reason.", results)
-        regressions, cpu_regressions = [], []
+        regressions, cpu_regressions, host_regressions = [], [], []
     if args.report:
         write_report(args.report, results, by_suite, total, passed, cpu_results)
     for name in fixed:
@@ -203,7 +238,13 @@ def main():
         print("conformance: cpu %s now passes: remove it from %s" % (name, os.path.relpath(XFAIL_CPU, ROOT)))
     for name, status, detail in cpu_regressions:
         print("conformance: FAIL cpu %s (%s): %s" % (name, status, detail))
-    if regressions or cpu_regressions or (args.strict and (fixed or cpu_fixed)):
+    for name in host_fixed:
+        print("conformance: cpu %s now runs no step on the reference kernels: remove it from %s" % (
+            name, os.path.relpath(XHOST_CPU, ROOT)))
+    for name, detail in host_regressions:
+        print("conformance: FAIL cpu %s (host): %s" % (name, detail))
+    if regressions or cpu_regressions or host_regressions or (
+            args.strict and (fixed or cpu_fixed or host_fixed)):
         return 1
     return 0
 
@@ -219,14 +260,32 @@ def write_report(path, results, by_suite, total, passed, cpu_results):
             f.write("| %s | %d | %d | %d | %d | %d | %d |\n" % (
                 suite, c.get("pass", 0), c.get("unsupported", 0), c.get("import", 0),
                 c.get("run", 0), c.get("mismatch", 0), sum(c.values())))
-        cpu_pass = sum(1 for r in cpu_results.values() if r[0] == "pass")
+        cpu_pass = sum(1 for r in cpu_results.values() if r[0] in ("pass", "host"))
+        host = [(n, r[1]) for n, r in sorted(cpu_results.items()) if r[0] == "host"]
         f.write("\n**CPU backend** (`tc-opt -O2 | tc-codegen --target=cpu`, same outputs and tolerances): "
-                "%d / %d of the cases the reference executor passes.\n" % (cpu_pass, len(cpu_results)))
-        cpu_bad = [(n, r) for n, r in sorted(cpu_results.items()) if r[0] != "pass"]
+                "%d / %d of the cases the reference executor passes; **%d of them ran entirely as "
+                "generated kernels and library calls, %d ran steps on the reference kernels** (host "
+                "steps: `tc-run`'s `N on the reference kernels`; expected list "
+                "test/conformance/expected-host-cpu.txt, which may only shrink).\n" % (
+                    cpu_pass, len(cpu_results), cpu_pass - len(host), len(host)))
+        cpu_bad = [(n, r) for n, r in sorted(cpu_results.items()) if r[0] not in ("pass", "host")]
         if cpu_bad:
             f.write("\n| case | cpu status | first error |\n|---|---|---|\n")
             for name, (status, detail) in cpu_bad:
                 f.write("| %s | %s | %s |\n" % (name, status, detail[:200].replace("|", "\\|")))
+        if host:
+            by_reason = {}
+            for name, detail in host:
+                for r in detail.split(": ", 1)[1].split("; "):
+                    by_reason.setdefault(r, []).append(name)
+            f.write("\n### CPU host steps, by codegen's reason\n\n| cases | reason |\n|---|---|\n")
+            for r, names in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+                f.write("| %d | %s |\n" % (len(names), r[:200].replace("|", "\\|")))
+            f.write("\n<details><summary>The %d cases</summary>\n\n| case | steps on the reference "
+                    "kernels, why |\n|---|---|\n" % len(host))
+            for name, detail in host:
+                f.write("| %s | %s |\n" % (name, detail[:200].replace("|", "\\|")))
+            f.write("\n</details>\n")
         f.write("\n## What does not pass, and why\n\n| case | status | first error |\n|---|---|---|\n")
         for name, (status, detail) in sorted(results.items()):
             if status != "pass":

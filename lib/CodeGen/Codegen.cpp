@@ -1,10 +1,12 @@
 #include "tc/CodeGen/Codegen.h"
+#include "Kernels/Families.h"
 #include "tc/CodeGen/ShapeGuards.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/CompileTimeline.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
+#include <algorithm>
 #include <chrono>
 #include <iostream>
 #include <set>
@@ -59,6 +61,45 @@ void passArrayConstantsAsArguments(Module &m) {
   }
 }
 
+// A group's result 0 is its iteration domain (the kernel's and the
+// runtime's: KernelContext::domain, CpuModel::launch). Where result 0 has
+// the shape of a reduction's result and a later one that of its input (an
+// expanded LayerNorm's Mean beside its Y, batch norm's backward: values
+// per row beside per-element ones), the per-element result goes first, in
+// the callee and in every Fused op that calls it, so the Reduction family
+// writes the row values once per row beside it.
+void perElementResultFirst(Module &m) {
+  Function &main = m.main();
+  std::set<std::string> done;
+  for (auto &op : main.ops) {
+    if (!op->is(OpKind::Fused) || !done.insert(op->getString("callee")).second)
+      continue;
+    Function &callee = *m.lookup(op->getString("callee"));
+    std::vector<Value *> &rs = callee.results;
+    size_t first = rs.size();
+    for (const auto &o : callee.ops)
+      if (first == rs.size() && kernels::isReduceAnchor(*o) &&
+          o->result()->type.shape != o->operand(0)->type.shape &&
+          rs[0]->type.shape == o->result()->type.shape)
+        for (size_t k = 1; k < rs.size() && first == rs.size(); ++k)
+          if (rs[k]->type.shape == o->operand(0)->type.shape)
+            first = k;
+    if (first == rs.size())
+      continue;
+    std::rotate(rs.begin(), rs.begin() + std::ptrdiff_t(first),
+                rs.begin() + std::ptrdiff_t(first) + 1);
+    for (auto &call : main.ops) {
+      if (!call->is(OpKind::Fused) || call->getString("callee") != callee.name)
+        continue;
+      std::vector<Value *> &vs = call->results;
+      std::rotate(vs.begin(), vs.begin() + std::ptrdiff_t(first),
+                  vs.begin() + std::ptrdiff_t(first) + 1);
+      for (size_t k = 0; k < vs.size(); ++k)
+        vs[k]->resultIndex = unsigned(k);
+    }
+  }
+}
+
 } // namespace
 
 std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves,
@@ -72,6 +113,7 @@ std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves
   outline.add(outlineLoneOpsPipeline(outlineMoves));
   outline.run(*m, std::cerr); // prints nothing: no print options
   passArrayConstantsAsArguments(*m);
+  perElementResultFirst(*m);
   verifyModule(*m);
   return m;
 }

@@ -6,6 +6,7 @@
 #include "tc/CodeGen/ShapePlanCompile.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Transforms/Rewrite.h"
 #include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
 #include <chrono>
@@ -96,9 +97,11 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
         (!b.outlineMoves() && isCpuCopyMove(op->kind)))
       continue;
     std::string name = op->results.empty() ? "?" : op->result()->name;
+    std::string why = " is no kernel family's op";
+    if (op->is(OpKind::NegativeLogLikelihoodLoss) || op->is(OpKind::SoftmaxCrossEntropyLoss))
+      why = " that the lower-losses pass leaves alone: " + lossObstacle(*op);
     out.push_back({"%" + name,
-                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) +
-                       " is no kernel family's op",
+                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
                    nodesOf({op.get()})});
   }
   return out;

@@ -118,6 +118,11 @@ std::string compileCpp(const std::string &source, const CpuTarget &target, Compi
   clang::CompilerInstance ci;
   ci.setInvocation(inv);
   ci.setDiagnostics(diags.get());
+  // Its "N warnings generated." too: by default on stderr, after every
+  // compile with a warning (a libm call in a `vectorize(assume_safety)`
+  // loop: -Wpass-failed), where the diagnostics themselves are only shown
+  // on failure.
+  ci.setVerboseOutputStream(diagOS);
   llvm::SmallString<0> bytes;
   ci.setOutputStream(std::make_unique<llvm::raw_svector_ostream>(bytes));
   std::unique_ptr<clang::CodeGenAction> action;

@@ -185,7 +185,9 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   // -O0 runs op by op: the eager baseline.
   if (level <= 0)
     return {Verify};
-  Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, DCE};
+  // lower-losses after CSE: the weighted mean's second class compare stays
+  // its own op, so that fusion gives it to the denominator's reduction.
+  Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, LowerLosses, DCE};
   // -O3 adds attention-fusion; -O2 where attentionFusionAtO2 says (Pass.h,
   // docs/optimizer.md has the numbers).
   if (level >= 2 && attention.value_or(level >= 3))
@@ -252,7 +254,8 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
 
 Pipeline outlineLoneOpsPipeline(bool moves) {
   Pipeline p;
-  return p.add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))
+  return p.add(PassId::LowerLosses)
+      .add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))
       .add(PassInvocation(PassId::ExpandIntoGathers));
 }
 

@@ -65,4 +65,9 @@ bool lowerBatchNormToAffine(Function &f, size_t at);
 // it; lib/Transforms/LowerEinsum.cpp).
 std::string einsumObstacle(const Op &e);
 
+// Why the lower-losses pass leaves NegativeLogLikelihoodLoss /
+// SoftmaxCrossEntropyLoss `loss` alone ("" when it rewrites it;
+// lib/Transforms/LowerLosses.cpp).
+std::string lossObstacle(const Op &loss);
+
 } // namespace tc

@@ -12,12 +12,13 @@ namespace tc::kernels {
 namespace {
 
 // Softmax / LogSoftmax / LayerNormalization over the last axis; over
-// others they are the Reduction family's.
+// others, and LayerNormalization with its Mean / InvStdDev results (row
+// statistics), they are the Reduction family's.
 bool isRowReduction(const Op &op) {
   if (!op.is(OpKind::Softmax) && !op.is(OpKind::LogSoftmax) && !op.is(OpKind::LayerNormalization))
     return false;
   int64_t axis = op.getInt("axis"), r = int64_t(op.operand(0)->type.rank());
-  return op.results.size() != 1 || axis == -1 || axis == r - 1;
+  return op.results.size() == 1 && (axis == -1 || axis == r - 1);
 }
 
 } // namespace
@@ -49,8 +50,20 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       return KernelClass{KernelKind::DataMovement, &first};
     }
   }
+  // One domain; a LayerNormalization's Mean / InvStdDev beside its Y, and
+  // values of a reduction's result shape beside ones of its input's (the
+  // domain: codegen puts such a result first), are one value per row (the
+  // Reduction family writes them).
+  auto perRow = [&](const Value *r) {
+    if (isRowStatistic(r))
+      return r->def->result()->type.shape == c.domain;
+    return std::any_of(f.ops.begin(), f.ops.end(), [&](const auto &op) {
+      return isReduceAnchor(*op) && op->operand(0)->type.shape == c.domain &&
+             op->result()->type.shape == r->type.shape;
+    });
+  };
   for (const Value *r : f.results)
-    if (r->type.shape != c.domain)
+    if (r->type.shape != c.domain && !perRow(r))
       return c.reject("results of different shapes");
   for (const Value *a : f.args)
     if (!c.st(a->type.dtype))

@@ -60,9 +60,15 @@ struct ReducePlan {
   // stats[0] is the mean (sum / L) and stats[1] the sum of (x - s0)^2,
   // finished: a kernel may compute both in one pass (SplitRows.cpp).
   bool centered = false;
+  // The anchor's results after the first, one value per row, of the
+  // statistics (LayerNormalization's Mean and InvStdDev: s0, s1).
+  std::vector<std::string> rowValues;
 };
 inline constexpr int64_t kMaxTopK = 64;
 bool isReduceAnchor(const Op &op);
+// `v` is a row statistic its anchor writes beside its per-element result
+// (LayerNormalization's Mean / InvStdDev: one value per normalized row).
+bool isRowStatistic(const Value *v);
 std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op);
 
 // The CPU kernel every family with per-element code shares: rows

@@ -25,17 +25,26 @@ bool emitTrilu(MoveCode &m) {
   const Op &op = m.op;
   if (m.r < 2)
     return m.c.noKernel("a Trilu of rank below 2");
-  int64_t k = 0;
+  // k: a literal, or (a run-time k) the argument's one element, read once
+  // a call.
+  std::string k = "0LL";
   if (op.operands.size() > 1 && op.operand(1)) {
-    auto ks = constantInts(op.operand(1));
-    if (!ks || ks->size() != 1)
-      return m.c.noKernel("a Trilu with a run-time k");
-    k = ks->at(0);
+    const Value *kv = op.operand(1);
+    if (auto ks = constantInts(kv)) {
+      if (ks->size() != 1)
+        return m.c.noKernel("a Trilu whose k is not one element");
+      k = std::to_string(ks->at(0)) + "LL";
+    } else {
+      auto n = staticNumElements(kv->type.shape);
+      if (m.c.argIndex(kv) == SIZE_MAX || !n || *n != 1 || !isInteger(kv->type.dtype))
+        return m.c.noKernel("a Trilu whose run-time k is not one integer");
+      m.setup << "  const int64_t k = (int64_t)" << m.data(1) << "[0];\n";
+      k = "k";
+    }
   }
   std::string d = m.cs(m.r - 1) + " - " + m.cs(m.r - 2),
-              keep = op.getInt("upper") != 0 ? d + " >= " + std::to_string(k)
-                                             : d + " <= " + std::to_string(k);
-  m.body << "    out0[i] = " << keep << "LL ? " << m.data(0) << "[i] : (" << m.T << ")0;\n";
+              keep = op.getInt("upper") != 0 ? d + " >= " + k : d + " <= " + k;
+  m.body << "    out0[i] = " << keep << " ? " << m.data(0) << "[i] : (" << m.T << ")0;\n";
   return true;
 }
 
@@ -173,17 +182,38 @@ bool emitScatterND(MoveCode &m) {
 // order, in double, rounded once.
 bool emitCumSum(MoveCode &m) {
   const Op &op = m.op;
-  if (op.operands.size() > 1 && op.operand(1))
-    return m.c.noKernel("a CumSum with a run-time axis");
-  size_t a = m.axis(m.x);
+  // A run-time axis (an argument of one element; the importer makes a
+  // constant one the attribute) picks the coordinate, extent and stride
+  // from arrays: out of range, a fault as an index's.
+  const Value *axisArg = op.operands.size() > 1 ? op.operand(1) : nullptr;
+  if (axisArg) {
+    auto n = staticNumElements(axisArg->type.shape);
+    if (m.c.argIndex(axisArg) == SIZE_MAX || !n || *n != 1)
+      return m.c.noKernel("a CumSum whose run-time axis is not one argument element");
+  }
+  size_t a = axisArg ? 0 : m.axis(m.x);
   if (a == SIZE_MAX || !m.computed(/*integers=*/true))
     return false;
   bool exclusive = op.getInt("exclusive") != 0, reverse = op.getInt("reverse") != 0;
   // Integers (position ids from a mask) sum exactly, wrapping as unsigned.
   bool integer = isInteger(m.y->type.dtype);
   m.c.emitRowMajorStrides(m.setup, "xst", m.x);
-  std::string ca = m.cs(a), D = m.c.dim(m.x, a);
-  m.body << "    const int64_t sa = xst[" << a << "], base = i - " << ca << " * sa;\n"
+  std::string ca = m.cs(a), D = m.c.dim(m.x, a), sa = "xst[" + std::to_string(a) + "]";
+  if (axisArg) {
+    size_t r = m.x->type.rank();
+    std::string dims, coords;
+    for (size_t d = 0; d < r; ++d) {
+      dims += (d ? ", " : "") + m.c.dim(m.x, d);
+      coords += (d ? ", " : "") + m.cs(d);
+    }
+    m.setup << "  const int64_t xd[] = {" << dims << "};\n";
+    m.index("ax", axisArg, "0", "(int64_t)" + std::to_string(r));
+    m.body << "    const int64_t cc[] = {" << coords << "};\n";
+    ca = "cc[ax]";
+    D = "xd[ax]";
+    sa = "xst[ax]";
+  }
+  m.body << "    const int64_t sa = " << sa << ", base = i - " << ca << " * sa;\n"
          << "    " << (integer ? "unsigned long long" : "double") << " acc = 0;\n";
   if (!reverse)
     m.body << "    for (int64_t j = 0; j " << (exclusive ? "<" : "<=") << " " << ca << "; ++j)";

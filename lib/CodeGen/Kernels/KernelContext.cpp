@@ -57,9 +57,35 @@ std::string KernelContext::dim(const Value *v, size_t d) const {
     for (const Value *w : *values)
       if (at == dimAt.end() && w->type.shape == v->type.shape)
         at = dimAt.find(w);
-  if (at == dimAt.end())
-    throw Error("internal: no dims for %" + v->name + " in @" + f.name);
-  return "dims[" + std::to_string(at->second + d) + "]";
+  if (at != dimAt.end())
+    return "dims[" + std::to_string(at->second + d) + "]";
+  if (auto k = broadcastDim(v, d))
+    return "dims[" + std::to_string(*k) + "]";
+  throw Error("internal: no dims for %" + v->name + " in @" + f.name);
+}
+
+std::optional<size_t> KernelContext::broadcastDim(const Value *v, size_t d) const {
+  size_t r = v->type.rank();
+  for (const auto *values : {&f.args, &f.results})
+    for (const Value *w : *values) {
+      size_t rw = w->type.rank();
+      if (d < r && d + rw >= r && w->type.shape[d + rw - r] == v->type.shape[d])
+        return dimAt.at(w) + d + rw - r;
+    }
+  return std::nullopt;
+}
+
+bool KernelContext::hasDims(const Value *v) const {
+  if (dimAt.count(v))
+    return true;
+  for (const auto *values : {&f.args, &f.results})
+    for (const Value *w : *values)
+      if (w->type.shape == v->type.shape)
+        return true;
+  for (size_t d = 0; d < v->type.rank(); ++d)
+    if (!v->type.shape[d].isStatic() && !broadcastDim(v, d))
+      return false;
+  return true;
 }
 
 std::string KernelContext::extent(const Value *v, size_t d) const {

@@ -49,8 +49,16 @@ struct KernelContext {
 
   // The argument index of `v`, SIZE_MAX when it is none.
   size_t argIndex(const Value *v) const;
-  // `dims[k]`: dim `d` of argument/result `v`.
+  // `dims[k]`: dim `d` of argument/result `v`. A value inside the group
+  // takes the dims of an argument or result of its shape, else each dim
+  // from one that has it in the same place counted from the last axis (a
+  // broadcast of [N, 1, D] and [1, C, 1]).
   std::string dim(const Value *v, size_t d) const;
+  // Whether dim() finds every dim of `v`.
+  bool hasDims(const Value *v) const;
+  // dims[] index of an argument's or result's dim in v's dim d's place
+  // (counted from the last axis) and equal to it.
+  std::optional<size_t> broadcastDim(const Value *v, size_t d) const;
   // Dim `d` of `v` as a literal where its type fixes it (the compiler then
   // divides by a constant), else dim(v, d).
   std::string extent(const Value *v, size_t d) const;

@@ -47,9 +47,9 @@ const char *Expressions::resultType(const Op &op) {
   if (!rt)
     c_.noKernel(std::string(op.name()) + " producing " + res->type.str());
   // Integer results: the ops whose C++ expression is the ONNX op's on ints.
-  static const OpKind integerOps[] = {OpKind::Cast,  OpKind::Add, OpKind::Sub,  OpKind::Mul,
-                                      OpKind::Neg,   OpKind::Abs, OpKind::Sign, OpKind::Clip,
-                                      OpKind::Where, OpKind::Min, OpKind::Max,  OpKind::Div};
+  static const OpKind integerOps[] = {
+      OpKind::Cast, OpKind::Add,   OpKind::Sub, OpKind::Mul, OpKind::Neg, OpKind::Abs, OpKind::Sign,
+      OpKind::Clip, OpKind::Where, OpKind::Min, OpKind::Max, OpKind::Div, OpKind::Sum};
   if (rt && isInteger(res->type.dtype) &&
       std::find(std::begin(integerOps), std::end(integerOps), op.kind) == std::end(integerOps))
     return c_.noKernel(std::string(op.name()) + " producing " + res->type.str()), nullptr;
@@ -178,6 +178,15 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
     e = a[0];
     for (size_t i = 1; i < a.size(); ++i)
       e = std::string(fn) + "(" + e + ", " + a[i] + ")";
+    break;
+  }
+  case OpKind::Sum:
+  case OpKind::Mean: { // variadic, left to right (as an Add chain)
+    e = a[0];
+    for (size_t i = 1; i < a.size(); ++i)
+      e = "(" + e + " + " + a[i] + ")";
+    if (op.is(OpKind::Mean) && a.size() > 1)
+      e = "(" + e + " / " + T + "(" + std::to_string(a.size()) + "))";
     break;
   }
   case OpKind::Where: e = a[0] + " ? " + a[1] + " : " + a[2]; break;

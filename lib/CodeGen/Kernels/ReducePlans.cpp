@@ -39,6 +39,10 @@ void meanRstd(ReducePlan &p, double eps) {
 
 } // namespace
 
+bool isRowStatistic(const Value *v) {
+  return v && v->def && v->def->is(OpKind::LayerNormalization) && v->resultIndex > 0;
+}
+
 bool isReduceAnchor(const Op &op) {
   switch (op.kind) {
   case OpKind::ReduceSum:
@@ -91,7 +95,7 @@ std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op) {
     p.arg = op.getInt("largest") != 0 ? 1 : -1;
     return p;
   }
-  if (op.results.size() != 1)
+  if (op.results.size() != 1 && !op.is(OpKind::LayerNormalization))
     return fail("with several results");
   if (op.is(OpKind::GlobalAveragePool) || op.is(OpKind::GlobalMaxPool)) {
     fromAxis(2);
@@ -165,6 +169,7 @@ std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op) {
       return fail("over an axis out of range");
     fromAxis(size_t(a));
     meanRstd(p, op.getFloat("epsilon"));
+    p.rowValues = {"s0", "s1"}; // Mean, InvStdDev
     // Scale and B broadcast over the normalized dims: element j of the row
     // reads j % size, when (leading 1s dropped) they are its trailing dims.
     for (size_t k = 1; k < op.operands.size(); ++k) {

@@ -36,6 +36,10 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
       l.xDims = a;
   if (!l.xDims && c.domain == xs)
     l.xDims = c.f.results[0];
+  // X made in the group from broadcast operands (a loss's class compare of
+  // [1, C, 1] and [N, 1, D]): each dim from an operand that has it.
+  if (!l.xDims && c.hasDims(l.x))
+    l.xDims = l.x;
   if (!l.xDims)
     return c.noKernel(std::string(anchor.name()) + " whose input's dims no argument has");
   l.viewDims = l.plan.viewDims;
@@ -107,7 +111,29 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l) {
   l.columns = c.cuda() && !l.contiguous && !l.plan.arg && l.plan.stats.size() == 1 &&
               !l.perElementResults && l.plan.viewDims.empty() &&
               std::count(red.begin(), red.end(), true) == long(l.redEnd - l.redBegin);
-  l.split = takesSplit(c, l);
+  // Row statistics (LayerNorm's Mean / InvStdDev) go beside per-element
+  // results, stored once per row: a block or a thread per row, not split.
+  if (!l.plan.topK && anchor.results.size() > 1) {
+    if (!l.perElementResults)
+      return c.noKernel(std::string(anchor.name()) + "'s Mean / InvStdDev without its Y");
+    for (const auto &o : c.f.ops)
+      for (const Value *v : o->operands)
+        if (v && v->def == &anchor && v->resultIndex > 0)
+          return c.noKernel(std::string(anchor.name()) + "'s Mean / InvStdDev read in the group");
+  }
+  // Results of the reduction's result shape beside per-element ones (an
+  // expanded LayerNorm's Mean / InvStdDev, batch norm's backward): computed
+  // in the row's epilogue, stored once per row like the row statistics.
+  for (const Value *v : c.f.results) {
+    if (v->type.shape == c.domain || (v->def == &anchor && v->resultIndex > 0))
+      continue;
+    if (l.plan.topK || l.plan.arg) // rowBody/topK store their own results
+      return c.noKernel(std::string(anchor.name()) + " beside results of its input's shape");
+    if (!v->def || !l.where.count(v->def) || l.where.at(v->def) != Where::Row)
+      return c.noKernel("a result of the reduction's result shape not computed per row");
+    l.rowResults = true;
+  }
+  l.split = takesSplit(c, l) && (l.plan.topK || anchor.results.size() == 1) && !l.rowResults;
   return true;
 }
 
@@ -134,14 +160,25 @@ bool Emitter::emitOps() {
       ex.bind(o->result(), "bi");
       continue;
     }
-    const char *T = ex.resultType(*o);
+    size_t stats = o->results.size() - 1; // row statistics beside the result (rowValues)
+    if (stats > l.plan.rowValues.size())
+      return c.noKernel(std::string(o->name()) + " with several results");
+    const char *T = stats ? c.ct(o->result()->type.dtype) : ex.resultType(*o);
     if (!T)
       return false;
     ex.define(o->result(), T, std::string(T) + "(" + l.plan.value + ")", os);
+    for (size_t k = 1; k <= stats; ++k) {
+      const char *S = c.ct(o->results[k]->type.dtype);
+      ex.define(o->results[k], S, std::string(S) + "(" + l.plan.rowValues[k - 1] + ")", row);
+      rowStats.insert(o->results[k]);
+    }
   }
-  for (const Value *r : c.f.results)
+  for (const Value *r : c.f.results) {
     if (!ex.computed(r))
       return c.noKernel("a result that is not computed in the group");
+    if (l.rowResults && r->type.shape != c.domain) // per row (analyze)
+      rowStats.insert(r);
+  }
   pro = p.str();
   rowCode = row.str();
   elemCode = elem.str();
@@ -254,7 +291,7 @@ std::string Emitter::loads(bool final, const char *vector, const std::vector<siz
   }
   os << elemCode;
   if (!vector) {
-    ex.emitStores(os, "i");
+    ex.emitStores(os, "i", rowStats, /*inPrologue=*/false);
     return os.str();
   }
   for (size_t r = 0; r < c.f.results.size(); ++r)
@@ -318,6 +355,11 @@ void Emitter::rowBody(std::ostream &os) {
   os << rowCode;
   if (l.perElementResults) {
     elementLoop(os, loads(true));
+    if (!rowStats.empty()) { // at row o of the statistics' [kept dims..., 1...]
+      std::ostringstream st;
+      ex.emitStores(st, "o", rowStats, /*inPrologue=*/true);
+      os << (block ? "    if (threadIdx.x == 0) {\n" : "    {\n") << st.str() << "    }\n";
+    }
   } else {
     std::ostringstream st;
     ex.emitStores(st, "o");

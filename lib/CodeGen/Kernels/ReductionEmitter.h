@@ -34,6 +34,9 @@ struct Layout {
   ReducePlan plan;
   std::vector<std::string> viewDims;
   bool contiguous = false, perElementResults = false;
+  // Results of the anchor's result shape beside per-element ones, written
+  // per row (Emitter::rowStats).
+  bool rowResults = false;
   bool columns = false; // CUDA: the `columns` strategy over reduced axes [redBegin, redEnd)
   bool split = false;   // CUDA: `split`, long rows across blocks (SplitRows.cpp)
   size_t redBegin = 0, redEnd = 0;
@@ -76,6 +79,7 @@ private:
   const char *A;
   bool block = false; // CUDA: a block per row
   std::string pro, rowCode, elemCode, reducedInput;
+  std::unordered_set<const Value *> rowStats; // results stored per row (ReducePlan::rowValues)
 
   bool emitOps();
   void setup(std::ostream &os);

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """run_cuda_on_host.py MODEL.tcir WORKDIR [N]: the generated CUDA kernels of a
 module, run on the host (cuda_host_shim.h) against the reference executor,
-with the module's symbolic dim N at N (5 unless given).
+with the module's symbolic dim N at N (5 unless given), on random inputs
+or (environment TC_INPUTS) those of a folder.
 
 The module is fused with every op in a group (fuse{singles=1,moves=1}, as
 tc-codegen does); each Fused step must read model inputs or earlier results
@@ -61,7 +62,10 @@ if extra:
     ref_src = os.path.join(work, "m.ref.tcir")
     open(ref_src, "w").write(text_ref)
     rets = rets + extra
-run(f"tc-run --target=ref {ref_src} --random-inputs --dim N={batch} --output-dir {work}/ref > /dev/null")
+# TC_INPUTS: a folder of the module's inputs (input_<i>.pb) instead of random ones.
+given = os.environ.get("TC_INPUTS")
+source_of_inputs = f"--inputs {given}" if given else "--random-inputs"
+run(f"tc-run --target=ref {ref_src} {source_of_inputs} --dim N={batch} --output-dir {work}/ref > /dev/null")
 tensors = {}
 for i, name in enumerate(args):
     tensors[name] = numpy_helper.to_array(onnx.load_tensor(f"{work}/ref/input_{i}.pb"))
