@@ -552,7 +552,8 @@ void GraphBuilder::importNodes() {
     // Shape computations over static dims and constants become constants.
     for (size_t k = firstNew; k < f_.ops.size();) {
       const std::vector<Value *> &ins = f_.ops[k]->operands;
-      bool readsWeight = std::any_of(ins.begin(), ins.end(), [&](const Value *v) { return weights.count(v); });
+      bool readsWeight =
+          std::any_of(ins.begin(), ins.end(), [&](const Value *v) { return weights.count(v); });
       if (readsWeight || !foldAtImport(f_, f_.ops[k].get(), folded))
         ++k;
     }

@@ -1,5 +1,6 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Runtime/ShapePlanner.h"
@@ -7,7 +8,6 @@
 #include "tc/Tools/DecodeLoop.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
-#include "tc/IR/TrainSignature.h"
 #include "tc/Tools/TrainLoop.h"
 #include <algorithm>
 #include <charconv>

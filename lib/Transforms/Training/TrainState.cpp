@@ -57,7 +57,8 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
       if (!c->isConstant())
         fail(op.where(), ": training a batch norm needs constant running statistics");
       std::string key = v == c ? onnxName(c) : v->name;
-      return fn.addConstant(fn.uniqueName(v->name + "_buffer"), c->type, *c->data, Location{c->loc.file, key});
+      return fn.addConstant(fn.uniqueName(v->name + "_buffer"), c->type, *c->data,
+                            Location{c->loc.file, key});
     };
     Value *x = op.operand(0), *mean = ownCopy(op.operand(3)), *var = ownCopy(op.operand(4));
     GradBuilder b(fn, op, op.result()->name + "_bn");
