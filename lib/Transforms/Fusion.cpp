@@ -69,10 +69,8 @@ public:
   std::vector<Group> run() {
     for (auto &p : f_.ops)
       place(*p);
-    for (size_t g = 0, n = groups_.size(); g < n; ++g) {
-      splitMixedEpilogue(g);
+    for (size_t g = 0; g < groups_.size(); ++g)
       splitSharedPrologue(g);
-    }
     mergeSharedEpilogues();
     inlineMoves();
     return std::move(groups_);
@@ -464,36 +462,6 @@ private:
           shape = r->type.shape;
         }
     return mixed;
-  }
-
-  // A reduction group whose reduced values are read elsewhere too (a norm's
-  // 1 / std, which its backward reads again) beside values of its epilogue
-  // back over the input would have results of both shapes, which no kernel
-  // writes: the epilogue's ops over the input become a pointwise group of
-  // their own after it (then splitSharedPrologue sees what that leaves).
-  void splitMixedEpilogue(size_t g) {
-    Group &grp = groups_[g];
-    if (!grp.alive || grp.anchor != Anchor::Reduction ||
-        sameDomain(grp.anchorOp->result()->type.shape, grp.domain) || !hasMixedResults(grp))
-      return;
-    size_t at = index_.at(grp.anchorOp);
-    auto over = [&](const Op *o) {
-      return index_.at(o) > at && sameDomain(o->result()->type.shape, grp.domain);
-    };
-    Group epi;
-    epi.domain = grp.domain;
-    for (Op *o : grp.ops)
-      if (over(o))
-        epi.ops.push_back(o);
-    if (epi.ops.empty())
-      return;
-    std::erase_if(grp.ops, over);
-    epi.first = index_.at(epi.ops.front());
-    epi.last = index_.at(epi.ops.back());
-    grp.last = index_.at(grp.ops.back());
-    groups_.push_back(std::move(epi));
-    for (Op *o : groups_.back().ops)
-      groupOf_[o] = groups_.size() - 1;
   }
 
   // A reduction group whose prologue values are read elsewhere too (an SE
