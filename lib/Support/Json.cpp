@@ -136,7 +136,7 @@ private:
       skipSpace();
       expect(':');
       skipSpace();
-      v.members.emplace_back(std::move(key), value(depth));
+      v.members.push_back({std::move(key), value(depth)});
       skipSpace();
       if (atEnd())
         bad("unterminated object");

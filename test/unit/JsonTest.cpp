@@ -11,7 +11,7 @@ TEST(Json, ParsesEveryKindOfValue) {
       " {\"a\": [1, -2.5e+3, 0, true, false, null, \"s\"], \"o\": {}, \"e\": [], \"a\": 3}\r\n");
   ASSERT_TRUE(v.isObject());
   ASSERT_EQ(v.members.size(), 4u); // duplicate keys kept, in order
-  EXPECT_EQ(v.members[3].first, "a");
+  EXPECT_EQ(v.members[3].key, "a");
   const JsonValue *a = v.find("a");
   ASSERT_TRUE(a && a->isArray());
   ASSERT_EQ(a->items.size(), 7u);

@@ -191,7 +191,7 @@ TEST(Safetensors, RoundTripsEveryDType) {
   JsonValue header = parseJson(std::string_view(bytes).substr(8, n));
   ASSERT_EQ(header.members.size(), ts.size());
   for (size_t i = 0; i < ts.size(); ++i) {
-    const JsonValue *offsets = header.members[i].second.find("data_offsets");
+    const JsonValue *offsets = header.members[i].value.find("data_offsets");
     ASSERT_TRUE(offsets && offsets->items.size() == 2);
     EXPECT_EQ(*jsonInt64(offsets->items[0]) % int64_t(dtypeSize(ts[i].tensor.dtype())), 0)
         << ts[i].name;

@@ -10,10 +10,14 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <utility>
 #include <vector>
 
 namespace tc {
+
+// One member of an object. Declared before JsonValue and defined after it:
+// a std::pair of the still-incomplete JsonValue does not compile under
+// clang with libstdc++ (the fuzz build), a vector of an incomplete struct does.
+struct JsonMember;
 
 struct JsonValue {
   enum class Kind { Null, Bool, Number, String, Array, Object };
@@ -25,7 +29,7 @@ struct JsonValue {
   std::vector<JsonValue> items; // Array
   // Object: the members in input order; duplicate keys are kept for the
   // caller to reject or not.
-  std::vector<std::pair<std::string, JsonValue>> members;
+  std::vector<JsonMember> members;
 
   bool isObject() const { return kind == Kind::Object; }
   bool isArray() const { return kind == Kind::Array; }
@@ -33,6 +37,11 @@ struct JsonValue {
   bool isNumber() const { return kind == Kind::Number; }
   // The first member named `key`, or nullptr.
   const JsonValue *find(std::string_view key) const;
+};
+
+struct JsonMember {
+  std::string key;
+  JsonValue value;
 };
 
 constexpr int kMaxJsonDepth = 64;
