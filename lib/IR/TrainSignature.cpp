@@ -31,11 +31,16 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
       s.grads = v;
     else if (k == "step")
       s.step = v != 0;
+    else if (k == "accumulate")
+      s.accumulate = v;
     else
       fail("module metadata ", kTrainMetadataKey, ": unknown field '", k, "'");
   }
   const Function &f = m.main();
   const Function *init = m.lookup(kTrainInitFunction);
+  if (s.accumulate < 1 || (s.accumulate > 1 && !s.step))
+    fail("module metadata ", kTrainMetadataKey, ": accumulate=", s.accumulate,
+         " needs a train step");
   if (s.params + s.buffers > s.state || s.grads > s.params || s.state > f.args.size())
     fail("module metadata ", kTrainMetadataKey, " '", it->second, "' does not fit @", f.name, " (",
          f.args.size(), " arguments)");
@@ -68,6 +73,8 @@ void setTrainSignature(Module &m, const TrainSignature &s) {
   std::ostringstream os;
   os << "state=" << s.state << " params=" << s.params << " buffers=" << s.buffers
      << " grads=" << s.grads << " step=" << int(s.step);
+  if (s.accumulate > 1)
+    os << " accumulate=" << s.accumulate;
   m.metadata[kTrainMetadataKey] = os.str();
 }
 

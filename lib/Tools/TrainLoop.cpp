@@ -62,29 +62,33 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
                                       ? runReference(&m, *m.lookup(kTrainInitFunction), {})
                                       : readTrainCheckpoint(opts.resume, layout);
 
-  // A resumed run goes on with the batch after the last one trained.
-  size_t done = 0;
-  for (size_t i = 0; i < layout.keys.size(); ++i)
+  // A step is `accumulate` calls, one micro-batch each. A resumed run goes
+  // on with the batch after the last one trained.
+  size_t perStep = sig->accumulate, done = 0;
+  for (size_t i = 0; i < layout.keys.size(); ++i) {
+    size_t v = size_t(std::max(0.0, state[i].getDouble(0)));
     if (layout.keys[i] == "optimizer.step")
-      done = size_t(std::max(0.0, state[i].getDouble(0)));
+      done += v * perStep;
+    else if (layout.keys[i] == "optimizer.micro_step")
+      done += v;
+  }
   int logEvery = opts.logEvery > 0 ? opts.logEvery : std::max(1, opts.steps / 10);
   int64_t samples =
-      batches[0].empty() || batches[0][0].shape().empty() ? 1 : batches[0][0].shape()[0];
+      (batches[0].empty() || batches[0][0].shape().empty() ? 1 : batches[0][0].shape()[0]) *
+      int64_t(perStep);
   auto t0 = std::chrono::steady_clock::now();
   auto lastLog = t0;
   size_t n = f.args.size(), numInputs = n - sig->state, numResults = f.results.size();
   std::vector<RunInput> in(n);
   for (size_t j = 0; j < sig->state; ++j)
     in[numInputs + j].host = &state[j];
-  for (int step = 1; step <= opts.steps; ++step) {
-    const std::vector<HostTensor> &batch = batches[(done + size_t(step - 1)) % batches.size()];
+  // One call: the loss comes back to the host only when `logged`, the state
+  // only when `saving` (or always, without device state).
+  auto call = [&](const std::vector<HostTensor> &batch, bool logged, bool saving) {
     for (size_t i = 0; i < numInputs; ++i) {
       in[i] = RunInput{};
       in[i].host = &batch[i];
     }
-    bool logged = step % logEvery == 0 || step == opts.steps;
-    bool saving = step == opts.steps || (!opts.checkpoint.empty() && opts.checkpointEvery > 0 &&
-                                         step % opts.checkpointEvery == 0);
     std::vector<RunOutput> outs(numResults);
     auto place = [&](bool host) {
       return host || !opts.deviceState ? RunOutput::To::Host : RunOutput::To::ModelDevice;
@@ -112,11 +116,21 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
         in[numInputs + j].host = &state[j];
       }
     }
+    return logged ? outs[0].host.getDouble(0) : 0.0;
+  };
+  for (int step = 1; step <= opts.steps; ++step) {
+    bool logged = step % logEvery == 0 || step == opts.steps;
+    bool saving = step == opts.steps || (!opts.checkpoint.empty() && opts.checkpointEvery > 0 &&
+                                         step % opts.checkpointEvery == 0);
+    // A logged step's loss is its micro-batches' mean.
+    double loss = 0;
+    for (size_t k = 0; k < perStep; ++k, ++done)
+      loss += call(batches[done % batches.size()], logged, saving && k + 1 == perStep) /
+              double(perStep);
     if (saving && step != opts.steps)
       writeTrainCheckpoint(opts.checkpoint, layout, state);
     if (!logged) // the loss stays on the device: no sync
       continue;
-    double loss = outs[0].host.getDouble(0);
     if (!std::isfinite(loss))
       fail("--train: the loss is ", loss, " at step ", step, " (state not saved)");
     auto now = std::chrono::steady_clock::now();

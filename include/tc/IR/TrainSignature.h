@@ -17,7 +17,8 @@
 //   - metadata "tc.train.keys" names each state value, one per line: the
 //     ONNX initializer's name for parameters and buffers (the checkpoint
 //     keys a PyTorch state_dict uses), "<param>.exp_avg" ... for the
-//     optimizer's.
+//     optimizer's; with gradient accumulation, "optimizer.micro_step" and
+//     "<param>.grad_accum" (the micro-batches' gradient sums).
 #pragma once
 #include "tc/IR/IR.h"
 #include <optional>
@@ -31,6 +32,9 @@ struct TrainSignature {
   size_t buffers = 0; // then buffers, updated by the forward
   size_t grads = 0;   // results 1..grads are gradients (0 once an optimizer consumed them)
   bool step = false;  // main's last `state` results are the new state
+  // Calls per update (append-optimizer{accumulate}): a step is this many
+  // calls, one micro-batch each.
+  size_t accumulate = 1;
 };
 
 inline constexpr const char *kTrainMetadataKey = "tc.train";

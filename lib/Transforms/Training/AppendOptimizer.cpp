@@ -43,6 +43,9 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
     fail("append-optimizer: unknown schedule '", schedule, "' (constant, cosine or linear)");
   if (schedule != "constant" && total <= warmup)
     fail("append-optimizer: a ", schedule, " schedule needs total-steps > warmup");
+  int64_t accumulate = opts.getInt("accumulate");
+  if (accumulate < 1)
+    fail("append-optimizer: accumulate must be >= 1");
 
   size_t first = f.args.size() - sig->state;
   std::vector<Value *> params(f.args.begin() + std::ptrdiff_t(first),
@@ -81,18 +84,41 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
       fail("append-optimizer: state value '", keys[i], "' is no parameter, buffer or loss scale");
   }
   std::vector<Value *> extraNew;
-  // A scaled step: gradients unscaled; `ok` when all are finite (their sum
-  // is: an inf or NaN anywhere makes it inf or NaN), else the step is skipped.
-  Value *ok = nullptr;
+  // A scaled step: gradients unscaled first (a micro-batch's gradients are
+  // summed unscaled: the scale may not change inside an update).
   if (lossScale) {
     Value *inv = b.op(OpKind::Reciprocal, {lossScale});
-    std::vector<Value *> sums;
-    for (Value *&g : grads) {
+    for (Value *&g : grads)
       g = b.mul(g, b.castTo(inv, g->type.dtype));
-      sums.push_back(b.castTo(b.op(OpKind::ReduceSum, {g}, {{"keepdims", Attribute(int64_t(0))}}),
-                              DType::F32));
+  }
+
+  TensorType scalarF32{DType::F32, {}};
+  Value *step = addState("optimizer.step", scalarF32, 0.0);
+  // Accumulation: `apply` on the K-th call of an update; the gradients
+  // become the mean of the K sums.
+  Value *apply = nullptr, *micro = nullptr;
+  std::vector<Value *> sums;
+  if (accumulate > 1) {
+    micro = addState("optimizer.micro_step", scalarF32, 0.0);
+    Value *next = b.add(micro, b.scalar(1, micro));
+    apply = b.op(OpKind::GreaterOrEqual, {next, b.scalar(double(accumulate), micro)});
+    for (size_t i = 0; i < grads.size(); ++i) {
+      Value *acc = addState(keys[i] + ".grad_accum", params[i]->type, 0.0);
+      Value *sum = b.add(acc, b.castTo(grads[i], acc->type.dtype));
+      sums.push_back(sum);
+      grads[i] = b.scale(sum, 1.0 / double(accumulate));
     }
-    Value *total = sums.size() == 1 ? sums[0] : b.op(OpKind::Sum, sums);
+  }
+
+  // `ok` when every gradient is finite (their sum is: an inf or NaN
+  // anywhere makes it inf or NaN), else the update is skipped.
+  Value *ok = nullptr;
+  if (lossScale) {
+    std::vector<Value *> totals;
+    for (Value *g : grads)
+      totals.push_back(b.castTo(b.op(OpKind::ReduceSum, {g}, {{"keepdims", Attribute(int64_t(0))}}),
+                                DType::F32));
+    Value *total = totals.size() == 1 ? totals[0] : b.op(OpKind::Sum, totals);
     ok = b.op(OpKind::LessOrEqual,
               {b.op(OpKind::Abs, {total}), b.scalar(3.4028234663852886e38, total)});
     if (growth) {
@@ -109,13 +135,16 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
     } else {
       extraNew.push_back(b.op(OpKind::Identity, {lossScale}));
     }
+    // The scale changes only when an update is applied.
+    if (apply)
+      for (size_t i = 0; i < extraNew.size(); ++i)
+        extraNew[i] = b.where(apply, extraNew[i], f.args[extraFirst + i]);
   }
+  Value *gate = ok && apply ? b.op(OpKind::And, {ok, apply}) : ok ? ok : apply;
   auto keepIfSkipped = [&](Value *updated, Value *old) {
-    return ok ? b.where(ok, updated, old) : updated;
+    return gate ? b.where(gate, updated, old) : updated;
   };
 
-  TensorType scalarF32{DType::F32, {}};
-  Value *step = addState("optimizer.step", scalarF32, 0.0);
   Value *t1 = b.add(step, b.scalar(1, step));
   // The learning rate of this step: warmup, then the schedule's decay.
   Value *lrT = b.scalar(lr, step);
@@ -182,7 +211,16 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
     newParams.push_back(b.sub(base, b.mul(stepSize, b.div(nm1, denom))));
   }
   // The new state in the state's order: parameters, buffers, then the
-  // optimizer's (step, then per parameter its moments, as addState made them).
+  // optimizer's (step, the accumulation's micro-step and sums, then per
+  // parameter its moments, as addState made them). The accumulation's state
+  // moves on whether or not the update is skipped.
+  std::vector<Value *> accumNew;
+  if (apply) {
+    Value *zero = b.scalar(0, micro);
+    accumNew.push_back(b.where(apply, zero, b.add(micro, b.scalar(1, micro))));
+    for (Value *sum : sums)
+      accumNew.push_back(b.where(apply, b.scalar(0, sum), sum));
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     if (kind == "sgd") {
       if (mom > 0)
@@ -195,8 +233,11 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   optNew.insert(optNew.begin(), t1);
   for (size_t i = 0; i < params.size(); ++i)
     newParams[i] = keepIfSkipped(newParams[i], params[i]);
-  for (size_t i = 0; i < optNew.size(); ++i)
-    optNew[i] = keepIfSkipped(optNew[i], optArgs[i]);
+  for (size_t i = 0; i < optNew.size(); ++i) {
+    size_t argIndex = i == 0 ? 0 : i + accumNew.size();
+    optNew[i] = keepIfSkipped(optNew[i], optArgs[argIndex]);
+  }
+  optNew.insert(optNew.begin() + 1, accumNew.begin(), accumNew.end());
   std::vector<Value *> results{f.results[0]};
   auto named = [&](Value *v, const std::string &name) {
     results.push_back(f.addOp(OpKind::Identity, {v}, {f.uniqueName(name)}, {v->type})->result());
@@ -213,6 +254,7 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   sig->state += optArgs.size();
   sig->grads = 0;
   sig->step = true;
+  sig->accumulate = size_t(accumulate);
   setTrainSignature(m, *sig);
   setStateKeys(m, keys);
   return true;
