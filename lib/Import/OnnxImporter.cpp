@@ -6,9 +6,11 @@
 // model is checked before use, and every failure is a one-line tc::Error.
 #include "tc/Import/OnnxImporter.h"
 #include "OnnxOps.h"
+#include "OnnxWeights.h"
 #include "onnx/defs/parser.h"
 #include "tc/IR/RuntimeAttrs.h"
 #include "tc/IR/Verifier.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <bit>
@@ -956,6 +958,29 @@ std::vector<UnsupportedNode> listUnsupported(const MemoryBuffer &buf) {
   return scanUnsupported(model.graph());
 }
 
+size_t exportOnnxWithWeights(const MemoryBuffer &buf, const std::string &weightsFile,
+                             const std::string &outPath) {
+  onnx::ModelProto model;
+  parseModel(buf, buf.name(), model);
+  size_t n = applyWeights(model, weightsFile, buf.name());
+  // External data stays where it is: its locations are relative to the
+  // model's folder.
+  fs::path from = fs::absolute(fs::path(buf.name())).parent_path();
+  fs::path to = fs::absolute(fs::path(outPath)).parent_path();
+  for (const onnx::TensorProto &t : model.graph().initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL &&
+        fs::weakly_canonical(from) != fs::weakly_canonical(to))
+      fail(outPath, ": initializer '", printable(t.name()),
+           "' stays in external data, which is found relative to the model: write the "
+           "exported model into ",
+           from.string());
+  std::string bytes;
+  if (model.ByteSizeLong() > size_t(INT_MAX) || !model.SerializeToString(&bytes))
+    fail(outPath, ": the model is over protobuf's 2 GiB limit; keep its weights in external data");
+  writeFileAtomically(outPath, bytes);
+  return n;
+}
+
 std::unique_ptr<Module> importOnnx(const MemoryBuffer &buf, const ImportOptions &opts) {
   std::string file = fileName(buf, opts);
   onnx::ModelProto model;
@@ -965,6 +990,8 @@ std::unique_ptr<Module> importOnnx(const MemoryBuffer &buf, const ImportOptions 
   if (!unsupported.empty())
     fail(file, ": unsupported ops: ", formatUnsupported(unsupported));
   int opset = defaultOpset(model, file);
+  if (!opts.weightsFile.empty())
+    applyWeights(model, opts.weightsFile, file);
 
   auto m = std::make_unique<Module>();
   if (!model.graph().name().empty())

@@ -1,18 +1,15 @@
 #include "tc/Runtime/Safetensors.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/Json.h"
 #include "tc/Support/MemoryBuffer.h"
 #include <algorithm>
-#include <atomic>
 #include <bit>
-#include <cerrno>
 #include <cstring>
-#include <fcntl.h>
 #include <filesystem>
 #include <numeric>
 #include <optional>
 #include <set>
-#include <unistd.h>
 
 namespace tc {
 
@@ -122,65 +119,6 @@ Layout layoutOf(const std::vector<NamedTensor> &tensors,
   l.header += json;
   return l;
 }
-
-// A file written under a temporary name beside `path` and renamed over it
-// by commit(); destroyed uncommitted, it removes the temporary file.
-class AtomicFile {
-public:
-  explicit AtomicFile(const std::string &path) : path_(path) {
-    static std::atomic<unsigned> counter{0};
-    for (int attempt = 0; fd_ < 0; ++attempt) {
-      tmp_ = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
-      fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-      if (fd_ < 0 && (errno != EEXIST || attempt == 100))
-        fail(path, ": cannot create a temporary file beside it: ", std::strerror(errno));
-    }
-  }
-  AtomicFile(const AtomicFile &) = delete;
-  AtomicFile &operator=(const AtomicFile &) = delete;
-  ~AtomicFile() {
-    if (fd_ >= 0)
-      ::close(fd_);
-    if (!committed_)
-      ::unlink(tmp_.c_str());
-  }
-
-  void write(const void *data, size_t n) {
-    const char *p = static_cast<const char *>(data);
-    while (n) {
-      ssize_t w = ::write(fd_, p, n);
-      if (w < 0 && errno == EINTR)
-        continue;
-      if (w <= 0)
-        fail(path_, ": write failed: ", std::strerror(w < 0 ? errno : EIO));
-      p += w, n -= size_t(w);
-    }
-  }
-
-  void commit() {
-    if (::fsync(fd_) != 0)
-      fail(path_, ": fsync failed: ", std::strerror(errno));
-    int fd = fd_;
-    fd_ = -1;
-    if (::close(fd) != 0)
-      fail(path_, ": write failed: ", std::strerror(errno));
-    if (::rename(tmp_.c_str(), path_.c_str()) != 0)
-      fail(path_, ": cannot replace it: ", std::strerror(errno));
-    committed_ = true;
-    // Make the rename itself durable (best effort: the file is in place).
-    std::filesystem::path dir = std::filesystem::path(path_).parent_path();
-    int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-    if (dfd >= 0) {
-      (void)::fsync(dfd);
-      ::close(dfd);
-    }
-  }
-
-private:
-  std::string path_, tmp_;
-  int fd_ = -1;
-  bool committed_ = false;
-};
 
 // ---- Reading -----------------------------------------------------------------
 

@@ -1,0 +1,66 @@
+#include "tc/Support/AtomicFile.h"
+#include "tc/Support/Error.h"
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <filesystem>
+#include <unistd.h>
+
+namespace tc {
+
+AtomicFile::AtomicFile(const std::string &path) : path_(path) {
+  static std::atomic<unsigned> counter{0};
+  for (int attempt = 0; fd_ < 0; ++attempt) {
+    tmp_ = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ < 0 && (errno != EEXIST || attempt == 100))
+      fail(path, ": cannot create a temporary file beside it: ", std::strerror(errno));
+  }
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0)
+    ::close(fd_);
+  if (!committed_)
+    ::unlink(tmp_.c_str());
+}
+
+void AtomicFile::write(const void *data, size_t n) {
+  const char *p = static_cast<const char *>(data);
+  while (n) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0 && errno == EINTR)
+      continue;
+    if (w <= 0)
+      fail(path_, ": write failed: ", std::strerror(w < 0 ? errno : EIO));
+    p += w, n -= size_t(w);
+  }
+}
+
+void AtomicFile::commit() {
+  if (::fsync(fd_) != 0)
+    fail(path_, ": fsync failed: ", std::strerror(errno));
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0)
+    fail(path_, ": write failed: ", std::strerror(errno));
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0)
+    fail(path_, ": cannot replace it: ", std::strerror(errno));
+  committed_ = true;
+  // Make the rename itself durable (best effort: the file is in place).
+  std::filesystem::path dir = std::filesystem::path(path_).parent_path();
+  int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    (void)::fsync(dfd);
+    ::close(dfd);
+  }
+}
+
+void writeFileAtomically(const std::string &path, std::string_view bytes) {
+  AtomicFile f(path);
+  f.write(bytes.data(), bytes.size());
+  f.commit();
+}
+
+} // namespace tc
