@@ -3,7 +3,8 @@
 images, 10 classes), split 1500 / 297, and a small CNN with batch norm to
 train on it.
 
-    digits-training.py make DIR     # DIR/cnn.onnx, DIR/train/test_data_set_*, DIR/heldout.npz
+    digits-training.py make DIR     # DIR/cnn.onnx, DIR/train/test_data_set_*, DIR/heldout.npz,
+                                    # DIR/heldout/test_data_set_* (its whole batches: 250 images)
     digits-training.py accuracy DIR CHECKPOINT
                                     # the checkpoint's weights in cnn.onnx (eval mode, running
                                     # statistics), run by onnxruntime on the held-out images;
@@ -84,6 +85,14 @@ def make(out):
             with open(os.path.join(d, "input_%d.pb" % i), "wb") as f:
                 f.write(numpy_helper.from_array(arr, name).SerializeToString())
     np.savez(os.path.join(out, "heldout.npz"), x=x[train:], y=y[train:])
+    # The held-out images as whole batches too (tc-run --eval): 250 of 297.
+    for b in range((len(y) - train) // BATCH):
+        d = os.path.join(out, "heldout", "test_data_set_%02d" % b)
+        os.makedirs(d, exist_ok=True)
+        s = slice(train + b * BATCH, train + (b + 1) * BATCH)
+        for i, (name, arr) in enumerate([("x", x[s]), ("target", y[s])]):
+            with open(os.path.join(d, "input_%d.pb" % i), "wb") as f:
+                f.write(numpy_helper.from_array(arr, name).SerializeToString())
 
 
 def accuracy(out, checkpoint):

@@ -33,6 +33,10 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
       s.step = v != 0;
     else if (k == "accumulate")
       s.accumulate = v;
+    else if (k == "eval")
+      s.eval = v != 0;
+    else if (k == "metrics")
+      s.metrics = v;
     else
       fail("module metadata ", kTrainMetadataKey, ": unknown field '", k, "'");
   }
@@ -41,13 +45,17 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
   if (s.accumulate < 1 || (s.accumulate > 1 && !s.step))
     fail("module metadata ", kTrainMetadataKey, ": accumulate=", s.accumulate,
          " needs a train step");
+  if (s.eval && (s.step || s.grads || s.params + s.buffers != s.state))
+    fail("module metadata ", kTrainMetadataKey,
+         ": an eval step has parameters and buffers as "
+         "state, no gradients and no update");
   if (s.params + s.buffers > s.state || s.grads > s.params || s.state > f.args.size())
     fail("module metadata ", kTrainMetadataKey, " '", it->second, "' does not fit @", f.name, " (",
          f.args.size(), " arguments)");
   if (!init || !init->args.empty() || init->results.size() != s.state)
     fail("a training module needs @", kTrainInitFunction, " () returning its ", s.state,
          " state values");
-  size_t need = 1 + s.grads + (s.step ? s.state : s.buffers);
+  size_t need = 1 + s.grads + s.metrics + (s.step ? s.state : s.eval ? 0 : s.buffers);
   if (f.results.size() < need)
     fail("@", f.name, " returns ", f.results.size(), " values; its training record needs ", need);
   size_t first = f.args.size() - s.state;
@@ -60,7 +68,7 @@ std::optional<TrainSignature> trainSignature(const Module &m) {
     const Value *update = nullptr;
     if (s.step)
       update = f.results[f.results.size() - s.state + i];
-    else if (i >= s.params && i < s.params + s.buffers)
+    else if (!s.eval && i >= s.params && i < s.params + s.buffers)
       update = f.results[f.results.size() - s.buffers + (i - s.params)];
     if (update && !(update->type == t))
       fail("state value ", i, " (%", f.args[first + i]->name, ") is updated with ",
@@ -75,6 +83,8 @@ void setTrainSignature(Module &m, const TrainSignature &s) {
      << " grads=" << s.grads << " step=" << int(s.step);
   if (s.accumulate > 1)
     os << " accumulate=" << s.accumulate;
+  if (s.eval)
+    os << " eval=1 metrics=" << s.metrics;
   m.metadata[kTrainMetadataKey] = os.str();
 }
 

@@ -57,9 +57,12 @@ void writeTrainCheckpoint(const std::string &path, const TrainStateLayout &l,
 }
 
 std::vector<HostTensor> readTrainCheckpoint(const std::string &path, const TrainStateLayout &l) {
-  // Both files are read and checked before anything is returned.
+  // Both files are read and checked before anything is returned. A state
+  // without optimizer values (an eval step's) reads the model's file only.
   SafetensorsFile model = readSafetensors(path);
-  SafetensorsFile optim = readSafetensors(optimizerCheckpointPath(path));
+  SafetensorsFile optim;
+  if (l.modelState() < l.sig.state)
+    optim = readSafetensors(optimizerCheckpointPath(path));
   checkAgainst(path, model.tensors, l, 0, l.modelState());
   checkAgainst(optimizerCheckpointPath(path), optim.tensors, l, l.modelState(), l.sig.state);
   std::map<std::string, HostTensor> byName;

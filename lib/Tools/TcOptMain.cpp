@@ -116,7 +116,7 @@ int tcOptMain(int argc, char **argv) {
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
-    bool checkGrads = false, train = false;
+    bool checkGrads = false, train = false, eval = false;
     std::string lossSpec = "cross-entropy", optimizerSpec = "adamw", trainable = ".*", freeze;
     std::string lossScale = "dynamic";
     GradCheckOptions gradCheck;
@@ -187,6 +187,10 @@ int tcOptMain(int argc, char **argv) {
         "train", po::bool_switch(&train),
         "compile a train step instead of inference: trained parameters as state, a loss, its "
         "backward and an optimizer update before the -O pipeline (docs/training.md)")(
+        "eval", po::bool_switch(&eval),
+        "compile an eval step for a --train model: the loss (and cross-entropy's top-1 hits) on "
+        "the same state (give the same --loss, --trainable, --freeze), batch norms on their "
+        "running statistics; tc-run --eval")(
         "loss", po::value(&lossSpec)->value_name("KIND[:k=v,..]"),
         "--train: cross-entropy (default; class-axis, ignore-index, label-smoothing), mse, l1, "
         "bce-with-logits, or output (the model's own scalar output); output=N picks the output")(
@@ -281,9 +285,13 @@ int tcOptMain(int argc, char **argv) {
       if (pipeline.setOption(PassId::ConvGemms, "mode", convGemm) == 0)
         fail("--conv-gemm goes with --target=cuda or a --passes list that runs conv-gemms");
     }
-    if (!train &&
+    if (train && eval)
+      fail("--train and --eval: one module is a train step or an eval step");
+    if (!train && !eval &&
         (vm.count("loss") || vm.count("optimizer") || vm.count("trainable") || vm.count("freeze")))
       fail("--loss, --optimizer, --trainable and --freeze go with --train");
+    if (eval && (vm.count("optimizer") || vm.count("loss-scale")))
+      fail("--eval updates nothing: no --optimizer or --loss-scale");
     if (!train && vm.count("loss-scale"))
       fail("--loss-scale goes with --train");
     if (train) {
@@ -297,8 +305,13 @@ int tcOptMain(int argc, char **argv) {
                            freeze, low, precision == "fp16" ? lossScale : "none");
       pipeline = t.append(pipeline);
     }
+    if (eval) {
+      std::string low = precision == "fp16" ? "f16" : precision == "bf16" ? "bf16" : "";
+      Pipeline e = evalPipeline(lossSpec, trainable, freeze, low);
+      pipeline = e.append(pipeline);
+    }
     if (precision == "fp16" || precision == "bf16") {
-      if (!train) // (a train step's ran in its training pipeline)
+      if (!train && !eval) // (a train or eval step's ran in its own pipeline)
         pipeline.insertBefore(
             PassId::Fuse,
             mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
@@ -307,7 +320,7 @@ int tcOptMain(int argc, char **argv) {
     } else if (precision != "fp32") {
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
     }
-    if (train && lowPrecisionIO)
+    if ((train || eval) && lowPrecisionIO)
       fail("--low-precision-io: a train step's state and inputs stay f32");
     if (lowPrecisionIO && precision == "fp32")
       fail("--low-precision-io needs --precision fp16 or bf16");

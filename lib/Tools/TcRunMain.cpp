@@ -147,6 +147,7 @@ int tcRunMain(int argc, char **argv) {
         "capacities, ascending (default: powers of two from 128); each is one planned shape "
         "and one CUDA graph");
     TrainOptions train;
+    bool evalRun = false;
     opts.add_options()("train", po::value(&train.steps)->value_name("N"),
                        "run N steps of a train step (tc-opt --train) over --data's batches, each "
                        "step's new state fed to the next; prints the loss and samples/s")(
@@ -160,7 +161,10 @@ int tcRunMain(int argc, char **argv) {
         "resume", po::value(&train.resume)->value_name("FILE"),
         "--train: start from this checkpoint (and its .optimizer.safetensors)")(
         "log-every", po::value(&train.logEvery)->value_name("K"),
-        "--train: a loss line every K steps (default: ten lines)");
+        "--train: a loss line every K steps (default: ten lines)")(
+        "eval", po::bool_switch(&evalRun),
+        "run an eval step (tc-opt --eval) over every batch of --data once, on --resume's "
+        "checkpoint (or the initial weights): the mean loss and top-1 accuracy");
     opts.add_options()("print-info", po::bool_switch(&printInfo),
                        "artifacts: print what it was built with and for, and its sections with "
                        "sizes and checksums (verified), then stop");
@@ -231,8 +235,13 @@ int tcRunMain(int argc, char **argv) {
     const Function &f = m->main();
     if (train.steps < 0 || train.checkpointEvery < 0 || train.logEvery < 0)
       fail("--train, --checkpoint-every and --log-every take N >= 0");
+    if (evalRun) {
+      if (train.steps || !train.checkpoint.empty())
+        fail("--eval updates nothing: no --train or --checkpoint");
+      return runEvalLoop(*m, exe.get(), train);
+    }
     if (!train.steps && (!train.data.empty() || !train.checkpoint.empty() || !train.resume.empty()))
-      fail("--data, --checkpoint and --resume go with --train N");
+      fail("--data, --checkpoint and --resume go with --train N or --eval");
     if (train.steps) {
       train.deviceState = backend && backend->gpu;
       return runTrainLoop(*m, exe.get(), train);

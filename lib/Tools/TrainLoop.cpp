@@ -41,26 +41,87 @@ std::vector<std::vector<HostTensor>> loadBatches(const Function &inputsOnly,
   return batches;
 }
 
+// The arguments before the state (the model's inputs and the target).
+Function inputsOf(const Function &f, const TrainSignature &sig) {
+  Function inputsOnly;
+  inputsOnly.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig.state));
+  return inputsOnly;
+}
+
+// The state to start from: a checkpoint's, read and checked whole before
+// anything runs, or @init's.
+std::vector<HostTensor> initialState(const Module &m, const TrainStateLayout &layout,
+                                     const std::string &resume) {
+  return resume.empty() ? runReference(&m, *m.lookup(kTrainInitFunction), {})
+                        : readTrainCheckpoint(resume, layout);
+}
+
 } // namespace
+
+int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
+  std::optional<TrainSignature> sig = trainSignature(m);
+  if (!sig || !sig->eval)
+    fail("--eval needs an eval step (tc-opt --eval): this module ",
+         sig ? "is a train step" : "does not train");
+  if (opts.data.empty())
+    fail("--eval needs --data DIR");
+  const Function &f = m.main();
+  Function inputsOnly = inputsOf(f, *sig);
+  std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
+  std::vector<HostTensor> state = initialState(m, trainStateLayout(m, *sig), opts.resume);
+  size_t numInputs = inputsOnly.args.size(), numResults = 1 + sig->metrics;
+  double loss = 0, hits = 0, counted = 0;
+  int64_t samples = 0;
+  for (const std::vector<HostTensor> &batch : batches) {
+    std::vector<HostTensor> res;
+    if (exe) {
+      std::vector<RunInput> in(f.args.size());
+      for (size_t i = 0; i < in.size(); ++i)
+        in[i].host = i < numInputs ? &batch[i] : &state[i - numInputs];
+      std::vector<RunOutput> outs(f.results.size());
+      exe->runOn(nullptr, in, outs);
+      for (size_t r = 0; r < numResults; ++r)
+        res.push_back(std::move(outs[r].host));
+    } else {
+      std::vector<HostTensor> hostIn = batch;
+      hostIn.insert(hostIn.end(), state.begin(), state.end());
+      res = runReference(&m, f, hostIn);
+    }
+    loss += res[0].getDouble(0);
+    if (sig->metrics == 2) {
+      hits += res[1].getDouble(0);
+      counted += res[2].getDouble(0);
+    }
+    samples += batch.empty() || batch[0].shape().empty() ? 1 : batch[0].shape()[0];
+  }
+  loss /= double(batches.size());
+  if (!std::isfinite(loss))
+    fail("--eval: the loss is ", loss);
+  std::cout << "eval: " << batches.size() << " batches, " << samples << " samples  loss "
+            << std::setprecision(6) << loss;
+  if (sig->metrics == 2)
+    std::cout << "  top-1 " << std::setprecision(4) << (counted > 0 ? hits / counted : 0.0) << " ("
+              << int64_t(hits) << "/" << int64_t(counted) << ")";
+  std::cout << "\n";
+  return 0;
+}
 
 int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   std::optional<TrainSignature> sig = trainSignature(m);
   if (!sig || !sig->step)
     fail("--train needs a train step (tc-opt --train): this module ",
-         sig ? "has no optimizer" : "does not train");
+         !sig        ? "does not train"
+         : sig->eval ? "is an eval step (tc-run --eval)"
+                     : "has no optimizer");
   TrainStateLayout layout = trainStateLayout(m, *sig);
   const Function &f = m.main();
-  Function inputsOnly;
-  inputsOnly.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig->state));
+  Function inputsOnly = inputsOf(f, *sig);
   if (opts.data.empty())
     fail("--train needs --data DIR (test_data_set_* folders of ", inputsOnly.args.size(),
          " inputs each)");
   std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
 
-  // A checkpoint is read and checked whole before anything runs.
-  std::vector<HostTensor> state = opts.resume.empty()
-                                      ? runReference(&m, *m.lookup(kTrainInitFunction), {})
-                                      : readTrainCheckpoint(opts.resume, layout);
+  std::vector<HostTensor> state = initialState(m, layout, opts.resume);
 
   // A step is `accumulate` calls, one micro-batch each. A resumed run goes
   // on with the batch after the last one trained.

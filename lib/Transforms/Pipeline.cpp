@@ -252,6 +252,20 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
   return p.add(Canonicalize).add(CSE).add(DCE);
 }
 
+Pipeline evalPipeline(const std::string &loss, const std::string &trainable,
+                      const std::string &freeze, const std::string &lowType) {
+  using enum PassId;
+  Pipeline p;
+  p.add(PassInvocation(TrainState)
+            .set("trainable", trainable)
+            .set("freeze", freeze)
+            .set("eval", true));
+  p.add(fromSpec(AppendLoss, "loss", loss));
+  if (!lowType.empty())
+    p.append(mixedPrecisionPipeline(lowType));
+  return p.add(Canonicalize).add(CSE).add(DCE);
+}
+
 Pipeline outlineLoneOpsPipeline(bool moves) {
   Pipeline p;
   return p.add(PassId::LowerLosses)

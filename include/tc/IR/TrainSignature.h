@@ -35,6 +35,12 @@ struct TrainSignature {
   // Calls per update (append-optimizer{accumulate}): a step is this many
   // calls, one micro-batch each.
   size_t accumulate = 1;
+  // An eval step (tc-opt --eval): main(inputs..., target, params...,
+  // buffers...) -> (loss, metrics..., model outputs...); nothing is updated.
+  // `metrics` results follow the loss (cross-entropy: the top-1 hits and
+  // the labels counted, both f32[]).
+  bool eval = false;
+  size_t metrics = 0;
 };
 
 inline constexpr const char *kTrainMetadataKey = "tc.train";

@@ -39,7 +39,8 @@ std::string optimizerCheckpointPath(const std::string &checkpoint);
 void writeTrainCheckpoint(const std::string &path, const TrainStateLayout &l,
                           const std::vector<HostTensor> &state);
 
-// Reads both files and checks them against the layout before returning
+// Reads both files (the model's only, for a state without optimizer values:
+// an eval step's) and checks them against the layout before returning
 // anything: a damaged file (readSafetensors' line), a tensor the state lacks
 // ("FILE: no tensor 'fc.bias' (the model's state has N tensors)"), one it
 // has not ("FILE: tensor 'stray' is not part of this model's state"), or of

@@ -27,4 +27,10 @@ struct TrainOptions {
 // `exe` null: the reference executor runs `m`'s main.
 int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts);
 
+// tc-run --eval: an eval-step module (tc-opt --eval) over every batch of
+// opts.data once, on the state of opts.resume (a train step's checkpoint;
+// its optimizer file is not read) or @init's; prints the mean loss and,
+// for cross-entropy, the top-1 accuracy.
+int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts);
+
 } // namespace tc::tools

@@ -153,6 +153,11 @@ Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO = false);
 Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
                           const std::string &trainable, const std::string &freeze,
                           const std::string &lowType = "", const std::string &lossScale = "none");
+// tc-opt --eval: train-state{eval}, append-loss: the model's loss (and, for
+// cross-entropy, its top-1 hits) on the state a train step of the same
+// `trainable` / `freeze` trains, batch norms on their running statistics.
+Pipeline evalPipeline(const std::string &loss, const std::string &trainable,
+                      const std::string &freeze, const std::string &lowType = "");
 // tc-codegen's first stage: every lone op becomes a group of one so each
 // kernel is a Fused op; `moves`: data movement too (CUDA generates it).
 Pipeline outlineLoneOpsPipeline(bool moves);

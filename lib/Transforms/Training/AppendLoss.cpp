@@ -3,7 +3,9 @@
 // (PyTorch's CrossEntropyLoss: ignore_index, label smoothing, [N, C],
 // [N, C, d...] or an LM's [B, T, V]), mse, l1, bce-with-logits, or the
 // output itself when the model computes its own loss. The loss is main's
-// result 0 (f32[]); the other model outputs are dropped.
+// result 0 (f32[]); the other model outputs are dropped. In an eval step
+// (train-state{eval}) they are kept, after the metrics: cross-entropy's
+// top-1 hits and the labels counted (ignored ones left out).
 #include "tc/IR/Gradient.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Support/Error.h"
@@ -16,7 +18,8 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
   std::optional<TrainSignature> sig = trainSignature(m);
   if (sig && (sig->grads || sig->step))
     fail("append-loss: the module is already differentiated");
-  size_t buffers = sig ? sig->buffers : 0;
+  bool eval = sig && sig->eval;
+  size_t buffers = sig && !eval ? sig->buffers : 0;
   size_t outputs = f.results.size() - buffers;
   int64_t which = opts.getInt("output");
   if (which < 0 || size_t(which) >= outputs)
@@ -42,6 +45,7 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
     return b.op(OpKind::ReduceMean, {v}, {{"keepdims", Attribute(int64_t(0))}});
   };
   Value *loss = nullptr;
+  std::vector<Value *> metrics;
   if (kind == "cross-entropy") {
     if (yD.size() < 2)
       fail("append-loss: cross-entropy needs [N, C, ...] scores, not ", y->type.str());
@@ -68,6 +72,33 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
     double eps = opts.getNumber("append-loss", "label-smoothing");
     if (eps < 0 || eps > 1)
       fail("append-loss: label-smoothing must be in [0, 1], not ", eps);
+    if (eval) {
+      Value *ig = f.addConstant(f.uniqueName("loss_ignore"), TensorType{DType::I64, {}},
+                                TensorData::copyOf(&ignore, 8), anchor.loc);
+      Value *kept = b.op(OpKind::Not, {b.op(OpKind::Equal, {lab, ig})});
+      // A hit: the label's score is the row's largest (float reductions
+      // only: the kernels take no integer compare beside a reduction; a tie
+      // with another class counts as a hit).
+      int64_t classes = b.dims(scores)[1];
+      std::vector<float> iota(static_cast<size_t>(classes));
+      for (int64_t c = 0; c < classes; ++c)
+        iota[size_t(c)] = float(c);
+      Value *ids =
+          f.addConstant(f.uniqueName("loss_classes"), TensorType{DType::F32, {Dim::fixed(classes)}},
+                        TensorData::copyOf(iota.data(), iota.size() * 4), anchor.loc);
+      Value *labF = b.reshape(b.castTo(lab, DType::F32), {b.dims(lab)[0], 1});
+      Value *oneHot = b.castTo(b.op(OpKind::Equal, {labF, ids}), scores->type.dtype);
+      Value *own = b.reduceSum(b.mul(scores, oneHot), {1}, false);
+      Value *best =
+          b.op(OpKind::ReduceMax, {scores},
+               {{"axes", Attribute(std::vector<int64_t>{1})}, {"keepdims", Attribute(int64_t(0))}});
+      Value *hit = b.op(OpKind::And, {b.op(OpKind::GreaterOrEqual, {own, best}), kept});
+      auto count = [&](Value *v) {
+        return b.op(OpKind::ReduceSum, {b.castTo(v, DType::F32)},
+                    {{"keepdims", Attribute(int64_t(0))}});
+      };
+      metrics = {count(hit), count(kept)};
+    }
     if (eps == 0) {
       loss = b.op(OpKind::SoftmaxCrossEntropyLoss, {scores, lab}, attrs);
     } else {
@@ -109,7 +140,18 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
   Value *named =
       f.addOp(OpKind::Identity, {loss}, {f.uniqueName("loss")}, {loss->type}, anchor.loc)->result();
   std::vector<Value *> results{named};
-  results.insert(results.end(), f.results.end() - std::ptrdiff_t(buffers), f.results.end());
+  if (eval) {
+    const char *names[] = {"top1_hits", "labels_counted"};
+    for (size_t i = 0; i < metrics.size(); ++i)
+      results.push_back(f.addOp(OpKind::Identity, {metrics[i]}, {f.uniqueName(names[i])},
+                                {metrics[i]->type}, anchor.loc)
+                            ->result());
+    results.insert(results.end(), f.results.begin(), f.results.end());
+    sig->metrics = metrics.size();
+    setTrainSignature(m, *sig);
+  } else {
+    results.insert(results.end(), f.results.end() - std::ptrdiff_t(buffers), f.results.end());
+  }
   f.results = results;
   return true;
 }

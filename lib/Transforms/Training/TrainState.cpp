@@ -2,7 +2,8 @@
 // (matched by their ONNX names against `trainable`, not `freeze`) become
 // trailing arguments of main, their values @init's results; batch norms
 // (either form) normalize with batch statistics, their running statistics
-// buffers updated by the forward (tc/IR/TrainSignature.h).
+// buffers updated by the forward (tc/IR/TrainSignature.h). With `eval`, the
+// same state for an eval step: batch norms normalize with the buffers.
 #include "tc/IR/Gradient.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Support/Error.h"
@@ -35,6 +36,7 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   std::regex trainable = compile("trainable", opts.get("trainable"));
   std::string freezeText = opts.get("freeze");
   std::regex freeze = compile("freeze", freezeText.empty() ? "$^" : freezeText);
+  bool eval = opts.getBool("eval");
 
   // Batch norms: batch statistics, as ops every backend compiles (a
   // reduction per statistic, the rest pointwise); their running statistics
@@ -72,11 +74,27 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
       count *= xD[a];
     }
     cD[1] = xD[1];
+    Value *eps = b.scalar(op.getFloat("epsilon"), x);
+    statistics.insert(mean);
+    statistics.insert(var);
+    bufferConsts.push_back(mean);
+    bufferConsts.push_back(var);
+    if (eval) { // the running statistics, unchanged
+      Value *inv = b.op(OpKind::Reciprocal, {b.op(OpKind::Sqrt, {b.add(b.reshape(var, cD), eps)})});
+      Value *y =
+          b.add(b.mul(b.mul(b.sub(x, b.reshape(mean, cD)), inv), b.reshape(op.operand(1), cD)),
+                b.reshape(op.operand(2), cD));
+      replaced.emplace_back(op.result(), y);
+      if (training) {
+        replaced.emplace_back(op.result(1), mean);
+        replaced.emplace_back(op.result(2), var);
+      }
+      return true;
+    }
     Value *mu = b.reduceMean(x, axes, true);
     Value *xc = b.sub(x, mu);
     Value *v = b.reduceMean(b.mul(xc, xc), axes, true);
-    Value *inv = b.op(OpKind::Reciprocal,
-                      {b.op(OpKind::Sqrt, {b.add(v, b.scalar(op.getFloat("epsilon"), x))})});
+    Value *inv = b.op(OpKind::Reciprocal, {b.op(OpKind::Sqrt, {b.add(v, eps)})});
     Value *y =
         b.add(b.mul(b.mul(xc, inv), b.reshape(op.operand(1), cD)), b.reshape(op.operand(2), cD));
     double momentum = training ? op.getFloat("momentum") : 0.9;
@@ -89,10 +107,6 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
       replaced.emplace_back(op.result(1), newMean);
       replaced.emplace_back(op.result(2), newVar);
     }
-    statistics.insert(mean);
-    statistics.insert(var);
-    bufferConsts.push_back(mean);
-    bufferConsts.push_back(var);
     bufferUpdates.push_back(newMean);
     bufferUpdates.push_back(newVar);
     return true;
@@ -141,6 +155,7 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   sig.state = all.size();
   sig.params = params.size();
   sig.buffers = bufferConsts.size();
+  sig.eval = eval;
   setTrainSignature(m, sig);
   setStateKeys(m, keys);
   return true;
