@@ -5,7 +5,7 @@
  *   tc-import cnn.onnx | tc-opt --train --optimizer=sgd:lr=0.05 -O2 \
  *     | tc-codegen --target=cpu -o cnn.train.tcx
  *   cc train_model.c -I$PREFIX/include -L$PREFIX/lib -ltcrt -Wl,-rpath,$PREFIX/lib -o train_model
- *   ./train_model cnn.train.tcx batches.bin 10 ck.safetensors [resume.safetensors]
+ *   ./train_model cnn.train.tcx batches.bin 10 ck.safetensors [resume.safetensors|-] [eval.tcx]
  *
  * batches.bin holds batch after batch, each its inputs (the model's, then
  * the loss's target) as the raw little-endian C-order bytes of their
@@ -13,7 +13,10 @@
  * after the last one trained (the state's optimizer.step), as tc-run
  * --resume does. After the last step it writes the checkpoint ("-": none)
  * and prints each state tensor's key, type and, for f32, the sum of its
- * values (read with tc_trainer_read_state).
+ * values (read with tc_trainer_read_state). Given an eval step (tc-opt
+ * --eval, same --loss), it then evaluates every batch on the trained state
+ * with tc_trainer_eval and prints the mean loss and top-1 as tc-run --eval
+ * does ("eval: B batches, S samples  loss L  top-1 A (H/C)").
  *
  * The loss is read back every step here; a loop that logs every N steps
  * passes NULL in between, and a CUDA step on a stream of its own then does
@@ -79,12 +82,14 @@ static int state_index(const tc_trainer *trainer, const char *key) {
 
 int main(int argc, char **argv) {
   if (argc < 4) {
-    fprintf(stderr, "usage: %s model.tcx batches.bin steps [checkpoint|-] [resume]\n", argv[0]);
+    fprintf(stderr, "usage: %s model.tcx batches.bin steps [checkpoint|-] [resume|-] [eval.tcx]\n",
+            argv[0]);
     return 2;
   }
   int steps = atoi(argv[3]);
   const char *save = argc > 4 && strcmp(argv[4], "-") != 0 ? argv[4] : NULL;
-  const char *resume = argc > 5 ? argv[5] : NULL;
+  const char *resume = argc > 5 && strcmp(argv[5], "-") != 0 ? argv[5] : NULL;
+  const char *eval_path = argc > 6 ? argv[6] : NULL;
   tc_trainer *trainer = tc_trainer_load(argv[1], NULL);
   if (!trainer) {
     fprintf(stderr, "train_model: %s\n", tc_last_error());
@@ -161,6 +166,37 @@ int main(int argc, char **argv) {
     }
     printf("\n");
   }
+
+  /* The eval step on the trained state, batch by batch. */
+  tc_model *eval = NULL;
+  if (!status && eval_path && !(eval = tc_model_load(eval_path, 0))) {
+    fprintf(stderr, "train_model: %s\n", tc_last_error());
+    status = 1;
+  }
+  double loss_sum = 0, hits_sum = 0, counted_sum = 0;
+  for (size_t b = 0; eval && !status && b < count; ++b) {
+    unsigned char *p = batches + b * batch_bytes;
+    for (int i = 0; i < n; ++i) {
+      inputs[i].data = p;
+      p += inputs[i].bytes;
+    }
+    double loss, hits, counted;
+    if (tc_trainer_eval(trainer, eval, inputs, n, &loss, &hits, &counted) != 0) {
+      fprintf(stderr, "train_model: %s\n", tc_last_error());
+      status = 1;
+    }
+    loss_sum += loss, hits_sum += hits, counted_sum += counted;
+  }
+  if (eval && !status) {
+    long long samples = (long long)count * (inputs[0].rank ? inputs[0].dims[0] : 1);
+    printf("eval: %zu batches, %lld samples  loss %.6g", count, samples, loss_sum / (double)count);
+    if (counted_sum >= 0)
+      printf("  top-1 %.4g (%lld/%lld)", counted_sum > 0 ? hits_sum / counted_sum : 0.0,
+             (long long)hits_sum, (long long)counted_sum);
+    printf("\n");
+  }
+  if (eval)
+    tc_model_free(eval);
   free(batches);
   free(inputs);
   tc_trainer_free(trainer);

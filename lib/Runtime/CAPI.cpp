@@ -316,6 +316,64 @@ void trainStep(tc_trainer *t, void *stream, const tc_tensor *inputs, int numInpu
   t->stream = stream;
 }
 
+// An eval step on the trainer's state (tc_trainer_eval).
+void trainerEval(tc_trainer *t, tc_model *e, const tc_tensor *inputs, int numInputs, double *loss,
+                 double *hits, double *counted) {
+  if (!t || !e || (numInputs > 0 && !inputs))
+    tc::fail("NULL trainer, eval model or inputs");
+  checkState(t);
+  const tc::Module &em = e->exe->module();
+  std::optional<tc::TrainSignature> sig = tc::trainSignature(em);
+  if (!sig || !sig->eval)
+    tc::fail("the eval model is not an eval step (tc-opt --eval)");
+  if (e->target != t->model->target)
+    tc::fail("the eval model is a ", e->target->title, " model, the trainer's a ",
+             t->model->target->title, " one");
+  tc::TrainStateLayout el = tc::trainStateLayout(em, *sig);
+  if (el.sig.state != t->layout.modelState())
+    tc::fail("the eval model's state is ", el.sig.state, " tensors, the trainer's parameters and ",
+             "buffers ", t->layout.modelState(),
+             " (compile both with the same --trainable and "
+             "--freeze)");
+  for (size_t i = 0; i < el.sig.state; ++i)
+    if (el.keys[i] != t->layout.keys[i] || !(el.types[i] == t->layout.types[i]))
+      tc::fail("the eval model's state tensor ", i, " is '", el.keys[i], "' ", el.types[i].str(),
+               ", the trainer's '", t->layout.keys[i], "' ", t->layout.types[i].str());
+  const tc::Function &f = e->main();
+  const size_t batch = f.args.size() - el.sig.state;
+  if (numInputs != int(batch))
+    tc::fail("a batch is ", batch, " inputs (the model's, then the loss's target), got ",
+             numInputs);
+  std::vector<tc::HostTensor> host;
+  host.reserve(batch); // readInput points into it
+  std::vector<tc::RunInput> ins;
+  for (int i = 0; i < numInputs; ++i)
+    ins.push_back(readInput(inputs[i], i, *e->target, host));
+  for (size_t i = 0; i < el.sig.state; ++i) {
+    if (!t->onDevice) {
+      tc::RunInput in;
+      in.host = &t->host[i];
+      ins.push_back(std::move(in));
+      continue;
+    }
+    const tc::RunOutput &o = t->device[i];
+    ins.push_back(tc::RunInput{nullptr, el.types[i].dtype, o.shape, o.device, o.bytes});
+  }
+  // The loss and metrics to the host; a GPU model's other outputs stay.
+  using To = tc::RunOutput::To;
+  std::vector<tc::RunOutput> outs(f.results.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    outs[i].to = i <= el.sig.metrics || !e->target->gpu ? To::Host : To::ModelDevice;
+  e->exe->runOn(t->onDevice ? t->stream : nullptr, ins, outs);
+  if (loss)
+    *loss = outs[0].host.getDouble(0);
+  bool top1 = el.sig.metrics == 2;
+  if (hits)
+    *hits = top1 ? outs[1].host.getDouble(0) : -1;
+  if (counted)
+    *counted = top1 ? outs[2].host.getDouble(0) : -1;
+}
+
 // State tensor i on the host.
 tc::HostTensor stateOnHost(tc_trainer *t, size_t i) {
   if (!t->onDevice)
@@ -454,6 +512,12 @@ int tc_trainer_step_on_stream(tc_trainer *t, void *stream, const tc_tensor *inpu
                               double *loss) {
   return trainerCall("tc_trainer_step_on_stream",
                      [&] { trainStep(t, stream, inputs, numInputs, loss); });
+}
+
+int tc_trainer_eval(tc_trainer *t, tc_model *e, const tc_tensor *inputs, int numInputs,
+                    double *loss, double *hits, double *counted) {
+  return trainerCall("tc_trainer_eval",
+                     [&] { trainerEval(t, e, inputs, numInputs, loss, hits, counted); });
 }
 
 int tc_trainer_num_state(const tc_trainer *t) {

@@ -30,7 +30,7 @@ extern "C" {
  * (tc_tensor.memory), tc_model_run_on_stream, tc_model_backend,
  * tc_model_device_bytes. 3: tc_load_options.no_verify. 4:
  * tc_load_options.attention. 5: training (tc_trainer_*). */
-#define TC_RUNTIME_API_VERSION 5
+#define TC_RUNTIME_API_VERSION 6
 
 typedef struct tc_model tc_model;
 
@@ -182,6 +182,20 @@ int tc_trainer_step(tc_trainer *trainer, const tc_tensor *inputs, int num_inputs
  * until then. */
 int tc_trainer_step_on_stream(tc_trainer *trainer, void *stream, const tc_tensor *inputs,
                               int num_inputs, double *loss);
+
+/* (Since version 6.) Evaluates a batch on the trainer's current parameters
+ * and buffers, where they are (a CUDA trainer's stay in device memory: no
+ * copy): `eval_model` is an eval step (tc-opt --eval with the train step's
+ * --loss, --trainable and --freeze; loaded by tc_model_load for the same
+ * target and device) whose state must be the trainer's parameters and
+ * buffers, key for key and type for type. inputs as tc_trainer_step's (the
+ * model's inputs, then the loss's target). Sets *loss, and *hits and
+ * *counted to cross-entropy's top-1 hits and the labels it counted (-1 for
+ * other losses); each may be NULL. Runs after the trainer's last step (on its
+ * stream) and waits for the result; the state is not changed. Returns 0 or
+ * -1. */
+int tc_trainer_eval(tc_trainer *trainer, tc_model *eval_model, const tc_tensor *inputs,
+                    int num_inputs, double *loss, double *hits, double *counted);
 
 /* The state: its number of tensors; tensor i's checkpoint key
  * ("conv1.weight", "conv1.weight.exp_avg", "optimizer.step") and type

@@ -12,7 +12,7 @@ KernelLibrary::KernelLibrary(std::string_view bytes, const std::string &what) : 
   auto failLoad = [&](const std::string &why) {
     fail(what, ": cannot load the kernels' shared object: ", why);
   };
-  int fd = memfd_create("tc-kernels", MFD_CLOEXEC);
+  int fd = fd_ = memfd_create("tc-kernels", MFD_CLOEXEC);
   if (fd < 0)
     failLoad(std::string("memfd_create: ") + std::strerror(errno));
   for (size_t done = 0; done < bytes.size();) {
@@ -22,15 +22,17 @@ KernelLibrary::KernelLibrary(std::string_view bytes, const std::string &what) : 
     if (n <= 0) {
       std::string why = std::string("write: ") + std::strerror(errno);
       ::close(fd);
+      fd_ = -1;
       failLoad(why);
     }
     done += size_t(n);
   }
   // RTLD_LOCAL: two models' kernels may share symbol names.
   handle_ = dlopen(("/proc/self/fd/" + std::to_string(fd)).c_str(), RTLD_NOW | RTLD_LOCAL);
-  ::close(fd); // the mapping stays
   if (!handle_) {
     const char *why = dlerror();
+    ::close(fd);
+    fd_ = -1;
     failLoad(why ? why : "dlopen failed");
   }
 }
@@ -38,6 +40,8 @@ KernelLibrary::KernelLibrary(std::string_view bytes, const std::string &what) : 
 KernelLibrary::~KernelLibrary() {
   if (handle_)
     dlclose(handle_);
+  if (fd_ >= 0)
+    ::close(fd_);
 }
 
 void *KernelLibrary::find(const std::string &symbol) const {

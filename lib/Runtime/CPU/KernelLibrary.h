@@ -23,6 +23,10 @@ public:
 
 private:
   void *handle_ = nullptr;
+  // The memfd stays open while the library is loaded: dlopen knows a
+  // library by its path (/proc/self/fd/N), and a second model's memfd must
+  // not get the same N (dlopen would hand back this one's kernels).
+  int fd_ = -1;
   std::string what_;
 };
 
