@@ -2,12 +2,11 @@
 """PyTorch autograd's gradients and loss curves for tc's training tests
 (test/Training/pytorch-reference.test), made where torch is installed:
 
-    python3 models/make_training_refs.py models/training
+    python3 models/make_training_refs.py models/training [NAME...]
 
 For each small model (a CNN with batch norm, bert_tiny with a masked-LM loss,
-tiny_llama with an LM loss, a small ViT; gpt2_tiny is made but not committed:
-onnxscript's optimizer, which its torch.export graph needs, folds two of its
-weights away), dropout off:
+gpt2_tiny and tiny_llama with an LM loss, a small ViT; NAMEs: only those),
+dropout off:
   NAME.onnx                      the logits model (TorchScript exporter, opset 17,
                                  no constant folding: initializers are the parameters)
   NAME/test_data_set_0..3/       batches: input_0.pb the input, input_1.pb the labels
@@ -27,18 +26,20 @@ from onnx import numpy_helper
 
 torch.backends.cudnn.allow_tf32 = False
 STEPS = 20
-# torch.export's exporter: gpt2's graph needs onnxscript's optimizer (it leaves
-# SplitToSequence otherwise); the others keep every initializer as exported.
-OPTIMIZE = {"gpt2_tiny": True}
+# Models given an all-ones attention mask: newer transformers find packed
+# sequences in the position ids without one (aten::diff, which the
+# TorchScript exporter cannot export); the mask changes nothing else.
+ONES_MASK = {"gpt2_tiny"}
 
 
 class Logits(torch.nn.Module):
-    def __init__(self, m):
+    def __init__(self, m, ones_mask=False):
         super().__init__()
         self.m = m
+        self.ones_mask = ones_mask
 
     def forward(self, x):
-        out = self.m(x)
+        out = self.m(x, attention_mask=torch.ones_like(x)) if self.ones_mask else self.m(x)
         return out if torch.is_tensor(out) else out.logits
 
 
@@ -61,7 +62,9 @@ def models():
     import transformers as tr
     g = torch.Generator().manual_seed(0)
     tokens = lambda v, b, s: (lambda: torch.randint(0, v, (b, s), generator=g))
+    torch.manual_seed(0)
     yield "cnn", Cnn(), lambda: torch.randn(4, 1, 8, 8, generator=g), lambda: torch.randint(0, 10, (4,), generator=g)
+    torch.manual_seed(0)  # each model's initial weights, whichever NAMEs are made
     bert = tr.BertForMaskedLM(tr.BertConfig(vocab_size=256, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
                                             intermediate_size=64, max_position_embeddings=32, hidden_dropout_prob=0.0,
                                             attention_probs_dropout_prob=0.0, attn_implementation="eager"))
@@ -72,15 +75,18 @@ def models():
         return y
     yield "bert_tiny", bert, tokens(256, 2, 12), masked
     # Untied: torch.export's exporter writes a tied LM head as a second initializer.
+    torch.manual_seed(0)  # each model's initial weights, whichever NAMEs are made
     gpt2 = tr.GPT2LMHeadModel(tr.GPT2Config(vocab_size=256, n_embd=32, n_layer=2, n_head=2, n_positions=32,
                                             tie_word_embeddings=False,
                                             resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                                             attn_implementation="eager"))
     yield "gpt2_tiny", gpt2, tokens(256, 2, 12), tokens(256, 2, 12)
+    torch.manual_seed(0)  # each model's initial weights, whichever NAMEs are made
     llama = tr.LlamaForCausalLM(tr.LlamaConfig(vocab_size=256, hidden_size=32, intermediate_size=64,
                                                num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                                max_position_embeddings=32, attn_implementation="eager"))
     yield "tiny_llama", llama, tokens(256, 2, 12), tokens(256, 2, 12)
+    torch.manual_seed(0)  # each model's initial weights, whichever NAMEs are made
     vit = torchvision.models.VisionTransformer(image_size=16, patch_size=8, num_layers=2, num_heads=2, hidden_dim=32,
                                                mlp_dim=64, num_classes=10)
     yield "vit_tiny", vit, lambda: torch.randn(2, 3, 16, 16, generator=g), lambda: torch.randint(0, 10, (2,), generator=g)
@@ -106,13 +112,13 @@ def curve(model, init, batches, make_opt):
     return np.array(out)
 
 
-def main(out):
+def main(out, only):
     os.makedirs(out, exist_ok=True)
     for name, m, mk_x, mk_y in models():
         torch.manual_seed(0)
         if hasattr(m, "config"):
             m.config.use_cache = False
-        model = Logits(m)
+        model = Logits(m, name in ONES_MASK)
         # Every parameter a little noise: exporters merge initializers of equal
         # values (a fresh model's LayerNorm ones, zero biases) into one tensor,
         # which would tie what PyTorch trains apart.
@@ -120,7 +126,9 @@ def main(out):
             noise = torch.Generator().manual_seed(1)
             for p in model.parameters():
                 p.add_(0.02 * torch.randn(p.shape, generator=noise))
-        batches = [(mk_x(), mk_y()) for _ in range(4)]
+        batches = [(mk_x(), mk_y()) for _ in range(4)]  # drawn for every model: same data either way
+        if only and name not in only:
+            continue
         init = {k: v.detach().clone() for k, v in model.state_dict().items()}
         path = os.path.join(out, name + ".onnx")
         model.eval()
@@ -129,7 +137,7 @@ def main(out):
                               do_constant_folding=False, input_names=["x"], output_names=["logits"])
         except Exception as e:  # newer transformers' masks (aten::diff): torch.export's exporter
             print(name, "TorchScript exporter failed (%s): torch.export" % str(e).splitlines()[0], file=sys.stderr)
-            torch.onnx.export(model, (batches[0][0],), path, opset_version=18, dynamo=True, optimize=OPTIMIZE.get(name, False),
+            torch.onnx.export(model, (batches[0][0],), path, opset_version=18, dynamo=True, optimize=False,
                               input_names=["x"], output_names=["logits"], external_data=False)
         for i, (x, y) in enumerate(batches):
             d = os.path.join(out, name, "test_data_set_%d" % i)
@@ -153,4 +161,4 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "training"))
+    main(sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(__file__), "training"), sys.argv[2:])

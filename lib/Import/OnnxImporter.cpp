@@ -9,6 +9,7 @@
 #include "OnnxWeights.h"
 #include "onnx/defs/parser.h"
 #include "tc/IR/RuntimeAttrs.h"
+#include "tc/IR/TrainSignature.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
@@ -532,6 +533,12 @@ void GraphBuilder::build() {
   importInitializers();
   importNodes();
   importOutputs();
+  std::string names;
+  for (const onnx::TensorProto &t : g.initializer())
+    if (weights.count(values.at(t.name())))
+      names += t.name() + "\n";
+  if (!names.empty())
+    m_.metadata[kWeightsMetadataKey] = names;
 }
 
 void GraphBuilder::importNodes() {

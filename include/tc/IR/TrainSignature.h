@@ -46,6 +46,12 @@ struct TrainSignature {
 inline constexpr const char *kTrainMetadataKey = "tc.train";
 inline constexpr const char *kTrainKeysMetadataKey = "tc.train.keys";
 inline constexpr const char *kTrainInitFunction = "init";
+// Written by tc-import: the ONNX names of the model's weights (float
+// initializers of 2+ elements), one per line. train-state trains only
+// these: an exporter's Constant nodes and what import folds are no
+// parameters. A module without it (hand-written IR) trains every float
+// constant of 2+ elements.
+inline constexpr const char *kWeightsMetadataKey = "tc.weights";
 // fp16 training's state (autodiff{loss-scale}, consumed by append-optimizer).
 inline constexpr const char *kLossScaleKey = "amp.loss_scale";
 inline constexpr const char *kGrowthTrackerKey = "amp.growth_tracker";

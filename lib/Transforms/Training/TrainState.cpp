@@ -10,6 +10,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <regex>
+#include <sstream>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -117,14 +118,23 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   eraseDeadOps(f);
 
   // Parameters: float initializers with 2+ elements that some op reads
-  // (scalars are the exporter's literals, not weights), in the model's order.
+  // (scalars are the exporter's literals, not weights), in the model's order;
+  // of an imported model, only its initializers (kWeightsMetadataKey).
+  std::optional<std::unordered_set<std::string>> weights;
+  if (auto it = m.metadata.find(kWeightsMetadataKey); it != m.metadata.end()) {
+    weights.emplace();
+    std::istringstream lines(it->second);
+    for (std::string line; std::getline(lines, line);)
+      weights->insert(line);
+  }
   std::unordered_set<const Value *> used;
   for (const auto &op : f.ops)
     for (const Value *v : op->operands)
       used.insert(v);
   std::vector<Value *> params;
   for (Value *c : f.constants) {
-    if (!isFloat(c->type.dtype) || statistics.count(c) || !used.count(c))
+    if (!isFloat(c->type.dtype) || statistics.count(c) || !used.count(c) ||
+        (weights && !weights->count(onnxName(c))))
       continue;
     std::optional<int64_t> n = staticNumElements(c->type.shape);
     std::string name = onnxName(c);
