@@ -327,11 +327,7 @@ void globalMaxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = toMaxima(b, in(b, 0), b.fwd.result(), rg[0]);
 }
 
-namespace {
 // x normalized over `axes` (batch statistics): xhat and 1 / sqrt(var + eps).
-struct Normalized {
-  Value *xhat, *invStd;
-};
 Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
   Value *xc = b.sub(x, b.reduceMean(x, axes, true));
   Value *var = b.reduceMean(b.mul(xc, xc), axes, true);
@@ -345,6 +341,8 @@ Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
   Value *m2 = b.reduceMean(b.mul(dxhat, n.xhat), axes, true);
   return b.mul(n.invStd, b.sub(b.sub(dxhat, m1), b.mul(n.xhat, m2)));
 }
+
+namespace {
 // A per-channel [C] parameter as [1, C, 1, ...] against x's rank.
 Value *perChannel(GradBuilder &b, Value *p, size_t rank) {
   std::vector<int64_t> d(rank, 1);
