@@ -215,22 +215,25 @@ void clip(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     }
 }
 
-// Max/Min of one or two operands: the cotangent goes to the operand the
-// result came from (to the first on ties).
+// Max/Min of any number of operands: the cotangent goes to the operands the
+// result came from, split evenly among ties (PyTorch's maximum/minimum).
 void maxMin(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   size_t n = b.fwd.operands.size();
   if (n == 1) {
     og[0] = rg[0];
     return;
   }
-  if (n != 2)
-    fail(b.fwd.where(), ": gradients of ", b.fwd.name(), " over ", n,
-         " operands are not supported (2 or 1)");
-  Value *first = b.op(OpKind::Equal, {out(b), in(b, 0)});
-  if (w[0])
-    og[0] = back(b, masked(b, first, rg[0]), 0);
-  if (w[1])
-    og[1] = back(b, b.where(first, b.scalar(0, rg[0]), rg[0]), 1);
+  std::vector<Value *> hits;
+  Value *count = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    hits.push_back(b.op(OpKind::Equal, {out(b), in(b, i)}));
+    Value *one = b.castTo(hits.back(), rg[0]->type.dtype);
+    count = count ? b.add(count, one) : one;
+  }
+  Value *share = b.div(rg[0], count);
+  for (size_t i = 0; i < n; ++i)
+    if (w[i])
+      og[i] = back(b, masked(b, hits[i], share), i);
 }
 
 void sum(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
@@ -244,6 +247,37 @@ void mean(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   for (size_t i = 0; i < og.size(); ++i)
     if (w[i])
       og[i] = back(b, g, i);
+}
+
+// Selu: gamma above 0, else gamma alpha e^x = y + gamma alpha.
+void selu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  double alpha = b.fwd.getFloat("alpha"), gamma = b.fwd.getFloat("gamma");
+  Value *d = b.where(b.op(OpKind::Greater, {x, b.scalar(0, x)}), b.scalar(gamma, x),
+                     b.add(out(b), b.scalar(gamma * alpha, x)));
+  og[0] = b.mul(rg[0], d);
+}
+
+// Celu: 1 above 0, else e^(x / alpha) = y / alpha + 1.
+void celu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  double alpha = b.fwd.getFloat("alpha");
+  Value *d = b.add(b.scale(out(b), 1 / alpha), b.scalar(1, x));
+  og[0] = b.where(b.op(OpKind::Greater, {x, b.scalar(0, x)}), rg[0], b.mul(rg[0], d));
+}
+
+void thresholdedRelu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  og[0] = masked(b, b.op(OpKind::Greater, {x, b.scalar(b.fwd.getFloat("alpha"), x)}), rg[0]);
+}
+
+// Shrink: 1 outside [-lambd, lambd], 0 inside.
+void shrink(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  double l = b.fwd.getFloat("lambd");
+  Value *outside = b.op(OpKind::Or, {b.op(OpKind::Greater, {x, b.scalar(l, x)}),
+                                     b.op(OpKind::Less, {x, b.scalar(-l, x)})});
+  og[0] = masked(b, outside, rg[0]);
 }
 
 void prelu(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {

@@ -317,10 +317,15 @@ void globalAveragePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &o
 }
 
 // Max reductions and pools: the cotangent to the elements equal to the result.
+// Split evenly among ties (PyTorch's amax).
 static Value *toMaxima(GradBuilder &b, Value *x, Value *yKeep, Value *gKeep) {
-  std::vector<int64_t> xD = b.dims(x);
+  std::vector<int64_t> xD = b.dims(x), yD = b.dims(yKeep), axes;
+  for (size_t a = 0; a < xD.size(); ++a)
+    if (yD[a] != xD[a])
+      axes.push_back(int64_t(a));
   Value *hit = b.op(OpKind::Equal, {x, b.expandTo(yKeep, xD)});
-  return b.where(hit, b.expandTo(gKeep, xD), b.scalar(0, gKeep));
+  Value *count = b.reduceSum(b.castTo(hit, x->type.dtype), axes, true);
+  return b.where(hit, b.expandTo(b.div(gKeep, count), xD), b.scalar(0, gKeep));
 }
 
 void globalMaxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
