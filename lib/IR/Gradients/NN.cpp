@@ -141,58 +141,130 @@ std::vector<std::pair<std::string, Attribute>> transposeAttrs(const Windows &wd,
 }
 } // namespace
 
+namespace {
+// dW of y = Conv(X, W) (W's dims wD, windows wd) from dY = g: a convolution
+// of X by g with stride and dilation swapped, batch and channels exchanged
+// (groups kept apart), cut to the kernel's size.
+Value *convWeightGrad(GradBuilder &b, Value *X, Value *g, const std::vector<int64_t> &wD,
+                      const Windows &wd, int64_t G) {
+  std::vector<int64_t> xD = b.dims(X), yD = b.dims(g);
+  size_t ns = xD.size() - 2;
+  int64_t N = xD[0], Ci = xD[1] / G, Co = wD[0] / G;
+  std::vector<int64_t> xs(xD.begin() + 2, xD.end()), os(yD.begin() + 2, yD.end());
+  auto dimsOf = [&](std::vector<int64_t> lead, const std::vector<int64_t> &sp) {
+    lead.insert(lead.end(), sp.begin(), sp.end());
+    return lead;
+  };
+  std::vector<int64_t> spatialPerm;
+  for (size_t a = 0; a < ns; ++a)
+    spatialPerm.push_back(int64_t(3 + a));
+  // X [N, G, Ci, s...] -> [Ci, G, N, s...] -> [Ci, G*N, s...].
+  std::vector<int64_t> px{2, 1, 0};
+  px.insert(px.end(), spatialPerm.begin(), spatialPerm.end());
+  Value *xt =
+      b.reshape(b.transpose(b.reshape(X, dimsOf({N, G, Ci}, xs)), px), dimsOf({Ci, G * N}, xs));
+  // dY [N, G, Co, o...] -> [G, Co, N, o...] -> [G*Co, N, o...].
+  std::vector<int64_t> pg{1, 2, 0};
+  pg.insert(pg.end(), spatialPerm.begin(), spatialPerm.end());
+  Value *gt =
+      b.reshape(b.transpose(b.reshape(g, dimsOf({N, G, Co}, os)), pg), dimsOf({G * Co, N}, os));
+  std::vector<int64_t> pads = wd.padBegin;
+  for (size_t a = 0; a < ns; ++a)
+    pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
+  Value *r = b.op(OpKind::Conv, {xt, gt},
+                  {{"dilations", Attribute(wd.strides)},
+                   {"group", Attribute(G)},
+                   {"kernel_shape", Attribute(os)},
+                   {"pads", Attribute(pads)},
+                   {"strides", Attribute(wd.dilations)}});
+  // r [Ci, G*Co, k'...]: keep the first k of each spatial axis.
+  std::vector<int64_t> rD = b.dims(r), kD(wD.begin() + 2, wD.end());
+  if (std::vector<int64_t>(rD.begin() + 2, rD.end()) != kD) {
+    std::vector<int64_t> starts(ns, 0), axes = range(2, int64_t(2 + ns));
+    r = b.op(OpKind::Slice, {r, b.ints(starts), b.ints(kD), b.ints(axes)});
+  }
+  std::vector<int64_t> back{1, 0};
+  for (size_t a = 0; a < ns; ++a)
+    back.push_back(int64_t(2 + a));
+  return b.transpose(r, back);
+}
+} // namespace
+
 // dX: the transposed convolution of dY with W. dW: a convolution of X by dY
 // with stride and dilation swapped, batch and channels exchanged (groups
 // kept apart). dB: dY summed over all axes but 1.
 void conv(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   requireNchw(b);
   Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
-  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W), yD = b.dims(b.fwd.result());
+  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W);
   size_t ns = xD.size() - 2;
   int64_t G = b.fwd.getInt("group");
   Windows wd = windowsOf(b, xD, std::vector<int64_t>(wD.begin() + 2, wD.end()), false);
   if (w[0])
     og[0] = b.op(OpKind::ConvTranspose, {g, W}, transposeAttrs(wd, G));
-  if (w[1]) {
-    int64_t N = xD[0], Ci = xD[1] / G, Co = wD[0] / G;
-    std::vector<int64_t> xs(xD.begin() + 2, xD.end()), os(yD.begin() + 2, yD.end());
-    auto dimsOf = [&](std::vector<int64_t> lead, const std::vector<int64_t> &sp) {
-      lead.insert(lead.end(), sp.begin(), sp.end());
-      return lead;
-    };
-    std::vector<int64_t> spatialPerm;
+  if (w[1])
+    og[1] = convWeightGrad(b, X, g, wD, wd, G);
+  if (w.size() > 2 && w[2] && in(b, 2)) {
+    std::vector<int64_t> axes{0};
     for (size_t a = 0; a < ns; ++a)
-      spatialPerm.push_back(int64_t(3 + a));
-    // X [N, G, Ci, s...] -> [Ci, G, N, s...] -> [Ci, G*N, s...].
-    std::vector<int64_t> px{2, 1, 0};
-    px.insert(px.end(), spatialPerm.begin(), spatialPerm.end());
-    Value *xt =
-        b.reshape(b.transpose(b.reshape(X, dimsOf({N, G, Ci}, xs)), px), dimsOf({Ci, G * N}, xs));
-    // dY [N, G, Co, o...] -> [G, Co, N, o...] -> [G*Co, N, o...].
-    std::vector<int64_t> pg{1, 2, 0};
-    pg.insert(pg.end(), spatialPerm.begin(), spatialPerm.end());
-    Value *gt =
-        b.reshape(b.transpose(b.reshape(g, dimsOf({N, G, Co}, os)), pg), dimsOf({G * Co, N}, os));
-    std::vector<int64_t> pads = wd.padBegin;
-    for (size_t a = 0; a < ns; ++a)
-      pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
-    Value *r = b.op(OpKind::Conv, {xt, gt},
-                    {{"dilations", Attribute(wd.strides)},
-                     {"group", Attribute(G)},
-                     {"kernel_shape", Attribute(os)},
-                     {"pads", Attribute(pads)},
-                     {"strides", Attribute(wd.dilations)}});
-    // r [Ci, G*Co, k'...]: keep the first k of each spatial axis.
-    std::vector<int64_t> rD = b.dims(r), kD(wD.begin() + 2, wD.end());
-    if (std::vector<int64_t>(rD.begin() + 2, rD.end()) != kD) {
-      std::vector<int64_t> starts(ns, 0), axes = range(2, int64_t(2 + ns));
-      r = b.op(OpKind::Slice, {r, b.ints(starts), b.ints(kD), b.ints(axes)});
-    }
-    std::vector<int64_t> back{1, 0};
-    for (size_t a = 0; a < ns; ++a)
-      back.push_back(int64_t(2 + a));
-    og[1] = b.transpose(r, back);
+      axes.push_back(int64_t(2 + a));
+    og[2] = b.reduceSum(g, axes, false);
   }
+}
+
+// ConvTranspose y = C^T(x, W), the adjoint of a convolution C(., W) with its
+// strides, dilations and groups: dY placed in its full (unpadded) extent
+// s (in - 1) + effective kernel (the padding's positions zero, the output
+// padding's cropped); dX = C(dY_full, W); dW from <dY_full, C^T(x, W)> =
+// <C(dY_full, W), x>: a convolution's weight gradient with dY_full as its
+// input and x as its result's cotangent. dB: dY summed over all axes but 1.
+void convTranspose(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  requireNchw(b);
+  Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W), yD = b.dims(b.fwd.result());
+  size_t ns = xD.size() - 2;
+  int64_t G = b.fwd.getInt("group");
+  auto perAxis = [&](const char *name, int64_t dflt) {
+    std::vector<int64_t> v = b.fwd.getInts(name);
+    if (v.empty())
+      v.assign(ns, dflt);
+    return v;
+  };
+  std::vector<int64_t> strides = perAxis("strides", 1), dil = perAxis("dilations", 1),
+                       outPad = perAxis("output_padding", 0),
+                       outShape = b.fwd.getInts("output_shape"), pads = b.fwd.getInts("pads");
+  if (pads.empty())
+    pads.assign(2 * ns, 0);
+  if (!outShape.empty() && outShape.size() != ns)
+    outShape.erase(outShape.begin(), outShape.end() - std::ptrdiff_t(ns));
+  Windows wd;
+  std::vector<int64_t> gPads(2 * ns + 4, 0);
+  for (size_t a = 0; a < ns; ++a) {
+    int64_t k = wD[2 + a];
+    nn::WindowAxis wa =
+        nn::convTransposeWindow(xD[2 + a], k, strides[a], dil[a], pads[a], pads[ns + a], outPad[a],
+                                outShape.empty() ? -1 : outShape[a], b.fwd.getString("auto_pad"));
+    int64_t extent = strides[a] * (xD[2 + a] - 1) + dil[a] * (k - 1) + 1;
+    gPads[2 + a] = wa.padBegin;
+    gPads[ns + 4 + a] = extent - wa.padBegin - yD[2 + a];
+    wd.kernel.push_back(k);
+    wd.padBegin.push_back(0);
+    wd.padEnd.push_back(0);
+  }
+  wd.strides = strides;
+  wd.dilations = dil;
+  Value *gFull = b.op(OpKind::Pad, {g}, {{"pads", Attribute(gPads)}});
+  if (w[0]) {
+    std::vector<int64_t> zeros(2 * ns, 0);
+    og[0] = b.op(OpKind::Conv, {gFull, W},
+                 {{"dilations", Attribute(dil)},
+                  {"group", Attribute(G)},
+                  {"kernel_shape", Attribute(wd.kernel)},
+                  {"pads", Attribute(zeros)},
+                  {"strides", Attribute(strides)}});
+  }
+  if (w[1])
+    og[1] = convWeightGrad(b, gFull, X, wD, wd, G);
   if (w.size() > 2 && w[2] && in(b, 2)) {
     std::vector<int64_t> axes{0};
     for (size_t a = 0; a < ns; ++a)
