@@ -470,16 +470,29 @@ void batchNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     og[2] = b.reduceSum(g, axes, false);
 }
 
+// LayerNormalization; its Mean and InvStdDev results (in stash_type, the
+// normalized axes kept as 1) add dMean / M and -dInvStd invStd^3 (x - mean) / M.
 void layerNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
-  if ((rg.size() > 1 && rg[1]) || (rg.size() > 2 && rg[2]))
-    fail(b.fwd.where(),
-         ": gradients through LayerNormalization's Mean / InvStdDev results are not supported");
   Value *X = in(b, 0), *g = rg[0];
   size_t r = X->type.rank();
   std::vector<int64_t> axes = range(normAxis(b.fwd.getInt("axis"), r), int64_t(r));
   Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
-  if (w[0])
-    og[0] = normalizeBackward(b, n, b.mul(g, in(b, 1)), axes);
+  if (w[0]) {
+    Value *dx = normalizeBackward(b, n, b.mul(g, in(b, 1)), axes);
+    std::vector<int64_t> xD = b.dims(X);
+    double m = 1;
+    for (int64_t a : axes)
+      m *= double(xD[size_t(a)]);
+    if (rg.size() > 1 && rg[1])
+      dx = b.add(dx, b.scale(b.castTo(rg[1], X->type.dtype), 1 / m));
+    if (rg.size() > 2 && rg[2]) {
+      Value *inv3 = b.mul(n.invStd, b.mul(n.invStd, n.invStd));
+      Value *xc = b.mul(n.xhat, b.op(OpKind::Reciprocal, {n.invStd}));
+      Value *d = b.mul(b.castTo(rg[2], X->type.dtype), inv3);
+      dx = b.sub(dx, b.scale(b.mul(d, xc), 1 / m));
+    }
+    og[0] = dx;
+  }
   if (w[1])
     og[1] = b.unbroadcast(b.mul(g, n.xhat), b.dims(in(b, 1)));
   if (w.size() > 2 && w[2] && in(b, 2))
