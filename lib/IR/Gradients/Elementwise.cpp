@@ -56,7 +56,7 @@ void pow(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
 void neg(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) { og[0] = b.neg(rg[0]); }
 void identity(GradBuilder &, const Grads &rg, const Wanted &, Grads &og) { og[0] = rg[0]; }
 
-// Float to float: the cotangent goes back in the operand's type.
+// Float to float: the cotangent goes back in the operand's type (Cast, CastLike).
 void cast(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.castTo(rg[0], in(b, 0)->type.dtype);
 }
@@ -125,6 +125,44 @@ void erf(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Value *x = in(b, 0);
   Value *e = b.op(OpKind::Exp, {b.neg(b.mul(x, x))});
   og[0] = b.mul(rg[0], b.scale(e, 2.0 / std::sqrt(M_PI)));
+}
+
+// The inverse and hyperbolic trigonometric functions, and tan.
+void tan(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.mul(rg[0], b.add(b.scalar(1, out(b)), b.mul(out(b), out(b))));
+}
+namespace {
+// g / sqrt(c + s x^2).
+Value *overRoot(GradBuilder &b, Value *g, double c, double s) {
+  Value *x = in(b, 0);
+  return b.div(g, b.op(OpKind::Sqrt, {b.add(b.scalar(c, x), b.scale(b.mul(x, x), s))}));
+}
+} // namespace
+void asin(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = overRoot(b, rg[0], 1, -1);
+}
+void acos(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.neg(overRoot(b, rg[0], 1, -1));
+}
+void asinh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = overRoot(b, rg[0], 1, 1);
+}
+void acosh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = overRoot(b, rg[0], -1, 1);
+}
+void atan(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  og[0] = b.div(rg[0], b.add(b.scalar(1, x), b.mul(x, x)));
+}
+void atanh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  og[0] = b.div(rg[0], b.sub(b.scalar(1, x), b.mul(x, x)));
+}
+void sinh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.mul(rg[0], b.op(OpKind::Cosh, {in(b, 0)}));
+}
+void cosh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.mul(rg[0], b.op(OpKind::Sinh, {in(b, 0)}));
 }
 
 void softplus(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {

@@ -360,4 +360,20 @@ void spaceToDepth(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
                 {"mode", Attribute(std::string("DCR"))}});
 }
 
+// Trilu: the same triangle of the cotangent.
+void trilu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  std::vector<Value *> ins{rg[0]};
+  if (b.fwd.operands.size() > 1 && in(b, 1))
+    ins.push_back(in(b, 1));
+  og[0] = b.op(OpKind::Trilu, ins, {{"upper", Attribute(b.fwd.getInt("upper"))}});
+}
+
+// TopK: the values' cotangent scatter-added at their indices.
+void topK(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  int64_t axis = normAxis(b.fwd.getInt("axis"), x->type.rank());
+  og[0] = b.op(OpKind::ScatterElements, {b.zerosLike(x), b.fwd.result(1), rg[0]},
+               {{"axis", Attribute(axis)}, {"reduction", addReduction()}});
+}
+
 } // namespace tc::grad
