@@ -383,6 +383,27 @@ void averagePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.op(OpKind::ConvTranspose, {scaled, ones}, transposeAttrs(wd, C));
 }
 
+// LpPool y = (sum |x|^p)^(1/p) per window: dx = |x|^(p-1) sign(x) times the
+// sum of g y^(1-p) over the windows that read x (a depthwise transposed
+// convolution by ones, as for AveragePool).
+void lpPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  requireNchw(b);
+  Value *X = in(b, 0), *y = b.fwd.result(), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X), k = b.fwd.getInts("kernel_shape");
+  Windows wd = windowsOf(b, xD, k, b.fwd.getInt("ceil_mode"));
+  double p = double(b.fwd.getInt("p"));
+  Value *perWindow = p == 1 ? g : b.mul(g, b.op(OpKind::Pow, {y, b.scalar(1 - p, y)}));
+  std::vector<int64_t> wDims{xD[1], 1};
+  wDims.insert(wDims.end(), k.begin(), k.end());
+  Value *ones = b.expandTo(b.scalar(1, g), wDims);
+  Value *spread = b.op(OpKind::ConvTranspose, {perWindow, ones}, transposeAttrs(wd, xD[1]));
+  Value *dxp = p == 1   ? b.op(OpKind::Sign, {X})
+               : p == 2 ? X
+                        : b.mul(b.op(OpKind::Sign, {X}),
+                                b.op(OpKind::Pow, {b.op(OpKind::Abs, {X}), b.scalar(p - 1, X)}));
+  og[0] = b.mul(spread, dxp);
+}
+
 void globalAveragePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<int64_t> xD = b.dims(in(b, 0));
   og[0] = b.expandTo(b.scale(rg[0], 1.0 / double(product(xD, 2))), xD);

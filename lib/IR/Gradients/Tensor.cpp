@@ -376,4 +376,11 @@ void topK(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
                {{"axis", Attribute(axis)}, {"reduction", addReduction()}});
 }
 
+// ReverseSequence reverses back.
+void reverseSequence(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.op(OpKind::ReverseSequence, {rg[0], in(b, 1)},
+               {{"batch_axis", Attribute(b.fwd.getInt("batch_axis"))},
+                {"time_axis", Attribute(b.fwd.getInt("time_axis"))}});
+}
+
 } // namespace tc::grad
