@@ -53,6 +53,17 @@ void pow(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     og[1] = back(b, b.mul(rg[0], b.mul(out(b), b.op(OpKind::Log, {x}))), 1);
 }
 
+// Mod of floats (fmod, truncated): a - trunc(a / b) b; da = g, db = -g trunc(a / b).
+void mod(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  if (w[0])
+    og[0] = back(b, rg[0], 0);
+  if (w[1]) {
+    Value *q = b.div(in(b, 0), in(b, 1));
+    Value *trunc = b.mul(b.op(OpKind::Sign, {q}), b.op(OpKind::Floor, {b.op(OpKind::Abs, {q})}));
+    og[1] = back(b, b.neg(b.mul(rg[0], trunc)), 1);
+  }
+}
+
 void neg(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) { og[0] = b.neg(rg[0]); }
 void identity(GradBuilder &, const Grads &rg, const Wanted &, Grads &og) { og[0] = rg[0]; }
 

@@ -263,19 +263,37 @@ Value *wrapIndices(GradBuilder &b, Value *idx, const std::vector<int64_t> &exten
 Value *elementIndices(GradBuilder &b, Value *idx, const Value *data, int64_t axis) {
   return wrapIndices(b, idx, {b.dims(data)[size_t(axis)]}, {});
 }
-// GatherND / ScatterND index tuples into `data` (batch_dims 0), wrapped.
-Value *tupleIndices(GradBuilder &b, Value *idx, const Value *data) {
+// GatherND / ScatterND index tuples into `data`, wrapped; with `batchDims`
+// leading batch axes, each tuple prefixed by its batch coordinates (so a
+// ScatterND with no batch axes writes where the GatherND read).
+Value *tupleIndices(GradBuilder &b, Value *idx, const Value *data, int64_t batchDims = 0) {
   std::vector<int64_t> iD = b.dims(idx), dD = b.dims(data);
-  size_t k = size_t(iD.back());
+  size_t k = size_t(iD.back()), nb = size_t(batchDims);
   std::vector<int64_t> shape(iD.size(), 1);
   shape.back() = int64_t(k);
-  return wrapIndices(b, idx, std::vector<int64_t>(dD.begin(), dD.begin() + std::ptrdiff_t(k)),
-                     shape);
-}
-void requireNoBatchDims(GradBuilder &b) {
-  if (b.fwd.getInt("batch_dims") != 0)
-    fail(b.fwd.where(), ": the gradient of a GatherND with batch_dims ", b.fwd.getInt("batch_dims"),
-         " is not supported (0 only)");
+  Value *t = wrapIndices(
+      b, idx,
+      std::vector<int64_t>(dD.begin() + std::ptrdiff_t(nb), dD.begin() + std::ptrdiff_t(nb + k)),
+      shape);
+  if (nb == 0)
+    return t;
+  // The batch coordinates of every tuple: [i0 .. i(nb-1)] over indices' dims but the last.
+  std::vector<int64_t> lead(iD.begin(), iD.end() - 1), coords;
+  int64_t count = 1;
+  for (int64_t d : lead)
+    count *= d;
+  for (int64_t e = 0; e < count; ++e) {
+    std::vector<int64_t> at(lead.size());
+    for (size_t a = lead.size(), rest = size_t(e); a-- > 0;) {
+      at[a] = int64_t(rest % size_t(lead[a]));
+      rest /= size_t(lead[a]);
+    }
+    coords.insert(coords.end(), at.begin(), at.begin() + std::ptrdiff_t(nb));
+  }
+  std::vector<int64_t> cD = lead;
+  cD.push_back(int64_t(nb));
+  Value *c = b.reshape(b.ints(coords), cD);
+  return b.op(OpKind::Concat, {c, t}, {{"axis", Attribute(int64_t(iD.size() - 1))}});
 }
 Attribute addReduction() { return Attribute(std::string("add")); }
 } // namespace
@@ -289,12 +307,12 @@ void gatherElements(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) 
                {{"axis", Attribute(axis)}, {"reduction", addReduction()}});
 }
 
-// GatherND (batch_dims 0): the cotangent scatter-added at the index tuples.
+// GatherND: the cotangent scatter-added at the index tuples (batch axes made
+// part of the tuples).
 void gatherND(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
-  requireNoBatchDims(b);
   Value *data = in(b, 0);
-  og[0] = b.op(OpKind::ScatterND, {b.zerosLike(data), tupleIndices(b, in(b, 1), data), rg[0]},
-               {{"reduction", addReduction()}});
+  Value *idx = tupleIndices(b, in(b, 1), data, b.fwd.getInt("batch_dims"));
+  og[0] = b.op(OpKind::ScatterND, {b.zerosLike(data), idx, rg[0]}, {{"reduction", addReduction()}});
 }
 
 // ScatterND / ScatterElements (reduction none or add): the updates' cotangent
