@@ -86,13 +86,17 @@ void resize(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
       g = b.reshape(b.reduceSum(b.reshape(g, {outer, xD[d], k, inner}), {2}, false), to);
       continue;
     }
-    // Mt [in, out]: column o holds output o's weights over the inputs.
+    // The last axis: one GEMM, g [outer, out] by M [out, in] (the identity
+    // resized along its axis 0: row o holds output o's weights over the
+    // inputs). Else a batched product M^T [in, out] by g [outer, out, inner]
+    // (the identity resized along its axis 1).
+    bool last = inner == 1;
     std::vector<std::pair<std::string, Attribute>> attrs;
     for (const char *name : {"antialias", "coordinate_transformation_mode", "cubic_coeff_a",
                              "exclude_outside", "mode", "nearest_mode"})
       if (const Attribute *a = b.fwd.findAttr(name))
         attrs.emplace_back(name, *a);
-    attrs.emplace_back("axes", Attribute(std::vector<int64_t>{1}));
+    attrs.emplace_back("axes", Attribute(std::vector<int64_t>{last ? 0 : 1}));
     if (roi.size() == 2 * axes.size())
       attrs.emplace_back("roi", Attribute(std::vector<double>{rs, re}));
     if (!scales.empty() || policy != "stretch") {
@@ -103,9 +107,10 @@ void resize(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     } else {
       attrs.emplace_back("sizes", Attribute(std::vector<int64_t>{yD[d]}));
     }
-    Value *mt = b.op(OpKind::Resize, {identity(b, xD[d], X->type.dtype)}, attrs);
-    Value *g3 = b.reshape(g, {outer, yD[d], inner});
-    g = b.reshape(b.op(OpKind::MatMul, {mt, g3}), to);
+    Value *m = b.op(OpKind::Resize, {identity(b, xD[d], X->type.dtype)}, attrs);
+    Value *prod = last ? b.op(OpKind::MatMul, {b.reshape(g, {outer, yD[d]}), m})
+                       : b.op(OpKind::MatMul, {m, b.reshape(g, {outer, yD[d], inner})});
+    g = b.reshape(prod, to);
   }
   og[0] = g;
 }
