@@ -404,6 +404,56 @@ void lpPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.mul(spread, dxp);
 }
 
+// MaxUnpool wrote x[i] at flat position I[i] of the unpooled tensor (MaxPool's
+// input size, at the start of each axis of the result): dx = g gathered there.
+void maxUnpool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  std::vector<int64_t> xD = b.dims(in(b, 0)), yD = b.dims(b.fwd.result());
+  size_t ns = xD.size() - 2;
+  std::vector<int64_t> k = b.fwd.getInts("kernel_shape"), strides = b.fwd.getInts("strides"),
+                       pads = b.fwd.getInts("pads");
+  if (strides.empty())
+    strides.assign(ns, 1);
+  if (pads.empty())
+    pads.assign(2 * ns, 0);
+  std::vector<int64_t> full{xD[0], xD[1]};
+  for (size_t d = 0; d < ns; ++d)
+    full.push_back(std::max<int64_t>(xD[2 + d] - 1, 0) * strides[d] - pads[d] - pads[d + ns] +
+                   k[d]);
+  Value *g = rg[0];
+  if (full != yD)
+    g = b.op(OpKind::Slice, {g, b.ints(std::vector<int64_t>(full.size(), 0)), b.ints(full)});
+  Value *idx = in(b, 1);
+  if (idx->type.dtype != DType::I64)
+    idx = b.op(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
+  og[0] = b.op(OpKind::Gather, {b.reshape(g, {product(full)}), idx});
+}
+
+// LRN y = x s^-beta, s = bias + alpha / size * (sum of x^2 over channels
+// c - floor((size-1)/2) .. c + ceil((size-1)/2)): dx = g s^-beta - 2 alpha
+// beta / size * x * (sum of g x s^(-beta-1) over the mirrored window). Both
+// window sums: a Conv by ones along the channels of an [N, 1, C, rest] view.
+void lrn(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *X = in(b, 0), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X);
+  int64_t size = b.fwd.getInt("size"), before = (size - 1) / 2, after = size - 1 - before;
+  double alpha = b.fwd.getFloat("alpha"), beta = b.fwd.getFloat("beta"),
+         bias = b.fwd.getFloat("bias");
+  std::vector<int64_t> view{xD[0], 1, xD[1], product(xD, 2)};
+  Value *ones = b.expandTo(b.scalar(1, X), {1, 1, size, 1});
+  auto windowSum = [&](Value *v, int64_t lo, int64_t hi) {
+    Value *c = b.op(OpKind::Conv, {b.reshape(v, view), ones},
+                    {{"kernel_shape", Attribute(std::vector<int64_t>{size, 1})},
+                     {"pads", Attribute(std::vector<int64_t>{lo, 0, hi, 0})}});
+    return b.reshape(c, xD);
+  };
+  Value *s = b.add(b.scalar(bias, X),
+                   b.scale(windowSum(b.mul(X, X), before, after), alpha / double(size)));
+  Value *sb = b.op(OpKind::Pow, {s, b.scalar(-beta, X)});
+  Value *t = b.mul(b.mul(g, X), b.div(sb, s));
+  Value *back = b.scale(b.mul(X, windowSum(t, after, before)), 2 * alpha * beta / double(size));
+  og[0] = b.sub(b.mul(g, sb), back);
+}
+
 void globalAveragePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<int64_t> xD = b.dims(in(b, 0));
   og[0] = b.expandTo(b.scale(rg[0], 1.0 / double(product(xD, 2))), xD);
