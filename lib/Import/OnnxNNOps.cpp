@@ -463,6 +463,47 @@ void convertGroupNorm(NodeContext &ctx) {
   ctx.emit(OpKind::GroupNormalization, operands, attrs, nodeOutputs(ctx));
 }
 
+// RMSNormalization (opset 23) has no IR op: it becomes the ops PyTorch
+// exports for RMSNorm, x / sqrt(mean(x^2) + epsilon) over the axes from
+// `axis` on, in stash_type (f32 unless f64), cast to scale's type, times
+// scale. Those ops fuse like any pointwise-and-reduction chain and have
+// gradient rules, so a train step goes through it too.
+void convertRMSNorm(NodeContext &ctx) {
+  expectInputs(ctx, 2, 2);
+  Value *x = ctx.input(0), *scale = ctx.input(1);
+  if (!isFloat(x->type.dtype) || !isFloat(scale->type.dtype))
+    ctx.fail("X and scale must be float tensors, got ", x->type.str(), " and ", scale->type.str());
+  int64_t r = int64_t(x->type.rank()), axis = intAttr(ctx, "axis", -1);
+  if (axis < -r || axis >= r)
+    ctx.fail("axis ", axis, " is out of range for rank ", r);
+  if (axis < 0)
+    axis += r;
+  const onnx::AttributeProto *epsAttr = findNodeAttr(ctx, "epsilon");
+  double eps = epsAttr ? double(epsAttr->f()) : 1e-5;
+  std::optional<DType> stash = dtypeFromOnnx(int(intAttr(ctx, "stash_type", 1)));
+  if (!stash || (*stash != DType::F32 && *stash != DType::F64))
+    ctx.fail("stash_type must be float or double");
+  auto one = [&](OpKind k, std::vector<Value *> ins, AttrList attrs = {}) {
+    return ctx.emit(k, std::move(ins), attrs, {""})->result();
+  };
+  auto castTo = [&](Value *v, DType t) {
+    return v->type.dtype == t ? v : one(OpKind::Cast, {v}, {{"to", Attribute(t)}});
+  };
+  std::vector<int64_t> axes;
+  for (int64_t a = axis; a < r; ++a)
+    axes.push_back(a);
+  Value *xs = castTo(x, *stash);
+  Value *ms = one(OpKind::ReduceMean, {one(OpKind::Mul, {xs, xs})},
+                  {{"axes", Attribute(axes)}, {"keepdims", Attribute(int64_t(1))}});
+  HostTensor e(*stash, {});
+  e.setDouble(0, eps);
+  Value *epsC = ctx.helperConstant(ctx.nodeName() + "_epsilon", e.type(),
+                                   TensorData::copyOf(e.bytes(), e.byteSize()));
+  Value *inv = one(OpKind::Reciprocal, {one(OpKind::Sqrt, {one(OpKind::Add, {ms, epsC})})});
+  Value *normed = castTo(one(OpKind::Mul, {xs, inv}), scale->type.dtype);
+  ctx.emit(OpKind::Mul, {normed, scale}, {}, nodeOutputs(ctx));
+}
+
 // GridSample: opset 16 spells the modes bilinear and bicubic (default
 // bilinear), opset 20 linear and cubic, the IR's spelling.
 void convertGridSample(NodeContext &ctx) {
@@ -520,6 +561,7 @@ constexpr NNConverter kNNConverters[] = {
     {"LayerNormalization", convertLayerNorm},
     {"BatchNormalization", convertBatchNorm},
     {"GroupNormalization", convertGroupNorm},
+    {"RMSNormalization", convertRMSNorm},
     {"GridSample", convertGridSample},
     {"RoiAlign", convertRoiAlign},
 };

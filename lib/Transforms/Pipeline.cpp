@@ -243,6 +243,10 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
   using enum PassId;
   Pipeline p;
   p.add(PassInvocation(TrainState).set("trainable", trainable).set("freeze", freeze));
+  // Shape computations folded (the weights are arguments by now, so nothing
+  // reading one folds): a Resize's sizes or a Slice's ends computed from
+  // shapes that --dim fixed reach the gradient rules as constants.
+  p.add(InferShapes).add(FoldConstants);
   p.add(fromSpec(AppendLoss, "loss", loss))
       .add(PassInvocation(Autodiff).set("loss-scale", lossScale));
   if (!lowType.empty())

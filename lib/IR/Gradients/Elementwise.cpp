@@ -53,10 +53,21 @@ void pow(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     og[1] = back(b, b.mul(rg[0], b.mul(out(b), b.op(OpKind::Log, {x}))), 1);
 }
 
+// Mod of floats (fmod, truncated): a - trunc(a / b) b; da = g, db = -g trunc(a / b).
+void mod(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  if (w[0])
+    og[0] = back(b, rg[0], 0);
+  if (w[1]) {
+    Value *q = b.div(in(b, 0), in(b, 1));
+    Value *trunc = b.mul(b.op(OpKind::Sign, {q}), b.op(OpKind::Floor, {b.op(OpKind::Abs, {q})}));
+    og[1] = back(b, b.neg(b.mul(rg[0], trunc)), 1);
+  }
+}
+
 void neg(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) { og[0] = b.neg(rg[0]); }
 void identity(GradBuilder &, const Grads &rg, const Wanted &, Grads &og) { og[0] = rg[0]; }
 
-// Float to float: the cotangent goes back in the operand's type.
+// Float to float: the cotangent goes back in the operand's type (Cast, CastLike).
 void cast(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.castTo(rg[0], in(b, 0)->type.dtype);
 }
@@ -125,6 +136,44 @@ void erf(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Value *x = in(b, 0);
   Value *e = b.op(OpKind::Exp, {b.neg(b.mul(x, x))});
   og[0] = b.mul(rg[0], b.scale(e, 2.0 / std::sqrt(M_PI)));
+}
+
+// The inverse and hyperbolic trigonometric functions, and tan.
+void tan(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.mul(rg[0], b.add(b.scalar(1, out(b)), b.mul(out(b), out(b))));
+}
+namespace {
+// g / sqrt(c + s x^2).
+Value *overRoot(GradBuilder &b, Value *g, double c, double s) {
+  Value *x = in(b, 0);
+  return b.div(g, b.op(OpKind::Sqrt, {b.add(b.scalar(c, x), b.scale(b.mul(x, x), s))}));
+}
+} // namespace
+void asin(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = overRoot(b, rg[0], 1, -1);
+}
+void acos(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.neg(overRoot(b, rg[0], 1, -1));
+}
+void asinh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = overRoot(b, rg[0], 1, 1);
+}
+void acosh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = overRoot(b, rg[0], -1, 1);
+}
+void atan(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  og[0] = b.div(rg[0], b.add(b.scalar(1, x), b.mul(x, x)));
+}
+void atanh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  og[0] = b.div(rg[0], b.sub(b.scalar(1, x), b.mul(x, x)));
+}
+void sinh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.mul(rg[0], b.op(OpKind::Cosh, {in(b, 0)}));
+}
+void cosh(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.mul(rg[0], b.op(OpKind::Sinh, {in(b, 0)}));
 }
 
 void softplus(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
@@ -215,22 +264,25 @@ void clip(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     }
 }
 
-// Max/Min of one or two operands: the cotangent goes to the operand the
-// result came from (to the first on ties).
+// Max/Min of any number of operands: the cotangent goes to the operands the
+// result came from, split evenly among ties (PyTorch's maximum/minimum).
 void maxMin(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   size_t n = b.fwd.operands.size();
   if (n == 1) {
     og[0] = rg[0];
     return;
   }
-  if (n != 2)
-    fail(b.fwd.where(), ": gradients of ", b.fwd.name(), " over ", n,
-         " operands are not supported (2 or 1)");
-  Value *first = b.op(OpKind::Equal, {out(b), in(b, 0)});
-  if (w[0])
-    og[0] = back(b, masked(b, first, rg[0]), 0);
-  if (w[1])
-    og[1] = back(b, b.where(first, b.scalar(0, rg[0]), rg[0]), 1);
+  std::vector<Value *> hits;
+  Value *count = nullptr;
+  for (size_t i = 0; i < n; ++i) {
+    hits.push_back(b.op(OpKind::Equal, {out(b), in(b, i)}));
+    Value *one = b.castTo(hits.back(), rg[0]->type.dtype);
+    count = count ? b.add(count, one) : one;
+  }
+  Value *share = b.div(rg[0], count);
+  for (size_t i = 0; i < n; ++i)
+    if (w[i])
+      og[i] = back(b, masked(b, hits[i], share), i);
 }
 
 void sum(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
@@ -244,6 +296,37 @@ void mean(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   for (size_t i = 0; i < og.size(); ++i)
     if (w[i])
       og[i] = back(b, g, i);
+}
+
+// Selu: gamma above 0, else gamma alpha e^x = y + gamma alpha.
+void selu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  double alpha = b.fwd.getFloat("alpha"), gamma = b.fwd.getFloat("gamma");
+  Value *d = b.where(b.op(OpKind::Greater, {x, b.scalar(0, x)}), b.scalar(gamma, x),
+                     b.add(out(b), b.scalar(gamma * alpha, x)));
+  og[0] = b.mul(rg[0], d);
+}
+
+// Celu: 1 above 0, else e^(x / alpha) = y / alpha + 1.
+void celu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  double alpha = b.fwd.getFloat("alpha");
+  Value *d = b.add(b.scale(out(b), 1 / alpha), b.scalar(1, x));
+  og[0] = b.where(b.op(OpKind::Greater, {x, b.scalar(0, x)}), rg[0], b.mul(rg[0], d));
+}
+
+void thresholdedRelu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  og[0] = masked(b, b.op(OpKind::Greater, {x, b.scalar(b.fwd.getFloat("alpha"), x)}), rg[0]);
+}
+
+// Shrink: 1 outside [-lambd, lambd], 0 inside.
+void shrink(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  double l = b.fwd.getFloat("lambd");
+  Value *outside = b.op(OpKind::Or, {b.op(OpKind::Greater, {x, b.scalar(l, x)}),
+                                     b.op(OpKind::Less, {x, b.scalar(-l, x)})});
+  og[0] = masked(b, outside, rg[0]);
 }
 
 void prelu(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {

@@ -141,58 +141,130 @@ std::vector<std::pair<std::string, Attribute>> transposeAttrs(const Windows &wd,
 }
 } // namespace
 
+namespace {
+// dW of y = Conv(X, W) (W's dims wD, windows wd) from dY = g: a convolution
+// of X by g with stride and dilation swapped, batch and channels exchanged
+// (groups kept apart), cut to the kernel's size.
+Value *convWeightGrad(GradBuilder &b, Value *X, Value *g, const std::vector<int64_t> &wD,
+                      const Windows &wd, int64_t G) {
+  std::vector<int64_t> xD = b.dims(X), yD = b.dims(g);
+  size_t ns = xD.size() - 2;
+  int64_t N = xD[0], Ci = xD[1] / G, Co = wD[0] / G;
+  std::vector<int64_t> xs(xD.begin() + 2, xD.end()), os(yD.begin() + 2, yD.end());
+  auto dimsOf = [&](std::vector<int64_t> lead, const std::vector<int64_t> &sp) {
+    lead.insert(lead.end(), sp.begin(), sp.end());
+    return lead;
+  };
+  std::vector<int64_t> spatialPerm;
+  for (size_t a = 0; a < ns; ++a)
+    spatialPerm.push_back(int64_t(3 + a));
+  // X [N, G, Ci, s...] -> [Ci, G, N, s...] -> [Ci, G*N, s...].
+  std::vector<int64_t> px{2, 1, 0};
+  px.insert(px.end(), spatialPerm.begin(), spatialPerm.end());
+  Value *xt =
+      b.reshape(b.transpose(b.reshape(X, dimsOf({N, G, Ci}, xs)), px), dimsOf({Ci, G * N}, xs));
+  // dY [N, G, Co, o...] -> [G, Co, N, o...] -> [G*Co, N, o...].
+  std::vector<int64_t> pg{1, 2, 0};
+  pg.insert(pg.end(), spatialPerm.begin(), spatialPerm.end());
+  Value *gt =
+      b.reshape(b.transpose(b.reshape(g, dimsOf({N, G, Co}, os)), pg), dimsOf({G * Co, N}, os));
+  std::vector<int64_t> pads = wd.padBegin;
+  for (size_t a = 0; a < ns; ++a)
+    pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
+  Value *r = b.op(OpKind::Conv, {xt, gt},
+                  {{"dilations", Attribute(wd.strides)},
+                   {"group", Attribute(G)},
+                   {"kernel_shape", Attribute(os)},
+                   {"pads", Attribute(pads)},
+                   {"strides", Attribute(wd.dilations)}});
+  // r [Ci, G*Co, k'...]: keep the first k of each spatial axis.
+  std::vector<int64_t> rD = b.dims(r), kD(wD.begin() + 2, wD.end());
+  if (std::vector<int64_t>(rD.begin() + 2, rD.end()) != kD) {
+    std::vector<int64_t> starts(ns, 0), axes = range(2, int64_t(2 + ns));
+    r = b.op(OpKind::Slice, {r, b.ints(starts), b.ints(kD), b.ints(axes)});
+  }
+  std::vector<int64_t> back{1, 0};
+  for (size_t a = 0; a < ns; ++a)
+    back.push_back(int64_t(2 + a));
+  return b.transpose(r, back);
+}
+} // namespace
+
 // dX: the transposed convolution of dY with W. dW: a convolution of X by dY
 // with stride and dilation swapped, batch and channels exchanged (groups
 // kept apart). dB: dY summed over all axes but 1.
 void conv(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   requireNchw(b);
   Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
-  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W), yD = b.dims(b.fwd.result());
+  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W);
   size_t ns = xD.size() - 2;
   int64_t G = b.fwd.getInt("group");
   Windows wd = windowsOf(b, xD, std::vector<int64_t>(wD.begin() + 2, wD.end()), false);
   if (w[0])
     og[0] = b.op(OpKind::ConvTranspose, {g, W}, transposeAttrs(wd, G));
-  if (w[1]) {
-    int64_t N = xD[0], Ci = xD[1] / G, Co = wD[0] / G;
-    std::vector<int64_t> xs(xD.begin() + 2, xD.end()), os(yD.begin() + 2, yD.end());
-    auto dimsOf = [&](std::vector<int64_t> lead, const std::vector<int64_t> &sp) {
-      lead.insert(lead.end(), sp.begin(), sp.end());
-      return lead;
-    };
-    std::vector<int64_t> spatialPerm;
+  if (w[1])
+    og[1] = convWeightGrad(b, X, g, wD, wd, G);
+  if (w.size() > 2 && w[2] && in(b, 2)) {
+    std::vector<int64_t> axes{0};
     for (size_t a = 0; a < ns; ++a)
-      spatialPerm.push_back(int64_t(3 + a));
-    // X [N, G, Ci, s...] -> [Ci, G, N, s...] -> [Ci, G*N, s...].
-    std::vector<int64_t> px{2, 1, 0};
-    px.insert(px.end(), spatialPerm.begin(), spatialPerm.end());
-    Value *xt =
-        b.reshape(b.transpose(b.reshape(X, dimsOf({N, G, Ci}, xs)), px), dimsOf({Ci, G * N}, xs));
-    // dY [N, G, Co, o...] -> [G, Co, N, o...] -> [G*Co, N, o...].
-    std::vector<int64_t> pg{1, 2, 0};
-    pg.insert(pg.end(), spatialPerm.begin(), spatialPerm.end());
-    Value *gt =
-        b.reshape(b.transpose(b.reshape(g, dimsOf({N, G, Co}, os)), pg), dimsOf({G * Co, N}, os));
-    std::vector<int64_t> pads = wd.padBegin;
-    for (size_t a = 0; a < ns; ++a)
-      pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
-    Value *r = b.op(OpKind::Conv, {xt, gt},
-                    {{"dilations", Attribute(wd.strides)},
-                     {"group", Attribute(G)},
-                     {"kernel_shape", Attribute(os)},
-                     {"pads", Attribute(pads)},
-                     {"strides", Attribute(wd.dilations)}});
-    // r [Ci, G*Co, k'...]: keep the first k of each spatial axis.
-    std::vector<int64_t> rD = b.dims(r), kD(wD.begin() + 2, wD.end());
-    if (std::vector<int64_t>(rD.begin() + 2, rD.end()) != kD) {
-      std::vector<int64_t> starts(ns, 0), axes = range(2, int64_t(2 + ns));
-      r = b.op(OpKind::Slice, {r, b.ints(starts), b.ints(kD), b.ints(axes)});
-    }
-    std::vector<int64_t> back{1, 0};
-    for (size_t a = 0; a < ns; ++a)
-      back.push_back(int64_t(2 + a));
-    og[1] = b.transpose(r, back);
+      axes.push_back(int64_t(2 + a));
+    og[2] = b.reduceSum(g, axes, false);
   }
+}
+
+// ConvTranspose y = C^T(x, W), the adjoint of a convolution C(., W) with its
+// strides, dilations and groups: dY placed in its full (unpadded) extent
+// s (in - 1) + effective kernel (the padding's positions zero, the output
+// padding's cropped); dX = C(dY_full, W); dW from <dY_full, C^T(x, W)> =
+// <C(dY_full, W), x>: a convolution's weight gradient with dY_full as its
+// input and x as its result's cotangent. dB: dY summed over all axes but 1.
+void convTranspose(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  requireNchw(b);
+  Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X), wD = b.dims(W), yD = b.dims(b.fwd.result());
+  size_t ns = xD.size() - 2;
+  int64_t G = b.fwd.getInt("group");
+  auto perAxis = [&](const char *name, int64_t dflt) {
+    std::vector<int64_t> v = b.fwd.getInts(name);
+    if (v.empty())
+      v.assign(ns, dflt);
+    return v;
+  };
+  std::vector<int64_t> strides = perAxis("strides", 1), dil = perAxis("dilations", 1),
+                       outPad = perAxis("output_padding", 0),
+                       outShape = b.fwd.getInts("output_shape"), pads = b.fwd.getInts("pads");
+  if (pads.empty())
+    pads.assign(2 * ns, 0);
+  if (!outShape.empty() && outShape.size() != ns)
+    outShape.erase(outShape.begin(), outShape.end() - std::ptrdiff_t(ns));
+  Windows wd;
+  std::vector<int64_t> gPads(2 * ns + 4, 0);
+  for (size_t a = 0; a < ns; ++a) {
+    int64_t k = wD[2 + a];
+    nn::WindowAxis wa =
+        nn::convTransposeWindow(xD[2 + a], k, strides[a], dil[a], pads[a], pads[ns + a], outPad[a],
+                                outShape.empty() ? -1 : outShape[a], b.fwd.getString("auto_pad"));
+    int64_t extent = strides[a] * (xD[2 + a] - 1) + dil[a] * (k - 1) + 1;
+    gPads[2 + a] = wa.padBegin;
+    gPads[ns + 4 + a] = extent - wa.padBegin - yD[2 + a];
+    wd.kernel.push_back(k);
+    wd.padBegin.push_back(0);
+    wd.padEnd.push_back(0);
+  }
+  wd.strides = strides;
+  wd.dilations = dil;
+  Value *gFull = b.op(OpKind::Pad, {g}, {{"pads", Attribute(gPads)}});
+  if (w[0]) {
+    std::vector<int64_t> zeros(2 * ns, 0);
+    og[0] = b.op(OpKind::Conv, {gFull, W},
+                 {{"dilations", Attribute(dil)},
+                  {"group", Attribute(G)},
+                  {"kernel_shape", Attribute(wd.kernel)},
+                  {"pads", Attribute(zeros)},
+                  {"strides", Attribute(strides)}});
+  }
+  if (w[1])
+    og[1] = convWeightGrad(b, gFull, X, wD, wd, G);
   if (w.size() > 2 && w[2] && in(b, 2)) {
     std::vector<int64_t> axes{0};
     for (size_t a = 0; a < ns; ++a)
@@ -311,27 +383,99 @@ void averagePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.op(OpKind::ConvTranspose, {scaled, ones}, transposeAttrs(wd, C));
 }
 
+// LpPool y = (sum |x|^p)^(1/p) per window: dx = |x|^(p-1) sign(x) times the
+// sum of g y^(1-p) over the windows that read x (a depthwise transposed
+// convolution by ones, as for AveragePool).
+void lpPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  requireNchw(b);
+  Value *X = in(b, 0), *y = b.fwd.result(), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X), k = b.fwd.getInts("kernel_shape");
+  Windows wd = windowsOf(b, xD, k, b.fwd.getInt("ceil_mode"));
+  double p = double(b.fwd.getInt("p"));
+  Value *perWindow = p == 1 ? g : b.mul(g, b.op(OpKind::Pow, {y, b.scalar(1 - p, y)}));
+  std::vector<int64_t> wDims{xD[1], 1};
+  wDims.insert(wDims.end(), k.begin(), k.end());
+  Value *ones = b.expandTo(b.scalar(1, g), wDims);
+  Value *spread = b.op(OpKind::ConvTranspose, {perWindow, ones}, transposeAttrs(wd, xD[1]));
+  Value *dxp = p == 1   ? b.op(OpKind::Sign, {X})
+               : p == 2 ? X
+                        : b.mul(b.op(OpKind::Sign, {X}),
+                                b.op(OpKind::Pow, {b.op(OpKind::Abs, {X}), b.scalar(p - 1, X)}));
+  og[0] = b.mul(spread, dxp);
+}
+
+// MaxUnpool wrote x[i] at flat position I[i] of the unpooled tensor (MaxPool's
+// input size, at the start of each axis of the result): dx = g gathered there.
+void maxUnpool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  std::vector<int64_t> xD = b.dims(in(b, 0)), yD = b.dims(b.fwd.result());
+  size_t ns = xD.size() - 2;
+  std::vector<int64_t> k = b.fwd.getInts("kernel_shape"), strides = b.fwd.getInts("strides"),
+                       pads = b.fwd.getInts("pads");
+  if (strides.empty())
+    strides.assign(ns, 1);
+  if (pads.empty())
+    pads.assign(2 * ns, 0);
+  std::vector<int64_t> full{xD[0], xD[1]};
+  for (size_t d = 0; d < ns; ++d)
+    full.push_back(std::max<int64_t>(xD[2 + d] - 1, 0) * strides[d] - pads[d] - pads[d + ns] +
+                   k[d]);
+  Value *g = rg[0];
+  if (full != yD)
+    g = b.op(OpKind::Slice, {g, b.ints(std::vector<int64_t>(full.size(), 0)), b.ints(full)});
+  Value *idx = in(b, 1);
+  if (idx->type.dtype != DType::I64)
+    idx = b.op(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
+  og[0] = b.op(OpKind::Gather, {b.reshape(g, {product(full)}), idx});
+}
+
+// LRN y = x s^-beta, s = bias + alpha / size * (sum of x^2 over channels
+// c - floor((size-1)/2) .. c + ceil((size-1)/2)): dx = g s^-beta - 2 alpha
+// beta / size * x * (sum of g x s^(-beta-1) over the mirrored window). Both
+// window sums: a Conv by ones along the channels of an [N, 1, C, rest] view.
+void lrn(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *X = in(b, 0), *g = rg[0];
+  std::vector<int64_t> xD = b.dims(X);
+  int64_t size = b.fwd.getInt("size"), before = (size - 1) / 2, after = size - 1 - before;
+  double alpha = b.fwd.getFloat("alpha"), beta = b.fwd.getFloat("beta"),
+         bias = b.fwd.getFloat("bias");
+  std::vector<int64_t> view{xD[0], 1, xD[1], product(xD, 2)};
+  Value *ones = b.expandTo(b.scalar(1, X), {1, 1, size, 1});
+  auto windowSum = [&](Value *v, int64_t lo, int64_t hi) {
+    Value *c = b.op(OpKind::Conv, {b.reshape(v, view), ones},
+                    {{"kernel_shape", Attribute(std::vector<int64_t>{size, 1})},
+                     {"pads", Attribute(std::vector<int64_t>{lo, 0, hi, 0})}});
+    return b.reshape(c, xD);
+  };
+  Value *s = b.add(b.scalar(bias, X),
+                   b.scale(windowSum(b.mul(X, X), before, after), alpha / double(size)));
+  Value *sb = b.op(OpKind::Pow, {s, b.scalar(-beta, X)});
+  Value *t = b.mul(b.mul(g, X), b.div(sb, s));
+  Value *back = b.scale(b.mul(X, windowSum(t, after, before)), 2 * alpha * beta / double(size));
+  og[0] = b.sub(b.mul(g, sb), back);
+}
+
 void globalAveragePool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<int64_t> xD = b.dims(in(b, 0));
   og[0] = b.expandTo(b.scale(rg[0], 1.0 / double(product(xD, 2))), xD);
 }
 
 // Max reductions and pools: the cotangent to the elements equal to the result.
+// Split evenly among ties (PyTorch's amax).
 static Value *toMaxima(GradBuilder &b, Value *x, Value *yKeep, Value *gKeep) {
-  std::vector<int64_t> xD = b.dims(x);
+  std::vector<int64_t> xD = b.dims(x), yD = b.dims(yKeep), axes;
+  for (size_t a = 0; a < xD.size(); ++a)
+    if (yD[a] != xD[a])
+      axes.push_back(int64_t(a));
   Value *hit = b.op(OpKind::Equal, {x, b.expandTo(yKeep, xD)});
-  return b.where(hit, b.expandTo(gKeep, xD), b.scalar(0, gKeep));
+  Value *count = b.reduceSum(b.castTo(hit, x->type.dtype), axes, true);
+  return b.where(hit, b.expandTo(b.div(gKeep, count), xD), b.scalar(0, gKeep));
 }
 
 void globalMaxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = toMaxima(b, in(b, 0), b.fwd.result(), rg[0]);
 }
 
-namespace {
 // x normalized over `axes` (batch statistics): xhat and 1 / sqrt(var + eps).
-struct Normalized {
-  Value *xhat, *invStd;
-};
 Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
   Value *xc = b.sub(x, b.reduceMean(x, axes, true));
   Value *var = b.reduceMean(b.mul(xc, xc), axes, true);
@@ -345,6 +489,8 @@ Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
   Value *m2 = b.reduceMean(b.mul(dxhat, n.xhat), axes, true);
   return b.mul(n.invStd, b.sub(b.sub(dxhat, m1), b.mul(n.xhat, m2)));
 }
+
+namespace {
 // A per-channel [C] parameter as [1, C, 1, ...] against x's rank.
 Value *perChannel(GradBuilder &b, Value *p, size_t rank) {
   std::vector<int64_t> d(rank, 1);
@@ -395,16 +541,29 @@ void batchNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     og[2] = b.reduceSum(g, axes, false);
 }
 
+// LayerNormalization; its Mean and InvStdDev results (in stash_type, the
+// normalized axes kept as 1) add dMean / M and -dInvStd invStd^3 (x - mean) / M.
 void layerNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
-  if ((rg.size() > 1 && rg[1]) || (rg.size() > 2 && rg[2]))
-    fail(b.fwd.where(),
-         ": gradients through LayerNormalization's Mean / InvStdDev results are not supported");
   Value *X = in(b, 0), *g = rg[0];
   size_t r = X->type.rank();
   std::vector<int64_t> axes = range(normAxis(b.fwd.getInt("axis"), r), int64_t(r));
   Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
-  if (w[0])
-    og[0] = normalizeBackward(b, n, b.mul(g, in(b, 1)), axes);
+  if (w[0]) {
+    Value *dx = normalizeBackward(b, n, b.mul(g, in(b, 1)), axes);
+    std::vector<int64_t> xD = b.dims(X);
+    double m = 1;
+    for (int64_t a : axes)
+      m *= double(xD[size_t(a)]);
+    if (rg.size() > 1 && rg[1])
+      dx = b.add(dx, b.scale(b.castTo(rg[1], X->type.dtype), 1 / m));
+    if (rg.size() > 2 && rg[2]) {
+      Value *inv3 = b.mul(n.invStd, b.mul(n.invStd, n.invStd));
+      Value *xc = b.mul(n.xhat, b.op(OpKind::Reciprocal, {n.invStd}));
+      Value *d = b.mul(b.castTo(rg[2], X->type.dtype), inv3);
+      dx = b.sub(dx, b.scale(b.mul(d, xc), 1 / m));
+    }
+    og[0] = dx;
+  }
   if (w[1])
     og[1] = b.unbroadcast(b.mul(g, n.xhat), b.dims(in(b, 1)));
   if (w.size() > 2 && w[2] && in(b, 2))

@@ -47,13 +47,47 @@ void reduceSumSquare(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og)
   og[0] = b.mul(b.scale(x, 2.0), b.reshape(rg[0], r.keptDims));
 }
 
-// ReduceMax / ReduceMin: to the elements equal to the extremum.
+// ReduceMax / ReduceMin: to the elements equal to the extremum, split
+// evenly among ties (PyTorch's amax / amin).
 void reduceExtremum(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Reduced r = reducedOf(b);
   Value *x = b.fwd.operand(0);
   std::vector<int64_t> xD = b.dims(x);
   Value *hit = b.op(OpKind::Equal, {x, b.expandTo(b.reshape(b.fwd.result(), r.keptDims), xD)});
-  og[0] = b.where(hit, b.expandTo(b.reshape(rg[0], r.keptDims), xD), b.scalar(0, x));
+  Value *count = b.reduceSum(b.castTo(hit, x->type.dtype), r.axes, true);
+  Value *share = b.div(b.reshape(rg[0], r.keptDims), count);
+  og[0] = b.where(hit, b.expandTo(share, xD), b.scalar(0, x));
+}
+
+// ReduceProd: the product of the others, g y / x where no element of the
+// group is 0; where one is, only it gets g times the product of the rest.
+void reduceProd(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Reduced r = reducedOf(b);
+  Value *x = b.fwd.operand(0);
+  Value *zero = b.op(OpKind::Equal, {x, b.scalar(0, x)});
+  Value *safe = b.where(zero, b.scalar(1, x), x);
+  Value *prodNonZero = b.op(OpKind::ReduceProd, {safe},
+                            {{"axes", Attribute(r.axes)}, {"keepdims", Attribute(int64_t(1))}});
+  Value *zeros = b.reduceSum(b.castTo(zero, x->type.dtype), r.axes, true);
+  Value *none = b.op(OpKind::Equal, {zeros, b.scalar(0, x)});
+  Value *one = b.op(OpKind::Equal, {zeros, b.scalar(1, x)});
+  Value *d = b.where(none, b.div(prodNonZero, safe),
+                     b.where(b.op(OpKind::And, {one, zero}), prodNonZero, b.scalar(0, x)));
+  og[0] = b.mul(d, b.reshape(rg[0], r.keptDims));
+}
+
+// ReduceL1: sign(x); ReduceLogSum: 1 / sum(x).
+void reduceL1(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Reduced r = reducedOf(b);
+  Value *x = b.fwd.operand(0);
+  og[0] = b.mul(b.op(OpKind::Sign, {x}), b.reshape(rg[0], r.keptDims));
+}
+
+void reduceLogSum(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Reduced r = reducedOf(b);
+  Value *x = b.fwd.operand(0);
+  Value *inv = b.op(OpKind::Exp, {b.neg(b.reshape(b.fwd.result(), r.keptDims))});
+  og[0] = b.expandTo(b.mul(inv, b.reshape(rg[0], r.keptDims)), b.dims(x));
 }
 
 // ReduceL2: x / y; ReduceLogSumExp: exp(x - y).

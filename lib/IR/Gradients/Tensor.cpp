@@ -2,8 +2,10 @@
 // its operand's elements came from (the inverse reshape or permutation, the
 // parts of a Concat, the zero border of a Slice, a scatter-add for Gather).
 #include "GradRules.h"
+#include "tc/IR/IndexMath.h"
 #include <algorithm>
 #include <array>
+#include <limits>
 #include <numeric>
 
 namespace tc::grad {
@@ -55,56 +57,134 @@ void split(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = parts.size() == 1 ? parts[0] : b.op(OpKind::Concat, parts, {{"axis", Attribute(axis)}});
 }
 
-// Slice with constant starts/ends/axes/steps of step 1: the cotangent padded
-// back with zeros; other steps scatter through a flat index (not yet).
+namespace {
+std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
+  Value *v = in(b, i);
+  if (!v)
+    return std::vector<int64_t>{};
+  if (!v->isConstant())
+    return std::nullopt;
+  std::vector<int64_t> out;
+  size_t n = size_t(staticNumElements(v->type.shape).value_or(0));
+  for (size_t k = 0; k < n; ++k)
+    out.push_back(v->type.dtype == DType::I32 ? int64_t(v->data->as<int32_t>()[k])
+                                              : v->data->as<int64_t>()[k]);
+  return out;
+}
+// Pad `v` along one axis (negative: crop).
+Value *padAxis(GradBuilder &b, Value *v, size_t axis, int64_t before, int64_t after) {
+  if (before == 0 && after == 0)
+    return v;
+  size_t r = v->type.rank();
+  std::vector<int64_t> pads(2 * r, 0);
+  pads[axis] = before;
+  pads[r + axis] = after;
+  return b.op(OpKind::Pad, {v}, {{"pads", Attribute(pads)}});
+}
+// Elements [from, to) of one axis.
+Value *sliceAxis(GradBuilder &b, Value *v, size_t axis, int64_t from, int64_t to) {
+  return b.op(OpKind::Slice, {v, b.ints({from}), b.ints({to}), b.ints({int64_t(axis)})});
+}
+// One axis in reverse order.
+Value *reverseAxis(GradBuilder &b, Value *v, size_t axis) {
+  return b.op(OpKind::Slice, {v, b.ints({-1}), b.ints({std::numeric_limits<int64_t>::min()}),
+                              b.ints({int64_t(axis)}), b.ints({-1})});
+}
+} // namespace
+
+// Slice with constant starts/ends/axes/steps: per sliced axis, the n
+// cotangent elements go back to positions s, s + k, ... s + (n-1) k of an
+// axis of the operand's size (k - 1 zeros after each, by a Pad of an
+// inserted axis, then padded or cropped into place); a negative step reads
+// them in reverse first.
 void slice(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<int64_t> inDims = b.dims(in(b, 0)), outDims = b.dims(b.fwd.result());
-  auto constInts = [&](size_t i) -> std::optional<std::vector<int64_t>> {
-    Value *v = in(b, i);
-    if (!v)
-      return std::vector<int64_t>{};
-    if (!v->isConstant())
-      return std::nullopt;
-    std::vector<int64_t> out;
-    size_t n = size_t(staticNumElements(v->type.shape).value_or(0));
-    for (size_t k = 0; k < n; ++k)
-      out.push_back(v->type.dtype == DType::I32 ? int64_t(v->data->as<int32_t>()[k])
-                                                : v->data->as<int64_t>()[k]);
-    return out;
-  };
-  auto starts = constInts(1), axes = constInts(3), steps = constInts(4);
-  if (!starts || !axes || !steps)
-    fail(b.fwd.where(), ": the gradient of a Slice needs constant starts, axes and steps");
+  auto starts = constInts(b, 1), ends = constInts(b, 2), axes = constInts(b, 3),
+       steps = constInts(b, 4);
+  if (!starts || !ends || !axes || !steps)
+    fail(b.fwd.where(), ": the gradient of a Slice needs constant starts, ends, axes and steps");
   size_t r = inDims.size();
-  std::vector<int64_t> pads(2 * r, 0);
+  for (int64_t d : outDims)
+    if (d == 0) {
+      og[0] = b.zerosLike(in(b, 0));
+      return;
+    }
+  Value *g = rg[0];
   for (size_t k = 0; k < starts->size(); ++k) {
     size_t axis = size_t(axes->empty() ? int64_t(k) : normAxis((*axes)[k], r));
-    int64_t step = steps->empty() ? 1 : (*steps)[k];
-    if (step != 1)
-      fail(b.fwd.where(), ": the gradient of a Slice with step ", step,
-           " is not supported yet (step 1 only)");
-    int64_t s = (*starts)[k];
-    if (s < 0)
-      s += inDims[axis];
-    s = std::clamp<int64_t>(s, 0, inDims[axis]);
-    pads[axis] = s;
+    int64_t step = steps->empty() ? 1 : (*steps)[k], dim = inDims[axis];
+    SliceRange sr = sliceRange(dim, (*starts)[k], (*ends)[k], step);
+    int64_t n = outDims[axis], s = sr.start;
+    if (step < 0) {
+      g = reverseAxis(b, g, axis);
+      s += (n - 1) * step; // the lowest position read
+      step = -step;
+    }
+    if (step > 1 && n > 1) {
+      std::vector<int64_t> d = b.dims(g), ins = d;
+      ins.insert(ins.begin() + std::ptrdiff_t(axis) + 1, 1);
+      Value *spread = padAxis(b, b.reshape(g, ins), axis + 1, 0, step - 1);
+      d[axis] = n * step;
+      g = b.reshape(spread, d);
+    }
+    int64_t len = b.dims(g)[axis];
+    g = padAxis(b, g, axis, s, dim - s - len);
   }
-  for (size_t a = 0; a < r; ++a)
-    pads[r + a] = inDims[a] - outDims[a] - pads[a];
-  og[0] = b.op(OpKind::Pad, {rg[0]}, {{"pads", Attribute(pads)}});
+  og[0] = g;
 }
 
-// Pad (constant mode): the cotangent sliced back out of the border.
+// Pad: constant mode, the cotangent sliced back out of the border; edge,
+// reflect and wrap, per axis, the border's cotangents added to the elements
+// they copied (summed onto the edge; reversed onto the reflected ones;
+// onto the far end for wrap).
 void pad(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
-  if (b.fwd.getString("mode") != "constant")
-    fail(b.fwd.where(), ": the gradient of a Pad in mode '", b.fwd.getString("mode"),
-         "' is not supported yet (constant only)");
   if (!w[0])
     return;
+  const std::string &mode = b.fwd.getString("mode");
   std::vector<int64_t> pads = b.fwd.getInts("pads");
-  for (int64_t &p : pads)
-    p = -p;
-  og[0] = b.op(OpKind::Pad, {rg[0]}, {{"pads", Attribute(pads)}});
+  if (mode == "constant") {
+    for (int64_t &p : pads)
+      p = -p;
+    og[0] = b.op(OpKind::Pad, {rg[0]}, {{"pads", Attribute(pads)}});
+    return;
+  }
+  if (mode != "edge" && mode != "reflect" && mode != "wrap")
+    fail(b.fwd.where(), ": the gradient of a Pad in mode '", mode, "' is not supported");
+  std::vector<int64_t> inDims = b.dims(in(b, 0));
+  size_t r = inDims.size();
+  Value *g = rg[0];
+  for (size_t a = 0; a < r; ++a) {
+    int64_t p = pads[a], q = pads[r + a], d = inDims[a];
+    if (p == 0 && q == 0)
+      continue;
+    int64_t most = mode == "reflect" ? d - 1 : d;
+    if (p < 0 || q < 0 || p > most || q > most)
+      fail(b.fwd.where(), ": the gradient of a Pad in mode '", mode, "' with pads ", p, " and ", q,
+           " on an axis of ", d, " is not supported (0 to ", most, ")");
+    Value *acc = sliceAxis(b, g, a, p, p + d);
+    if (p > 0) {
+      Value *left = sliceAxis(b, g, a, 0, p);
+      if (mode == "edge")
+        left = padAxis(b, b.reduceSum(left, {int64_t(a)}, true), a, 0, d - 1);
+      else if (mode == "reflect")
+        left = padAxis(b, reverseAxis(b, left, a), a, 1, d - 1 - p);
+      else
+        left = padAxis(b, left, a, d - p, 0);
+      acc = b.add(acc, left);
+    }
+    if (q > 0) {
+      Value *right = sliceAxis(b, g, a, p + d, p + d + q);
+      if (mode == "edge")
+        right = padAxis(b, b.reduceSum(right, {int64_t(a)}, true), a, d - 1, 0);
+      else if (mode == "reflect")
+        right = padAxis(b, reverseAxis(b, right, a), a, d - 1 - q, 1);
+      else
+        right = padAxis(b, right, a, 0, d - q);
+      acc = b.add(acc, right);
+    }
+    g = acc;
+  }
+  og[0] = g;
 }
 
 // Tile: sum the repeats, seen as extra axes [r0, d0, r1, d1, ...].
@@ -165,6 +245,160 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   for (size_t k = 0; k < r; ++k)
     inv[size_t(dperm[k])] = int64_t(k);
   og[0] = b.transpose(scattered, inv);
+}
+
+namespace {
+// i64 indices with the negative ones wrapped by `extent` (an i64 tensor that
+// broadcasts against them).
+Value *wrapIndices(GradBuilder &b, Value *idx, const std::vector<int64_t> &extent,
+                   const std::vector<int64_t> &extentDims) {
+  Value *i64 = idx->type.dtype == DType::I64
+                   ? idx
+                   : b.op(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
+  Value *ext = b.reshape(b.ints(extent), extentDims);
+  Value *zero = b.reshape(b.ints({0}), {});
+  return b.where(b.op(OpKind::Less, {i64, zero}), b.add(i64, ext), i64);
+}
+// GatherElements / ScatterElements indices along `axis` of `data`, wrapped.
+Value *elementIndices(GradBuilder &b, Value *idx, const Value *data, int64_t axis) {
+  return wrapIndices(b, idx, {b.dims(data)[size_t(axis)]}, {});
+}
+// GatherND / ScatterND index tuples into `data`, wrapped; with `batchDims`
+// leading batch axes, each tuple prefixed by its batch coordinates (so a
+// ScatterND with no batch axes writes where the GatherND read).
+Value *tupleIndices(GradBuilder &b, Value *idx, const Value *data, int64_t batchDims = 0) {
+  std::vector<int64_t> iD = b.dims(idx), dD = b.dims(data);
+  size_t k = size_t(iD.back()), nb = size_t(batchDims);
+  std::vector<int64_t> shape(iD.size(), 1);
+  shape.back() = int64_t(k);
+  Value *t = wrapIndices(
+      b, idx,
+      std::vector<int64_t>(dD.begin() + std::ptrdiff_t(nb), dD.begin() + std::ptrdiff_t(nb + k)),
+      shape);
+  if (nb == 0)
+    return t;
+  // The batch coordinates of every tuple: [i0 .. i(nb-1)] over indices' dims but the last.
+  std::vector<int64_t> lead(iD.begin(), iD.end() - 1), coords;
+  int64_t count = 1;
+  for (int64_t d : lead)
+    count *= d;
+  for (int64_t e = 0; e < count; ++e) {
+    std::vector<int64_t> at(lead.size());
+    for (size_t a = lead.size(), rest = size_t(e); a-- > 0;) {
+      at[a] = int64_t(rest % size_t(lead[a]));
+      rest /= size_t(lead[a]);
+    }
+    coords.insert(coords.end(), at.begin(), at.begin() + std::ptrdiff_t(nb));
+  }
+  std::vector<int64_t> cD = lead;
+  cD.push_back(int64_t(nb));
+  Value *c = b.reshape(b.ints(coords), cD);
+  return b.op(OpKind::Concat, {c, t}, {{"axis", Attribute(int64_t(iD.size() - 1))}});
+}
+Attribute addReduction() { return Attribute(std::string("add")); }
+} // namespace
+
+// GatherElements: the cotangent scatter-added at the indices.
+void gatherElements(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *data = in(b, 0);
+  int64_t axis = normAxis(b.fwd.getInt("axis"), data->type.rank());
+  og[0] = b.op(OpKind::ScatterElements,
+               {b.zerosLike(data), elementIndices(b, in(b, 1), data, axis), rg[0]},
+               {{"axis", Attribute(axis)}, {"reduction", addReduction()}});
+}
+
+// GatherND: the cotangent scatter-added at the index tuples (batch axes made
+// part of the tuples).
+void gatherND(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *data = in(b, 0);
+  Value *idx = tupleIndices(b, in(b, 1), data, b.fwd.getInt("batch_dims"));
+  og[0] = b.op(OpKind::ScatterND, {b.zerosLike(data), idx, rg[0]}, {{"reduction", addReduction()}});
+}
+
+// ScatterND / ScatterElements (reduction none or add): the updates' cotangent
+// gathered from the positions they went to; data's is the cotangent with
+// those positions zeroed (none) or all of it (add).
+void scatterND(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  const std::string &red = b.fwd.getString("reduction");
+  if (red != "none" && red != "add")
+    fail(b.fwd.where(), ": the gradient of a ScatterND with reduction '", red,
+         "' is not supported (none or add)");
+  Value *idx = tupleIndices(b, in(b, 1), in(b, 0));
+  if (w[0])
+    og[0] = red == "add" ? rg[0] : b.op(OpKind::ScatterND, {rg[0], idx, b.zerosLike(in(b, 2))});
+  if (w[2])
+    og[2] = b.op(OpKind::GatherND, {rg[0], idx});
+}
+
+void scatterElements(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
+  const std::string &red = b.fwd.getString("reduction");
+  if (red != "none" && red != "add")
+    fail(b.fwd.where(), ": the gradient of a ScatterElements with reduction '", red,
+         "' is not supported (none or add)");
+  int64_t axis = normAxis(b.fwd.getInt("axis"), in(b, 0)->type.rank());
+  Value *idx = elementIndices(b, in(b, 1), in(b, 0), axis);
+  if (w[0])
+    og[0] = red == "add" ? rg[0]
+                         : b.op(OpKind::ScatterElements, {rg[0], idx, b.zerosLike(in(b, 2))},
+                                {{"axis", Attribute(axis)}});
+  if (w[2])
+    og[2] = b.op(OpKind::GatherElements, {rg[0], idx}, {{"axis", Attribute(axis)}});
+}
+
+// CumSum: the running sum of the cotangent in the other direction.
+void cumSum(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  if (in(b, 1))
+    fail(b.fwd.where(), ": the gradient of a CumSum needs a constant axis");
+  og[0] = b.op(OpKind::CumSum, {rg[0]},
+               {{"axis", Attribute(b.fwd.getInt("axis"))},
+                {"exclusive", Attribute(b.fwd.getInt("exclusive"))},
+                {"reverse", Attribute(int64_t(!b.fwd.getInt("reverse")))}});
+}
+
+// DepthToSpace and SpaceToDepth are permutations: DCR's inverse is
+// SpaceToDepth and back; CRD's, its reshape-transpose-reshape undone.
+void depthToSpace(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  int64_t bs = b.fwd.getInt("blocksize");
+  if (b.fwd.getString("mode") != "CRD") {
+    og[0] = b.op(OpKind::SpaceToDepth, {rg[0]}, {{"blocksize", Attribute(bs)}});
+    return;
+  }
+  // Forward: [N, C, b, b, H, W] -perm [0,1,4,2,5,3]-> [N, C, H, b, W, b].
+  std::vector<int64_t> xD = b.dims(in(b, 0));
+  if (xD.size() != 4)
+    fail(b.fwd.where(), ": the gradient of a CRD DepthToSpace needs a 4-D input");
+  int64_t C = xD[1] / (bs * bs), H = xD[2], W = xD[3];
+  Value *g = b.reshape(rg[0], {xD[0], C, H, bs, W, bs});
+  og[0] = b.reshape(b.transpose(g, {0, 1, 3, 5, 2, 4}), xD);
+}
+
+void spaceToDepth(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.op(OpKind::DepthToSpace, {rg[0]},
+               {{"blocksize", Attribute(b.fwd.getInt("blocksize"))},
+                {"mode", Attribute(std::string("DCR"))}});
+}
+
+// Trilu: the same triangle of the cotangent.
+void trilu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  std::vector<Value *> ins{rg[0]};
+  if (b.fwd.operands.size() > 1 && in(b, 1))
+    ins.push_back(in(b, 1));
+  og[0] = b.op(OpKind::Trilu, ins, {{"upper", Attribute(b.fwd.getInt("upper"))}});
+}
+
+// TopK: the values' cotangent scatter-added at their indices.
+void topK(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  Value *x = in(b, 0);
+  int64_t axis = normAxis(b.fwd.getInt("axis"), x->type.rank());
+  og[0] = b.op(OpKind::ScatterElements, {b.zerosLike(x), b.fwd.result(1), rg[0]},
+               {{"axis", Attribute(axis)}, {"reduction", addReduction()}});
+}
+
+// ReverseSequence reverses back.
+void reverseSequence(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
+  og[0] = b.op(OpKind::ReverseSequence, {rg[0], in(b, 1)},
+               {{"batch_axis", Attribute(b.fwd.getInt("batch_axis"))},
+                {"time_axis", Attribute(b.fwd.getInt("time_axis"))}});
 }
 
 } // namespace tc::grad

@@ -4,6 +4,7 @@
 // the backward to main as ordinary ops, built by each op kind's gradient
 // rule (tc/IR/Gradient.h), and returns the gradients as results 1..n.
 #include "tc/IR/Gradient.h"
+#include "tc/IR/RuntimeAttrs.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
@@ -47,6 +48,19 @@ std::unordered_set<const Value *> activeValues(const Function &f, const std::vec
     if (toLoss.count(v))
       active.insert(v);
   return active;
+}
+
+// Run-time attribute operands that are constants by now (a Resize's sizes or
+// a Pad's pads computed from shapes that --dim fixed) become the attributes
+// they stand for, the form the gradient rules read.
+void bindConstantRuntimeAttrs(Op &op) {
+  if (!hasRuntimeAttrOperands(op))
+    return;
+  Function scratch;
+  if (const Op *bound = bindRuntimeAttrs(scratch, op)) {
+    op.attrs = bound->attrs;
+    op.operands = bound->operands;
+  }
 }
 
 } // namespace
@@ -143,6 +157,10 @@ bool runAutodiffPass(Module &m, const PassOptions &opts) {
     }
     if (!any || !need)
       continue;
+    bindConstantRuntimeAttrs(op);
+    wanted.clear();
+    for (Value *v : op.operands)
+      wanted.push_back(v && active.count(v));
     GradFn rule = gradientRule(op.kind);
     if (!rule)
       fail(op.where(), ": no gradient rule for ", op.name(),

@@ -66,6 +66,12 @@ void widenToF64(Module &m) {
       for (auto &[name, a] : op->attrs)
         if (a.kind() == AttrKind::Type && lowFloat(a.type()))
           a = Attribute(DType::F64);
+      // A float type attribute left at its default (LayerNormalization's
+      // stash_type) too.
+      for (const AttrSpec &spec : opInfo(op->kind).attrs)
+        if (spec.kind == AttrKind::Type && spec.defaultValue &&
+            lowFloat(spec.defaultValue->type()) && !op->findAttr(spec.name))
+          op->setAttr(spec.name, Attribute(DType::F64));
     }
   }
 }
