@@ -423,7 +423,9 @@ void convertBatchNorm(NodeContext &ctx) {
 }
 
 // GroupNormalization: opset 18 has one scale and bias per group, 21 one per
-// channel (the IR's form): constant per-group values are repeated.
+// channel (the IR's form): per-group values are repeated by ops (a Reshape,
+// an Expand), not folded into a copy, so a train step trains the ONNX
+// initializer itself (inference folds them: fold-constants).
 void convertGroupNorm(NodeContext &ctx) {
   const OpInfo &info = opInfo(OpKind::GroupNormalization);
   expectInputs(ctx, 3, 3);
@@ -442,9 +444,11 @@ void convertGroupNorm(NodeContext &ctx) {
   int64_t c = x->type.shape[1].size;
   if (g < 1 || c % g != 0)
     ctx.fail("num_groups ", g, " does not divide the ", c, " channels");
-  if (c > (int64_t(1) << 24)) // the per-channel copies below must stay small
-    ctx.fail("opset ", ctx.opset(), " GroupNormalization with ", c,
-             " channels is not supported (at most 2^24)");
+  auto shape = [&](std::vector<int64_t> d) {
+    return ctx.helperConstant(ctx.nodeName() + "_shape",
+                              TensorType{DType::I64, {Dim::fixed(int64_t(d.size()))}},
+                              TensorData::copyOf(d.data(), d.size() * sizeof(int64_t)));
+  };
   std::vector<Value *> operands{x};
   for (size_t i = 1; i < 3; ++i) {
     const char *what = i == 1 ? "scale" : "bias";
@@ -452,13 +456,9 @@ void convertGroupNorm(NodeContext &ctx) {
     if (p->type.rank() != 1 || !isFloat(p->type.dtype) || p->type.shape[0] != Dim::fixed(g))
       ctx.fail(what, " must be a 1-D float tensor of num_groups (", g, ") values at opset ",
                ctx.opset(), ", got ", p->type.str());
-    HostTensor per = constantData(ctx, i, what);
-    HostTensor full(per.dtype(), {c});
-    size_t es = dtypeSize(per.dtype());
-    for (int64_t k = 0; k < c; ++k)
-      std::memcpy(full.bytes() + size_t(k) * es, per.bytes() + size_t(k / (c / g)) * es, es);
-    operands.push_back(ctx.helperConstant(ctx.nodeName() + "_" + what, full.type(),
-                                          TensorData::copyOf(full.bytes(), full.byteSize())));
+    Value *col = ctx.emit(OpKind::Reshape, {p, shape({g, 1})}, {}, {""})->result();
+    Value *wide = ctx.emit(OpKind::Expand, {col, shape({g, c / g})}, {}, {""})->result();
+    operands.push_back(ctx.emit(OpKind::Reshape, {wide, shape({c})}, {}, {""})->result());
   }
   ctx.emit(OpKind::GroupNormalization, operands, attrs, nodeOutputs(ctx));
 }
