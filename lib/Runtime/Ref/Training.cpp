@@ -93,7 +93,8 @@ void dropoutKernel(const Op &, const Ins &ins, Outs &outs) {
       fail("ratio must be in [0, 1), got ", r);
     if (r != 0)
       fail("training Dropout with ratio ", r,
-           " drops random elements; the reference executor runs it only with ratio 0");
+           " drops random elements; the reference executor runs it only with ratio 0 (tc-opt "
+           "--train makes it a PhiloxDropout)");
   }
   const HostTensor &x = *ins[0];
   if (!x.sameType(outs[0]))
