@@ -206,9 +206,15 @@ void convertConstant(NodeContext &ctx) {
 // IR's Dropout, which takes training_mode and ratio only when they can
 // matter (the reference executor runs training mode with ratio 0 only).
 void convertDropout(NodeContext &ctx) {
+  AttrList attrs;
   for (const AttributeProto &a : ctx.node().attribute()) {
-    // seed only matters in training with ratio > 0; is_test (opset < 7)
-    // selected inference mode, which is what tc compiles regardless.
+    // seed matters in training (tc-opt --train's PhiloxDropout takes it);
+    // is_test (opset < 7) selected inference mode, which is what tc
+    // compiles regardless.
+    if (a.name() == "seed" && ctx.opset() >= 12) {
+      attrs.emplace_back("seed", Attribute(std::vector<int64_t>{a.i()}));
+      continue;
+    }
     if (a.name() == "seed" || (a.name() == "ratio" && ctx.opset() < 12) ||
         (a.name() == "is_test" && ctx.opset() < 7) ||
         isLegacyAttr("Dropout", a.name(), ctx.opset()))
@@ -232,7 +238,7 @@ void convertDropout(NodeContext &ctx) {
   std::vector<Value *> ins{ctx.input(0)};
   if (!inference)
     ins.insert(ins.end(), {ratio, train});
-  ctx.emit(OpKind::Dropout, ins, {}, outs);
+  ctx.emit(OpKind::Dropout, ins, inference ? AttrList{} : attrs, outs);
 }
 
 // A shape operand longer than this cannot be real; it would make the IR's

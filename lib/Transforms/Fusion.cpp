@@ -117,16 +117,19 @@ private:
         continue;
       size_t h = *readers.begin();
       const Group &epi = groups_[h];
-      if (!isolated_.count(h) && epi.alive && epi.anchor == Anchor::None &&
+      if (!isolated_.count(h) && epi.alive && epi.anchor == Anchor::None && !hasDropout(epi) &&
           sameDomain(epi.domain, r->type.shape) && epi.first > call.last &&
           !pathThroughOthers(h, g))
         merge(g, h);
     }
   }
 
-  // A pure pointwise group (no anchor, not a lone shape/opaque op).
+  // A pure pointwise group (no anchor, not a lone shape/opaque op); only
+  // inlineMoves asks, and a training dropout's group reads no inlined move
+  // (its mask is a function of the element's index in its own shape).
   bool pointwiseGroup(size_t g) const {
-    return groups_[g].alive && !isolated_.count(g) && groups_[g].anchor == Anchor::None;
+    return groups_[g].alive && !isolated_.count(g) && groups_[g].anchor == Anchor::None &&
+           !hasDropout(groups_[g]);
   }
 
   // The one group every reader of `v` is in: none for a function result.
@@ -376,6 +379,12 @@ private:
     placePointwise(op);
   }
 
+  // A group with a training dropout: a pointwise kernel's (placePointwise).
+  static bool hasDropout(const Group &g) {
+    return std::any_of(g.ops.begin(), g.ops.end(),
+                       [](const Op *o) { return o->is(OpKind::PhiloxDropout); });
+  }
+
   // A pointwise group reading integer tensors (a loss's labels) stays a
   // kernel of its own: the reduction families' prologues read floats only.
   bool readsIntegers(const Group &g) const {
@@ -416,9 +425,12 @@ private:
     // them as a whole, or this Cast alone: place()).
     bool widens = widensForReductions(op);
     std::vector<size_t> cands;
+    // A training dropout (its i64 seed and offset, its element index) is
+    // pointwise kernels' only: it joins no call's or reduction's group.
+    bool pointwiseOnly = widens || op.is(OpKind::PhiloxDropout);
     for (size_t g : operandGroups(op))
       if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]) &&
-          !(widens && groups_[g].anchor != Anchor::None))
+          !(pointwiseOnly && groups_[g].anchor != Anchor::None))
         cands.push_back(g);
     std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
       auto rankOf = [&](size_t g) { return groups_[g].anchor == Anchor::None ? 0 : 1; };

@@ -18,7 +18,8 @@
 //     ONNX initializer's name for parameters and buffers (the checkpoint
 //     keys a PyTorch state_dict uses), "<param>.exp_avg" ... for the
 //     optimizer's; with gradient accumulation, "optimizer.micro_step" and
-//     "<param>.grad_accum" (the micro-batches' gradient sums).
+//     "<param>.grad_accum" (the micro-batches' gradient sums); "rng.seed" /
+//     "rng.offset" for training dropout's RNG.
 #pragma once
 #include "tc/IR/IR.h"
 #include <optional>
@@ -55,6 +56,11 @@ inline constexpr const char *kWeightsMetadataKey = "tc.weights";
 // fp16 training's state (autodiff{loss-scale}, consumed by append-optimizer).
 inline constexpr const char *kLossScaleKey = "amp.loss_scale";
 inline constexpr const char *kGrowthTrackerKey = "amp.growth_tracker";
+// Training dropout's RNG (train-state, when main has a training Dropout):
+// i64 scalars, the Philox seed and the step's offset, advanced by one each
+// step by append-optimizer (tc/IR/Philox.h).
+inline constexpr const char *kRngSeedKey = "rng.seed";
+inline constexpr const char *kRngOffsetKey = "rng.offset";
 
 // The module's record, checked against main and @init (a tc::Error naming
 // the inconsistency otherwise); nullopt for an inference module.

@@ -1,8 +1,10 @@
 #include "OpExpressions.h"
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/IR/ConstantInts.h"
+#include "tc/IR/Philox.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 
 namespace tc::kernels {
@@ -232,6 +234,22 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
     else
       e = T + "(" + x + ")";
     break;
+  case OpKind::PhiloxDropout: {
+    // Element index of the op's own shape: the domain's when they agree.
+    if (index_.empty() || !(res->type.shape == c_.domain))
+      return c_.noKernel("PhiloxDropout outside a pointwise kernel over its own shape");
+    usesIndex_ = true;
+    double ratio = op.getFloat("ratio");
+    // Test-only: TC_TEST_DROPOUT_SHIFTED_MASK takes each element's neighbour's
+    // mask (dropout.test's bit-for-bit comparison must catch it).
+    std::string at = std::getenv("TC_TEST_DROPOUT_SHIFTED_MASK") ? index_ + " + 1" : index_;
+    e = "tc_philox((unsigned long long)(" + a[1] + ") + " +
+        std::to_string(uint64_t(op.getInt("seed"))) + "ULL, (unsigned long long)(" + a[2] + "), " +
+        std::to_string(uint32_t(op.getInt("stream"))) + "u, (unsigned long long)(" + at +
+        ")) >= " + std::to_string(philox::threshold(ratio)) + "u ? " + x + " * " +
+        lit(philox::keptScale(ratio)) + " : " + T + "(0)";
+    break;
+  }
   case OpKind::Sign: e = x + " > 0 ? " + T + "(1) : " + x + " < 0 ? " + T + "(-1) : " + x; break;
   case OpKind::ThresholdedRelu:
     e = x + " > " + lit(op.getFloat("alpha")) + " ? " + x + " : " + T + "(0)";

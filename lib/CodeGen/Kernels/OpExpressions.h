@@ -38,6 +38,13 @@ public:
   // Some op may record a fault (integer Div): its loop cannot be forced to
   // vectorize (x86 has no vector integer division anyway).
   bool mayFault() const { return mayFault_; }
+  // The name of the element's linear index in the domain, for ops whose
+  // value depends on it (PhiloxDropout's mask): a family that sets it
+  // defines the variable in its loops when usesIndex(); without it such an
+  // op has no code.
+  void setIndex(std::string name) { index_ = std::move(name); }
+  bool usesIndex() const { return usesIndex_; }
+  const std::string &indexName() const { return index_; }
 
   // out<i>[at] = each result's value: those computed before a row
   // reduction (in `prologue`) when `inPrologue`, else the others.
@@ -50,6 +57,8 @@ private:
   std::unordered_map<const Value *, std::string> names_;
   size_t nextTemp_ = 0;
   bool mayFault_ = false;
+  std::string index_;
+  bool usesIndex_ = false;
 };
 
 // Emits every op of the group in order: `anchor` through `anchorCode`

@@ -41,6 +41,8 @@ std::optional<EmittedKernel> emitCpuRows(const KernelContext &c, const ElementAc
   os << "    " << (ex.mayFault() ? "" : "TC_SIMD_LOOP ") << "for (int64_t j = 0; j < "
      << (flat ? "(end - begin) * inner" : "inner") << "; ++j) {\n";
   ea.emitLoads(os);
+  if (ex.usesIndex())
+    os << "      const int64_t " << ex.indexName() << " = row * inner + j;\n";
   os << pro << body;
   ex.emitStores(os, "row * inner + j", parts.prologue, /*inPrologue=*/false);
   os << "    }\n  }\n";
@@ -191,6 +193,8 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
               os << "      const " << c.ct(t) << " a" << i << " = "
                  << c.load(t, "v" + std::to_string(i) + ".v[k]") << ";\n";
             }
+          if (ex.usesIndex())
+            os << "      const int64_t " << ex.indexName() << " = i + k;\n";
           os << body;
           for (size_t i = 0; i < c.f.results.size(); ++i)
             os << "      w" << i
@@ -209,6 +213,8 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
   ea.emitLoads(scalar, "i");
   if (kept)
     scalar << skipKept(*kept, "    ");
+  if (ex.usesIndex())
+    scalar << "    const int64_t " << ex.indexName() << " = i;\n";
   scalar << body;
   ex.emitStores(scalar, "i");
   c.emitGridLoops(os, vecEnd, anyBroadcast, [&](const std::string &index) {
@@ -231,6 +237,7 @@ std::optional<EmittedKernel> emitPointwise(const KernelContext &c, const KernelC
     return emitInlinedPointwise(c);
   ElementAccess ea(c, nullptr);
   Expressions ex(c);
+  ex.setIndex("tc_e");
   std::ostringstream pro, body;
   if (!emitGroupOps(c, ex, nullptr, false, {}, pro, body))
     return std::nullopt;

@@ -125,6 +125,26 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
   p += "TC_INLINE double tc_fmod(double a, double b) { return " + m + "fmod(a, b); }\n";
   p += "TC_INLINE float tc_pow(float a, float b) { return " + m + "powf(a, b); }\n";
   p += "TC_INLINE double tc_pow(double a, double b) { return " + m + "pow(a, b); }\n";
+  // tc/IR/Philox.h's word(), the training dropout's mask (PhiloxDropout):
+  // the same code in both dialects, 32-bit halves of 64-bit products.
+  p += R"(TC_INLINE unsigned tc_philox(unsigned long long seed, unsigned long long offset,
+                               unsigned stream, unsigned long long index) {
+  unsigned c0 = (unsigned)index, c1 = (unsigned)(index >> 32), c2 = (unsigned)offset,
+           c3 = (unsigned)(offset >> 32);
+  unsigned k0 = (unsigned)seed, k1 = (unsigned)(seed >> 32) ^ (stream * 0x9E3779B9u);
+  for (int r = 0; r < 10; ++r) {
+    const unsigned long long p0 = 0xD2511F53ull * c0, p1 = 0xCD9E8D57ull * c2;
+    const unsigned n0 = (unsigned)(p1 >> 32) ^ c1 ^ k0, n2 = (unsigned)(p0 >> 32) ^ c3 ^ k1;
+    c1 = (unsigned)p1;
+    c3 = (unsigned)p0;
+    c0 = n0;
+    c2 = n2;
+    k0 += 0x9E3779B9u;
+    k1 += 0xBB67AE85u;
+  }
+  return c0;
+}
+)";
   // Integer Div by a divisor known not to be zero: truncating, x / -1 wraps
   // (as the reference; C++ leaves INT_MIN / -1 undefined).
   p += R"(template <class T> TC_INLINE T tc_idiv_nz(T p, T q) {

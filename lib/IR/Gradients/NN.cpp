@@ -675,13 +675,14 @@ void negativeLogLikelihood(GradBuilder &b, const Grads &rg, const Wanted &w, Gra
   og[0] = b.neg(b.mul(lb.oneHot, lb.scale));
 }
 
-// Dropout that the reference executor runs (inference form): identity.
+// Dropout in inference form: identity (train-state turns a training one into
+// a PhiloxDropout, Random.cpp).
 void dropout(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Value *mode = in(b, 2);
   bool training = mode && !(mode->isConstant() && mode->data->size >= 1 && mode->data->ptr[0] == 0);
   if (training)
-    fail(b.fwd.where(), ": gradients of a training-mode Dropout are not supported yet (export in "
-                        "eval mode, or drop it)");
+    fail(b.fwd.where(), ": a training-mode Dropout is differentiated as the PhiloxDropout that "
+                        "train-state makes of it (tc-opt --train)");
   og[0] = rg[0];
 }
 

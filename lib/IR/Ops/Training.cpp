@@ -87,6 +87,21 @@ std::vector<TensorType> inferDropout(const Op &op) {
   return out;
 }
 
+std::vector<TensorType> inferPhiloxDropout(const Op &op) {
+  const TensorType &x = floatOperand(op, 0);
+  for (size_t i : {1, 2}) {
+    const TensorType &t = operandType(op, i);
+    if (t.dtype != DType::I64 || t.rank() != 0)
+      fail(op.info().operands[i].name, " must be an i64 scalar, got ", t.str());
+  }
+  double r = op.getFloat("ratio");
+  if (!(r >= 0 && r < 1))
+    fail("ratio must be in [0, 1), got ", r);
+  if (op.getInt("stream") < 0 || op.getInt("stream") > 0xFFFFFFFFll)
+    fail("stream must be in [0, 2^32), got ", op.getInt("stream"));
+  return {x};
+}
+
 // Operands R, T, then n tensors of each of the groups (X, G, H for Adagrad;
 // X, G, V, H for Adam; X, G, V for Momentum); results: each group but G.
 std::vector<TensorType> inferOptimizer(const Op &op) {

@@ -1,8 +1,9 @@
 // Loss and training kernels: NegativeLogLikelihoodLoss and
-// SoftmaxCrossEntropyLoss, Dropout (the deterministic cases), and the
+// SoftmaxCrossEntropyLoss, Dropout (the deterministic cases), PhiloxDropout, and the
 // ai.onnx.preview.training optimizers Adagrad, Adam and Momentum. All
 // arithmetic is in double; every result is rounded once.
 #include "Kernels.h"
+#include "tc/IR/Philox.h"
 #include <cmath>
 #include <cstring>
 
@@ -92,7 +93,8 @@ void dropoutKernel(const Op &, const Ins &ins, Outs &outs) {
       fail("ratio must be in [0, 1), got ", r);
     if (r != 0)
       fail("training Dropout with ratio ", r,
-           " drops random elements; the reference executor runs it only with ratio 0");
+           " drops random elements; the reference executor runs it only with ratio 0 (tc-opt "
+           "--train makes it a PhiloxDropout)");
   }
   const HostTensor &x = *ins[0];
   if (!x.sameType(outs[0]))
@@ -102,6 +104,27 @@ void dropoutKernel(const Op &, const Ins &ins, Outs &outs) {
   if (outs.size() > 1)
     for (int64_t i = 0; i < outs[1].numElements(); ++i)
       outs[1].setInt(i, 1);
+}
+
+// Training dropout (tc/IR/Philox.h): element i kept, scaled by 1 / (1 -
+// ratio), when its Philox word clears the threshold. Computed as the
+// kernels do (float for f32 and the half types, rounded once): equal bit
+// for bit.
+void philoxDropoutKernel(const Op &op, const Ins &ins, Outs &outs) {
+  expectArity(ins, 3, outs, 1);
+  const HostTensor &x = *ins[0];
+  uint64_t seed = uint64_t(ins[1]->getInt(0)) + uint64_t(op.getInt("seed"));
+  uint64_t offset = uint64_t(ins[2]->getInt(0));
+  uint32_t stream = uint32_t(op.getInt("stream"));
+  double ratio = op.getFloat("ratio");
+  uint32_t threshold = philox::threshold(ratio);
+  double scale = philox::keptScale(ratio);
+  bool wide = x.dtype() == DType::F64;
+  for (int64_t i = 0; i < x.numElements(); ++i) {
+    bool keep = philox::word(seed, offset, stream, uint64_t(i)) >= threshold;
+    double v = x.getDouble(i);
+    outs[0].setDouble(i, !keep ? 0.0 : wide ? v * scale : double(float(v) * float(scale)));
+  }
 }
 
 // Adagrad, Adam, Momentum: inputs R, T, then n tensors per group (X, G,
@@ -160,6 +183,7 @@ void registerTrainingKernels(KernelTable &t) {
   t[size_t(OpKind::NegativeLogLikelihoodLoss)] = lossKernel;
   t[size_t(OpKind::SoftmaxCrossEntropyLoss)] = lossKernel;
   t[size_t(OpKind::Dropout)] = dropoutKernel;
+  t[size_t(OpKind::PhiloxDropout)] = philoxDropoutKernel;
   t[size_t(OpKind::Adagrad)] = optimizerKernel;
   t[size_t(OpKind::Adam)] = optimizerKernel;
   t[size_t(OpKind::Momentum)] = optimizerKernel;

@@ -10,6 +10,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include <cmath>
+#include <unordered_map>
 
 namespace tc {
 
@@ -74,16 +75,32 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   // State made before this pass beyond the parameters and buffers: fp16's
   // loss scale (autodiff{loss-scale}). Its new values follow the buffers'.
   size_t extraFirst = first + sig->params + sig->buffers;
-  Value *lossScale = nullptr, *growth = nullptr;
+  Value *lossScale = nullptr, *growth = nullptr, *rngSeed = nullptr, *rngOffset = nullptr;
   for (size_t i = sig->params + sig->buffers; i < sig->state; ++i) {
+    Value *a = f.args[first + i];
     if (keys[i] == kLossScaleKey)
-      lossScale = f.args[first + i];
+      lossScale = a;
     else if (keys[i] == kGrowthTrackerKey)
-      growth = f.args[first + i];
+      growth = a;
+    else if (keys[i] == kRngSeedKey)
+      rngSeed = a;
+    else if (keys[i] == kRngOffsetKey)
+      rngOffset = a;
     else
-      fail("append-optimizer: state value '", keys[i], "' is no parameter, buffer or loss scale");
+      fail("append-optimizer: state value '", keys[i],
+           "' is no parameter, buffer, loss scale or dropout RNG state");
   }
-  std::vector<Value *> extraNew;
+  std::unordered_map<const Value *, Value *> extraNewOf; // by argument
+  // Dropout's RNG: the same seed, the next step's offset (every step, a
+  // skipped one too, as PyTorch's generator advances regardless).
+  if (rngSeed)
+    extraNewOf[rngSeed] = b.op(OpKind::Identity, {rngSeed});
+  if (rngOffset) {
+    int64_t one = 1;
+    extraNewOf[rngOffset] =
+        b.add(rngOffset, f.addConstant(f.uniqueName("rng_step"), rngOffset->type,
+                                       TensorData::copyOf(&one, sizeof one)));
+  }
   // A scaled step: gradients unscaled first (a micro-batch's gradients are
   // summed unscaled: the scale may not change inside an update).
   if (lossScale) {
@@ -127,20 +144,22 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
       Value *zero = b.scalar(0, growth), *g1 = b.add(growth, b.scalar(1, growth));
       Value *grow = b.op(OpKind::GreaterOrEqual,
                          {g1, b.scalar(double(opts.getInt("growth-interval")), growth)});
-      extraNew.push_back(
-          b.where(ok, b.where(grow, b.scale(lossScale, 2.0), lossScale), b.scale(lossScale, 0.5)));
-      extraNew.push_back(b.where(ok, b.where(grow, zero, g1), zero));
-      if (keys[extraFirst - first] != kLossScaleKey)
-        std::swap(extraNew[0], extraNew[1]);
+      extraNewOf[lossScale] =
+          b.where(ok, b.where(grow, b.scale(lossScale, 2.0), lossScale), b.scale(lossScale, 0.5));
+      extraNewOf[growth] = b.where(ok, b.where(grow, zero, g1), zero);
     } else {
-      extraNew.push_back(b.op(OpKind::Identity, {lossScale}));
+      extraNewOf[lossScale] = b.op(OpKind::Identity, {lossScale});
     }
     // The scale changes only when an update is applied.
     if (apply)
-      for (size_t i = 0; i < extraNew.size(); ++i)
-        extraNew[i] = b.where(apply, extraNew[i], f.args[extraFirst + i]);
+      for (Value *a : {lossScale, growth})
+        if (a)
+          extraNewOf[a] = b.where(apply, extraNewOf[a], a);
   }
   Value *gate = ok && apply ? b.op(OpKind::And, {ok, apply}) : ok ? ok : apply;
+  std::vector<Value *> extraNew; // in the state's order
+  for (size_t i = extraFirst; i < first + sig->state; ++i)
+    extraNew.push_back(extraNewOf.at(f.args[i]));
   auto keepIfSkipped = [&](Value *updated, Value *old) {
     return gate ? b.where(gate, updated, old) : updated;
   };

@@ -2,8 +2,10 @@
 // (matched by their ONNX names against `trainable`, not `freeze`) become
 // trailing arguments of main, their values @init's results; batch norms
 // (either form) normalize with batch statistics, their running statistics
-// buffers updated by the forward (tc/IR/TrainSignature.h). With `eval`, the
-// same state for an eval step: batch norms normalize with the buffers.
+// buffers updated by the forward (tc/IR/TrainSignature.h); training-mode
+// Dropouts PhiloxDropouts whose RNG seed and offset are state. With `eval`,
+// the same state for an eval step: batch norms normalize with the buffers,
+// Dropouts are the identity.
 #include "tc/IR/Gradient.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Support/Error.h"
@@ -27,6 +29,68 @@ std::regex compile(const std::string &what, const std::string &re) {
 }
 
 std::string onnxName(const Value *c) { return c->loc.node.empty() ? c->name : c->loc.node; }
+
+// Training-mode Dropouts (training_mode a constant true) become
+// PhiloxDropouts reading two new state values, rng.seed and rng.offset
+// (i64 scalars from @init: 0, 0), each its own stream (the Dropouts in
+// order); a ratio of 0, or an eval step, is the identity. Returns the state
+// values added.
+size_t trainingDropouts(Module &m, Function &f, Function &init, std::vector<std::string> &keys,
+                        bool eval) {
+  Value *seed = nullptr, *offset = nullptr;
+  int64_t stream = 0;
+  std::vector<std::pair<Value *, Value *>> replaced;
+  rewriteOpsInPlace(m, [&](Function &fn, Op &op) {
+    if (&fn != &f || !op.is(OpKind::Dropout) || !op.operand(2))
+      return false;
+    const Value *mode = op.operand(2), *r = op.operand(1);
+    if (!mode->isConstant())
+      fail(op.where(), ": training a Dropout needs a constant training_mode");
+    if (mode->data->size >= 1 && mode->data->ptr[0] == 0)
+      return false; // inference form: canonicalize drops it
+    if (r && (!r->isConstant() || staticNumElements(r->type.shape) != std::optional<int64_t>(1)))
+      fail(op.where(), ": training a Dropout needs a constant ratio");
+    double ratio = !r                            ? 0.5
+                   : r->type.dtype == DType::F32 ? double(*r->data->as<float>())
+                   : r->type.dtype == DType::F64 ? *r->data->as<double>()
+                                                 : -1.0;
+    if (r && r->type.dtype != DType::F32 && r->type.dtype != DType::F64)
+      fail(op.where(), ": training a Dropout needs an f32 or f64 ratio");
+    if (!(ratio >= 0 && ratio < 1))
+      fail(op.where(), ": Dropout ratio ", ratio, " is not in [0, 1)");
+    if (eval)
+      ratio = 0; // model.eval(): no element dropped, no RNG state
+    if (!seed && ratio != 0) {
+      TensorType i64{DType::I64, {}};
+      seed = f.addArgument(f.uniqueName("rng_seed"), i64);
+      offset = f.addArgument(f.uniqueName("rng_offset"), i64);
+      for (const char *key : {kRngSeedKey, kRngOffsetKey}) {
+        int64_t zero = 0;
+        init.results.push_back(init.addConstant(init.uniqueName("rng"), i64,
+                                                TensorData::copyOf(&zero, sizeof zero), op.loc));
+        keys.push_back(key);
+      }
+    }
+    GradBuilder b(fn, op, op.result()->name + "_drop");
+    Value *x = op.operand(0);
+    std::vector<std::pair<std::string, Attribute>> attrs{
+        {"ratio", Attribute(ratio)},
+        {"stream", Attribute(stream++)},
+        {"seed", Attribute(op.getInts("seed").empty() ? int64_t(0) : op.getInts("seed")[0])}};
+    replaced.emplace_back(op.result(),
+                          ratio == 0 ? x : b.op(OpKind::PhiloxDropout, {x, seed, offset}, attrs));
+    if (op.results.size() > 1) { // the mask: the kept elements of ones
+      Value *ones = b.expandTo(b.scalar(1.0, x), b.dims(x));
+      Value *kept = ratio == 0 ? ones : b.op(OpKind::PhiloxDropout, {ones, seed, offset}, attrs);
+      replaced.emplace_back(op.result(1), b.op(OpKind::Greater, {kept, b.scalar(0.0, x)}));
+    }
+    return true;
+  });
+  for (auto [from, to] : replaced)
+    f.replaceAllUsesWith(from, to);
+  eraseDeadOps(f);
+  return seed ? 2 : 0;
+}
 
 } // namespace
 
@@ -160,9 +224,10 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
     init->results.push_back(
         init->addConstant(init->uniqueName(c->name), c->type, *c->data, c->loc));
   }
+  size_t rngState = trainingDropouts(m, f, *init, keys, eval);
   f.removeUnusedConstants();
   TrainSignature sig;
-  sig.state = all.size();
+  sig.state = all.size() + rngState;
   sig.params = params.size();
   sig.buffers = bufferConsts.size();
   sig.eval = eval;
