@@ -118,7 +118,10 @@ void emitPhases(llvm::json::OStream &j, const RunTrace &trace, TraceEvent::Track
               j.attribute("id", flow);
               j.attribute("pid", end ? to.first : from.first);
               j.attribute("tid", end ? to.second : from.second);
-              j.attribute("ts", (end ? b->startUs : f->startUs) + shift);
+              // A quarter into each step: inside it, clear of a neighbour
+              // that ends where it starts (viewers bind the arrow there).
+              const TraceEvent *at = end ? b : f;
+              j.attribute("ts", at->startUs + at->durUs / 4 + shift);
               j.attribute("bp", "e");
               if (!end)
                 j.attributeObject("args", [&] {
