@@ -129,7 +129,9 @@ StepInfo describeStep(const Module &m, const Op &op) {
     count(v);
   }
   s.signature = ins + " -> " + outs;
+  Phase phase = op.loc.phase;
   if (!callee) {
+    s.phase = phaseName(phase);
     addDistinct(s.nodes, op.loc.node);
     addDistinct(s.opTypes, std::string(op.name()));
     s.flops = opFlops(op, {});
@@ -151,7 +153,9 @@ StepInfo describeStep(const Module &m, const Op &op) {
     addDistinct(s.opTypes, std::string(body->name()));
     s.flops += opFlops(*body, sizes);
     noteMatrix(s, *body);
+    phase = std::max(phase, body->loc.phase); // fusion's rule: the latest phase
   }
+  s.phase = phaseName(phase);
   return s;
 }
 

@@ -56,6 +56,7 @@ public:
   void loc(const Location &l) {
     str(l.file);
     str(l.node);
+    u8(uint8_t(l.phase));
   }
   void f64(double d) {
     uint64_t b;
@@ -93,6 +94,7 @@ class Reader {
 public:
   Reader(const MemoryBuffer &buf, size_t begin, size_t end)
       : buf_(buf), p_(reinterpret_cast<const uint8_t *>(buf.data())), pos_(begin), end_(end) {}
+  uint32_t version = kBytecodeVersion; // the file's: what its records hold
 
   [[noreturn]] void error(const std::string &what) const {
     fail(buf_.name(), ": ", what, " (at offset ", pos_, ")");
@@ -182,6 +184,12 @@ public:
     Location l;
     l.file = str();
     l.node = str();
+    if (version >= 2) {
+      uint8_t p = u8();
+      if (p > uint8_t(Phase::Optimizer))
+        error("bad phase " + std::to_string(p));
+      l.phase = Phase(p);
+    }
     return l;
   }
   Attribute attr() {
@@ -312,15 +320,17 @@ std::unique_ptr<Module> readBytecode(std::shared_ptr<const MemoryBuffer> buf) {
   uint32_t version = 0;
   for (int i = 0; i < 4; ++i)
     version |= uint32_t(hdr.u8()) << (8 * i);
-  if (version != kBytecodeVersion)
+  if (version < kBytecodeOldestVersion || version > kBytecodeVersion)
     hdr.error("bytecode version " + std::to_string(version) + " is not supported (this tc reads " +
-              std::to_string(kBytecodeVersion) + ")");
+              std::to_string(kBytecodeOldestVersion) + " to " + std::to_string(kBytecodeVersion) +
+              ")");
   uint64_t dataOffset = hdr.u64(), dataSize = hdr.u64();
   if (dataOffset < kHeaderSize || dataOffset > buf->size() || dataSize > buf->size() - dataOffset)
     hdr.error("truncated bytecode: data section out of bounds");
   const uint8_t *data = reinterpret_cast<const uint8_t *>(buf->data()) + dataOffset;
 
   Reader r(*buf, kHeaderSize, dataOffset);
+  r.version = version;
   auto m = std::make_unique<Module>();
   m->name = r.str();
   size_t nMeta = r.count(2);

@@ -12,6 +12,22 @@ std::string Location::str() const {
   return node.empty() ? file : file + ":" + node;
 }
 
+const char *phaseName(Phase p) {
+  switch (p) {
+  case Phase::Forward: return "forward";
+  case Phase::Backward: return "backward";
+  case Phase::Optimizer: return "optimizer";
+  }
+  return "forward";
+}
+
+std::optional<Phase> parsePhase(std::string_view s) {
+  for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer})
+    if (s == phaseName(p))
+      return p;
+  return std::nullopt;
+}
+
 TensorData TensorData::copyOf(const void *bytes, size_t n) {
   const auto *p = static_cast<const uint8_t *>(bytes);
   return fromVector(std::vector<uint8_t>(p, p + n));

@@ -203,7 +203,13 @@ private:
       l.file = lex_.parseString();
       lex_.expect(':');
       l.node = lex_.parseString();
-      lex_.expect(')');
+      // The phase of a train step's op: forward (the default) is not printed.
+      for (Phase p : {Phase::Forward, Phase::Backward, Phase::Optimizer})
+        if (lex_.consumeIf(phaseName(p))) {
+          l.phase = p;
+          break;
+        }
+      lex_.expect(')', "or a phase (forward, backward, optimizer) after the location");
     }
     return l;
   }

@@ -23,7 +23,8 @@ std::string valueRef(const Value *v) {
 std::string locSuffix(const Location &l) {
   if (l.empty())
     return "";
-  return " loc(" + quoteString(l.file) + ":" + quoteString(l.node) + ")";
+  std::string phase = l.phase == Phase::Forward ? "" : std::string(" ") + phaseName(l.phase);
+  return " loc(" + quoteString(l.file) + ":" + quoteString(l.node) + phase + ")";
 }
 
 template <typename F> std::string floatText(F x) {

@@ -5,6 +5,7 @@
 #include <llvm/Support/JSON.h>
 #include <llvm/Support/raw_ostream.h>
 #include <map>
+#include <set>
 
 namespace tc {
 
@@ -12,6 +13,9 @@ namespace {
 
 enum Pid { CompilePid = 1, HostPid = 2, GpuPid = 3 };
 enum HostTid { PlanTid = 1, ApiTid = 2, WorkerTid0 = 100 };
+// A train step's phase spans: a lane of the process whose events time the
+// rows (host: CPU; GPU: device-timed CUDA), clear of worker and stream ids.
+constexpr int PhaseTid = 99999;
 
 // Where an event goes: (pid, tid).
 std::pair<int, int> placeOf(const TraceEvent &e) {
@@ -22,6 +26,114 @@ std::pair<int, int> placeOf(const TraceEvent &e) {
   case TraceEvent::Track::Device: return {GpuPid, int(e.lane)};
   }
   return {HostPid, PlanTid};
+}
+
+// A train step's phases and its forward-to-backward links, per run, from the
+// events that time the rows (their first event per step):
+// - on the PhaseTid lane, one span per stretch of consecutive steps of one
+//   phase ("forward", "backward", "optimizer"; a stretch ends where the next
+//   begins, so spans follow each other);
+// - a flow arrow (cat "fwd_bwd", as PyTorch's profiler links a forward op to
+//   its backward) from each forward step to each backward step that names
+//   one of its ONNX nodes (a gradient op carries the location of the op it
+//   differentiates) and ran before it.
+void emitPhases(llvm::json::OStream &j, const RunTrace &trace, TraceEvent::Track timedTrack,
+                int timedPid, double shift, int &flow) {
+  std::map<int, std::vector<const TraceEvent *>> byRun;
+  {
+    std::set<std::pair<int, int>> seen; // (run, step)
+    for (const TraceEvent &e : trace.events)
+      if (e.track == timedTrack && e.run >= 0 && e.step >= 0 &&
+          size_t(e.step) < trace.steps.size() && seen.insert({e.run, e.step}).second)
+        byRun[e.run].push_back(&e);
+  }
+  auto stepOf = [&](const TraceEvent *e) -> const StepInfo & {
+    return trace.steps[size_t(e->step)];
+  };
+  for (auto &entry : byRun) {
+    int run = entry.first;
+    std::vector<const TraceEvent *> &list = entry.second;
+    std::stable_sort(list.begin(), list.end(), [](const TraceEvent *a, const TraceEvent *b) {
+      return a->startUs < b->startUs;
+    });
+    // The spans.
+    struct Span {
+      std::string phase;
+      double start, end;
+      int steps;
+    };
+    std::vector<Span> spans;
+    for (const TraceEvent *e : list) {
+      const std::string &p = stepOf(e).phase;
+      if (spans.empty() || spans.back().phase != p)
+        spans.push_back({p, e->startUs, e->startUs + e->durUs, 0});
+      spans.back().end = std::max(spans.back().end, e->startUs + e->durUs);
+      ++spans.back().steps;
+    }
+    for (size_t i = 0; i < spans.size(); ++i) {
+      const Span &sp = spans[i];
+      double end = i + 1 < spans.size() ? std::min(sp.end, spans[i + 1].start) : sp.end;
+      j.object([&] {
+        j.attribute("ph", "X");
+        j.attribute("name", sp.phase);
+        j.attribute("cat", "phase");
+        j.attribute("pid", timedPid);
+        j.attribute("tid", PhaseTid);
+        j.attribute("ts", sp.start + shift);
+        j.attribute("dur", std::max(end - sp.start, 0.0));
+        j.attributeObject("args", [&] {
+          j.attribute("run", run);
+          j.attribute("phase", sp.phase);
+          j.attribute("steps", sp.steps);
+        });
+      });
+    }
+    // The links: forward step events by node, then each backward one.
+    std::map<std::string, std::vector<const TraceEvent *>> forwardOf;
+    for (const TraceEvent *e : list)
+      if (stepOf(e).phase == "forward")
+        for (const std::string &n : stepOf(e).nodes)
+          if (!n.empty())
+            forwardOf[n].push_back(e);
+    for (const TraceEvent *b : list) {
+      if (stepOf(b).phase != "backward")
+        continue;
+      std::set<const TraceEvent *> linked;
+      for (const std::string &n : stepOf(b).nodes) {
+        auto it = forwardOf.find(n);
+        if (it == forwardOf.end())
+          continue;
+        for (const TraceEvent *f : it->second) {
+          // A forward step the plan runs after this one (the loss's value,
+          // which no gradient reads) is no arrow back in time.
+          if (f->startUs > b->startUs || !linked.insert(f).second)
+            continue;
+          ++flow;
+          std::pair<int, int> from = placeOf(*f), to = placeOf(*b);
+          for (int end = 0; end < 2; ++end)
+            j.object([&] {
+              j.attribute("ph", end ? "f" : "s");
+              j.attribute("name", "fwd-bwd");
+              j.attribute("cat", "fwd_bwd");
+              j.attribute("id", flow);
+              j.attribute("pid", end ? to.first : from.first);
+              j.attribute("tid", end ? to.second : from.second);
+              // A quarter into each step: inside it, clear of a neighbour
+              // that ends where it starts (viewers bind the arrow there).
+              const TraceEvent *at = end ? b : f;
+              j.attribute("ts", at->startUs + at->durUs / 4 + shift);
+              j.attribute("bp", "e");
+              if (!end)
+                j.attributeObject("args", [&] {
+                  j.attribute("node", n);
+                  j.attribute("forward", stepOf(f).group);
+                  j.attribute("backward", stepOf(b).group);
+                });
+            });
+        }
+      }
+    }
+  }
 }
 
 } // namespace
@@ -35,6 +147,12 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
   for (const KernelRow &r : report.rows)
     if (r.step >= 0)
       rowOfStep[r.step] = &r;
+  // A train step (some step not forward): events say their phase.
+  bool train = std::any_of(trace.steps.begin(), trace.steps.end(),
+                           [](const StepInfo &s) { return s.phase != "forward"; });
+  bool deviceTimed = report.timeSource.rfind("device", 0) == 0;
+  TraceEvent::Track timedTrack = deviceTimed ? TraceEvent::Track::Device : TraceEvent::Track::Host;
+  int timedPid = deviceTimed ? GpuPid : HostPid;
 
   auto meta = [&](const char *what, int pid, int tid, const std::string &name) {
     j.object([&] {
@@ -94,6 +212,10 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
     meta("process_sort_index", GpuPid, -1, "3");
     for (auto &[lane, _] : streams)
       meta("thread_name", GpuPid, int(lane), "stream " + std::to_string(lane));
+  }
+  if (train) {
+    meta("thread_name", timedPid, PhaseTid, "train step: forward, backward, optimizer");
+    meta("thread_sort_index", timedPid, PhaseTid, "0");
   }
 
   // The compile: stages one after another from 0; "parent/child" stages
@@ -156,11 +278,13 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
     if (e.category == "run")
       name = "run " + std::to_string(e.run);
     const KernelRow *row = s ? rowOfStep[e.step] : nullptr;
-    bool timed = e.track == (report.timeSource.rfind("device", 0) == 0 ? TraceEvent::Track::Device
-                                                                       : TraceEvent::Track::Host);
+    bool timed = e.track == timedTrack;
     auto clipped = clippedDur.find(&e);
     double dur = clipped == clippedDur.end() ? e.durUs : clipped->second;
-    complete(pid, tid, name, e.category, e.startUs + shift, dur, [&] {
+    std::string cat = e.category.empty() ? "tc" : e.category;
+    if (train && s)
+      cat += "," + s->phase; // e.g. "kernel,backward": viewers filter by either
+    complete(pid, tid, name, cat, e.startUs + shift, dur, [&] {
       if (e.run >= 0)
         j.attribute("run", e.run);
       if (!e.note.empty())
@@ -174,6 +298,8 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
       j.attribute("result", s->result);
       j.attribute("kind", s->kind);
       j.attribute("ran_by", s->detail);
+      if (train)
+        j.attribute("phase", s->phase);
       j.attributeArray("onnx_nodes", [&] {
         for (const std::string &n : s->nodes)
           j.value(n);
@@ -209,6 +335,8 @@ std::string chromeTraceJson(const RunTrace &trace, const std::vector<TimelineEnt
         });
     }
   }
+  if (train)
+    emitPhases(j, trace, timedTrack, timedPid, shift, flow);
   j.arrayEnd();
   j.attributeEnd();
   j.attributeBegin("otherData");

@@ -72,12 +72,17 @@ std::string diffReports(const ProfileReport &a, const ProfileReport &b, const st
                    [&](const Delta &x, const Delta &y) { return magnitude(x) > magnitude(y); });
 
   struct Total {
-    const char *name;
+    std::string name;
     double a, b;
   };
   std::vector<Total> totals = {{"wall_ms", a.wallMs, b.wallMs},
                                {"host_ms", a.hostMs, b.hostMs},
                                {"device_ms", a.deviceMs, b.deviceMs}};
+  // Two train steps: each phase's time too (forward_ms, backward_ms, ...).
+  for (const PhaseTotal &pa : a.phases)
+    for (const PhaseTotal &pb : b.phases)
+      if (pa.phase == pb.phase)
+        totals.push_back({pa.phase + "_ms", pa.usPerRun / 1e3, pb.usPerRun / 1e3});
   auto pctOf = [](double x, double y) { return x > 0 ? 100 * (y - x) / x : 0.0; };
   if (format == "json") {
     llvm::json::Array tj, rj;

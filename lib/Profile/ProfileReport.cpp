@@ -114,6 +114,7 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
         a.row.dtype = s.dtype;
         a.row.nodes = s.nodes;
         a.row.opTypes = s.opTypes;
+        a.row.phase = s.phase;
         a.row.bytes = s.bytes;
         a.row.flops = s.flops;
       } else {
@@ -154,6 +155,25 @@ ProfileReport summarizeTrace(const RunTrace &trace, const DevicePeaks &peaks) {
     row.share = total > 0 ? row.usPerRun / total : 0;
   std::stable_sort(r.rows.begin(), r.rows.end(),
                    [](const KernelRow &a, const KernelRow &b) { return a.usPerRun > b.usPerRun; });
+
+  // A train step's phases: each one's rows summed.
+  bool train = std::any_of(trace.steps.begin(), trace.steps.end(),
+                           [](const StepInfo &s) { return s.phase != "forward"; });
+  if (train) {
+    for (const char *p : {"forward", "backward", "optimizer", "other"}) {
+      PhaseTotal t;
+      t.phase = p;
+      for (const KernelRow &row : r.rows)
+        if (row.phase == p || (row.phase.empty() && t.phase == "other")) {
+          ++t.kernels;
+          t.calls += row.calls;
+          t.usPerRun += row.usPerRun;
+          t.share += row.share;
+        }
+      if (t.kernels || t.phase != "other")
+        r.phases.push_back(t);
+    }
+  }
 
   // Per-run totals and the gaps between device work (or steps).
   std::vector<double> busyMs, spanMs, hostMs;
@@ -260,23 +280,72 @@ std::string ProfileReport::text(size_t maxRows) const {
      << device << ", " << runs << " runs" << (graph ? " (CUDA graph replays)" : "") << "\n";
   os << "rows timed by: " << timeSource << "\n";
   os << "roofline: " << peaksNote << "\n\n";
-  TextTable t({"#", "kernel", "kind", "calls", "us/run", "spread", "share", "GB/s", "TFLOP/s",
-               "roofline", "limit", "ops"});
-  for (size_t i = 0; i < rows.size() && i < maxRows; ++i) {
-    const KernelRow &k = rows[i];
-    std::string ops;
-    for (const std::string &o : k.opTypes)
-      ops += (ops.empty() ? "" : ",") + o;
-    if (ops.size() > 48)
-      ops = ops.substr(0, 45) + "...";
-    t.add({std::to_string(i + 1), k.name, k.kind,
-           fixed(k.calls, k.calls == std::floor(k.calls) ? 0 : 1), fixed(k.usPerRun, 1),
-           fixed(k.spreadUs, 1), percent(k.share), fixed(k.gbps, 1), fixed(k.tflops, 3),
-           k.roofline < 0 ? "-" : percent(k.roofline), k.limit.empty() ? "-" : k.limit, ops});
+  // A train step's table: a phase column and the nodes (a backward row names
+  // the forward nodes it differentiates), rows grouped by phase in step
+  // order, at most maxRows of each.
+  bool train = !phases.empty();
+  std::vector<std::string> cols{"#",     "kernel", "kind",    "calls",    "us/run", "spread",
+                                "share", "GB/s",   "TFLOP/s", "roofline", "limit",  "ops"};
+  if (train) {
+    cols.insert(cols.begin() + 1, "phase");
+    cols.push_back("nodes");
+  }
+  TextTable t(cols);
+  auto clip = [](const std::vector<std::string> &v, size_t width) {
+    std::string s;
+    for (const std::string &o : v)
+      s += (s.empty() ? "" : ",") + o;
+    return s.size() > width ? s.substr(0, width - 3) + "..." : s;
+  };
+  std::vector<std::string> groups{""};
+  if (train) {
+    groups.clear();
+    for (const PhaseTotal &p : phases)
+      groups.push_back(p.phase);
+  }
+  size_t hidden = 0, n = 0;
+  for (const std::string &g : groups) {
+    size_t inGroup = 0;
+    for (const KernelRow &k : rows) {
+      if (train && k.phase != g && !(g == "other" && k.phase.empty()))
+        continue;
+      if (inGroup++ >= maxRows) {
+        ++hidden;
+        continue;
+      }
+      ++n;
+      std::vector<std::string> cells{std::to_string(n),
+                                     k.name,
+                                     k.kind,
+                                     fixed(k.calls, k.calls == std::floor(k.calls) ? 0 : 1),
+                                     fixed(k.usPerRun, 1),
+                                     fixed(k.spreadUs, 1),
+                                     percent(k.share),
+                                     fixed(k.gbps, 1),
+                                     fixed(k.tflops, 3),
+                                     k.roofline < 0 ? "-" : percent(k.roofline),
+                                     k.limit.empty() ? "-" : k.limit,
+                                     clip(k.opTypes, 48)};
+      if (train) {
+        cells.insert(cells.begin() + 1, k.phase.empty() ? "other" : k.phase);
+        cells.push_back(clip(k.nodes, 48));
+      }
+      t.add(cells);
+    }
   }
   os << t.text("  ");
-  if (rows.size() > maxRows)
-    os << "  ... " << rows.size() - maxRows << " more rows (--format=csv lists all)\n";
+  if (hidden)
+    os << "  ... " << hidden << " more rows"
+       << (train ? " (at most " + std::to_string(maxRows) + " per phase)" : "")
+       << " (--format=csv lists all)\n";
+  if (train) {
+    TextTable pt({"phase", "kernels", "calls", "us/run", "share"});
+    for (const PhaseTotal &p : phases)
+      pt.add({p.phase, std::to_string(p.kernels),
+              fixed(p.calls, p.calls == std::floor(p.calls) ? 0 : 1), fixed(p.usPerRun, 1),
+              percent(p.share)});
+    os << "\nper phase (train step):\n" << pt.text("  ");
+  }
   os << "\nper run: wall " << fixed(wallMs, 3) << " ms, host " << fixed(hostMs, 3) << " ms, device "
      << fixed(deviceMs, 3) << " ms";
   if (spanMs >= 0 && asyncDevice)
@@ -296,9 +365,9 @@ std::string ProfileReport::text(size_t maxRows) const {
 }
 
 std::string ProfileReport::csv() const {
-  TextTable t({"step", "kernel", "result", "kind", "calls", "us_per_run", "spread_us", "share",
-               "bytes", "flops", "gbps", "tflops", "roofline", "limit", "dtype", "signature",
-               "op_types", "nodes", "detail"});
+  TextTable t({"step",  "kernel",    "result",   "kind",  "calls",  "us_per_run", "spread_us",
+               "share", "bytes",     "flops",    "gbps",  "tflops", "roofline",   "limit",
+               "dtype", "signature", "op_types", "nodes", "detail", "phase"});
   auto join = [](const std::vector<std::string> &v) {
     std::string s;
     for (const std::string &x : v)
@@ -311,10 +380,26 @@ std::string ProfileReport::csv() const {
     return std::string(buf);
   };
   for (const KernelRow &k : rows)
-    t.add({std::to_string(k.step), k.name, k.result, k.kind, num(k.calls), num(k.usPerRun),
-           num(k.spreadUs), num(k.share), std::to_string(k.bytes), num(k.flops), num(k.gbps),
-           num(k.tflops), num(k.roofline), k.limit, k.dtype, k.signature, join(k.opTypes),
-           join(k.nodes), k.detail});
+    t.add({std::to_string(k.step),
+           k.name,
+           k.result,
+           k.kind,
+           num(k.calls),
+           num(k.usPerRun),
+           num(k.spreadUs),
+           num(k.share),
+           std::to_string(k.bytes),
+           num(k.flops),
+           num(k.gbps),
+           num(k.tflops),
+           num(k.roofline),
+           k.limit,
+           k.dtype,
+           k.signature,
+           join(k.opTypes),
+           join(k.nodes),
+           k.detail,
+           k.phase});
   return t.csv();
 }
 

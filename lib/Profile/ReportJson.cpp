@@ -30,6 +30,7 @@ json::Object rowJson(const KernelRow &k) {
                       {"dtype", k.dtype},
                       {"nodes", strings(k.nodes)},
                       {"op_types", strings(k.opTypes)},
+                      {"phase", k.phase},
                       {"calls", k.calls},
                       {"us_per_run", k.usPerRun},
                       {"spread_us", k.spreadUs},
@@ -50,6 +51,13 @@ json::Value reportJsonValue(const ProfileReport &r) {
     rows.push_back(rowJson(k));
   for (const LaunchGap &g : r.gaps)
     gaps.push_back(json::Object{{"us", g.us}, {"run", g.run}, {"before", g.before}});
+  json::Array phases;
+  for (const PhaseTotal &p : r.phases)
+    phases.push_back(json::Object{{"phase", p.phase},
+                                  {"kernels", int64_t(p.kernels)},
+                                  {"calls", p.calls},
+                                  {"us_per_run", p.usPerRun},
+                                  {"share", p.share}});
   return json::Object{{"model", r.model},
                       {"backend", r.backend},
                       {"device", r.device},
@@ -67,6 +75,7 @@ json::Value reportJsonValue(const ProfileReport &r) {
                       {"verdict", r.verdict},
                       {"verdict_text", r.verdictText},
                       {"gaps", std::move(gaps)},
+                      {"phases", std::move(phases)},
                       {"rows", std::move(rows)}};
 }
 
@@ -138,6 +147,7 @@ ProfileReport ProfileReport::fromJson(const std::string &text, const std::string
     row.dtype = str(*k, "dtype");
     row.nodes = list(*k, "nodes");
     row.opTypes = list(*k, "op_types");
+    row.phase = str(*k, "phase");
     row.calls = num(*k, "calls", 0);
     row.usPerRun = num(*k, "us_per_run", 0);
     row.spreadUs = num(*k, "spread_us", 0);
@@ -150,6 +160,11 @@ ProfileReport ProfileReport::fromJson(const std::string &text, const std::string
     row.limit = str(*k, "limit");
     r.rows.push_back(std::move(row));
   }
+  if (const json::Array *phases = o->getArray("phases"))
+    for (const json::Value &v : *phases)
+      if (const json::Object *p = v.getAsObject())
+        r.phases.push_back({str(*p, "phase"), size_t(num(*p, "kernels", 0)), num(*p, "calls", 0),
+                            num(*p, "us_per_run", 0), num(*p, "share", 0)});
   if (const json::Array *gaps = o->getArray("gaps"))
     for (const json::Value &v : *gaps)
       if (const json::Object *g = v.getAsObject())

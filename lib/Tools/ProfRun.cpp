@@ -79,8 +79,9 @@ int profRunMain(int argc, char **argv) {
     const Target &target = requireTarget(artifact.target);
     noteRunTimePlanning("tc-prof", artifact);
     std::unique_ptr<Executable> exe = target.load(std::move(artifact), runValues, 0);
-    const Function &f = exe->module().main();
-    std::vector<HostTensor> inputs = gatherInputs(f, src);
+    // A train step runs on its inputs and @init's state (every traced run
+    // the same first step: forward, backward and update).
+    std::vector<HostTensor> inputs = gatherRunInputs(exe->module(), src);
     for (int i = 0; i < std::max(warmup, exe->minWarmup()); ++i)
       exe->run(inputs);
 

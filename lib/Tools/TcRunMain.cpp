@@ -251,16 +251,7 @@ int tcRunMain(int argc, char **argv) {
                            compareDir, rtol, atol);
     // A train step runs once on its inputs from @init's state (the gradients
     // of a step without an optimizer, as tests compare them).
-    std::vector<HostTensor> inputs;
-    if (std::optional<TrainSignature> sig = trainSignature(*m)) {
-      Function given;
-      given.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig->state));
-      inputs = gatherInputs(given, src);
-      for (HostTensor &t : runReference(m, *m->lookup(kTrainInitFunction), {}))
-        inputs.push_back(std::move(t));
-    } else {
-      inputs = gatherInputs(f, src);
-    }
+    std::vector<HostTensor> inputs = gatherRunInputs(*m, src);
     // A device run returns with the device synchronized and the outputs on
     // the host: its wall time is the latency, copies included. Its note
     // (a CUDA graph recorded for a new shape, or why not) is worth a line.

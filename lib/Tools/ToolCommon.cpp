@@ -3,6 +3,8 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/Parser.h"
 #include "tc/IR/Printer.h"
+#include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlanner.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/MemoryBuffer.h"
@@ -175,6 +177,19 @@ void addInputOptions(po::options_description &opts, InputFlags &flags) {
                             "random seed (default 0)")(
       "dim", po::value(&flags.dims)->composing()->value_name("NAME=N"),
       "size of symbolic dim NAME for random inputs (repeatable)");
+}
+
+std::vector<HostTensor> gatherRunInputs(const Module &m, const InputSources &src) {
+  const Function &f = m.main();
+  std::optional<TrainSignature> sig = trainSignature(m);
+  if (!sig)
+    return gatherInputs(f, src);
+  Function given;
+  given.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig->state));
+  std::vector<HostTensor> inputs = gatherInputs(given, src);
+  for (HostTensor &t : runReference(&m, *m.lookup(kTrainInitFunction), {}))
+    inputs.push_back(std::move(t));
+  return inputs;
 }
 
 InputSources inputSources(const InputFlags &flags) {

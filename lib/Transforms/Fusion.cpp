@@ -651,6 +651,10 @@ std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::s
   auto fused = std::make_unique<Op>(OpKind::Fused);
   fused->operands = std::move(operands);
   fused->loc = (g.anchorOp ? g.anchorOp : g.ops.front())->loc;
+  // A group's phase is the latest of its ops' (forward < backward <
+  // optimizer): the last gradient op fused into the update is optimizer work.
+  for (const Op *op : g.ops)
+    fused->loc.phase = std::max(fused->loc.phase, op->loc.phase);
   fused->setAttr("callee", Attribute(name));
   // A lone data-movement op is not pointwise: it reads other positions than
   // it writes (the memory planner must not run it in place).

@@ -1,6 +1,9 @@
 // tc-prof's arithmetic on traces whose answers are known: per-step rows,
 // roofline fractions, per-run totals, gaps and the verdict; GPU peaks from
 // attributes; text tables.
+#include "tc/Analysis/StepCost.h"
+#include "tc/IR/Parser.h"
+#include "tc/Profile/ChromeTrace.h"
 #include "tc/Profile/DevicePeaks.h"
 #include "tc/Profile/ProfileDiff.h"
 #include "tc/Profile/ProfileReport.h"
@@ -143,6 +146,135 @@ TEST(ProfileReportTest, JsonRoundTripAndDiff) {
   std::string same = diffReports(r, back, "text");
   EXPECT_NE(same.find("0 of 2 kernels changed beyond noise"), std::string::npos) << same;
   EXPECT_THROW(ProfileReport::fromJson("{\"x\": 1}", "r"), std::exception);
+}
+
+namespace {
+
+// A CPU train step: forward steps over nodes A (10 us) and B (20 us), a
+// backward step differentiating both (30 us), an optimizer step (40 us);
+// two runs.
+void trainTrace(RunTrace &t) {
+  t.backend = "cpu";
+  t.device = "test CPU";
+  t.deviceNote = "synthetic";
+  auto step = [](const char *group, std::vector<std::string> nodes, const char *phase) {
+    StepInfo s;
+    s.group = group;
+    s.kind = "kernel";
+    s.nodes = std::move(nodes);
+    s.phase = phase;
+    return s;
+  };
+  t.steps = {step("fused_conv_0", {"A"}, "forward"), step("fused_relu_1", {"B"}, "forward"),
+             step("fused_grad_2", {"B", "A"}, "backward"), step("fused_adam_3", {""}, "optimizer")};
+  using T = TraceEvent::Track;
+  for (int run = 0; run < 2; ++run) {
+    double at = run * 1000;
+    t.events.push_back(event(T::Host, "run", -1, run, at, 110));
+    t.events.push_back(event(T::Host, "kernel", 0, run, at, 10));
+    t.events.push_back(event(T::Host, "kernel", 1, run, at + 10, 20));
+    t.events.push_back(event(T::Host, "kernel", 2, run, at + 30, 30));
+    t.events.push_back(event(T::Host, "kernel", 3, run, at + 60, 40));
+  }
+}
+
+size_t count(const std::string &s, const std::string &what) {
+  size_t n = 0;
+  for (size_t at = s.find(what); at != std::string::npos; at = s.find(what, at + 1))
+    ++n;
+  return n;
+}
+
+} // namespace
+
+TEST(ProfileReportTest, TrainStepSplitsByPhase) {
+  RunTrace t;
+  trainTrace(t);
+  ProfileReport r = summarizeTrace(t, testPeaks());
+  ASSERT_EQ(r.rows.size(), 4u);
+  ASSERT_EQ(r.phases.size(), 3u); // no "other": every row is a step
+  EXPECT_EQ(r.phases[0].phase, "forward");
+  EXPECT_EQ(r.phases[0].kernels, 2u);
+  EXPECT_DOUBLE_EQ(r.phases[0].usPerRun, 30);
+  EXPECT_DOUBLE_EQ(r.phases[0].share, 0.3);
+  EXPECT_DOUBLE_EQ(r.phases[0].calls, 2);
+  EXPECT_EQ(r.phases[1].phase, "backward");
+  EXPECT_EQ(r.phases[1].kernels, 1u);
+  EXPECT_DOUBLE_EQ(r.phases[1].share, 0.3);
+  EXPECT_EQ(r.phases[2].phase, "optimizer");
+  EXPECT_DOUBLE_EQ(r.phases[2].usPerRun, 40);
+  EXPECT_EQ(r.rows[0].name, "fused_adam_3"); // rows stay largest first
+  EXPECT_EQ(r.rows[0].phase, "optimizer");
+  EXPECT_EQ(r.verdict, "device-bound"); // one verdict for the step
+  // Text: a phase column, rows grouped by phase in step order, the totals.
+  std::string text = r.text();
+  EXPECT_NE(text.find("phase"), std::string::npos) << text;
+  size_t fwd = text.find("fused_relu_1"), bwd = text.find("fused_grad_2"),
+         opt = text.find("fused_adam_3");
+  EXPECT_LT(fwd, bwd);
+  EXPECT_LT(bwd, opt);
+  EXPECT_NE(text.find("B,A"), std::string::npos) << text; // the backward row's nodes
+  EXPECT_NE(text.find("per phase (train step):"), std::string::npos) << text;
+  // JSON keeps the phases; an inference trace has none.
+  ProfileReport back = ProfileReport::fromJson(r.json(), "report");
+  ASSERT_EQ(back.phases.size(), 3u);
+  EXPECT_EQ(back.phases[2].phase, "optimizer");
+  EXPECT_DOUBLE_EQ(back.phases[1].usPerRun, 30);
+  EXPECT_EQ(back.rows[0].phase, "optimizer");
+  std::string diff = diffReports(r, back, "text");
+  EXPECT_NE(diff.find("optimizer_ms: 0.040 -> 0.040"), std::string::npos) << diff;
+  EXPECT_NE(r.csv().find(",optimizer\n"), std::string::npos) << r.csv();
+  RunTrace inference;
+  twoStepGpuTrace(inference, 2);
+  EXPECT_TRUE(summarizeTrace(inference, testPeaks()).phases.empty());
+  EXPECT_EQ(summarizeTrace(inference, testPeaks()).text().find("per phase"), std::string::npos);
+}
+
+TEST(ChromeTraceTest, TrainStepPhasesAndForwardBackwardFlows) {
+  RunTrace t;
+  trainTrace(t);
+  ProfileReport r = summarizeTrace(t, testPeaks());
+  std::string json = chromeTraceJson(t, {}, r);
+  // Per run: one span per phase; fused_grad_2 names A and B: a flow from
+  // each forward step, 2 per run (each flow is an "s" and an "f" event).
+  EXPECT_EQ(count(json, "\"cat\":\"phase\""), 6u) << json;
+  EXPECT_EQ(count(json, "\"name\":\"fwd-bwd\""), 8u) << json;
+  EXPECT_EQ(count(json, "\"cat\":\"kernel,backward\""), 2u);
+  EXPECT_EQ(count(json, "\"name\":\"optimizer\""), 2u); // a span per run
+  // No phases in an inference trace.
+  RunTrace inference;
+  twoStepGpuTrace(inference, 2);
+  std::string plain = chromeTraceJson(inference, {}, summarizeTrace(inference, testPeaks()));
+  EXPECT_EQ(count(plain, "fwd-bwd"), 0u);
+  EXPECT_EQ(count(plain, "\"cat\":\"phase\""), 0u);
+  EXPECT_EQ(count(plain, "kernel,forward"), 0u);
+}
+
+TEST(StepCostTest, AFusedGroupTakesItsLatestPhase) {
+  std::unique_ptr<Module> m = parseModule(R"(module @m {
+  func @g(%x: f32[4]) -> (f32[4]) {
+    %y = Neg(%x) : f32[4] loc("m.onnx":"n" backward)
+    %z = Sqrt(%y) : f32[4] loc("":"" optimizer)
+    return %z
+  }
+  func @h(%x: f32[4]) -> (f32[4]) {
+    %y = Neg(%x) : f32[4] loc("m.onnx":"n")
+    %z = Cos(%y) : f32[4] loc("m.onnx":"n" backward)
+    return %z
+  }
+  func @main(%x: f32[4]) -> (f32[4]) {
+    %a = Fused(%x) {callee = "g", kind = "pointwise"} : f32[4]
+    %b = Fused(%a) {callee = "h", kind = "pointwise"} : f32[4]
+    %c = Relu(%b) : f32[4] loc("m.onnx":"r")
+    return %c
+  }
+})",
+                                          "x.tcir");
+  const auto &ops = m->main().ops;
+  EXPECT_EQ(describeStep(*m, *ops[0]).phase, "optimizer");
+  EXPECT_EQ(describeStep(*m, *ops[1]).phase, "backward");
+  EXPECT_EQ(describeStep(*m, *ops[2]).phase, "forward");
+  EXPECT_EQ(describeStep(*m, *ops[1]).nodes, std::vector<std::string>{"n"});
 }
 
 TEST(DevicePeaksTest, H100FromAttributes) {

@@ -9,7 +9,10 @@
 namespace tc {
 
 constexpr char kBytecodeMagic[4] = {'T', 'C', 'B', 'C'};
-constexpr uint32_t kBytecodeVersion = 1;
+// 2: every location carries its train-step phase (a byte after the node).
+// Version 1 files (no phase: every op forward) are still read.
+constexpr uint32_t kBytecodeVersion = 2;
+constexpr uint32_t kBytecodeOldestVersion = 1;
 constexpr size_t kBytecodeAlign = 64;
 
 std::string writeBytecode(const Module &m);

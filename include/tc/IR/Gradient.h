@@ -15,16 +15,24 @@ namespace tc {
 
 // Appends the ops of one rule to a function, each at the end, named after
 // the forward op's first result and carrying its location (so a diagnostic
-// or a profile names the ONNX node a backward op differentiates).
+// or a profile names the ONNX node a backward op differentiates) with the
+// builder's `phase`: backward for a rule's ops.
 class GradBuilder {
 public:
   GradBuilder(Function &f, const Op &fwd);
   // For code that is no op's gradient (losses, optimizers): `fwd` only
-  // gives the location; values are named after `base`.
+  // gives the location (and the phase, unless set); values are named after
+  // `base`.
   GradBuilder(Function &f, const Op &fwd, std::string base);
 
   Function &f;
   const Op &fwd;
+  Phase phase; // of the ops and constants it makes (append-optimizer: Optimizer)
+  Location loc() const {
+    Location l = fwd.loc;
+    l.phase = phase;
+    return l;
+  }
 
   // An op of kind `k` with result types from the op table's shape rule.
   Value *op(OpKind k, std::vector<Value *> ins,

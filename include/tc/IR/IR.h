@@ -8,8 +8,10 @@
 #include <deque>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace tc {
@@ -17,12 +19,22 @@ namespace tc {
 class Op;
 class Function;
 
-// Where an op or constant came from: model file and ONNX node name. Every
-// diagnostic about an op starts with it.
+// Where an op or constant came from: model file and ONNX node name, and the
+// train-step phase. Every diagnostic about an op starts with it.
+// Which part of a train step an op belongs to (docs/training.md): the
+// forward (the default: inference modules, the loss), the backward (ops
+// autodiff makes) or the optimizer (ops append-optimizer makes, the
+// loss-scale update included). Passes that make ops from others keep their
+// locations, so the phase rides along to codegen and tc-prof.
+enum class Phase : uint8_t { Forward, Backward, Optimizer };
+const char *phaseName(Phase p); // "forward", "backward", "optimizer"
+std::optional<Phase> parsePhase(std::string_view s);
+
 struct Location {
   std::string file;
   std::string node;
-  bool empty() const { return file.empty() && node.empty(); }
+  Phase phase = Phase::Forward;
+  bool empty() const { return file.empty() && node.empty() && phase == Phase::Forward; }
   bool operator==(const Location &o) const = default;
   std::string str() const; // "model.onnx:node_17"
 };

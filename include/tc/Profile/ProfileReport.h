@@ -20,6 +20,9 @@ struct KernelRow {
   std::string detail; // what ran it
   std::string signature, dtype;
   std::vector<std::string> nodes, opTypes;
+  // A train step's phase (StepInfo::phase: forward, backward, optimizer);
+  // "" for a device kernel no step claims.
+  std::string phase;
   double calls = 0; // events per run (a library call may launch several kernels)
   // Time per run: the median over the runs (a run the OS preempted does not
   // skew it), and its spread: 1.4826 x the median absolute deviation (the
@@ -32,6 +35,15 @@ struct KernelRow {
   double gbps = 0, tflops = 0; // achieved
   double roofline = -1;        // roofline time / actual time (-1: not known)
   std::string limit;           // "memory" or "compute"
+};
+
+// A train step's time per phase: the sums of its rows'.
+struct PhaseTotal {
+  std::string phase;  // forward, backward, optimizer; "other": rows of no step
+  size_t kernels = 0; // rows
+  double calls = 0;   // events per run
+  double usPerRun = 0;
+  double share = 0; // of the summed time of all rows
 };
 
 struct LaunchGap {
@@ -59,6 +71,9 @@ struct ProfileReport {
   std::vector<LaunchGap> gaps; // largest first, at most 5
   std::string verdict;         // "launch-bound", "device-bound", "overhead-bound"
   std::string verdictText;     // the reasoning, in plain words
+  // Per phase, in step order (forward, backward, optimizer, other), for a
+  // train step (a trace with a backward or optimizer step); empty otherwise.
+  std::vector<PhaseTotal> phases;
 
   std::string text(size_t maxRows = 25) const;
   std::string json() const;

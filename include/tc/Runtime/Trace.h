@@ -29,6 +29,10 @@ struct StepInfo {
   double flops = 0;                 // see Analysis/StepCost.h for the rules
   bool matrix = false;              // holds a MatMul/Gemm/Conv (matrix units' peak applies)
   std::string matrixDType;          // that op's input dtype ("f16": tensor cores)
+  // A train step's phase: "forward", "backward" or "optimizer" (a fused
+  // group's: the latest of its ops'); every step of an inference model's is
+  // "forward".
+  std::string phase = "forward";
 };
 
 struct TraceEvent {

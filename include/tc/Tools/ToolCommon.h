@@ -63,6 +63,11 @@ struct InputFlags {
 };
 void addInputOptions(po::options_description &opts, InputFlags &flags);
 InputSources inputSources(const InputFlags &flags);
+// The inputs of one run of `m`'s main: gatherInputs', except that a train
+// step (TrainSignature.h) takes only its given inputs (the model's, then
+// the target) from `src`, its state from @init on the reference executor:
+// tc-run runs a train step once so, and tc-prof profiles one.
+std::vector<HostTensor> gatherRunInputs(const Module &m, const InputSources &src);
 
 // --no-verify of the tools that load artifacts (readArtifact's check:
 // None when given, else All).

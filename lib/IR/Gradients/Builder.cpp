@@ -9,11 +9,11 @@
 namespace tc {
 
 GradBuilder::GradBuilder(Function &fn, const Op &fwdOp)
-    : f(fn), fwd(fwdOp),
+    : f(fn), fwd(fwdOp), phase(Phase::Backward),
       base_((fwdOp.results.empty() ? std::string("op") : fwdOp.result()->name) + "_grad") {}
 
 GradBuilder::GradBuilder(Function &fn, const Op &fwdOp, std::string base)
-    : f(fn), fwd(fwdOp), base_(std::move(base)) {}
+    : f(fn), fwd(fwdOp), phase(fwdOp.loc.phase), base_(std::move(base)) {}
 
 std::vector<Value *> GradBuilder::ops(OpKind k, std::vector<Value *> ins, size_t numResults,
                                       std::vector<std::pair<std::string, Attribute>> attrs) {
@@ -21,7 +21,7 @@ std::vector<Value *> GradBuilder::ops(OpKind k, std::vector<Value *> ins, size_t
   // uniqueName reserves nothing: give each result a base of its own.
   for (size_t i = 0; i < numResults; ++i)
     names.push_back(f.uniqueName(numResults == 1 ? base_ : base_ + "_r" + std::to_string(i)));
-  Op *o = f.addOp(k, std::move(ins), names, std::vector<TensorType>(numResults), fwd.loc);
+  Op *o = f.addOp(k, std::move(ins), names, std::vector<TensorType>(numResults), loc());
   for (auto &[n, a] : attrs)
     o->setAttr(n, std::move(a));
   std::vector<TensorType> types = inferResultTypes(*o);
@@ -61,13 +61,13 @@ Value *GradBuilder::scalar(double v, const Value *like) {
   default: fail(fwd.where(), ": gradients flow through float tensors only, not ", like->type.str());
   }
   return f.addConstant(f.uniqueName(base_ + "_c"), TensorType{t, {}},
-                       TensorData::fromVector(std::move(bytes)), fwd.loc);
+                       TensorData::fromVector(std::move(bytes)), loc());
 }
 
 Value *GradBuilder::ints(const std::vector<int64_t> &v) {
   return f.addConstant(f.uniqueName(base_ + "_i"),
                        TensorType{DType::I64, makeShape({int64_t(v.size())})},
-                       TensorData::copyOf(v.data(), v.size() * sizeof(int64_t)), fwd.loc);
+                       TensorData::copyOf(v.data(), v.size() * sizeof(int64_t)), loc());
 }
 
 Value *GradBuilder::zerosLike(const Value *v) { return expandTo(scalar(0.0, v), dims(v)); }

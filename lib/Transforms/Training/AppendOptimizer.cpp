@@ -60,6 +60,7 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   Op anchor(OpKind::Identity);
   GradBuilder b(f, anchor, "opt");
   GradBuilder ib(init, anchor, "opt");
+  b.phase = ib.phase = Phase::Optimizer; // tc-prof's optimizer phase
 
   // New optimizer state: an argument of main, zeros (or `value`) from @init.
   std::vector<Value *> optArgs, optNew;
@@ -259,7 +260,8 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   optNew.insert(optNew.begin() + 1, accumNew.begin(), accumNew.end());
   std::vector<Value *> results{f.results[0]};
   auto named = [&](Value *v, const std::string &name) {
-    results.push_back(f.addOp(OpKind::Identity, {v}, {f.uniqueName(name)}, {v->type})->result());
+    results.push_back(
+        f.addOp(OpKind::Identity, {v}, {f.uniqueName(name)}, {v->type}, b.loc())->result());
   };
   for (size_t i = 0; i < params.size(); ++i)
     named(newParams[i], params[i]->name + "_new");

@@ -197,7 +197,8 @@ bool runAutodiffPass(Module &m, const PassOptions &opts) {
     auto it = cot.find(w);
     Value *g = it != cot.end() ? it->second : seed.zerosLike(w);
     grads.push_back(
-        f.addOp(OpKind::Identity, {g}, {f.uniqueName(w->name + "_grad")}, {g->type})->result());
+        f.addOp(OpKind::Identity, {g}, {f.uniqueName(w->name + "_grad")}, {g->type}, seed.loc())
+            ->result());
   }
   f.results.insert(f.results.begin() + 1, grads.begin(), grads.end());
   if (wrtOpt == "params") {

@@ -9,6 +9,10 @@ with tc-run's median latency (--tc-run JSON) within noise.
 --tc-run: tc-run --report json (its median latency vs the trace's wall);
 --tc-run-steps: tc-run --print-steps --iterations N's stderr (each step's
 mean time vs the same step's row).
+--train: a train step's trace: every step event says its phase, phase spans
+(forward, backward, optimizer) lie in each run, and each fwd-bwd flow goes
+from a forward step event to a later backward one of the same run naming
+one of its ONNX nodes.
 """
 import argparse, json, sys
 
@@ -24,6 +28,7 @@ ap.add_argument("--tc-run")
 ap.add_argument("--tc-run-steps")
 ap.add_argument("--tolerance", type=float, default=3.0,
                 help="allowed factor between tc-prof's and tc-run's run times")
+ap.add_argument("--train", action="store_true")
 args = ap.parse_args()
 d = json.load(open(args.trace))
 if not isinstance(d, dict) or not isinstance(d.get("traceEvents"), list):
@@ -114,5 +119,50 @@ if args.tc_run_steps:
         compared += 1
     if not compared:
         fail("no step of tc-run --print-steps matched a row")
+if args.train:
+    def slice_at(pid, tid, ts):
+        # The innermost step slice on (pid, tid) holding ts.
+        best = None
+        for e in threads.get((pid, tid), []):
+            if "step" in e.get("args", {}) and e["ts"] <= ts <= e["ts"] + e["dur"]:
+                if best is None or e["dur"] < best["dur"]:
+                    best = e
+        return best
+    for e in steps:
+        if e["args"].get("phase") not in ("forward", "backward", "optimizer"):
+            fail("step event without a phase: %r" % e)
+        if e["args"]["phase"] not in e.get("cat", "").split(","):
+            fail("step event's category lacks its phase: %r" % e)
+    spans = [e for e in events if e.get("ph") == "X" and e.get("cat") == "phase"]
+    per_phase = {}
+    for e in spans:
+        per_phase.setdefault(e["name"], set()).add(e["args"]["run"])
+    for p in ("forward", "backward", "optimizer"):
+        if per_phase.get(p) != {r["args"]["run"] for r in runs}:
+            fail("runs without a %s span: %r" % (p, per_phase.get(p)))
+    flows = {}
+    for e in events:
+        if e.get("cat") == "fwd_bwd":
+            flows.setdefault(e["id"], {})[e["ph"]] = e
+    if not flows:
+        fail("no fwd-bwd flow events")
+    for fid, pair in flows.items():
+        if set(pair) != {"s", "f"}:
+            fail("fwd-bwd flow %r unpaired" % fid)
+        fw = slice_at(pair["s"]["pid"], pair["s"]["tid"], pair["s"]["ts"])
+        bw = slice_at(pair["f"]["pid"], pair["f"]["tid"], pair["f"]["ts"])
+        if not fw or fw["args"]["phase"] != "forward":
+            fail("fwd-bwd flow %r starts at no forward step: %r" % (fid, fw))
+        if not bw or bw["args"]["phase"] != "backward":
+            fail("fwd-bwd flow %r ends at no backward step: %r" % (fid, bw))
+        if fw["args"]["run"] != bw["args"]["run"] or fw["ts"] > bw["ts"]:
+            fail("fwd-bwd flow %r goes back in time or across runs" % fid)
+        if not set(fw["args"]["onnx_nodes"]) & set(bw["args"]["onnx_nodes"]):
+            fail("fwd-bwd flow %r links steps with no node in common: %r, %r" % (fid, fw["name"], bw["name"]))
+    backward = {e["args"]["group"] for e in steps if e["args"]["phase"] == "backward"}
+    linked = {slice_at(p["f"]["pid"], p["f"]["tid"], p["f"]["ts"])["args"]["group"] for p in flows.values()}
+    print("train trace ok: %d fwd-bwd flows, %d of %d backward steps linked, phase spans %s"
+          % (len(flows), len(linked), len(backward),
+             ", ".join("%s %d" % (p, sum(1 for e in spans if e["name"] == p)) for p in ("forward", "backward", "optimizer"))))
 print("trace ok: %d events, %d compile, %d runs, %d step events, kernels %.3f of wall %.3f ms"
       % (len(events), len(compile_ev), len(runs), len(steps), kernels, wall))
