@@ -69,5 +69,7 @@ std::string einsumObstacle(const Op &e);
 // SoftmaxCrossEntropyLoss `loss` alone ("" when it rewrites it;
 // lib/Transforms/LowerLosses.cpp).
 std::string lossObstacle(const Op &loss);
+// Why the lower-hardmax pass leaves a Hardmax alone ("" when it lowers it).
+std::string hardmaxObstacle(const Op &hardmax);
 
 } // namespace tc
