@@ -71,5 +71,8 @@ std::string einsumObstacle(const Op &e);
 std::string lossObstacle(const Op &loss);
 // Why the lower-hardmax pass leaves a Hardmax alone ("" when it lowers it).
 std::string hardmaxObstacle(const Op &hardmax);
+// Why the lower-optimizers pass leaves Adagrad / Adam / Momentum `op` alone
+// ("" when it rewrites it; lib/Transforms/LowerOptimizers.cpp).
+std::string optimizerObstacle(const Op &op);
 
 } // namespace tc
