@@ -287,8 +287,10 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
   }
   case OpKind::Mod: {
     std::string cf = op.getInt("fmod") ? "true" : "false";
+    if (!isInteger(res->type.dtype) && !op.getInt("fmod")) // the reference refuses it too
+      return c_.noKernel("Mod with fmod = 0 on floats (ONNX requires fmod = 1)");
     if (!isInteger(res->type.dtype))
-      e = std::string(op.getInt("fmod") ? "tc_fmod" : "tc_pymod") + "(" + a[0] + ", " + a[1] + ")";
+      e = "tc_fmod(" + a[0] + ", " + a[1] + ")";
     else if (integerDivMayFault(op))
       e = "tc_imod(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + cf + ", " + faultSite(op) +
           ")";

@@ -195,11 +195,6 @@ template <class T> TC_INLINE T tc_imod_nz(T p, T q, bool cfmod) {
   T r = p % q;
   return !cfmod && r != T(0) && ((r < T(0)) != (q < T(0))) ? T(r + q) : r;
 }
-// Python's % on floats: fmod with the sign of the divisor.
-template <class T> TC_INLINE T tc_pymod(T p, T q) {
-  T r = tc_fmod(p, q);
-  return r != T(0) && ((r < T(0)) != (q < T(0))) ? r + q : r;
-}
 // Integer power by squaring, wrapping (the reference's intPow); a negative
 // exponent truncates 1 / base^|e| toward zero (0 ^ negative: tc_ipow's
 // caller faults first).
