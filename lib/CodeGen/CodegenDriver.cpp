@@ -100,6 +100,10 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
     std::string why = " is no kernel family's op";
     if (op->is(OpKind::NegativeLogLikelihoodLoss) || op->is(OpKind::SoftmaxCrossEntropyLoss))
       why = " that the lower-losses pass leaves alone: " + lossObstacle(*op);
+    if (op->is(OpKind::Adagrad) || op->is(OpKind::Adam) || op->is(OpKind::Momentum))
+      why = " that the lower-optimizers pass leaves alone: " + optimizerObstacle(*op);
+    if (op->is(OpKind::Hardmax))
+      why = " that the lower-hardmax pass leaves alone: " + hardmaxObstacle(*op);
     out.push_back({"%" + name,
                    "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
                    nodesOf({op.get()})});

@@ -17,6 +17,23 @@ std::string CpuBackend::libraryFor(const Function &group, bool hasKernel) const 
   return library_ == CpuLibrary::OneDnn && isLibraryAnchored(group) && !skip ? "onednn" : "";
 }
 
+CodegenBackend::LibraryVerdict CpuBackend::libraryVerdict(const GroupCode &g) const {
+  // The refusals of oneDNN's call (OneDnnCall::build, lib/Runtime/CPU) that
+  // the static types already tell: a group without a kernel would run on
+  // the reference kernels at run time with no warning (a u8 MaxPool, a
+  // ReduceSum whose axes are an input).
+  if (g.library != "onednn")
+    return {};
+  const Op &anchor = *g.group->ops.front();
+  if (anchor.name().rfind("Reduce", 0) == 0 && anchor.operands.size() > 1 && anchor.operand(1) &&
+      !anchor.operand(1)->isConstant())
+    return {"axes known only at run time", false, ""};
+  for (const Value *v : g.call->operands)
+    if (!v || v->type.dtype != DType::F32)
+      return {"an operand that is not f32", false, ""};
+  return {};
+}
+
 void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
                           std::string &table) const {
   // Table line (format: CpuModel.cpp's parser): group, its kernel and kind,

@@ -4,11 +4,14 @@
 // beta[o] - mean[o] * s[o]. Runs in f64 and rounds once to the weights'
 // dtype; the original weights stay (they may be shared) and DCE drops them.
 // One that folds into nothing becomes x * s + (beta - mean * s) (a Mul and an
-// Add over [C, 1, ...] constants, lowerBatchNormToAffine). A per-column
+// Add over [C, 1, ...] constants, lowerBatchNormToAffine); one whose
+// parameters are computed at run time becomes the reference's formula over
+// them unsqueezed to [C, 1, ...] (views): pointwise ops, no host step. A per-column
 // constant scale after a MatMul with constant weights (a transformer's
 // layer scale) folds the same way (foldScaleIntoMatMul).
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpAttrs.h"
+#include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
@@ -60,6 +63,59 @@ std::optional<ChannelAffine> channelAffine(const Op &bn, int64_t channels) {
     a.beta.push_back(p[1].getDouble(c));
   }
   return a;
+}
+
+// Parameters computed at run time ([C] each, X's dtype): (x - mean) /
+// sqrt(var + eps) * scale + B over them unsqueezed to [C, 1, ...], in the
+// reference's order; the ops go where the BatchNormalization was.
+bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels) {
+  Op &bn = *f.ops[at];
+  Value *x = bn.operand(0);
+  size_t r = x->type.rank();
+  for (size_t i = 1; i <= 4; ++i) {
+    const Value *v = bn.operand(i);
+    if (!v || v->type.dtype != x->type.dtype || v->type.shape != makeShape({channels}))
+      return false;
+  }
+  size_t first = f.ops.size();
+  Value *y = bn.result();
+  auto add = [&](OpKind k, std::vector<Value *> ins, const std::string &suffix,
+                 std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    Op *o = f.addOp(k, std::move(ins), {f.uniqueName(y->name + "_bn_" + suffix)}, {TensorType{}},
+                    bn.loc);
+    for (auto &[n, v] : attrs)
+      o->setAttr(n, std::move(v));
+    o->result()->type = opInfo(k).infer(*o).at(0);
+    return o->result();
+  };
+  std::vector<int64_t> axes;
+  for (size_t d = 2; d < r; ++d)
+    axes.push_back(int64_t(d - 1));
+  std::vector<Value *> p; // scale, B, mean, var as [C, 1, ...]
+  const char *names[] = {"scale", "b", "mean", "var"};
+  for (size_t i = 1; i <= 4; ++i)
+    p.push_back(axes.empty() ? bn.operand(i)
+                             : add(OpKind::Unsqueeze, {bn.operand(i)}, names[i - 1],
+                                   {{"axes", Attribute(axes)}}));
+  HostTensor eps(x->type.dtype, {});
+  eps.setDouble(0, attr<OpKind::BatchNormalization, "epsilon">(bn));
+  Value *epsV = addConstant(f, y->name + "_bn_eps", eps, bn.loc);
+  Value *centered = add(OpKind::Sub, {x, p[2]}, "centered");
+  Value *stddev = add(OpKind::Sqrt, {add(OpKind::Add, {p[3], epsV}, "var_eps")}, "stddev");
+  Value *scaled =
+      add(OpKind::Mul, {add(OpKind::Div, {centered, stddev}, "normed"), p[0]}, "scaled");
+  Value *out = add(OpKind::Add, {scaled, p[1]}, "out");
+  // The last op writes y (its readers and place among the results stay).
+  Op *last = out->def;
+  last->results[0] = y;
+  y->def = last;
+  y->resultIndex = 0;
+  y->type = out->type;
+  // The new ops (appended) go where the BatchNormalization was; it goes.
+  std::rotate(f.ops.begin() + std::ptrdiff_t(at), f.ops.begin() + std::ptrdiff_t(first),
+              f.ops.end());
+  f.ops.erase(f.ops.begin() + std::ptrdiff_t(at + f.ops.size() - first));
+  return true;
 }
 
 } // namespace
@@ -207,7 +263,7 @@ bool lowerBatchNormToAffine(Function &f, size_t at) {
   int64_t channels = xt.shape[1].size;
   std::optional<ChannelAffine> a = channelAffine(bn, channels);
   if (!a)
-    return false;
+    return lowerRunTimeBatchNorm(f, at, channels);
   // [C, 1, ...]: broadcasts over the dims after the channels.
   std::vector<int64_t> shape(xt.rank() - 1, 1);
   shape[0] = channels;

@@ -343,6 +343,10 @@ private:
     case Anchor::None: return sameDomain(g.domain, s);
     case Anchor::Library: return sameDomain(g.anchorOp->result()->type.shape, s);
     case Anchor::Reduction:
+      // ArgMax / ArgMin write their i64 index as the group's last value: no
+      // epilogue (Hardmax's compare after its ArgMax is a kernel of its own).
+      if (g.anchorOp->is(OpKind::ArgMax) || g.anchorOp->is(OpKind::ArgMin))
+        return false;
       // An epilogue over the reduced values or back over the reduced rows
       // (x - mean, softmax's divide): one persistent-reduction kernel.
       return sameDomain(g.anchorOp->result()->type.shape, s) || sameDomain(g.domain, s);

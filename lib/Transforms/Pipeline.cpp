@@ -187,7 +187,8 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
     return {Verify};
   // lower-losses after CSE: the weighted mean's second class compare stays
   // its own op, so that fusion gives it to the denominator's reduction.
-  Pipeline p{InferShapes, LowerEinsum, FoldConstants, Canonicalize, CSE, LowerLosses, DCE};
+  Pipeline p{InferShapes, LowerEinsum,  FoldConstants,   Canonicalize, CSE,
+             LowerLosses, LowerHardmax, LowerOptimizers, DCE};
   // -O3 adds attention-fusion; -O2 where attentionFusionAtO2 says (Pass.h,
   // docs/optimizer.md has the numbers).
   if (level >= 2 && attention.value_or(level >= 3))
@@ -273,6 +274,8 @@ Pipeline evalPipeline(const std::string &loss, const std::string &trainable,
 Pipeline outlineLoneOpsPipeline(bool moves) {
   Pipeline p;
   return p.add(PassId::LowerLosses)
+      .add(PassId::LowerHardmax)
+      .add(PassId::LowerOptimizers)
       .add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))
       .add(PassInvocation(PassId::ExpandIntoGathers));
 }

@@ -113,8 +113,8 @@ TEST(Passes, PipelineParsingRejectsUnknownNamesAndOptions) {
 
 TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
-  EXPECT_EQ(pipelineForLevel(1).spelling(),
-            "infer-shapes,lower-einsum,fold-constants,canonicalize,cse,lower-losses,dce");
+  EXPECT_EQ(pipelineForLevel(1).spelling(), "infer-shapes,lower-einsum,fold-constants,canonicalize,"
+                                            "cse,lower-losses,lower-hardmax,lower-optimizers,dce");
   const std::string o1 = pipelineForLevel(1).spelling();
   EXPECT_EQ(pipelineForLevel(2).spelling(), o1 + ",fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,attention-layouts,dce,fuse");
@@ -129,9 +129,10 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_FALSE(attentionFusionAtO2(true, "fp32"));
   EXPECT_FALSE(attentionFusionAtO2(false, "fp16"));
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(),
-            "lower-losses,fuse{singles=1},expand-into-gathers");
-  EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(),
-            "lower-losses,fuse{singles=1,moves=1},expand-into-gathers");
+            "lower-losses,lower-hardmax,lower-optimizers,fuse{singles=1},expand-into-gathers");
+  EXPECT_EQ(
+      outlineLoneOpsPipeline(true).spelling(),
+      "lower-losses,lower-hardmax,lower-optimizers,fuse{singles=1,moves=1},expand-into-gathers");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),
             "mixed-precision{type=bf16},canonicalize,dce");
   EXPECT_TRUE(outlineLoneOpsPipeline(true)[1].options.getBool("moves"));

@@ -22,6 +22,7 @@ public:
   KernelDialect dialect() const override { return KernelDialect::Cpu; }
   const char *name() const override { return "cpu"; }
   std::string libraryFor(const Function &group, bool hasKernel) const override;
+  LibraryVerdict libraryVerdict(const GroupCode &g) const override;
   bool kernelBacksLibrary() const override { return true; } // oneDNN may turn sizes down
   void assemble(const std::vector<GroupCode> &groups, std::string &source,
                 std::string &table) const override;

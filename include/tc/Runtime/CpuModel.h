@@ -118,6 +118,11 @@ private:
 
   std::optional<std::vector<HostTensor>> runKernel(const Op &op,
                                                    const std::vector<const HostTensor *> &ins);
+  // An unplanned run's view (its operand's bytes copied, at the sizes its
+  // shape rule gives for the run's values) or Gather/Concat/Split/Slice (the
+  // planned run's row copies, MoveStep.h); nullopt for any other op.
+  std::optional<std::vector<HostTensor>> runCopy(const Op &op,
+                                                 const std::vector<const HostTensor *> &ins);
 };
 
 } // namespace tc

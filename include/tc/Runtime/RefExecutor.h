@@ -49,4 +49,12 @@ RefKernel lookupRefKernel(OpKind k);
 // outputs with the final shape and keeps it.
 bool refKernelSetsOutputDims(OpKind k);
 
+// The result types of `op` on these concrete operands, by its shape rule
+// with small integer operands read as constants (a Reshape's shape, a
+// Tile's repeats computed at run time), as the reference executor sizes its
+// outputs; nullopt where a dim stays unknown (a data-dependent op) or the
+// rule fails on them.
+std::optional<std::vector<TensorType>>
+runTimeResultTypes(const Op &op, const std::vector<const HostTensor *> &ins);
+
 } // namespace tc

@@ -69,5 +69,10 @@ std::string einsumObstacle(const Op &e);
 // SoftmaxCrossEntropyLoss `loss` alone ("" when it rewrites it;
 // lib/Transforms/LowerLosses.cpp).
 std::string lossObstacle(const Op &loss);
+// Why the lower-hardmax pass leaves a Hardmax alone ("" when it lowers it).
+std::string hardmaxObstacle(const Op &hardmax);
+// Why the lower-optimizers pass leaves Adagrad / Adam / Momentum `op` alone
+// ("" when it rewrites it; lib/Transforms/LowerOptimizers.cpp).
+std::string optimizerObstacle(const Op &op);
 
 } // namespace tc

@@ -97,6 +97,10 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       if (cls.anchor)
         return c.reject("two anchors");
       cls = {rows ? KernelKind::RowReduction : KernelKind::Reduction, op.get()};
+    } else if (op->is(OpKind::Hardmax)) {
+      return c.reject("Hardmax that the lower-hardmax pass " +
+                      (hardmaxObstacle(*op).empty() ? std::string("did not run on (tc-opt -O0)")
+                                                    : "leaves alone: " + hardmaxObstacle(*op)));
     } else if (op->info().category == FusionCategory::Reduction ||
                (op->info().category == FusionCategory::Library && op.get() != cls.anchor)) {
       return c.reject("no code for " + std::string(op->name()));

@@ -68,19 +68,38 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
     }
   } else if (op.is(OpKind::Pad)) {
     // Pads given as an operand are a run-time input (the importer folds
-    // constant ones into the attribute, which is then absent here).
-    if ((op.operands.size() > 1 && op.operand(1)) || op.getInts("pads").size() != 2 * r)
-      return c.noKernel("a Pad with run-time pads");
-    const std::vector<int64_t> &pads = op.getInts("pads");
+    // constant ones into the attribute, which is then absent here): the
+    // kernel reads them (i64 [2 x rank], begins then ends) on each call.
+    const Value *runPads = op.operands.size() > 1 ? op.operand(1) : nullptr;
+    if (op.operands.size() > 3 && op.operand(3))
+      return c.noKernel("a Pad with run-time axes");
+    if (runPads) {
+      if (c.argIndex(runPads) == SIZE_MAX || runPads->type.dtype != DType::I64 ||
+          runPads->type.shape != makeShape({int64_t(2 * r)}))
+        return c.noKernel("a Pad with run-time pads that are not i64[2 x rank]");
+      os << "  const int64_t *__restrict pads = (const int64_t *)bufs[" << c.argIndex(runPads)
+         << "];\n";
+    } else if (op.getInts("pads").size() != 2 * r) {
+      return c.noKernel("a Pad with pads not of 2 x rank values");
+    }
+    auto pad = [&](size_t k) {
+      return runPads ? "pads[" + std::to_string(k) + "]"
+                     : std::to_string(op.getInts("pads")[k]) + "LL";
+    };
     std::string mode = op.getString("mode");
     double v = op.getFloat("value");
-    if (op.operands.size() > 2 && op.operand(2)) {
-      std::optional<double> fill = scalarConstant(op.operand(2));
-      if (!fill)
-        return c.noKernel("a Pad with a run-time value");
+    const Value *fillV = op.operands.size() > 2 ? op.operand(2) : nullptr;
+    std::optional<double> fill = fillV ? scalarConstant(fillV) : std::nullopt;
+    if (fill)
       v = *fill;
-    }
     value = fillBits(v, x->type.dtype, T); // integers keep their value, not v != 0
+    if (fillV && !fill) {                  // a run-time value: its bits, read on each call
+      if (c.argIndex(fillV) == SIZE_MAX || fillV->type.dtype != x->type.dtype ||
+          staticNumElements(fillV->type.shape) != std::optional<int64_t>(1))
+        return c.noKernel("a Pad with a run-time value of another type or size");
+      value =
+          "((const " + std::string(T) + " *)bufs[" + std::to_string(c.argIndex(fillV)) + "])[0]";
+    }
     for (size_t d = 0; d < r; ++d) {
       std::string D = c.dim(x, d);
       std::string fix = mode == "edge"      ? "p = p < 0 ? 0 : p >= " + D + " ? " + D + " - 1 : p; "
@@ -88,8 +107,8 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
                                                   " - 1) - p : p; "
                         : mode == "wrap" ? "p = (p % " + D + " + " + D + ") % " + D + "; "
                                          : "inside &= p >= 0 && p < " + D + "; ";
-      coord[d] = "int64_t p = c - " + std::to_string(pads[d]) + "LL; " + fix + "src += p * xst[" +
-                 std::to_string(d) + "];";
+      coord[d] =
+          "int64_t p = c - " + pad(d) + "; " + fix + "src += p * xst[" + std::to_string(d) + "];";
     }
   }
   std::string X = "in" + std::to_string(c.argIndex(x)) + "[src]";
@@ -151,7 +170,9 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
   // 480 GB/s; each vector is 8 channels, in or out of the border as a whole.
   if ((op.is(OpKind::Expand) || op.is(OpKind::Tile) || op.is(OpKind::Pad)) && vec > 1 && r > 1) {
     auto whole = [&](size_t d) {
-      if (op.is(OpKind::Pad)) // its pads are compile-time (checked above)
+      if (op.is(OpKind::Pad) && op.operands.size() > 1 && op.operand(1)) // read at run time
+        return "(pads[" + std::to_string(d) + "] == 0 && pads[" + std::to_string(r + d) + "] == 0)";
+      if (op.is(OpKind::Pad)) // compile-time pads
         return std::string(op.getInts("pads")[d] == 0 && op.getInts("pads")[r + d] == 0 ? "true"
                                                                                         : "false");
       return d + rx >= r ? c.extent(x, d + rx - r) + " == " + c.extent(y, d)

@@ -6,7 +6,12 @@ namespace tc::kernels {
 namespace {
 
 constexpr DialectInfo kDialects[] = {
-    {"extern \"C\" void ", "__builtin_", {}, {}, "__builtin_inf()", "__builtin_nan(\"\")"},
+    {"extern \"C\" void ",
+     "__builtin_",
+     {"tc_f16", "tc_h2f", "tc_f2h"},
+     {"tc_bf16", "tc_b2f", "tc_f2b"},
+     "__builtin_inf()",
+     "__builtin_nan(\"\")"},
     {"extern \"C\" __global__ void ",
      "",
      {"__half", "__half2float", "__float2half_rn"},
@@ -26,6 +31,14 @@ const char *storageType(DType t, KernelDialect d) {
   case DType::Bool: return "bool";
   case DType::I32: return "int"; // pointwise kernels only (Classify.cpp)
   case DType::I64: return "int64_t";
+  // The other integer types: the prelude's typedefs (one token, so that
+  // `T(x)` casts).
+  case DType::I16: return "tc_i16";
+  case DType::I8: return "tc_i8";
+  case DType::U64: return "tc_u64";
+  case DType::U32: return "tc_u32";
+  case DType::U16: return "tc_u16";
+  case DType::U8: return "tc_u8";
   case DType::F16: return dialectInfo(d).f16.type;
   case DType::BF16: return dialectInfo(d).bf16.type;
   default: return nullptr;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <iterator>
+#include <limits>
 
 namespace tc::kernels {
 
@@ -21,7 +22,17 @@ std::optional<std::string> Expressions::operand(const Value *v) {
     if (!n || *n != 1 || !c_.st(v->type.dtype))
       return std::nullopt;
     if (isInteger(v->type.dtype)) {
-      int64_t k = v->type.dtype == DType::I64 ? *v->data->as<int64_t>() : *v->data->as<int32_t>();
+      int64_t k = 0;
+      switch (v->type.dtype) {
+      case DType::I64:
+      case DType::U64: k = *v->data->as<int64_t>(); break;
+      case DType::I32: k = *v->data->as<int32_t>(); break;
+      case DType::U32: k = *v->data->as<uint32_t>(); break;
+      case DType::I16: k = *v->data->as<int16_t>(); break;
+      case DType::U16: k = *v->data->as<uint16_t>(); break;
+      case DType::I8: k = *v->data->as<int8_t>(); break;
+      default: k = *v->data->as<uint8_t>(); break;
+      }
       return names_[v] = "(" + std::string(c_.st(v->type.dtype)) + ")" + std::to_string(k) + "LL";
     }
     double x = 0;
@@ -50,12 +61,26 @@ const char *Expressions::resultType(const Op &op) {
     c_.noKernel(std::string(op.name()) + " producing " + res->type.str());
   // Integer results: the ops whose C++ expression is the ONNX op's on ints.
   static const OpKind integerOps[] = {
-      OpKind::Cast, OpKind::Add,   OpKind::Sub, OpKind::Mul, OpKind::Neg, OpKind::Abs, OpKind::Sign,
-      OpKind::Clip, OpKind::Where, OpKind::Min, OpKind::Max, OpKind::Div, OpKind::Sum};
+      OpKind::Cast,       OpKind::CastLike,   OpKind::Add,       OpKind::Sub,
+      OpKind::Mul,        OpKind::Neg,        OpKind::Abs,       OpKind::Sign,
+      OpKind::Clip,       OpKind::Where,      OpKind::Min,       OpKind::Max,
+      OpKind::Div,        OpKind::Sum,        OpKind::Mod,       OpKind::Pow,
+      OpKind::BitShift,   OpKind::BitwiseAnd, OpKind::BitwiseOr, OpKind::BitwiseXor,
+      OpKind::BitwiseNot, OpKind::PRelu,      OpKind::Relu};
   if (rt && isInteger(res->type.dtype) &&
       std::find(std::begin(integerOps), std::end(integerOps), op.kind) == std::end(integerOps))
     return c_.noKernel(std::string(op.name()) + " producing " + res->type.str()), nullptr;
   return rt;
+}
+
+std::string Expressions::faultSite(const Op &op) {
+  // The op's index in its group and the group's tag name it when the
+  // runtime reads the fault (CPU: after the step; CUDA: after the run).
+  size_t at = size_t(std::find_if(c_.f.ops.begin(), c_.f.ops.end(),
+                                  [&](const auto &o) { return o.get() == &op; }) -
+                     c_.f.ops.begin());
+  mayFault_ = true;
+  return std::to_string(at) + ", " + std::to_string(kernelFaultGroupTag(c_.f.name)) + "LL";
 }
 
 void Expressions::define(const Value *res, const char *T, const std::string &e, std::ostream &os) {
@@ -65,6 +90,26 @@ void Expressions::define(const Value *res, const char *T, const std::string &e, 
 }
 
 namespace {
+
+// An integer type's range as double bounds a value at or beyond clamps to
+// (lo, hi: the first values outside) and its least and greatest values.
+struct IntegerRange {
+  std::string lo, hi, mn, mx;
+};
+IntegerRange integerRange(DType t) {
+  switch (t) {
+  case DType::I64:
+    return {"-9223372036854775808.0", "9223372036854775808.0", "(-9223372036854775807LL - 1)",
+            "9223372036854775807LL"};
+  case DType::U64: return {"0.0", "18446744073709551616.0", "0", "18446744073709551615ULL"};
+  case DType::U32: return {"0.0", "4294967296.0", "0", "4294967295U"};
+  case DType::I16: return {"-32768.0", "32768.0", "-32768", "32767"};
+  case DType::U16: return {"0.0", "65536.0", "0", "65535"};
+  case DType::I8: return {"-128.0", "128.0", "-128", "127"};
+  case DType::U8: return {"0.0", "256.0", "0", "255"};
+  default: return {"-2147483648.0", "2147483648.0", "(-2147483647 - 1)", "2147483647"};
+  }
+}
 
 // UnaryMath.def's kernel expression template of `k`, or null.
 const char *unaryMathKernel(OpKind k) {
@@ -149,20 +194,22 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
     } else if (!integerDivMayFault(op)) {
       e = "tc_idiv_nz(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "))";
     } else {
-      // The op's index in its group and the group's tag name it when the
-      // runtime reads the fault (CPU: after the step; CUDA: after the run).
-      size_t at = size_t(std::find_if(c_.f.ops.begin(), c_.f.ops.end(),
-                                      [&](const auto &o) { return o.get() == &op; }) -
-                         c_.f.ops.begin());
-      e = "tc_idiv(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + std::to_string(at) + ", " +
-          std::to_string(kernelFaultGroupTag(c_.f.name)) + "LL)";
-      mayFault_ = true;
+      e = "tc_idiv(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + faultSite(op) + ")";
     }
     break;
   case OpKind::Pow: {
     // Small constant exponents (GPT-2's x^3, variance's x^2) without powf.
     std::optional<double> k = scalarConstant(op.operand(1));
-    if (k == 1.0)
+    DType bt = op.operand(0)->type.dtype, et = op.operand(1)->type.dtype;
+    if (isInteger(res->type.dtype) && isInteger(et)) { // by squaring, wrapping
+      e = integerDivMayFault(op)
+              ? "tc_ipow(" + T + "(" + a[0] + "), " + a[1] + ", " + faultSite(op) + ")"
+              : "tc_ipow_nz(" + T + "(" + a[0] + "), " + a[1] + ")";
+    } else if (isInteger(res->type.dtype)) // pow in double, toward zero
+      e = T + "(tc_pow((double)(" + a[0] + "), (double)(" + a[1] + ")))";
+    else if (isInteger(et) || bt != et) // an integer exponent: as the base's type
+      e = "tc_pow(" + a[0] + ", " + T + "(" + a[1] + "))";
+    else if (k == 1.0)
       e = a[0];
     else if (k == 2.0)
       e = "(" + a[0] + " * " + a[0] + ")";
@@ -199,6 +246,35 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
   case OpKind::GreaterOrEqual: e = a[0] + " >= " + a[1]; break;
   case OpKind::Not: e = "!" + x; break;
   case OpKind::IsNaN: e = x + " != " + x; break;
+  case OpKind::IsInf: {
+    bool neg = op.getInt("detect_negative"), pos = op.getInt("detect_positive");
+    std::string inf = floatLiteral(std::numeric_limits<double>::infinity(),
+                                   op.operand(0)->type.dtype, c_.dialect);
+    e = neg && pos ? "(" + x + " == " + inf + " || " + x + " == -" + inf + ")"
+        : neg      ? x + " == -" + inf
+        : pos      ? x + " == " + inf
+                   : "false";
+    break;
+  }
+  case OpKind::BitShift:
+    e = "tc_shift(" + T + "(" + a[0] + "), (unsigned long long)(" + a[1] + "), " +
+        (op.getString("direction") == "LEFT" ? "true" : "false") + ")";
+    break;
+  case OpKind::BitwiseAnd: e = T + "(" + a[0] + " & " + a[1] + ")"; break;
+  case OpKind::BitwiseOr: e = T + "(" + a[0] + " | " + a[1] + ")"; break;
+  case OpKind::BitwiseXor: e = T + "(" + a[0] + " ^ " + a[1] + ")"; break;
+  case OpKind::BitwiseNot: e = T + "(~" + x + ")"; break;
+  case OpKind::PRelu: // as the reference: unsigned x is never negative
+    e = isInteger(res->type.dtype) && !isSigned(res->type.dtype)
+            ? x
+            : x + " < 0 ? " + T + "(" + a[1] + " * " + x + ") : " + x;
+    break;
+  case OpKind::Shrink: {
+    std::string l = lit(op.getFloat("lambd")), b = lit(op.getFloat("bias"));
+    e = x + " < -" + l + " ? " + x + " + " + b + " : " + x + " > " + l + " ? " + x + " - " + b +
+        " : " + T + "(0)";
+    break;
+  }
   case OpKind::And: e = a[0] + " && " + a[1]; break;
   case OpKind::Or: e = a[0] + " || " + a[1]; break;
   case OpKind::Xor: e = a[0] + " != " + a[1]; break;
@@ -211,24 +287,29 @@ bool Expressions::emit(const Op &op, std::ostream &os) {
       e = "tc_min(" + e + ", " + a[2] + ")";
     break;
   }
-  case OpKind::Mod:
-    if (!op.getInt("fmod") || isInteger(res->type.dtype))
-      return c_.noKernel("Mod with fmod = 0 or integer operands");
-    e = "tc_fmod(" + a[0] + ", " + a[1] + ")";
+  case OpKind::Mod: {
+    std::string cf = op.getInt("fmod") ? "true" : "false";
+    if (!isInteger(res->type.dtype) && !op.getInt("fmod")) // the reference refuses it too
+      return c_.noKernel("Mod with fmod = 0 on floats (ONNX requires fmod = 1)");
+    if (!isInteger(res->type.dtype))
+      e = "tc_fmod(" + a[0] + ", " + a[1] + ")";
+    else if (integerDivMayFault(op))
+      e = "tc_imod(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + cf + ", " + faultSite(op) +
+          ")";
+    else
+      e = "tc_imod_nz(" + T + "(" + a[0] + "), " + T + "(" + a[1] + "), " + cf + ")";
     break;
+  }
+  case OpKind::CastLike:
   case OpKind::Cast:
     if (!isFloat && op.operand(0)->type.dtype != DType::Bool)
       e = x + " != 0";
     else if (isInteger(res->type.dtype) && tc::isFloat(op.operand(0)->type.dtype)) {
       // Toward zero, clamped to the type's range, NaN to 0 (the reference's).
-      bool wide = res->type.dtype == DType::I64;
-      std::string lo = wide ? "-9223372036854775808.0" : "-2147483648.0",
-                  hi = wide ? "9223372036854775808.0" : "2147483648.0",
-                  mn = wide ? "(-9223372036854775807LL - 1)" : "(-2147483647 - 1)",
-                  mx = wide ? "9223372036854775807LL" : "2147483647";
+      auto [lo, hi, mn, mx] = integerRange(res->type.dtype);
       std::string d = "(double)(" + x + ")";
-      e = "(" + d + " != " + d + " ? " + T + "(0) : " + d + " <= " + lo + " ? " + T + mn + " : " +
-          d + " >= " + hi + " ? " + T + "(" + mx + ") : " + T + "(" + d + "))";
+      e = "(" + d + " != " + d + " ? " + T + "(0) : " + d + " <= " + lo + " ? " + T + "(" + mn +
+          ") : " + d + " >= " + hi + " ? " + T + "(" + mx + ") : " + T + "(" + d + "))";
     } else if (isHalf(res->type.dtype)) // rounded to the half type, computed in float
       e = c_.load(res->type.dtype, c_.store(res->type.dtype, T + "(" + x + ")"));
     else
@@ -310,10 +391,15 @@ bool emitGroupOps(const KernelContext &c, Expressions &ex, const Op *anchor, boo
 }
 
 bool integerDivMayFault(const Op &op) {
-  if (!op.is(OpKind::Div) || !isInteger(op.result()->type.dtype))
+  if (!isInteger(op.result()->type.dtype))
     return false;
   std::optional<std::vector<int64_t>> q = infer::constantInts(op.operand(1));
-  return !q || std::find(q->begin(), q->end(), 0) != q->end();
+  if (op.is(OpKind::Div) || op.is(OpKind::Mod)) // a zero divisor
+    return !q || std::find(q->begin(), q->end(), 0) != q->end();
+  if (op.is(OpKind::Pow)) // 0 to a negative power
+    return isInteger(op.operand(1)->type.dtype) && isSigned(op.operand(1)->type.dtype) &&
+           (!q || std::any_of(q->begin(), q->end(), [](int64_t k) { return k < 0; }));
+  return false;
 }
 
 bool groupMayFault(const Function &f) {

@@ -9,8 +9,9 @@
 
 namespace tc::kernels {
 
-// An integer Div whose divisor may be zero (not a constant free of zeros):
-// its kernel records a fault (KernelFault.h) instead of dividing by zero.
+// An integer Div or Mod whose divisor may be zero (not a constant free of
+// zeros), or an integer Pow whose signed exponent may be negative: its
+// kernel records a fault (KernelFault.h) instead of dividing by zero.
 bool integerDivMayFault(const Op &op);
 // Some op of group `f` may record a fault: a CUDA program then defines the
 // fault record (kernelPrelude's `faults`).
@@ -35,7 +36,7 @@ public:
 
   // `op` through the table; false (why set) when it has no code.
   bool emit(const Op &op, std::ostream &os);
-  // Some op may record a fault (integer Div): its loop cannot be forced to
+  // Some op may record a fault (integer Div, Mod, Pow): its loop cannot be forced to
   // vectorize (x86 has no vector integer division anyway).
   bool mayFault() const { return mayFault_; }
   // The name of the element's linear index in the domain, for ops whose
@@ -53,6 +54,10 @@ public:
                   bool inPrologue = false) const;
 
 private:
+  // "op index, group tag" of a tc_idiv / tc_imod / tc_ipow call that may
+  // record a fault; sets mayFault.
+  std::string faultSite(const Op &op);
+
   const KernelContext &c_;
   std::unordered_map<const Value *, std::string> names_;
   size_t nextTemp_ = 0;

@@ -54,6 +54,50 @@ TC_INLINE float tc_erf(float x) {
 }
 )";
 
+// f16 and bf16 on the CPU: stored as their bits, computed in float; the
+// conversions round to nearest even (tc/Support/Float16.h's).
+constexpr const char *kCpuHalf = R"(typedef unsigned short tc_f16;
+typedef unsigned short tc_bf16;
+static inline float tc_h2f(tc_f16 h) {
+  unsigned sign = unsigned(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff, bits;
+  if (exp == 0x1f) {
+    bits = sign | 0x7f800000 | (mant << 13);
+  } else if (exp != 0) {
+    bits = sign | ((exp + 112) << 23) | (mant << 13);
+  } else if (mant == 0) {
+    bits = sign;
+  } else {
+    int e = -1;
+    do { ++e; mant <<= 1; } while (!(mant & 0x400));
+    bits = sign | unsigned(112 - e) << 23 | ((mant & 0x3ff) << 13);
+  }
+  return __builtin_bit_cast(float, bits);
+}
+static inline tc_f16 tc_f2h(float f) {
+  unsigned x = __builtin_bit_cast(unsigned, f);
+  unsigned short sign = (unsigned short)((x >> 16) & 0x8000);
+  unsigned absx = x & 0x7fffffff;
+  if (absx > 0x7f800000) return sign | 0x7e00 | (unsigned short)((absx >> 13) & 0x3ff);
+  if (absx >= 0x477ff000) return sign | 0x7c00;
+  if (absx < 0x38800000) {
+    if (absx < 0x33000000) return sign;
+    unsigned mant = (absx & 0x7fffff) | 0x800000;
+    int shift = 126 - int(absx >> 23);
+    unsigned half = mant >> shift, rem = mant & ((1u << shift) - 1), mid = 1u << (shift - 1);
+    if (rem > mid || (rem == mid && (half & 1))) ++half;
+    return sign | (unsigned short)half;
+  }
+  unsigned r = absx + 0xfff + ((absx >> 13) & 1);
+  return sign | (unsigned short)((r - 0x38000000) >> 13);
+}
+static inline float tc_b2f(tc_bf16 b) { return __builtin_bit_cast(float, unsigned(b) << 16); }
+static inline tc_bf16 tc_f2b(float f) {
+  unsigned x = __builtin_bit_cast(unsigned, f);
+  if ((x & 0x7fffffff) > 0x7f800000) return (tc_bf16)((x >> 16) | 0x40);
+  return (tc_bf16)((x + 0x7fff + ((x >> 16) & 1)) >> 16);
+}
+)";
+
 // A fault the CPU kernels record instead of trapping (tc/CodeGen/KernelFault.h):
 // the first one of a step wins; the runtime reads it after the step.
 constexpr const char *kCpuFault =
@@ -84,6 +128,14 @@ constexpr const char *kFaultingDiv =
   if (q == 0) { tc_raise(TC_FAULT_DIVISION_BY_ZERO, op, group, 0); return T(0); }
   return tc_idiv_nz(p, q);
 }
+template <class T> TC_INLINE T tc_imod(T p, T q, bool cfmod, int64_t op, int64_t group) {
+  if (q == 0) { tc_raise(TC_FAULT_DIVISION_BY_ZERO, op, group, 0); return T(0); }
+  return tc_imod_nz(p, q, cfmod);
+}
+template <class T, class E> TC_INLINE T tc_ipow(T b, E e, int64_t op, int64_t group) {
+  if (b == T(0) && E(-1) < E(0) && e < E(0)) { tc_raise(TC_FAULT_DIVISION_BY_ZERO, op, group, 0); return T(0); }
+  return tc_ipow_nz(b, e);
+}
 )";
 
 } // namespace
@@ -101,6 +153,12 @@ std::string kernelPrelude(KernelDialect dialect, bool halfTypes, bool faults) {
             "#define TC_SIMD_LOOP _Pragma(\"clang loop vectorize(assume_safety)\")\n"
             "#define TC_REDUCE_LOOP _Pragma(\"clang loop vectorize(enable) interleave(enable)\")\n";
   p += "typedef long int64_t;\n";
+  // The narrower and unsigned integer types (Dialect.cpp's storage types).
+  p += "typedef signed char tc_i8;\ntypedef short tc_i16;\ntypedef unsigned char tc_u8;\n"
+       "typedef unsigned short tc_u16;\ntypedef unsigned tc_u32;\n"
+       "typedef unsigned long long tc_u64;\n";
+  if (!cuda)
+    p += kCpuHalf;
   if (!cuda)
     p += "extern \"C\" void *malloc(unsigned long);\nextern \"C\" void free(void *);\n";
   p += R"(// NaN-propagating min/max (ONNX Min/Max/Clip): a NaN operand wins.
@@ -148,7 +206,29 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
   // Integer Div by a divisor known not to be zero: truncating, x / -1 wraps
   // (as the reference; C++ leaves INT_MIN / -1 undefined).
   p += R"(template <class T> TC_INLINE T tc_idiv_nz(T p, T q) {
-  return q == T(-1) ? T(0ULL - (unsigned long long)p) : p / q;
+  return T(-1) < T(0) && q == T(-1) ? T(0ULL - (unsigned long long)p) : p / q;
+}
+// Integer Mod by a divisor known not to be zero: the sign of the dividend
+// (fmod = 1) or of the divisor (fmod = 0, Python's %); x % -1 is 0.
+template <class T> TC_INLINE T tc_imod_nz(T p, T q, bool cfmod) {
+  if (T(-1) < T(0) && q == T(-1)) return T(0);
+  T r = p % q;
+  return !cfmod && r != T(0) && ((r < T(0)) != (q < T(0))) ? T(r + q) : r;
+}
+// Integer power by squaring, wrapping (the reference's intPow); a negative
+// exponent truncates 1 / base^|e| toward zero (0 ^ negative: tc_ipow's
+// caller faults first).
+template <class T, class E> TC_INLINE T tc_ipow_nz(T b, E e) {
+  if (E(-1) < E(0) && e < E(0))
+    return b == T(1) ? T(1) : (T(-1) < T(0) && b == T(-1)) ? ((e & E(1)) ? T(-1) : T(1)) : T(0);
+  unsigned long long r = 1, x = (unsigned long long)b, k = (unsigned long long)e;
+  while (k) { if (k & 1ULL) r *= x; x *= x; k >>= 1; }
+  return T(r);
+}
+// X << Y or X >> Y on zero-extended 64-bit values; a shift of 64 or more is 0.
+template <class T> TC_INLINE T tc_shift(T x, unsigned long long s, bool left) {
+  unsigned long long v = (unsigned long long)x;
+  return T(s >= 64ULL ? 0ULL : left ? v << s : v >> s);
 }
 )";
   std::string faultCodes =

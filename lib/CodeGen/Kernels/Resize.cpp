@@ -3,8 +3,11 @@
 // 1, linear: 2, cubic: 4, edge-clamped) and weights, computed in double as
 // the reference's axisTaps (lib/Runtime/Ref/Resample.cpp) does; then the
 // weighted sum over the product of the axes' taps in its order, rounded
-// once. Not here: antialiasing, tf_crop_and_resize, run-time scales/sizes,
-// resized axes of unknown size.
+// once. Scales or sizes computed at run time (an operand, not an
+// attribute) are read by the kernel: each listed axis's scale is worked out
+// per call from them and the run's dims (nn::resizePlan's rules), the
+// coordinates from that scale. Not here: antialiasing, tf_crop_and_resize,
+// resized axes of unknown input size.
 #include "IndexMoveParts.h"
 #include "tc/IR/NNMath.h"
 #include <cmath>
@@ -38,16 +41,44 @@ std::optional<std::string> sourceCoordinate(const std::string &mode, int64_t in,
   return std::nullopt;
 }
 
+// The same with the scale `s` and the result extent `out` known only at
+// run time (double expressions; `in` static).
+std::optional<std::string> runTimeSourceCoordinate(const std::string &mode, int64_t in,
+                                                   const std::string &out, const std::string &s) {
+  std::string I = std::to_string(in) + ".0", W = "(" + s + " * " + I + ")";
+  std::string half = "(y + 0.5) / " + s + " - 0.5";
+  if (mode == "align_corners")
+    return "(" + W + " == 1 ? 0.0 : y * " + std::to_string(in - 1) + ".0 / (" + W + " - 1))";
+  if (mode == "asymmetric")
+    return "y / " + s;
+  if (mode == "pytorch_half_pixel")
+    return "(" + out + " > 1 ? " + half + " : 0.0)";
+  if (mode == "half_pixel")
+    return half;
+  if (mode == "half_pixel_symmetric")
+    return "(" + I + " / 2) * (1 - (double)" + out + " / " + W + ") + (y + 0.5) / " + s + " - 0.5";
+  if (mode == "tf_half_pixel_for_nn")
+    return "(y + 0.5) / " + s;
+  return std::nullopt;
+}
+
 } // namespace
 
 bool emitResize(MoveCode &m) {
   const Op &op = m.op;
   const KernelContext &c = m.c;
-  for (size_t k = 1; k < op.operands.size(); ++k)
-    if (op.operand(k))
-      return c.noKernel("a Resize with run-time roi, scales or sizes");
   const std::string &mode = op.getString("mode"),
                     &coord = op.getString("coordinate_transformation_mode");
+  // Scales or sizes computed at run time (roi matters to tf_crop_and_resize
+  // alone, turned down below).
+  const Value *runScales = op.operands.size() > 2 ? op.operand(2) : nullptr,
+              *runSizes = op.operands.size() > 3 ? op.operand(3) : nullptr;
+  bool runTime = runScales || runSizes;
+  for (const Value *v : {runScales, runSizes})
+    if (v && (c.argIndex(v) == SIZE_MAX || v->type.rank() != 1))
+      return c.noKernel("a Resize with constant scales or sizes not folded into attributes");
+  if (runScales && runSizes)
+    return c.noKernel("a Resize with both scales and sizes");
   if (op.getInt("antialias") != 0 || coord == "tf_crop_and_resize")
     return c.noKernel("a Resize with antialiasing or tf_crop_and_resize");
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
@@ -65,11 +96,45 @@ bool emitResize(MoveCode &m) {
   for (size_t d = 0; d < r; ++d)
     in[d] = xs[d].isStatic() ? xs[d].size : 1;
   nn::ResizePlan plan;
-  try {
-    plan = nn::resizePlan(in, axes, op.attr("scales").floats(), op.getInts("sizes"),
-                          op.getString("keep_aspect_ratio_policy"));
-  } catch (const Error &) {
-    return c.noKernel("a Resize the plan rejects");
+  if (runTime) {
+    // Every listed axis takes taps: its scale is known only per call.
+    plan.scale.assign(r, NAN);
+    for (size_t d = 0; d < r; ++d)
+      if (std::find(axes.begin(), axes.end(), int64_t(d)) == axes.end())
+        plan.scale[d] = 1.0;
+    const Value *v = runScales ? runScales : runSizes;
+    if (v->type.shape[0] != Dim::fixed(int64_t(axes.size())))
+      return c.noKernel("a Resize whose scales or sizes do not match its axes");
+    for (int64_t a : axes)
+      if (!xs[size_t(a)].isStatic() || xs[size_t(a)].size == 0)
+        return c.noKernel("a Resize over an axis of unknown size");
+    std::string vals = m.data(runScales ? 2 : 3);
+    const std::string &policy = op.getString("keep_aspect_ratio_policy");
+    if (runSizes && policy != "stretch") { // one scale: the least or greatest ratio
+      m.setup << "  double rs = 0;\n";
+      for (size_t i = 0; i < axes.size(); ++i)
+        m.setup << "  { const double si = (double)" << vals << "[" << i << "] / "
+                << xs[size_t(axes[i])].size << ".0; if (" << i << " == 0 || si "
+                << (policy == "not_larger" ? "<" : ">") << " rs) rs = si; }\n";
+    }
+    for (size_t i = 0; i < axes.size(); ++i) {
+      std::string D = std::to_string(axes[i]);
+      m.setup << "  const double rs" << D << " = ";
+      if (runScales)
+        m.setup << "(double)" << vals << "[" << i << "];\n";
+      else if (policy == "stretch")
+        m.setup << "(double)" << c.dim(m.y, size_t(axes[i])) << " / " << xs[size_t(axes[i])].size
+                << ".0;\n";
+      else
+        m.setup << "rs;\n";
+    }
+  } else {
+    try {
+      plan = nn::resizePlan(in, axes, op.attr("scales").floats(), op.getInts("sizes"),
+                            op.getString("keep_aspect_ratio_policy"));
+    } catch (const Error &) {
+      return c.noKernel("a Resize the plan rejects");
+    }
   }
   double A = op.getFloat("cubic_coeff_a");
   bool exclude = op.getInt("exclude_outside") != 0;
@@ -81,17 +146,18 @@ bool emitResize(MoveCode &m) {
   auto lit = [&](double v) { return floatLiteral(v, DType::F64, c.dialect); };
   for (size_t d = 0; d < r; ++d) {
     bool listed = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
-    bool same = std::fabs(plan.scale[d] - 1.0) <= 1e-9 && xs[d] == ys[d];
+    bool same = !runTime && std::fabs(plan.scale[d] - 1.0) <= 1e-9 && xs[d] == ys[d];
     if (!listed || same) {
-      if (xs[d] != ys[d])
+      if (xs[d] != ys[d] && !(runTime && ys[d].isUnknown())) // the rule keeps its size
         return c.noKernel("a Resize whose unresized axis changes size");
       m.body << "    at += " << m.cs(d) << " * xst[" << d << "];\n";
       continue;
     }
-    if (!xs[d].isStatic() || !ys[d].isStatic() || xs[d].size == 0)
+    if (!xs[d].isStatic() || (!runTime && !ys[d].isStatic()) || xs[d].size == 0)
       return c.noKernel("a Resize over an axis of unknown size");
     int64_t I = xs[d].size;
-    auto x = sourceCoordinate(coord, I, ys[d].size, plan.scale[d], c.dialect);
+    auto x = runTime ? runTimeSourceCoordinate(coord, I, c.dim(m.y, d), "rs" + std::to_string(d))
+                     : sourceCoordinate(coord, I, ys[d].size, plan.scale[d], c.dialect);
     if (!x)
       return c.noKernel("a Resize with coordinate_transformation_mode " + coord);
     std::string D = std::to_string(d), idx = "ix" + D, w = "w" + D;

@@ -13,6 +13,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/IR/DimExpr.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
@@ -153,13 +154,32 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
     }
   }
   std::vector<HostTensor> outs;
-  for (const Value *r : f.results) {
+  std::optional<std::vector<TensorType>> ruled; // a lone op's result types at run time
+  for (size_t k = 0; k < f.results.size(); ++k) {
+    const Value *r = f.results[k];
     std::vector<int64_t> rd;
-    for (const Dim &d : r->type.shape) {
-      if (std::optional<int64_t> n = dimValue(d, sizes))
+    for (size_t d = 0; d < r->type.shape.size(); ++d) {
+      if (std::optional<int64_t> n = dimValue(r->type.shape[d], sizes)) {
         rd.push_back(*n);
-      else
-        return std::nullopt; // a size only the shape rules know: run it on the reference
+        continue;
+      }
+      // A size only the shape rule knows (a Tile's repeats, an Expand's
+      // shape computed at run time): a group of one op over its arguments
+      // asks the rule with the run's values; any other runs on the reference.
+      if (!ruled && f.ops.size() == 1 && f.ops[0]->results.size() == f.results.size()) {
+        std::vector<const HostTensor *> opIns;
+        for (const Value *v : f.ops[0]->operands) {
+          size_t a = std::find(f.args.begin(), f.args.end(), v) - f.args.begin();
+          if (v && a == f.args.size())
+            return std::nullopt;
+          opIns.push_back(v ? ins[a] : nullptr);
+        }
+        ruled = runTimeResultTypes(*f.ops[0], opIns);
+      }
+      if (!ruled || f.ops[0]->results[k] != r || (*ruled)[k].shape.size() <= d ||
+          !(*ruled)[k].shape[d].isStatic())
+        return std::nullopt;
+      rd.push_back((*ruled)[k].shape[d].size);
     }
     dims.insert(dims.end(), rd.begin(), rd.end());
     outs.emplace_back(r->type.dtype, std::move(rd));
@@ -172,6 +192,50 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   launch(it->second.kernel, bufs.data(), dims.data(), outs[0].shape());
   checkFault(*module_, op);
   ++kernelSteps_;
+  return outs;
+}
+
+std::optional<std::vector<HostTensor>>
+CpuModel::runCopy(const Op &op, const std::vector<const HostTensor *> &ins) {
+  bool view = op.is(OpKind::Reshape) || op.is(OpKind::Flatten) || op.is(OpKind::Squeeze) ||
+              op.is(OpKind::Unsqueeze) || op.is(OpKind::Identity);
+  if (!view && !isCpuCopyMove(op.kind))
+    return std::nullopt;
+  std::optional<std::vector<TensorType>> types = runTimeResultTypes(op, ins);
+  if (!types || types->size() != op.results.size())
+    return std::nullopt;
+  std::vector<HostTensor> outs;
+  for (const TensorType &t : *types)
+    outs.emplace_back(t.dtype, staticDims(t.shape));
+  if (view) {
+    if (!ins[0] || ins[0]->dtype() == DType::Str || outs[0].byteSize() != ins[0]->byteSize())
+      return std::nullopt;
+    if (outs[0].byteSize())
+      std::memcpy(outs[0].bytes(), ins[0]->bytes(), outs[0].byteSize());
+    return outs;
+  }
+  // The op at this run's sizes, for the planned run's copies (a Split's
+  // sizes are its results': it reads its input alone).
+  Function scratch;
+  std::vector<Value *> operands;
+  size_t n = op.is(OpKind::Split) ? 1 : ins.size();
+  for (size_t i = 0; i < n; ++i)
+    operands.push_back(ins[i] ? scratch.addArgument(op.operands[i]->name, ins[i]->type())
+                              : nullptr);
+  std::vector<std::string> names;
+  for (const Value *r : op.results)
+    names.push_back(r->name);
+  Op *sized = scratch.addOp(op.kind, std::move(operands), std::move(names), *types, op.loc);
+  sized->attrs = op.attrs;
+  MoveStep move = makeMoveStep(*sized);
+  if (!move)
+    return std::nullopt;
+  std::vector<void *> bufs;
+  for (size_t i = 0; i < n; ++i)
+    bufs.push_back(ins[i] ? const_cast<uint8_t *>(ins[i]->bytes()) : nullptr);
+  for (HostTensor &t : outs)
+    bufs.push_back(t.bytes());
+  move(bufs.data());
   return outs;
 }
 
@@ -581,7 +645,9 @@ std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
   }
   OpOverride viaKernels = [this](const Op &op, const std::vector<const HostTensor *> &ins) {
     auto r = runKernel(op, ins);
-    if (!r)
+    if (!r && (r = runCopy(op, ins)))
+      ++moveSteps_;
+    else if (!r)
       ++fallbackSteps_;
     return r;
   };

@@ -212,6 +212,19 @@ std::vector<HostTensor> runFused(const Module *m, const Op &op,
 
 } // namespace
 
+std::optional<std::vector<TensorType>>
+runTimeResultTypes(const Op &op, const std::vector<const HostTensor *> &ins) {
+  if (refKernelSetsOutputDims(op.kind))
+    return std::nullopt;
+  std::vector<const HostTensor *> bound = ins;
+  Function scratch;
+  try {
+    return concreteResultTypes(boundOp(scratch, op, bound), bound, false);
+  } catch (const Error &) {
+    return std::nullopt;
+  }
+}
+
 std::vector<HostTensor> runReference(const Function &f, const std::vector<HostTensor> &inputs) {
   return runReference(nullptr, f, inputs);
 }
