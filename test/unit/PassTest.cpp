@@ -135,7 +135,7 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
       "lower-losses,lower-hardmax,lower-optimizers,fuse{singles=1,moves=1},expand-into-gathers");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),
             "mixed-precision{type=bf16},canonicalize,dce");
-  EXPECT_TRUE(outlineLoneOpsPipeline(true)[1].options.getBool("moves"));
+  EXPECT_TRUE(outlineLoneOpsPipeline(true)[3].options.getBool("moves")); // fuse
 }
 
 TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {
