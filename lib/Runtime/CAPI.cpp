@@ -246,6 +246,18 @@ void checkState(const tc_trainer *t) {
     tc::fail("the state was lost: ", t->lost, "; load a checkpoint (tc_trainer_load_checkpoint)");
 }
 
+// State tensor i as a run's input, where it is: the trainer's host tensor,
+// or the last step's output in the model's device memory.
+tc::RunInput stateInput(tc_trainer &t, size_t i) {
+  tc::RunInput in;
+  if (!t.onDevice) {
+    in.host = &t.host[i];
+    return in;
+  }
+  const tc::RunOutput &o = t.device[i];
+  return tc::RunInput{nullptr, t.layout.types[i].dtype, o.shape, o.device, o.bytes};
+}
+
 // One step (tc_trainer_step_on_stream).
 void trainStep(tc_trainer *t, void *stream, const tc_tensor *inputs, int numInputs, double *loss) {
   if (!t || (numInputs > 0 && !inputs))
@@ -286,16 +298,8 @@ void trainStep(tc_trainer *t, void *stream, const tc_tensor *inputs, int numInpu
   // A GPU: the state goes in where it is and its new values stay in the
   // model's device memory; the loss comes to the host only when asked.
   using To = tc::RunOutput::To;
-  for (size_t i = 0; i < state; ++i) {
-    if (!t->onDevice) {
-      tc::RunInput in;
-      in.host = &t->host[i];
-      ins.push_back(std::move(in));
-      continue;
-    }
-    const tc::RunOutput &o = t->device[i];
-    ins.push_back(tc::RunInput{nullptr, t->layout.types[i].dtype, o.shape, o.device, o.bytes});
-  }
+  for (size_t i = 0; i < state; ++i)
+    ins.push_back(stateInput(*t, i));
   std::vector<tc::RunOutput> outs(f.results.size());
   for (size_t i = 0; i < outs.size(); ++i)
     outs[i].to = i == 0 && loss ? To::Host : To::ModelDevice;
@@ -349,16 +353,8 @@ void trainerEval(tc_trainer *t, tc_model *e, const tc_tensor *inputs, int numInp
   std::vector<tc::RunInput> ins;
   for (int i = 0; i < numInputs; ++i)
     ins.push_back(readInput(inputs[i], i, *e->target, host));
-  for (size_t i = 0; i < el.sig.state; ++i) {
-    if (!t->onDevice) {
-      tc::RunInput in;
-      in.host = &t->host[i];
-      ins.push_back(std::move(in));
-      continue;
-    }
-    const tc::RunOutput &o = t->device[i];
-    ins.push_back(tc::RunInput{nullptr, el.types[i].dtype, o.shape, o.device, o.bytes});
-  }
+  for (size_t i = 0; i < el.sig.state; ++i) // the trainer's types: checked equal above
+    ins.push_back(stateInput(*t, i));
   // The loss and metrics to the host; a GPU model's other outputs stay.
   using To = tc::RunOutput::To;
   std::vector<tc::RunOutput> outs(f.results.size());

@@ -56,6 +56,22 @@ std::vector<HostTensor> initialState(const Module &m, const TrainStateLayout &la
                         : readTrainCheckpoint(resume, layout);
 }
 
+// One run of main, compiled (`exe`) or on the reference executor; `outs`
+// filled as Executable::runOn fills them.
+void runMain(const Module &m, Executable *exe, const std::vector<RunInput> &in,
+             std::vector<RunOutput> &outs) {
+  if (exe) {
+    exe->runOn(nullptr, in, outs);
+    return;
+  }
+  std::vector<HostTensor> hostIn;
+  for (const RunInput &i : in)
+    hostIn.push_back(*i.host);
+  std::vector<HostTensor> res = runReference(&m, m.main(), hostIn);
+  for (size_t r = 0; r < outs.size(); ++r)
+    outs[r].host = std::move(res[r]);
+}
+
 } // namespace
 
 int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
@@ -69,28 +85,19 @@ int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   Function inputsOnly = inputsOf(f, *sig);
   std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
   std::vector<HostTensor> state = initialState(m, trainStateLayout(m, *sig), opts.resume);
-  size_t numInputs = inputsOnly.args.size(), numResults = 1 + sig->metrics;
+  size_t numInputs = inputsOnly.args.size();
   double loss = 0, hits = 0, counted = 0;
   int64_t samples = 0;
   for (const std::vector<HostTensor> &batch : batches) {
-    std::vector<HostTensor> res;
-    if (exe) {
-      std::vector<RunInput> in(f.args.size());
-      for (size_t i = 0; i < in.size(); ++i)
-        in[i].host = i < numInputs ? &batch[i] : &state[i - numInputs];
-      std::vector<RunOutput> outs(f.results.size());
-      exe->runOn(nullptr, in, outs);
-      for (size_t r = 0; r < numResults; ++r)
-        res.push_back(std::move(outs[r].host));
-    } else {
-      std::vector<HostTensor> hostIn = batch;
-      hostIn.insert(hostIn.end(), state.begin(), state.end());
-      res = runReference(&m, f, hostIn);
-    }
-    loss += res[0].getDouble(0);
+    std::vector<RunInput> in(f.args.size());
+    for (size_t i = 0; i < in.size(); ++i)
+      in[i].host = i < numInputs ? &batch[i] : &state[i - numInputs];
+    std::vector<RunOutput> outs(f.results.size());
+    runMain(m, exe, in, outs);
+    loss += outs[0].host.getDouble(0);
     if (sig->metrics == 2) {
-      hits += res[1].getDouble(0);
-      counted += res[2].getDouble(0);
+      hits += outs[1].host.getDouble(0);
+      counted += outs[2].host.getDouble(0);
     }
     samples += batch.empty() || batch[0].shape().empty() ? 1 : batch[0].shape()[0];
   }
@@ -156,16 +163,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     };
     for (size_t r = 0; r < numResults; ++r)
       outs[r].to = place(r == 0 ? logged : saving);
-    if (exe) {
-      exe->runOn(nullptr, in, outs);
-    } else {
-      std::vector<HostTensor> hostIn;
-      for (const RunInput &i : in)
-        hostIn.push_back(*i.host);
-      std::vector<HostTensor> res = runReference(&m, f, hostIn);
-      for (size_t r = 0; r < numResults; ++r)
-        outs[r].host = std::move(res[r]);
-    }
+    runMain(m, exe, in, outs);
     for (size_t j = 0; j < sig->state; ++j) {
       RunOutput &o = outs[numResults - sig->state + j];
       if (o.to == RunOutput::To::ModelDevice) {

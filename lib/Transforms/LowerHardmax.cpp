@@ -13,7 +13,6 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
-#include <algorithm>
 
 namespace tc {
 
@@ -21,24 +20,7 @@ namespace {
 
 Value *addOp(Function &f, const Op &at, OpKind k, std::vector<Value *> ins,
              std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-  std::string base = at.result()->name + "_" + std::string(opInfo(k).name);
-  std::transform(base.begin(), base.end(), base.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  Op *o = f.addOp(k, std::move(ins), {f.uniqueName(base)}, {TensorType{}}, at.loc);
-  for (auto &[n, a] : attrs)
-    o->setAttr(n, std::move(a));
-  o->result()->type = opInfo(k).infer(*o).at(0);
-  return o->result();
-}
-
-// `y` (made by the lowering) becomes the value `r` (the Hardmax's result):
-// r's readers and its place among the function's results stay.
-void adopt(Value *r, Value *y) {
-  Op *def = y->def;
-  def->results[y->resultIndex] = r;
-  r->def = def;
-  r->resultIndex = y->resultIndex;
-  r->type = y->type;
+  return addInferredOp(f, k, std::move(ins), std::move(attrs), at.result()->name, at.loc);
 }
 
 Value *lower(Function &f, const Op &h) {
@@ -92,7 +74,7 @@ bool runLowerHardmaxPass(Module &m, const PassOptions &) {
         f.ops.push_back(std::move(o));
         continue;
       }
-      adopt(o->result(), y);
+      adoptValue(o->result(), y);
       changed = true;
     }
   }

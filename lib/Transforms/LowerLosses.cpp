@@ -29,7 +29,6 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
-#include <algorithm>
 
 namespace tc {
 
@@ -41,12 +40,7 @@ public:
 
   Value *op(OpKind k, std::vector<Value *> ins,
             std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    Op *o = f_.addOp(k, std::move(ins), {f_.uniqueName(base_ + "_" + snake(opInfo(k).name))},
-                     {TensorType{}}, loc_);
-    for (auto &[n, a] : attrs)
-      o->setAttr(n, std::move(a));
-    o->result()->type = opInfo(k).infer(*o).at(0);
-    return o->result();
+    return addInferredOp(f_, k, std::move(ins), std::move(attrs), base_, loc_);
   }
 
   Value *constant(const std::string &name, const HostTensor &t) {
@@ -64,24 +58,7 @@ private:
   Function &f_;
   Location loc_;
   std::string base_;
-
-  static std::string snake(std::string_view n) {
-    std::string s;
-    for (char c : n)
-      s += char(std::tolower(static_cast<unsigned char>(c)));
-    return s;
-  }
 };
-
-// `y` (made by the lowering) becomes the value `r` (the loss op's result):
-// r's readers and its place among the function's results stay.
-void adopt(Value *r, Value *y) {
-  Op *def = y->def;
-  def->results[y->resultIndex] = r;
-  r->def = def;
-  r->resultIndex = y->resultIndex;
-  r->type = y->type;
-}
 
 // The lowered loss's value, or null when the op stays (nothing added).
 Value *lower(Function &f, const Op &loss) {
@@ -96,7 +73,7 @@ Value *lower(Function &f, const Op &loss) {
   if (loss.is(OpKind::SoftmaxCrossEntropyLoss)) {
     x = lw.op(OpKind::LogSoftmax, {x}, {{"axis", Attribute(int64_t(1))}});
     if (loss.results.size() > 1) { // log_prob: the LogSoftmax's result
-      adopt(loss.result(1), x);
+      adoptValue(loss.result(1), x);
       x = loss.result(1);
     }
   }
@@ -190,7 +167,7 @@ bool runLowerLossesPass(Module &m, const PassOptions &) {
         f.ops.push_back(std::move(o));
         continue;
       }
-      adopt(o->result(), y);
+      adoptValue(o->result(), y);
       changed = true;
     }
     f.removeUnusedConstants();

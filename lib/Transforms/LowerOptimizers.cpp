@@ -19,7 +19,6 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
-#include <algorithm>
 
 namespace tc {
 
@@ -31,14 +30,7 @@ public:
 
   Value *op(OpKind k, std::vector<Value *> ins,
             std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    std::string base = at_.result()->name + "_" + std::string(opInfo(k).name);
-    std::transform(base.begin(), base.end(), base.begin(),
-                   [](unsigned char c) { return char(std::tolower(c)); });
-    Op *o = f_.addOp(k, std::move(ins), {f_.uniqueName(base)}, {TensorType{}}, at_.loc);
-    for (auto &[n, a] : attrs)
-      o->setAttr(n, std::move(a));
-    o->result()->type = opInfo(k).infer(*o).at(0);
-    return o->result();
+    return addInferredOp(f_, k, std::move(ins), std::move(attrs), at_.result()->name, at_.loc);
   }
   Value *scalar(DType t, double v) {
     HostTensor h(t, {});
@@ -55,21 +47,6 @@ private:
   Function &f_;
   const Op &at_;
 };
-
-// `y` (made by the lowering) becomes the value `r` (the optimizer's
-// result): r's readers and its place among the results stay, and the
-// lowering's own readers of y read r.
-void adopt(Function &f, Value *r, Value *y) {
-  Op *def = y->def;
-  def->results[y->resultIndex] = r;
-  r->def = def;
-  r->resultIndex = y->resultIndex;
-  r->type = y->type;
-  for (auto &o : f.ops)
-    for (Value *&v : o->operands)
-      if (v == y)
-        v = r;
-}
 
 size_t stateGroups(const Op &op) { return op.is(OpKind::Adam) ? 4 : 3; }
 
@@ -172,7 +149,7 @@ bool runLowerOptimizersPass(Module &m, const PassOptions &) {
         continue;
       }
       for (size_t r = 0; r < ys.size(); ++r)
-        adopt(f, o->results[r], ys[r]);
+        adoptValue(o->results[r], ys[r], &f);
       changed = true;
     }
     f.removeUnusedConstants();

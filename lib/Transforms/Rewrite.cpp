@@ -2,6 +2,7 @@
 // and eraseDeadOps live with DCE.
 #include "tc/Transforms/Rewrite.h"
 #include "tc/Runtime/ConstantEval.h"
+#include <cctype>
 
 namespace tc {
 
@@ -24,6 +25,32 @@ Value *addIntsConstant(Function &f, const std::string &base, const std::vector<i
   return f.addConstant(f.uniqueName(base),
                        TensorType{DType::I64, makeShape({int64_t(values.size())})},
                        TensorData::copyOf(values.data(), values.size() * sizeof(int64_t)), loc);
+}
+
+Value *addInferredOp(Function &f, OpKind k, std::vector<Value *> ins,
+                     std::vector<std::pair<std::string, Attribute>> attrs, const std::string &base,
+                     const Location &loc) {
+  std::string name = base + "_";
+  for (char c : opInfo(k).name)
+    name += char(std::tolower(static_cast<unsigned char>(c)));
+  Op *o = f.addOp(k, std::move(ins), {f.uniqueName(name)}, {TensorType{}}, loc);
+  for (auto &[n, a] : attrs)
+    o->setAttr(n, std::move(a));
+  o->result()->type = opInfo(k).infer(*o).at(0);
+  return o->result();
+}
+
+void adoptValue(Value *r, Value *y, Function *f) {
+  Op *def = y->def;
+  def->results[y->resultIndex] = r;
+  r->def = def;
+  r->resultIndex = y->resultIndex;
+  r->type = y->type;
+  if (f)
+    for (auto &o : f->ops)
+      for (Value *&v : o->operands)
+        if (v == y)
+          v = r;
 }
 
 std::optional<double> floatScalarConstant(const Value *v) {

@@ -41,6 +41,18 @@ bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &r
 Value *addIntsConstant(Function &f, const std::string &base, const std::vector<int64_t> &values,
                        Location loc);
 
+// Appends op `k` located at `loc`, its result typed by the op's shape rule
+// and named uniquely "<base>_<op name in lower case>" (the lowering passes:
+// lower-losses, lower-hardmax, lower-optimizers).
+Value *addInferredOp(Function &f, OpKind k, std::vector<Value *> ins,
+                     std::vector<std::pair<std::string, Attribute>> attrs, const std::string &base,
+                     const Location &loc);
+
+// `y` (made by a lowering) becomes the value `r` (the lowered op's result):
+// r's readers and its place among the function's results stay. Given `f`,
+// the lowering's own readers of y read r too.
+void adoptValue(Value *r, Value *y, Function *f = nullptr);
+
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);
 
