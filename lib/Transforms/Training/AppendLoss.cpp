@@ -72,10 +72,15 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
     double eps = opts.getNumber("append-loss", "label-smoothing");
     if (eps < 0 || eps > 1)
       fail("append-loss: label-smoothing must be in [0, 1], not ", eps);
-    if (eval) {
+    // The rows whose label is not ignored: label smoothing's mean and the
+    // eval step's counts.
+    Value *keep = nullptr;
+    if (eval || eps != 0) {
       Value *ig = f.addConstant(f.uniqueName("loss_ignore"), TensorType{DType::I64, {}},
                                 TensorData::copyOf(&ignore, 8), anchor.loc);
-      Value *kept = b.op(OpKind::Not, {b.op(OpKind::Equal, {lab, ig})});
+      keep = b.op(OpKind::Not, {b.op(OpKind::Equal, {lab, ig})});
+    }
+    if (eval) {
       // A hit: the label's score is the row's largest (float reductions
       // only: the kernels take no integer compare beside a reduction; a tie
       // with another class counts as a hit).
@@ -92,12 +97,12 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
       Value *best =
           b.op(OpKind::ReduceMax, {scores},
                {{"axes", Attribute(std::vector<int64_t>{1})}, {"keepdims", Attribute(int64_t(0))}});
-      Value *hit = b.op(OpKind::And, {b.op(OpKind::GreaterOrEqual, {own, best}), kept});
+      Value *hit = b.op(OpKind::And, {b.op(OpKind::GreaterOrEqual, {own, best}), keep});
       auto count = [&](Value *v) {
         return b.op(OpKind::ReduceSum, {b.castTo(v, DType::F32)},
                     {{"keepdims", Attribute(int64_t(0))}});
       };
-      metrics = {count(hit), count(kept)};
+      metrics = {count(hit), count(keep)};
     }
     if (eps == 0) {
       loss = b.op(OpKind::SoftmaxCrossEntropyLoss, {scores, lab}, attrs);
@@ -106,9 +111,6 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
       // both averaged over the rows that are not ignored.
       std::vector<Value *> r = b.ops(OpKind::SoftmaxCrossEntropyLoss, {scores, lab}, 2, attrs);
       Value *smooth = b.neg(b.reduceMean(r[1], {1}, false));
-      Value *ig = f.addConstant(f.uniqueName("loss_ignore"), TensorType{DType::I64, {}},
-                                TensorData::copyOf(&ignore, 8), anchor.loc);
-      Value *keep = b.op(OpKind::Not, {b.op(OpKind::Equal, {lab, ig})});
       Value *kept = b.castTo(keep, y->type.dtype);
       Value *sumAll =
           b.op(OpKind::ReduceSum, {b.mul(smooth, kept)}, {{"keepdims", Attribute(int64_t(0))}});
