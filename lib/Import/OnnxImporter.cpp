@@ -973,10 +973,10 @@ size_t exportOnnxWithWeights(const MemoryBuffer &buf, const std::string &weights
   // External data stays where it is: its locations are relative to the
   // model's folder.
   fs::path from = fs::absolute(fs::path(buf.name())).parent_path();
-  fs::path to = fs::absolute(fs::path(outPath)).parent_path();
+  bool sameFolder = fs::weakly_canonical(from) ==
+                    fs::weakly_canonical(fs::absolute(fs::path(outPath)).parent_path());
   for (const onnx::TensorProto &t : model.graph().initializer())
-    if (t.data_location() == onnx::TensorProto::EXTERNAL &&
-        fs::weakly_canonical(from) != fs::weakly_canonical(to))
+    if (t.data_location() == onnx::TensorProto::EXTERNAL && !sameFolder)
       fail(outPath, ": initializer '", printable(t.name()),
            "' stays in external data, which is found relative to the model: write the "
            "exported model into ",

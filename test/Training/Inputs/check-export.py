@@ -2,7 +2,9 @@
    check-export.py same MODEL.onnx CKPT TRAINED.onnx: TRAINED is MODEL with the
        checkpoint's tensors as initializers, everything else unchanged.
    check-export.py ort TRAINED.onnx X.pb OUTDIR: OUTDIR/input_0.pb (X) and
-       OUTDIR/output_0.pb, onnxruntime's outputs of TRAINED (for tc-run --compare)."""
+       OUTDIR/output_0.pb, onnxruntime's outputs of TRAINED (for tc-run --compare).
+   check-export.py external MODEL.onnx OUT.onnx: MODEL with every initializer in
+       external data (OUT.data beside OUT)."""
 import os
 import sys
 
@@ -10,6 +12,10 @@ import numpy as np
 import onnx
 from onnx import numpy_helper
 
+if sys.argv[1] == "external":
+    onnx.save(onnx.load(sys.argv[2]), sys.argv[3], save_as_external_data=True,
+              location=os.path.basename(sys.argv[3]) + ".data", size_threshold=0)
+    sys.exit(0)
 if sys.argv[1] == "same":
     from safetensors.numpy import load_file
     model, ckpt, trained = onnx.load(sys.argv[2]), load_file(sys.argv[3]), onnx.load(sys.argv[4])
