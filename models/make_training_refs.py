@@ -33,6 +33,8 @@ ONES_MASK = {"gpt2_tiny"}
 
 
 class Logits(torch.nn.Module):
+    """The model's logits whatever it returns (utils/bench-train.py uses it too)."""
+
     def __init__(self, m, ones_mask=False):
         super().__init__()
         self.m = m
@@ -119,13 +121,7 @@ def main(out, only):
         if hasattr(m, "config"):
             m.config.use_cache = False
         model = Logits(m, name in ONES_MASK)
-        # Every parameter a little noise: exporters merge initializers of equal
-        # values (a fresh model's LayerNorm ones, zero biases) into one tensor,
-        # which would tie what PyTorch trains apart.
-        with torch.no_grad():
-            noise = torch.Generator().manual_seed(1)
-            for p in model.parameters():
-                p.add_(0.02 * torch.randn(p.shape, generator=noise))
+        perturb(model)
         batches = [(mk_x(), mk_y()) for _ in range(4)]  # drawn for every model: same data either way
         if only and name not in only:
             continue

@@ -7,9 +7,17 @@ TF32 off on both sides, cross-entropy and AdamW (lr 1e-4, weight decay 0.01);
 prints one JSON row per model: per-step losses of each, the relative loss
 difference at the last step, ms per step (median over steps after the 10th),
 compile time (tc: tc-opt + tc-codegen; torch.compile: its first step), peak
-device memory.
+device memory. Every step of every side reads its loss back (a sync per step on
+both sides: the losses are compared step by step).
 
-    bench-train.py --bin BUILD/bin --out DIR [--steps 100] resnet50,bert_base,gpt2,vit_b_16,llama
+--precision fp16 compares AMP: PyTorch's autocast(float16) + GradScaler against
+tc's `--precision fp16` (f16 forward and backward, f32 master weights, dynamic
+loss scale on the device). AMP's losses cannot equal fp32's, so the row also
+carries PyTorch fp32 eager's losses: `amp_spread_torch` is PyTorch AMP's own
+relative distance from them at the last step, `amp_spread_tc` tc's; tc tracks
+when its distance is within a few times PyTorch's own.
+
+    bench-train.py --bin BUILD/bin --out DIR [--steps 100] [--precision fp16] resnet50,bert_base,gpt2,vit_b_16,llama
 
 Models: resnet50 (b32), vit_b_16 (b32), bert_base (masked LM, 8x128, 15% of the
 labels kept, the rest ignore_index -100), gpt2 (LM, 8x128), llama (the zoo's
@@ -36,14 +44,12 @@ BATCHES = 4  # distinct batches, cycled by both sides
 TIMEOUT = int(os.environ.get("TC_BENCH_TIMEOUT", "240"))  # per tc command
 
 
-class Logits(torch.nn.Module):
-    def __init__(self, m):
-        super().__init__()
-        self.m = m
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "models"))
+from make_training_refs import Logits, perturb  # noqa: E402
 
-    def forward(self, x):
-        out = self.m(x)
-        return out if torch.is_tensor(out) else out.logits
+# Given an all-ones attention mask (newer transformers otherwise look for packed
+# sequences with aten::diff, which the TorchScript exporter cannot export).
+ONES_MASK = {"gpt2", "llama"}
 
 
 def make(name):
@@ -87,17 +93,20 @@ def save_pb(t, path):
         f.write(numpy_helper.from_array(t.numpy()).SerializeToString())
 
 
-def torch_run(model, batches, steps, compile_):
-    model = Logits(model).to(DEV).train()
+def torch_run(model, batches, steps, compile_, amp=False):
+    model = model.to(DEV).train()
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=WD, eps=1e-8, foreach=True)
     lossf = torch.nn.CrossEntropyLoss(ignore_index=-100)
     fwd = torch.compile(model) if compile_ else model
+    scaler = torch.amp.GradScaler("cuda", enabled=amp)
 
     def step(x, y):
-        logits = fwd(x)
-        loss = lossf(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
-        loss.backward()
-        opt.step()
+        with torch.autocast("cuda", dtype=torch.float16, enabled=amp):
+            logits = fwd(x)
+            loss = lossf(logits.reshape(-1, logits.shape[-1]).float(), y.reshape(-1))
+        scaler.scale(loss).backward()
+        scaler.step(opt)
+        scaler.update()
         opt.zero_grad(set_to_none=True)
         return loss
 
@@ -125,14 +134,14 @@ def note(*a):
 T0 = time.perf_counter()
 
 
-def tc_run(name, out, bin_, steps):
+def tc_run(name, out, bin_, steps, precision):
     onnx_path, data = os.path.join(out, name + ".onnx"), os.path.join(out, name + "_data")
-    tcx = os.path.join(out, name + ".train.tcx")
+    tcx = os.path.join(out, name + ".train.%s.tcx" % precision)
     t0 = time.perf_counter()
     opt = subprocess.run("%s/tc-import %s | %s/tc-opt --train --loss=cross-entropy "
-                         "--optimizer=adamw:lr=%g,weight-decay=%g -O2 --target=cuda | "
+                         "--optimizer=adamw:lr=%g,weight-decay=%g --precision %s -O2 --target=cuda | "
                          "%s/tc-codegen --target=cuda --allow-tf32=none --stats -o %s"
-                         % (bin_, onnx_path, bin_, LR, WD, bin_, tcx),
+                         % (bin_, onnx_path, bin_, LR, WD, precision, bin_, tcx),
                          shell=True, capture_output=True, text=True, timeout=TIMEOUT)
     compile_s = time.perf_counter() - t0
     note(name, "tc compiled in %.1f s, rc %d" % (compile_s, opt.returncode))
@@ -140,21 +149,20 @@ def tc_run(name, out, bin_, steps):
     if opt.returncode:
         return {"error": opt.stderr.strip().splitlines()[-1] if opt.stderr.strip() else "compile failed"}
     row = {"compile_s": compile_s, "host_steps": len(host), "host_step_lines": host[:5]}
+    # One run: every step's loss read back (a sync per step, as PyTorch's side does).
     r = subprocess.run([bin_ + "/tc-run", tcx, "--train", str(steps), "--log-every", "1", "--data", data],
                        capture_output=True, text=True, timeout=TIMEOUT)
-    note(name, "tc losses run, rc %d: %s" % (r.returncode, r.stderr.strip().splitlines()[-1:] if r.stderr else ""))
+    note(name, "tc run, rc %d: %s" % (r.returncode, r.stderr.strip().splitlines()[-1:] if r.stderr else ""))
     if r.returncode:
         row["error"] = r.stderr.strip().splitlines()[-1] if r.stderr.strip() else "run failed"
         return row
     row["losses"] = [float(m) for m in re.findall(r"^step \d+/\d+  loss (\S+)", r.stdout, re.M)]
-    # Timing: the loss read back every 10 steps only.
-    r = subprocess.run([bin_ + "/tc-run", tcx, "--train", str(steps), "--log-every", "10", "--data", data],
-                       capture_output=True, text=True, timeout=TIMEOUT)
-    note(name, "tc timed run: %s" % (r.stderr.strip().splitlines()[-1:] if r.stderr else ""))
     rates = [float(m) for m in re.findall(r"  (\S+) samples/s$", r.stdout, re.M)]
     samples = int(re.search(r"steps of (\d+) samples", r.stderr).group(1)) if "steps of" in r.stderr else 1
-    if len(rates) > 1:
-        row["ms"] = 1e3 * samples / float(np.median(rates[1:]))
+    if len(rates) > 12:
+        row["ms"] = 1e3 * samples / float(np.median(rates[10:]))
+    elif rates:
+        row["ms"] = 1e3 * samples / rates[-1]
     peak = re.search(r"peak device memory (\S+) MiB", r.stderr)
     if peak:
         row["peak_mib"] = float(peak.group(1))
@@ -169,11 +177,14 @@ def main():
     ap.add_argument("--out", required=True)
     ap.add_argument("--steps", type=int, default=100)
     ap.add_argument("--skip-compile", action="store_true", help="no torch.compile column")
+    ap.add_argument("--precision", choices=["fp32", "fp16"], default="fp32")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
     for name in a.models.split(","):
         torch.manual_seed(0)
         m, mk_x, mk_y = make(name)
+        m = Logits(m, name in ONES_MASK)
+        perturb(m)
         batches = [(mk_x(), mk_y()) for _ in range(BATCHES)]
         init = {k: v.detach().clone() for k, v in m.state_dict().items()}
         data = os.path.join(a.out, name + "_data")
@@ -183,27 +194,39 @@ def main():
             save_pb(x, os.path.join(d, "input_0.pb"))
             save_pb(y, os.path.join(d, "input_1.pb"))
         t0 = time.perf_counter()
-        torch.onnx.export(Logits(m).eval(), (batches[0][0],), os.path.join(a.out, name + ".onnx"),
+        torch.onnx.export(m.eval(), (batches[0][0],), os.path.join(a.out, name + ".onnx"),
                           opset_version=17, dynamo=False, do_constant_folding=False,
                           input_names=["x"], output_names=["logits"])
-        row = {"model": name, "export_s": time.perf_counter() - t0}
+        row = {"model": name, "precision": a.precision, "export_s": time.perf_counter() - t0}
         note(name, "exported")
         try:
-            row["tc"] = tc_run(name, a.out, a.bin, a.steps)
+            row["tc"] = tc_run(name, a.out, a.bin, a.steps, a.precision)
         except subprocess.TimeoutExpired as e:
             row["tc"] = {"error": "timed out: " + str(e.cmd)[:200]}
             note(name, row["tc"]["error"])
+        amp = a.precision == "fp16"
         m.load_state_dict(init)
-        row["eager"] = torch_run(m, batches, a.steps, False)
+        row["eager"] = torch_run(m, batches, a.steps, False, amp)
         note(name, "eager done")
         if not a.skip_compile:
             m.load_state_dict(init)
             torch._dynamo.reset()
-            row["compile"] = torch_run(m, batches, a.steps, True)
+            row["compile"] = torch_run(m, batches, a.steps, True, amp)
         tl, el = row["tc"].get("losses"), row["eager"]["losses"]
-        if tl and len(tl) == len(el):
-            rel = [abs(t - e) / max(abs(e), 1e-12) for t, e in zip(tl, el)]
-            row["loss_rel_diff_last"], row["loss_rel_diff_max"] = rel[-1], max(rel)
+
+        def rel(a_, b_):
+            return [abs(t - e) / max(abs(e), 1e-12) for t, e in zip(a_, b_)]
+        if amp:
+            m.load_state_dict(init)
+            ref = torch_run(m, batches, a.steps, False)["losses"]
+            row["fp32_eager_losses"] = ref
+            row["amp_spread_torch"] = rel(el, ref)[-1]
+            if tl and len(tl) == len(ref):
+                row["amp_spread_tc"] = rel(tl, ref)[-1]
+                row["loss_rel_diff_last"] = rel(tl, el)[-1]
+        elif tl and len(tl) == len(el):
+            r_ = rel(tl, el)
+            row["loss_rel_diff_last"], row["loss_rel_diff_max"] = r_[-1], max(r_)
         if "ms" in row["tc"]:
             row["tc_vs_eager"] = row["eager"]["ms"] / row["tc"]["ms"]
             if "compile" in row:

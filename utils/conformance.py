@@ -9,14 +9,17 @@ passes there also goes through the CPU backend (`tc-opt -O2 | tc-codegen
 against its own expected-failure list. A CPU artifact that matches but ran a
 step on the reference kernels (tc-run: `steps: ... N on the reference kernels`,
 the CPU's host step) is `host`, checked against its own list of expected host
-cases.
+cases. `--backends cpu,cuda` (on the GPU machine) adds the CUDA backend the same
+way (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda`; tc-run's `N on the
+host (reference kernels)` makes a case `host`), with its own two lists.
 
-    utils/conformance.py --bin build/bin [--report docs/conformance.md]
+    utils/conformance.py --bin build/bin [--backends cpu[,cuda]] [--report docs/conformance.md]
 
 Exit status 1 when a case outside test/conformance/expected-failures.txt fails,
-or a case outside test/conformance/expected-host-cpu.txt needs a step on the
-reference kernels; a listed case that now passes is reported (remove it from
-the list) and, with --strict, also fails the run. The lists may only shrink.
+or a case outside a backend's expected-failures-BACKEND.txt fails there, or one
+outside its expected-host-BACKEND.txt needs a host step; a listed case that now
+passes is reported (remove it from the list) and, with --strict, also fails the
+run. The lists may only shrink.
 """
 import argparse
 import concurrent.futures as cf
@@ -30,8 +33,17 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = "/usr/share/libonnx-testdata/data"
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 XFAIL = os.path.join(ROOT, "test", "conformance", "expected-failures.txt")
-XFAIL_CPU = os.path.join(ROOT, "test", "conformance", "expected-failures-cpu.txt")
-XHOST_CPU = os.path.join(ROOT, "test", "conformance", "expected-host-cpu.txt")
+BACKENDS = ("cpu", "cuda")
+
+
+def xfail_path(backend):
+    return os.path.join(ROOT, "test", "conformance", "expected-failures-%s.txt" % backend)
+
+
+def xhost_path(backend):
+    return os.path.join(ROOT, "test", "conformance", "expected-host-%s.txt" % backend)
+
+
 # The ONNX backend test suite's default tolerances.
 RTOL, ATOL = "1e-3", "1e-7"
 
@@ -92,29 +104,33 @@ def host_reasons(codegen_output):
     return reasons
 
 
-def classify_cpu(case, bindir, tmp, timeout):
-    """The CPU backend on a case the reference passes: (status, detail);
+def classify_backend(case, bindir, tmp, timeout, backend):
+    """A compiling backend on a case the reference passes: (status, detail);
     `host` when it matched but ran steps on the reference kernels."""
     name = os.path.relpath(case, DATA)
     base = os.path.join(tmp, name.replace("/", "__"))
-    rc, out = run([os.path.join(bindir, "tc-opt"), "-O2", base + ".tcbc", "-o", base + ".o2.tcbc"], timeout)
+    target = ["--target=cuda"] if backend == "cuda" else []
+    rc, out = run([os.path.join(bindir, "tc-opt"), "-O2"] + target + [base + ".tcbc", "-o",
+                                                                     base + "." + backend + ".tcbc"], timeout)
     if rc != 0:
         return "opt", first_error(out)
-    rc, out = run([os.path.join(bindir, "tc-codegen"), "--target=cpu", base + ".o2.tcbc", "-o",
-                   base + ".tcx"], timeout)
+    rc, out = run([os.path.join(bindir, "tc-codegen"), "--target=" + backend, base + "." + backend + ".tcbc",
+                   "-o", base + "." + backend + ".tcx"], timeout)
     if rc != 0:
         return "codegen", first_error(out)
     reasons = host_reasons(out)
     on_ref = 0
     for s in sorted(d for d in os.listdir(case) if d.startswith("test_data_set_")):
         d = os.path.join(case, s)
-        rc, out = run([os.path.join(bindir, "tc-run"), base + ".tcx", "--threads", "1", "--inputs", d,
-                       "--compare", d, "--rtol", RTOL, "--atol", ATOL, "--bf16-as-u16"], timeout)
+        threads = ["--threads", "1"] if backend == "cpu" else []
+        rc, out = run([os.path.join(bindir, "tc-run"), base + "." + backend + ".tcx"] + threads +
+                      ["--inputs", d, "--compare", d, "--rtol", RTOL, "--atol", ATOL, "--bf16-as-u16"], timeout)
         if rc != 0:
             status = "mismatch" if "MISMATCH" in out else "run"
             return status, "%s: %s" % (s, first_error(out) if status == "run" else
                                        next((l for l in out.splitlines() if "MISMATCH" in l), ""))
-        m = re.search(r"steps: .*?(\d+) on the reference kernels", out)
+        # CPU: `N on the reference kernels`; CUDA: `N on the host (reference kernels)`.
+        m = re.search(r"steps: .*?(\d+) on the (?:host \()?reference kernels", out)
         on_ref = max(on_ref, int(m.group(1)) if m else 0)
     if on_ref:
         return "host", "%d on the reference kernels: %s" % (
@@ -122,16 +138,17 @@ def classify_cpu(case, bindir, tmp, timeout):
     return "pass", ""
 
 
-def classify_both(case, bindir, tmp, timeout, cpu):
+def classify_all(case, bindir, tmp, timeout, backends):
     status, detail = classify(case, bindir, tmp, timeout)
-    cpu_result = None
-    if status == "pass" and cpu:
-        cpu_result = classify_cpu(case, bindir, tmp, timeout)
+    per_backend = {}
+    if status == "pass":
+        for b in backends:
+            per_backend[b] = classify_backend(case, bindir, tmp, timeout, b)
     base = os.path.join(tmp, os.path.relpath(case, DATA).replace("/", "__"))
-    for ext in (".tcbc", ".o2.tcbc", ".tcx"):
+    for ext in [".tcbc"] + ["." + b + e for b in backends for e in (".tcbc", ".tcx")]:
         if os.path.exists(base + ext):
             os.remove(base + ext)
-    return (status, detail), cpu_result
+    return (status, detail), per_backend
 
 
 def write_xfail(path, title, results):
@@ -162,8 +179,15 @@ def main():
     ap.add_argument("--filter", default="", help="regex on case names")
     ap.add_argument("--jobs", type=int, default=os.cpu_count() or 2)
     ap.add_argument("--timeout", type=int, default=60)
-    ap.add_argument("--no-cpu", action="store_true", help="skip the CPU backend path")
+    ap.add_argument("--no-cpu", action="store_true", help="no compiling backend (same as --backends '')")
+    ap.add_argument("--backends", default="cpu",
+                    help="comma-separated compiling backends to check: cpu, cuda (the GPU machine)")
     args = ap.parse_args()
+    backends = [] if args.no_cpu else [b for b in args.backends.split(",") if b]
+    for b in backends:
+        if b not in BACKENDS:
+            print("conformance: unknown backend '%s' (known: %s)" % (b, ", ".join(BACKENDS)), file=sys.stderr)
+            return 1
     if not os.path.isdir(DATA):
         print("conformance: %s not found (apt-get install libonnx-testdata)" % DATA, file=sys.stderr)
         return 1
@@ -177,15 +201,15 @@ def main():
     tmp = os.path.join(os.path.dirname(os.path.abspath(args.bin)), "conformance-tmp")
     os.makedirs(tmp, exist_ok=True)
     t0 = time.time()
-    results, cpu_results = {}, {}
+    results = {}
+    backend_results = {b: {} for b in backends}
     with cf.ThreadPoolExecutor(args.jobs) as ex:
-        futs = {ex.submit(classify_both, c, args.bin, tmp, args.timeout, not args.no_cpu): c
-                for c in cases}
+        futs = {ex.submit(classify_all, c, args.bin, tmp, args.timeout, backends): c for c in cases}
         for f in cf.as_completed(futs):
             name = os.path.relpath(futs[f], DATA)
-            results[name], cpu = f.result()
-            if cpu:
-                cpu_results[name] = cpu
+            results[name], per_backend = f.result()
+            for b, r in per_backend.items():
+                backend_results[b][name] = r
     xfail = load_xfail()
     counts = {}
     by_suite = {}
@@ -207,49 +231,60 @@ def main():
     for suite, c in sorted(by_suite.items()):
         n = sum(c.values())
         print("  %-18s %4d/%-4d pass" % (suite, c.get("pass", 0), n))
-    cpu_xfail = load_xfail(XFAIL_CPU)
-    cpu_xhost = load_xfail(XHOST_CPU)
-    ok = ("pass", "host")  # the outputs match
-    cpu_pass = sum(1 for r in cpu_results.values() if r[0] in ok)
-    cpu_host = sum(1 for r in cpu_results.values() if r[0] == "host")
-    cpu_regressions = [(n, st, d) for n, (st, d) in sorted(cpu_results.items())
-                       if st not in ok and n not in cpu_xfail]
-    cpu_fixed = [n for n, (st, d) in sorted(cpu_results.items()) if st in ok and n in cpu_xfail]
-    host_regressions = [(n, d) for n, (st, d) in sorted(cpu_results.items())
-                        if st == "host" and n not in cpu_xhost]
-    host_fixed = [n for n, (st, d) in sorted(cpu_results.items()) if st == "pass" and n in cpu_xhost]
-    if cpu_results:
-        print("  cpu backend: %d/%d of the cases the reference passes also pass; %d of them ran "
-              "steps on the reference kernels" % (cpu_pass, len(cpu_results), cpu_host))
     if args.update_xfail:
-        write_xfail(XFAIL_CPU, "Cases the reference executor passes but the CPU backend does not.",
-                    {n: r for n, r in cpu_results.items() if r[0] != "host"})
-        write_xfail(XHOST_CPU, "Cases the CPU backend passes with steps on the reference kernels "
-                    "(host steps).", {n: r for n, r in cpu_results.items() if r[0] == "host"})
         write_xfail(XFAIL, "Conformance cases that are expected to fail, with the reason.", results)
-        regressions, cpu_regressions, host_regressions = [], [], []
-    if args.report:
-        write_report(args.report, results, by_suite, total, passed, cpu_results)
+        regressions = []
+    failed = bool(regressions) or (args.strict and bool(fixed))
     for name in fixed:
         print("conformance: %s now passes: remove it from %s" % (name, os.path.relpath(XFAIL, ROOT)))
     for name, status, detail in regressions:
         print("conformance: FAIL %s (%s): %s" % (name, status, detail))
-    for name in cpu_fixed:
-        print("conformance: cpu %s now passes: remove it from %s" % (name, os.path.relpath(XFAIL_CPU, ROOT)))
-    for name, status, detail in cpu_regressions:
-        print("conformance: FAIL cpu %s (%s): %s" % (name, status, detail))
+    for b in backends:
+        failed |= check_backend(b, backend_results[b], args.update_xfail, args.strict)
+    if args.report:
+        write_report(args.report, results, by_suite, total, passed, backend_results)
+    return 1 if failed else 0
+
+
+OK = ("pass", "host")  # the outputs match
+
+
+def check_backend(b, res, update, strict):
+    """Prints one backend's summary and its differences from its two lists;
+    True when the run fails because of them."""
+    xf, xh = xfail_path(b), xhost_path(b)
+    n_ok = sum(1 for r in res.values() if r[0] in OK)
+    n_host = sum(1 for r in res.values() if r[0] == "host")
+    print("  %s backend: %d/%d of the cases the reference passes also pass; %d of them ran "
+          "steps on the reference kernels" % (b, n_ok, len(res), n_host))
+    if update:
+        write_xfail(xf, "Cases the reference executor passes but the %s backend does not." % b,
+                    {n: r for n, r in res.items() if r[0] != "host"})
+        write_xfail(xh, "Cases the %s backend passes with steps on the reference kernels (host steps)." % b,
+                    {n: r for n, r in res.items() if r[0] == "host"})
+        return False
+    xfail, xhost = load_xfail(xf), load_xfail(xh)
+    bad = [(n, st, d) for n, (st, d) in sorted(res.items()) if st not in OK and n not in xfail]
+    fixed = [n for n, (st, d) in sorted(res.items()) if st in OK and n in xfail]
+    host_bad = [(n, d) for n, (st, d) in sorted(res.items()) if st == "host" and n not in xhost]
+    host_fixed = [n for n, (st, d) in sorted(res.items()) if st == "pass" and n in xhost]
+    for name in fixed:
+        print("conformance: %s %s now passes: remove it from %s" % (b, name, os.path.relpath(xf, ROOT)))
+    for name, status, detail in bad:
+        print("conformance: FAIL %s %s (%s): %s" % (b, name, status, detail))
     for name in host_fixed:
-        print("conformance: cpu %s now runs no step on the reference kernels: remove it from %s" % (
-            name, os.path.relpath(XHOST_CPU, ROOT)))
-    for name, detail in host_regressions:
-        print("conformance: FAIL cpu %s (host): %s" % (name, detail))
-    if regressions or cpu_regressions or host_regressions or (
-            args.strict and (fixed or cpu_fixed or host_fixed)):
-        return 1
-    return 0
+        print("conformance: %s %s now runs no step on the reference kernels: remove it from %s" % (
+            b, name, os.path.relpath(xh, ROOT)))
+    for name, detail in host_bad:
+        print("conformance: FAIL %s %s (host): %s" % (b, name, detail))
+    return bool(bad or host_bad) or (strict and bool(fixed or host_fixed))
 
 
-def write_report(path, results, by_suite, total, passed, cpu_results):
+BACKEND_TITLES = {"cpu": "CPU backend** (`tc-opt -O2 | tc-codegen --target=cpu`",
+                  "cuda": "CUDA backend** (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda`, on the GPU machine"}
+
+
+def write_report(path, results, by_suite, total, passed, backend_results):
     with open(path, "w") as f:
         f.write("# ONNX conformance\n\n")
         f.write("Generated by `utils/conformance.py --report %s` (import + reference executor,\n"
@@ -260,36 +295,40 @@ def write_report(path, results, by_suite, total, passed, cpu_results):
             f.write("| %s | %d | %d | %d | %d | %d | %d |\n" % (
                 suite, c.get("pass", 0), c.get("unsupported", 0), c.get("import", 0),
                 c.get("run", 0), c.get("mismatch", 0), sum(c.values())))
-        cpu_pass = sum(1 for r in cpu_results.values() if r[0] in ("pass", "host"))
-        host = [(n, r[1]) for n, r in sorted(cpu_results.items()) if r[0] == "host"]
-        f.write("\n**CPU backend** (`tc-opt -O2 | tc-codegen --target=cpu`, same outputs and tolerances): "
-                "%d / %d of the cases the reference executor passes; **%d of them ran entirely as "
-                "generated kernels and library calls, %d ran steps on the reference kernels** (host "
-                "steps: `tc-run`'s `N on the reference kernels`; expected list "
-                "test/conformance/expected-host-cpu.txt, which may only shrink).\n" % (
-                    cpu_pass, len(cpu_results), cpu_pass - len(host), len(host)))
-        cpu_bad = [(n, r) for n, r in sorted(cpu_results.items()) if r[0] not in ("pass", "host")]
-        if cpu_bad:
-            f.write("\n| case | cpu status | first error |\n|---|---|---|\n")
-            for name, (status, detail) in cpu_bad:
-                f.write("| %s | %s | %s |\n" % (name, status, detail[:200].replace("|", "\\|")))
-        if host:
-            by_reason = {}
-            for name, detail in host:
-                for r in detail.split(": ", 1)[1].split("; "):
-                    by_reason.setdefault(r, []).append(name)
-            f.write("\n### CPU host steps, by codegen's reason\n\n| cases | reason |\n|---|---|\n")
-            for r, names in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
-                f.write("| %d | %s |\n" % (len(names), r[:200].replace("|", "\\|")))
-            f.write("\n<details><summary>The %d cases</summary>\n\n| case | steps on the reference "
-                    "kernels, why |\n|---|---|\n" % len(host))
-            for name, detail in host:
-                f.write("| %s | %s |\n" % (name, detail[:200].replace("|", "\\|")))
-            f.write("\n</details>\n")
+        for b, res in backend_results.items():
+            write_backend_report(f, b, res)
         f.write("\n## What does not pass, and why\n\n| case | status | first error |\n|---|---|---|\n")
         for name, (status, detail) in sorted(results.items()):
             if status != "pass":
                 f.write("| %s | %s | %s |\n" % (name, status, detail[:200].replace("|", "\\|")))
+
+
+def write_backend_report(f, b, res):
+    n_ok = sum(1 for r in res.values() if r[0] in OK)
+    host = [(n, r[1]) for n, r in sorted(res.items()) if r[0] == "host"]
+    f.write("\n**%s, same outputs and tolerances): %d / %d of the cases the reference executor passes; "
+            "**%d of them ran entirely as generated kernels and library calls, %d ran steps on the "
+            "reference kernels** (host steps: `tc-run`'s steps line; expected list "
+            "test/conformance/expected-host-%s.txt, which may only shrink).\n" % (
+                BACKEND_TITLES[b], n_ok, len(res), n_ok - len(host), len(host), b))
+    bad = [(n, r) for n, r in sorted(res.items()) if r[0] not in OK]
+    if bad:
+        f.write("\n| case | %s status | first error |\n|---|---|---|\n" % b)
+        for name, (status, detail) in bad:
+            f.write("| %s | %s | %s |\n" % (name, status, detail[:200].replace("|", "\\|")))
+    if host:
+        by_reason = {}
+        for name, detail in host:
+            for r in detail.split(": ", 1)[1].split("; "):
+                by_reason.setdefault(r, []).append(name)
+        f.write("\n### %s host steps, by codegen's reason\n\n| cases | reason |\n|---|---|\n" % b.upper())
+        for r, names in sorted(by_reason.items(), key=lambda kv: (-len(kv[1]), kv[0])):
+            f.write("| %d | %s |\n" % (len(names), r[:200].replace("|", "\\|")))
+        f.write("\n<details><summary>The %d cases (%s)</summary>\n\n| case | steps on the reference "
+                "kernels, why |\n|---|---|\n" % (len(host), b))
+        for name, detail in host:
+            f.write("| %s | %s |\n" % (name, detail[:200].replace("|", "\\|")))
+        f.write("\n</details>\n")
 
 
 if __name__ == "__main__":

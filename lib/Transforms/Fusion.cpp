@@ -753,13 +753,10 @@ bool runFusePass(Module &m, const PassOptions &opts) {
             !isLoneIndexMove(g))
           continue;
       }
-      bool hasInput = false;
-      for (const Op *op : g.ops)
-        for (const Value *v : op->operands)
-          hasInput |=
-              v && !inlineable(v) && std::find(g.ops.begin(), g.ops.end(), v->def) == g.ops.end();
-      if (!hasInput)
-        continue; // all-constant groups are constant folding's business
+      // A group of constants only is one fold-constants declined (a scalar
+      // broadcast to a large tensor: the zeros an embedding's gradient
+      // scatters into): it still becomes a kernel, or it would run on the
+      // host.
       std::string name = groupName(g, index++);
       while (m.lookup(name))
         name += "_";
