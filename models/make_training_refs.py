@@ -45,6 +45,17 @@ class Logits(torch.nn.Module):
         return out if torch.is_tensor(out) else out.logits
 
 
+def perturb(model, scale=0.02):
+    """Adds a little noise to every parameter. A fresh model's equal parameters
+    (LayerNorm / BatchNorm ones, zero biases) are otherwise merged by the
+    exporter into one initializer, which tc would train as ONE tensor where
+    PyTorch trains several: the two runs drift apart from the first steps."""
+    with torch.no_grad():
+        noise = torch.Generator().manual_seed(1)
+        for p in model.parameters():
+            p.add_(scale * torch.randn(p.shape, generator=noise))
+
+
 class Cnn(torch.nn.Module):
     def __init__(self):
         super().__init__()
