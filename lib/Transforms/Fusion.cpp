@@ -27,6 +27,7 @@
 #include "tc/IR/ElementMove.h"
 #include "tc/IR/MoveMap.h"
 #include "tc/Support/Error.h"
+#include "tc/Transforms/KernelParams.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
@@ -42,6 +43,24 @@ namespace tc {
 namespace {
 
 enum class Anchor { None, Reduction, Library };
+
+// Small constants (scalars, epsilons, short vectors) are copied into the
+// kernel; larger ones (weights) stay operands so the artifact holds them once.
+constexpr int64_t kInlineConstantElements = 16;
+
+bool inlineable(const Value *v) {
+  if (!v->isConstant())
+    return false;
+  auto n = staticNumElements(v->type.shape);
+  return n && *n <= kInlineConstantElements;
+}
+
+// The parameter slots a group's kernel may take (KernelParams.h), less room
+// for a family's extra fields. Reached by a train step's optimizer: with a
+// loss scale every parameter's update reads the one overflow flag, and
+// joining that reduction's group pulled hundreds of updates into one kernel
+// that codegen then turned down (a host step).
+constexpr size_t kMaxGroupSlots = kKernelParamSlots - 16;
 
 struct Group {
   std::vector<Op *> ops; // in original order
@@ -119,7 +138,7 @@ private:
       const Group &epi = groups_[h];
       if (!isolated_.count(h) && epi.alive && epi.anchor == Anchor::None && !hasDropout(epi) &&
           sameDomain(epi.domain, r->type.shape) && epi.first > call.last &&
-          !pathThroughOthers(h, g))
+          !pathThroughOthers(h, g) && fitsBuffers(call.ops, epi.ops))
         merge(g, h);
     }
   }
@@ -186,7 +205,8 @@ private:
         if (!move)
           continue;
         std::optional<size_t> g = readersGroup(move->result());
-        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s)) {
+        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s) &&
+            fitsBuffers(groups_[*g].ops, groups_[s].ops)) {
           isolated_.erase(s);
           merge(*g, s);
           changed = true;
@@ -195,8 +215,9 @@ private:
         if (!move->is(OpKind::Concat))
           continue;
         for (const Value *v : move->operands)
-          if (auto p = producer(v);
-              p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) && !pathThroughOthers(s, *p)) {
+          if (auto p = producer(v); p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) &&
+                                    !pathThroughOthers(s, *p) &&
+                                    fitsBuffers(groups_[s].ops, groups_[*p].ops)) {
             if (isolated_.erase(s))
               groups_[s].domain = move->result()->type.shape;
             merge(s, *p);
@@ -208,7 +229,7 @@ private:
           continue;
         for (size_t g : readerGroupsOf(p))
           if (g != p && pointwiseGroup(g) && onlyFeeds(p, g) && readOnlyByMoves(p, g) &&
-              !pathThroughOthers(g, p)) {
+              !pathThroughOthers(g, p) && fitsBuffers(groups_[g].ops, groups_[p].ops)) {
             merge(g, p);
             changed = true;
             break;
@@ -368,10 +389,10 @@ private:
     if (cat == FusionCategory::Reduction) {
       const Value *data = op.operand(0);
       Shape domain = data ? data->type.shape : op.result()->type.shape;
-      if (auto p = producer(data); p && !isolated_.count(*p) &&
-                                   groups_[*p].anchor == Anchor::None &&
-                                   sameDomain(groups_[*p].domain, domain) &&
-                                   !readsIntegers(groups_[*p]) && acyclicJoin(op, *p)) {
+      if (auto p = producer(data);
+          p && !isolated_.count(*p) && groups_[*p].anchor == Anchor::None &&
+          sameDomain(groups_[*p].domain, domain) && !readsIntegers(groups_[*p]) &&
+          acyclicJoin(op, *p) && fitsBuffers(groups_[*p].ops, {&op})) {
         join(*p, op);
         groups_[*p].anchor = Anchor::Reduction;
         groups_[*p].anchorOp = &op;
@@ -443,7 +464,7 @@ private:
       return groups_[a].last > groups_[b].last;
     });
     for (size_t g : cands) {
-      if (!acyclicJoin(op, g))
+      if (!acyclicJoin(op, g) || !fitsBuffers(groups_[g].ops, {&op}))
         continue;
       join(g, op);
       // Pull the other pointwise producers of this domain in as well; not
@@ -454,7 +475,8 @@ private:
         if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
             groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
             !pathThroughOthers(h, g) &&
-            !(groups_[g].anchor == Anchor::Reduction && readsIntegers(groups_[h])))
+            !(groups_[g].anchor == Anchor::Reduction && readsIntegers(groups_[h])) &&
+            fitsBuffers(groups_[g].ops, groups_[h].ops))
           merge(g, h);
       return;
     }
@@ -511,6 +533,35 @@ private:
       groupOf_[o] = groups_.size() - 1;
   }
 
+  // Whether ops `a` and `b` as one group stay within kMaxGroupSlots: their
+  // operands from outside and their values read outside, each a pointer and
+  // its dims. Small groups pass without counting (the count walks every op).
+  bool fitsBuffers(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
+    if (a.size() + b.size() < kMaxGroupSlots / 16)
+      return true;
+    std::unordered_set<const Value *> defined, outside;
+    std::unordered_map<const Value *, size_t> readsInside; // by distinct ops of a and b
+    for (const auto *ops : {&a, &b})
+      for (const Op *o : *ops)
+        defined.insert(o->results.begin(), o->results.end());
+    size_t slots = 0;
+    for (const auto *ops : {&a, &b})
+      for (const Op *o : *ops)
+        for (const Value *v :
+             std::unordered_set<const Value *>(o->operands.begin(), o->operands.end())) {
+          if (!v)
+            continue;
+          if (defined.count(v))
+            ++readsInside[v];
+          else if (!inlineable(v) && outside.insert(v).second)
+            slots += kernelParamSlots(v);
+        }
+    for (const Value *r : defined)
+      if (auto it = uses_.find(r); it != uses_.end() && it->second > readsInside[r])
+        slots += kernelParamSlots(r); // read outside the group too: a result
+    return slots <= kMaxGroupSlots;
+  }
+
   void merge(size_t into, size_t from) {
     Group &a = groups_[into], &b = groups_[from];
     for (Op *o : b.ops)
@@ -560,17 +611,6 @@ const char *anchorName(Anchor a) {
   case Anchor::Library: return "library";
   }
   return "pointwise";
-}
-
-// Small constants (scalars, epsilons, short vectors) are copied into the
-// kernel; larger ones (weights) stay operands so the artifact holds them once.
-constexpr int64_t kInlineConstantElements = 16;
-
-bool inlineable(const Value *v) {
-  if (!v->isConstant())
-    return false;
-  auto n = staticNumElements(v->type.shape);
-  return n && *n <= kInlineConstantElements;
 }
 
 // Moves group g's ops into a new function of `m` and returns the Fused op

@@ -4,6 +4,7 @@
 // family's emitter then checks what it needs of shapes and attributes.
 #include "Families.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Transforms/KernelParams.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 
@@ -27,8 +28,10 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   const Function &f = c.f;
   if (f.results.empty() || f.ops.empty())
     return c.reject("an empty group");
-  // CUDA passes bufs and dims by value: kernel parameters hold 4 KB.
-  if (c.cuda() && 8 * (f.args.size() + f.results.size() + std::max<size_t>(c.numDims, 1)) > 4096)
+  // CUDA passes bufs and dims by value: kernel parameters hold 4 KB (the
+  // fuse pass keeps its groups below; KernelParams.h).
+  if (c.cuda() &&
+      f.args.size() + f.results.size() + std::max<size_t>(c.numDims, 1) > kKernelParamSlots)
     return c.reject("more arguments and dims than a CUDA kernel's 4 KB of parameters hold");
   // Data movement: any element type (bytes are moved), Split's results
   // differ; moves the fuse pass inlined into pointwise ops are read by a
