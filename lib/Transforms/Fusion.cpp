@@ -579,7 +579,9 @@ bool inlineable(const Value *v) {
 // kernel (the Pool family) or a library computes them: codegen outlines a
 // lone one.
 bool isLonePooling(const Group &g) {
-  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 &&
+  return g.ops.size() == 1 &&
+         (g.ops[0]->results.size() == 1 ||
+          (g.ops[0]->is(OpKind::MaxPool) && g.ops[0]->results.size() == 2)) && // and Indices
          (isWindowOp(g.ops[0]->kind) || g.ops[0]->is(OpKind::Attention));
 }
 
