@@ -20,7 +20,7 @@ std::string CpuBackend::libraryFor(const Function &group, bool hasKernel) const 
 CodegenBackend::LibraryVerdict CpuBackend::libraryVerdict(const GroupCode &g) const {
   // The refusals of oneDNN's call (OneDnnCall::build, lib/Runtime/CPU) that
   // the static types already tell: a group without a kernel would run on
-  // the reference kernels at run time with no warning (a u8 MaxPool, a
+  // the reference kernels at run time with no warning (an i32 MatMul, a
   // ReduceSum whose axes are an input).
   if (g.library != "onednn")
     return {};

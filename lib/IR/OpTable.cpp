@@ -152,7 +152,11 @@ bool isIndexMove(OpKind k) {
   case OpKind::CumSum:
   case OpKind::Resize:
   case OpKind::ConstantOfShape:
-  case OpKind::EyeLike: return true;
+  case OpKind::EyeLike:
+  case OpKind::Range:
+  case OpKind::OneHot:
+  case OpKind::ReverseSequence:
+  case OpKind::LRN: return true;
   default: return false;
   }
 }

@@ -6,7 +6,9 @@
 // becomes a per-channel Mul + Add; a Conv's auto_pad over static spatial sizes
 // becomes explicit pads (what cuDNN and oneDNN take); a Resize to computed
 // sizes that shape inference proved takes them as attributes; GroupNorm with
-// one group (Reshape, InstanceNormalization, Reshape) is a LayerNormalization.
+// one group (Reshape, InstanceNormalization, Reshape) is a LayerNormalization;
+// a Dropout that drops nothing but whose mask is read is an Identity and an
+// all-true ConstantOfShape.
 #include "tc/IR/NNMath.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
@@ -240,6 +242,43 @@ bool rewrite(Function &f, Op &op) {
   }
 }
 
+// A Dropout that drops nothing (inference, or a constant ratio of 0) whose
+// mask is read: the identity and an all-true mask, ConstantOfShape(Shape(x))
+// (a fill kernel on both targets), so neither is a host step. A
+// training_mode or ratio known only at run time stays: dropping is random
+// when on (tc-opt --train makes such a Dropout a PhiloxDropout).
+bool lowerMaskedDropout(Function &f, size_t at) {
+  Op &d = *f.ops[at];
+  if (!d.is(OpKind::Dropout) || d.results.size() != 2)
+    return false;
+  Value *x = d.operand(0), *ratio = d.operand(1), *train = d.operand(2);
+  std::optional<double> r = floatScalarConstant(ratio);
+  if (train && constantTruth(train) != 0 && !(r && *r == 0))
+    return false;
+  Value *mask = d.result(1);
+  TensorType shapeType{DType::I64, {Dim::fixed(int64_t(x->type.rank()))}};
+  auto shape = std::make_unique<Op>(OpKind::Shape),
+       fill = std::make_unique<Op>(OpKind::ConstantOfShape);
+  Value *dims = f.newValue(f.uniqueName(mask->name + "_shape"), shapeType);
+  dims->def = shape.get();
+  shape->operands = {x};
+  shape->results = {dims};
+  fill->operands = {dims};
+  fill->results = {mask};
+  fill->setAttr("dtype", Attribute(DType::Bool));
+  fill->setAttr("value", Attribute(1.0));
+  shape->loc = fill->loc = d.loc;
+  mask->def = fill.get();
+  mask->resultIndex = 0;
+  d.kind = OpKind::Identity;
+  d.operands = {x};
+  d.results.resize(1);
+  d.attrs.clear();
+  f.insertOp(at, std::move(fill));
+  f.insertOp(at, std::move(shape));
+  return true;
+}
+
 } // namespace
 
 bool runCanonicalizePass(Module &m, const PassOptions &opts) {
@@ -256,7 +295,7 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
         break;
     }
     for (size_t i = 0; i < f->ops.size(); ++i)
-      changedAny |= lowerBatchNormToAffine(*f, i);
+      changedAny |= lowerBatchNormToAffine(*f, i) || lowerMaskedDropout(*f, i);
   }
   return changedAny;
 }

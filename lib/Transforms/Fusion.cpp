@@ -619,7 +619,9 @@ const char *anchorName(Anchor a) {
 // kernel (the Pool family) or a library computes them: codegen outlines a
 // lone one.
 bool isLonePooling(const Group &g) {
-  return g.ops.size() == 1 && g.ops[0]->results.size() == 1 &&
+  return g.ops.size() == 1 &&
+         (g.ops[0]->results.size() == 1 ||
+          (g.ops[0]->is(OpKind::MaxPool) && g.ops[0]->results.size() == 2)) && // and Indices
          (isWindowOp(g.ops[0]->kind) || g.ops[0]->is(OpKind::Attention));
 }
 
@@ -641,10 +643,12 @@ bool isLoneMove(const Group &g, bool copies) {
          (isTensorData(g.ops[0]->operand(0)) || isTensorData(g.ops[0]->results[0]));
 }
 
-// A lone index move with a tensor-data result: a kernel on every target.
+// A lone index move with a tensor-data result: a kernel on every target. A
+// Range here is no shape computation (those are kept out before): its
+// bounds are data.
 bool isLoneIndexMove(const Group &g) {
   return g.ops.size() == 1 && isIndexMove(g.ops[0]->kind) && g.ops[0]->results.size() == 1 &&
-         isTensorData(g.ops[0]->result());
+         (isTensorData(g.ops[0]->result()) || g.ops[0]->is(OpKind::Range));
 }
 
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {

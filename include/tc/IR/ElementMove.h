@@ -17,10 +17,11 @@ bool isElementMove(OpKind k);
 bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
-// ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike:
-// each result element computed from a few input elements found from its
-// coordinate. Both targets generate them (the fuse pass outlines a lone one
-// with a float or bool result; Kernels/IndexMove.cpp).
+// ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike,
+// Range, OneHot, ReverseSequence, LRN: each result element computed from a
+// few input elements found from its coordinate. Both targets generate them
+// (the fuse pass outlines a lone one with a float or bool result, or any
+// Range that is no shape computation; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
 
 // MaxPool, AveragePool, LpPool, ConvTranspose: sliding-window ops the fuse

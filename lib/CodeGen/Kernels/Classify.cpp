@@ -116,11 +116,15 @@ std::optional<KernelClass> classify(const KernelContext &c) {
     auto integer = [](const Value *v) { return isInteger(v->type.dtype); };
     bool indices = cls.anchor && (cls.anchor->is(OpKind::ArgMax) ||
                                   cls.anchor->is(OpKind::ArgMin) || cls.anchor->is(OpKind::TopK));
+    // A TopK's k computed at run time only sizes its result.
+    auto k = [&](const Op &op, const Value *v) {
+      return &op == cls.anchor && op.is(OpKind::TopK) && v == op.operand(1);
+    };
     for (const auto &op : f.ops)
       if ((!(indices && op.get() == cls.anchor) &&
            std::any_of(op->results.begin(), op->results.end(), integer)) ||
           std::any_of(op->operands.begin(), op->operands.end(),
-                      [&](const Value *v) { return v && integer(v); }))
+                      [&](const Value *v) { return v && integer(v) && !k(*op, v); }))
         return c.reject(std::string(op->name()) + " on integer data outside a pointwise kernel");
   }
   return cls;

@@ -56,7 +56,8 @@ struct ReducePlan {
   std::vector<std::pair<const Value *, std::string>> params;
   int arg = 0;
   bool selectLast = false;
-  int64_t topK = 0; // TopK: its k (`arg` 1: largest, -1: smallest)
+  int64_t topK = 0;      // TopK: its k (`arg` 1: largest, -1: smallest)
+  bool runTimeK = false; // TopK: topK bounds k, the result's extent along the axis
   // stats[0] is the mean (sum / L) and stats[1] the sum of (x - s0)^2,
   // finished: a kernel may compute both in one pass (SplitRows.cpp).
   bool centered = false;

@@ -2,9 +2,9 @@
 // result element at coordinate (c0, ..., c{r-1}) is computed from a few
 // input elements found from that coordinate — Trilu, DepthToSpace,
 // SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
-// CumSum, Resize, and the fills ConstantOfShape and EyeLike
-// (isIndexMove). One loop over the result's elements: CUDA's grid-stride
-// loop, the CPU's rows [begin, end) of the result.
+// CumSum, Resize, OneHot, ReverseSequence, LRN, and the fills
+// ConstantOfShape, EyeLike and Range (isIndexMove). One loop over the result's elements: CUDA's
+// grid-stride loop, the CPU's rows [begin, end) of the result.
 //
 // Scatters are inverted into gathers, so one pass writes every element
 // once and no ordering between threads is needed: an element starts as the
@@ -240,6 +240,91 @@ bool emitFill(MoveCode &m) {
   return true;
 }
 
+// start + i * delta: floats in double, rounded once; integers wrapping (the
+// reference's). The length is the result's (a run-time size: the CPU
+// runtime gives a lone op's kernel the shape rule's at the run's values).
+bool emitRange(MoveCode &m) {
+  if (!m.computed(/*integers=*/true))
+    return false;
+  std::string s = m.scalar(m.op.operand(0)), d = m.scalar(m.op.operand(2));
+  if (isInteger(m.y->type.dtype))
+    m.setup << "  const unsigned long long s = (unsigned long long)(int64_t)" << s
+            << ", d = (unsigned long long)(int64_t)" << d << ";\n";
+  else
+    m.setup << "  const double s = " << s << ", d = " << d << ";\n";
+  m.body << "    out0[i] = "
+         << (isInteger(m.y->type.dtype)
+                 ? "(" + std::string(m.T) + ")(s + (unsigned long long)i * d)"
+                 : m.store("s + (double)i * d"))
+         << ";\n";
+  return true;
+}
+
+// values[1] where the new axis' coordinate is the index (negative counted
+// from the depth, the result's extent), values[0] elsewhere; float indices
+// truncate, an index out of range gives values[0] (ONNX's).
+bool emitOneHot(MoveCode &m) {
+  const Value *ind = m.op.operand(0);
+  int64_t a = m.op.getInt("axis"), r = int64_t(m.r);
+  a += a < 0 ? r : 0;
+  if (a < 0 || a >= r || ind->type.rank() + 1 != m.r)
+    return m.c.noKernel("a OneHot over an axis out of range");
+  std::string vals = m.data(2), at = "(int64_t)0", D = m.c.dim(m.y, size_t(a));
+  for (size_t d = 0; d < m.r; ++d)
+    if (d != size_t(a))
+      at = "(" + at + ") * " + m.c.dim(m.y, d) + " + " + m.cs(d);
+  std::string v = m.c.load(ind->type.dtype, m.stored(ind) + "[" + at + "]");
+  m.body << "    int64_t k = (int64_t)(" << v << ");\n"
+         << "    if (k < 0) k += " << D << ";\n"
+         << "    out0[i] = " << vals << "[k == " << m.cs(size_t(a)) << " ? 1 : 0];\n";
+  return true;
+}
+
+// Each batch entry's first sequence_lens[b] time steps reversed; a length
+// outside [0, T] is an index fault (the reference refuses it).
+bool emitReverseSequence(MoveCode &m) {
+  int64_t b = m.op.getInt("batch_axis"), t = m.op.getInt("time_axis");
+  if (m.r < 2 || b < 0 || b > 1 || t < 0 || t > 1 || b == t)
+    return m.c.noKernel("a ReverseSequence whose batch and time axes are not 0 and 1");
+  const Value *lens = m.op.operand(1);
+  std::string cb = m.cs(size_t(b)), ct = m.cs(size_t(t)), T = m.c.dim(m.x, size_t(t));
+  m.c.emitRowMajorStrides(m.setup, "xst", m.x);
+  m.body << "    const int64_t len = (int64_t)" << m.stored(lens) << "[" << cb << "];\n"
+         << "    if (len < 0 || len > " << T << ") " << m.indexFault("len", T + " + 1") << "\n"
+         << "    out0[i] = " << m.data(0) << "[" << ct << " < len ? i + (len - 1 - 2 * " << ct
+         << ") * xst[" << t << "] : i];\n";
+  return true;
+}
+
+// x / (bias + alpha / size * sum of x^2 over channels c - (size - 1) / 2 ..
+// c + size / 2 (clipped))^beta, in double as the reference.
+bool emitLRN(MoveCode &m) {
+  if (m.r < 3 || !m.computed())
+    return m.ok && m.c.noKernel("an LRN of rank below 3");
+  int64_t size = m.op.getInt("size"), before = (size - 1) / 2, after = size - 1 - before;
+  std::ostringstream k;
+  k.precision(17);
+  k << "(double)" << m.op.getFloat("alpha") << " / " << size << ".0";
+  std::string x = m.data(0), C = m.c.dim(m.x, 1);
+  m.c.emitRowMajorStrides(m.setup, "xst", m.x);
+  std::ostringstream bias, beta;
+  bias.precision(17);
+  beta.precision(17);
+  bias << m.op.getFloat("bias");
+  beta << m.op.getFloat("beta");
+  m.body << "    double sq = 0;\n"
+         << "    const int64_t lo = c1 - " << before << " < 0 ? 0 : c1 - " << before
+         << ", hi = c1 + " << after << " > " << C << " - 1 ? " << C << " - 1 : c1 + " << after
+         << ";\n"
+         << "    for (int64_t k = lo; k <= hi; ++k) { const double e = (double)"
+         << m.c.load(m.x->type.dtype, x + "[i + (k - c1) * xst[1]]") << "; sq += e * e; }\n"
+         << "    out0[i] = "
+         << m.store("(double)" + m.c.load(m.x->type.dtype, x + "[i]") + " / tc_pow((double)" +
+                    bias.str() + " + " + k.str() + " * sq, (double)" + beta.str() + ")")
+         << ";\n";
+  return true;
+}
+
 } // namespace
 
 std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls) {
@@ -267,6 +352,10 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::Resize: ok = emitResize(m); break;
   case OpKind::ConstantOfShape:
   case OpKind::EyeLike: ok = emitFill(m); break;
+  case OpKind::Range: ok = emitRange(m); break;
+  case OpKind::OneHot: ok = emitOneHot(m); break;
+  case OpKind::ReverseSequence: ok = emitReverseSequence(m); break;
+  case OpKind::LRN: ok = emitLRN(m); break;
   default: return c.reject("no index-move code for " + std::string(op.name()));
   }
   if (!ok || !m.ok)
@@ -276,6 +365,7 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   m.emitLoop(os, symbol);
   EmittedKernel k = c.kernel(symbol, os.str());
   k.block = c.cuda() ? kPointwiseBlock : 0;
+  k.halfTypes = c.usesHalf(); // computed f16/bf16 values (LRN, CumSum, Resize)
   return k;
 }
 

@@ -1,4 +1,5 @@
 #include "IndexMoveParts.h"
+#include "tc/Runtime/HostTensor.h"
 #include "tc/Support/Float16.h"
 #include <algorithm>
 #include <cstring>
@@ -52,6 +53,41 @@ std::string MoveCode::dataOf(const Value *v) {
   return names_[v] = name;
 }
 
+std::string MoveCode::stored(const Value *v) {
+  size_t a = c.argIndex(v);
+  const char *type = a == SIZE_MAX ? nullptr : c.st(v->type.dtype);
+  if (!type) {
+    ok = c.noKernel(std::string(op.name()) + " reading %" + v->name + " (" + v->type.str() + ")");
+    return "in0";
+  }
+  pointers_[a] = type;
+  return "in" + std::to_string(a);
+}
+
+std::string MoveCode::scalar(const Value *v) {
+  if (v->isConstant()) {
+    if (v->data->size != dtypeSize(v->type.dtype) || v->type.dtype == DType::Str) {
+      ok = c.noKernel(std::string(op.name()) + " reading the constant %" + v->name);
+      return "0.0";
+    }
+    HostTensor t(v->type.dtype, {});
+    std::memcpy(t.bytes(), v->data->ptr, t.byteSize());
+    std::ostringstream os;
+    os.precision(17);
+    if (isFloat(v->type.dtype))
+      os << t.getDouble(0);
+    else
+      os << t.getInt(0) << ".0";
+    return "(double)" + os.str();
+  }
+  return "(double)" + c.load(v->type.dtype, stored(v) + "[0]");
+}
+
+std::string MoveCode::indexFault(const std::string &a, const std::string &D) const {
+  return c.cuda() ? "{ __trap(); continue; }"
+                  : "{ tc_raise(TC_FAULT_INDEX, 0, " + a + ", " + D + "); continue; }";
+}
+
 size_t MoveCode::axis(const Value *v) {
   int64_t a = op.getInt("axis"), rank = int64_t(v->type.rank());
   a += a < 0 ? rank : 0;
@@ -77,10 +113,7 @@ void MoveCode::index(const std::string &name, const Value *v, const std::string 
   body << indent << "int64_t " << name << " = (int64_t)" << ref << "[" << pos << "];\n"
        << indent << "if (" << name << " < 0) " << name << " += " << D << ";\n"
        << indent << "if (" << name << " < 0 || " << name << " >= " << D << ") "
-       << (c.cuda() ? "{ __trap(); continue; }"
-                    : "{ tc_raise(TC_FAULT_INDEX, 0, " + name + " < 0 ? " + name + " - " + D +
-                          " : " + name + ", " + D + "); continue; }")
-       << "\n";
+       << indexFault(name + " < 0 ? " + name + " - " + D + " : " + name, D) << "\n";
 }
 
 std::string MoveCode::load(const std::string &ref) const { return c.load(y->type.dtype, ref); }

@@ -27,6 +27,15 @@ struct MoveCode {
   // Operand k's elements (an argument's pointer or a constant's array).
   std::string data(size_t k) { return dataOf(op.operand(k)); }
   std::string dataOf(const Value *v); // operand or not (indices through an Expand)
+  // Argument `v`'s elements in its own storage type (read with c.load),
+  // whatever the result's: OneHot's float indices, Range's bounds.
+  std::string stored(const Value *v);
+  // A one-element operand as a `double` (Range's start and delta, read once
+  // a call): a constant's literal or the argument's element.
+  std::string scalar(const Value *v);
+  // An index fault (CPU: recorded, CUDA: a trap) for value `a` outside an
+  // axis of size `D`, then `continue`: the element is skipped.
+  std::string indexFault(const std::string &a, const std::string &D) const;
   // The attribute `axis` normalized for v's rank (SIZE_MAX: out of range).
   size_t axis(const Value *v);
   // Declares int64_t `name` = index operand v at `pos`, negative counted

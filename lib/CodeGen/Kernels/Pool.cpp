@@ -1,6 +1,7 @@
 // The Pool family: a lone sliding-window op over N-D data ([N, C,
 // spatial...], 1-D to any rank, or [N, spatial..., C] for pools with
-// channels_last): MaxPool (no indices), AveragePool, LpPool, and
+// channels_last): MaxPool (with its Indices and on integers: NCHW),
+// AveragePool, LpPool, and
 // ConvTranspose in gather form (each result element sums the taps that
 // reach it). One result element per thread (CUDA) or per inner iteration of
 // the row loop (CPU); in NHWC the inner axis is C, so neighbouring threads
@@ -109,6 +110,8 @@ struct PoolWindow : Window {
   // as one 16-byte tc_vec (acc[l] per lane).
   void emitPoolBody(std::ostream &os, const std::string &yAt, unsigned vec = 1) const {
     DType t = op.operand(0)->type.dtype;
+    if (op.is(OpKind::MaxPool) && (op.results.size() > 1 || !isFloat(t)))
+      return emitArgMaxPoolBody(os, yAt);
     const char *T = c.ct(t);
     std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(c.st(t)) + ", " + V + ">",
                 acc = vec > 1 ? "acc[l]" : "acc";
@@ -174,6 +177,45 @@ struct PoolWindow : Window {
       os << "    Y[" << yAt << "] = " << c.store(t, r) << ";\n";
   }
 
+  // MaxPool as the reference picks: the first tap in the input, then each
+  // strictly greater one (NaN never replaces a value; integers compare as
+  // integers), and with Indices its flat index in X (row-major, or
+  // column-major over the spatial axes with storage_order 1), -1 for a
+  // window wholly in the padding. NCHW, one element at a time.
+  void emitArgMaxPoolBody(std::ostream &os, const std::string &yAt) const {
+    DType t = op.operand(0)->type.dtype;
+    const char *T = c.ct(t);
+    bool colMajor = op.getInt("storage_order") != 0;
+    os << "    int64_t bestAt = -1, bestCol = -1;\n    " << T << " best = " << T << "(0);\n";
+    std::string ind = "    ";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
+         << ind << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + k"
+         << n << " * D" << n << ";\n"
+         << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+      ind += "  ";
+    }
+    std::string xAt = offset("nc", "i", "I"), col = "i" + std::to_string(sp - 1), plane = "1";
+    for (size_t d = sp - 1; d-- > 0;)
+      col = "i" + std::to_string(d) + " + I" + std::to_string(d) + " * (" + col + ")";
+    for (size_t d = 0; d < sp; ++d)
+      plane += " * I" + std::to_string(d);
+    os << ind << "const " << T << " v = " << c.load(t, "X[" + xAt + "]") << ";\n"
+       << ind << "if (bestAt < 0 || v > best) { best = v; bestAt = " << xAt << "; bestCol = nc * ("
+       << plane << ") + " << col << "; }\n";
+    for (size_t d = sp; d-- > 0;)
+      os << std::string(4 + 2 * d, ' ') << "}\n";
+    if (isFloat(t)) // no tap in the input: the lowest value, as the reference
+      os << "    if (bestAt < 0) best = " << floatLiteral(-INFINITY, t, c.dialect) << ";\n";
+    os << "    Y[" << yAt << "] = " << c.store(t, "best") << ";\n";
+    if (op.results.size() > 1)
+      os << "    Ind[" << yAt << "] = bestAt < 0 ? -1 : " << (colMajor ? "bestCol" : "bestAt")
+         << ";\n";
+    else
+      os << "    (void)bestCol;\n";
+  }
+
   // y[n, m, o] = B[m] + sum over the group's channels c and the taps k with
   // o = i * S + k * D - P for an input position i.
   void emitTransposedBody(std::ostream &os, const std::string &yAt, bool bias) const {
@@ -207,12 +249,17 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   const Op &op = *cls.anchor;
   const Value *x = op.operand(0), *y = op.result();
   bool transposed = op.is(OpKind::ConvTranspose);
-  if (c.f.ops.size() != 1 || c.f.results.size() != 1 || op.results.size() != 1 ||
-      c.argIndex(x) == SIZE_MAX || x->type.rank() < 3)
+  // MaxPool's Indices: the group's second result, NCHW.
+  bool indices = op.is(OpKind::MaxPool) && op.results.size() == 2 && c.f.results == op.results &&
+                 !op.getInt("channels_last");
+  if (c.f.ops.size() != 1 || c.f.results.size() != op.results.size() ||
+      (op.results.size() != 1 && !indices) || c.argIndex(x) == SIZE_MAX || x->type.rank() < 3)
     return c.reject(std::string(op.name()) +
-                    " other than a lone op (one result) on a group argument");
+                    " other than a lone op (one result, or MaxPool's Indices over NCHW) on a "
+                    "group argument");
   DType t = x->type.dtype;
-  if (!isFloat(t) || !c.st(t))
+  bool integerMax = op.is(OpKind::MaxPool) && isInteger(t) && !op.getInt("channels_last");
+  if (!(isFloat(t) || integerMax) || !c.st(t))
     return c.reject(std::string(op.name()) + " on " + x->type.str());
   const Value *w = transposed ? op.operand(1) : nullptr, *b = transposed ? op.operand(2) : nullptr;
   if (transposed && (c.argIndex(w) == SIZE_MAX || (b && c.argIndex(b) == SIZE_MAX)))
@@ -239,6 +286,8 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
        << ", G = " << op.getInt("group") << ", CG = C / G, MG = M / G;\n";
   }
   view("Y", y, true);
+  if (indices)
+    os << "  int64_t *__restrict Ind = (int64_t *)bufs[" << c.f.args.size() + 1 << "];\n";
   if (last)
     os << "  const int64_t CH = " << c.dim(x, x->type.rank() - 1) << ";\n";
   win.emitSetup(os);

@@ -85,12 +85,24 @@ std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op) {
       p.reduced[d] = true;
   };
   if (op.is(OpKind::TopK)) {
-    // The k best of each row in registers, by insertion (small k).
-    int64_t k = op.getInt("k");
-    if (k < 1 || k > kMaxTopK)
-      return fail("with k above " + std::to_string(kMaxTopK));
+    // The k best of each row in registers, by insertion (small k). A k
+    // computed at run time is the result's extent along the axis (the CPU
+    // runtime gives a lone op's kernel the shape rule's sizes), at most the
+    // axis' static extent, which sizes the registers.
     if (!axis())
       return fail("over an axis out of range");
+    int64_t k = 0;
+    if (!op.operand(1)) {
+      k = op.getInt("k");
+    } else {
+      const Dim &d = x->type.shape[size_t(axisOf(op, r))];
+      if (!d.isStatic())
+        return fail("with a run-time k over an axis of run-time extent");
+      k = d.size;
+      p.runTimeK = true;
+    }
+    if (k < 1 || k > kMaxTopK)
+      return fail("with k above " + std::to_string(kMaxTopK));
     p.topK = k;
     p.arg = op.getInt("largest") != 0 ? 1 : -1;
     return p;

@@ -384,23 +384,27 @@ void Emitter::rowLoads(std::ostream &os) const {
 // ranks above every number (as the reference's sort).
 void Emitter::topK(std::ostream &os) const {
   const Op &op = *l.anchor;
-  std::string K = std::to_string(l.plan.topK);
+  // Registers for topK values; a run-time k is the result's extent along
+  // the axis, at most that.
+  std::string K = std::to_string(l.plan.topK), N = K;
+  const Value *y = op.results[0];
+  size_t r = y->type.rank(), axis = 0;
+  while (!l.plan.reduced[axis])
+    ++axis;
+  if (l.plan.runTimeK)
+    K = c.dim(y, axis);
   auto better = [&](const std::string &a, const std::string &b) {
     return l.plan.arg > 0
                ? "(" + a + " > " + b + " || (" + a + " != " + a + " && " + b + " == " + b + "))"
                : "(" + a + " < " + b + " || (" + a + " == " + a + " && " + b + " != " + b + "))";
   };
-  os << "    " << A << " tv[" << K << "];\n    int64_t ti[" << K << "], n = 0;\n";
+  os << "    " << A << " tv[" << N << "];\n    int64_t ti[" << N << "], n = 0;\n";
   elementLoop(os, loads(false) + "      if (n < " + K + " || " + better("x", "tv[" + K + " - 1]") +
                       ") {\n        int64_t q = n < " + K + " ? n++ : " + K + " - 1;\n" +
                       "        while (q > 0 && " + better("x", "tv[q - 1]") +
                       ") { tv[q] = tv[q - 1]; ti[q] = ti[q - 1]; --q; }\n" +
                       "        tv[q] = x; ti[q] = j;\n      }\n");
   // Where the row's results start: o over the kept axes, the result's strides.
-  const Value *y = op.results[0];
-  size_t r = y->type.rank(), axis = 0;
-  while (!l.plan.reduced[axis])
-    ++axis;
   os << "    int64_t ob = 0;\n    { int64_t rem = o;\n";
   for (size_t d = r; d-- > 0;)
     if (d != axis)

@@ -14,6 +14,7 @@
 #include "tc/IR/ControlFlow.h"
 #include "tc/IR/DimExpr.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Runtime/ConstantEval.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
@@ -166,13 +167,18 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
       // A size only the shape rule knows (a Tile's repeats, an Expand's
       // shape computed at run time): a group of one op over its arguments
       // asks the rule with the run's values; any other runs on the reference.
+      // Its small constants (a Range's limit and delta) the group holds itself.
       if (!ruled && f.ops.size() == 1 && f.ops[0]->results.size() == f.results.size()) {
         std::vector<const HostTensor *> opIns;
+        std::vector<HostTensor> constants;
+        constants.reserve(f.ops[0]->operands.size());
         for (const Value *v : f.ops[0]->operands) {
           size_t a = std::find(f.args.begin(), f.args.end(), v) - f.args.begin();
-          if (v && a == f.args.size())
+          if (v && a == f.args.size() && !v->isConstant())
             return std::nullopt;
-          opIns.push_back(v ? ins[a] : nullptr);
+          if (v && a == f.args.size())
+            constants.push_back(constantTensor(*v));
+          opIns.push_back(!v ? nullptr : a < f.args.size() ? ins[a] : &constants.back());
         }
         ruled = runTimeResultTypes(*f.ops[0], opIns);
       }
