@@ -16,6 +16,7 @@
 // converted at compile time; activations get one shared Cast per (value,
 // type). Result dtypes are then re-inferred from the op table. The fuse pass
 // afterwards absorbs the casts into the neighbouring kernels.
+#include "tc/IR/TrainSignature.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Support/Error.h"
@@ -131,6 +132,9 @@ private:
     PrecisionClass p = op.info().precision;
     if (p == PrecisionClass::Keep)
       return;
+    // A train step's loss and its gradient stay f32 (TrainSignature.h).
+    if (p == PrecisionClass::Low && op.loc.node == kLossNode)
+      p = PrecisionClass::F32;
     DType want = p == PrecisionClass::Low ? low_ : DType::F32;
     if (p == PrecisionClass::Follow) {
       const Value *data = op.operand(0);

@@ -53,6 +53,12 @@ inline constexpr const char *kTrainInitFunction = "init";
 // parameters. A module without it (hand-written IR) trains every float
 // constant of 2+ elements.
 inline constexpr const char *kWeightsMetadataKey = "tc.weights";
+// The node name of append-loss's ops (their file stays the model's), which
+// lower-losses' ops and their gradients (autodiff copies a location) carry
+// too: tc-prof shows the loss as a node of its own, and mixed-precision runs
+// it in f32, as autocast runs a loss (its gradient seed, the loss scale,
+// 65536 at first, is past f16's largest value).
+inline constexpr const char *kLossNode = "(loss)";
 // fp16 training's state (autodiff{loss-scale}, consumed by append-optimizer).
 inline constexpr const char *kLossScaleKey = "amp.loss_scale";
 inline constexpr const char *kGrowthTrackerKey = "amp.growth_tracker";

@@ -27,8 +27,9 @@ bool runAppendLossPass(Module &m, const PassOptions &opts) {
          " model outputs)");
   Value *y = f.results[size_t(which)];
   const std::string &kind = opts.get("loss");
-  Op anchor(OpKind::Identity); // the loss's location: the model's output
+  Op anchor(OpKind::Identity); // the loss's location: the model's file, node kLossNode
   anchor.loc = y->def ? y->def->loc : Location{};
+  anchor.loc.node = kLossNode;
   GradBuilder b(f, anchor, "loss");
   if (!isFloat(y->type.dtype))
     fail("append-loss: output %", y->name, " is ", y->type.str(), "; a loss needs a float output");

@@ -39,7 +39,8 @@ backward = [k for k in rows if k["phase"] == "backward"]
 linked = 0
 for k in backward:
     named = [n for n in k["nodes"] if n]
-    if not named or not set(named) <= nodes:
+    # "(loss)": append-loss's ops and their gradient (TrainSignature.h's kLossNode).
+    if not named or not set(named) <= nodes | {"(loss)"}:
         fail("backward row %s names %r, not the model's nodes" % (k["name"], k["nodes"]))
     linked += bool(set(named) & forward_nodes)
 if 2 * linked < len(backward):
