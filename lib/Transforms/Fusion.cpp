@@ -41,6 +41,9 @@ namespace tc {
 
 namespace {
 
+// A constant the kernel inlines rather than reads (below).
+bool inlineable(const Value *v);
+
 enum class Anchor { None, Reduction, Library };
 
 struct Group {
@@ -186,7 +189,7 @@ private:
         if (!move)
           continue;
         std::optional<size_t> g = readersGroup(move->result());
-        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s)) {
+        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s) && fitsInputs(*g, s)) {
           isolated_.erase(s);
           merge(*g, s);
           changed = true;
@@ -195,8 +198,8 @@ private:
         if (!move->is(OpKind::Concat))
           continue;
         for (const Value *v : move->operands)
-          if (auto p = producer(v);
-              p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) && !pathThroughOthers(s, *p)) {
+          if (auto p = producer(v); p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) &&
+                                    !pathThroughOthers(s, *p) && fitsInputs(s, *p)) {
             if (isolated_.erase(s))
               groups_[s].domain = move->result()->type.shape;
             merge(s, *p);
@@ -208,13 +211,32 @@ private:
           continue;
         for (size_t g : readerGroupsOf(p))
           if (g != p && pointwiseGroup(g) && onlyFeeds(p, g) && readOnlyByMoves(p, g) &&
-              !pathThroughOthers(g, p)) {
+              !pathThroughOthers(g, p) && fitsInputs(g, p)) {
             merge(g, p);
             changed = true;
             break;
           }
       }
     }
+  }
+
+  // Groups a and b together read at most kMaxInlinedInputs tensors: a
+  // kernel takes a pointer per input (CUDA: 4 KB of parameters), and an
+  // inlined Concat selects its part per element. An unrolled RNN's Y, a
+  // Concat of every step's h, stays a copy rather than one group reading
+  // all steps.
+  bool fitsInputs(size_t a, size_t b) const {
+    constexpr size_t kMaxInlinedInputs = 64;
+    std::unordered_set<const Value *> made, read;
+    for (size_t g : {a, b})
+      for (const Op *op : groups_[g].ops)
+        made.insert(op->results.begin(), op->results.end());
+    for (size_t g : {a, b})
+      for (const Op *op : groups_[g].ops)
+        for (const Value *v : op->operands)
+          if (v && !made.count(v) && !inlineable(v))
+            read.insert(v);
+    return read.size() <= kMaxInlinedInputs;
   }
 
   // Every result of group p is read only by ops of group g (and by nothing
