@@ -49,10 +49,7 @@ public:
     H_ = rnn.operand(2)->type.shape[2].size;
     G_ = rnn.is(OpKind::RNN) ? 1 : rnn.is(OpKind::GRU) ? 3 : 4;
     D_ = rnn.getString("direction") == "bidirectional" ? 2 : 1;
-    std::vector<std::string> defaults = G_ == 1 ? std::vector<std::string>{"Tanh"}
-                                        : G_ == 3
-                                            ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                            : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+    std::vector<std::string> defaults = nn::rnnDefaultActivations(G_);
     perDirection_ = defaults.size();
     acts_ =
         nn::rnnActivations(rnn.attr("activations").strings(), rnn.attr("activation_alpha").floats(),
@@ -111,7 +108,9 @@ private:
   double clip_ = 0;
   std::map<std::vector<int64_t>, Value *> ints_;
   std::map<double, Value *> scalars_;
-  // Per lowering: XW [T, N, D*G*H]; per direction: R_d^T's operands, GRU's h-gate Rb.
+  // XW [T, N, D*G*H] and the mask [T, N, 1]; per direction: the R read by
+  // the step's product (GRU without linear_before_reset: its z, r rows; rh_
+  // the h rows), GRU's h-gate Rb, the 3 peepholes (null: absent).
   Value *xw_ = nullptr, *mask_ = nullptr;
   std::vector<Value *> r_, rh_, rbh_, peep_;
 };
