@@ -3,7 +3,7 @@
 of its own (named for the form) whose result is a model output, the forms
 real exports produce (torch dynamo / TorchScript, timm, transformers).
 
-    python3 models/make_coverage_models.py OUTDIR      # writes OUTDIR/<family>.onnx
+    python3 models/make_coverage_models.py OUTDIR [FAMILY...]  # writes OUTDIR/<family>.onnx
 
 test/CodeGen/op-coverage.test compiles every family for each target with
 --stats and requires the host steps to be exactly the forms listed in
@@ -27,7 +27,8 @@ rng = np.random.default_rng(0)
 
 class Family:
     """A model under construction: inputs x4 f32[N,8,16,16], x3 f32[N,16,32],
-    ids i64[N,16] (token ids: random integers in [1, 9])."""
+    ids i64[N,16] (token ids: random integers in [1, 9]), lens i32[N]
+    (sequence lengths: random integers in [1, 9])."""
 
     def __init__(self, name, opset=18):
         self.name, self.opset = name, opset
@@ -61,7 +62,8 @@ class Family:
     def model(self):
         ins = [h.make_tensor_value_info("x4", F, ["N", 8, 16, 16]),
                h.make_tensor_value_info("x3", F, ["N", 16, 32]),
-               h.make_tensor_value_info("ids", T.INT64, ["N", 16])]
+               h.make_tensor_value_info("ids", T.INT64, ["N", 16]),
+               h.make_tensor_value_info("lens", T.INT32, ["N"])]
         used = {i for n in self.nodes for i in n.input}
         ins = [i for i in ins if i.name in used]
         g = h.make_graph(self.nodes, self.name, ins, self.outputs, initializer=self.inits)
@@ -290,12 +292,68 @@ def spatial():
     return f
 
 
-FAMILIES = [movement, indexing, normalization, reduction, spatial]
+def recurrent():
+    """What torch.onnx.export writes for nn.LSTM / nn.GRU / nn.RNN with
+    batch_first=True over x3 [N, T = 16, I = 32]: the input transposed to
+    time-major, zero initial states made from the batch size (hx=None, a
+    dynamic batch), ONNX-order weights (initializers after constant folding),
+    each layer's Y [T, D, N, H] made [T, N, D*H] for the next (bidirectional:
+    Transpose + Reshape [0, 0, -1]; else Squeeze), the last transposed back to
+    batch-major; h_n the layers' Y_h joined. Plus an LSTM reading
+    sequence_lens, batch-major through `layout` 1 (other exporters)."""
+    f = Family("recurrent", opset=14)
+    H = 16
+    wts = lambda form, name, shape: f.const(form, name, rng.standard_normal(shape) * 0.2, np.float32)
+
+    def node(form, op, inputs, outs, **attrs):
+        f.nodes.append(h.make_node(op, inputs, outs, name=f"{form}/{len(f.nodes)}", **attrs))
+        return outs[0]
+
+    def torch_rnn(form, op, gates, layers, dirs, **attrs):
+        x = node(form, "Transpose", ["x3"], [f"{form}_xt"], perm=[1, 0, 2])
+        shape = node(form, "Shape", ["x3"], [f"{form}_shape"])
+        n = node(form, "Gather", [shape, f.const(form, "batch_axis", [0])], [f"{form}_n"], axis=0)
+        dims = node(form, "Concat", [f.const(form, "states", [layers * dirs]), n, f.const(form, "hidden", [H])],
+                    [f"{form}_dims"], axis=0)
+        zeros = node(form, "ConstantOfShape", [dims], [f"{form}_zeros"], value=h.make_tensor("v", F, [1], [0.0]))
+        width, hs = 32, []
+        for l in range(layers):
+            h0 = node(form, "Slice", [zeros, f.const(form, f"start{l}", [l * dirs]),
+                                      f.const(form, f"end{l}", [(l + 1) * dirs]), f.const(form, f"axis{l}", [0])],
+                      [f"{form}_h0_{l}"])
+            ins = [x, wts(form, f"w{l}", (dirs, gates * H, width)), wts(form, f"r{l}", (dirs, gates * H, H)),
+                   wts(form, f"b{l}", (dirs, 2 * gates * H)), "", h0] + ([h0] if op == "LSTM" else [])
+            y = node(form, op, ins, [f"{form}_y{l}", f"{form}_yh{l}"], hidden_size=H,
+                     direction="bidirectional" if dirs == 2 else "forward", **attrs)
+            hs.append(f"{form}_yh{l}")
+            if dirs == 2:
+                t = node(form, "Transpose", [y], [f"{form}_t{l}"], perm=[0, 2, 1, 3])
+                x = node(form, "Reshape", [t, f.const(form, f"shape{l}", [0, 0, -1])], [f"{form}_o{l}"])
+            else:
+                x = node(form, "Squeeze", [y, f.const(form, f"squeeze{l}", [1])], [f"{form}_o{l}"])
+            width = dirs * H
+        out = node(form, "Transpose", [x], [f"{form}_out"], perm=[1, 0, 2])
+        hn = node(form, "Concat", hs, [f"{form}_hn"], axis=0) if len(hs) > 1 else hs[0]
+        f.outputs += [h.make_tensor_value_info(v, F, None) for v in (out, hn)]
+
+    torch_rnn("lstm_2layer_bidirectional", "LSTM", 4, 2, 2)
+    torch_rnn("gru", "GRU", 3, 1, 1, linear_before_reset=1)
+    torch_rnn("rnn_2layer", "RNN", 1, 2, 1)
+    form = "lstm_layout1_lens"
+    outs = [f"{form}_y", f"{form}_yh", f"{form}_yc"]
+    node(form, "LSTM", ["x3", wts(form, "w", (1, 4 * H, 32)), wts(form, "r", (1, 4 * H, H)),
+                        wts(form, "b", (1, 8 * H)), "lens"], outs, hidden_size=H, layout=1)
+    f.outputs += [h.make_tensor_value_info(v, F, None) for v in outs]
+    return f
+
+
+FAMILIES = [movement, indexing, normalization, reduction, spatial, recurrent]
 
 if __name__ == "__main__":
     out = sys.argv[1]
     os.makedirs(out, exist_ok=True)
-    for make in FAMILIES:
+    only = sys.argv[2:]  # family names (all when none given)
+    for make in [m for m in FAMILIES if not only or m.__name__ in only]:
         fam = make()
         onnx.save(fam.model(), os.path.join(out, fam.name + ".onnx"))
-    print(f"{len(FAMILIES)} coverage models in {out}")
+    print(f"{len(only) or len(FAMILIES)} coverage models in {out}")

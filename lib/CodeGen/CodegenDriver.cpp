@@ -104,6 +104,10 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
       why = " that the lower-optimizers pass leaves alone: " + optimizerObstacle(*op);
     if (op->is(OpKind::Hardmax))
       why = " that the lower-hardmax pass leaves alone: " + hardmaxObstacle(*op);
+    if (op->is(OpKind::RNN) || op->is(OpKind::GRU) || op->is(OpKind::LSTM))
+      why = recurrentObstacle(*op).empty()
+                ? " that the lower-recurrent pass did not run on (tc-opt -O0)"
+                : " that the lower-recurrent pass leaves alone: " + recurrentObstacle(*op);
     out.push_back({"%" + name,
                    "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
                    nodesOf({op.get()})});

@@ -3,6 +3,7 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/Config.h"
 #include <chrono>
+#include <map>
 #include <sstream>
 
 namespace tc {
@@ -42,17 +43,28 @@ void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &sou
   // library turns down.
   std::ostringstream src, tab;
   src << kernelPrelude(KernelDialect::Cpu);
+  // Groups whose kernels are equal up to the name share one: fewer for
+  // clang to compile (an unrolled RNN's steps, every layer's LayerNorm).
+  std::map<std::string, std::string> symbolOf;
+  auto symbol = [&](const EmittedKernel *k) -> std::string {
+    if (!k)
+      return "-";
+    auto [same, fresh] = symbolOf.emplace(anonymousSource(*k), k->symbol);
+    if (fresh)
+      src << k->source << "\n";
+    return same->second;
+  };
+  std::vector<std::string> kernelSymbol;
   for (const GroupCode &g : groups)
-    if (g.kernel)
-      src << g.kernel->source << "\n";
-  for (const GroupCode &g : groups) {
-    if (g.epilogue)
-      src << g.epilogue->source << "\n";
+    kernelSymbol.push_back(symbol(g.kernel ? &*g.kernel : nullptr));
+  for (size_t i = 0; i < groups.size(); ++i) {
+    const GroupCode &g = groups[i];
+    std::string epilogue = symbol(g.epilogue ? &*g.epilogue : nullptr);
     if (g.kernel || !g.library.empty())
-      tab << g.group->name << " " << (g.kernel ? g.kernel->symbol : "-") << " "
+      tab << g.group->name << " " << kernelSymbol[i] << " "
           << kernelKindField(g.kernel ? &g.kernel->kind : nullptr) << " "
-          << (g.library.empty() ? "-" : g.library) << " " << (g.epilogue ? g.epilogue->symbol : "-")
-          << " " << kernelKindField(g.epilogue ? &g.epilogue->kind : nullptr) << "\n";
+          << (g.library.empty() ? "-" : g.library) << " " << epilogue << " "
+          << kernelKindField(g.epilogue ? &g.epilogue->kind : nullptr) << "\n";
   }
   source = src.str();
   table = tab.str();

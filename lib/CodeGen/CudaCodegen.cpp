@@ -13,19 +13,6 @@ namespace tc {
 
 namespace {
 
-// A kernel's source without its name (and the comment naming its group):
-// groups whose kernels are equal up to the name share one.
-std::string anonymous(const EmittedKernel &k) {
-  std::string s = k.source.substr(k.source.find('\n') + 1);
-  for (size_t at = s.find(k.symbol); at != std::string::npos; at = s.find(k.symbol, at))
-    s.replace(at, k.symbol.size(), "tc_");
-  return s;
-}
-
-} // namespace
-
-namespace {
-
 // Where cuDNN measured faster than the generated kernel (H100, fp16 NHWC,
 // batch 32, utils/dwconv-bench.py; docs/cuda-bench.md): 5x5 windows (1.4-1.9x)
 // and strided 3x3 (1.1x). The kernel wins 2.6-9x at 7x7 and 1.05-1.5x at
@@ -107,7 +94,7 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
   // A table line (format: include/tc/Runtime/CudaLaunch.h); the kernel's
   // source goes into the program unless an equal one is there.
   auto add = [&](const EmittedKernel &k, const std::string &group, const std::string &library) {
-    auto [same, fresh] = symbolOf.emplace(anonymous(k), k.symbol);
+    auto [same, fresh] = symbolOf.emplace(anonymousSource(k), k.symbol);
     if (fresh)
       body << k.source << "\n";
     tab << group << " " << same->second << " " << kernelKindName(k.kind) << " "

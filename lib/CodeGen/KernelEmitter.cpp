@@ -66,6 +66,13 @@ std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect di
   return cls ? emitFamily(c, *cls) : std::nullopt;
 }
 
+std::string anonymousSource(const EmittedKernel &k) {
+  std::string s = k.source.substr(k.source.find('\n') + 1);
+  for (size_t at = s.find(k.symbol); at != std::string::npos; at = s.find(k.symbol, at))
+    s.replace(at, k.symbol.size(), "tc_");
+  return s;
+}
+
 const char *launchKindName(LaunchKind k) {
   return k == LaunchKind::Rows      ? "rows"
          : k == LaunchKind::Reduce  ? "reduce"

@@ -205,7 +205,7 @@ private:
         if (!move)
           continue;
         std::optional<size_t> g = readersGroup(move->result());
-        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s) &&
+        if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s) && fitsInputs(*g, s) &&
             fitsBuffers(groups_[*g].ops, groups_[s].ops)) {
           isolated_.erase(s);
           merge(*g, s);
@@ -216,7 +216,7 @@ private:
           continue;
         for (const Value *v : move->operands)
           if (auto p = producer(v); p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) &&
-                                    !pathThroughOthers(s, *p) &&
+                                    !pathThroughOthers(s, *p) && fitsInputs(s, *p) &&
                                     fitsBuffers(groups_[s].ops, groups_[*p].ops)) {
             if (isolated_.erase(s))
               groups_[s].domain = move->result()->type.shape;
@@ -229,13 +229,33 @@ private:
           continue;
         for (size_t g : readerGroupsOf(p))
           if (g != p && pointwiseGroup(g) && onlyFeeds(p, g) && readOnlyByMoves(p, g) &&
-              !pathThroughOthers(g, p) && fitsBuffers(groups_[g].ops, groups_[p].ops)) {
+              !pathThroughOthers(g, p) && fitsInputs(g, p) &&
+              fitsBuffers(groups_[g].ops, groups_[p].ops)) {
             merge(g, p);
             changed = true;
             break;
           }
       }
     }
+  }
+
+  // Groups a and b together read at most kMaxInlinedInputs tensors: an
+  // inlined Concat selects its part per element (fitsBuffers bounds the
+  // kernel's parameters). An unrolled RNN's Y, a
+  // Concat of every step's h, stays a copy rather than one group reading
+  // all steps.
+  bool fitsInputs(size_t a, size_t b) const {
+    constexpr size_t kMaxInlinedInputs = 64;
+    std::unordered_set<const Value *> made, read;
+    for (size_t g : {a, b})
+      for (const Op *op : groups_[g].ops)
+        made.insert(op->results.begin(), op->results.end());
+    for (size_t g : {a, b})
+      for (const Op *op : groups_[g].ops)
+        for (const Value *v : op->operands)
+          if (v && !made.count(v) && !inlineable(v))
+            read.insert(v);
+    return read.size() <= kMaxInlinedInputs;
   }
 
   // Every result of group p is read only by ops of group g (and by nothing

@@ -187,8 +187,10 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
     return {Verify};
   // lower-losses after CSE: the weighted mean's second class compare stays
   // its own op, so that fusion gives it to the denominator's reduction.
-  Pipeline p{InferShapes, LowerEinsum,  FoldConstants,   Canonicalize, CSE,
-             LowerLosses, LowerHardmax, LowerOptimizers, DCE};
+  // lower-recurrent before fold-constants, which folds the slices and
+  // reshapes of the weights it makes.
+  Pipeline p{InferShapes, LowerEinsum, LowerRecurrent, FoldConstants,   Canonicalize,
+             CSE,         LowerLosses, LowerHardmax,   LowerOptimizers, DCE};
   // -O3 adds attention-fusion; -O2 where attentionFusionAtO2 says (Pass.h,
   // docs/optimizer.md has the numbers).
   if (level >= 2 && attention.value_or(level >= 3))
@@ -247,7 +249,8 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
   // Shape computations folded (the weights are arguments by now, so nothing
   // reading one folds): a Resize's sizes or a Slice's ends computed from
   // shapes that --dim fixed reach the gradient rules as constants.
-  p.add(InferShapes).add(FoldConstants);
+  // Recurrent ops unrolled before autodiff, which differentiates the steps.
+  p.add(InferShapes).add(FoldConstants).add(LowerRecurrent);
   p.add(fromSpec(AppendLoss, "loss", loss))
       .add(PassInvocation(Autodiff).set("loss-scale", lossScale));
   if (!lowType.empty())

@@ -113,8 +113,9 @@ TEST(Passes, PipelineParsingRejectsUnknownNamesAndOptions) {
 
 TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
-  EXPECT_EQ(pipelineForLevel(1).spelling(), "infer-shapes,lower-einsum,fold-constants,canonicalize,"
-                                            "cse,lower-losses,lower-hardmax,lower-optimizers,dce");
+  EXPECT_EQ(pipelineForLevel(1).spelling(),
+            "infer-shapes,lower-einsum,lower-recurrent,fold-constants,canonicalize,"
+            "cse,lower-losses,lower-hardmax,lower-optimizers,dce");
   const std::string o1 = pipelineForLevel(1).spelling();
   EXPECT_EQ(pipelineForLevel(2).spelling(), o1 + ",fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,attention-layouts,dce,fuse");

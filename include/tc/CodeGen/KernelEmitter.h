@@ -100,6 +100,11 @@ struct EmittedKernel {
   bool mayFault = false; // some op records a fault (OpExpressions.h)
 };
 
+// A kernel's source without its name (and the comment naming its group):
+// groups whose kernels are equal up to the name share one (both backends'
+// assemble: every layer's LayerNorm, an unrolled RNN's steps).
+std::string anonymousSource(const EmittedKernel &k);
+
 // "pointwise" / "rows" / "reduce" / "columns" / "lanes" / "split" (the
 // kernel table's spelling).
 const char *launchKindName(LaunchKind k);

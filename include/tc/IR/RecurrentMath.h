@@ -48,6 +48,16 @@ struct RnnActivation {
   }
 };
 
+// The default activations of an op with `gates` gates (RNN 1: f; GRU 3:
+// f, g; LSTM 4: f, g, h), one direction's: their count is the op's.
+inline std::vector<std::string> rnnDefaultActivations(int64_t gates) {
+  if (gates == 1)
+    return {"Tanh"};
+  if (gates == 3)
+    return {"Sigmoid", "Tanh"};
+  return {"Sigmoid", "Tanh", "Tanh"};
+}
+
 // The perDirection * directions activations in order (direction-major).
 // `names` holds perDirection (used for every direction) or that many per
 // direction, or is empty for `defaults`; alphas and betas are consumed in

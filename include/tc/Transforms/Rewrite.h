@@ -83,6 +83,9 @@ std::string einsumObstacle(const Op &e);
 std::string lossObstacle(const Op &loss);
 // Why the lower-hardmax pass leaves a Hardmax alone ("" when it lowers it).
 std::string hardmaxObstacle(const Op &hardmax);
+// Why the lower-recurrent pass leaves RNN / GRU / LSTM `rnn` alone ("" when
+// it unrolls it; lib/Transforms/LowerRecurrent.cpp).
+std::string recurrentObstacle(const Op &rnn);
 // Why the lower-optimizers pass leaves Adagrad / Adam / Momentum `op` alone
 // ("" when it rewrites it; lib/Transforms/LowerOptimizers.cpp).
 std::string optimizerObstacle(const Op &op);

@@ -42,12 +42,9 @@ std::vector<TensorType> inferRecurrent(const Op &op) {
       fail(flag, " must be 0 or 1, got ", op.getInt(flag));
   if (op.getFloat("clip") < 0 || std::isnan(op.getFloat("clip")))
     fail("clip must be > 0 (or 0: no clipping), got ", op.getFloat("clip"));
-  std::vector<std::string> defaults = gates == 1 ? std::vector<std::string>{"Tanh"}
-                                      : gates == 3
-                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
   nn::rnnActivations(op.attr("activations").strings(), op.attr("activation_alpha").floats(),
-                     op.attr("activation_beta").floats(), defaults, size_t(dirs));
+                     op.attr("activation_beta").floats(), nn::rnnDefaultActivations(gates),
+                     size_t(dirs));
 
   if (r.rank() != 3)
     fail("R must be 3-D [num_directions, ", gates, " * hidden_size, hidden_size], got ", r.str());

@@ -53,10 +53,7 @@ void recurrentKernel(const Op &op, const Ins &ins, Outs &outs) {
     if (len < 0 || len > T)
       fail("sequence_lens value ", len, " is outside [0, ", T, "]");
 
-  std::vector<std::string> defaults = G == 1 ? std::vector<std::string>{"Tanh"}
-                                      : G == 3
-                                          ? std::vector<std::string>{"Sigmoid", "Tanh"}
-                                          : std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"};
+  std::vector<std::string> defaults = nn::rnnDefaultActivations(G);
   std::vector<nn::RnnActivation> acts =
       nn::rnnActivations(op.attr("activations").strings(), op.attr("activation_alpha").floats(),
                          op.attr("activation_beta").floats(), defaults, size_t(D));
