@@ -104,6 +104,8 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
       why = " that the lower-optimizers pass leaves alone: " + optimizerObstacle(*op);
     if (op->is(OpKind::Hardmax))
       why = " that the lower-hardmax pass leaves alone: " + hardmaxObstacle(*op);
+    if (std::string q = quantizeObstacle(*op); q != "not a quantization op")
+      why = " that the lower-quantize pass leaves alone: " + q;
     out.push_back({"%" + name,
                    "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
                    nodesOf({op.get()})});

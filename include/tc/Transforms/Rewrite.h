@@ -83,6 +83,9 @@ std::string einsumObstacle(const Op &e);
 std::string lossObstacle(const Op &loss);
 // Why the lower-hardmax pass leaves a Hardmax alone ("" when it lowers it).
 std::string hardmaxObstacle(const Op &hardmax);
+// Why the lower-quantize pass leaves a quantization op alone ("" when it
+// lowers it; lib/Transforms/LowerQuantize.cpp).
+std::string quantizeObstacle(const Op &op);
 // Why the lower-optimizers pass leaves Adagrad / Adam / Momentum `op` alone
 // ("" when it rewrites it; lib/Transforms/LowerOptimizers.cpp).
 std::string optimizerObstacle(const Op &op);
