@@ -53,7 +53,9 @@ static void checkQuantParams(const Op &op, size_t si, size_t zi, const TensorTyp
            x.str());
   }
   if (const Value *z = op.operand(zi)) {
-    if (z->type.shape != s.shape)
+    // One value each may differ in rank (onnxruntime's quantizer writes a
+    // scale [1] and a zero point []).
+    if (z->type.shape != s.shape && !(oneElement(s) && oneElement(z->type)))
       fail(op.info().operands[zi].name, " ", z->type.str(), " differs in shape from ", sn, " ",
            s.str());
   }
