@@ -6,10 +6,13 @@ Softmax(q k^T) v over 2 heads, output projection, residual, a Gelu MLP).
 Built in f32 with the onnx package, then quantized by
 onnxruntime.quantization.quantize_static (QDQ format, u8 activations per
 tensor, i8 weights per output channel, i32 biases) on random calibration
-data. The results are committed (models/ci/qdq_cnn.onnx,
-qdq_transformer.onnx) since CI has no onnxruntime; rerun this to remake them:
+data. The results are committed (models/quantized/qdq_cnn.onnx,
+qdq_transformer.onnx: not models/ci, whose models utils/committed_models.py
+walks at fp16 too, where a fused half epilogue and the reference's per-op
+half rounding may quantize one value a step apart); rerun this to remake
+them:
 
-    python3 models/make_qdq_models.py models/ci
+    python3 models/make_qdq_models.py models/quantized
 
 test/Runtime/cuda-fake-quantize.test and test/Transforms/qdq-models.test
 compile them with --no-host-fallback for both targets.
