@@ -108,6 +108,8 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
       why = recurrentObstacle(*op).empty()
                 ? " that the lower-recurrent pass did not run on (tc-opt -O0)"
                 : " that the lower-recurrent pass leaves alone: " + recurrentObstacle(*op);
+    if (std::string q = quantizeObstacle(*op); q != "not a quantization op")
+      why = " that the lower-quantize pass leaves alone: " + q;
     out.push_back({"%" + name,
                    "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
                    nodesOf({op.get()})});

@@ -90,10 +90,13 @@ int effectiveType(const AttributeProto &a) {
 // converter reads itself).
 // Attributes tc's passes set that ONNX does not have: a model may not set
 // them (channels_last on Conv or a pool would reinterpret the data's layout;
-// gemm-views' transA/transB/alpha on MatMul its operands and product).
+// gemm-views' transA/transB/alpha on MatMul its operands and product;
+// lower-quantize's exact on Conv would promise integer operands).
 bool isCompilerAttr(std::string_view opType, std::string_view name) {
   if (opType == "MatMul")
     return name == "transA" || name == "transB" || name == "alpha";
+  if (opType == "Conv" && name == "exact")
+    return true;
   return name == "channels_last" &&
          (opType == "Conv" || opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool");
 }

@@ -257,9 +257,9 @@ int tcOptMain(int argc, char **argv) {
       attend = true;
     Pipeline pipeline =
         passes.empty() ? pipelineForLevel(level < 0 ? 2 : level, attend) : parsePipeline(passes);
-    // Target- and precision-driven passes go right before fusion, so that
-    // fusion absorbs the transposes and casts they insert; with no fuse
-    // pass, at the end of the pipeline.
+    // Target- and precision-driven passes go right before lower-quantize
+    // and fusion (preFusionAnchor), so that fusion absorbs the transposes
+    // and casts they insert; with neither pass, at the end of the pipeline.
     if (mergeGemms != "on" && mergeGemms != "off")
       fail("--merge-gemms takes on or off, not '", mergeGemms, "'");
     if (target != "any") { // what the target wants before fusion (Targets.def)
@@ -273,11 +273,11 @@ int tcOptMain(int argc, char **argv) {
         bool attend = std::any_of(pipeline.begin(), pipeline.end(), [](const PassInvocation &p) {
           return p.is(PassId::AttentionFusion);
         });
-        pipeline.insertBefore(attend ? PassId::AttentionFusion : PassId::Fuse,
+        pipeline.insertBefore(attend ? PassId::AttentionFusion : pipeline.preFusionAnchor(),
                               Pipeline{PassId::MergeGemms});
       }
       if (t->optPipeline)
-        pipeline.insertBefore(PassId::Fuse, t->optPipeline());
+        pipeline.insertBefore(pipeline.preFusionAnchor(), t->optPipeline());
     }
     if (!convGemm.empty()) {
       if (!parseConvGemmMode(convGemm))
@@ -313,7 +313,7 @@ int tcOptMain(int argc, char **argv) {
     if (precision == "fp16" || precision == "bf16") {
       if (!train && !eval) // (a train or eval step's ran in its own pipeline)
         pipeline.insertBefore(
-            PassId::Fuse,
+            pipeline.preFusionAnchor(),
             mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
       // conv-gemms' auto rule leaves f32 convs on cuDNN (TF32): tell it.
       pipeline.setOption(PassId::ConvGemms, "low-precision", "1");

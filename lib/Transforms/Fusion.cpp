@@ -430,14 +430,18 @@ private:
                        [](const Op *o) { return o->is(OpKind::PhiloxDropout); });
   }
 
-  // A pointwise group reading integer tensors (a loss's labels) stays a
-  // kernel of its own: the reduction families' prologues read floats only.
+  // Integer data (a loss's labels, quantized tensors, an i32 product's
+  // cast) only in pointwise kernels: the other families' prologues and
+  // epilogues are float code (Classify.cpp rejects such a group), so an op
+  // reading or writing integers joins no call's or reduction's group, and a
+  // pointwise group holding one stays a kernel of its own.
+  static bool touchesIntegers(const Op &o) {
+    auto integer = [](const Value *v) { return v && isInteger(v->type.dtype); };
+    return std::any_of(o.operands.begin(), o.operands.end(), integer) ||
+           std::any_of(o.results.begin(), o.results.end(), integer);
+  }
   bool readsIntegers(const Group &g) const {
-    for (const Op *o : g.ops)
-      for (const Value *v : o->operands)
-        if (v && isInteger(v->type.dtype))
-          return true;
-    return false;
+    return std::any_of(g.ops.begin(), g.ops.end(), [](const Op *o) { return touchesIntegers(*o); });
   }
 
   // A Cast that widens half floats to f32 only for reductions to read (the
@@ -470,9 +474,10 @@ private:
     // them as a whole, or this Cast alone: place()).
     bool widens = widensForReductions(op);
     std::vector<size_t> cands;
-    // A training dropout (its i64 seed and offset, its element index) is
-    // pointwise kernels' only: it joins no call's or reduction's group.
-    bool pointwiseOnly = widens || op.is(OpKind::PhiloxDropout);
+    // A training dropout (its i64 seed and offset, its element index) and
+    // integer data are pointwise kernels' only: they join no call's or
+    // reduction's group.
+    bool pointwiseOnly = widens || op.is(OpKind::PhiloxDropout) || touchesIntegers(op);
     for (size_t g : operandGroups(op))
       if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]) &&
           !(pointwiseOnly && groups_[g].anchor != Anchor::None))

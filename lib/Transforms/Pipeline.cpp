@@ -125,6 +125,12 @@ Pipeline &Pipeline::insertBefore(PassId anchor, const Pipeline &passes) {
   return *this;
 }
 
+PassId Pipeline::preFusionAnchor() const {
+  bool lowers = std::any_of(passes_.begin(), passes_.end(),
+                            [](const PassInvocation &p) { return p.is(PassId::LowerQuantize); });
+  return lowers ? PassId::LowerQuantize : PassId::Fuse;
+}
+
 size_t Pipeline::setOption(PassId id, std::string_view option, std::string_view text) {
   size_t n = 0;
   for (PassInvocation &p : passes_)
@@ -195,6 +201,10 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   // docs/optimizer.md has the numbers).
   if (level >= 2 && attention.value_or(level >= 3))
     p.add(AttentionFusion).add(AttentionLayouts).add(DCE);
+  // lower-quantize last before fusion: tc-opt puts the target's passes and
+  // mixed-precision before it (preFusionAnchor), which must not turn its
+  // exact f32 / f64 arithmetic into half types.
+  p.add(LowerQuantize).add(DCE);
   if (level >= 2)
     p.add(Fuse);
   return p;
@@ -279,6 +289,7 @@ Pipeline outlineLoneOpsPipeline(bool moves) {
   return p.add(PassId::LowerLosses)
       .add(PassId::LowerHardmax)
       .add(PassId::LowerOptimizers)
+      .add(PassId::LowerQuantize)
       .add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))
       .add(PassInvocation(PassId::ExpandIntoGathers));
 }

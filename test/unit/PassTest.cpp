@@ -113,30 +113,35 @@ TEST(Passes, PipelineParsingRejectsUnknownNamesAndOptions) {
 
 TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_EQ(pipelineForLevel(0).spelling(), "verify");
-  EXPECT_EQ(pipelineForLevel(1).spelling(),
-            "infer-shapes,lower-einsum,lower-recurrent,fold-constants,canonicalize,"
-            "cse,lower-losses,lower-hardmax,lower-optimizers,dce");
-  const std::string o1 = pipelineForLevel(1).spelling();
-  EXPECT_EQ(pipelineForLevel(2).spelling(), o1 + ",fuse");
-  EXPECT_EQ(pipelineForLevel(3).spelling(), o1 + ",attention-fusion,attention-layouts,dce,fuse");
+  const std::string base = "infer-shapes,lower-einsum,lower-recurrent,fold-constants,canonicalize,"
+                           "cse,lower-losses,lower-hardmax,lower-optimizers,dce";
+  const std::string quant = ",lower-quantize,dce",
+                    attend = ",attention-fusion,attention-layouts,dce";
+  EXPECT_EQ(pipelineForLevel(1).spelling(), base + quant);
+  EXPECT_EQ(pipelineForLevel(2).spelling(), base + quant + ",fuse");
+  EXPECT_EQ(pipelineForLevel(3).spelling(), base + attend + quant + ",fuse");
   // The A/B of -O2's switch: either way at -O2 and -O3.
-  EXPECT_EQ(pipelineForLevel(2, true).spelling(),
-            o1 + ",attention-fusion,attention-layouts,dce,fuse");
-  EXPECT_EQ(pipelineForLevel(3, false).spelling(), o1 + ",fuse");
-  EXPECT_EQ(pipelineForLevel(1, true).spelling(), o1);
+  EXPECT_EQ(pipelineForLevel(2, true).spelling(), base + attend + quant + ",fuse");
+  EXPECT_EQ(pipelineForLevel(3, false).spelling(), base + quant + ",fuse");
+  EXPECT_EQ(pipelineForLevel(1, true).spelling(), base + quant);
+  // The target's and mixed-precision's passes go before lower-quantize
+  // (its exact arithmetic stays f32 / f64), else before fuse.
+  EXPECT_EQ(pipelineForLevel(2).preFusionAnchor(), PassId::LowerQuantize);
+  EXPECT_EQ(parsePipeline("cse,fuse").preFusionAnchor(), PassId::Fuse);
   // -O2's rule: the tensor-core kernel (CUDA, fp16/bf16) only.
   EXPECT_TRUE(attentionFusionAtO2(/*gpuTarget=*/true, "fp16"));
   EXPECT_TRUE(attentionFusionAtO2(true, "bf16"));
   EXPECT_FALSE(attentionFusionAtO2(true, "fp32"));
   EXPECT_FALSE(attentionFusionAtO2(false, "fp16"));
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(),
-            "lower-losses,lower-hardmax,lower-optimizers,fuse{singles=1},expand-into-gathers");
-  EXPECT_EQ(
-      outlineLoneOpsPipeline(true).spelling(),
-      "lower-losses,lower-hardmax,lower-optimizers,fuse{singles=1,moves=1},expand-into-gathers");
+            "lower-losses,lower-hardmax,lower-optimizers,lower-quantize,fuse{singles=1},"
+            "expand-into-gathers");
+  EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(),
+            "lower-losses,lower-hardmax,lower-optimizers,lower-quantize,fuse{singles=1,moves=1},"
+            "expand-into-gathers");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),
             "mixed-precision{type=bf16},canonicalize,dce");
-  EXPECT_TRUE(outlineLoneOpsPipeline(true)[3].options.getBool("moves")); // fuse
+  EXPECT_TRUE(outlineLoneOpsPipeline(true)[4].options.getBool("moves")); // fuse
 }
 
 TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {

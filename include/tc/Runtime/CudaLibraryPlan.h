@@ -68,6 +68,10 @@ struct ConvDesc {
   std::vector<int> x, w, y; // dims, cuDNN's order
   std::vector<int> pads, strides, dilations;
   int groups = 1;
+  // The Conv's `exact` (lower-quantize: integer operands whose sums must
+  // come out exact): only algorithms that sum the products themselves, no
+  // Winograd or FFT transforms; the legacy API (describe(): " exact").
+  bool exact = false;
   int input = -1, weights = -1, bias = -1; // group argument indices; bias: Conv's B or a folded Add
   // The legacy API's fold: `bias` (cudnnAddTensor) is the whole epilogue.
   bool epilogueFolded = false;

@@ -103,6 +103,10 @@ public:
   // Inserts `passes` before the first pass `anchor` (any options), or
   // appends them when the pipeline has none.
   Pipeline &insertBefore(PassId anchor, const Pipeline &passes);
+  // Where the target's and mixed-precision's passes go: before
+  // lower-quantize when the pipeline runs it (its exact arithmetic must not
+  // become half types, Pipeline.cpp), else before fuse.
+  PassId preFusionAnchor() const;
   // Sets `option` of every run of pass `id` from its text spelling (a tool's
   // flag reaching a pass inside a named pipeline: tc-opt --conv-gemm);
   // returns how many runs there were.

@@ -86,6 +86,10 @@ std::string hardmaxObstacle(const Op &hardmax);
 // Why the lower-recurrent pass leaves RNN / GRU / LSTM `rnn` alone ("" when
 // it unrolls it; lib/Transforms/LowerRecurrent.cpp).
 std::string recurrentObstacle(const Op &rnn);
+
+// Why the lower-quantize pass leaves a quantization op alone ("" when it
+// lowers it; lib/Transforms/LowerQuantize.cpp).
+std::string quantizeObstacle(const Op &op);
 // Why the lower-optimizers pass leaves Adagrad / Adam / Momentum `op` alone
 // ("" when it rewrites it; lib/Transforms/LowerOptimizers.cpp).
 std::string optimizerObstacle(const Op &op);

@@ -20,13 +20,30 @@ static bool oneElement(const TensorType &t) {
 }
 
 // A scale (operand `si`) and optional zero point (`zi`) for data `x`: one
-// value, or 1-D with x's size along the `axis` attribute (only read then).
+// value, or 1-D with x's size along the `axis` attribute (only read then),
+// or (block_size > 0) of x's rank with ceil(size / block_size) along axis.
 static void checkQuantParams(const Op &op, size_t si, size_t zi, const TensorType &x) {
   const TensorType &s = operandType(op, si);
   const std::string &sn = op.info().operands[si].name;
   if (!isFloat(s.dtype))
     fail(sn, " must be a float tensor, got ", s.str());
-  if (!oneElement(s)) {
+  int64_t block = op.getInt("block_size");
+  if (block < 0)
+    fail("block_size must be >= 0, got ", block);
+  if (block > 0) {
+    if (s.rank() != x.rank() || x.rank() == 0)
+      fail("blocked ", sn, " ", s.str(), " must have the rank of x ", x.str());
+    int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+    for (size_t i = 0; i < x.rank(); ++i) {
+      const Dim &d = x.shape[i], &p = s.shape[i];
+      if (!d.isStatic() || !p.isStatic())
+        continue;
+      int64_t want = int64_t(i) == axis ? (d.size + block - 1) / block : d.size;
+      if (p.size != want)
+        fail("blocked ", sn, " ", s.str(), " must have ", want, " along axis ", i, " of x ",
+             x.str(), " (block_size ", block, ")");
+    }
+  } else if (!oneElement(s)) {
     if (s.rank() != 1 || x.rank() == 0)
       fail(sn, " must hold one value or be 1-D along axis, got ", s.str());
     int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
@@ -36,7 +53,9 @@ static void checkQuantParams(const Op &op, size_t si, size_t zi, const TensorTyp
            x.str());
   }
   if (const Value *z = op.operand(zi)) {
-    if (z->type.shape != s.shape)
+    // One value each may differ in rank (onnxruntime's quantizer writes a
+    // scale [1] and a zero point []).
+    if (z->type.shape != s.shape && !(oneElement(s) && oneElement(z->type)))
       fail(op.info().operands[zi].name, " ", z->type.str(), " differs in shape from ", sn, " ",
            s.str());
   }

@@ -314,6 +314,8 @@ std::string ConvDesc::describe(bool withBias) const {
     << " dilations=" << list(dilations, ",") << " groups=" << groups;
   if (bias >= 0 && withBias)
     s << " bias";
+  if (exact)
+    s << " exact";
   return s.str();
 }
 
@@ -369,6 +371,7 @@ std::optional<ConvDesc> describeConv(const Function &group, const std::vector<Te
     for (auto *v : {&c.x, &c.w, &c.y, &c.pads, &c.strides, &c.dilations})
       v->insert(v->begin() + (v->size() > 2 ? 2 : 0), v == &c.pads ? 0 : 1);
   c.groups = int(anchor.getInt("group"));
+  c.exact = anchor.getInt("exact") != 0;
   if (const Value *b = anchor.operand(2)) {
     c.bias = argIndex(group, b);
     if (c.bias < 0) {
@@ -382,7 +385,7 @@ std::optional<ConvDesc> describeConv(const Function &group, const std::vector<Te
   if (f.all && !(f.bias >= 0 && c.bias >= 0)) {
     c.bias = f.bias >= 0 ? f.bias : c.bias;
     c.epilogueFolded = true;
-  } else if (c.dtype != DType::F32 && !(c.groups > 1 && c.w[1] == 1)) {
+  } else if (c.dtype != DType::F32 && !(c.groups > 1 && c.w[1] == 1) && !c.exact) {
     // f32 stays on the legacy API, whose FMA math type keeps TF32 out.
     // Depthwise convs (one channel per group) neither: the runtime fusion
     // engines cuDNN 9 picks for them ran 10-30x slower than the conv + bias

@@ -218,7 +218,7 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
     return call;
   };
   std::string refused;
-  if (api == CudnnApi::Graph && c.dtype != DType::F32) {
+  if (api == CudnnApi::Graph && c.dtype != DType::F32 && !c.exact) {
     if (!c.fused.empty()) {
       CallTuning t = forPath("graph-fused");
       if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, true, t, refused))
@@ -298,11 +298,20 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
       a.algorithms(k.handle, k.x, k.w, k.conv, k.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
       "cudnnGetConvolutionForwardAlgorithm_v7");
   // The heuristic's algorithms that work with our math (no tensor ops for
-  // f32 without TF32) and a workspace of reasonable size, best first.
+  // f32 without TF32) and a workspace of reasonable size, best first. An
+  // exact conv (integer operands: TF32 keeps values up to 2^11 exact) takes
+  // only the GEMM-like and direct algorithms, which add the products
+  // themselves: Winograd's and FFT's transforms round.
+  auto sumsProducts = [](cudnnConvolutionFwdAlgo_t algo) {
+    return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+           algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+  };
   std::vector<const cudnnConvolutionFwdAlgoPerf_t *> usable;
   for (int i = 0; i < found; ++i)
     if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= dnn::kMaxWorkspace &&
-        (c.dtype != DType::F32 || tf32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH))
+        (c.dtype != DType::F32 || tf32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH) &&
+        (!c.exact || sumsProducts(perf[i].algo)))
       usable.push_back(&perf[i]);
   // Half types and TF32: the math the algorithm was rated with (as
   // frameworks do; an algorithm without tensor ops may refuse

@@ -39,6 +39,13 @@ int64_t saturateRound(double v, DType t) {
   return int64_t(std::clamp(std::nearbyint(v), r.lo, r.hi));
 }
 
+// The per-axis axis, read only for a parameter of more than one value.
+int64_t axisOf(const Op &op, const HostTensor &x, const HostTensor &scale) {
+  if (scale.numElements() == 1 || x.rank() == 0)
+    return -1;
+  return normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+}
+
 // For each element of a tensor of dims `d`, the index into a parameter of
 // `n` values: 0 when n == 1, else the element's index along `axis` (the
 // parameter must then hold d[axis] values).
@@ -53,17 +60,44 @@ public:
     stride_ = stridesOf(d)[size_t(axis)];
     size_ = n;
   }
-  int64_t operator()(int64_t i) const { return size_ ? i / stride_ % size_ : 0; }
+  // Blocked: the parameter has d's rank and ceil(d[axis] / block) values
+  // along axis; element i reads the one of its block.
+  ParamIndex(const Dims &d, int64_t axis, int64_t block, const Dims &p, const char *what)
+      : dims_(d), block_(block), axis_(axis) {
+    if (p.size() != d.size() || axis < 0 || axis >= int64_t(d.size()))
+      fail(what, " must have x's rank for block_size ", block);
+    for (size_t k = 0; k < d.size(); ++k)
+      if (p[k] != (int64_t(k) == axis ? (d[k] + block - 1) / block : d[k]))
+        fail(what, " has ", p[k], " values along axis ", k, ", expected ",
+             int64_t(k) == axis ? (d[k] + block - 1) / block : d[k]);
+    paramStrides_ = stridesOf(p);
+  }
+  int64_t operator()(int64_t i) const {
+    if (block_) {
+      int64_t at = 0;
+      for (size_t k = dims_.size(); k-- > 0;) {
+        int64_t c = i % dims_[k];
+        i /= dims_[k];
+        at += (int64_t(k) == axis_ ? c / block_ : c) * paramStrides_[k];
+      }
+      return at;
+    }
+    return size_ ? i / stride_ % size_ : 0;
+  }
 
 private:
   int64_t stride_ = 1, size_ = 0;
+  Dims dims_, paramStrides_;
+  int64_t block_ = 0, axis_ = 0;
 };
 
-// The per-axis axis, read only for a parameter of more than one value.
-int64_t axisOf(const Op &op, const HostTensor &x, const HostTensor &scale) {
-  if (scale.numElements() == 1 || x.rank() == 0)
-    return -1;
-  return normalizeAxis(op.getInt("axis"), int64_t(x.rank()));
+// The parameter index of `x`'s elements for scale `s` (blocked where op's
+// block_size says so).
+ParamIndex paramIndex(const Op &op, const HostTensor &x, const HostTensor &s, const char *what) {
+  if (int64_t block = op.getInt("block_size"); block > 0)
+    return ParamIndex(x.shape(), normalizeAxis(op.getInt("axis"), int64_t(x.rank())), block,
+                      s.shape(), what);
+  return ParamIndex(x.shape(), axisOf(op, x, s), s.numElements(), what);
 }
 
 void quantizeLinearKernel(const Op &op, const Ins &ins, Outs &outs) {
@@ -71,7 +105,7 @@ void quantizeLinearKernel(const Op &op, const Ins &ins, Outs &outs) {
   const HostTensor &x = *ins[0], &s = *ins[1];
   const HostTensor *z = ins.size() > 2 ? ins[2] : nullptr;
   HostTensor &y = outs[0];
-  ParamIndex at(x.shape(), axisOf(op, x, s), s.numElements(), "y_scale");
+  ParamIndex at = paramIndex(op, x, s, "y_scale");
   if (z && z->numElements() != s.numElements())
     fail("y_zero_point has ", z->numElements(), " values, y_scale ", s.numElements());
   // x / scale is an f32 (or x's float type) division in ONNX.
@@ -88,7 +122,7 @@ void dequantizeLinearKernel(const Op &op, const Ins &ins, Outs &outs) {
   const HostTensor &x = *ins[0], &s = *ins[1];
   const HostTensor *z = ins.size() > 2 ? ins[2] : nullptr;
   HostTensor &y = outs[0];
-  ParamIndex at(x.shape(), axisOf(op, x, s), s.numElements(), "x_scale");
+  ParamIndex at = paramIndex(op, x, s, "x_scale");
   if (z && z->numElements() != s.numElements())
     fail("x_zero_point has ", z->numElements(), " values, x_scale ", s.numElements());
   for (int64_t i = 0, n = x.numElements(); i < n; ++i) {
