@@ -23,7 +23,7 @@ bool isCpuCopyMove(OpKind k);
 // with a float or bool result; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
 
-// MaxPool, AveragePool, LpPool, ConvTranspose: sliding-window ops the fuse
+// MaxPool, AveragePool, LpPool, ConvTranspose, ConvWeightGrad: sliding-window ops the fuse
 // pass keeps alone (no epilogue) and outlines, the Pool family generates.
 bool isWindowOp(OpKind k);
 
