@@ -89,7 +89,7 @@ std::string CudaBackend::libraryFor(const Function &group, bool hasKernel) const
   if (anchor.is(OpKind::MatMul) || anchor.is(OpKind::Gemm))
     return "cublaslt";
   if (anchor.is(OpKind::ConvTranspose) || anchor.is(OpKind::ConvWeightGrad))
-    return "cudnn";
+    return hasKernel && convBackwardKernels_ ? "" : "cudnn";
   if (!anchor.is(OpKind::Conv))
     return "";
   return hasKernel && convTakesKernel(anchor, convKernels_) ? "" : "cudnn";

@@ -85,6 +85,11 @@ public:
              "which grouped convs run a generated kernel (its epilogue fused) instead of cuDNN: "
              "depthwise ones (default), every grouped one, or none",
              {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}},
+            {"conv-backward",
+             "cudnn|kernel",
+             "where a convolution's backward passes (ConvTranspose, ConvWeightGrad) run: "
+             "cuDNN's backward-data / backward-filter calls (default) or the generated kernels",
+             {std::begin(kConvBackwardNames), std::end(kConvBackwardNames)}},
             {"tune",
              "",
              "time each cuDNN conv's and cuBLASLt GEMM's candidate algorithms on this machine's "
@@ -114,7 +119,9 @@ public:
       for (size_t i = 0; i < std::size(kConvKernelsNames); ++i)
         if (mode->second == kConvKernelsNames[i])
           convKernels = ConvKernels(i);
-    backend_ = std::make_unique<CudaCompileBackend>(arches, convKernels);
+    auto backward = values.find("conv-backward");
+    backend_ = std::make_unique<CudaCompileBackend>(
+        arches, convKernels, backward != values.end() && backward->second == "kernel");
     auto value = [&](const char *flag) {
       auto it = values.find(flag);
       return it == values.end() ? std::string() : it->second;
