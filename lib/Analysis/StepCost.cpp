@@ -66,6 +66,12 @@ double opFlops(const Op &op, const Sizes &sizes) {
                ? 0
                : 2 * elementsOf(op.operand(0), sizes) * (elements(w) / double(w[0]));
   }
+  case FlopRule::ConvWeightGrad: { // result [Cout, ...]
+    std::vector<int64_t> w = r ? dimsOf(r->type, sizes) : std::vector<int64_t>{};
+    return w.empty() || w[0] <= 0
+               ? 0
+               : 2 * elementsOf(op.operand(1), sizes) * (elements(w) / double(w[0]));
+  }
   case FlopRule::Attention: { // q [.., D], k with Skv tokens, result [B, H, Sq, Dv] (any layout)
     std::vector<int64_t> q = dims(0), k = dims(1);
     AttentionAxes ka = attentionAxes(op, 1);

@@ -65,15 +65,18 @@ bool convTakesKernel(const Op &conv, ConvKernels mode) {
 }
 
 // MatMul/Gemm through cuBLASLt, Conv through cuDNN unless its generated
-// kernel takes it ("" for the rest: Reduce*/pooling have no CUDA library
-// path). The epilogue may change the dtype (the runtime then gives the
-// anchor a buffer of its own).
+// kernel takes it, ConvTranspose and ConvWeightGrad through cuDNN's backward
+// passes ("" for the rest: Reduce*/pooling have no CUDA library path). The
+// epilogue may change the dtype (the runtime then gives the anchor a buffer
+// of its own).
 std::string CudaBackend::libraryFor(const Function &group, bool hasKernel) const {
   if (!isLibraryAnchored(group, /*anyDType=*/true))
     return "";
   const Op &anchor = *group.ops.front();
   if (anchor.is(OpKind::MatMul) || anchor.is(OpKind::Gemm))
     return "cublaslt";
+  if (anchor.is(OpKind::ConvTranspose) || anchor.is(OpKind::ConvWeightGrad))
+    return hasKernel && convBackwardKernels_ ? "" : "cudnn";
   if (!anchor.is(OpKind::Conv))
     return "";
   return hasKernel && convTakesKernel(anchor, convKernels_) ? "" : "cudnn";

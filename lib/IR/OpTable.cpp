@@ -48,6 +48,7 @@ std::string_view flopRuleName(FlopRule r) {
   case FlopRule::Gemm: return "gemm";
   case FlopRule::Conv: return "conv";
   case FlopRule::ConvTranspose: return "conv-transpose";
+  case FlopRule::ConvWeightGrad: return "conv-weight-grad";
   case FlopRule::Window: return "window";
   case FlopRule::Attention: return "attention";
   }
@@ -163,7 +164,7 @@ bool isIndexMove(OpKind k) {
 
 bool isWindowOp(OpKind k) {
   return k == OpKind::MaxPool || k == OpKind::AveragePool || k == OpKind::LpPool ||
-         k == OpKind::ConvTranspose;
+         k == OpKind::ConvTranspose || k == OpKind::ConvWeightGrad;
 }
 
 const OpInfo *lookupOp(std::string_view name) {

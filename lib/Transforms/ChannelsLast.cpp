@@ -5,6 +5,8 @@
 //  - a Conv (rank >= 3) takes its input's twin (or a Transpose to NHWC),
 //    gets OHWI weights (converted at compile time when constant) and
 //    channels_last = 1; its result is an NHWC twin;
+//  - a ConvWeightGrad (a Conv's backward-filter pass) reading a twin takes
+//    both operands in NHWC and channels_last = 1; its OHWI result is a twin;
 //  - a pointwise op with a twin operand runs on NHWC when every other operand
 //    is a twin, a scalar, a full-rank value (moved to NHWC) or a constant of
 //    rank - 1 (broadcast over the batch: permuted too); its result is a twin;
@@ -65,6 +67,9 @@ void Walk::rewrite(Op &op) {
   if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
       !attr<OpKind::Conv, "channels_last">(op))
     convert(op);
+  else if (op.is(OpKind::ConvWeightGrad) && !attr<OpKind::ConvWeightGrad, "channels_last">(op) &&
+           (isTwin(op.operand(0)) || isTwin(op.operand(1))))
+    convertWeightGrad(op);
   else if (op.info().category == FusionCategory::Pointwise && runsOnTwins(op))
     retypePointwise(op);
   else if (op.is(OpKind::Transpose) && !isTwin(op.operand(0)))
@@ -171,6 +176,19 @@ void Walk::convert(Op &op) {
   Value *w = op.operands[1];
   op.operands[1] = w->isConstant() ? constant(w, toChannelsLastPerm(w->type.rank()), "_ohwi")
                                    : transpose(w, toChannelsLastPerm(w->type.rank()), "_ohwi");
+  op.setAttr("channels_last", Attribute(int64_t(1)));
+  Value *y = op.result();
+  y->type.shape = permuteShape(y->type.shape, toChannelsLastPerm(y->type.rank()));
+  isTwinValue_[y] = true;
+  changed_ = true;
+}
+
+// A Conv's weight gradient over NHWC activations: X and dY in NHWC, the
+// result OHWI, which is a twin (its readers take it back, a Transpose of
+// the weights' size, or follow its layout).
+void Walk::convertWeightGrad(Op &op) {
+  op.operands[0] = toLast(op.operands[0]);
+  op.operands[1] = toLast(op.operands[1]);
   op.setAttr("channels_last", Attribute(int64_t(1)));
   Value *y = op.result();
   y->type.shape = permuteShape(y->type.shape, toChannelsLastPerm(y->type.rank()));

@@ -49,6 +49,7 @@ private:
   Value *reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
   void rewrite(Op &op); // one op, in order (the file comment's cases)
   void convert(Op &op);
+  void convertWeightGrad(Op &op);
   void noteModelTranspose(Op &op);
   // True when op was handled as a GroupNorm step; otherwise its flattened
   // operands are back in NCHW order.

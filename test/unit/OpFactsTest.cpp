@@ -79,7 +79,8 @@ TEST(OpFacts, KnownEntries) {
            {OpKind::MatMul, P::Low, L::Contraction, F::MatMul},
            {OpKind::Gemm, P::Low, L::Contraction, F::Gemm},
            {OpKind::Conv, P::Low, L::Contraction, F::Conv},
-           {OpKind::ConvTranspose, P::Low, L::None, F::ConvTranspose},
+           {OpKind::ConvTranspose, P::Low, L::Contraction, F::ConvTranspose},
+           {OpKind::ConvWeightGrad, P::Low, L::Contraction, F::ConvWeightGrad},
            {OpKind::Einsum, P::F32, L::None, F::None},
            {OpKind::TopK, P::F32, L::None, F::PerOutput},
        }) {
@@ -98,9 +99,10 @@ TEST(OpFacts, LibraryOpsAreTheTablesLibraryClasses) {
   for (const OpInfo &i : allOps())
     if (isLibraryOp(Op(i.kind)))
       got.insert(i.name);
-  EXPECT_EQ(got, (std::set<std::string>{"AveragePool", "Conv", "Gemm", "GlobalAveragePool",
-                                        "GlobalMaxPool", "MatMul", "MaxPool", "ReduceMax",
-                                        "ReduceMean", "ReduceMin", "ReduceProd", "ReduceSum"}));
+  EXPECT_EQ(got, (std::set<std::string>{"AveragePool", "Conv", "ConvTranspose", "ConvWeightGrad",
+                                        "Gemm", "GlobalAveragePool", "GlobalMaxPool", "MatMul",
+                                        "MaxPool", "ReduceMax", "ReduceMean", "ReduceMin",
+                                        "ReduceProd", "ReduceSum"}));
 }
 
 TEST(OpAttrs, TypedAccessorsReadValuesAndDefaults) {

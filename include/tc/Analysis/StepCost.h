@@ -6,7 +6,8 @@
 // FLOP rules (each op's FlopRule column in Ops.def; multiply-add = 2):
 // MatMul/Gemm 2*M*N*K per batch; Conv 2 * output elements * (Cin/group *
 // kernel elements); ConvTranspose 2 * input elements * (Cout/group * kernel
-// elements); Attention 2 * B*H*Sq*Skv * (D + Dv) (q k^T and p v; causal
+// elements); ConvWeightGrad 2 * dY elements * (Cin/group * kernel elements);
+// Attention 2 * B*H*Sq*Skv * (D + Dv) (q k^T and p v; causal
 // masking not discounted); other ops 1 per element of their result (pointwise, pooling
 // windows count their size), reductions 1 per element read; moves, views,
 // shape ops and Einsum 0.

@@ -19,11 +19,18 @@ inline constexpr const char *kConvKernelsNames[] = {"depthwise", "grouped", "cud
 // THE rule: whether `conv` (a Conv with a generated kernel) runs it under `mode`.
 bool convTakesKernel(const Op &conv, ConvKernels mode);
 
+// Where a convolution's backward passes (ConvTranspose, ConvWeightGrad) run:
+// cuDNN's calls (default) or the generated gather kernels (A/B timing, the
+// kernels' host tests): tc-codegen --conv-backward=cudnn|kernel.
+inline constexpr const char *kConvBackwardNames[] = {"cudnn", "kernel"};
+
 class CudaBackend : public CodegenBackend {
 public:
   explicit CudaBackend(std::vector<std::string> arches,
-                       ConvKernels convKernels = ConvKernels::Depthwise)
-      : arches_(std::move(arches)), convKernels_(convKernels) {}
+                       ConvKernels convKernels = ConvKernels::Depthwise,
+                       bool convBackwardKernels = false)
+      : arches_(std::move(arches)), convKernels_(convKernels),
+        convBackwardKernels_(convBackwardKernels) {}
   const std::vector<std::string> &arches() const { return arches_; }
 
   KernelDialect dialect() const override { return KernelDialect::Cuda; }
@@ -42,6 +49,7 @@ public:
 private:
   std::vector<std::string> arches_;
   ConvKernels convKernels_;
+  bool convBackwardKernels_;
 };
 
 } // namespace tc

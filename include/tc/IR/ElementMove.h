@@ -24,7 +24,7 @@ bool isCpuCopyMove(OpKind k);
 // Range that is no shape computation; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
 
-// MaxPool, AveragePool, LpPool, ConvTranspose: sliding-window ops the fuse
+// MaxPool, AveragePool, LpPool, ConvTranspose, ConvWeightGrad: sliding-window ops the fuse
 // pass keeps alone (no epilogue) and outlines, the Pool family generates.
 bool isWindowOp(OpKind k);
 

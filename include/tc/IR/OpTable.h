@@ -52,15 +52,16 @@ std::string_view libraryClassName(LibraryClass c);
 
 // How tc-prof counts an op's floating-point operations (lib/Analysis/StepCost.cpp).
 enum class FlopRule : uint8_t {
-  PerOutput,     // one per result element
-  PerInput,      // one per element of operand 0 (reductions)
-  None,          // data movement; Einsum (not modelled)
-  MatMul,        // 2 * result elements * K
-  Gemm,          // MatMul's, plus one per result element with C
-  Conv,          // 2 * result elements * (W's elements / Cout)
-  ConvTranspose, // 2 * X's elements * (W's elements / Cin)
-  Window,        // result elements * the kernel_shape window
-  Attention      // 2 * B * H * Sq * Skv * (D + Dv): q k^T and p v (softmax and mask not counted)
+  PerOutput,      // one per result element
+  PerInput,       // one per element of operand 0 (reductions)
+  None,           // data movement; Einsum (not modelled)
+  MatMul,         // 2 * result elements * K
+  Gemm,           // MatMul's, plus one per result element with C
+  Conv,           // 2 * result elements * (W's elements / Cout)
+  ConvTranspose,  // 2 * X's elements * (W's elements / Cin)
+  ConvWeightGrad, // 2 * dY's elements * (result elements / Cout)
+  Window,         // result elements * the kernel_shape window
+  Attention       // 2 * B * H * Sq * Skv * (D + Dv): q k^T and p v (softmax and mask not counted)
 };
 std::string_view flopRuleName(FlopRule r);
 

@@ -62,7 +62,14 @@ struct ConvPointwise {
   std::string name() const;
 };
 
+// `pass`: which of the convolution's three passes the group is. x, w and y
+// are always the forward convolution's (y = conv(x, w)); the pass says which
+// is the call's result: Forward y (Conv), BackwardData x (ConvTranspose:
+// its input is dy, its weights w, its result dx), BackwardFilter w
+// (ConvWeightGrad: its operands x and dy).
 struct ConvDesc {
+  enum class Pass { Forward, BackwardData, BackwardFilter };
+  Pass pass = Pass::Forward;
   DType dtype = DType::F32;
   bool channelsLast = false;
   std::vector<int> x, w, y; // dims, cuDNN's order
@@ -72,7 +79,10 @@ struct ConvDesc {
   // come out exact): only algorithms that sum the products themselves, no
   // Winograd or FFT transforms; the legacy API (describe(): " exact").
   bool exact = false;
-  int input = -1, weights = -1, bias = -1; // group argument indices; bias: Conv's B or a folded Add
+  // Group argument indices (-1: the result, or none): x, w, dy (the
+  // backward passes' y), bias (Conv's B or a folded Add; ConvTranspose's B,
+  // added to dx).
+  int input = -1, weights = -1, grad = -1, bias = -1;
   // The legacy API's fold: `bias` (cudnnAddTensor) is the whole epilogue.
   bool epilogueFolded = false;
   // The whole epilogue as pointwise ops after `bias`, for the graph API
@@ -85,7 +95,8 @@ struct ConvDesc {
   // "bias,add,relu": `bias` and the fused ops ("" without either).
   std::string fusedText() const;
   // "conv f32 nhwc x=1x16x8x8 w=16x16x3x3 pads=1,1 strides=1,1 dilations=1,1 groups=1 bias"
-  // (without " bias" when `withBias` is false).
+  // (without " bias" when `withBias` is false); "conv-bwd-data ..." and
+  // "conv-bwd-filter ..." for the backward passes.
   std::string describe(bool withBias = true) const;
 };
 
@@ -124,6 +135,11 @@ std::optional<AttentionDesc> describeAttention(const Function &group,
                                                const std::vector<TensorType> &args,
                                                const TensorType &result, std::string &why);
 
+// A Conv, ConvTranspose or ConvWeightGrad group (its pass), or nullopt
+// with `why`. The backward passes are lone ops (window ops: no epilogue)
+// and go to the legacy API; their pads must be a form cuDNN's symmetric
+// ones state (the size the forward convolution with the leading pads on
+// both sides gives is dy's).
 std::optional<ConvDesc> describeConv(const Function &group, const std::vector<TensorType> &args,
                                      const TensorType &result, std::string &why);
 

@@ -9,7 +9,8 @@
 // sizes as the reference does (nn::poolWindow, nn::convTransposeWindow):
 // explicit pads, auto_pad SAME_UPPER / SAME_LOWER / VALID, ceil_mode (the
 // result's size says how many windows there are), dilations, ConvTranspose's
-// output_padding / output_shape and groups.
+// output_padding / output_shape and groups; and ConvWeightGrad (NCHW) in
+// gather form, each weight element summing its taps over the batch.
 #include "Families.h"
 #include "Window.h"
 #include <cmath>
@@ -243,10 +244,96 @@ struct PoolWindow : Window {
   }
 };
 
+// ConvWeightGrad (NCHW) in gather form, the fallback where no library
+// takes it: one weight element dW[m, ci, k...] per thread (CUDA) or inner
+// iteration (CPU), summing dY[n, m, o] * X[n, g * CG + ci, o * S - P + k * D]
+// over the batch and the output positions whose tap lands inside X.
+void emitWeightGrad(const KernelContext &c, const Op &op, std::ostream &os, std::ostream &body) {
+  const Value *x = op.operand(0), *dy = op.operand(1), *dw = op.result();
+  size_t sp = x->type.rank() - 2;
+  DType t = x->type.dtype;
+  const char *T = c.ct(t);
+  const std::vector<int64_t> &kernel = op.getInts("kernel_shape");
+  auto ints = [&](const char *name, size_t i, int64_t dflt) {
+    const std::vector<int64_t> &v = op.getInts(name);
+    return std::to_string(v.empty() ? dflt : v.at(i));
+  };
+  os << "  const int64_t NB = " << c.dim(x, 0) << ", C = " << c.dim(x, 1)
+     << ", M = " << c.dim(dy, 1) << ", G = " << op.getInt("group") << ", CG = C / G, MG = M / G;\n";
+  for (size_t d = 0; d < sp; ++d) {
+    std::string n = std::to_string(d);
+    os << "  const int64_t I" << n << " = " << c.dim(x, 2 + d) << ", O" << n << " = "
+       << c.dim(dy, 2 + d) << ", K" << n << " = " << kernel.at(d) << ", S" << n << " = "
+       << ints("strides", d, 1) << ", D" << n << " = " << ints("dilations", d, 1) << ", P" << n
+       << " = " << ints("pads", d, 0) << ";\n";
+  }
+  (void)dw;
+  // The element: k<sp-1> = j, then k<d>, ci and m from the row.
+  body << "    const int64_t k" << sp - 1 << " = j;\n    int64_t rem = row;\n";
+  for (size_t d = sp - 1; d-- > 0;)
+    body << "    const int64_t k" << d << " = rem % K" << d << ";\n    rem /= K" << d << ";\n";
+  body << "    const int64_t ci = rem % CG, m = rem / CG, g = m / MG;\n"
+       << "    " << T << " acc = " << T << "(0);\n"
+       << "    for (int64_t nb = 0; nb < NB; ++nb) {\n"
+       << "      const int64_t xc = nb * C + g * CG + ci, yc = nb * M + m;\n";
+  std::string ind = "      ";
+  for (size_t d = 0; d < sp; ++d) {
+    std::string n = std::to_string(d);
+    body << ind << "for (int64_t o" << n << " = 0; o" << n << " < O" << n << "; ++o" << n << ") {\n"
+         << ind << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + k"
+         << n << " * D" << n << ";\n"
+         << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+    ind += "  ";
+  }
+  Window win{c, op, sp, false};
+  body << ind << "acc += " << c.load(t, "X[" + win.offset("xc", "i", "I") + "]") << " * "
+       << c.load(t, "DY[" + win.offset("yc", "o", "O") + "]") << ";\n";
+  for (size_t d = sp + 1; d-- > 0;)
+    body << std::string(6 + 2 * d, ' ') << "}\n";
+  body << "    Y[row * K" << sp - 1 << " + j] = " << c.store(t, "acc") << ";\n";
+}
+
 } // namespace
 
 std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass &cls) {
   const Op &op = *cls.anchor;
+  if (op.is(OpKind::ConvWeightGrad)) {
+    const Value *x = op.operand(0), *dy = op.operand(1);
+    if (c.f.ops.size() != 1 || c.f.results.size() != 1 || c.argIndex(x) == SIZE_MAX ||
+        c.argIndex(dy) == SIZE_MAX)
+      return c.reject("ConvWeightGrad other than a lone op on group arguments");
+    DType t = x->type.dtype;
+    if (!isFloat(t) || !c.st(t))
+      return c.reject("ConvWeightGrad on " + x->type.str());
+    if (op.getInt("channels_last"))
+      return c.reject("ConvWeightGrad with channels_last (no generated kernel)");
+    const char *S = c.st(t);
+    std::string symbol = "tc_" + c.f.name;
+    std::ostringstream os, body;
+    os << "// group @" << c.f.name << ": ConvWeightGrad (" << x->type.rank() - 2 << "-D)\n";
+    c.emitSignature(os, symbol, kPointwiseBlock);
+    os << "  const " << S << " *__restrict X = (const " << S << " *)bufs[" << c.argIndex(x)
+       << "];\n  const " << S << " *__restrict DY = (const " << S << " *)bufs[" << c.argIndex(dy)
+       << "];\n  " << S << " *__restrict Y = (" << S << " *)bufs[" << c.f.args.size() << "];\n";
+    emitWeightGrad(c, op, os, body);
+    std::string inner = "K" + std::to_string(x->type.rank() - 3);
+    if (c.cuda()) {
+      os << "  const int64_t inner = " << inner << ", n = " << c.rowsExpr() << " * inner;\n"
+         << kGridHead;
+      c.emitGridLoops(os, "0", true, [&](const std::string &) {
+        os << "    {\n" << body.str() << "    }\n";
+      });
+      os << "}\n";
+    } else {
+      os << "  for (int64_t row = begin; row < end; ++row)\n"
+         << "    for (int64_t j = 0; j < " << inner << "; ++j) {\n"
+         << body.str() << "    }\n}\n";
+    }
+    EmittedKernel k = c.kernel(symbol, os.str());
+    k.block = c.cuda() ? kPointwiseBlock : 0;
+    k.halfTypes = c.cuda() && c.usesHalf();
+    return k;
+  }
   const Value *x = op.operand(0), *y = op.result();
   bool transposed = op.is(OpKind::ConvTranspose);
   // MaxPool's Indices: the group's second result, NCHW.

@@ -3,6 +3,7 @@
 // backends already compile), normalizations, softmax and the losses.
 #include "GradRules.h"
 #include "tc/IR/NNMath.h"
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -94,7 +95,17 @@ namespace {
 // the leading pad, and the trailing pad the last window actually reaches
 // (negative where it stops short of the input's end).
 struct Windows {
-  std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd, out;
+  std::vector<int64_t> kernel, strides, dilations, padBegin, padEnd, out, in;
+  // The trailing pad to state on axis a: the leading one where the
+  // convolution with those symmetric pads has the same result size (as
+  // every conv with symmetric pads does: what cuDNN's descriptors take),
+  // else the one the last window reaches (>= 0).
+  int64_t statedPadEnd(size_t a) const {
+    int64_t effK = dilations[a] * (kernel[a] - 1) + 1, padded = in[a] + 2 * padBegin[a];
+    if (padded >= effK && (padded - effK) / strides[a] + 1 == out[a])
+      return padBegin[a];
+    return std::max<int64_t>(padEnd[a], 0);
+  }
 };
 Windows windowsOf(GradBuilder &b, const std::vector<int64_t> &xD,
                   const std::vector<int64_t> &kernel, bool ceilMode) {
@@ -118,19 +129,22 @@ Windows windowsOf(GradBuilder &b, const std::vector<int64_t> &xD,
                        b.fwd.getString("auto_pad"), ceilMode);
     int64_t effK = wd.dilations[a] * (kernel[a] - 1) + 1;
     wd.out.push_back(wa.out);
+    wd.in.push_back(xD[2 + a]);
     wd.padBegin.push_back(wa.padBegin);
     wd.padEnd.push_back((wa.out - 1) * wd.strides[a] + effK - xD[2 + a] - wa.padBegin);
   }
   return wd;
 }
 // ConvTranspose attributes that give back the forward input's size: the
-// trailing pad, or output padding where the last window stopped short.
+// stated trailing pad, and output padding for the positions past the last
+// window.
 std::vector<std::pair<std::string, Attribute>> transposeAttrs(const Windows &wd, int64_t group) {
   size_t ns = wd.kernel.size();
   std::vector<int64_t> pads = wd.padBegin, outPad(ns, 0);
   for (size_t a = 0; a < ns; ++a) {
-    pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
-    outPad[a] = std::max<int64_t>(-wd.padEnd[a], 0);
+    int64_t end = wd.statedPadEnd(a), effK = wd.dilations[a] * (wd.kernel[a] - 1) + 1;
+    pads.push_back(end);
+    outPad[a] = wd.in[a] - (wd.strides[a] * (wd.out[a] - 1) + effK - wd.padBegin[a] - end);
   }
   return {{"dilations", Attribute(wd.dilations)},
           {"group", Attribute(group)},
@@ -142,57 +156,29 @@ std::vector<std::pair<std::string, Attribute>> transposeAttrs(const Windows &wd,
 } // namespace
 
 namespace {
-// dW of y = Conv(X, W) (W's dims wD, windows wd) from dY = g: a convolution
-// of X by g with stride and dilation swapped, batch and channels exchanged
-// (groups kept apart), cut to the kernel's size.
+// dW of y = Conv(X, W) (W's dims wD, windows wd) from dY = g: the op that
+// says so, ConvWeightGrad (the libraries' backward-filter pass).
 Value *convWeightGrad(GradBuilder &b, Value *X, Value *g, const std::vector<int64_t> &wD,
                       const Windows &wd, int64_t G) {
-  std::vector<int64_t> xD = b.dims(X), yD = b.dims(g);
-  size_t ns = xD.size() - 2;
-  int64_t N = xD[0], Ci = xD[1] / G, Co = wD[0] / G;
-  std::vector<int64_t> xs(xD.begin() + 2, xD.end()), os(yD.begin() + 2, yD.end());
-  auto dimsOf = [&](std::vector<int64_t> lead, const std::vector<int64_t> &sp) {
-    lead.insert(lead.end(), sp.begin(), sp.end());
-    return lead;
-  };
-  std::vector<int64_t> spatialPerm;
-  for (size_t a = 0; a < ns; ++a)
-    spatialPerm.push_back(int64_t(3 + a));
-  // X [N, G, Ci, s...] -> [Ci, G, N, s...] -> [Ci, G*N, s...].
-  std::vector<int64_t> px{2, 1, 0};
-  px.insert(px.end(), spatialPerm.begin(), spatialPerm.end());
-  Value *xt =
-      b.reshape(b.transpose(b.reshape(X, dimsOf({N, G, Ci}, xs)), px), dimsOf({Ci, G * N}, xs));
-  // dY [N, G, Co, o...] -> [G, Co, N, o...] -> [G*Co, N, o...].
-  std::vector<int64_t> pg{1, 2, 0};
-  pg.insert(pg.end(), spatialPerm.begin(), spatialPerm.end());
-  Value *gt =
-      b.reshape(b.transpose(b.reshape(g, dimsOf({N, G, Co}, os)), pg), dimsOf({G * Co, N}, os));
+  size_t ns = wd.kernel.size();
   std::vector<int64_t> pads = wd.padBegin;
   for (size_t a = 0; a < ns; ++a)
-    pads.push_back(std::max<int64_t>(wd.padEnd[a], 0));
-  Value *r = b.op(OpKind::Conv, {xt, gt},
-                  {{"dilations", Attribute(wd.strides)},
+    pads.push_back(wd.statedPadEnd(a));
+  Value *r = b.op(OpKind::ConvWeightGrad, {X, g},
+                  {{"dilations", Attribute(wd.dilations)},
                    {"group", Attribute(G)},
-                   {"kernel_shape", Attribute(os)},
+                   {"kernel_shape", Attribute(wd.kernel)},
                    {"pads", Attribute(pads)},
-                   {"strides", Attribute(wd.dilations)}});
-  // r [Ci, G*Co, k'...]: keep the first k of each spatial axis.
-  std::vector<int64_t> rD = b.dims(r), kD(wD.begin() + 2, wD.end());
-  if (std::vector<int64_t>(rD.begin() + 2, rD.end()) != kD) {
-    std::vector<int64_t> starts(ns, 0), axes = range(2, int64_t(2 + ns));
-    r = b.op(OpKind::Slice, {r, b.ints(starts), b.ints(kD), b.ints(axes)});
-  }
-  std::vector<int64_t> back{1, 0};
-  for (size_t a = 0; a < ns; ++a)
-    back.push_back(int64_t(2 + a));
-  return b.transpose(r, back);
+                   {"strides", Attribute(wd.strides)}});
+  if (b.dims(r) != wD)
+    fail(b.fwd.where(), ": internal: the weight gradient's dims differ from the weights'");
+  return r;
 }
 } // namespace
 
-// dX: the transposed convolution of dY with W. dW: a convolution of X by dY
-// with stride and dilation swapped, batch and channels exchanged (groups
-// kept apart). dB: dY summed over all axes but 1.
+// dX: the transposed convolution of dY with W (the backward-data pass).
+// dW: ConvWeightGrad of X and dY (the backward-filter pass). dB: dY summed
+// over all axes but 1.
 void conv(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   requireNchw(b);
   Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
@@ -213,11 +199,12 @@ void conv(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
 }
 
 // ConvTranspose y = C^T(x, W), the adjoint of a convolution C(., W) with its
-// strides, dilations and groups: dY placed in its full (unpadded) extent
-// s (in - 1) + effective kernel (the padding's positions zero, the output
-// padding's cropped); dX = C(dY_full, W); dW from <dY_full, C^T(x, W)> =
-// <C(dY_full, W), x>: a convolution's weight gradient with dY_full as its
-// input and x as its result's cotangent. dB: dY summed over all axes but 1.
+// strides, dilations and groups: dY seen in its full (unpadded) extent
+// s (in - 1) + effective kernel (the padding's positions zero: C's pads;
+// output padding past the extent cropped by a Pad first); dX = C(dY_full, W);
+// dW from <dY_full, C^T(x, W)> = <C(dY_full, W), x>: a convolution's weight
+// gradient (ConvWeightGrad) with dY_full as its input and x as its result's
+// cotangent. dB: dY summed over all axes but 1.
 void convTranspose(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   requireNchw(b);
   Value *X = in(b, 0), *W = in(b, 1), *g = rg[0];
@@ -237,7 +224,8 @@ void convTranspose(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) 
     pads.assign(2 * ns, 0);
   if (!outShape.empty() && outShape.size() != ns)
     outShape.erase(outShape.begin(), outShape.end() - std::ptrdiff_t(ns));
-  Windows wd;
+  // dY's pads to its full extent; negative where the output padding reaches
+  // past it (cropped by a Pad first).
   std::vector<int64_t> gPads(2 * ns + 4, 0);
   for (size_t a = 0; a < ns; ++a) {
     int64_t k = wD[2 + a];
@@ -247,24 +235,35 @@ void convTranspose(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) 
     int64_t extent = strides[a] * (xD[2 + a] - 1) + dil[a] * (k - 1) + 1;
     gPads[2 + a] = wa.padBegin;
     gPads[ns + 4 + a] = extent - wa.padBegin - yD[2 + a];
-    wd.kernel.push_back(k);
-    wd.padBegin.push_back(0);
-    wd.padEnd.push_back(0);
   }
+  bool crops = std::any_of(gPads.begin(), gPads.end(), [](int64_t p) { return p < 0; });
+  Value *gIn = crops ? b.op(OpKind::Pad, {g}, {{"pads", Attribute(gPads)}}) : g;
+  // The convolution C over gIn, padded as the full extent is (or not at all
+  // after the Pad), whose result has x's size.
+  Windows wd;
   wd.strides = strides;
   wd.dilations = dil;
-  Value *gFull = b.op(OpKind::Pad, {g}, {{"pads", Attribute(gPads)}});
+  std::vector<int64_t> gD = b.dims(gIn);
+  for (size_t a = 0; a < ns; ++a) {
+    wd.kernel.push_back(wD[2 + a]);
+    wd.padBegin.push_back(crops ? 0 : gPads[2 + a]);
+    wd.padEnd.push_back(crops ? 0 : gPads[ns + 4 + a]);
+    wd.in.push_back(gD[2 + a]);
+    wd.out.push_back(xD[2 + a]);
+  }
   if (w[0]) {
-    std::vector<int64_t> zeros(2 * ns, 0);
-    og[0] = b.op(OpKind::Conv, {gFull, W},
+    std::vector<int64_t> cPads = wd.padBegin;
+    for (size_t a = 0; a < ns; ++a)
+      cPads.push_back(wd.statedPadEnd(a));
+    og[0] = b.op(OpKind::Conv, {gIn, W},
                  {{"dilations", Attribute(dil)},
                   {"group", Attribute(G)},
                   {"kernel_shape", Attribute(wd.kernel)},
-                  {"pads", Attribute(zeros)},
+                  {"pads", Attribute(cPads)},
                   {"strides", Attribute(strides)}});
   }
   if (w[1])
-    og[1] = convWeightGrad(b, gFull, X, wD, wd, G);
+    og[1] = convWeightGrad(b, gIn, X, wD, wd, G);
   if (w.size() > 2 && w[2] && in(b, 2)) {
     std::vector<int64_t> axes{0};
     for (size_t a = 0; a < ns; ++a)

@@ -127,7 +127,9 @@ std::vector<TensorType> inferConvChannelsFirst(const Op &op, const TensorType &x
         (m.isStatic() && b->type.shape[0].isStatic() && b->type.shape[0].size != m.size))
       fail("B must be 1-D of size M, got ", b->type.str());
   }
-  const std::string &autoPad = op.getString("auto_pad");
+  // ConvWeightGrad has explicit pads only.
+  static const std::string notSet = "NOTSET";
+  const std::string &autoPad = op.info().findAttr("auto_pad") ? op.getString("auto_pad") : notSet;
   if (autoPad != "NOTSET" && autoPad != "SAME_UPPER" && autoPad != "SAME_LOWER" &&
       autoPad != "VALID")
     fail("unknown auto_pad '", autoPad, "'");
@@ -176,6 +178,48 @@ std::vector<TensorType> inferConv(const Op &op) {
   };
   TensorType y = inferConvChannelsFirst(op, first(x), first(w)).at(0);
   return {TensorType{y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))}};
+}
+
+// The weight gradient of Conv(X, W): W's type from X, dY and the attributes,
+// dY checked against the Conv's result for that W (either layout).
+std::vector<TensorType> inferConvWeightGrad(const Op &op) {
+  const TensorType &x = operandType(op, 0), &dy = operandType(op, 1);
+  int64_t last = op.getInt("channels_last");
+  if (last != 0 && last != 1)
+    fail("channels_last must be 0 or 1, got ", last);
+  if (x.rank() < 3 || dy.rank() != x.rank())
+    fail("X must be at least 3-D and dY of the same rank, got ", x.str(), " and ", dy.str());
+  if (x.dtype != dy.dtype)
+    fail("operand types differ: ", x.str(), " vs ", dy.str());
+  auto first = [&](const TensorType &t) {
+    return last ? TensorType{t.dtype, permuteShape(t.shape, toChannelsFirstPerm(t.rank()))} : t;
+  };
+  TensorType xf = first(x), dyf = first(dy);
+  size_t sp = x.rank() - 2;
+  const std::vector<int64_t> &kernel = op.getInts("kernel_shape");
+  if (kernel.size() != sp)
+    fail("kernel_shape has ", kernel.size(), " values, expected ", sp);
+  int64_t group = op.getInt("group");
+  if (group < 1)
+    fail("group must be >= 1, got ", group);
+  const Dim &cin = xf.shape[1];
+  if (cin.isStatic() && cin.size % group != 0)
+    fail("X has ", cin.size, " channels, not divisible by group ", group);
+  Shape w{dyf.shape[1], cin.isStatic() ? Dim::fixed(cin.size / group) : Dim::unknown()};
+  if (!cin.isStatic() && group == 1)
+    w[1] = cin;
+  for (int64_t k : kernel) {
+    if (k < 1)
+      fail("kernel_shape must be >= 1");
+    w.push_back(Dim::fixed(k));
+  }
+  TensorType wt{x.dtype, w};
+  TensorType y = inferConvChannelsFirst(op, xf, wt).at(0);
+  for (size_t i = 0; i < y.rank(); ++i)
+    if (y.shape[i].isStatic() && dyf.shape[i].isStatic() && y.shape[i].size != dyf.shape[i].size)
+      fail("dY ", dy.str(), " is not the result of the convolution of X ", x.str(), " by ",
+           wt.str(), " (", TensorType{x.dtype, y.shape}.str(), " in NCHW)");
+  return {last ? TensorType{x.dtype, permuteShape(w, toChannelsLastPerm(w.size()))} : wt};
 }
 
 // ---- Transposed convolution and pooling -------------------------------------

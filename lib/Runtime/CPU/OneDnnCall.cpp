@@ -391,6 +391,7 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
 
     memory::desc weightsWant;
     const Value *weightsValue = nullptr;
+    int dstArg = DNNL_ARG_DST; // the argument the result is
     const Value &x = *sources.at(anchor.operand(0)).type;
     if (std::optional<dnnl::algorithm> reduce = reductionOf(anchor)) {
       // Reduced axes keep a 1 in dst (keepdims=0 drops them: the same bytes).
@@ -460,6 +461,100 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
         if (pd.dst_desc() != plain(dst))
           impl.userDst = memory(pd.dst_desc(), impl.engine);
       }
+    } else if (anchor.is(OpKind::ConvTranspose)) {
+      // A convolution's backward-data pass, as oneDNN's deconvolution (its
+      // bias and post-ops too): dst = (src - 1) * stride + effective kernel
+      // - padding_l - padding_r, so the output padding is taken off the
+      // trailing pad.
+      weightsValue = anchor.operand(1);
+      size_t sp = x.type.rank() - 2;
+      if (anchor.getString("auto_pad") != "NOTSET" || !anchor.getInts("output_shape").empty())
+        throw Reject{"ConvTranspose with auto_pad or output_shape"};
+      if (sp < 1 || sp > 3)
+        throw Reject{"a transposed convolution with " + std::to_string(sp) + " spatial axes"};
+      const Value &w = *sources.at(weightsValue).type;
+      int64_t g = anchor.getInt("group");
+      Dims strides = intsOr(anchor, "strides", sp, 1), dil = intsOr(anchor, "dilations", sp, 1);
+      std::vector<int64_t> pads = intsOr(anchor, "pads", 2 * sp, 0),
+                           outPad = intsOr(anchor, "output_padding", sp, 0);
+      for (int64_t &d : dil)
+        --d; // oneDNN counts the gaps
+      Dims padL(pads.begin(), pads.begin() + long(sp)), padR(pads.begin() + long(sp), pads.end());
+      for (size_t i = 0; i < sp; ++i)
+        padR[i] -= outPad[i];
+      // ONNX's W [C, M/g, k...] is oneDNN's [g, M/g (oc), C/g (ic), k...]
+      // with the channel axes' strides exchanged: the same bytes.
+      Dims wd = dimsOf(w);
+      int64_t C = wd[0], Mg = wd[1], Cg = C / g, KS = 1;
+      for (size_t i = 2; i < wd.size(); ++i)
+        KS *= wd[i];
+      Dims spatial(wd.begin() + 2, wd.end()), kStr = denseStrides(spatial);
+      Dims dims{Mg, Cg}, st{KS, Mg * KS}; // (oc, ic): strides KS, oc * KS
+      if (g > 1)
+        dims.insert(dims.begin(), g), st.insert(st.begin(), Cg * Mg * KS);
+      dims.insert(dims.end(), spatial.begin(), spatial.end());
+      st.insert(st.end(), kStr.begin(), kStr.end());
+      memory::desc wUser(dims, memory::data_type::f32, st);
+      memory::desc bias;
+      if (const Value *b = anchor.operand(2))
+        bind(b, DNNL_ARG_BIAS, bias = plain({dst[1]}));
+      bind(anchor.operand(0), DNNL_ARG_SRC, plain(dimsOf(x)));
+      memory::desc wAny(dims, memory::data_type::f32, memory::format_tag::any);
+      memory::desc anyX(dimsOf(x), memory::data_type::f32, memory::format_tag::any);
+      memory::desc anyY(dst, memory::data_type::f32, memory::format_tag::any);
+      dnnl::deconvolution_forward::desc d(dnnl::prop_kind::forward_inference,
+                                          dnnl::algorithm::deconvolution_direct, anyX, wAny, bias,
+                                          anyY, strides, dil, padL, padR);
+      dnnl::deconvolution_forward::primitive_desc pd(d, attr, impl.engine);
+      if (pd.src_desc() != plain(dimsOf(x))) {
+        impl.userSrc = impl.args.at(DNNL_ARG_SRC);
+        impl.args[DNNL_ARG_SRC] = memory(pd.src_desc(), impl.engine);
+      }
+      if (pd.dst_desc() != plain(dst))
+        impl.userDst = memory(pd.dst_desc(), impl.engine);
+      call->srcLayout_ = layoutName(pd.src_desc());
+      call->dstLayout_ = layoutName(pd.dst_desc());
+      weightsWant = pd.weights_desc();
+      impl.userWeights = memory(wUser, impl.engine, DNNL_MEMORY_NONE);
+      impl.primitive = dnnl::deconvolution_forward(pd);
+      call->describe_ = std::string("onednn deconv ") + pd.impl_info_str();
+    } else if (anchor.is(OpKind::ConvWeightGrad)) {
+      // A convolution's backward-weights pass: src X and diff_dst dY in,
+      // diff_weights out, all plain (the result is the weights' own layout).
+      if (anchor.getInt("channels_last"))
+        throw Reject{"channels_last"};
+      size_t sp = x.type.rank() - 2;
+      if (sp < 1 || sp > 3)
+        throw Reject{"a convolution with " + std::to_string(sp) + " spatial axes"};
+      const Value &dy = *sources.at(anchor.operand(1)).type;
+      int64_t g = anchor.getInt("group");
+      Dims strides = intsOr(anchor, "strides", sp, 1), dil = intsOr(anchor, "dilations", sp, 1);
+      std::vector<int64_t> pads = intsOr(anchor, "pads", 2 * sp, 0);
+      for (int64_t &d : dil)
+        --d;
+      Dims padL(pads.begin(), pads.begin() + long(sp)), padR(pads.begin() + long(sp), pads.end());
+      Dims wd = dst;
+      if (g > 1) { // [g, M/g, C/g, k...], the same bytes
+        wd.insert(wd.begin(), g);
+        wd[1] /= g;
+      }
+      memory::desc src = plain(dimsOf(x)), diffDst = plain(dimsOf(dy)), weights = plain(wd);
+      dnnl::convolution_forward::primitive_desc hint(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training,
+                                          dnnl::algorithm::convolution_direct, src, weights,
+                                          diffDst, strides, dil, padL, padR),
+          impl.engine);
+      dnnl::convolution_backward_weights::desc d(dnnl::algorithm::convolution_direct, src, weights,
+                                                 diffDst, strides, dil, padL, padR);
+      dnnl::convolution_backward_weights::primitive_desc pd(d, attr, impl.engine, hint);
+      if (pd.diff_weights_desc() != weights || pd.src_desc() != src ||
+          pd.diff_dst_desc() != diffDst)
+        throw Reject{"oneDNN's backward-weights wants other layouts"};
+      bind(anchor.operand(0), DNNL_ARG_SRC, src);
+      bind(anchor.operand(1), DNNL_ARG_DIFF_DST, diffDst);
+      dstArg = DNNL_ARG_DIFF_WEIGHTS;
+      impl.primitive = dnnl::convolution_backward_weights(pd);
+      call->describe_ = std::string("onednn conv-bwd-weights ") + pd.impl_info_str();
     } else if (anchor.is(OpKind::Conv)) {
       weightsValue = anchor.operand(1);
       if (anchor.getString("auto_pad") != "NOTSET" || anchor.getInt("channels_last"))
@@ -566,7 +661,7 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
     impl.bindings.push_back({userDst, -1});
     if (impl.userDst) // the primitive writes its own layout; swap roles
       std::swap(*impl.userDst, userDst);
-    impl.args[DNNL_ARG_DST] = userDst;
+    impl.args[dstArg] = userDst;
     if (impl.userSrc)
       impl.srcIn = dnnl::reorder(*impl.userSrc, impl.args.at(DNNL_ARG_SRC));
     if (impl.userDst)

@@ -309,7 +309,10 @@ std::string ConvDesc::describe(bool withBias) const {
     return s;
   };
   std::ostringstream s;
-  s << "conv " << dtypeName(dtype) << (channelsLast ? " nhwc" : "") << " x=" << list(x, "x")
+  s << (pass == Pass::Forward        ? "conv "
+        : pass == Pass::BackwardData ? "conv-bwd-data "
+                                     : "conv-bwd-filter ")
+    << dtypeName(dtype) << (channelsLast ? " nhwc" : "") << " x=" << list(x, "x")
     << " w=" << list(w, "x") << " pads=" << list(pads, ",") << " strides=" << list(strides, ",")
     << " dilations=" << list(dilations, ",") << " groups=" << groups;
   if (bias >= 0 && withBias)
@@ -319,10 +322,98 @@ std::string ConvDesc::describe(bool withBias) const {
   return s.str();
 }
 
+namespace {
+
+// ConvTranspose (backward data) and ConvWeightGrad (backward filter): the
+// forward convolution's dims and attributes, cuDNN's order.
+std::optional<ConvDesc> describeConvBackward(const Function &group,
+                                             const std::vector<TensorType> &args,
+                                             const TensorType &result, std::string &why) {
+  using Pass = ConvDesc::Pass;
+  const Op &anchor = *group.ops.front();
+  ConvDesc c;
+  bool data = anchor.is(OpKind::ConvTranspose);
+  c.pass = data ? Pass::BackwardData : Pass::BackwardFilter;
+  const char *name = data ? "ConvTranspose" : "ConvWeightGrad";
+  if (group.ops.size() != 1) {
+    why = std::string("a ") + name + " with an epilogue";
+    return std::nullopt;
+  }
+  int a0 = argIndex(group, anchor.operand(0)), a1 = argIndex(group, anchor.operand(1));
+  if (a0 < 0 || a1 < 0) {
+    why = std::string("a ") + name + " operand that is not a group argument";
+    return std::nullopt;
+  }
+  const TensorType &t0 = args[size_t(a0)], &t1 = args[size_t(a1)];
+  c.dtype = result.dtype;
+  if (!libraryDType(c.dtype) || t0.dtype != c.dtype || t1.dtype != c.dtype) {
+    why = std::string("cuDNN is given f32, f16 and bf16, not ") + std::string(dtypeName(t0.dtype));
+    return std::nullopt;
+  }
+  if (data &&
+      (anchor.getString("auto_pad") != "NOTSET" || !anchor.getInts("output_shape").empty())) {
+    why = "ConvTranspose with auto_pad or output_shape";
+    return std::nullopt;
+  }
+  c.channelsLast = !data && anchor.getInt("channels_last") != 0;
+  size_t sp = t0.rank() - 2;
+  if (sp < 1 || sp > 3) {
+    why = std::string("a ") + name + " with " + std::to_string(sp) + " spatial axes";
+    return std::nullopt;
+  }
+  auto ints = [](const std::vector<int64_t> &v) { return std::vector<int>(v.begin(), v.end()); };
+  auto cudnnOrder = [&](const TensorType &t) {
+    std::vector<int> d = ints(staticDims(t.shape));
+    if (c.channelsLast)
+      std::rotate(d.begin() + 1, d.end() - 1, d.end());
+    return d;
+  };
+  if (data) { // dy, w -> dx
+    c.grad = a0, c.weights = a1;
+    c.y = cudnnOrder(t0), c.w = cudnnOrder(t1), c.x = cudnnOrder(result);
+    if (const Value *b = anchor.operand(2)) {
+      c.bias = argIndex(group, b);
+      if (c.bias < 0) {
+        why = "a ConvTranspose bias that is not a group argument";
+        return std::nullopt;
+      }
+    }
+  } else { // x, dy -> dw
+    c.input = a0, c.grad = a1;
+    c.x = cudnnOrder(t0), c.y = cudnnOrder(t1), c.w = cudnnOrder(result);
+  }
+  std::vector<int64_t> strides = intsOr(anchor, "strides", sp, 1);
+  std::vector<int64_t> dil = intsOr(anchor, "dilations", sp, 1);
+  std::vector<int64_t> pads = intsOr(anchor, "pads", 2 * sp, 0);
+  // The forward convolution with the leading pads on both sides must give
+  // dy's size: then it is the same convolution (the trailing pads only
+  // differ where no window reaches).
+  for (size_t i = 0; i < sp; ++i) {
+    int64_t effK = dil[i] * (c.w[2 + i] - 1) + 1, padded = c.x[2 + i] + 2 * pads[i];
+    if (padded < effK || (padded - effK) / strides[i] + 1 != c.y[2 + i]) {
+      why = std::string("a ") + name + " whose pads cuDNN's symmetric ones cannot state";
+      return std::nullopt;
+    }
+  }
+  c.pads = ints({pads.begin(), pads.begin() + long(sp)});
+  c.strides = ints(strides);
+  c.dilations = ints(dil);
+  if (sp == 1)
+    for (auto *v : {&c.x, &c.w, &c.y, &c.pads, &c.strides, &c.dilations})
+      v->insert(v->begin() + (v->size() > 2 ? 2 : 0), v == &c.pads ? 0 : 1);
+  c.groups = int(anchor.getInt("group"));
+  c.epilogueFolded = true; // a lone op: nothing after the call (ConvTranspose's B: cudnnAddTensor)
+  return c;
+}
+
+} // namespace
+
 std::optional<ConvDesc> describeConv(const Function &group, const std::vector<TensorType> &args,
                                      const TensorType &result, std::string &why) {
-  ConvDesc c;
   const Op &anchor = *group.ops.front();
+  if (anchor.is(OpKind::ConvTranspose) || anchor.is(OpKind::ConvWeightGrad))
+    return describeConvBackward(group, args, result, why);
+  ConvDesc c;
   c.input = argIndex(group, anchor.operand(0));
   c.weights = argIndex(group, anchor.operand(1));
   if (c.input < 0 || c.weights < 0) {

@@ -31,6 +31,12 @@ struct Api {
   decltype(&cudnnGetConvolutionForwardWorkspaceSize) workspaceSize;
   decltype(&cudnnConvolutionForward) forward;
   decltype(&cudnnAddTensor) addTensor;
+  decltype(&cudnnGetConvolutionBackwardDataAlgorithm_v7) dataAlgorithms;
+  decltype(&cudnnGetConvolutionBackwardDataWorkspaceSize) dataWorkspaceSize;
+  decltype(&cudnnConvolutionBackwardData) backwardData;
+  decltype(&cudnnGetConvolutionBackwardFilterAlgorithm_v7) filterAlgorithms;
+  decltype(&cudnnGetConvolutionBackwardFilterWorkspaceSize) filterWorkspaceSize;
+  decltype(&cudnnConvolutionBackwardFilter) backwardFilter;
   // The graph (backend) API.
   decltype(&cudnnBackendCreateDescriptor) backendCreate;
   decltype(&cudnnBackendDestroyDescriptor) backendDestroy;

@@ -102,6 +102,12 @@ const Api &api() {
     bind(a.workspaceSize, "cudnnGetConvolutionForwardWorkspaceSize");
     bind(a.forward, "cudnnConvolutionForward");
     bind(a.addTensor, "cudnnAddTensor");
+    bind(a.dataAlgorithms, "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    bind(a.dataWorkspaceSize, "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    bind(a.backwardData, "cudnnConvolutionBackwardData");
+    bind(a.filterAlgorithms, "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    bind(a.filterWorkspaceSize, "cudnnGetConvolutionBackwardFilterWorkspaceSize");
+    bind(a.backwardFilter, "cudnnConvolutionBackwardFilter");
     bind(a.backendCreate, "cudnnBackendCreateDescriptor");
     bind(a.backendDestroy, "cudnnBackendDestroyDescriptor");
     bind(a.backendSet, "cudnnBackendSetAttribute");
@@ -159,12 +165,14 @@ Cudnn::~Cudnn() {
 }
 
 struct CudnnConv::Impl {
+  ConvDesc::Pass pass = ConvDesc::Pass::Forward;
   cudnnHandle_t handle = nullptr;
   cudnnTensorDescriptor_t x = nullptr, y = nullptr, bias = nullptr;
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
-  cudnnConvolutionFwdAlgo_t algo{};
+  int algo = 0; // the pass's cudnnConvolution{Fwd,BwdData,BwdFilter}Algo_t
   size_t workspaceBytes = 0;
+  // The forward convolution's x, w and y (dx, dw, dy in the backward passes).
   CUdeviceptr px = 0, pw = 0, pbias = 0, py = 0, workspace = 0;
 
   ~Impl() {
@@ -198,6 +206,9 @@ void CudnnConv::setWorkspace(CUdeviceptr ws) {
 // another path than the one taken, it is rejected.
 std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
                                              CudnnApi api, CallTuning &tuning, std::string &why) {
+  // The backward passes: the legacy API's calls.
+  if (c.pass != ConvDesc::Pass::Forward)
+    return createLegacy(lib, c, p, tuning, why);
   // The tuning of one path: the recorded choice only if it names the path.
   auto forPath = [&](const char *path) {
     CallTuning t = tuning;
@@ -250,10 +261,12 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
   Impl &k = *call->impl_;
   k.handle = static_cast<cudnnHandle_t>(lib.handle_);
   auto ptr = [&](int arg) { return arg < 0 ? 0 : p.args.at(size_t(arg)); };
-  k.px = ptr(c.input);
-  k.pw = ptr(c.weights);
+  using Pass = ConvDesc::Pass;
+  k.pass = c.pass;
+  k.px = c.pass == Pass::BackwardData ? p.y : ptr(c.input);
+  k.pw = c.pass == Pass::BackwardFilter ? p.y : ptr(c.weights);
+  k.py = c.pass == Pass::Forward ? p.y : ptr(c.grad);
   k.pbias = ptr(c.bias);
-  k.py = p.y;
   cudnnDataType_t t = dnn::dataType(c.dtype);
   int rank = int(c.x.size());
   auto tensor = [&](cudnnTensorDescriptor_t &d, const std::vector<int> &dims, bool last) {
@@ -263,9 +276,9 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
   };
   tensor(k.x, c.x, c.channelsLast);
   tensor(k.y, c.y, c.channelsLast);
-  if (c.bias >= 0) { // K values, either layout
+  if (c.bias >= 0) { // per channel of the result (y, or dx), either layout
     std::vector<int> b(c.y.size(), 1);
-    b[1] = c.y[1];
+    b[1] = c.pass == Pass::BackwardData ? c.x[1] : c.y[1];
     tensor(k.bias, b, false);
   }
   a.check(a.createFilter(&k.w), "cudnnCreateFilterDescriptor");
@@ -292,42 +305,83 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
     why = "cuDNN's output size differs from the IR's for " + c.describe();
     return nullptr;
   }
-  cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+  // The pass's algorithms as the heuristic rates them, best first.
+  struct Algo {
+    int algo;
+    cudnnStatus_t status;
+    size_t memory;
+    cudnnMathType_t math;
+  };
+  std::vector<Algo> rated;
+  auto collect = [&](const auto *perf, int found) {
+    for (int i = 0; i < found; ++i)
+      rated.push_back({int(perf[i].algo), perf[i].status, perf[i].memory, perf[i].mathType});
+  };
   int found = 0;
-  a.check(
-      a.algorithms(k.handle, k.x, k.w, k.conv, k.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf),
-      "cudnnGetConvolutionForwardAlgorithm_v7");
+  const char *path = "legacy";
+  if (c.pass == Pass::Forward) {
+    cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    a.check(a.algorithms(k.handle, k.x, k.w, k.conv, k.y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found,
+                         perf),
+            "cudnnGetConvolutionForwardAlgorithm_v7");
+    collect(perf, found);
+  } else if (c.pass == Pass::BackwardData) {
+    cudnnConvolutionBwdDataAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    a.check(a.dataAlgorithms(k.handle, k.w, k.y, k.conv, k.x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                             &found, perf),
+            "cudnnGetConvolutionBackwardDataAlgorithm_v7");
+    collect(perf, found);
+    path = "legacy-bwd-data";
+  } else {
+    cudnnConvolutionBwdFilterAlgoPerf_t perf[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    a.check(a.filterAlgorithms(k.handle, k.x, k.y, k.conv, k.w,
+                               CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &found, perf),
+            "cudnnGetConvolutionBackwardFilterAlgorithm_v7");
+    collect(perf, found);
+    path = "legacy-bwd-filter";
+  }
   // The heuristic's algorithms that work with our math (no tensor ops for
   // f32 without TF32) and a workspace of reasonable size, best first. An
-  // exact conv (integer operands: TF32 keeps values up to 2^11 exact) takes
-  // only the GEMM-like and direct algorithms, which add the products
-  // themselves: Winograd's and FFT's transforms round.
-  auto sumsProducts = [](cudnnConvolutionFwdAlgo_t algo) {
-    return algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
-           algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
-           algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+  // exact conv (integer operands, forward only: TF32 keeps values up to 2^11
+  // exact) takes only the GEMM-like and direct algorithms, which add the
+  // products themselves: Winograd's and FFT's transforms round.
+  auto sumsProducts = [&](int algo) {
+    return c.pass == Pass::Forward && (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+                                       algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+                                       algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM ||
+                                       algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT);
   };
-  std::vector<const cudnnConvolutionFwdAlgoPerf_t *> usable;
-  for (int i = 0; i < found; ++i)
-    if (perf[i].status == CUDNN_STATUS_SUCCESS && perf[i].memory <= dnn::kMaxWorkspace &&
-        (c.dtype != DType::F32 || tf32 || perf[i].mathType != CUDNN_TENSOR_OP_MATH) &&
-        (!c.exact || sumsProducts(perf[i].algo)))
-      usable.push_back(&perf[i]);
+  std::vector<const Algo *> usable;
+  for (const Algo &r : rated)
+    if (r.status == CUDNN_STATUS_SUCCESS && r.memory <= dnn::kMaxWorkspace &&
+        (c.dtype != DType::F32 || tf32 || r.math != CUDNN_TENSOR_OP_MATH) &&
+        (!c.exact || sumsProducts(r.algo)))
+      usable.push_back(&r);
   // Half types and TF32: the math the algorithm was rated with (as
   // frameworks do; an algorithm without tensor ops may refuse
   // TENSOR_OP_MATH). f32 without TF32 stays FMA.
-  auto use = [&](const cudnnConvolutionFwdAlgoPerf_t &alg) {
+  auto use = [&](const Algo &alg) {
     k.algo = alg.algo;
     if (c.dtype != DType::F32 || tf32)
-      a.check(a.setMath(k.conv, alg.mathType), "cudnnSetConvolutionMathType");
-    a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, k.algo, &k.workspaceBytes),
-            "cudnnGetConvolutionForwardWorkspaceSize");
+      a.check(a.setMath(k.conv, alg.math), "cudnnSetConvolutionMathType");
+    if (c.pass == Pass::Forward)
+      a.check(a.workspaceSize(k.handle, k.x, k.w, k.conv, k.y, cudnnConvolutionFwdAlgo_t(k.algo),
+                              &k.workspaceBytes),
+              "cudnnGetConvolutionForwardWorkspaceSize");
+    else if (c.pass == Pass::BackwardData)
+      a.check(a.dataWorkspaceSize(k.handle, k.w, k.y, k.conv, k.x,
+                                  cudnnConvolutionBwdDataAlgo_t(k.algo), &k.workspaceBytes),
+              "cudnnGetConvolutionBackwardDataWorkspaceSize");
+    else
+      a.check(a.filterWorkspaceSize(k.handle, k.x, k.y, k.conv, k.w,
+                                    cudnnConvolutionBwdFilterAlgo_t(k.algo), &k.workspaceBytes),
+              "cudnnGetConvolutionBackwardFilterWorkspaceSize");
   };
   std::optional<size_t> best = tuning.pick(
       usable.size(),
       [&](size_t i) {
-        return "legacy algo=" + std::to_string(int(usable[i]->algo)) +
-               " math=" + std::to_string(int(usable[i]->mathType));
+        return std::string(path) + " algo=" + std::to_string(usable[i]->algo) +
+               " math=" + std::to_string(int(usable[i]->math));
       },
       [&, prepared = usable.size()](size_t i) mutable {
         if (prepared != i) { // set up once per candidate, outside its timed runs
@@ -344,7 +398,7 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
   use(*usable[*best]);
   k.workspace = 0; // the plan's, bound by setWorkspace
   call->describe_ =
-      "cudnn " + c.describe() + " algo=" + std::to_string(int(k.algo)) + (tf32 ? " tf32" : "");
+      "cudnn " + c.describe() + " algo=" + std::to_string(k.algo) + (tf32 ? " tf32" : "");
   return call;
 }
 
@@ -358,12 +412,28 @@ void CudnnConv::run() const {
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
   // Scaling factors are float for every data type here (cuDNN: double only for double data).
   const float one = 1, zero = 0;
-  a.check(a.forward(k.handle, &one, k.x, ptr(k.px), k.w, ptr(k.pw), k.conv, k.algo,
-                    ptr(k.workspace), k.workspaceBytes, &zero, k.y, ptr(k.py)),
-          "cudnnConvolutionForward");
-  if (k.bias)
-    a.check(a.addTensor(k.handle, &one, k.bias, ptr(k.pbias), &one, k.y, ptr(k.py)),
+  using Pass = ConvDesc::Pass;
+  if (k.pass == Pass::Forward)
+    a.check(a.forward(k.handle, &one, k.x, ptr(k.px), k.w, ptr(k.pw), k.conv,
+                      cudnnConvolutionFwdAlgo_t(k.algo), ptr(k.workspace), k.workspaceBytes, &zero,
+                      k.y, ptr(k.py)),
+            "cudnnConvolutionForward");
+  else if (k.pass == Pass::BackwardData)
+    a.check(a.backwardData(k.handle, &one, k.w, ptr(k.pw), k.y, ptr(k.py), k.conv,
+                           cudnnConvolutionBwdDataAlgo_t(k.algo), ptr(k.workspace),
+                           k.workspaceBytes, &zero, k.x, ptr(k.px)),
+            "cudnnConvolutionBackwardData");
+  else
+    a.check(a.backwardFilter(k.handle, &one, k.x, ptr(k.px), k.y, ptr(k.py), k.conv,
+                             cudnnConvolutionBwdFilterAlgo_t(k.algo), ptr(k.workspace),
+                             k.workspaceBytes, &zero, k.w, ptr(k.pw)),
+            "cudnnConvolutionBackwardFilter");
+  if (k.bias) { // onto the result: y, or dx
+    bool data = k.pass == Pass::BackwardData;
+    a.check(a.addTensor(k.handle, &one, k.bias, ptr(k.pbias), &one, data ? k.x : k.y,
+                        ptr(data ? k.px : k.py)),
             "cudnnAddTensor");
+  }
 }
 
 } // namespace tc::cuda

@@ -166,6 +166,87 @@ void gemmKernel(const Op &op, const Ins &ins, Outs &outs) {
 
 // ---- Conv ------------------------------------------------------------------
 
+// A convolution's window geometry over X's spatial dims `in` (NCHW), the
+// kernel and the result's spatial dims `out`: strides, dilations and the
+// leading pads (auto_pad resolved as ONNX does), each kernel and output
+// position decoded per axis. Conv and ConvWeightGrad walk the same taps.
+struct ConvGeometry {
+  size_t sp = 0;
+  Dims in, out, kernel, strides, dil, padBegin;
+  std::vector<Dims> kPos, oPos;
+  int64_t P = 0, KS = 0, IS = 0;
+  Dims iStr;
+
+  ConvGeometry(const Op &op, Dims in_, Dims kernel_, Dims out_)
+      : sp(in_.size()), in(std::move(in_)), out(std::move(out_)), kernel(std::move(kernel_)) {
+    auto perAxis = [&](const char *name, int64_t dflt, size_t n) {
+      Dims v = op.getInts(name);
+      if (v.empty())
+        v.assign(n, dflt);
+      if (v.size() != n)
+        fail(name, " has ", v.size(), " values, expected ", n);
+      return v;
+    };
+    strides = perAxis("strides", 1, sp), dil = perAxis("dilations", 1, sp);
+    Dims pads = perAxis("pads", 0, 2 * sp);
+    const Dims &kattr = op.getInts("kernel_shape");
+    if (!kattr.empty() && kattr != kernel)
+      fail("kernel_shape ", dimsStr(kattr), " differs from W's spatial dims ", dimsStr(kernel));
+    static const std::string notSet = "NOTSET";
+    const std::string &autoPad = op.info().findAttr("auto_pad") ? op.getString("auto_pad") : notSet;
+    padBegin.assign(sp, 0);
+    for (size_t d = 0; d < sp; ++d) {
+      if (strides[d] < 1 || dil[d] < 1 || pads[d] < 0 || pads[d + sp] < 0)
+        fail("strides and dilations must be >= 1 and pads >= 0");
+      const int64_t big = int64_t(1) << 40; // keeps every product below in int64
+      if (strides[d] > big || dil[d] > big || pads[d] > big || pads[d + sp] > big)
+        fail("strides, dilations and pads must be at most 2^40");
+      int64_t effK = dil[d] * (kernel[d] - 1) + 1;
+      if (autoPad == "NOTSET") {
+        if (in[d] + pads[d] + pads[d + sp] < effK)
+          fail("spatial axis ", d, ": the kernel (", effK, " with dilation) is larger than the ",
+               "padded input (", in[d] + pads[d] + pads[d + sp], ")");
+        padBegin[d] = pads[d];
+      } else if (autoPad == "VALID") {
+        if (in[d] < effK)
+          fail("spatial axis ", d, ": the kernel (", effK, " with dilation) is larger than the ",
+               "input (", in[d], ")");
+        padBegin[d] = 0;
+      } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+        // ONNX: total = (out - 1) * stride + effK - in, the odd one at the end
+        // for SAME_UPPER and at the beginning for SAME_LOWER.
+        int64_t total = std::max<int64_t>(0, (out[d] - 1) * strides[d] + effK - in[d]);
+        padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
+      } else {
+        fail("unknown auto_pad '", autoPad, "'");
+      }
+    }
+    P = numElements(out), KS = numElements(kernel), IS = numElements(in);
+    Dims kStr = stridesOf(kernel), oStr = stridesOf(out);
+    iStr = stridesOf(in);
+    kPos.assign(size_t(KS), Dims(sp, 0));
+    oPos.assign(size_t(P), Dims(sp, 0));
+    for (int64_t k = 0; k < KS; ++k)
+      for (size_t d = 0; d < sp; ++d)
+        kPos[size_t(k)][d] = k / kStr[d] % kernel[d];
+    for (int64_t p = 0; p < P; ++p)
+      for (size_t d = 0; d < sp; ++d)
+        oPos[size_t(p)][d] = p / oStr[d] % out[d];
+  }
+  // The offset in one channel of X that output position p reads through
+  // tap k, or -1 in the padding.
+  int64_t tap(int64_t p, int64_t k) const {
+    int64_t xOff = 0;
+    for (size_t d = 0; d < sp; ++d) {
+      int64_t pos = oPos[size_t(p)][d] * strides[d] - padBegin[d] + kPos[size_t(k)][d] * dil[d];
+      if (pos < 0 || pos >= in[d])
+        return -1;
+      xOff += pos * iStr[d];
+    }
+    return xOff;
+  }
+};
+
 void convChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
   expectArity(ins, 2, outs, 1);
   const HostTensor &x = *ins[0], &w = *ins[1];
@@ -180,58 +261,9 @@ void convChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
     fail("X ", x.typeStr(), ", W ", w.typeStr(), " and group ", group, " do not agree");
   if (bias && (bias->rank() != 1 || bias->shape()[0] != M))
     fail("B must be 1-D of size ", M, ", got ", bias->typeStr());
-  auto perAxis = [&](const char *name, int64_t dflt, size_t n) {
-    Dims v = op.getInts(name);
-    if (v.empty())
-      v.assign(n, dflt);
-    if (v.size() != n)
-      fail(name, " has ", v.size(), " values, expected ", n);
-    return v;
-  };
-  Dims strides = perAxis("strides", 1, sp), dil = perAxis("dilations", 1, sp);
-  Dims pads = perAxis("pads", 0, 2 * sp);
-  Dims kernel(ws.begin() + 2, ws.end());
-  const Dims &kattr = op.getInts("kernel_shape");
-  if (!kattr.empty() && kattr != kernel)
-    fail("kernel_shape ", dimsStr(kattr), " differs from W's spatial dims ", dimsStr(kernel));
-  const std::string &autoPad = op.getString("auto_pad");
-  Dims in(xs.begin() + 2, xs.end()), out(ys.begin() + 2, ys.end()), padBegin(sp);
-  for (size_t d = 0; d < sp; ++d) {
-    if (strides[d] < 1 || dil[d] < 1 || pads[d] < 0 || pads[d + sp] < 0)
-      fail("strides and dilations must be >= 1 and pads >= 0");
-    const int64_t big = int64_t(1) << 40; // keeps every product below in int64
-    if (strides[d] > big || dil[d] > big || pads[d] > big || pads[d + sp] > big)
-      fail("strides, dilations and pads must be at most 2^40");
-    int64_t effK = dil[d] * (kernel[d] - 1) + 1;
-    if (autoPad == "NOTSET") {
-      if (in[d] + pads[d] + pads[d + sp] < effK)
-        fail("spatial axis ", d, ": the kernel (", effK, " with dilation) is larger than the ",
-             "padded input (", in[d] + pads[d] + pads[d + sp], ")");
-      padBegin[d] = pads[d];
-    } else if (autoPad == "VALID") {
-      if (in[d] < effK)
-        fail("spatial axis ", d, ": the kernel (", effK, " with dilation) is larger than the ",
-             "input (", in[d], ")");
-      padBegin[d] = 0;
-    } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
-      // ONNX: total = (out - 1) * stride + effK - in, the odd one at the end
-      // for SAME_UPPER and at the beginning for SAME_LOWER.
-      int64_t total = std::max<int64_t>(0, (out[d] - 1) * strides[d] + effK - in[d]);
-      padBegin[d] = autoPad == "SAME_UPPER" ? total / 2 : total - total / 2;
-    } else {
-      fail("unknown auto_pad '", autoPad, "'");
-    }
-  }
-  int64_t Mg = M / group, P = numElements(out), KS = numElements(kernel), IS = numElements(in);
-  // Decoded spatial offsets of every kernel and output position.
-  Dims kStr = stridesOf(kernel), oStr = stridesOf(out), iStr = stridesOf(in);
-  std::vector<Dims> kPos(size_t(KS), Dims(sp, 0)), oPos(size_t(P), Dims(sp, 0));
-  for (int64_t k = 0; k < KS; ++k)
-    for (size_t d = 0; d < sp; ++d)
-      kPos[size_t(k)][d] = k / kStr[d] % kernel[d];
-  for (int64_t p = 0; p < P; ++p)
-    for (size_t d = 0; d < sp; ++d)
-      oPos[size_t(p)][d] = p / oStr[d] % out[d];
+  ConvGeometry geo(op, Dims(xs.begin() + 2, xs.end()), Dims(ws.begin() + 2, ws.end()),
+                   Dims(ys.begin() + 2, ys.end()));
+  int64_t Mg = M / group, P = geo.P, KS = geo.KS, IS = geo.IS;
   bool fp = isFloat(y.dtype());
   std::vector<double> xv, wv, bv;
   std::vector<int64_t> xi, wi, bi;
@@ -253,15 +285,8 @@ void convChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
         for (int64_t c = 0; c < Cg; ++c) {
           int64_t xBase = (n * C + g * Cg + c) * IS, wBase = (m * Cg + c) * KS;
           for (int64_t k = 0; k < KS; ++k) {
-            int64_t xOff = 0;
-            bool inside = true;
-            for (size_t d = 0; d < sp && inside; ++d) {
-              int64_t pos =
-                  oPos[size_t(p)][d] * strides[d] - padBegin[d] + kPos[size_t(k)][d] * dil[d];
-              inside = pos >= 0 && pos < in[d];
-              xOff += pos * iStr[d];
-            }
-            if (!inside)
+            int64_t xOff = geo.tap(p, k);
+            if (xOff < 0)
               continue; // zero padding
             if (fp)
               acc += xv[size_t(xBase + xOff)] * wv[size_t(wBase + k)];
@@ -284,6 +309,55 @@ void convKernel(const Op &op, const Ins &ins, Outs &outs) {
     runChannelsFirst(convChannelsFirst, op, ins, outs, 2);
   else
     convChannelsFirst(op, ins, outs);
+}
+
+// ---- ConvWeightGrad ----------------------------------------------------------
+
+// dW[m, c, k] = sum over n, p of dY[n, m, p] * X[n, g * Cg + c, tap(p, k)]:
+// Conv's taps, accumulated into the weights instead of the result.
+void convWeightGradChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
+  expectArity(ins, 2, outs, 1);
+  const HostTensor &x = *ins[0], &dy = *ins[1];
+  HostTensor &dw = outs[0];
+  const Dims &xs = x.shape(), &ys = dy.shape(), &ws = dw.shape();
+  if (xs.size() < 3 || ys.size() != xs.size() || ws.size() != xs.size())
+    fail("internal: unexpected ranks ", x.typeStr(), ", ", dy.typeStr(), " -> ", dw.typeStr());
+  int64_t N = xs[0], C = xs[1], M = ys[1], group = op.getInt("group");
+  if (group < 1 || C % group != 0 || M % group != 0 || ys[0] != N || ws[0] != M ||
+      ws[1] != C / group)
+    fail("X ", x.typeStr(), ", dY ", dy.typeStr(), " and group ", group, " do not agree");
+  int64_t Cg = C / group, Mg = M / group;
+  ConvGeometry geo(op, Dims(xs.begin() + 2, xs.end()), Dims(ws.begin() + 2, ws.end()),
+                   Dims(ys.begin() + 2, ys.end()));
+  int64_t P = geo.P, KS = geo.KS, IS = geo.IS;
+  if (!isFloat(dw.dtype()))
+    fail("ConvWeightGrad on ", dw.typeStr(), ": float only");
+  std::vector<double> xv = loadDoubles(x), gv = loadDoubles(dy), acc(size_t(M * Cg * KS), 0.0);
+  for (int64_t n = 0; n < N; ++n)
+    for (int64_t m = 0; m < M; ++m) {
+      int64_t g = m / Mg;
+      for (int64_t p = 0; p < P; ++p) {
+        double gy = gv[size_t((n * M + m) * P + p)];
+        if (gy == 0)
+          continue;
+        for (int64_t k = 0; k < KS; ++k) {
+          int64_t xOff = geo.tap(p, k);
+          if (xOff < 0)
+            continue;
+          for (int64_t c = 0; c < Cg; ++c)
+            acc[size_t((m * Cg + c) * KS + k)] += gy * xv[size_t((n * C + g * Cg + c) * IS + xOff)];
+        }
+      }
+    }
+  for (size_t i = 0; i < acc.size(); ++i)
+    dw.setDouble(int64_t(i), acc[i]);
+}
+
+void convWeightGradKernel(const Op &op, const Ins &ins, Outs &outs) {
+  if (op.getInt("channels_last"))
+    runChannelsFirst(convWeightGradChannelsFirst, op, ins, outs, 2);
+  else
+    convWeightGradChannelsFirst(op, ins, outs);
 }
 
 // ---- ConvTranspose ---------------------------------------------------------
@@ -475,6 +549,7 @@ void registerNNKernels(KernelTable &t) {
   t[size_t(OpKind::Gemm)] = gemmKernel;
   t[size_t(OpKind::Conv)] = convKernel;
   t[size_t(OpKind::ConvTranspose)] = convTransposeKernel;
+  t[size_t(OpKind::ConvWeightGrad)] = convWeightGradKernel;
   t[size_t(OpKind::Einsum)] = einsumKernel;
   registerPoolingKernels(t);
   registerNormalizationKernels(t);

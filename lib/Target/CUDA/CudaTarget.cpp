@@ -20,7 +20,25 @@ namespace {
 class CudaCompileBackend : public CudaBackend {
 public:
   using CudaBackend::CudaBackend;
+  // A ConvTranspose or ConvWeightGrad that cuDNN turns down at its static
+  // types keeps its generated kernel (the Pool family's) instead of a host step.
+  std::string libraryFor(const Function &group, bool hasKernel) const override {
+    std::string lib = CudaBackend::libraryFor(group, hasKernel);
+    const Op &anchor = *group.ops.front();
+    if (lib != "cudnn" || !hasKernel || anchor.is(OpKind::Conv))
+      return lib;
+    std::vector<const Value *> args(group.args.begin(), group.args.end());
+    return verdictAt(group, args, group.results[0]->type, lib).refusal.empty() ? lib : "";
+  }
   LibraryVerdict libraryVerdict(const GroupCode &g) const override {
+    std::vector<const Value *> args(g.call->operands.begin(), g.call->operands.end());
+    return verdictAt(*g.group, args, g.call->result()->type, g.library);
+  }
+
+private:
+  // What `library` makes of `group` at its arguments' and result's static types.
+  static LibraryVerdict verdictAt(const Function &group, const std::vector<const Value *> &operands,
+                                  const TensorType &resultType, const std::string &library) {
     bool known = true;
     auto concrete = [&](TensorType t) {
       for (Dim &d : t.shape) {
@@ -31,22 +49,22 @@ public:
       return t;
     };
     std::vector<TensorType> args;
-    for (const Value *v : g.call->operands)
+    for (const Value *v : operands)
       args.push_back(concrete(v->type));
     // The anchor's dtype, as the runtime gives it (a Cast epilogue writes
     // the call's own).
-    TensorType result = concrete(g.call->result()->type);
-    result.dtype = g.group->ops.front()->result()->type.dtype;
+    TensorType result = concrete(resultType);
+    result.dtype = group.ops.front()->result()->type.dtype;
     if (!known)
       return {};
     std::string why;
-    if (g.library == "cublaslt") {
-      if (std::optional<GemmDesc> d = describeGemm(*g.group, args, result, why))
+    if (library == "cublaslt") {
+      if (std::optional<GemmDesc> d = describeGemm(group, args, result, why))
         return {"", d->epilogueFolded, d->epilogueText()};
-    } else if (g.library == "cudnn") {
+    } else if (library == "cudnn") {
       // The graph API may still turn the fusion down at run time (the
       // epilogue kernel runs then): only the legacy API's fold is certain.
-      if (std::optional<ConvDesc> d = describeConv(*g.group, args, result, why))
+      if (std::optional<ConvDesc> d = describeConv(group, args, result, why))
         return {"", d->epilogueFolded, d->fusedText()};
     } else {
       return {};
@@ -67,6 +85,11 @@ public:
              "which grouped convs run a generated kernel (its epilogue fused) instead of cuDNN: "
              "depthwise ones (default), every grouped one, or none",
              {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}},
+            {"conv-backward",
+             "cudnn|kernel",
+             "where a convolution's backward passes (ConvTranspose, ConvWeightGrad) run: "
+             "cuDNN's backward-data / backward-filter calls (default) or the generated kernels",
+             {std::begin(kConvBackwardNames), std::end(kConvBackwardNames)}},
             {"tune",
              "",
              "time each cuDNN conv's and cuBLASLt GEMM's candidate algorithms on this machine's "
@@ -96,7 +119,9 @@ public:
       for (size_t i = 0; i < std::size(kConvKernelsNames); ++i)
         if (mode->second == kConvKernelsNames[i])
           convKernels = ConvKernels(i);
-    backend_ = std::make_unique<CudaCompileBackend>(arches, convKernels);
+    auto backward = values.find("conv-backward");
+    backend_ = std::make_unique<CudaCompileBackend>(
+        arches, convKernels, backward != values.end() && backward->second == "kernel");
     auto value = [&](const char *flag) {
       auto it = values.find(flag);
       return it == values.end() ? std::string() : it->second;

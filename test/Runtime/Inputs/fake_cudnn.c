@@ -1,8 +1,9 @@
 // A stand-in libcudnn.so.9 for testing the CUDA runtime's cuDNN path without
 // a GPU, beside fake_libcuda.c (device memory is host memory): the legacy
 // convolution API as cuDNN defines it (strided tensors, NCHW or NHWC
-// filters, cross-correlation, pads, strides, dilations, groups;
-// cudnnAddTensor with a broadcast bias), f32/f16/bf16 accumulating in
+// filters, cross-correlation, pads, strides, dilations, groups; the
+// backward-data and backward-filter passes; cudnnAddTensor with a broadcast
+// bias), f32/f16/bf16 accumulating in
 // double, naively. Checks the runtime's descriptor
 // numbers against the reference executor. Enum values as cudnn.h has them.
 #include "fake_half.h"
@@ -141,6 +142,113 @@ int cudnnConvolutionForward(void *h, const float *alpha, Tensor *xd, const void 
           }
   fprintf(stderr, "fake cudnnConvolutionForward groups=%d\n", c->groups);
   return 0;
+}
+// The backward passes (cudnnConvolutionBackwardData / BackwardFilter) as
+// cuDNN documents them: the forward convolution of x by w giving y (the
+// descriptors must agree, as for the forward call: x, w and the conv give
+// dy's dims), dx = alpha * (the sum of dy through every tap reaching it) +
+// beta * dx, dw = alpha * (the sum over n and positions of dy * x) + beta * dw.
+static int agrees(Conv *c, Tensor *x, Tensor *w, Tensor *y) {
+  int out[5];
+  cudnnGetConvolutionNdForwardOutputDim(c, x, w, x->nb, out);
+  for (int i = 0; i < x->nb; ++i)
+    if (out[i] != y->dims[i])
+      return 0;
+  return x->dims[1] == w->dims[1] * c->groups && y->dims[1] % c->groups == 0;
+}
+static int rate(Conv *c, Tensor *x, Tensor *w, Tensor *y, int *returned, Perf *perf) {
+  if (!agrees(c, x, w, y))
+    return 3; // CUDNN_STATUS_BAD_PARAM
+  memset(perf, 0, sizeof *perf);
+  perf->algo = 1, perf->mathType = c->math;
+  if (x->type == 0 && c->math != 3 && c->math != 0)
+    perf->status = 3;
+  *returned = 1;
+  return 0;
+}
+int cudnnGetConvolutionBackwardDataAlgorithm_v7(void *h, Tensor *w, Tensor *dy, Conv *c, Tensor *dx,
+                                                int requested, int *returned, Perf *perf) {
+  return rate(c, dx, w, dy, returned, perf);
+}
+int cudnnGetConvolutionBackwardFilterAlgorithm_v7(void *h, Tensor *x, Tensor *dy, Conv *c,
+                                                  Tensor *dw, int requested, int *returned,
+                                                  Perf *perf) {
+  return rate(c, x, dw, dy, returned, perf);
+}
+int cudnnGetConvolutionBackwardDataWorkspaceSize(void *h, Tensor *w, Tensor *dy, Conv *c,
+                                                 Tensor *dx, int algo, size_t *bytes) {
+  *bytes = 1024;
+  return 0;
+}
+int cudnnGetConvolutionBackwardFilterWorkspaceSize(void *h, Tensor *x, Tensor *dy, Conv *c,
+                                                   Tensor *dw, int algo, size_t *bytes) {
+  *bytes = 1024;
+  return 0;
+}
+// Accumulates the data (`filter` 0: dx += dy * w) or filter (1: dw += dy *
+// x) gradient in doubles over every tap of the forward convolution, then
+// writes alpha * sum + beta * old into the result `rd`/`r`.
+static int backward(int filter, const float *alpha, Tensor *xd, const void *x, Tensor *wd,
+                    const void *w, Tensor *yd, const void *y, Conv *c, void *ws, size_t wsBytes,
+                    const float *beta, Tensor *rd, void *r) {
+  if (!ws || wsBytes < 1024 || !agrees(c, xd, wd, yd))
+    return 3;
+  int X[5], W[5], Y[5], XS[5], WS[5], YS[5], R[5], RS[5], p[3] = {0}, s[3] = {1, 1, 1},
+                                                          dl[3] = {1, 1, 1};
+  dims5(xd, X, XS), dims5(wd, W, WS), dims5(yd, Y, YS), dims5(rd, R, RS);
+  int off = 3 - c->n;
+  for (int i = 0; i < c->n; ++i)
+    p[i + off] = c->pads[i], s[i + off] = c->strides[i], dl[i + off] = c->dil[i];
+  int64_t n = (int64_t)R[0] * R[1] * R[2] * R[3] * R[4];
+  double *acc = calloc(n, sizeof(double));
+  int cg = W[1], kg = Y[1] / c->groups;
+  for (int b0 = 0; b0 < Y[0]; ++b0)
+    for (int k = 0; k < Y[1]; ++k)
+      for (int od = 0; od < Y[2]; ++od)
+        for (int oh = 0; oh < Y[3]; ++oh)
+          for (int ow = 0; ow < Y[4]; ++ow) {
+            double g = get(y, yd->type, AT(YS, b0, k, od, oh, ow));
+            for (int ci = 0; ci < cg; ++ci)
+              for (int a = 0; a < W[2]; ++a)
+                for (int b = 0; b < W[3]; ++b)
+                  for (int e = 0; e < W[4]; ++e) {
+                    int id = od * s[0] - p[0] + a * dl[0], ih = oh * s[1] - p[1] + b * dl[1],
+                        iw = ow * s[2] - p[2] + e * dl[2];
+                    if (id < 0 || id >= X[2] || ih < 0 || ih >= X[3] || iw < 0 || iw >= X[4])
+                      continue;
+                    int cx = (k / kg) * cg + ci;
+                    // Dense indices into acc, in the result's dims order.
+                    if (filter)
+                      acc[(((k * (int64_t)W[1] + ci) * W[2] + a) * W[3] + b) * W[4] + e] +=
+                          g * get(x, xd->type, AT(XS, b0, cx, id, ih, iw));
+                    else
+                      acc[(((b0 * (int64_t)X[1] + cx) * X[2] + id) * X[3] + ih) * X[4] + iw] +=
+                          g * get(w, wd->type, AT(WS, k, ci, a, b, e));
+                  }
+          }
+  for (int i0 = 0; i0 < R[0]; ++i0)
+    for (int i1 = 0; i1 < R[1]; ++i1)
+      for (int i2 = 0; i2 < R[2]; ++i2)
+        for (int i3 = 0; i3 < R[3]; ++i3)
+          for (int i4 = 0; i4 < R[4]; ++i4) {
+            int64_t o = AT(RS, i0, i1, i2, i3, i4);
+            double v = acc[(((i0 * (int64_t)R[1] + i1) * R[2] + i2) * R[3] + i3) * R[4] + i4];
+            put(r, rd->type, o, *alpha * (float)v + (*beta != 0 ? *beta * get(r, rd->type, o) : 0));
+          }
+  free(acc);
+  fprintf(stderr, "fake cudnnConvolutionBackward%s groups=%d\n", filter ? "Filter" : "Data",
+          c->groups);
+  return 0;
+}
+int cudnnConvolutionBackwardData(void *h, const float *alpha, Tensor *wd, const void *w,
+                                 Tensor *dyd, const void *dy, Conv *c, int algo, void *ws,
+                                 size_t wsBytes, const float *beta, Tensor *dxd, void *dx) {
+  return backward(0, alpha, dxd, NULL, wd, w, dyd, dy, c, ws, wsBytes, beta, dxd, dx);
+}
+int cudnnConvolutionBackwardFilter(void *h, const float *alpha, Tensor *xd, const void *x,
+                                   Tensor *dyd, const void *dy, Conv *c, int algo, void *ws,
+                                   size_t wsBytes, const float *beta, Tensor *dwd, void *dw) {
+  return backward(1, alpha, xd, x, dwd, NULL, dyd, dy, c, ws, wsBytes, beta, dwd, dw);
 }
 int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const float *beta,
                    Tensor *yd, void *y) {
