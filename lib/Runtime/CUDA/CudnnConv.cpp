@@ -346,10 +346,10 @@ std::unique_ptr<CudnnConv> CudnnConv::createLegacy(Cudnn &lib, const ConvDesc &c
   // exact) takes only the GEMM-like and direct algorithms, which add the
   // products themselves: Winograd's and FFT's transforms round.
   auto sumsProducts = [&](int algo) {
-    return c.pass == Pass::Forward && (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
-                                       algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
-                                       algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM ||
-                                       algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT);
+    return c.pass == Pass::Forward &&
+           (algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM ||
+            algo == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+            algo == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || algo == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT);
   };
   std::vector<const Algo *> usable;
   for (const Algo &r : rated)
