@@ -50,10 +50,6 @@ bool movesNoMoreThanItReads(const Op &op, size_t resultBytes) {
 
 } // namespace
 
-HostTensor constantTensor(const Value &v) {
-  return HostTensor::fromBytes(v.type.dtype, staticDims(v.type.shape), v.data->ptr, v.data->size);
-}
-
 std::optional<std::vector<HostTensor>> evaluateConstantOp(const Op &op, size_t maxResultBytes) {
   if ((op.is(OpKind::Shape) || op.is(OpKind::Size)) && op.operand(0)) {
     auto t = evaluateShapeOp(op);

@@ -2,14 +2,12 @@
 // importer's shape folding and tc-opt's fold-constants pass share.
 #pragma once
 #include "tc/IR/IR.h"
+#include "tc/Runtime/ConstantTensor.h"
 #include "tc/Runtime/HostTensor.h"
 #include <optional>
 #include <vector>
 
 namespace tc {
-
-// The data of constant `v` as a tensor (a copy). Requires v->isConstant().
-HostTensor constantTensor(const Value &v);
 
 // The results of `op` when they can be known now: every operand is a
 // constant (or, for Shape and Size, the operand's dims are static), the op

@@ -14,7 +14,7 @@
 #include "tc/IR/ControlFlow.h"
 #include "tc/IR/DimExpr.h"
 #include "tc/IR/ElementMove.h"
-#include "tc/Runtime/ConstantEval.h"
+#include "tc/Runtime/ConstantTensor.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
