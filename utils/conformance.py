@@ -12,6 +12,9 @@ the CPU's host step) is `host`, checked against its own list of expected host
 cases. `--backends cpu,cuda` (on the GPU machine) adds the CUDA backend the same
 way (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda`; tc-run's `N on the
 host (reference kernels)` makes a case `host`), with its own two lists.
+`cuda-codegen` (any machine, CI too) compiles for CUDA up to the kernel source
+(`--emit source`: no NVRTC, no GPU) and makes a case `host` when codegen leaves
+a group on the host; it runs nothing, so it sees no run-time decision.
 
     utils/conformance.py --bin build/bin [--backends cpu[,cuda]] [--report docs/conformance.md]
 
@@ -33,7 +36,9 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = "/usr/share/libonnx-testdata/data"
 SUITES = ["node", "pytorch-converted", "pytorch-operator", "simple"]
 XFAIL = os.path.join(ROOT, "test", "conformance", "expected-failures.txt")
-BACKENDS = ("cpu", "cuda")
+# cuda-codegen: the CUDA backend's compile only (kernel source, no NVRTC, no
+# GPU): which groups codegen leaves on the host, checked on any machine (CI).
+BACKENDS = ("cpu", "cuda", "cuda-codegen")
 
 
 def xfail_path(backend):
@@ -109,16 +114,20 @@ def classify_backend(case, bindir, tmp, timeout, backend):
     `host` when it matched but ran steps on the reference kernels."""
     name = os.path.relpath(case, DATA)
     base = os.path.join(tmp, name.replace("/", "__"))
-    target = ["--target=cuda"] if backend == "cuda" else []
+    arch = "cuda" if backend.startswith("cuda") else backend
+    target = ["--target=cuda"] if arch == "cuda" else []
     rc, out = run([os.path.join(bindir, "tc-opt"), "-O2"] + target + [base + ".tcbc", "-o",
                                                                      base + "." + backend + ".tcbc"], timeout)
     if rc != 0:
         return "opt", first_error(out)
-    rc, out = run([os.path.join(bindir, "tc-codegen"), "--target=" + backend, base + "." + backend + ".tcbc",
-                   "-o", base + "." + backend + ".tcx"], timeout)
+    emit = ["--emit", "source"] if backend == "cuda-codegen" else []
+    rc, out = run([os.path.join(bindir, "tc-codegen"), "--target=" + arch, base + "." + backend + ".tcbc"] + emit +
+                  ["-o", base + "." + backend + ".tcx"], timeout)
     if rc != 0:
         return "codegen", first_error(out)
     reasons = host_reasons(out)
+    if backend == "cuda-codegen":
+        return ("host", "codegen: " + "; ".join(reasons)) if reasons else ("pass", "")
     on_ref = 0
     for s in sorted(d for d in os.listdir(case) if d.startswith("test_data_set_")):
         d = os.path.join(case, s)
@@ -181,7 +190,7 @@ def main():
     ap.add_argument("--timeout", type=int, default=60)
     ap.add_argument("--no-cpu", action="store_true", help="no compiling backend (same as --backends '')")
     ap.add_argument("--backends", default="cpu",
-                    help="comma-separated compiling backends to check: cpu, cuda (the GPU machine)")
+                    help="comma-separated compiling backends to check: cpu, cuda (the GPU machine), cuda-codegen (compile only, any machine)")
     args = ap.parse_args()
     backends = [] if args.no_cpu else [b for b in args.backends.split(",") if b]
     for b in backends:
@@ -281,7 +290,9 @@ def check_backend(b, res, update, strict):
 
 
 BACKEND_TITLES = {"cpu": "CPU backend** (`tc-opt -O2 | tc-codegen --target=cpu`",
-                  "cuda": "CUDA backend** (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda`, on the GPU machine"}
+                  "cuda": "CUDA backend** (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda`, on the GPU machine",
+                  "cuda-codegen": "CUDA backend's codegen** (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda "
+                                  "--emit source`: which groups it leaves on the host, without a GPU"}
 
 
 def write_report(path, results, by_suite, total, passed, backend_results):
