@@ -7,6 +7,11 @@
 //   MatMul(A, B) -> Slice(MatMul(A, B'), [0, N) of the last axis)
 // the GEMM writes aligned rows, and the pointwise kernel after it (the
 // logits' Cast) reads through the Slice (inlined moves).
+// It also gives a Gemm's C the forms cuBLASLt takes (CudaLibraryPlan.cpp): a
+// full [M, N] scaled by beta, or a per-column bias row with beta 1. Any other
+// broadcast C (a scalar, a column, a row with beta != 1: torch.addmm with a
+// scalar, ONNX's Gemm tests) becomes Expand(C, [M, N]): a small copy kernel,
+// not a host step.
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -53,6 +58,29 @@ void pad(Function &f, Op &mm) {
                  addIntsConstant(f, y->name + "_axis", {-1}, mm.loc)};
 }
 
+// Gemm(A, B, C) whose static C is no full [M, N] and no row with beta 1.
+bool expandC(Function &f, Op &g) {
+  Value *c = g.is(OpKind::Gemm) ? g.operand(2) : nullptr;
+  const TensorType &y = g.result()->type;
+  if (!c || y.rank() != 2 || !isStaticShape(y.shape) || !isStaticShape(c->type.shape) ||
+      c->type.rank() > 2)
+    return false;
+  std::vector<int64_t> full = staticDims(y.shape), cd = staticDims(c->type.shape);
+  cd.insert(cd.begin(), 2 - cd.size(), 1);
+  bool row = cd == std::vector<int64_t>{1, full[1]} && g.getFloat("beta") == 1;
+  if (cd == full || row)
+    return false;
+  if (g.getFloat("beta") == 0) { // C is not read (torch.mm exported as Gemm)
+    g.operands.resize(2);
+    return true;
+  }
+  Value *shape = addIntsConstant(f, c->name + "_shape", full, g.loc);
+  Op *e = f.addOp(OpKind::Expand, {c, shape}, {f.uniqueName(c->name + "_full")},
+                  {TensorType{c->type.dtype, y.shape}}, g.loc);
+  g.operands[2] = e->result();
+  return true;
+}
+
 } // namespace
 
 bool runAlignGemmsPass(Module &m, const PassOptions &) {
@@ -60,7 +88,7 @@ bool runAlignGemmsPass(Module &m, const PassOptions &) {
     bool misaligned = isPlainMatMul(op) && misalignedN(op);
     if (misaligned)
       pad(f, op);
-    return misaligned;
+    return misaligned || expandC(f, op);
   });
 }
 
