@@ -17,6 +17,65 @@ namespace tc::kernels {
 
 namespace {
 
+// A Slice whose starts, axes or steps are computed at run time (ONNX's
+// Slice tests feed them as inputs): each thread reads them from the device
+// (constant ones are literals) into a start and a step per axis, clamped as
+// ONNX says, before its coordinates. The ends only size the result, which
+// the run-time planner knows. Invalid axes and steps 0 never get here: the
+// planner's shape rule refuses them first.
+bool runTimeSliceCoords(const KernelContext &c, std::ostream &os, const Op &op, const Value *x,
+                        std::vector<std::string> &coord) {
+  size_t r = x->type.rank();
+  std::optional<int64_t> k = staticNumElements(op.operand(1)->type.shape);
+  for (size_t i : {size_t(1), size_t(3), size_t(4)}) {
+    const Value *v = op.operands.size() > i ? op.operand(i) : nullptr;
+    if (v && !constantInts(v) &&
+        (c.argIndex(v) == SIZE_MAX || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32) ||
+         v->type.rank() != 1 || staticNumElements(v->type.shape) != k))
+      return c.noKernel("a Slice whose run-time starts, axes or steps are not i32 or i64 "
+                        "arguments of one length");
+  }
+  if (!c.cuda() || !k || r == 0)
+    return c.noKernel("a Slice whose starts, axes or steps are computed at run time");
+  // Operand i's element k: a literal array or the argument's buffer.
+  auto element = [&](size_t i, const char *name) -> std::string {
+    const Value *v = op.operands.size() > i ? op.operand(i) : nullptr;
+    if (!v)
+      return "";
+    std::string a = std::string("sl_") + name;
+    if (auto ints = constantInts(v)) {
+      os << "  const int64_t " << a << "[] = {";
+      for (size_t j = 0; j < ints->size(); ++j)
+        os << (j ? ", " : "") << ints->at(j) << "LL";
+      os << "};\n";
+    } else {
+      const char *T = c.st(v->type.dtype);
+      os << "  const " << T << " *__restrict " << a << " = (const " << T << " *)bufs["
+         << c.argIndex(v) << "];\n";
+    }
+    return "(int64_t)" + a + "[k]";
+  };
+  std::string starts = element(1, "starts"), axes = element(3, "axes"), steps = element(4, "steps");
+  os << "  int64_t sl_st[" << r << "], sl_sp[" << r << "], sl_d[" << r << "];\n";
+  for (size_t d = 0; d < r; ++d)
+    os << "  sl_st[" << d << "] = 0; sl_sp[" << d << "] = 1; sl_d[" << d << "] = " << c.dim(x, d)
+       << ";\n";
+  os << "  for (int64_t k = 0; k < " << *k << "; ++k) {\n"
+     << "    int64_t ax = " << (axes.empty() ? "k" : axes) << ";\n"
+     << "    ax += ax < 0 ? " << r << " : 0;\n"
+     << "    const int64_t step = " << (steps.empty() ? "1" : steps) << ";\n"
+     << "    if (ax < 0 || ax >= " << r << " || step == 0) continue;\n"
+     << "    const int64_t D = sl_d[ax], hi = step < 0 ? D - 1 : D;\n"
+     << "    int64_t s = " << starts << ";\n"
+     << "    s = s < 0 ? s + D : s;\n"
+     << "    sl_st[ax] = s < 0 ? 0 : s > hi ? hi : s;\n"
+     << "    sl_sp[ax] = step;\n  }\n";
+  for (size_t d = 0; d < r; ++d)
+    coord[d] = "src += (sl_st[" + std::to_string(d) + "] + c * sl_sp[" + std::to_string(d) +
+               "]) * xst[" + std::to_string(d) + "];";
+  return true;
+}
+
 // Slice, Expand, Tile, Pad: each result coordinate c of axis d gives the
 // input coordinate, summed into `src` with the input's strides.
 bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, const Value *x,
@@ -47,8 +106,12 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
     auto steps = op.operands.size() > 4 && op.operand(4) ? constantInts(op.operand(4))
                                                          : std::optional<std::vector<int64_t>>();
     if (!starts || (op.operands.size() > 3 && op.operand(3) && !axes) ||
-        (op.operands.size() > 4 && op.operand(4) && !steps))
-      return c.noKernel("a Slice whose starts, axes or steps are computed at run time");
+        (op.operands.size() > 4 && op.operand(4) && !steps)) {
+      if (!runTimeSliceCoords(c, os, op, x, coord))
+        return false;
+      unitLast = false;
+      starts = std::vector<int64_t>{}; // the coordinates are set
+    }
     for (size_t k = 0; k < starts->size(); ++k) {
       int64_t ax = axes ? axes->at(k) : int64_t(k), step = steps ? steps->at(k) : 1;
       ax += ax < 0 ? int64_t(r) : 0;
