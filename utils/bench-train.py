@@ -14,6 +14,7 @@ precision tc-bench gives.
         input_1.pb the labels)
   --torch-train --models NAME --onnx FILE --data DIR --steps N --warmup W
         --precision fp32|amp --modes eager,compile --device cpu|cuda --lr LR --weight-decay WD
+        [--threads N: torch.set_num_threads, tc-bench --threads]
         one JSON line: per mode {losses, ms, p10_ms, p90_ms (the steps after
         the first W), compile_s (torch.compile: its first step), peak_bytes
         (CUDA: max_memory_allocated)}; amp also fp32_eager_losses (PyTorch
@@ -112,6 +113,8 @@ def train(model, batches, a, compile_, amp):
 def torch_train(a):
     import torch
     from training_models import load_initializers, make
+    if a.threads:
+        torch.set_num_threads(a.threads)
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     model, _, _ = make(a.models)
@@ -150,6 +153,7 @@ def main():
     ap.add_argument("--device", default="cuda")
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--weight-decay", type=float, default=0.01)
+    ap.add_argument("--threads", type=int)
     a = ap.parse_args()
     if a.check_torch:
         import torch  # noqa: F401

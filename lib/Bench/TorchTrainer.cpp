@@ -50,11 +50,11 @@ std::string TorchTrainer::exportModel(const BenchModel &model, const std::string
 
 TorchTraining TorchTrainer::train(const BenchModel &model, const std::string &onnx,
                                   const std::string &dataDir, const std::string &precision,
-                                  int steps, int warmup) const {
+                                  int steps, int warmup, unsigned threads) const {
   std::string modes;
   for (const std::string &m : modes_)
     modes += (modes.empty() ? "" : ",") + m;
-  ProcessResult p = runProcess({python_,
+  std::vector<std::string> argv{python_,
                                 script_,
                                 "--torch-train",
                                 "--models",
@@ -76,8 +76,12 @@ TorchTraining TorchTrainer::train(const BenchModel &model, const std::string &on
                                 "--lr",
                                 str(kTrainLr),
                                 "--weight-decay",
-                                str(kTrainWeightDecay)},
-                               timeout_);
+                                str(kTrainWeightDecay)};
+  if (threads) {
+    argv.push_back("--threads");
+    argv.push_back(std::to_string(threads));
+  }
+  ProcessResult p = runProcess(argv, timeout_);
   TorchTraining t;
   t.timedOut = p.timedOut;
   if (!p.ok()) {

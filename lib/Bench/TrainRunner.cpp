@@ -195,8 +195,8 @@ void TrainModelRun::runPrecision(const std::string &precision) {
   TorchTraining torch;
   if (train_.torch) {
     progress_.start(model_.name + " PyTorch train " + precision);
-    torch =
-        train_.torch->train(model_, model_.onnxPath, data_, precision, train_.steps, opts_.warmup);
+    torch = train_.torch->train(model_, model_.onnxPath, data_, precision, train_.steps,
+                                opts_.warmup, opts_.threads);
   }
   const TorchSteps *eager = nullptr;
   if (train_.torch && torch.error.empty() && torch.modes.count("eager") &&

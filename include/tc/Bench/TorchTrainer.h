@@ -59,8 +59,11 @@ public:
 
   // PyTorch's `steps` train steps of `model` at `precision` (fp32, amp) from
   // `onnx`'s initializers on `dataDir`'s batches, timed after `warmup`.
+  // `threads` (> 0): PyTorch's intra-op threads (torch.set_num_threads),
+  // tc-run's --threads on the CPU, so both sides get the same cores.
   TorchTraining train(const BenchModel &model, const std::string &onnx, const std::string &dataDir,
-                      const std::string &precision, int steps, int warmup) const;
+                      const std::string &precision, int steps, int warmup,
+                      unsigned threads = 0) const;
 
   const std::vector<std::string> &modes() const { return modes_; } // flags
 
