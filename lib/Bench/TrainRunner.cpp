@@ -322,6 +322,10 @@ BenchResult TrainModelRun::runTc(const std::string &precision) {
   std::vector<std::string> cg{"--target=" + opts_.target, opt, "-o", artifact};
   if (!opts_.level.empty())
     cg.push_back(std::string("--") + requireTarget(opts_.target).levelFlag + "=" + opts_.level);
+  // fp32 against PyTorch with TF32 off: tc's convs and matmuls in full fp32
+  // too (the GPU target rounds convs to TF32 by default, as cuDNN does).
+  if (precision == "fp32" && requireTarget(opts_.target).gpu)
+    cg.push_back("--allow-tf32=none");
   cg.insert(cg.end(), opts_.codegenArgs.begin(), opts_.codegenArgs.end());
   if (auto f = tools_.run("tc-codegen", cg, "compile", proc))
     return failed(*f);
