@@ -85,13 +85,39 @@ def make_full(name, batch=None):
     return m, lambda: torch.randint(0, v, (b, s), generator=g), y
 
 
+# The zoo's models PyTorch trains with a cross-entropy on their output:
+# models/zoo_models.py's image classifiers ([B, 1000] logits). Not its
+# segmentation and detection models (no class logits to take it over), nor
+# its encoders (hidden states) and decoders (configs with dropout on).
+ZOO_NOT_CLASSIFIERS = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large"}
+ZOO_BATCH = 32  # the zoo-vision suite's
+
+
+def make_zoo(name, batch=None):
+    """(module, input maker, label maker) of a zoo image classifier at
+    `batch` (its full-size image, 1000 classes), every Dropout off."""
+    import zoo_models
+    r = zoo_models.ZOO.get(name)
+    if r is None or r.kind != "image" or name in ZOO_NOT_CLASSIFIERS:
+        raise KeyError(name)
+    m = r.make(False)
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.Dropout):
+            mod.p = 0.0
+    b = batch or ZOO_BATCH
+    g = torch.Generator().manual_seed(1)
+    return m, lambda: torch.randn((b,) + tuple(r.full), generator=g), lambda: torch.randint(0, 1000, (b,), generator=g)
+
+
 def make(name, batch=None):
-    """The logits module of `name` (a full-size model, or one of
-    make_training_refs.py's tiny ones), perturbed as its export was, with
-    its input and label makers."""
+    """The logits module of `name` (a full-size model, a zoo image
+    classifier, or one of make_training_refs.py's tiny ones), perturbed as
+    its export was, with its input and label makers."""
     torch.manual_seed(0)
     if name in FULL:
         m, x, y = make_full(name, batch)
+    elif name in __import__("zoo_models").ZOO:
+        m, x, y = make_zoo(name, batch)
     else:
         import make_training_refs
         found = [(m, x, y) for n, m, x, y in make_training_refs.models() if n == name]
