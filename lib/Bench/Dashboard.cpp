@@ -130,7 +130,7 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
               "torch.compile</th><th>mean compile (s)</th><th>memory: PyTorch peak / peak</th>"
               "<th>models with host steps</th><th>speedup trend</th><th>regressions</th><th "
               "class=\"l\">latest run</th></tr>\n";
-  bool anyTraining = false;
+  bool anyTraining = false, anyInference = false;
   for (const GroupHistory *h : sorted) {
     const GroupSummary &s = h->latest();
     size_t models = countRegressions(modelChanges(rows, *h));
@@ -173,6 +173,7 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
                << escape(runLabel(s.run)) << "</td></tr>\n";
       continue;
     }
+    anyInference = true;
     table << "<tr data-key=\"" << escape(h->key.str()) << "\""
           << (group || models ? " class=\"regress\"" : "") << "><td class=\"l\"><a href=\"" << link
           << "\">" << escape(h->key.suite) << "</a></td><td class=\"l\">" << escape(h->key.target)
@@ -198,8 +199,17 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
   if (!flagged.str().empty())
     o << "<h2 class=\"bad\">Regressions since the previous commit</h2>\n<ul id=\"regressions\">"
       << flagged.str() << "</ul>\n";
-  o << table.str() << (anyTraining ? training.str() : "") << html::pageEnd();
+  o << (anyInference ? table.str() : "") << (anyTraining ? training.str() : "") << html::pageEnd();
   return o.str();
+}
+
+// "2.32236 .. 2.36501": the first and last of a row's losses (every one in
+// the cell's title).
+std::string lossesShort(const std::string &losses) {
+  size_t first = losses.find(','), last = losses.rfind(',');
+  if (first == std::string::npos)
+    return losses;
+  return losses.substr(0, first) + " .. " + losses.substr(last + 1);
 }
 
 // A training group's models (suitePage): ms per step beside PyTorch's, and
@@ -251,8 +261,9 @@ void trainingModels(std::ostringstream &o, const std::vector<StoredResult> &rows
       << (c.regressed ? " class=\"regress\"" : "") << ">"
       << (change ? (*change > 0 ? "+" : "") + number(change, 1, "%") : "\u2013")
       << (c.regressed ? " regression" : "") << "</td><td>" << svg::sparkline(trend)
-      << "</td><td class=\"l err\">" << escape(r.losses) << "</td><td class=\"err\">"
-      << escape(r.error) << "</td></tr>\n";
+      << "</td><td class=\"l\" title=\"" << escape(r.losses) << "\">"
+      << escape(lossesShort(r.losses)) << "</td><td class=\"err\">" << escape(r.error)
+      << "</td></tr>\n";
   }
   o << "</table>\n";
 }
@@ -282,7 +293,9 @@ std::string suitePage(const std::vector<StoredResult> &rows,
     for (const GroupHistory *h : hs) {
       if (tcModesOnly && h->key.mode.rfind("torch", 0) == 0)
         continue;
-      svg::Series s{h->key.mode + " " + h->key.precision, {}};
+      svg::Series s{(h->key.train() && h->key.mode == "default" ? "tc" : h->key.mode) + " " +
+                        h->key.precision,
+                    {}};
       for (const RunInfo &run : runs) {
         auto it = std::find_if(h->runs.begin(), h->runs.end(),
                                [&](const GroupSummary &g) { return g.run.runId == run.runId; });
