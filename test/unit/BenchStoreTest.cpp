@@ -229,13 +229,18 @@ TEST(BenchMerge, KeepsRowsAndTheNewestOfDuplicates) {
   BenchResult amp = passed("resnet50", "eager", 5.0);
   amp.precision = "amp"; // another result: kept
   ResultStore::open(b)->add(first, amp);
-  EXPECT_EQ(mergeDatabases({a, b}, out), 4u);
+  BenchResult train = passed("resnet50", "eager", 7.0);
+  train.kind = kTrain; // a train step of the same model, mode and batch: kept too
+  ResultStore::open(b)->add(first, train);
+  EXPECT_EQ(mergeDatabases({a, b}, out), 5u);
   std::vector<StoredResult> rows = ResultStore::openReadOnly(out)->all();
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 5u);
   std::map<std::string, double> ms;
   for (const StoredResult &r : rows)
-    ms[r.result.model + " " + r.result.precision] = *r.result.latencyMs;
-  EXPECT_EQ(ms.size(), 4u);
+    ms[r.result.model + " " + r.result.precision + (r.result.kind == kTrain ? " train" : "")] =
+        *r.result.latencyMs;
+  EXPECT_EQ(ms.size(), 5u);
+  EXPECT_DOUBLE_EQ(ms["resnet50 fp32 train"], 7.0);
   EXPECT_DOUBLE_EQ(ms["resnet50 fp32"], 3.0);
   EXPECT_DOUBLE_EQ(ms["mobilenet fp32"], 2.0);
   EXPECT_DOUBLE_EQ(ms["vit fp32"], 4.0);
@@ -244,7 +249,8 @@ TEST(BenchMerge, KeepsRowsAndTheNewestOfDuplicates) {
   std::string out2 = tempDb("all2");
   mergeDatabases({b, a}, out2);
   for (const StoredResult &r : ResultStore::openReadOnly(out2)->all()) {
-    if (r.result.model == "resnet50" && r.result.precision == "fp32") {
+    if (r.result.model == "resnet50" && r.result.precision == "fp32" &&
+        r.result.kind == kInference) {
       EXPECT_DOUBLE_EQ(*r.result.latencyMs, 3.0);
     }
   }
