@@ -26,34 +26,8 @@ from onnx import numpy_helper
 
 torch.backends.cudnn.allow_tf32 = False
 STEPS = 20
-# Models given an all-ones attention mask: newer transformers find packed
-# sequences in the position ids without one (aten::diff, which the
-# TorchScript exporter cannot export); the mask changes nothing else.
-ONES_MASK = {"gpt2_tiny"}
-
-
-class Logits(torch.nn.Module):
-    """The model's logits whatever it returns (utils/bench-train.py uses it too)."""
-
-    def __init__(self, m, ones_mask=False):
-        super().__init__()
-        self.m = m
-        self.ones_mask = ones_mask
-
-    def forward(self, x):
-        out = self.m(x, attention_mask=torch.ones_like(x)) if self.ones_mask else self.m(x)
-        return out if torch.is_tensor(out) else out.logits
-
-
-def perturb(model, scale=0.02):
-    """Adds a little noise to every parameter. A fresh model's equal parameters
-    (LayerNorm / BatchNorm ones, zero biases) are otherwise merged by the
-    exporter into one initializer, which tc would train as ONE tensor where
-    PyTorch trains several: the two runs drift apart from the first steps."""
-    with torch.no_grad():
-        noise = torch.Generator().manual_seed(1)
-        for p in model.parameters():
-            p.add_(scale * torch.randn(p.shape, generator=noise))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from training_models import ONES_MASK, Logits, loss_of as _loss, perturb  # noqa: E402
 
 
 class Cnn(torch.nn.Module):
@@ -106,8 +80,7 @@ def models():
 
 
 def loss_of(model, x, y):
-    logits = model(x)
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1), ignore_index=-100)
+    return _loss(model(x), y)
 
 
 def curve(model, init, batches, make_opt):

@@ -29,10 +29,12 @@ std::optional<double> mean(const std::vector<double> &xs) {
   return sum / double(xs.size());
 }
 
-std::string GroupKey::str() const { return suite + "/" + target + "/" + mode + "/" + precision; }
+std::string GroupKey::str() const {
+  return suite + "/" + target + "/" + mode + "/" + precision + (train() ? "/train" : "");
+}
 
 GroupKey keyOf(const StoredResult &r) {
-  return {r.run.suite, r.run.target, r.result.mode, r.result.precision};
+  return {r.run.suite, r.run.target, r.result.mode, r.result.precision, r.result.kind};
 }
 
 bool slowerThanReduceOverhead(const BenchResult &r) {
@@ -56,8 +58,9 @@ static int rank(const std::string &s) {
 }
 
 bool displayLess(const GroupKey &a, const GroupKey &b) {
-  return std::tuple(a.suite, a.target, rank(a.mode), a.mode, rank(a.precision), a.precision) <
-         std::tuple(b.suite, b.target, rank(b.mode), b.mode, rank(b.precision), b.precision);
+  return std::tuple(a.train(), a.suite, a.target, rank(a.mode), a.mode, rank(a.precision),
+                    a.precision) < std::tuple(b.train(), b.suite, b.target, rank(b.mode), b.mode,
+                                              rank(b.precision), b.precision);
 }
 
 namespace {
@@ -66,7 +69,8 @@ GroupSummary summarizeGroup(const GroupKey &key, const RunInfo &run,
   GroupSummary s;
   s.key = key;
   s.run = run;
-  std::vector<double> speedups, compiles, compressions, vsEager, vsReduceOverhead, memory;
+  std::vector<double> speedups, compiles, compressions, vsEager, vsReduceOverhead, vsCompile,
+      memory;
   auto add = [](std::vector<double> &xs, const std::optional<double> &x) {
     if (x)
       xs.push_back(*x);
@@ -83,6 +87,7 @@ GroupSummary summarizeGroup(const GroupKey &key, const RunInfo &run,
     add(compressions, r->compression);
     add(vsEager, r->vsTorchEager);
     add(vsReduceOverhead, r->vsTorchReduceOverhead);
+    add(vsCompile, r->vsTorchCompile);
     add(memory, r->memoryVsTorch);
   }
   s.geomeanSpeedup = geomean(speedups);
@@ -91,6 +96,7 @@ GroupSummary summarizeGroup(const GroupKey &key, const RunInfo &run,
   s.geomeanVsTorchEager = geomean(vsEager);
   s.geomeanVsTorchReduceOverhead = geomean(vsReduceOverhead);
   s.geomeanMemoryVsTorch = geomean(memory);
+  s.geomeanVsTorchCompile = geomean(vsCompile);
   return s;
 }
 } // namespace
@@ -129,11 +135,15 @@ bool statusRegressed(const BenchResult &before, const BenchResult &after) {
   return before.passed && !after.passed;
 }
 
+std::optional<double> headlineSpeedup(const GroupSummary &s) {
+  return s.key.train() ? s.geomeanVsTorchEager : s.geomeanSpeedup;
+}
+
 bool groupRegressed(const GroupSummary &before, const GroupSummary &after, double noise) {
   if (after.passed < before.passed)
     return true;
-  return before.geomeanSpeedup && after.geomeanSpeedup &&
-         *after.geomeanSpeedup < *before.geomeanSpeedup / (1 + noise);
+  std::optional<double> was = headlineSpeedup(before), now = headlineSpeedup(after);
+  return was && now && *now < *was / (1 + noise);
 }
 
 const GroupSummary *GroupHistory::previous() const {
@@ -148,13 +158,19 @@ bool groupRegressed(const GroupHistory &h, double noise) {
   if (!prev)
     return false;
   GroupSummary before = *prev, after = h.latest();
-  for (const GroupSummary &g : h.runs) {
-    if (!g.geomeanSpeedup)
+  // The headline speedup: best of the latest commit's runs, worst of the
+  // previous commit's.
+  auto field = [&](GroupSummary &s) -> std::optional<double> & {
+    return s.key.train() ? s.geomeanVsTorchEager : s.geomeanSpeedup;
+  };
+  for (GroupSummary g : h.runs) {
+    std::optional<double> v = field(g);
+    if (!v)
       continue;
-    if (g.run.commit == after.run.commit && after.geomeanSpeedup)
-      after.geomeanSpeedup = std::max(*after.geomeanSpeedup, *g.geomeanSpeedup);
-    if (g.run.commit == before.run.commit && before.geomeanSpeedup)
-      before.geomeanSpeedup = std::min(*before.geomeanSpeedup, *g.geomeanSpeedup);
+    if (g.run.commit == after.run.commit && field(after))
+      field(after) = std::max(*field(after), *v);
+    if (g.run.commit == before.run.commit && field(before))
+      field(before) = std::min(*field(before), *v);
   }
   return groupRegressed(before, after, noise);
 }

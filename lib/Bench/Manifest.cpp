@@ -156,6 +156,11 @@ Suite loadSuite(const std::string &path, const std::string &suiteName,
            "': amp_rtol/amp_atol are gone: amp is held to \"amp_err\" (relative max error)");
     m.ampErr = e->getNumber("amp_err").value_or(m.ampErr);
     m.tf32Err = e->getNumber("tf32_err").value_or(m.tf32Err);
+    m.trainBatch = e->getInteger("train_batch").value_or(0);
+    if (const llvm::json::Array *a = e->getArray("train_args"))
+      for (const llvm::json::Value &f : *a)
+        if (auto str = f.getAsString())
+          m.trainArgs.push_back(str->str());
     locate(m, *e, repoRoot, modelsDir);
     s.models.push_back(std::move(m));
   }

@@ -9,13 +9,13 @@ namespace tc::bench {
 
 std::vector<StoredResult> newestPerResult(const std::vector<StoredResult> &rows) {
   using Key = std::tuple<std::string, std::string, std::string, std::string, std::string,
-                         std::string, int64_t>;
+                         std::string, int64_t, std::string>;
   std::map<Key, size_t> newest; // key -> index in rows
   for (size_t i = 0; i < rows.size(); ++i) {
     const RunInfo &run = rows[i].run;
     const BenchResult &r = rows[i].result;
     auto [it, added] = newest.try_emplace(
-        Key{run.runId, run.suite, run.target, r.model, r.mode, r.precision, r.batch}, i);
+        Key{run.runId, run.suite, run.target, r.model, r.mode, r.precision, r.batch, r.kind}, i);
     if (!added && rows[it->second].run.date <= run.date)
       it->second = i;
   }

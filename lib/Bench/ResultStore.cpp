@@ -18,7 +18,9 @@ CREATE TABLE IF NOT EXISTS results (
   latency_ms REAL, p10_ms REAL, p90_ms REAL, speedup REAL, compile_s REAL,
   peak_bytes INTEGER, memory_kind TEXT NOT NULL, compression REAL, rss_bytes INTEGER,
   fallback_steps INTEGER, speedup_torch_eager REAL, speedup_torch_ro REAL, memory_vs_torch REAL,
-  host_steps INTEGER, graph_captured INTEGER, rel_err REAL, err_bound REAL, torch_amp_err REAL
+  host_steps INTEGER, graph_captured INTEGER, rel_err REAL, err_bound REAL, torch_amp_err REAL,
+  kind TEXT NOT NULL DEFAULT 'inference', speedup_torch_compile REAL, train_steps INTEGER,
+  losses TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 )sql";
@@ -28,15 +30,27 @@ const char *kColumns =
     "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
     "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps, speedup_torch_eager, "
     "speedup_torch_ro, memory_vs_torch, host_steps, graph_captured, rel_err, err_bound, "
-    "torch_amp_err";
+    "torch_amp_err, kind, speedup_torch_compile, train_steps, losses";
 
 // Columns added after the first databases were written (docs/bench/bench.db):
-// an older file gets them (NULL) when opened for writing, and reads them as
-// NULL when opened read-only.
-const std::pair<const char *, const char *> kAddedColumns[] = {
-    {"speedup_torch_eager", "REAL"}, {"speedup_torch_ro", "REAL"},  {"memory_vs_torch", "REAL"},
-    {"host_steps", "INTEGER"},       {"graph_captured", "INTEGER"}, {"rel_err", "REAL"},
-    {"err_bound", "REAL"},           {"torch_amp_err", "REAL"}};
+// an older file gets them (their default: NULL, or an older row's kind,
+// inference) when opened for writing, and reads them as that default when
+// opened read-only.
+struct AddedColumn {
+  const char *name, *type, *value; // value: what an older row reads as
+};
+const AddedColumn kAddedColumns[] = {{"speedup_torch_eager", "REAL", "NULL"},
+                                     {"speedup_torch_ro", "REAL", "NULL"},
+                                     {"memory_vs_torch", "REAL", "NULL"},
+                                     {"host_steps", "INTEGER", "NULL"},
+                                     {"graph_captured", "INTEGER", "NULL"},
+                                     {"rel_err", "REAL", "NULL"},
+                                     {"err_bound", "REAL", "NULL"},
+                                     {"torch_amp_err", "REAL", "NULL"},
+                                     {"kind", "TEXT NOT NULL DEFAULT 'inference'", "'inference'"},
+                                     {"speedup_torch_compile", "REAL", "NULL"},
+                                     {"train_steps", "INTEGER", "NULL"},
+                                     {"losses", "TEXT NOT NULL DEFAULT ''", "''"}};
 
 // A prepared statement, finalized when it goes out of scope.
 struct Statement {
@@ -108,9 +122,9 @@ std::unique_ptr<ResultStore> ResultStore::open(const std::string &path) {
       new ResultStore(openDb(path, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE), path));
   s->exec(kSchema);
   std::vector<std::string> present = s->columnsPresent();
-  for (auto [name, type] : kAddedColumns)
-    if (std::find(present.begin(), present.end(), name) == present.end())
-      s->exec(("ALTER TABLE results ADD COLUMN " + std::string(name) + " " + type).c_str());
+  for (const AddedColumn &c : kAddedColumns)
+    if (std::find(present.begin(), present.end(), c.name) == present.end())
+      s->exec(("ALTER TABLE results ADD COLUMN " + std::string(c.name) + " " + c.type).c_str());
   return s;
 }
 
@@ -124,10 +138,11 @@ std::unique_ptr<ResultStore> ResultStore::openReadOnly(const std::string &path) 
 ResultStore::~ResultStore() { sqlite3_close(db_); }
 
 void ResultStore::add(const RunInfo &run, const BenchResult &r) {
-  Statement st(db_,
-               std::string("INSERT INTO results (") + kColumns +
-                   ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-               path_);
+  Statement st(
+      db_,
+      std::string("INSERT INTO results (") + kColumns +
+          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+      path_);
   int i = 0;
   for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
                                &run.suite, &run.target, &r.model, &r.group, &r.mode, &r.precision})
@@ -150,6 +165,10 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   st.integer(++i, r.graphCaptured ? std::optional<int64_t>(*r.graphCaptured) : std::nullopt);
   for (const std::optional<double> *v : {&r.relErr, &r.errBound, &r.torchAmpErr})
     st.real(++i, *v);
+  st.text(++i, r.kind);
+  st.real(++i, r.vsTorchCompile);
+  st.integer(++i, r.trainSteps);
+  st.text(++i, r.losses);
   if (sqlite3_step(st.stmt) != SQLITE_DONE)
     fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
 }
@@ -165,10 +184,11 @@ std::vector<StoredResult> ResultStore::all() const {
   // A read-only older file lacks the added columns: read them as NULL.
   std::string columns = kColumns;
   std::vector<std::string> present = columnsPresent();
-  for (auto [name, type] : kAddedColumns)
-    if (std::find(present.begin(), present.end(), name) == present.end()) {
-      size_t at = columns.find(name);
-      columns.replace(at, std::strlen(name), std::string("NULL AS ") + name);
+  for (const AddedColumn &c : kAddedColumns)
+    if (std::find(present.begin(), present.end(), c.name) == present.end()) {
+      // The name as a whole word: "losses" is not the end of another name.
+      size_t at = (", " + columns + ",").find(", " + std::string(c.name) + ",");
+      columns.replace(at, std::strlen(c.name), std::string(c.value) + " AS " + c.name);
     }
   Statement st(db_,
                "SELECT " + columns +
@@ -203,6 +223,10 @@ std::vector<StoredResult> ResultStore::all() const {
       r.graphCaptured = *g != 0;
     for (std::optional<double> *v : {&r.relErr, &r.errBound, &r.torchAmpErr})
       *v = st.columnReal(i++);
+    r.kind = st.columnText(i++);
+    r.vsTorchCompile = st.columnReal(i++);
+    r.trainSteps = st.columnInt(i++);
+    r.losses = st.columnText(i++);
     rows.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)

@@ -47,15 +47,6 @@ struct Compiled {
   bool tf32 = false;        // fp32 held to the TF32 rule (Tf32Rule.h)
 };
 
-// The lines of the artifact's host-steps section: one per host group.
-int64_t countHostSteps(const Artifact &a) {
-  const MemoryBuffer *s = a.section(kSectionHostSteps);
-  if (!s)
-    return 0;
-  std::string_view text = s->str();
-  return int64_t(std::count(text.begin(), text.end(), '\n'));
-}
-
 struct Reference {
   std::optional<Failure> failure;
   std::string dir; // a test_data_set: input_N.pb and output_N.pb
@@ -417,8 +408,10 @@ void ModelRun::relate(BenchResult &r) const {
     versus(find(eager_, r.precision), r.speedup, &r.compression);
   if (const auto *torch = find(torch_, r.precision)) {
     versus(find(*torch, kTorchEager), r.vsTorchEager, &r.memoryVsTorch);
-    if (r.mode.rfind("torch-", 0) != 0)
+    if (r.mode.rfind("torch-", 0) != 0) {
       versus(find(*torch, kTorchReduceOverhead), r.vsTorchReduceOverhead, nullptr);
+      versus(find(*torch, "torch-compile"), r.vsTorchCompile, nullptr);
+    }
   }
 }
 

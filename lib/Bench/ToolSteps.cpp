@@ -1,5 +1,8 @@
 #include "tc/Bench/ToolSteps.h"
+#include "tc/CodeGen/Artifact.h"
+#include "tc/CodeGen/Codegen.h"
 #include "llvm/Support/JSON.h"
+#include <algorithm>
 #include <filesystem>
 
 namespace tc::bench {
@@ -22,6 +25,14 @@ std::optional<Failure> ToolSteps::run(const std::string &tool, const std::vector
   if (line.rfind(tool, 0) != 0)
     line = tool + ": " + line;
   return Failure{reason, line};
+}
+
+int64_t countHostSteps(const Artifact &a) {
+  const MemoryBuffer *s = a.section(kSectionHostSteps);
+  if (!s)
+    return 0;
+  std::string_view text = s->str();
+  return int64_t(std::count(text.begin(), text.end(), '\n'));
 }
 
 std::optional<RunReport> parseRunReport(const std::string &json, std::string &error) {

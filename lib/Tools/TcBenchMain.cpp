@@ -8,6 +8,8 @@
 #include "tc/Bench/Runner.h"
 #include "tc/Bench/Subprocess.h"
 #include "tc/Bench/TorchBaseline.h"
+#include "tc/Bench/TorchTrainer.h"
+#include "tc/Bench/TrainRunner.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/Drivers.h"
 #include "tc/Tools/ToolCommon.h"
@@ -90,9 +92,11 @@ int tcBenchMain(int argc, char **argv) {
     std::string dbPath = "bench.db", modelsDir, binDir, workDir, modes, precisions = "fp32,amp";
     std::string only, batchFlag, dynamicFlag, torchFlag = "auto", python = "python3";
     std::string torchScript = std::string(TC_SOURCE_DIR) + "/utils/bench-gpu.py";
-    std::string torchModes = "eager,reduce-overhead", shard, mergeOutput;
+    std::string trainScript = std::string(TC_SOURCE_DIR) + "/utils/bench-train.py";
+    std::string torchModes, shard, mergeOutput;
     std::vector<std::string> extra, mergeInputs;
-    bool exportMissing = false;
+    bool exportMissing = false, trainMode = false;
+    bench::TrainOptions to;
     bench::RunInfo run;
     bench::RunnerOptions ro;
     bool listSuites = false;
@@ -141,7 +145,15 @@ int tcBenchMain(int argc, char **argv) {
                             "python can import torch)")(
         "torch-modes", po::value(&torchModes)->value_name("LIST"),
         "PyTorch's modes: eager, compile (torch.compile()), reduce-overhead (torch.compile "
-        "with CUDA graphs) (default eager,reduce-overhead)")(
+        "with CUDA graphs) (default eager,reduce-overhead; --train: eager,compile)")(
+        "train", po::bool_switch(&trainMode),
+        "time train steps instead of inference: tc's compiled train step (mode default) beside "
+        "PyTorch eager and torch.compile, same weights, batches, AdamW and cross-entropy; "
+        "rows of kind train, passing when the losses match PyTorch's (docs/bench.md)")(
+        "steps", po::value(&to.steps)->value_name("N"),
+        "--train: steps per side and precision, each loss read back (20)")(
+        "train-script", po::value(&trainScript)->value_name("FILE"),
+        "utils/bench-train.py (--train: PyTorch's train steps, exports)")(
         "export", po::bool_switch(&exportMissing),
         "export the models with a recipe that --models-dir lacks (bench-gpu.py "
         "--export-for-bench); a failed export is the model's result")(
@@ -178,6 +190,12 @@ int tcBenchMain(int argc, char **argv) {
     }
     const Target &target = requireTarget(ro.target, "--target");
     bool graphs = *target.graphsFlag; // a target that replays graphs has mode cudagraphs
+    if (trainMode && !modes.empty())
+      fail("--modes: --train times one tc mode (default: -O2); not with --modes");
+    if (trainMode && to.steps < 1)
+      fail("--steps must be >= 1");
+    if (torchModes.empty())
+      torchModes = trainMode ? "eager,compile" : "eager,reduce-overhead";
     ro.modes = splitList(modes.empty()
                              ? graphs ? "eager,default,cudagraphs,dynamic" : "eager,default,dynamic"
                              : modes);
@@ -203,8 +221,15 @@ int tcBenchMain(int argc, char **argv) {
       ro.dynamicBatches = parseSizes(dynamicFlag, "dynamic-batches");
     if (torchFlag != "auto" && torchFlag != "on" && torchFlag != "off")
       fail("unknown --torch '", torchFlag, "' (auto, on, off)");
-    std::vector<std::string> torchRows;
+    std::vector<std::string> torchRows, trainTorchModes;
     for (const std::string &m : splitList(torchModes)) {
+      if (trainMode) {
+        if (std::none_of(std::begin(bench::kTorchTrainModes), std::end(bench::kTorchTrainModes),
+                         [&](const bench::TorchTrainMode &t) { return m == t.flag; }))
+          fail("unknown --torch-modes '", m, "' with --train (eager, compile)");
+        trainTorchModes.push_back(m);
+        continue;
+      }
       auto it = std::find_if(std::begin(bench::kTorchModes), std::end(bench::kTorchModes),
                              [&](const bench::TorchMode &t) { return m == t.flag; });
       if (it == std::end(bench::kTorchModes))
@@ -255,16 +280,24 @@ int tcBenchMain(int argc, char **argv) {
 
     bench::TorchBaseline pytorch(python, torchScript, target.gpu ? "cuda" : "cpu",
                                  ro.timeoutSeconds, ro.iterations, torchRows);
-    bool withTorch = torchFlag == "on" || (torchFlag == "auto" && target.gpu);
-    if ((withTorch || exportMissing) && !pytorch.available()) {
+    bench::TorchTrainer trainer(python, trainScript, target.gpu ? "cuda" : "cpu", ro.timeoutSeconds,
+                                trainTorchModes);
+    // Training rows pass only against PyTorch's losses: auto asks for
+    // PyTorch on every target; inference times it on the GPU only.
+    bool withTorch = torchFlag == "on" || (torchFlag == "auto" && (target.gpu || trainMode));
+    bool torchWorks =
+        (withTorch || exportMissing) && (trainMode ? trainer.available() : pytorch.available());
+    if ((withTorch || exportMissing) && !torchWorks) {
       if (torchFlag == "on" || exportMissing)
         fail(exportMissing ? "--export" : "--torch=on", ": ", python, " cannot import torch, or ",
-             torchScript, " is missing");
+             trainMode ? trainScript : torchScript, " is missing");
       withTorch = false;
     }
     ro.torch = withTorch && !torchRows.empty() ? &pytorch : nullptr;
+    to.torch = withTorch && trainMode ? &trainer : nullptr;
     if (exportMissing) {
       ro.exporter = &pytorch;
+      to.exporter = &trainer;
       ro.exportDir = modelsDir;
     }
 
@@ -306,11 +339,17 @@ int tcBenchMain(int argc, char **argv) {
     std::vector<bench::StoredResult> rows;
     std::cerr << "tc-bench: suite " << suiteName << part << " (" << suite.models.size()
               << " models) on " << run.device << "\n";
-    bench::Progress progress(bench::countUnits(suite, ro), ::isatty(2));
-    bench::runSuite(suite, ro, progress, [&](const bench::BenchResult &r) {
+    bench::Progress progress(trainMode ? bench::countTrainUnits(suite, ro, to)
+                                       : bench::countUnits(suite, ro),
+                             ::isatty(2));
+    auto keep = [&](const bench::BenchResult &r) {
       store->add(run, r); // now: a run cut short keeps what it measured
       rows.push_back({run, r});
-    });
+    };
+    if (trainMode)
+      bench::runTrainSuite(suite, ro, to, progress, keep);
+    else
+      bench::runSuite(suite, ro, progress, keep);
     progress.finish();
 
     // The same numbers the dashboard shows, for this run.
@@ -322,8 +361,8 @@ int tcBenchMain(int argc, char **argv) {
       std::ostringstream line;
       line.setf(std::ios::fixed);
       line.precision(2);
-      line << "summary " << h.key.mode << " " << h.key.precision << ": pass " << s.passed << "/"
-           << s.total;
+      line << "summary " << (h.key.train() ? "train " : "") << h.key.mode << " " << h.key.precision
+           << ": pass " << s.passed << "/" << s.total;
       if (s.geomeanSpeedup)
         line << ", geomean speedup " << *s.geomeanSpeedup << "x";
       if (s.meanCompileS)
@@ -334,6 +373,8 @@ int tcBenchMain(int argc, char **argv) {
         line << ", vs torch eager " << *s.geomeanVsTorchEager << "x";
       if (s.geomeanVsTorchReduceOverhead)
         line << ", vs reduce-overhead " << *s.geomeanVsTorchReduceOverhead << "x";
+      if (s.geomeanVsTorchCompile)
+        line << ", vs torch.compile " << *s.geomeanVsTorchCompile << "x";
       if (s.geomeanMemoryVsTorch)
         line << ", memory vs torch " << *s.geomeanMemoryVsTorch << "x";
       if (s.slowVsReduceOverhead)

@@ -125,6 +125,38 @@ TEST(BenchAggregate, GroupRegressions) {
   EXPECT_TRUE(groupRegressed(h.runs[0], muchSlower));
 }
 
+// Training groups are their own (kind), and their headline is the speedup
+// vs PyTorch eager: tc has no eager train step to compare with.
+TEST(BenchAggregate, TrainingGroupsAndTheirRegressions) {
+  std::vector<StoredResult> rows = history();
+  for (const StoredResult &r : trainingHistory())
+    rows.push_back(r);
+  std::vector<GroupHistory> hs = groupHistories(rows);
+  ASSERT_EQ(hs.size(), 2u);
+  const GroupHistory &t = hs[0].key.train() ? hs[0] : hs[1];
+  EXPECT_EQ(t.key.str(), "train-ci/cuda/default/fp32/train");
+  EXPECT_TRUE(displayLess(hs[0].key.train() ? hs[1].key : hs[0].key, t.key)); // inference first
+  const GroupSummary &first = t.runs[0], &last = t.latest();
+  EXPECT_EQ(first.passed, 2);
+  EXPECT_NEAR(*first.geomeanVsTorchEager, 4.0, 1e-12);
+  EXPECT_NEAR(*first.geomeanVsTorchCompile, 2.0, 1e-12);
+  EXPECT_NEAR(*headlineSpeedup(first), 4.0, 1e-12);
+  EXPECT_FALSE(first.geomeanSpeedup);
+  EXPECT_EQ(last.passed, 1);
+  EXPECT_TRUE(groupRegressed(t));
+  // The speedup alone: 4x -> 2x vs PyTorch eager, same pass count.
+  GroupSummary slower = first;
+  *slower.geomeanVsTorchEager = 2.0;
+  EXPECT_TRUE(groupRegressed(first, slower));
+  *slower.geomeanVsTorchEager = 3.9;
+  EXPECT_FALSE(groupRegressed(first, slower));
+  // m's step doubled beyond its spread; n now fails its losses.
+  std::vector<ModelChange> changes = modelChanges(rows, t);
+  ASSERT_EQ(changes.size(), 2u);
+  EXPECT_TRUE(changes[0].regressed);
+  EXPECT_TRUE(changes[1].regressed);
+}
+
 TEST(BenchAggregate, RepeatsOfACommitAreNoise) {
   // Commit x run twice: the second run 50% slower, beyond the first's spread.
   RunInfo x1 = run("1", "2026-11-22T10:00:00Z"), x2 = run("2", "2026-11-22T11:00:00Z");

@@ -34,6 +34,38 @@ TEST(BenchDashboard, LandingShowsTheLatestNumbersAndFlagsRegressions) {
   EXPECT_NE(suite.find("<svg"), std::string::npos);
 }
 
+// Training rows: their own landing table and page, beside inference's.
+TEST(BenchDashboard, TrainingSection) {
+  std::vector<StoredResult> rows = history();
+  for (const StoredResult &r : trainingHistory())
+    rows.push_back(r);
+  std::vector<DashboardPage> pages = renderDashboard(rows, "bench.db");
+  ASSERT_EQ(pages.size(), 3u);
+  EXPECT_EQ(pages[1].file, "suite-ci-cpu.html");
+  EXPECT_EQ(pages[2].file, "train-train-ci-cuda.html");
+  const std::string &index = pages[0].html;
+  size_t training = index.find("<table id=\"training\">");
+  ASSERT_NE(training, std::string::npos);
+  EXPECT_LT(index.find("data-key=\"ci/cpu/default/fp32\""), training);
+  size_t row = index.find("<tr data-key=\"train-ci/cuda/default/fp32/train\" class=\"regress\">");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_GT(row, training);
+  EXPECT_NE(index.find("<td data-metric=\"pass_rate\" class=\"bad\">1/2 (50%)</td>", row),
+            std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"vs_torch_eager\">2.00x</td>", row), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"vs_torch_compile\">1.00x</td>", row), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"memory_vs_torch\">1.50x</td>", row), std::string::npos);
+  EXPECT_NE(index.find("train-ci/cuda/default/fp32/train</a>: pass 2/2 \u2192 1/2, geomean "
+                       "speedup vs PyTorch eager 4.00x \u2192 2.00x"),
+            std::string::npos);
+  const std::string &page = pages[2].html;
+  EXPECT_NE(page.find("Training suite train-ci on cuda"), std::string::npos);
+  EXPECT_NE(page.find("<tr class=\"regress\" data-model=\"n\">"), std::string::npos);
+  EXPECT_NE(page.find("<td data-metric=\"losses\" class=\"red\">1.0e-02 &gt; 1.0e-03</td>"),
+            std::string::npos);
+  EXPECT_NE(page.find("2.3,2.2,2.1"), std::string::npos);
+}
+
 TEST(BenchDashboard, NoRegressionWithOneRun) {
   std::vector<StoredResult> rows = history();
   rows.resize(3); // the first run only

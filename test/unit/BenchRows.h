@@ -72,4 +72,30 @@ inline std::vector<StoredResult> visionOnCuda() {
           {part2, gpuRow("bert", false, 0, 0, 0, 0, 1)}};
 }
 
+// Two training runs (tc-bench --train) of suite train-ci, commits c1 and
+// c2: tc's step (mode default) against PyTorch eager and torch.compile; in
+// the second, m's step takes twice as long (vs PyTorch eager 4x -> 2x) and
+// n's losses diverge (reason losses).
+inline std::vector<StoredResult> trainingHistory() {
+  RunInfo r1{"t1", "c1", "2026-11-22T10:00:00Z", "gpu", "H100", "train-ci", "cuda"};
+  RunInfo r2{"t2", "c2", "2026-11-23T10:00:00Z", "gpu", "H100", "train-ci", "cuda"};
+  auto step = [](const std::string &model, bool pass, double ms, double vsEager) {
+    BenchResult r = row(model, "default", pass, ms, std::nullopt, 2.0);
+    r.kind = kTrain;
+    r.reason = pass ? "" : "losses";
+    r.vsTorchEager = vsEager;
+    r.vsTorchCompile = vsEager / 2;
+    r.memoryVsTorch = 1.5;
+    r.trainSteps = 3;
+    r.losses = "2.3,2.2,2.1";
+    r.relErr = pass ? 1e-6 : 1e-2;
+    r.errBound = 1e-3;
+    return r;
+  };
+  return {{r1, step("m", true, 1.0, 4.0)},
+          {r1, step("n", true, 1.0, 4.0)},
+          {r2, step("m", true, 2.0, 2.0)},
+          {r2, step("n", false, 1.0, 4.0)}};
+}
+
 } // namespace tc::bench::testing

@@ -168,15 +168,31 @@ INSERT INTO results VALUES (1, 'old', 'c', '2026-01-01T00:00:00Z', 'm', 'd', 'ci
   EXPECT_DOUBLE_EQ(*rows[0].result.latencyMs, 1.0);
   EXPECT_FALSE(rows[0].result.hostSteps);
   EXPECT_FALSE(rows[0].result.relErr);
+  // An older row is an inference row.
+  EXPECT_EQ(rows[0].result.kind, kInference);
+  EXPECT_FALSE(rows[0].result.trainSteps);
+  EXPECT_EQ(rows[0].result.losses, "");
   BenchResult r = passed("b", "eager", 2.0);
   r.hostSteps = 1;
   r.relErr = 1e-3;
   r.torchAmpErr = 2e-3;
   ResultStore::open(path)->add(runAt("new", "2026-02-01T00:00:00Z"), r);
+  BenchResult t = passed("b", "default", 3.0);
+  t.kind = kTrain;
+  t.vsTorchCompile = 0.5;
+  t.trainSteps = 3;
+  t.losses = "2.5,2.25,2";
+  ResultStore::open(path)->add(runAt("new", "2026-02-01T00:00:00Z"), t);
   rows = ResultStore::openReadOnly(path)->all();
-  ASSERT_EQ(rows.size(), 2u);
+  ASSERT_EQ(rows.size(), 3u);
   EXPECT_FALSE(rows[0].result.hostSteps);
   EXPECT_FALSE(rows[0].result.torchAmpErr);
+  EXPECT_EQ(rows[0].result.kind, kInference);
+  EXPECT_EQ(rows[1].result.kind, kInference);
+  EXPECT_EQ(rows[2].result.kind, kTrain);
+  EXPECT_DOUBLE_EQ(*rows[2].result.vsTorchCompile, 0.5);
+  EXPECT_EQ(rows[2].result.trainSteps, 3);
+  EXPECT_EQ(rows[2].result.losses, "2.5,2.25,2");
   EXPECT_EQ(rows[1].result.hostSteps, 1);
   EXPECT_DOUBLE_EQ(*rows[1].result.relErr, 1e-3);
   EXPECT_DOUBLE_EQ(*rows[1].result.torchAmpErr, 2e-3);
@@ -213,13 +229,18 @@ TEST(BenchMerge, KeepsRowsAndTheNewestOfDuplicates) {
   BenchResult amp = passed("resnet50", "eager", 5.0);
   amp.precision = "amp"; // another result: kept
   ResultStore::open(b)->add(first, amp);
-  EXPECT_EQ(mergeDatabases({a, b}, out), 4u);
+  BenchResult train = passed("resnet50", "eager", 7.0);
+  train.kind = kTrain; // a train step of the same model, mode and batch: kept too
+  ResultStore::open(b)->add(first, train);
+  EXPECT_EQ(mergeDatabases({a, b}, out), 5u);
   std::vector<StoredResult> rows = ResultStore::openReadOnly(out)->all();
-  ASSERT_EQ(rows.size(), 4u);
+  ASSERT_EQ(rows.size(), 5u);
   std::map<std::string, double> ms;
   for (const StoredResult &r : rows)
-    ms[r.result.model + " " + r.result.precision] = *r.result.latencyMs;
-  EXPECT_EQ(ms.size(), 4u);
+    ms[r.result.model + " " + r.result.precision + (r.result.kind == kTrain ? " train" : "")] =
+        *r.result.latencyMs;
+  EXPECT_EQ(ms.size(), 5u);
+  EXPECT_DOUBLE_EQ(ms["resnet50 fp32 train"], 7.0);
   EXPECT_DOUBLE_EQ(ms["resnet50 fp32"], 3.0);
   EXPECT_DOUBLE_EQ(ms["mobilenet fp32"], 2.0);
   EXPECT_DOUBLE_EQ(ms["vit fp32"], 4.0);
@@ -228,7 +249,8 @@ TEST(BenchMerge, KeepsRowsAndTheNewestOfDuplicates) {
   std::string out2 = tempDb("all2");
   mergeDatabases({b, a}, out2);
   for (const StoredResult &r : ResultStore::openReadOnly(out2)->all()) {
-    if (r.result.model == "resnet50" && r.result.precision == "fp32") {
+    if (r.result.model == "resnet50" && r.result.precision == "fp32" &&
+        r.result.kind == kInference) {
       EXPECT_DOUBLE_EQ(*r.result.latencyMs, 3.0);
     }
   }
@@ -253,9 +275,7 @@ TEST(BenchStore, ReadOnlyRejectsOtherFiles) {
   std::string path = tempDb("missing");
   EXPECT_THROW(ResultStore::openReadOnly(path), tc::Error); // no such file
   std::string other = tempDb("other");
-  {
-    auto s = ResultStore::open(other);
-  } // creates the table
+  { auto s = ResultStore::open(other); } // creates the table
   EXPECT_NO_THROW(ResultStore::openReadOnly(other));
   fs::remove(other);
 }

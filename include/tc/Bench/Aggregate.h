@@ -20,13 +20,17 @@ std::optional<double> mean(const std::vector<double> &xs);
 
 struct GroupKey {
   std::string suite, target, mode, precision;
+  std::string kind = kInference; // training rows are their own groups
   auto operator<=>(const GroupKey &) const = default;
-  std::string str() const; // "ci/cpu/default/fp32"
+  // "ci/cpu/default/fp32"; a training group "train-ci/cpu/default/fp32/train"
+  std::string str() const;
+  bool train() const { return kind == kTrain; }
 };
 GroupKey keyOf(const StoredResult &r);
-// The order tables list groups in: suite, target, then modes as a reader
-// expects them (eager, default, cudagraphs, dynamic, torch-eager,
-// torch-compile, torch-reduce-overhead) and fp32 before amp; unknown names last.
+// The order tables list groups in: inference before training, suite,
+// target, then modes as a reader expects them (eager, default, cudagraphs,
+// dynamic, torch-eager, torch-compile, torch-reduce-overhead) and fp32
+// before amp; unknown names last.
 bool displayLess(const GroupKey &a, const GroupKey &b);
 
 // One group in one run.
@@ -39,8 +43,9 @@ struct GroupSummary {
   std::optional<double> geomeanSpeedup, meanCompileS, geomeanCompression;
   // Over the passing rows with PyTorch's numbers (CUDA, models with a recipe).
   std::optional<double> geomeanVsTorchEager, geomeanVsTorchReduceOverhead, geomeanMemoryVsTorch;
-  int slowVsReduceOverhead = 0; // passing rows flagged by slowerThanReduceOverhead
-  int withHostSteps = 0;        // rows whose artifact has host steps
+  std::optional<double> geomeanVsTorchCompile; // vs torch.compile() (default mode)
+  int slowVsReduceOverhead = 0;                // passing rows flagged by slowerThanReduceOverhead
+  int withHostSteps = 0;                       // rows whose artifact has host steps
   double passRate() const { return total ? double(passed) / total : 0; }
 };
 
@@ -68,8 +73,12 @@ inline constexpr double kNoise = 0.10;
 bool latencyRegressed(const BenchResult &before, const BenchResult &after, double noise = kNoise);
 // A model that passed and now fails.
 bool statusRegressed(const BenchResult &before, const BenchResult &after);
-// A group whose pass count fell, or whose geomean speedup fell by more than
+// A group whose pass count fell, or whose headline speedup fell by more than
 // `noise` (a geomean has no recorded spread: the threshold alone).
+// Inference: the geomean speedup vs tc eager. Training has no tc eager
+// step: the geomean speedup vs PyTorch eager (the same run's, so a slower
+// machine slows both sides).
+std::optional<double> headlineSpeedup(const GroupSummary &s);
 bool groupRegressed(const GroupSummary &before, const GroupSummary &after, double noise = kNoise);
 // The latest run of `h` against previous(): the pass count, and the best
 // geomean speedup of the latest commit's runs against the worst of the

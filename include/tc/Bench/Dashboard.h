@@ -10,6 +10,9 @@
 //   suite-<suite>-<target>.html trend charts over the runs, and per mode and
 //                              precision every model's numbers (latest run)
 //                              with its change since the previous run
+//   train-<suite>-<target>.html the same for training rows (tc-bench --train):
+//                              ms per step, losses vs PyTorch's; the landing
+//                              page's table id="training" summarizes them
 //
 // Cells of the landing table carry data-key="suite/target/mode/precision"
 // (on the row) and data-metric="pass_rate|speedup|compile_s|compression" so
@@ -35,7 +38,8 @@ std::vector<DashboardPage> renderDashboard(const std::vector<StoredResult> &rows
 std::vector<std::string> writeDashboard(const std::vector<StoredResult> &rows,
                                         const std::string &source, const std::string &dir);
 
-// The page of a suite on a target.
-std::string suitePageFile(const std::string &suite, const std::string &target);
+// The page of a suite on a target: suite-<suite>-<target>.html, or for its
+// training rows (tc-bench --train) train-<suite>-<target>.html.
+std::string suitePageFile(const std::string &suite, const std::string &target, bool train = false);
 
 } // namespace tc::bench

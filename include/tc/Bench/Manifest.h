@@ -41,6 +41,11 @@ struct BenchModel {
   double rtol = 1e-4, atol = 1e-5; // fp32: elementwise, tc-run --compare
   double ampErr = kAmpErrFloor;    // amp: the floor of AmpRule.h's bound ("amp_err")
   double tf32Err = kTf32ErrFloor;  // fp32 where TF32 may round: Tf32Rule.h's bound ("tf32_err")
+  // tc-bench --train (TrainRunner.h): the batch the model trains at
+  // ("train_batch", 0: the suite's) and more tc-opt flags for its train step
+  // ("train_args": ["--trainable", "^m\\..*", "--freeze", ".*inv_freq"]).
+  int64_t trainBatch = 0;
+  std::vector<std::string> trainArgs;
 };
 
 struct Suite {

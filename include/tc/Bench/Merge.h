@@ -10,7 +10,7 @@
 namespace tc::bench {
 
 // One row per result (run id, suite, target, model, mode, precision,
-// batch): the one with the latest date; of equal dates, the later in
+// batch, kind): the one with the latest date; of equal dates, the later in
 // `rows`. The rows kept stay in their order.
 std::vector<StoredResult> newestPerResult(const std::vector<StoredResult> &rows);
 

@@ -33,7 +33,13 @@ struct RunInfo {
 //   export    - the model's recipe could not be exported to ONNX (tc-bench --export)
 //   timeout   - a step ran past --timeout (the step is named in `error`)
 //   torch     - the PyTorch baseline failed
+//   losses    - training: the losses differ from PyTorch's beyond LossRule.h's bound
+// What a row measured: an inference run, or a train step (tc-bench --train,
+// TrainRunner.h: latency is ms per step, relErr the losses' distance).
+inline constexpr const char *kInference = "inference";
+inline constexpr const char *kTrain = "train";
 struct BenchResult {
+  std::string kind = kInference; // kInference or kTrain
   std::string model, group;
   // eager, default, cudagraphs, dynamic; PyTorch's: torch-eager, torch-compile,
   // torch-reduce-overhead (TorchBaseline.h)
@@ -61,6 +67,8 @@ struct BenchResult {
   // vs eager and vs torch.compile(mode="reduce-overhead") (CUDA graphs, like
   // tc's cudagraphs mode). PyTorch rows carry theirs vs PyTorch eager.
   std::optional<double> vsTorchEager, vsTorchReduceOverhead;
+  // ... and vs torch.compile() (default mode): training's compiled baseline.
+  std::optional<double> vsTorchCompile;
   // PyTorch eager's peak (torch.cuda.max_memory_allocated) / peakBytes.
   std::optional<double> memoryVsTorch;
   // Groups tc-codegen left to the host (the artifact's host-steps section):
@@ -72,7 +80,14 @@ struct BenchResult {
   // (worst output), the bound it was held to, and PyTorch AMP's own error on
   // the same inputs that the bound came from (absent without PyTorch).
   // PyTorch's amp rows carry their torchAmpErr.
+  // Training rows (LossRule.h): relErr is the losses' relative distance at
+  // the last step from PyTorch's (fp32: eager fp32's; amp: fp32 eager's, as
+  // PyTorch AMP's own distance is torchAmpErr), errBound its bound.
   std::optional<double> relErr, errBound, torchAmpErr;
+  // Training: the steps run (each timed, its loss read back) and their
+  // losses, "2.32236,2.36784,..." ("" for inference).
+  std::optional<int64_t> trainSteps;
+  std::string losses;
 };
 
 // A stored row: the result and its run.

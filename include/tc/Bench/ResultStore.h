@@ -21,7 +21,7 @@
 //     batch       INTEGER NOT NULL,
 //     status      TEXT NOT NULL,  -- pass | fail
 //     reason      TEXT NOT NULL,  -- '' or missing, export, import, reference, compile, run,
-//                                 -- numerics, timeout, torch (Result.h)
+//                                 -- numerics, timeout, torch, losses (Result.h)
 //     error       TEXT NOT NULL,  -- the failing step's one-line error
 //     latency_ms  REAL,           -- median; CUDA: device time (CUDA events), CPU: wall time
 //     p10_ms      REAL,           -- 10th and 90th percentile of the timed iterations
@@ -48,13 +48,20 @@
 //                                 -- NULL: not CUDA
 //     rel_err     REAL,           -- amp: max|out - ref| / max|ref|, worst output (AmpRule.h)
 //     err_bound   REAL,           -- amp: the bound rel_err was held to
-//     torch_amp_err REAL          -- amp: PyTorch AMP's own rel. error on the same inputs
+//     torch_amp_err REAL,         -- amp: PyTorch AMP's own rel. error on the same inputs
+//     kind        TEXT NOT NULL,  -- inference | train (tc-bench --train: latency_ms is ms
+//                                 -- per train step; rel_err / err_bound / torch_amp_err
+//                                 -- the losses' distances, LossRule.h)
+//     speedup_torch_compile REAL, -- torch.compile() (default mode) latency_ms / latency_ms
+//     train_steps INTEGER,        -- train: the steps run, each loss read back
+//     losses      TEXT NOT NULL   -- train: the per-step losses, "2.32236,2.36784,..."
 //   );
 // clang-format on
 //
 // NULL metrics were not measured (a failed row, a mode without an eager
 // row to compare with). The table is created when the file is new, and the
-// columns added since (the last eight) when it is older; tc-bench only adds
+// columns added since (the last twelve) when it is older (its rows are
+// kind 'inference'); tc-bench only adds
 // rows. One run's rows may span several files (its parts): --merge
 // (Merge.h) joins them.
 #pragma once

@@ -8,6 +8,10 @@
 #include <string>
 #include <vector>
 
+namespace tc {
+struct Artifact;
+}
+
 namespace tc::bench {
 
 // Why a step failed: the BenchResult reason ("import", "compile", "run",
@@ -32,6 +36,10 @@ private:
   std::string binDir_;
   unsigned timeout_;
 };
+
+// The groups tc-codegen left to the host: the lines of the artifact's
+// host-steps section (what tc-codegen --stats reports).
+int64_t countHostSteps(const Artifact &a);
 
 // What the bench reads from `tc-run --report=json`.
 struct RunReport {

@@ -55,9 +55,11 @@ def fmt(v, digits, suffix=""):
 def expected(db):
     con = sqlite3.connect(db)
     out = {}
-    keys = con.execute("SELECT DISTINCT suite, target, mode, precision FROM results").fetchall()
+    # The inference table (id="summary"); training rows have their own (id="training").
+    keys = con.execute("SELECT DISTINCT suite, target, mode, precision FROM results "
+                       "WHERE kind = 'inference'").fetchall()
     for suite, target, mode, precision in keys:
-        where = "suite=? AND target=? AND mode=? AND precision=?"
+        where = "suite=? AND target=? AND mode=? AND precision=? AND kind='inference'"
         args = (suite, target, mode, precision)
         # The latest run of the group: the dashboard's "latest run".
         run = con.execute("SELECT run_id FROM results WHERE %s ORDER BY date DESC, run_id DESC, id DESC LIMIT 1"

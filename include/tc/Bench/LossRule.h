@@ -1,0 +1,37 @@
+// The pass rule of a training row (tc-bench --train): tc's per-step losses
+// against PyTorch's on the same batches from the same initial weights, at
+// the last step (earlier steps agree more closely; the last one has the
+// drift of every step before it).
+//   fp32: |tc - PyTorch eager fp32| / |PyTorch eager fp32| <= 1e-3.
+//   amp:  AMP's losses cannot equal fp32's; both sides' are measured from
+//         PyTorch fp32 eager's, and tc's distance must be at most
+//         max(1e-3, 4 x PyTorch AMP's own distance): "within a few times
+//         PyTorch AMP's own spread" (utils/bench-train.py reports both).
+// PyTorch's own rows (torch.compile's losses; PyTorch eager amp) are held
+// to the same rule, against the same references.
+#pragma once
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tc::bench {
+
+inline constexpr double kLossTolerance = 1e-3;   // fp32, and amp's floor
+inline constexpr double kTorchAmpLossFactor = 4; // amp: times PyTorch AMP's own distance
+
+// |got - want| / max(|want|, 1e-12) at the last step; +inf when the lists'
+// lengths differ, one is empty, or a loss is not finite.
+double lastLossDistance(const std::vector<double> &got, const std::vector<double> &want);
+
+// max(kLossTolerance, kTorchAmpLossFactor * torchAmpDistance); fp32 (no
+// PyTorch AMP distance): kLossTolerance.
+double lossBound(std::optional<double> torchAmpDistance);
+
+// "losses 2.1e-06 <= 1.0e-03 at step 20", "... (4x torch amp 3.0e-04)".
+std::string describeLossCheck(double distance, double bound, std::optional<double> torchAmp,
+                              size_t steps);
+
+// "2.32236,2.36784" (%.7g each): the losses as stored; and read back.
+std::string joinLosses(const std::vector<double> &losses);
+
+} // namespace tc::bench

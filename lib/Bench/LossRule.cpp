@@ -1,0 +1,46 @@
+#include "tc/Bench/LossRule.h"
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <limits>
+
+namespace tc::bench {
+
+double lastLossDistance(const std::vector<double> &got, const std::vector<double> &want) {
+  constexpr double kInf = std::numeric_limits<double>::infinity();
+  if (got.empty() || got.size() != want.size())
+    return kInf;
+  // A NaN anywhere is a divergence even when the last loss recovers.
+  for (size_t i = 0; i < got.size(); ++i)
+    if (!std::isfinite(got[i]) || !std::isfinite(want[i]))
+      return kInf;
+  return std::fabs(got.back() - want.back()) / std::max(std::fabs(want.back()), 1e-12);
+}
+
+double lossBound(std::optional<double> torchAmpDistance) {
+  return torchAmpDistance ? std::max(kLossTolerance, kTorchAmpLossFactor * *torchAmpDistance)
+                          : kLossTolerance;
+}
+
+std::string describeLossCheck(double distance, double bound, std::optional<double> torchAmp,
+                              size_t steps) {
+  char s[160];
+  int n = std::snprintf(s, sizeof s, "losses %.1e %s %.1e at step %zu", distance,
+                        distance <= bound ? "<=" : ">", bound, steps);
+  if (torchAmp)
+    std::snprintf(s + n, sizeof s - size_t(n), " (%gx torch amp %.1e)", kTorchAmpLossFactor,
+                  *torchAmp);
+  return s;
+}
+
+std::string joinLosses(const std::vector<double> &losses) {
+  std::string out;
+  char buf[32];
+  for (double l : losses) {
+    std::snprintf(buf, sizeof buf, "%.7g", l);
+    out += (out.empty() ? "" : ",") + std::string(buf);
+  }
+  return out;
+}
+
+} // namespace tc::bench

@@ -1,0 +1,29 @@
+// The training pass rule (LossRule.h): the last step's relative distance,
+// divergence (NaN, missing steps) never passes, amp's bound from PyTorch
+// AMP's own distance, the line naming both, the stored losses.
+#include "tc/Bench/LossRule.h"
+#include <cmath>
+#include <gtest/gtest.h>
+
+using namespace tc::bench;
+
+TEST(BenchLossRule, LastStepDistance) {
+  EXPECT_NEAR(lastLossDistance({2.0, 2.0, 1.001}, {2.0, 1.0, 1.0}), 1e-3, 1e-12); // last only
+  EXPECT_EQ(lastLossDistance({1.0}, {1.0}), 0.0);
+  EXPECT_TRUE(std::isinf(lastLossDistance({1.0}, {1.0, 1.0})));      // a step missing
+  EXPECT_TRUE(std::isinf(lastLossDistance({}, {})));                 // nothing ran
+  EXPECT_TRUE(std::isinf(lastLossDistance({NAN, 1.0}, {1.0, 1.0}))); // diverged, recovered
+  EXPECT_TRUE(std::isinf(lastLossDistance({1.0, INFINITY}, {1.0, 1.0})));
+}
+
+TEST(BenchLossRule, Bounds) {
+  EXPECT_EQ(lossBound(std::nullopt), kLossTolerance); // fp32
+  EXPECT_EQ(lossBound(1e-5), kLossTolerance);         // amp: the floor
+  EXPECT_NEAR(lossBound(1e-2), 4e-2, 1e-15);          // amp: 4x PyTorch AMP's own distance
+  EXPECT_EQ(describeLossCheck(2e-6, 1e-3, std::nullopt, 20),
+            "losses 2.0e-06 <= 1.0e-03 at step 20");
+  EXPECT_EQ(describeLossCheck(5e-2, 4e-2, 1e-2, 6),
+            "losses 5.0e-02 > 4.0e-02 at step 6 (4x torch amp 1.0e-02)");
+  EXPECT_EQ(describeLossCheck(NAN, 1e-3, std::nullopt, 3), "losses nan > 1.0e-03 at step 3");
+  EXPECT_EQ(joinLosses({2.3223596, 2.5, 1e-8}), "2.32236,2.5,1e-08");
+}
