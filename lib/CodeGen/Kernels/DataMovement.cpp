@@ -30,8 +30,9 @@ bool runTimeSliceCoords(const KernelContext &c, std::ostream &os, const Op &op, 
   for (size_t i : {size_t(1), size_t(3), size_t(4)}) {
     const Value *v = op.operands.size() > i ? op.operand(i) : nullptr;
     if (v && !constantInts(v) &&
-        (c.argIndex(v) == SIZE_MAX || (v->type.dtype != DType::I64 && v->type.dtype != DType::I32) ||
-         v->type.rank() != 1 || staticNumElements(v->type.shape) != k))
+        (c.argIndex(v) == SIZE_MAX ||
+         (v->type.dtype != DType::I64 && v->type.dtype != DType::I32) || v->type.rank() != 1 ||
+         staticNumElements(v->type.shape) != k))
       return c.noKernel("a Slice whose run-time starts, axes or steps are not i32 or i64 "
                         "arguments of one length");
   }
