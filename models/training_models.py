@@ -38,8 +38,10 @@ def perturb(model, scale=0.02):
 
 def loss_of(logits, y):
     """tc-opt --loss=cross-entropy: class axis last, ignore_index -100, mean."""
-    return torch.nn.functional.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.reshape(-1),
-                                             ignore_index=-100)
+    # Half logits (autocast) in f32, as tc's loss; f64 ones (an f64 reference) stay.
+    logits = logits.reshape(-1, logits.shape[-1])
+    return torch.nn.functional.cross_entropy(logits.double() if logits.dtype == torch.float64 else logits.float(),
+                                             y.reshape(-1), ignore_index=-100)
 
 
 # The full-size models tc-bench's `train` suite runs (batch: the default of

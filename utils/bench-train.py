@@ -20,6 +20,8 @@ precision tc-bench gives.
         (CUDA: max_memory_allocated)}; amp also fp32_eager_losses (PyTorch
         fp32 eager on the same batches: AMP's distance from fp32 is the
         rule's scale); init "k/n" (state tensors set from the ONNX file)
+        [--f64-reference: fp32 also f64_eager_losses, PyTorch eager in f64,
+        which fp32's are held to (lib/Bench/LossRule.h)]
 
 Every step reads its loss back (a sync per step, as tc-run --train --log-every 1
 does): the losses are compared step by step. fp32 with TF32 off. AdamW
@@ -134,6 +136,10 @@ def torch_train(a):
     if amp:
         model.load_state_dict(init)
         out["fp32_eager_losses"] = train(model, batches, a, False, False)["losses"]
+    if a.f64_reference and not amp:
+        model.load_state_dict(init)
+        wide = [(x.double() if x.is_floating_point() else x, y) for x, y in batches]
+        out["f64_eager_losses"] = train(model.double(), wide, a, False, False)["losses"]
     print(json.dumps(out), flush=True)
 
 
@@ -154,6 +160,7 @@ def main():
     ap.add_argument("--lr", type=float, default=1e-4)
     ap.add_argument("--weight-decay", type=float, default=0.01)
     ap.add_argument("--threads", type=int)
+    ap.add_argument("--f64-reference", action="store_true")
     a = ap.parse_args()
     if a.check_torch:
         import torch  # noqa: F401

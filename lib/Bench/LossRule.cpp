@@ -23,13 +23,13 @@ double lossBound(std::optional<double> torchAmpDistance) {
 }
 
 std::string describeLossCheck(double distance, double bound, std::optional<double> torchAmp,
-                              size_t steps) {
+                              size_t steps, bool f64) {
   char s[160];
   int n = std::snprintf(s, sizeof s, "losses %.1e %s %.1e at step %zu", distance,
                         distance <= bound ? "<=" : ">", bound, steps);
   if (torchAmp)
-    std::snprintf(s + n, sizeof s - size_t(n), " (%gx torch amp %.1e)", kTorchAmpLossFactor,
-                  *torchAmp);
+    std::snprintf(s + n, sizeof s - size_t(n), " (%gx torch %s %.1e)", kTorchAmpLossFactor,
+                  f64 ? "fp32 vs f64" : "amp", *torchAmp);
   return s;
 }
 

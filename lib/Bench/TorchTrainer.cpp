@@ -81,6 +81,8 @@ TorchTraining TorchTrainer::train(const BenchModel &model, const std::string &on
     argv.push_back("--threads");
     argv.push_back(std::to_string(threads));
   }
+  if (f64Reference_ && precision == "fp32")
+    argv.push_back("--f64-reference");
   ProcessResult p = runProcess(argv, timeout_);
   TorchTraining t;
   t.timedOut = p.timedOut;
@@ -96,6 +98,7 @@ TorchTraining TorchTrainer::train(const BenchModel &model, const std::string &on
   }
   t.init = o->getString("init").value_or("").str();
   t.fp32EagerLosses = numbers(o->getArray("fp32_eager_losses"));
+  t.f64EagerLosses = numbers(o->getArray("f64_eager_losses"));
   for (const std::string &mode : modes_) {
     TorchSteps &s = t.modes[mode];
     const llvm::json::Object *m = o->getObject(mode);

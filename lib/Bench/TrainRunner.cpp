@@ -202,14 +202,17 @@ void TrainModelRun::runPrecision(const std::string &precision) {
   if (train_.torch && torch.error.empty() && torch.modes.count("eager") &&
       torch.modes["eager"].error.empty())
     eager = &torch.modes["eager"];
-  // The reference losses (fp32: PyTorch eager's; amp: PyTorch fp32 eager's)
-  // and PyTorch AMP's own distance from them.
+  // The reference losses (fp32: PyTorch eager's, or PyTorch f64 eager's
+  // where asked; amp: PyTorch fp32 eager's) and PyTorch's own distance from
+  // a reference one precision up (LossRule.h).
   std::optional<std::vector<double>> reference;
   std::optional<double> torchAmp;
+  bool f64 = !amp && !torch.f64EagerLosses.empty();
   if (eager && !amp)
-    reference = eager->losses;
-  if (eager && amp && !torch.fp32EagerLosses.empty()) {
+    reference = f64 ? torch.f64EagerLosses : eager->losses;
+  if (eager && amp && !torch.fp32EagerLosses.empty())
     reference = torch.fp32EagerLosses;
+  if (eager && reference && (amp || f64)) {
     torchAmp = lastLossDistance(eager->losses, *reference);
     if (!std::isfinite(*torchAmp))
       torchAmp.reset();
@@ -227,7 +230,7 @@ void TrainModelRun::runPrecision(const std::string &precision) {
     if (!(*r.relErr <= *r.errBound)) {
       r.passed = false;
       r.reason = "losses";
-      r.error = describeLossCheck(*r.relErr, *r.errBound, torchAmp, losses.size());
+      r.error = describeLossCheck(*r.relErr, *r.errBound, torchAmp, losses.size(), f64);
     }
   };
   std::vector<BenchResult> torchRows;
@@ -243,7 +246,7 @@ void TrainModelRun::runPrecision(const std::string &precision) {
       } else {
         check(r, s.losses);
         // PyTorch fp32 eager is the reference itself: nothing to hold it to.
-        if (&s == eager && !amp)
+        if (&s == eager && !amp && !f64)
           r.relErr = r.errBound = std::nullopt;
         r.latencyMs = s.ms;
         r.p10Ms = s.p10Ms;
@@ -409,7 +412,9 @@ std::string formatTrainResult(const BenchResult &r) {
   if (r.hostSteps && *r.hostSteps)
     o << ", " << *r.hostSteps << " host steps";
   if (r.relErr && r.errBound && r.trainSteps)
-    o << ", " << describeLossCheck(*r.relErr, *r.errBound, r.torchAmpErr, size_t(*r.trainSteps));
+    o << ", "
+      << describeLossCheck(*r.relErr, *r.errBound, r.torchAmpErr, size_t(*r.trainSteps),
+                           r.precision == "fp32" && r.torchAmpErr); // fp32's is vs f64's
   return o.str();
 }
 

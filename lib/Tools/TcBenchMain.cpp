@@ -95,7 +95,7 @@ int tcBenchMain(int argc, char **argv) {
     std::string trainScript = std::string(TC_SOURCE_DIR) + "/utils/bench-train.py";
     std::string torchModes, shard, mergeOutput;
     std::vector<std::string> extra, mergeInputs;
-    bool exportMissing = false, trainMode = false;
+    bool exportMissing = false, trainMode = false, f64Reference = false;
     bench::TrainOptions to;
     bench::RunInfo run;
     bench::RunnerOptions ro;
@@ -152,6 +152,9 @@ int tcBenchMain(int argc, char **argv) {
         "rows of kind train, passing when the losses match PyTorch's (docs/bench.md)")(
         "steps", po::value(&to.steps)->value_name("N"),
         "--train: steps per side and precision, each loss read back (20)")(
+        "f64-reference", po::bool_switch(&f64Reference),
+        "--train: fp32 losses are held to PyTorch f64 eager's, within max(1e-3, 4x PyTorch "
+        "fp32's own distance), not to PyTorch fp32's (batch-norm nets: docs/training.md)")(
         "train-script", po::value(&trainScript)->value_name("FILE"),
         "utils/bench-train.py (--train: PyTorch's train steps, exports)")(
         "export", po::bool_switch(&exportMissing),
@@ -282,6 +285,7 @@ int tcBenchMain(int argc, char **argv) {
                                  ro.timeoutSeconds, ro.iterations, torchRows);
     bench::TorchTrainer trainer(python, trainScript, target.gpu ? "cuda" : "cpu", ro.timeoutSeconds,
                                 trainTorchModes);
+    trainer.setF64Reference(f64Reference);
     // Training rows pass only against PyTorch's losses: auto asks for
     // PyTorch on every target; inference times it on the GPU only.
     bool withTorch = torchFlag == "on" || (torchFlag == "auto" && (target.gpu || trainMode));

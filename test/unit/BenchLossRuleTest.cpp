@@ -24,6 +24,8 @@ TEST(BenchLossRule, Bounds) {
             "losses 2.0e-06 <= 1.0e-03 at step 20");
   EXPECT_EQ(describeLossCheck(5e-2, 4e-2, 1e-2, 6),
             "losses 5.0e-02 > 4.0e-02 at step 6 (4x torch amp 1.0e-02)");
+  EXPECT_EQ(describeLossCheck(3e-3, 4e-2, 1e-2, 6, /*f64=*/true),
+            "losses 3.0e-03 <= 4.0e-02 at step 6 (4x torch fp32 vs f64 1.0e-02)");
   EXPECT_EQ(describeLossCheck(NAN, 1e-3, std::nullopt, 3), "losses nan > 1.0e-03 at step 3");
   EXPECT_EQ(joinLosses({2.3223596, 2.5, 1e-8}), "2.32236,2.5,1e-08");
 }

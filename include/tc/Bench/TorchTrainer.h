@@ -39,6 +39,7 @@ struct TorchTraining {
   bool timedOut = false;
   std::map<std::string, TorchSteps> modes; // by flag: eager, compile
   std::vector<double> fp32EagerLosses;     // amp: PyTorch fp32 eager on the same batches
+  std::vector<double> f64EagerLosses;      // fp32 with f64Reference: PyTorch f64 eager's
   std::string init;                        // "k/n": state tensors set from the ONNX file
 };
 
@@ -67,10 +68,15 @@ public:
 
   const std::vector<std::string> &modes() const { return modes_; } // flags
 
+  // fp32 runs also train PyTorch eager in f64, the losses fp32's are held
+  // to (tc-bench --f64-reference; LossRule.h says why).
+  void setF64Reference(bool on) { f64Reference_ = on; }
+
 private:
   std::string python_, script_, device_;
   unsigned timeout_;
   std::vector<std::string> modes_;
+  bool f64Reference_ = false;
 };
 
 } // namespace tc::bench

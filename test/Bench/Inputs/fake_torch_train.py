@@ -11,7 +11,9 @@ script on the CPU), so tc's real CPU train step is checked against them.
                                      committed losses of M ("exported": cnn's);
                                      "cnn_diverged": cnn's, the last 1% higher (tc's
                                      then differ: its rows fail); amp adds the fp32 ones;
-                                     TC_FAKE_TORCH_DIVERGE=M does that to M
+                                     TC_FAKE_TORCH_DIVERGE=M does that to M;
+                                     --f64-reference (fp32): f64_eager_losses, the
+                                     committed ones (undiverged)
 """
 import argparse, json, os, shutil, sys
 
@@ -24,6 +26,7 @@ ap.add_argument("--models")
 ap.add_argument("--steps", type=int)
 ap.add_argument("--precision")
 ap.add_argument("--modes")
+ap.add_argument("--f64-reference", action="store_true")
 for flag in ("--batch", "--onnx", "--data", "--warmup", "--device", "--lr", "--weight-decay", "--threads"):
     ap.add_argument(flag)
 a = ap.parse_args()
@@ -54,5 +57,7 @@ if a.torch_train:
             out[mode]["compile_s"] = compile_s
     if a.precision == "amp":
         out["fp32_eager_losses"] = losses("fp32")
+    if a.f64_reference and a.precision == "fp32":
+        out["f64_eager_losses"] = losses("fp32")
     print("torch prints before the JSON line")
     print(json.dumps(out))
