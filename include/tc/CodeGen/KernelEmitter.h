@@ -63,13 +63,15 @@
 //     `columns` (the blocks' partials and the rows' statistics, then the
 //     counters: zero before the first launch; each pass leaves them zero).
 //   compact: a result sized by the data (the compaction family: NonZero,
-//     Compress; Compaction.cpp): one block of `block` threads, two
-//     launches. One more buffer after the results: the runtime's one i64,
-//     the count. The parameter has `int64_t pass` after dims: pass 0 writes
-//     the count (-1: inputs the reference rejects); the runtime reads it
-//     back (a device-to-host copy: a sync) and sets the results' `?` dims
-//     in dims to it; pass 1 writes the results. The CPU kernel is the same
-//     two passes, called once each with `begin` the pass (end = begin + 1).
+//     Compress, NonMaxSuppression; Compaction.cpp): one block of `block`
+//     threads, two launches. One more buffer after the results: the
+//     runtime's count (one i64), then one byte per element of the group's
+//     arguments, the kernel's own (NonMaxSuppression's kept flags). The
+//     parameter has `int64_t pass` after dims: pass 0 writes the count (-1:
+//     inputs the reference rejects); the runtime reads it back (a
+//     device-to-host copy: a sync) and sets the results' `?` dims in dims
+//     to it; pass 1 writes the results. The CPU kernel is the same two
+//     passes, called once each with `begin` the pass (end = begin + 1).
 //   The pool, transpose and data-movement families (Gather, Concat, Slice,
 //   Split, Expand, Pad, Tile) and reductions over other axes are
 //   `pointwise` over result 0 (Split: each result in turn, the grid sized

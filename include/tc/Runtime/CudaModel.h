@@ -193,7 +193,7 @@ private:
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   ShapePlan *lastPlan_ = nullptr;
   size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0, countReads_ = 0;
-  cuda::DeviceMemory countBuffer_; // a compaction kernel's count (CudaStepByStep.cpp)
+  cuda::DeviceMemory countBuffer_; // a compaction kernel's count and flags (CudaStepByStep.cpp)
   uint64_t arenaBytes_ = 0;
   AttentionImpl attention_ = AttentionImpl::Auto;
   bool graphs_ = true, ranGraph_ = false, profile_ = false, planned_ = false, recorded_ = false;

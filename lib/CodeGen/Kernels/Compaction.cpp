@@ -1,7 +1,9 @@
 // The compaction family, both dialects: a lone op whose result keeps the
 // items of its input that pass a test, in order, so its size is known only
-// from the data — NonZero (the nonzero elements' coordinates) and Compress
-// (the slices, or elements, whose condition is true).
+// from the data — NonZero (the nonzero elements' coordinates), Compress
+// (the slices, or elements, whose condition is true), NonMaxSuppression
+// (the boxes greedy suppression keeps, per batch and class) and Unique (the
+// distinct slices, their first indices, counts, and each slice's group).
 //
 // Two passes of one kernel (the launch rule, tc/CodeGen/KernelEmitter.h):
 // pass 0 counts the items and writes the count to the buffer after the
@@ -11,7 +13,10 @@
 // place among the kept ones. The CPU walks the items in order; CUDA runs
 // one block that takes the items a tile of blockDim at a time, each item's
 // place the tile's base plus a block scan of the flags before it (order is
-// the result: no atomics).
+// the result: no atomics). NonMaxSuppression's greedy order and Unique's
+// groups are one loop each, the same in both dialects, on one thread (a
+// CUDA block per class pair, a sort, are the next steps), their flags in
+// the bytes after the count.
 #include "Families.h"
 #include <sstream>
 
@@ -23,9 +28,10 @@ constexpr unsigned kCompactBlock = 256;
 
 // What an op compacts: `n` items, `invalid` (inputs the reference rejects:
 // checked once, before counting), `kept` (item j stays) and `write` (the
-// code storing item j at place `pos` of `count`).
+// code storing item j at place `pos` of `count`); or `serial`, code that
+// walks the kept items itself, advancing `pos` and writing when `pass` is 1.
 struct Compaction {
-  std::string setup, n, invalid = "false", kept, write;
+  std::string setup, n, invalid = "false", kept, write, serial;
 };
 
 // NonZero: the elements of x, row-major; result [rank, count].
@@ -74,6 +80,193 @@ std::optional<Compaction> compress(const KernelContext &c, const Op &op) {
   return k;
 }
 
+// A scalar operand of NonMaxSuppression as a double: absent (`fallback`),
+// a constant, or its argument's one element.
+std::optional<std::string> scalarOperand(const KernelContext &c, const Op &op, size_t i,
+                                         const std::string &fallback) {
+  const Value *v = i < op.operands.size() ? op.operand(i) : nullptr;
+  if (!v)
+    return fallback;
+  if (std::optional<double> x = scalarConstant(v)) {
+    std::ostringstream s;
+    s.precision(17);
+    s << "(double)" << *x;
+    return s.str();
+  }
+  if (auto ints = constantInts(v); ints && ints->size() == 1)
+    return "(double)" + std::to_string(ints->at(0)) + "LL";
+  size_t a = c.argIndex(v);
+  if (a == SIZE_MAX)
+    return c.reject("a NonMaxSuppression whose operand " + std::to_string(i) +
+                    " is neither an argument nor a constant");
+  return "(double)" + c.load(v->type.dtype, "in" + std::to_string(a) + "[0]");
+}
+
+// NonMaxSuppression as the reference runs it: per (batch, class), the
+// candidates (score above score_threshold, when given) in order of score,
+// equal scores by box index, found one at a time after the last (no sort,
+// no buffer); one kept unless it overlaps (IoU > iou_threshold, in double)
+// a box kept before, until max_output_boxes_per_class. Result [count, 3].
+std::optional<Compaction> nonMaxSuppression(const KernelContext &c, const Op &op) {
+  const Value *boxes = op.operand(0), *scores = op.operand(1);
+  size_t bi = c.argIndex(boxes), si = c.argIndex(scores);
+  if (bi == SIZE_MAX || si == SIZE_MAX)
+    return c.reject("a NonMaxSuppression whose boxes or scores are constants");
+  std::optional<std::string> maxOut = scalarOperand(c, op, 2, "(double)0"),
+                             iou = scalarOperand(c, op, 3, "(double)0"),
+                             thr = scalarOperand(c, op, 4, "");
+  if (!maxOut || !iou || !thr)
+    return std::nullopt;
+  std::string bx = "in" + std::to_string(bi), sc = "in" + std::to_string(si);
+  DType t = boxes->type.dtype;
+  Compaction k;
+  std::ostringstream setup, s;
+  setup << "  const int64_t B = " << c.dim(boxes, 0) << ", N = " << c.dim(boxes, 1)
+        << ", C = " << c.dim(scores, 1) << ";\n"
+        << "  const int64_t maxOut = (int64_t)" << *maxOut << " > 0 ? (int64_t)" << *maxOut
+        << " : 0;\n"
+        << "  const double iou = " << *iou << ";\n";
+  k.setup = setup.str();
+  k.invalid =
+      "!(iou >= 0 && iou <= 1) || " + c.dim(scores, 0) + " != B || " + c.dim(scores, 2) + " != N";
+  // A box as (y1, x1, y2, x2), y1 <= y2 and x1 <= x2 (std::min / max's
+  // choices: equal values pick the reference's).
+  s << "  for (int64_t b = 0; b < B; ++b)\n"
+    << "  for (int64_t c = 0; c < C; ++c) {\n"
+    << "    const int64_t sBase = (b * C + c) * N;\n"
+    << "    unsigned char *kept = flags + sBase;\n"
+    << "    auto box = [&](int64_t i, double *r) {\n"
+    << "      double v[4];\n"
+    << "      for (int q = 0; q < 4; ++q) v[q] = (double)"
+    << c.load(t, bx + "[(b * N + i) * 4 + q]") << ";\n";
+  if (op.getInt("center_point_box") == 1)
+    s << "      r[0] = v[1] - v[3] / 2; r[1] = v[0] - v[2] / 2;\n"
+      << "      r[2] = v[1] + v[3] / 2; r[3] = v[0] + v[2] / 2;\n";
+  else
+    s << "      r[0] = v[2] < v[0] ? v[2] : v[0]; r[1] = v[3] < v[1] ? v[3] : v[1];\n"
+      << "      r[2] = v[0] < v[2] ? v[2] : v[0]; r[3] = v[1] < v[3] ? v[3] : v[1];\n";
+  s << "    };\n"
+    << "    for (int64_t i = 0; i < N; ++i) kept[i] = 0;\n"
+    << "    double ps = 0;\n"
+    << "    int64_t pi = -1, taken = 0;\n"
+    << "    while (taken < maxOut) { // the next candidate after (ps, pi)\n"
+    << "      int64_t next = -1;\n"
+    << "      double ns = 0;\n"
+    << "      for (int64_t i = 0; i < N; ++i) {\n"
+    << "        const double si = (double)" << c.load(t, sc + "[sBase + i]") << ";\n";
+  if (!thr->empty())
+    s << "        if (!(si > " << *thr << ")) continue;\n";
+  s << "        if (pi >= 0 && !(si < ps || (si == ps && i > pi))) continue;\n"
+    << "        if (next < 0 || si > ns) { next = i; ns = si; }\n"
+    << "      }\n"
+    << "      if (next < 0) break;\n"
+    << "      ps = ns;\n"
+    << "      pi = next;\n"
+    << "      double a[4];\n"
+    << "      box(next, a);\n"
+    << "      const double aa = (a[2] - a[0]) * (a[3] - a[1]);\n"
+    << "      bool suppressed = false;\n"
+    << "      for (int64_t j = 0; j < N && !suppressed; ++j) { // against the kept boxes\n"
+    << "        if (!kept[j]) continue;\n"
+    << "        double o[4];\n"
+    << "        box(j, o);\n"
+    << "        const double h = (a[2] < o[2] ? a[2] : o[2]) - (o[0] < a[0] ? a[0] : o[0]);\n"
+    << "        const double w = (a[3] < o[3] ? a[3] : o[3]) - (o[1] < a[1] ? a[1] : o[1]);\n"
+    << "        const double ao = (o[2] - o[0]) * (o[3] - o[1]);\n"
+    << "        if (h <= 0 || w <= 0 || ao <= 0 || aa <= 0) continue;\n"
+    << "        const double inter = h * w, uni = ao + aa - inter;\n"
+    << "        suppressed = uni > 0 && inter / uni > iou;\n"
+    << "      }\n"
+    << "      if (suppressed) continue;\n"
+    << "      kept[next] = 1;\n"
+    << "      ++taken;\n"
+    << "      if (pass == 1) {\n"
+    << "        out0[pos * 3] = b;\n"
+    << "        out0[pos * 3 + 1] = c;\n"
+    << "        out0[pos * 3 + 2] = next;\n"
+    << "      }\n"
+    << "      ++pos;\n"
+    << "    }\n"
+    << "  }\n";
+  k.serial = s.str();
+  return k;
+}
+
+// Unique as the reference defines it, without sorting: slice k (the
+// elements at index k of `axis`, or element k) leads its group when no
+// slice before it is equal (its flag); a leader's place is the number of
+// leaders before it (sorted = 0) or below it (sorted = 1: groups are
+// distinct, so no ties). Slices compare element by element in row-major
+// order, NaNs equal to each other and after every number.
+std::optional<Compaction> unique(const KernelContext &c, const Op &op) {
+  const Value *x = op.operand(0), *y = op.result();
+  if (op.results.size() != 4 || c.f.results.size() != 4)
+    return c.reject("a Unique whose results are not all the group's");
+  const std::vector<int64_t> &axes = op.attr("axis").ints();
+  size_t r = x->type.rank();
+  int64_t a = axes.empty() ? -1 : axes[0] < 0 ? axes[0] + int64_t(r) : axes[0];
+  if (!axes.empty() && (a < 0 || a >= int64_t(r)))
+    return c.reject("a Unique over an axis out of range");
+  std::string outer = "(int64_t)1", size = "(int64_t)1", inner = "(int64_t)1";
+  for (size_t d = 0; d < r; ++d)
+    (a < 0 || int64_t(d) == a ? size : int64_t(d) < a ? outer : inner) += " * " + c.dim(x, d);
+  DType t = x->type.dtype;
+  std::string count = c.dim(y, a < 0 ? 0 : size_t(a));
+  std::string nan = isFloat(t) ? "          const bool nx = u != u, ny = v != v;\n"
+                                 "          if (nx || ny) { if (nx != ny) return nx ? 1 : -1; "
+                                 "continue; }\n"
+                               : "";
+  Compaction k;
+  k.setup = "  const int64_t outer = " + outer + ", size = " + size + ", tile = " + inner + ";\n";
+  std::ostringstream s;
+  s << "  auto cmp = [&](int64_t p, int64_t q) -> int {\n"
+    << "    for (int64_t o = 0; o < outer; ++o)\n"
+    << "      for (int64_t e = 0; e < tile; ++e) {\n"
+    << "          const auto u = " << c.load(t, "in0[(o * size + p) * tile + e]")
+    << ", v = " << c.load(t, "in0[(o * size + q) * tile + e]") << ";\n"
+    << nan << "          if (u < v) return -1;\n          if (v < u) return 1;\n"
+    << "      }\n    return 0;\n  };\n"
+    << "  auto place = [&](int64_t q) { // of leader q\n"
+    << "    int64_t n = 0;\n"
+    << "    for (int64_t i = 0; i < size; ++i)\n"
+    << "      n += flags[i] && " << (op.getInt("sorted") == 1 ? "cmp(i, q) < 0" : "i < q")
+    << " ? 1 : 0;\n"
+    << "    return n;\n  };\n"
+    << "  for (int64_t q = 0; q < size; ++q) {\n"
+    << "    unsigned char leads = 1;\n"
+    << "    for (int64_t i = 0; i < q && leads; ++i) leads = cmp(i, q) != 0;\n"
+    << "    flags[q] = leads;\n"
+    << "    pos += leads;\n  }\n"
+    << "  if (pass == 1) {\n"
+    << "    for (int64_t q = 0; q < size; ++q) {\n"
+    << "      if (!flags[q]) continue;\n"
+    << "      const int64_t at = place(q);\n"
+    << "      for (int64_t o = 0; o < outer; ++o)\n"
+    << "        for (int64_t e = 0; e < tile; ++e)\n"
+    << "          out0[(o * " << count << " + at) * tile + e] = in0[(o * size + q) * tile + e];\n"
+    << "      out1[at] = q;\n"
+    << "      int64_t n = 0;\n"
+    << "      for (int64_t i = q; i < size; ++i) n += cmp(i, q) == 0 ? 1 : 0;\n"
+    << "      out3[at] = n;\n    }\n"
+    << "    for (int64_t j = 0; j < size; ++j) {\n"
+    << "      int64_t lead = j;\n"
+    << "      for (int64_t i = 0; i < j; ++i)\n"
+    << "        if (flags[i] && cmp(i, j) == 0) { lead = i; break; }\n"
+    << "      out2[j] = place(lead);\n    }\n  }\n";
+  k.serial = s.str();
+  return k;
+}
+
+// Both dialects: one thread walks the kept items (CUDA: the block's first).
+void emitSerial(std::ostream &os, const KernelContext &c, const Compaction &k) {
+  os << (c.cuda() ? "  const int64_t pass = p.pass;\n  if (threadIdx.x != 0) return;\n"
+                  : "  const int64_t pass = begin;\n  (void)end;\n")
+     << "  if (" << k.invalid << ") { if (pass == 0) count[0] = -1; return; }\n"
+     << "  unsigned char *flags = (unsigned char *)(count + 1);\n"
+     << "  int64_t pos = 0;\n"
+     << k.serial << "  if (pass == 0) count[0] = pos;\n";
+}
+
 void emitCpu(std::ostream &os, const Compaction &k) {
   os << "  if (begin == 0) { // pass 0: the count\n"
      << "    if (" << k.invalid << ") { count[0] = -1; return; }\n"
@@ -120,13 +313,21 @@ std::optional<EmittedKernel> emitCompaction(const KernelContext &c, const Kernel
   const Op &op = *cls.anchor;
   if (c.f.ops.size() != 1 || c.f.results.size() != op.results.size())
     return c.reject(std::string(op.name()) + " with other ops in its group");
+  bool nms = op.is(OpKind::NonMaxSuppression);
   for (const Value *v : op.operands)
-    if (!v || c.argIndex(v) == SIZE_MAX)
+    if (!nms && (!v || c.argIndex(v) == SIZE_MAX))
       return c.reject(std::string(op.name()) + " reading a constant or absent operand");
-  std::optional<Compaction> k = op.is(OpKind::NonZero) ? nonZero(c, op)
-                                : op.is(OpKind::Compress)
-                                    ? compress(c, op)
-                                    : c.reject("no compaction code for " + std::string(op.name()));
+  std::optional<Compaction> k;
+  if (op.is(OpKind::NonZero))
+    k = nonZero(c, op);
+  else if (op.is(OpKind::Compress))
+    k = compress(c, op);
+  else if (op.is(OpKind::Unique))
+    k = unique(c, op);
+  else if (nms)
+    k = nonMaxSuppression(c, op);
+  else
+    return c.reject("no compaction code for " + std::string(op.name()));
   if (!k)
     return std::nullopt;
   std::string symbol;
@@ -138,13 +339,15 @@ std::optional<EmittedKernel> emitCompaction(const KernelContext &c, const Kernel
   c.emitPointers(os);
   os << "  int64_t *count = (int64_t *)bufs[" << c.f.args.size() + c.f.results.size() << "];\n"
      << k->setup;
-  if (c.cuda())
+  if (!k->serial.empty())
+    emitSerial(os, c, *k);
+  else if (c.cuda())
     emitCuda(os, *k);
   else
     emitCpu(os, *k);
   os << "}\n";
   EmittedKernel e = c.kernel(symbol, os.str());
-  e.block = c.cuda() ? kCompactBlock : 0;
+  e.block = !c.cuda() ? 0 : k->serial.empty() ? kCompactBlock : 32; // serial: one warp, one thread
   e.launch = LaunchKind::Compact;
   e.halfTypes = c.usesHalf();
   return e;

@@ -145,7 +145,11 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   // A compaction kernel's `?` dims are its count: pass 0 (the launch rule,
   // tc/CodeGen/KernelEmitter.h) over the inputs, no results yet.
   bool compaction = it->second.kind == KernelKind::Compaction;
-  int64_t count = 0;
+  size_t flagBytes = 0;
+  for (const HostTensor *t : ins)
+    flagBytes += compaction && t ? size_t(t->numElements()) : 0;
+  std::vector<int64_t> counted(1 + (flagBytes + 7) / 8); // the count, then a byte per element
+  int64_t &count = counted[0];
   if (compaction) {
     std::optional<GroupDims> zero = groupDims(op, f, ins, 0);
     if (!zero)
@@ -154,7 +158,7 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
     for (const HostTensor *t : ins)
       bufs.push_back(const_cast<uint8_t *>(t->bytes()));
     bufs.resize(bufs.size() + f.results.size(), nullptr);
-    bufs.push_back(&count);
+    bufs.push_back(counted.data());
     it->second.kernel(bufs.data(), zero->dims.data(), 0, 1);
     if (count < 0) // inputs the reference rejects: it runs the op and says why
       return std::nullopt;
@@ -172,7 +176,7 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   for (HostTensor &t : outs)
     bufs.push_back(t.bytes());
   if (compaction) { // pass 1, in order on this thread
-    bufs.push_back(&count);
+    bufs.push_back(counted.data());
     it->second.kernel(bufs.data(), g->dims.data(), 1, 2);
   } else {
     launch(it->second.kernel, bufs.data(), g->dims.data(), outs[0].shape());

@@ -114,9 +114,12 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
               "cuLaunchKernel");
     };
     int64_t count = 0;
-    if (compact) { // pass 0: the count, read back (a sync)
-      if (countBuffer_.size() < sizeof(int64_t))
-        countBuffer_ = cuda::DeviceMemory(sizeof(int64_t));
+    if (compact) {                    // pass 0: the count, read back (a sync)
+      size_t bytes = sizeof(int64_t); // the count, then a byte per argument element
+      for (const HostTensor *t : ins)
+        bytes += size_t(t->numElements());
+      if (countBuffer_.size() < bytes)
+        countBuffer_ = cuda::DeviceMemory(bytes);
       std::optional<GroupDims> zero = groupDims(op, *f, ins, 0);
       if (!zero)
         return std::nullopt;
