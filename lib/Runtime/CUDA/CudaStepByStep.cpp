@@ -202,10 +202,10 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
     o.shape = results[i].shape();
     o.bytes = results[i].byteSize();
     if (o.to == Output::To::Host) {
-      if (onDevice && o.bytes)
-        d.check(d.memcpyDtoHAsync(results[i].bytes(), p->second.at, o.bytes, work_),
-                "cuMemcpyDtoHAsync");
       o.host = std::move(results[i]);
+      if (onDevice && o.bytes) // into the tensor the caller gets (the sync below waits)
+        d.check(d.memcpyDtoHAsync(o.host.bytes(), p->second.at, o.bytes, work_),
+                "cuMemcpyDtoHAsync");
       continue;
     }
     if (results[i].dtype() == DType::Str)
