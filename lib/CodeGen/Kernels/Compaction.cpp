@@ -199,9 +199,16 @@ std::optional<Compaction> nonMaxSuppression(const KernelContext &c, const Op &op
 // distinct, so no ties). Slices compare element by element in row-major
 // order, NaNs equal to each other and after every number.
 std::optional<Compaction> unique(const KernelContext &c, const Op &op) {
-  const Value *x = op.operand(0), *y = op.result();
-  if (op.results.size() != 4 || c.f.results.size() != 4)
-    return c.reject("a Unique whose results are not all the group's");
+  const Value *x = op.operand(0);
+  if (op.results.size() != 4)
+    return c.reject("a Unique of other than 4 results");
+  // The group has the results something reads: out<k> of each, or none.
+  auto out = [&](size_t r) -> std::string {
+    for (size_t g = 0; g < c.f.results.size(); ++g)
+      if (c.f.results[g] == op.results[r])
+        return "out" + std::to_string(g);
+    return "";
+  };
   const std::vector<int64_t> &axes = op.attr("axis").ints();
   size_t r = x->type.rank();
   int64_t a = axes.empty() ? -1 : axes[0] < 0 ? axes[0] + int64_t(r) : axes[0];
@@ -211,7 +218,11 @@ std::optional<Compaction> unique(const KernelContext &c, const Op &op) {
   for (size_t d = 0; d < r; ++d)
     (a < 0 || int64_t(d) == a ? size : int64_t(d) < a ? outer : inner) += " * " + c.dim(x, d);
   DType t = x->type.dtype;
-  std::string count = c.dim(y, a < 0 ? 0 : size_t(a));
+  // Y's rows along the axis: the count (only Y's writes need it).
+  std::string count = out(0).empty() ? "0" : c.dim(op.results[0], a < 0 ? 0 : size_t(a));
+  auto write = [&](size_t result, const std::string &code) {
+    return out(result).empty() ? std::string() : code;
+  };
   std::string nan = isFloat(t) ? "          const bool nx = u != u, ny = v != v;\n"
                                  "          if (nx || ny) { if (nx != ny) return nx ? 1 : -1; "
                                  "continue; }\n"
@@ -241,18 +252,24 @@ std::optional<Compaction> unique(const KernelContext &c, const Op &op) {
     << "    for (int64_t q = 0; q < size; ++q) {\n"
     << "      if (!flags[q]) continue;\n"
     << "      const int64_t at = place(q);\n"
-    << "      for (int64_t o = 0; o < outer; ++o)\n"
-    << "        for (int64_t e = 0; e < tile; ++e)\n"
-    << "          out0[(o * " << count << " + at) * tile + e] = in0[(o * size + q) * tile + e];\n"
-    << "      out1[at] = q;\n"
-    << "      int64_t n = 0;\n"
-    << "      for (int64_t i = q; i < size; ++i) n += cmp(i, q) == 0 ? 1 : 0;\n"
-    << "      out3[at] = n;\n    }\n"
-    << "    for (int64_t j = 0; j < size; ++j) {\n"
-    << "      int64_t lead = j;\n"
-    << "      for (int64_t i = 0; i < j; ++i)\n"
-    << "        if (flags[i] && cmp(i, j) == 0) { lead = i; break; }\n"
-    << "      out2[j] = place(lead);\n    }\n  }\n";
+    << write(0, "      for (int64_t o = 0; o < outer; ++o)\n"
+                "        for (int64_t e = 0; e < tile; ++e)\n"
+                "          " +
+                    out(0) + "[(o * " + count +
+                    " + at) * tile + e] = in0[(o * size + q) * tile + e];\n")
+    << write(1, "      " + out(1) + "[at] = q;\n")
+    << write(3, "      int64_t n = 0;\n"
+                "      for (int64_t i = q; i < size; ++i) n += cmp(i, q) == 0 ? 1 : 0;\n"
+                "      " +
+                    out(3) + "[at] = n;\n")
+    << "    }\n"
+    << write(2, "    for (int64_t j = 0; j < size; ++j) {\n"
+                "      int64_t lead = j;\n"
+                "      for (int64_t i = 0; i < j; ++i)\n"
+                "        if (flags[i] && cmp(i, j) == 0) { lead = i; break; }\n"
+                "      " +
+                    out(2) + "[j] = place(lead);\n    }\n")
+    << "  }\n";
   k.serial = s.str();
   return k;
 }
@@ -311,8 +328,15 @@ void emitCuda(std::ostream &os, const Compaction &k) {
 
 std::optional<EmittedKernel> emitCompaction(const KernelContext &c, const KernelClass &cls) {
   const Op &op = *cls.anchor;
-  if (c.f.ops.size() != 1 || c.f.results.size() != op.results.size())
+  if (c.f.ops.size() != 1)
     return c.reject(std::string(op.name()) + " with other ops in its group");
+  // Unique's group may drop results nothing reads; the others have one.
+  if (c.f.results.size() != op.results.size() && !op.is(OpKind::Unique))
+    return c.reject(std::string(op.name()) + " whose result is not the group's");
+  for (const auto *values : {&c.f.args, &c.f.results})
+    for (const Value *v : *values)
+      if (!c.st(v->type.dtype)) // strings stay on the host
+        return c.reject(std::string(op.name()) + " of " + v->type.str());
   bool nms = op.is(OpKind::NonMaxSuppression);
   for (const Value *v : op.operands)
     if (!nms && (!v || c.argIndex(v) == SIZE_MAX))
