@@ -221,7 +221,8 @@ private:
   // clears the record; the stream drained).
   void checkFault();
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
-  cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
+  cuda::CUdeviceptr weightOnDevice(const Value &v,
+                                   std::map<const uint8_t *, cuda::DeviceMemory> &folded);
   cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});

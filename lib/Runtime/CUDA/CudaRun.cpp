@@ -23,16 +23,18 @@ uint64_t alignUp(uint64_t n) {
 } // namespace
 
 // The device copy of constant `v`: the artifact's weights are uploaded once
-// per model, constants folded for one shape once per plan. On the run's
-// stream, so the steps after it see the bytes (the source outlives the copy).
-cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
+// per model, constants folded for one shape once per plan (`folded`: the
+// plan's; an unplanned run's own). On the run's stream, so the steps after
+// it see the bytes (the source outlives the copy).
+cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v,
+                                            std::map<const uint8_t *, cuda::DeviceMemory> &folded) {
   const TensorData &data = *v.data;
   if (!data.size)
     return 0;
   const MemoryBuffer &sec = artifact_.require(kSectionModule);
   bool inArtifact = data.ptr >= reinterpret_cast<const uint8_t *>(sec.data()) &&
                     data.ptr < reinterpret_cast<const uint8_t *>(sec.data()) + sec.size();
-  auto &cache = inArtifact ? weights_ : plan.folded;
+  auto &cache = inArtifact ? weights_ : folded;
   auto it = cache.find(data.ptr);
   if (it == cache.end()) {
     cuda::DeviceMemory mem(data.size);
@@ -431,7 +433,7 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
     return plan.arena.get() + plan.inputOffsets[in->second];
   ValuePlace at = plan.planned->placeOf(v);
   if (at.kind == ValuePlace::Kind::Constant)
-    return weightOnDevice(*v, plan);
+    return weightOnDevice(*v, plan.folded);
   return plan.arena.get() + at.offset +
          (at.kind == ValuePlace::Kind::Argument ? plan.inputOffsets[at.arg] : 0);
 }

@@ -18,6 +18,7 @@
 #include "tc/Runtime/GroupDims.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
+#include <map>
 #include <memory>
 #include <unordered_map>
 
@@ -69,10 +70,16 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
     }
     p->second.onHost = true;
   };
+  std::map<const uint8_t *, cuda::DeviceMemory> folded; // constants not in the artifact
   auto toDevice = [&](const Value *v, const HostTensor *t) {
     auto p = places.find(v);
     if (p != places.end())
       return p->second.at;
+    if (v->isConstant() && v->data) { // the artifact's weights: uploaded once per model
+      cuda::CUdeviceptr at = weightOnDevice(*v, folded);
+      places[v] = {nullptr, at, true};
+      return at;
+    }
     auto memory = std::make_shared<cuda::DeviceMemory>(t->byteSize());
     if (t->byteSize()) // staged from pageable memory: `t` may go once this returns
       d.check(d.memcpyHtoDAsync(memory->get(), t->bytes(), t->byteSize(), work_),
