@@ -354,12 +354,13 @@ std::optional<EmittedKernel> emitCompaction(const KernelContext &c, const Kernel
     return c.reject("no compaction code for " + std::string(op.name()));
   if (!k)
     return std::nullopt;
+  unsigned block = k->serial.empty() ? kCompactBlock : 32; // serial: one warp, one thread
   std::string symbol;
   std::ostringstream os;
   os << c.head(symbol);
   // The count buffer is the one after the results (CUDA: the launch's
   // scratch slot, with the `pass` field after dims).
-  c.emitSignature(os, symbol, kCompactBlock, /*scratch=*/c.cuda(), /*pass=*/c.cuda());
+  c.emitSignature(os, symbol, block, /*scratch=*/c.cuda(), /*pass=*/c.cuda());
   c.emitPointers(os);
   os << "  int64_t *count = (int64_t *)bufs[" << c.f.args.size() + c.f.results.size() << "];\n"
      << k->setup;
@@ -371,7 +372,7 @@ std::optional<EmittedKernel> emitCompaction(const KernelContext &c, const Kernel
     emitCpu(os, *k);
   os << "}\n";
   EmittedKernel e = c.kernel(symbol, os.str());
-  e.block = !c.cuda() ? 0 : k->serial.empty() ? kCompactBlock : 32; // serial: one warp, one thread
+  e.block = c.cuda() ? block : 0;
   e.launch = LaunchKind::Compact;
   e.halfTypes = c.usesHalf();
   return e;
