@@ -26,6 +26,7 @@ constexpr KernelFamily kFamilies[] = {
     {KernelKind::DataMovement, emitDataMovement, nullptr},   // DataMovement.cpp (CUDA)
     {KernelKind::Attention, emitAttention, nullptr},         // Attention.cpp
     {KernelKind::DepthwiseConv, emitDepthwiseConv, nullptr}, // DepthwiseConv.cpp (CUDA)
+    {KernelKind::Compaction, emitCompaction, nullptr},       // Compaction.cpp
 };
 constexpr bool inKindOrder() {
   for (size_t i = 0; i < std::size(kFamilies); ++i)
@@ -79,6 +80,7 @@ const char *launchKindName(LaunchKind k) {
          : k == LaunchKind::Columns ? "columns"
          : k == LaunchKind::Lanes   ? "lanes"
          : k == LaunchKind::Split   ? "split"
+         : k == LaunchKind::Compact ? "compact"
                                     : "pointwise";
 }
 

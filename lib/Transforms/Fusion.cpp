@@ -819,7 +819,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
         if (c != FusionCategory::Pointwise && c != FusionCategory::Reduction &&
             c != FusionCategory::Library && !g.ops[0]->is(OpKind::Transpose) &&
             !g.ops[0]->is(OpKind::TopK) && !isLonePooling(g) && !isLoneMove(g, moves) &&
-            !isLoneIndexMove(g))
+            !isLoneIndexMove(g) && !isCompaction(g.ops[0]->kind))
           continue;
       }
       // A group of constants only is one fold-constants declined (a scalar

@@ -80,6 +80,24 @@ TEST(CudaLaunch, SplitLaunchesItsPassesOverAFixedGridWithTheScratch) {
   EXPECT_THROW(parseCudaKernelTable("g tc_g row-reduction split 256 3\n", "m.tcx"), Error);
 }
 
+// The compaction family: one block, its two passes, even over an empty
+// result (the count pass decides its size).
+TEST(CudaLaunch, CompactionRunsOneBlockTwiceWhateverItsResult) {
+  auto t = parseCudaKernelTable("g tc_g compaction compact 256 1\n", "m.tcx");
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t[0].launch, LaunchKind::Compact);
+  EXPECT_FALSE(readsScratch(t[0].launch));
+  for (std::vector<int64_t> domain : {std::vector<int64_t>{2, 0}, {}, {3, 1000}}) {
+    auto l = launchDims(t[0], domain);
+    ASSERT_TRUE(l);
+    EXPECT_EQ(l->grid, 1u);
+    EXPECT_EQ(l->block, 256u);
+    EXPECT_EQ(l->passes, 2u);
+  }
+  EXPECT_THROW(parseCudaKernelTable("g tc_g pointwise compact 256 1\n", "m.tcx"), Error);
+  EXPECT_THROW(parseCudaKernelTable("g tc_g compaction split 256 1\n", "m.tcx"), Error);
+}
+
 TEST(CudaLaunch, LibraryLinesNameTheLibraryAndTheEpilogueKernel) {
   auto t = parseCudaKernelTable("mm tc_mm__epilogue pointwise pointwise 256 4 cublaslt\n"
                                 "conv - - - 0 0 cudnn\ng tc_g row-reduction rows 1024 8\n",

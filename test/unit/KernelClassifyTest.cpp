@@ -42,6 +42,14 @@ const char *kGroups = R"(module @m {
     %z = Concat(%x, %y) {axis = 1} : f32[N,5]
     return %z
   }
+  func @nonzero(%x: f32[N,3]) -> (i64[2,?]) {
+    %y = NonZero(%x) : i64[2,?]
+    return %y
+  }
+  func @unique(%x: i64[N]) -> (i64[?], i64[?], i64[N], i64[?]) {
+    %y, %i, %v, %c = Unique(%x) {sorted = 0} : i64[?], i64[?], i64[N], i64[?]
+    return %y, %i, %v, %c
+  }
   func @two(%x: f32[N,9]) -> (f32[N,9]) {
     %p = Softmax(%x) {axis = -1} : f32[N,9]
     %q = LogSoftmax(%p) {axis = -1} : f32[N,9]
@@ -147,6 +155,21 @@ TEST_F(KernelClassify, TheKindTravelsWithTheKernel) {
   ASSERT_TRUE(r) << why;
   EXPECT_EQ(r->kind, KernelKind::Reduction);
   EXPECT_EQ(r->launch, LaunchKind::Reduce); // the kind and the launch rule are both carried
+}
+
+// Results sized by the data: the compaction family on both targets, two
+// passes of one block (a scan: NonZero) or of one thread (Unique's loop).
+TEST_F(KernelClassify, DataSizedResultsAreCompactionKernelsOnBothTargets) {
+  std::string why;
+  for (KernelDialect d : {KernelDialect::Cpu, kCuda})
+    for (const char *name : {"nonzero", "unique"}) {
+      auto k = emitKernel(group(name), d, why);
+      ASSERT_TRUE(k) << name << ": " << why;
+      EXPECT_EQ(k->kind, KernelKind::Compaction) << name;
+      EXPECT_EQ(k->launch, LaunchKind::Compact) << name;
+    }
+  EXPECT_EQ(emitKernel(group("nonzero"), kCuda, why)->block, 256u);
+  EXPECT_EQ(emitKernel(group("unique"), kCuda, why)->block, 32u);
 }
 
 TEST_F(KernelClassify, AFamilyTurnsDownAGroupOfAnotherKind) {

@@ -62,6 +62,16 @@
 //     the results: the scratch of columnsScratchBytes(grid, block) as for
 //     `columns` (the blocks' partials and the rows' statistics, then the
 //     counters: zero before the first launch; each pass leaves them zero).
+//   compact: a result sized by the data (the compaction family: NonZero,
+//     Compress, NonMaxSuppression; Compaction.cpp): one block of `block`
+//     threads, two launches. One more buffer after the results: the
+//     runtime's count (one i64), then one byte per element of the group's
+//     arguments, the kernel's own (NonMaxSuppression's kept flags). The
+//     parameter has `int64_t pass` after dims: pass 0 writes the count (-1:
+//     inputs the reference rejects); the runtime reads it back (a
+//     device-to-host copy: a sync) and sets the results' `?` dims in dims
+//     to it; pass 1 writes the results. The CPU kernel is the same two
+//     passes, called once each with `begin` the pass (end = begin + 1).
 //   The pool, transpose and data-movement families (Gather, Concat, Slice,
 //   Split, Expand, Pad, Tile) and reductions over other axes are
 //   `pointwise` over result 0 (Split: each result in turn, the grid sized
@@ -83,7 +93,7 @@ namespace tc {
 enum class KernelDialect { Cpu, Cuda };
 
 // How the CUDA runtime launches a kernel (see the launch rule above).
-enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split };
+enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split, Compact };
 // `split` launches (see the launch rule above): the grid of every pass.
 inline constexpr unsigned kSplitGrid = 1024;
 
@@ -105,7 +115,7 @@ struct EmittedKernel {
 // assemble: every layer's LayerNorm, an unrolled RNN's steps).
 std::string anonymousSource(const EmittedKernel &k);
 
-// "pointwise" / "rows" / "reduce" / "columns" / "lanes" / "split" (the
+// "pointwise" / "rows" / "reduce" / "columns" / "lanes" / "split" / "compact" (the
 // kernel table's spelling).
 const char *launchKindName(LaunchKind k);
 

@@ -23,12 +23,13 @@ enum class KernelKind {
   DataMovement,  // a lone Gather/Concat/Slice/Split/Expand/Pad/Tile (CUDA)
   Attention,     // tc's fused Attention op (flash-attention style)
   DepthwiseConv, // a grouped/depthwise Conv and its pointwise epilogue (CUDA)
+  Compaction,    // NonZero/Compress: a count pass, then a scatter pass (sizes from data)
 };
 
 // The table's spelling, in enum order.
 inline constexpr const char *kKernelKindNames[] = {
-    "pointwise", "row-reduction", "reduction", "contraction",   "pool",
-    "transpose", "data-movement", "attention", "depthwise-conv"};
+    "pointwise", "row-reduction", "reduction", "contraction",    "pool",
+    "transpose", "data-movement", "attention", "depthwise-conv", "compaction"};
 
 inline const char *kernelKindName(KernelKind k) { return kKernelKindNames[size_t(k)]; }
 

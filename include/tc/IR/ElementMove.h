@@ -28,4 +28,13 @@ bool isIndexMove(OpKind k);
 // pass keeps alone (no epilogue) and outlines, the Pool family generates.
 bool isWindowOp(OpKind k);
 
+// Ops whose result keeps the input items that pass a test, sized by the
+// data (NonZero, Compress, NonMaxSuppression, Unique): the compaction family's,
+// both targets (lib/CodeGen/Kernels/Compaction.cpp), outlined alone like
+// index moves.
+inline bool isCompaction(OpKind k) {
+  return k == OpKind::NonZero || k == OpKind::Compress || k == OpKind::NonMaxSuppression ||
+         k == OpKind::Unique;
+}
+
 } // namespace tc

@@ -16,13 +16,12 @@ namespace tc {
 //   <group> <symbol> <kind> <launch> <block> <vec> [<library>]
 // Without <library>: group <group> runs as generated kernel <symbol> of
 // family <kind> (tc/CodeGen/KernelKind.h: "pointwise", "row-reduction",
-// ...), launched per <launch> ("pointwise", "rows", "lanes", "reduce", "columns" or "split"),
-// <block> and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups share a symbol.
-// With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's
-// anchor is a library call writing the group's result, and <symbol> etc.
-// are its epilogue's kernel (tc/CodeGen/LibraryCall.h), run in place over
-// that result; "- - - 0 0" when it has none (the anchor is the whole group,
-// or the epilogue has no kernel: then only a library taking the whole
+// ...), launched per <launch> ("pointwise", "rows", "lanes", "reduce", "columns", "split" or
+// "compact"), <block> and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups share
+// a symbol. With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's anchor is a
+// library call writing the group's result, and <symbol> etc. are its epilogue's kernel
+// (tc/CodeGen/LibraryCall.h), run in place over that result; "- - - 0 0" when it has none (the
+// anchor is the whole group, or the epilogue has no kernel: then only a library taking the whole
 // epilogue runs the group off the host).
 struct CudaKernelEntry {
   std::string group, symbol; // symbol "-": none (a library group without epilogue)

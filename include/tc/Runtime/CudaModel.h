@@ -74,8 +74,9 @@ public:
 
   // Runs the entry function: host tensors in (checked like the reference
   // executor checks them), host tensors out, the device synchronized. A
-  // shape that cannot be planned (sizes known only at run time) runs wholly
-  // on the host's reference kernels.
+  // shape that cannot be planned (sizes known only at run time) runs op by
+  // op, its kernels on the device at the sizes the run finds
+  // (CudaStepByStep.cpp).
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
 
   // runOn's inputs and outputs (RunBuffers.h).
@@ -87,8 +88,8 @@ public:
   // Device inputs and outputs are copied into and out of the arena, so a
   // plan's CUDA graph (captured on the model's own stream) replays on any
   // stream. Waits for the stream only where it must: a Host output, a step
-  // on the host (its operands downloaded), an unplanned shape (all on the
-  // host), tracing or profiling; returns whether it waited. Otherwise the
+  // on the host (its operands downloaded), an unplanned shape (op by op: its
+  // count read-backs, host steps), tracing or profiling; returns whether it waited. Otherwise the
   // work is only enqueued: its faults surface at the caller's next
   // synchronize, and deviceMs() is -1.
   bool runOn(cuda::CUstream stream, const std::vector<Input> &inputs, std::vector<Output> &outputs);
@@ -142,6 +143,9 @@ public:
   size_t kernelSteps() const { return kernelSteps_; }
   size_t librarySteps() const { return librarySteps_; }
   size_t hostSteps() const { return hostSteps_; }
+  // Counts read back to size a compaction kernel's results (one i64 each:
+  // a device-to-host sync, not a host step) in an unplanned run.
+  size_t countReads() const { return countReads_; }
   uint64_t arenaBytes() const { return arenaBytes_; }
   std::vector<std::string> stepReport() const;
 
@@ -188,7 +192,8 @@ private:
   std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   ShapePlan *lastPlan_ = nullptr;
-  size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0;
+  size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0, countReads_ = 0;
+  cuda::DeviceMemory countBuffer_; // a compaction kernel's count and flags (CudaStepByStep.cpp)
   uint64_t arenaBytes_ = 0;
   AttentionImpl attention_ = AttentionImpl::Auto;
   bool graphs_ = true, ranGraph_ = false, profile_ = false, planned_ = false, recorded_ = false;
@@ -216,7 +221,8 @@ private:
   // clears the record; the stream drained).
   void checkFault();
   std::unique_ptr<ShapePlan> makePlan(const std::map<std::string, int64_t> &sizes);
-  cuda::CUdeviceptr weightOnDevice(const Value &v, ShapePlan &plan);
+  cuda::CUdeviceptr weightOnDevice(const Value &v,
+                                   std::map<const uint8_t *, cuda::DeviceMemory> &folded);
   cuda::CUdeviceptr devicePtr(ShapePlan &plan, const Value *v);
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});

@@ -42,6 +42,9 @@ std::optional<KernelClass> classify(const KernelContext &c) {
   if (f.ops.size() == 2 && first.is(OpKind::Expand) && f.ops[1]->is(OpKind::GatherElements) &&
       f.ops[1]->operand(1) == first.result())
     return KernelClass{KernelKind::DataMovement, f.ops[1].get()};
+  // A result sized by the data: count, then scatter (Compaction.cpp).
+  if (isCompaction(first.kind))
+    return KernelClass{KernelKind::Compaction, &first};
   if (!inlinesMoves(f)) {
     if (first.is(OpKind::Transpose))
       return KernelClass{KernelKind::Transpose, &first};

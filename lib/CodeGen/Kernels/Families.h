@@ -23,6 +23,8 @@ std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const Kern
 std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const KernelClass &cls);
+// NonZero / Compress: count, then scatter (Compaction.cpp, both dialects).
+std::optional<EmittedKernel> emitCompaction(const KernelContext &c, const KernelClass &cls);
 
 // A group of several ops some of which are moves with an index map
 // (tc/IR/MoveMap.h) the fuse pass inlined: a Pointwise kernel that reads

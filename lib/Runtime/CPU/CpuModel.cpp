@@ -15,6 +15,7 @@
 #include "tc/IR/DimExpr.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Runtime/ConstantTensor.h"
+#include "tc/Runtime/GroupDims.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlan.h"
 #include "tc/Support/Error.h"
@@ -141,61 +142,45 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   if (it == kernels_.end() || !it->second.kernel)
     return std::nullopt;
   const Function &f = *module_->lookup(it->first);
-  std::map<std::string, int64_t> sizes;
-  std::vector<int64_t> dims;
-  for (size_t i = 0; i < f.args.size(); ++i) {
-    const Shape &s = f.args[i]->type.shape;
-    if (!ins[i] || ins[i]->rank() != s.size())
+  // A compaction kernel's `?` dims are its count: pass 0 (the launch rule,
+  // tc/CodeGen/KernelEmitter.h) over the inputs, no results yet.
+  bool compaction = it->second.kind == KernelKind::Compaction;
+  size_t flagBytes = 0;
+  for (const HostTensor *t : ins)
+    flagBytes += compaction && t ? size_t(t->numElements()) : 0;
+  std::vector<int64_t> counted(1 + (flagBytes + 7) / 8); // the count, then a byte per element
+  int64_t &count = counted[0];
+  if (compaction) {
+    std::optional<GroupDims> zero = groupDims(op, f, ins, 0);
+    if (!zero)
       return std::nullopt;
-    for (size_t d = 0; d < s.size(); ++d) {
-      int64_t n = ins[i]->shape()[d];
-      if (s[d].isSymbolic() && !sizes.emplace(s[d].symbol, n).second && sizes[s[d].symbol] != n)
-        fail(op.where(), ": symbol ", s[d].symbol, " is both ", sizes[s[d].symbol], " and ", n);
-      dims.push_back(n);
-    }
+    std::vector<void *> bufs;
+    for (const HostTensor *t : ins)
+      bufs.push_back(const_cast<uint8_t *>(t->bytes()));
+    bufs.resize(bufs.size() + f.results.size(), nullptr);
+    bufs.push_back(counted.data());
+    it->second.kernel(bufs.data(), zero->dims.data(), 0, 1);
+    if (count < 0) // inputs the reference rejects: it runs the op and says why
+      return std::nullopt;
   }
+  std::optional<GroupDims> g =
+      groupDims(op, f, ins, compaction ? std::optional(count) : std::nullopt);
+  if (!g)
+    return std::nullopt;
   std::vector<HostTensor> outs;
-  std::optional<std::vector<TensorType>> ruled; // a lone op's result types at run time
-  for (size_t k = 0; k < f.results.size(); ++k) {
-    const Value *r = f.results[k];
-    std::vector<int64_t> rd;
-    for (size_t d = 0; d < r->type.shape.size(); ++d) {
-      if (std::optional<int64_t> n = dimValue(r->type.shape[d], sizes)) {
-        rd.push_back(*n);
-        continue;
-      }
-      // A size only the shape rule knows (a Tile's repeats, an Expand's
-      // shape computed at run time): a group of one op over its arguments
-      // asks the rule with the run's values; any other runs on the reference.
-      // Its small constants (a Range's limit and delta) the group holds itself.
-      if (!ruled && f.ops.size() == 1 && f.ops[0]->results.size() == f.results.size()) {
-        std::vector<const HostTensor *> opIns;
-        std::vector<HostTensor> constants;
-        constants.reserve(f.ops[0]->operands.size());
-        for (const Value *v : f.ops[0]->operands) {
-          size_t a = std::find(f.args.begin(), f.args.end(), v) - f.args.begin();
-          if (v && a == f.args.size() && !v->isConstant())
-            return std::nullopt;
-          if (v && a == f.args.size())
-            constants.push_back(constantTensor(*v));
-          opIns.push_back(!v ? nullptr : a < f.args.size() ? ins[a] : &constants.back());
-        }
-        ruled = runTimeResultTypes(*f.ops[0], opIns);
-      }
-      if (!ruled || f.ops[0]->results[k] != r || (*ruled)[k].shape.size() <= d ||
-          !(*ruled)[k].shape[d].isStatic())
-        return std::nullopt;
-      rd.push_back((*ruled)[k].shape[d].size);
-    }
-    dims.insert(dims.end(), rd.begin(), rd.end());
-    outs.emplace_back(r->type.dtype, std::move(rd));
-  }
+  for (size_t k = 0; k < f.results.size(); ++k)
+    outs.emplace_back(f.results[k]->type.dtype, g->results[k]);
   std::vector<void *> bufs;
   for (const HostTensor *t : ins) // the kernel only reads its inputs
     bufs.push_back(const_cast<uint8_t *>(t->bytes()));
   for (HostTensor &t : outs)
     bufs.push_back(t.bytes());
-  launch(it->second.kernel, bufs.data(), dims.data(), outs[0].shape());
+  if (compaction) { // pass 1, in order on this thread
+    bufs.push_back(counted.data());
+    it->second.kernel(bufs.data(), g->dims.data(), 1, 2);
+  } else {
+    launch(it->second.kernel, bufs.data(), g->dims.data(), outs[0].shape());
+  }
   checkFault(*module_, op);
   ++kernelSteps_;
   return outs;

@@ -46,6 +46,7 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
         (launch == "lanes" && family == KernelKind::RowReduction && e.vec <= 32 &&
          (e.vec & (e.vec - 1)) == 0) ||
         ((launch == "reduce" || launch == "split") && family == KernelKind::Reduction) ||
+        (launch == "compact" && family == KernelKind::Compaction) ||
         (launch == "columns" &&
          (family == KernelKind::Reduction || family == KernelKind::Attention));
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
@@ -59,6 +60,7 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
                : launch == "columns" ? LaunchKind::Columns
                : launch == "lanes"   ? LaunchKind::Lanes
                : launch == "split"   ? LaunchKind::Split
+               : launch == "compact" ? LaunchKind::Compact
                                      : LaunchKind::Pointwise;
     entries.push_back(std::move(e));
   }
@@ -66,6 +68,8 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
 }
 
 std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain) {
+  if (k.launch == LaunchKind::Compact) // one block, both passes (the count may be 0)
+    return LaunchDims{1, k.block, 2};
   int64_t n = 1;
   for (int64_t d : domain)
     n *= d;

@@ -23,16 +23,18 @@ uint64_t alignUp(uint64_t n) {
 } // namespace
 
 // The device copy of constant `v`: the artifact's weights are uploaded once
-// per model, constants folded for one shape once per plan. On the run's
-// stream, so the steps after it see the bytes (the source outlives the copy).
-cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v, ShapePlan &plan) {
+// per model, constants folded for one shape once per plan (`folded`: the
+// plan's; an unplanned run's own). On the run's stream, so the steps after
+// it see the bytes (the source outlives the copy).
+cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v,
+                                            std::map<const uint8_t *, cuda::DeviceMemory> &folded) {
   const TensorData &data = *v.data;
   if (!data.size)
     return 0;
   const MemoryBuffer &sec = artifact_.require(kSectionModule);
   bool inArtifact = data.ptr >= reinterpret_cast<const uint8_t *>(sec.data()) &&
                     data.ptr < reinterpret_cast<const uint8_t *>(sec.data()) + sec.size();
-  auto &cache = inArtifact ? weights_ : plan.folded;
+  auto &cache = inArtifact ? weights_ : folded;
   auto it = cache.find(data.ptr);
   if (it == cache.end()) {
     cuda::DeviceMemory mem(data.size);
@@ -431,7 +433,7 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
     return plan.arena.get() + plan.inputOffsets[in->second];
   ValuePlace at = plan.planned->placeOf(v);
   if (at.kind == ValuePlace::Kind::Constant)
-    return weightOnDevice(*v, plan);
+    return weightOnDevice(*v, plan.folded);
   return plan.arena.get() + at.offset +
          (at.kind == ValuePlace::Kind::Argument ? plan.inputOffsets[at.arg] : 0);
 }
@@ -817,7 +819,7 @@ void CudaModel::useStream(cuda::CUstream stream) {
 
 bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
                       std::vector<Output> &outputs) {
-  kernelSteps_ = librarySteps_ = hostSteps_ = 0;
+  kernelSteps_ = librarySteps_ = hostSteps_ = countReads_ = 0;
   arenaBytes_ = 0;
   lastPlan_ = nullptr;
   ranGraph_ = planned_ = recorded_ = false;
@@ -870,61 +872,6 @@ bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
       return runPlanned(*plan, inputs, outputs, !stream);
     }
   return runUnplanned(inputs, outputs);
-}
-
-// A shape that cannot be planned (or host inputs that do not fit, which the
-// reference executor reports): every op on the host's reference kernels,
-// device inputs downloaded first and device outputs uploaded after.
-bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Output> &outputs) {
-  const cuda::Driver &d = cuda::driver();
-  std::vector<HostTensor> host;
-  bool copied = false; // on the stream, to wait for
-  for (const Input &in : inputs) {
-    if (in.host) {
-      host.push_back(*in.host);
-      continue;
-    }
-    HostTensor t(in.dtype, in.shape);
-    if (t.byteSize())
-      d.check(d.memcpyDtoHAsync(t.bytes(), in.device, t.byteSize(), work_), "cuMemcpyDtoHAsync");
-    copied = true;
-    host.push_back(std::move(t));
-  }
-  if (copied)
-    d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
-  copied = false;
-  OpOverride countHost = [this](const Op &, const std::vector<const HostTensor *> &) {
-    ++hostSteps_;
-    return std::optional<std::vector<HostTensor>>();
-  };
-  if (trace_) // nothing traced step by step: no steps is how the caller knows
-    trace_->steps.clear();
-  std::vector<HostTensor> results =
-      runReference(module_.get(), module_->main(), host, nullptr, &countHost);
-  unplannedOutputs_.clear();
-  for (size_t i = 0; i < results.size(); ++i) {
-    Output &o = outputs[i];
-    o.shape = results[i].shape();
-    o.bytes = results[i].byteSize();
-    if (o.to == Output::To::Host) {
-      o.host = std::move(results[i]);
-      continue;
-    }
-    if (results[i].dtype() == DType::Str)
-      fail("output '", module_->main().results[i]->name, "' is str: strings stay on the host");
-    if (o.to == Output::To::ModelDevice)
-      o.device = unplannedOutputs_.emplace_back(o.bytes).get();
-    else if (o.bytes > o.capacity || (o.bytes && !o.device))
-      fail("output '", module_->main().results[i]->name, "' (", results[i].typeStr(), ") needs ",
-           o.bytes, " bytes; the device buffer given has ", o.device ? o.capacity : 0);
-    if (o.bytes)
-      d.check(d.memcpyHtoDAsync(o.device, results[i].bytes(), o.bytes, work_), "cuMemcpyHtoDAsync");
-    copied = true;
-  }
-  // `results` goes now; make sure the copies have read it.
-  if (copied)
-    d.check(d.streamSynchronize(work_), "cuStreamSynchronize");
-  return true;
 }
 
 void CudaModel::copyToHost(cuda::CUstream stream, cuda::CUdeviceptr from, void *to, size_t bytes) {

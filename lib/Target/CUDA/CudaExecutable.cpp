@@ -66,7 +66,11 @@ public:
   }
   void printSummary(std::ostream &os) const override {
     os << "steps: " << m_->kernelSteps() << " generated kernels, " << m_->librarySteps()
-       << " library calls, " << m_->hostSteps() << " on the host (reference kernels); "
+       << " library calls, " << m_->hostSteps() << " on the host (reference kernels)"
+       << (m_->countReads() ? ", " + std::to_string(m_->countReads()) +
+                                  " counts read back (device-to-host syncs sizing results)"
+                            : std::string())
+       << "; "
        << (m_->arenaBytes() ? "one device arena of " + std::to_string(m_->arenaBytes()) + " bytes"
                             : std::string("no arena (sizes known only at run time)"))
        << "\n"

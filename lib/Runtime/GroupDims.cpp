@@ -1,0 +1,72 @@
+#include "tc/Runtime/GroupDims.h"
+#include "tc/IR/DimExpr.h"
+#include "tc/Runtime/ConstantTensor.h"
+#include "tc/Runtime/RefExecutor.h"
+#include "tc/Support/Error.h"
+#include <algorithm>
+#include <map>
+
+namespace tc {
+
+std::optional<GroupDims> groupDims(const Op &op, const Function &f,
+                                   const std::vector<const HostTensor *> &ins,
+                                   std::optional<int64_t> count,
+                                   const std::function<void()> &values) {
+  GroupDims g;
+  std::map<std::string, int64_t> sizes;
+  for (size_t i = 0; i < f.args.size(); ++i) {
+    const Shape &s = f.args[i]->type.shape;
+    if (i >= ins.size() || !ins[i] || ins[i]->rank() != s.size())
+      return std::nullopt;
+    for (size_t d = 0; d < s.size(); ++d) {
+      int64_t n = ins[i]->shape()[d];
+      if (s[d].isSymbolic() && !sizes.emplace(s[d].symbol, n).second && sizes[s[d].symbol] != n)
+        fail(op.where(), ": symbol ", s[d].symbol, " is both ", sizes[s[d].symbol], " and ", n);
+      g.dims.push_back(n);
+    }
+  }
+  std::optional<std::vector<TensorType>> ruled; // the lone op's result types at run time
+  for (size_t k = 0; k < f.results.size(); ++k) {
+    const Value *r = f.results[k];
+    std::vector<int64_t> rd;
+    for (size_t d = 0; d < r->type.shape.size(); ++d) {
+      if (std::optional<int64_t> n = dimValue(r->type.shape[d], sizes)) {
+        rd.push_back(*n);
+        continue;
+      }
+      if (count && r->type.shape[d].isUnknown()) {
+        rd.push_back(*count);
+        continue;
+      }
+      // A size only the shape rule knows (a Tile's repeats, an Expand's
+      // shape computed at run time): a group of one op over its arguments
+      // asks the rule with the run's values; any other runs on the reference.
+      // Its small constants (a Range's limit and delta) the group holds itself.
+      if (!ruled && f.ops.size() == 1 && f.ops[0]->results.size() == f.results.size()) {
+        if (values)
+          values();
+        std::vector<const HostTensor *> opIns;
+        std::vector<HostTensor> constants;
+        constants.reserve(f.ops[0]->operands.size());
+        for (const Value *v : f.ops[0]->operands) {
+          size_t a = std::find(f.args.begin(), f.args.end(), v) - f.args.begin();
+          if (v && a == f.args.size() && !v->isConstant())
+            return std::nullopt;
+          if (v && a == f.args.size())
+            constants.push_back(constantTensor(*v));
+          opIns.push_back(!v ? nullptr : a < f.args.size() ? ins[a] : &constants.back());
+        }
+        ruled = runTimeResultTypes(*f.ops[0], opIns);
+      }
+      if (!ruled || f.ops[0]->results[k] != r || (*ruled)[k].shape.size() <= d ||
+          !(*ruled)[k].shape[d].isStatic())
+        return std::nullopt;
+      rd.push_back((*ruled)[k].shape[d].size);
+    }
+    g.dims.insert(g.dims.end(), rd.begin(), rd.end());
+    g.results.push_back(std::move(rd));
+  }
+  return g;
+}
+
+} // namespace tc
