@@ -157,7 +157,12 @@ bool isIndexMove(OpKind k) {
   case OpKind::Range:
   case OpKind::OneHot:
   case OpKind::ReverseSequence:
-  case OpKind::LRN: return true;
+  case OpKind::LRN:
+  case OpKind::GridSample:
+  case OpKind::HannWindow:
+  case OpKind::HammingWindow:
+  case OpKind::BlackmanWindow:
+  case OpKind::MelWeightMatrix: return true;
   default: return false;
   }
 }

@@ -18,7 +18,8 @@ bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
 // ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike,
-// Range, OneHot, ReverseSequence, LRN: each result element computed from a
+// Range, OneHot, ReverseSequence, LRN, GridSample, the Hann / Hamming /
+// Blackman windows, MelWeightMatrix: each result element computed from a
 // few input elements found from its coordinate. Both targets generate them
 // (the fuse pass outlines a lone one with a float or bool result, or any
 // Range that is no shape computation; Kernels/IndexMove.cpp).

@@ -2,8 +2,9 @@
 // result element at coordinate (c0, ..., c{r-1}) is computed from a few
 // input elements found from that coordinate — Trilu, DepthToSpace,
 // SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
-// CumSum, Resize, OneHot, ReverseSequence, LRN, and the fills
-// ConstantOfShape, EyeLike and Range (isIndexMove). One loop over the result's elements: CUDA's
+// CumSum, Resize, OneHot, ReverseSequence, LRN, GridSample, and the fills
+// ConstantOfShape, EyeLike, Range and the signal windows and mel matrix
+// (Windows.cpp) (isIndexMove). One loop over the result's elements: CUDA's
 // grid-stride loop, the CPU's rows [begin, end) of the result.
 //
 // Scatters are inverted into gathers, so one pass writes every element
@@ -356,6 +357,11 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::OneHot: ok = emitOneHot(m); break;
   case OpKind::ReverseSequence: ok = emitReverseSequence(m); break;
   case OpKind::LRN: ok = emitLRN(m); break;
+  case OpKind::HannWindow:
+  case OpKind::HammingWindow:
+  case OpKind::BlackmanWindow: ok = emitWindow(m); break;
+  case OpKind::MelWeightMatrix: ok = emitMelWeightMatrix(m); break;
+  case OpKind::GridSample: ok = emitGridSample(m); break;
   default: return c.reject("no index-move code for " + std::string(op.name()));
   }
   if (!ok || !m.ok)

@@ -1,5 +1,5 @@
-// What the index moves (IndexMove.cpp, Resize.cpp) share: the op's code
-// under construction, in three parts put together by emitLoop.
+// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp, GridSample.cpp) share: the op's
+// code under construction, in three parts put together by emitLoop.
 #pragma once
 #include "KernelContext.h"
 #include <map>
@@ -65,6 +65,13 @@ private:
 // `v` as the bits of a `t` element, spelled as a `T` (a moved type).
 std::string fillBits(double v, DType t, const char *T);
 
+// nn::cubicKernel(t, a) for t >= 0 as a double expression (Resize's and
+// GridSample's cubic taps).
+std::string cubicKernelCode(const std::string &t, const std::string &a);
+
 bool emitResize(MoveCode &m);
+bool emitWindow(MoveCode &m);          // Windows.cpp
+bool emitMelWeightMatrix(MoveCode &m); // Windows.cpp
+bool emitGridSample(MoveCode &m);      // GridSample.cpp
 
 } // namespace tc::kernels

@@ -191,9 +191,7 @@ bool emitResize(MoveCode &m) {
              << "      for (int q = 0; q < 4; ++q) {\n"
              << "        const double t = tc_abs(q == 0 ? ratio + 1 : q == 1 ? ratio : q == 2 ? 1 "
                 "- ratio : 2 - ratio);\n"
-             << "        double v = t <= 1 ? ((" << a << " + 2) * t - (" << a
-             << " + 3)) * t * t + 1 : t < 2 ? ((" << a << " * t - 5 * " << a << ") * t + 8 * " << a
-             << ") * t - 4 * " << a << " : 0.0;\n"
+             << "        double v = " << cubicKernelCode("t", a) << ";\n"
              << "        const int64_t j = k + q;\n";
       if (exclude)
         m.body << "        if (j < 0 || j >= " << I << ") v = 0;\n";
