@@ -4,7 +4,8 @@
 // SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
 // CumSum, Resize, OneHot, ReverseSequence, LRN, GridSample, and the fills
 // ConstantOfShape, EyeLike, Range and the signal windows and mel matrix
-// (Windows.cpp) (isIndexMove). One loop over the result's elements: CUDA's
+// (Windows.cpp) (isIndexMove); a Reduce* with run-time axes
+// (RuntimeAxesReduce.cpp). One loop over the result's elements: CUDA's
 // grid-stride loop, the CPU's rows [begin, end) of the result.
 //
 // Scatters are inverted into gathers, so one pass writes every element
@@ -362,7 +363,10 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::BlackmanWindow: ok = emitWindow(m); break;
   case OpKind::MelWeightMatrix: ok = emitMelWeightMatrix(m); break;
   case OpKind::GridSample: ok = emitGridSample(m); break;
-  default: return c.reject("no index-move code for " + std::string(op.name()));
+  default:
+    if (!isRuntimeAxesReduce(op))
+      return c.reject("no index-move code for " + std::string(op.name()));
+    ok = emitRuntimeAxesReduce(m);
   }
   if (!ok || !m.ok)
     return std::nullopt;

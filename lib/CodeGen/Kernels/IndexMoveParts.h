@@ -1,4 +1,5 @@
-// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp, GridSample.cpp) share: the op's
+// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp, GridSample.cpp,
+// RuntimeAxesReduce.cpp) share: the op's
 // code under construction, in three parts put together by emitLoop.
 #pragma once
 #include "KernelContext.h"
@@ -70,8 +71,9 @@ std::string fillBits(double v, DType t, const char *T);
 std::string cubicKernelCode(const std::string &t, const std::string &a);
 
 bool emitResize(MoveCode &m);
-bool emitWindow(MoveCode &m);          // Windows.cpp
-bool emitMelWeightMatrix(MoveCode &m); // Windows.cpp
-bool emitGridSample(MoveCode &m);      // GridSample.cpp
+bool emitWindow(MoveCode &m);            // Windows.cpp
+bool emitMelWeightMatrix(MoveCode &m);   // Windows.cpp
+bool emitGridSample(MoveCode &m);        // GridSample.cpp
+bool emitRuntimeAxesReduce(MoveCode &m); // RuntimeAxesReduce.cpp
 
 } // namespace tc::kernels
