@@ -159,6 +159,8 @@ bool isIndexMove(OpKind k) {
   case OpKind::ReverseSequence:
   case OpKind::LRN:
   case OpKind::GridSample:
+  case OpKind::RoiAlign:
+  case OpKind::MaxUnpool:
   case OpKind::HannWindow:
   case OpKind::HammingWindow:
   case OpKind::BlackmanWindow:

@@ -18,8 +18,9 @@ bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
 // ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike,
-// Range, OneHot, ReverseSequence, LRN, GridSample, the Hann / Hamming /
-// Blackman windows, MelWeightMatrix: each result element computed from a
+// Range, OneHot, ReverseSequence, LRN, GridSample, RoiAlign, MaxUnpool,
+// the Hann / Hamming / Blackman windows, MelWeightMatrix: each result
+// element computed from a
 // few input elements found from its coordinate. Both targets generate them
 // (the fuse pass outlines a lone one reading or making float or bool data or
 // data of rank 2 or more, or any Range or ConstantOfShape that is no shape

@@ -1,4 +1,4 @@
-// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp, GridSample.cpp,
+// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp, GridSample.cpp, RoiAlign.cpp,
 // RuntimeAxesReduce.cpp) share: the op's
 // code under construction, in three parts put together by emitLoop.
 #pragma once
@@ -71,9 +71,10 @@ std::string fillBits(double v, DType t, const char *T);
 std::string cubicKernelCode(const std::string &t, const std::string &a);
 
 bool emitResize(MoveCode &m);
-bool emitWindow(MoveCode &m);            // Windows.cpp
-bool emitMelWeightMatrix(MoveCode &m);   // Windows.cpp
-bool emitGridSample(MoveCode &m);        // GridSample.cpp
+bool emitWindow(MoveCode &m);          // Windows.cpp
+bool emitMelWeightMatrix(MoveCode &m); // Windows.cpp
+bool emitGridSample(MoveCode &m);
+bool emitRoiAlign(MoveCode &m);          // RoiAlign.cpp        // GridSample.cpp
 bool emitRuntimeAxesReduce(MoveCode &m); // RuntimeAxesReduce.cpp
 
 } // namespace tc::kernels
