@@ -161,6 +161,7 @@ bool isIndexMove(OpKind k) {
   case OpKind::GridSample:
   case OpKind::RoiAlign:
   case OpKind::MaxUnpool:
+  case OpKind::Det:
   case OpKind::HannWindow:
   case OpKind::HammingWindow:
   case OpKind::BlackmanWindow:

@@ -18,7 +18,7 @@ bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
 // ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike,
-// Range, OneHot, ReverseSequence, LRN, GridSample, RoiAlign, MaxUnpool,
+// Range, OneHot, ReverseSequence, LRN, GridSample, RoiAlign, MaxUnpool, Det,
 // the Hann / Hamming / Blackman windows, MelWeightMatrix: each result
 // element computed from a
 // few input elements found from its coordinate. Both targets generate them

@@ -1,6 +1,6 @@
-// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp, GridSample.cpp, RoiAlign.cpp,
-// RuntimeAxesReduce.cpp) share: the op's
-// code under construction, in three parts put together by emitLoop.
+// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp,
+// GridSample.cpp, RoiAlign.cpp, Det.cpp, RuntimeAxesReduce.cpp) share: the
+// op's code under construction, in three parts put together by emitLoop.
 #pragma once
 #include "KernelContext.h"
 #include <map>
@@ -71,10 +71,11 @@ std::string fillBits(double v, DType t, const char *T);
 std::string cubicKernelCode(const std::string &t, const std::string &a);
 
 bool emitResize(MoveCode &m);
-bool emitWindow(MoveCode &m);          // Windows.cpp
-bool emitMelWeightMatrix(MoveCode &m); // Windows.cpp
-bool emitGridSample(MoveCode &m);
-bool emitRoiAlign(MoveCode &m);          // RoiAlign.cpp        // GridSample.cpp
+bool emitWindow(MoveCode &m);            // Windows.cpp
+bool emitMelWeightMatrix(MoveCode &m);   // Windows.cpp
+bool emitGridSample(MoveCode &m);        // GridSample.cpp
+bool emitRoiAlign(MoveCode &m);          // RoiAlign.cpp
+bool emitDet(MoveCode &m);               // Det.cpp
 bool emitRuntimeAxesReduce(MoveCode &m); // RuntimeAxesReduce.cpp
 
 } // namespace tc::kernels
