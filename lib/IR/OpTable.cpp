@@ -162,6 +162,8 @@ bool isIndexMove(OpKind k) {
   case OpKind::RoiAlign:
   case OpKind::MaxUnpool:
   case OpKind::Det:
+  case OpKind::DFT:
+  case OpKind::STFT:
   case OpKind::HannWindow:
   case OpKind::HammingWindow:
   case OpKind::BlackmanWindow:

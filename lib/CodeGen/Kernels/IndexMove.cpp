@@ -3,7 +3,7 @@
 // input elements found from that coordinate — Trilu, DepthToSpace,
 // SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
 // CumSum, Resize, OneHot, ReverseSequence, LRN, GridSample, RoiAlign
-// (RoiAlign.cpp), MaxUnpool, Det (Det.cpp), and the fills
+// (RoiAlign.cpp), MaxUnpool, Det (Det.cpp), DFT and STFT (Spectral.cpp), and the fills
 // ConstantOfShape, EyeLike, Range and the signal windows and mel matrix
 // (Windows.cpp) (isIndexMove); a Reduce* with run-time axes
 // (RuntimeAxesReduce.cpp). One loop over the result's elements: CUDA's
@@ -411,6 +411,8 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::RoiAlign: ok = emitRoiAlign(m); break;
   case OpKind::MaxUnpool: ok = emitMaxUnpool(m); break;
   case OpKind::Det: ok = emitDet(m); break;
+  case OpKind::DFT: ok = emitDFT(m); break;
+  case OpKind::STFT: ok = emitSTFT(m); break;
   default:
     if (!isRuntimeAxesReduce(op))
       return c.reject("no index-move code for " + std::string(op.name()));

@@ -1,5 +1,5 @@
 // What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp,
-// GridSample.cpp, RoiAlign.cpp, Det.cpp, RuntimeAxesReduce.cpp) share: the
+// GridSample.cpp, RoiAlign.cpp, Det.cpp, Spectral.cpp, RuntimeAxesReduce.cpp) share: the
 // op's code under construction, in three parts put together by emitLoop.
 #pragma once
 #include "KernelContext.h"
@@ -76,6 +76,8 @@ bool emitMelWeightMatrix(MoveCode &m);   // Windows.cpp
 bool emitGridSample(MoveCode &m);        // GridSample.cpp
 bool emitRoiAlign(MoveCode &m);          // RoiAlign.cpp
 bool emitDet(MoveCode &m);               // Det.cpp
+bool emitDFT(MoveCode &m);               // Spectral.cpp
+bool emitSTFT(MoveCode &m);              // Spectral.cpp
 bool emitRuntimeAxesReduce(MoveCode &m); // RuntimeAxesReduce.cpp
 
 } // namespace tc::kernels
