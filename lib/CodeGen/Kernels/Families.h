@@ -24,6 +24,9 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
 // A Reduce* reading its axes from an operand (known only at run time): an
 // index move (RuntimeAxesReduce.cpp), not the Reduction family's.
 bool isRuntimeAxesReduce(const Op &op);
+// A one-operand float Einsum (what lower-einsum leaves is a diagonal or a
+// trace): an index move too (UnaryEinsum.cpp).
+bool isUnaryEinsum(const Op &op);
 std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const KernelClass &cls);
 

@@ -6,8 +6,8 @@
 // (RoiAlign.cpp), MaxUnpool, Det (Det.cpp), DFT and STFT (Spectral.cpp), and the fills
 // ConstantOfShape, EyeLike, Range and the signal windows and mel matrix
 // (Windows.cpp) (isIndexMove); a Reduce* with run-time axes
-// (RuntimeAxesReduce.cpp). One loop over the result's elements: CUDA's
-// grid-stride loop, the CPU's rows [begin, end) of the result.
+// (RuntimeAxesReduce.cpp), a one-operand Einsum (UnaryEinsum.cpp). One loop over the result's
+// elements: CUDA's grid-stride loop, the CPU's rows [begin, end) of the result.
 //
 // Scatters are inverted into gathers, so one pass writes every element
 // once and no ordering between threads is needed: an element starts as the
@@ -413,6 +413,7 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::Det: ok = emitDet(m); break;
   case OpKind::DFT: ok = emitDFT(m); break;
   case OpKind::STFT: ok = emitSTFT(m); break;
+  case OpKind::Einsum: ok = emitUnaryEinsum(m); break;
   default:
     if (!isRuntimeAxesReduce(op))
       return c.reject("no index-move code for " + std::string(op.name()));

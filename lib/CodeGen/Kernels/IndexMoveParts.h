@@ -1,6 +1,6 @@
 // What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp,
-// GridSample.cpp, RoiAlign.cpp, Det.cpp, Spectral.cpp, RuntimeAxesReduce.cpp) share: the
-// op's code under construction, in three parts put together by emitLoop.
+// GridSample.cpp, RoiAlign.cpp, Det.cpp, Spectral.cpp, RuntimeAxesReduce.cpp, UnaryEinsum.cpp)
+// share: the op's code under construction, in three parts put together by emitLoop.
 #pragma once
 #include "KernelContext.h"
 #include <map>
@@ -79,5 +79,6 @@ bool emitDet(MoveCode &m);               // Det.cpp
 bool emitDFT(MoveCode &m);               // Spectral.cpp
 bool emitSTFT(MoveCode &m);              // Spectral.cpp
 bool emitRuntimeAxesReduce(MoveCode &m); // RuntimeAxesReduce.cpp
+bool emitUnaryEinsum(MoveCode &m);       // UnaryEinsum.cpp
 
 } // namespace tc::kernels
