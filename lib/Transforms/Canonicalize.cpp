@@ -295,7 +295,8 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
         break;
     }
     for (size_t i = 0; i < f->ops.size(); ++i)
-      changedAny |= lowerBatchNormToAffine(*f, i) || lowerMaskedDropout(*f, i);
+      changedAny |= lowerBatchNormToAffine(*f, i) || lowerTrainingBatchNorm(*f, i) ||
+                    lowerMaskedDropout(*f, i);
   }
   return changedAny;
 }
