@@ -675,7 +675,7 @@ bool isLoneIndexMove(const Group &g) {
   const Op &op = *g.ops[0];
   return g.ops.size() == 1 && isIndexMove(op.kind) && op.results.size() == 1 &&
          (isTensorData(op.result()) || op.is(OpKind::Range) || op.is(OpKind::ConstantOfShape) ||
-          (op.operand(0) && isTensorData(op.operand(0))));
+          (!op.operands.empty() && op.operand(0) && isTensorData(op.operand(0))));
 }
 
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {
