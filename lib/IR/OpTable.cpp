@@ -162,6 +162,7 @@ bool isIndexMove(OpKind k) {
   case OpKind::RoiAlign:
   case OpKind::MaxUnpool:
   case OpKind::Det:
+  case OpKind::Dropout:
   case OpKind::DFT:
   case OpKind::STFT:
   case OpKind::HannWindow:

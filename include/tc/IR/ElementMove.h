@@ -19,8 +19,8 @@ bool isCpuCopyMove(OpKind k);
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
 // ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike,
 // Range, OneHot, ReverseSequence, LRN, GridSample, RoiAlign, MaxUnpool, Det,
-// DFT, STFT, the Hann / Hamming / Blackman windows, MelWeightMatrix: each
-// result element computed from input elements found from its coordinate
+// Dropout, DFT, STFT, the Hann / Hamming / Blackman windows, MelWeightMatrix:
+// each result element computed from input elements found from its coordinate
 // (a few, or a line: Det's matrix, a DFT's axis). Both targets generate them
 // (the fuse pass outlines a lone one reading or making float or bool data or
 // data of rank 2 or more, or any Range or ConstantOfShape that is no shape

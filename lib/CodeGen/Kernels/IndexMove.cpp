@@ -3,11 +3,11 @@
 // input elements found from that coordinate — Trilu, DepthToSpace,
 // SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
 // CumSum, Resize, OneHot, ReverseSequence, LRN, GridSample, RoiAlign
-// (RoiAlign.cpp), MaxUnpool, Det (Det.cpp), DFT and STFT (Spectral.cpp), and the fills
-// ConstantOfShape, EyeLike, Range and the signal windows and mel matrix
-// (Windows.cpp) (isIndexMove); a Reduce* with run-time axes
-// (RuntimeAxesReduce.cpp), a one-operand Einsum (UnaryEinsum.cpp). One loop over the result's
-// elements: CUDA's grid-stride loop, the CPU's rows [begin, end) of the result.
+// (RoiAlign.cpp), MaxUnpool, Dropout (a checked copy), Det (Det.cpp), DFT and STFT (Spectral.cpp),
+// and the fills ConstantOfShape, EyeLike, Range and the signal windows and mel matrix (Windows.cpp)
+// (isIndexMove); a Reduce* with run-time axes (RuntimeAxesReduce.cpp), a one-operand Einsum
+// (UnaryEinsum.cpp). One loop over the result's elements: CUDA's grid-stride loop, the CPU's rows
+// [begin, end) of the result.
 //
 // Scatters are inverted into gathers, so one pass writes every element
 // once and no ordering between threads is needed: an element starts as the
@@ -225,6 +225,32 @@ bool emitMaxUnpool(MoveCode &m) {
   return true;
 }
 
+// A Dropout whose training_mode or ratio is read at run time (canonicalize
+// drops the others and gives a read mask its own fill): the identity, or,
+// when training with a ratio other than 0, the reference's refusal (random
+// drops are tc-opt --train's PhiloxDropout): a fault, the CPU's carrying the
+// ratio's bits.
+bool emitDropout(MoveCode &m) {
+  const Op &op = m.op;
+  const Value *ratio = op.operands.size() > 1 ? op.operand(1) : nullptr,
+              *training = op.operands.size() > 2 ? op.operand(2) : nullptr;
+  if (training && (m.c.argIndex(training) == SIZE_MAX || training->type.dtype != DType::Bool))
+    return m.c.noKernel("a Dropout whose training_mode is no bool argument");
+  std::string r = ratio ? m.scalar(ratio) : "0.5";
+  if (training) {
+    m.setup << "  const double ratio = " << r << ";\n"
+            << "  if (" << m.stored(training) << "[0] && ratio != 0.0) {\n";
+    if (m.c.cuda())
+      m.setup << "    __trap();\n";
+    else
+      m.setup << "    long long bits;\n    __builtin_memcpy(&bits, &ratio, sizeof bits);\n"
+              << "    tc_raise(TC_FAULT_DROPOUT, 0, bits, 0);\n";
+    m.setup << "    return;\n  }\n";
+  }
+  m.body << "    out0[i] = " << m.data(0) << "[i];\n";
+  return true;
+}
+
 // Each element sums its prefix (suffix) along the axis in the reference's
 // order, in double, rounded once.
 bool emitCumSum(MoveCode &m) {
@@ -411,6 +437,7 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::RoiAlign: ok = emitRoiAlign(m); break;
   case OpKind::MaxUnpool: ok = emitMaxUnpool(m); break;
   case OpKind::Det: ok = emitDet(m); break;
+  case OpKind::Dropout: ok = emitDropout(m); break;
   case OpKind::DFT: ok = emitDFT(m); break;
   case OpKind::STFT: ok = emitSTFT(m); break;
   case OpKind::Einsum: ok = emitUnaryEinsum(m); break;

@@ -233,7 +233,8 @@ template <class T> TC_INLINE T tc_shift(T x, unsigned long long s, bool left) {
 )";
   std::string faultCodes =
       "#define TC_FAULT_DIVISION_BY_ZERO " + std::to_string(int64_t(KernelFault::DivisionByZero)) +
-      "\n#define TC_FAULT_INDEX " + std::to_string(int64_t(KernelFault::IndexOutOfRange)) + "\n";
+      "\n#define TC_FAULT_INDEX " + std::to_string(int64_t(KernelFault::IndexOutOfRange)) +
+      "\n#define TC_FAULT_DROPOUT " + std::to_string(int64_t(KernelFault::RandomDropout)) + "\n";
   if (!cuda)
     p += kCpuFloatMath;
   if (!cuda || faults)
