@@ -157,7 +157,18 @@ bool isIndexMove(OpKind k) {
   case OpKind::Range:
   case OpKind::OneHot:
   case OpKind::ReverseSequence:
-  case OpKind::LRN: return true;
+  case OpKind::LRN:
+  case OpKind::GridSample:
+  case OpKind::RoiAlign:
+  case OpKind::MaxUnpool:
+  case OpKind::Det:
+  case OpKind::Dropout:
+  case OpKind::DFT:
+  case OpKind::STFT:
+  case OpKind::HannWindow:
+  case OpKind::HammingWindow:
+  case OpKind::BlackmanWindow:
+  case OpKind::MelWeightMatrix: return true;
   default: return false;
   }
 }

@@ -8,6 +8,33 @@
 
 namespace tc {
 
+namespace {
+
+// Dim `d` of result `r` of a pointwise group: the broadcast of what its
+// arguments (at the run's dims) and constants have on that axis; nullopt
+// where they disagree.
+std::optional<int64_t> broadcastDim(const Function &f, const std::vector<const HostTensor *> &ins,
+                                    const Value *r, size_t d) {
+  std::optional<int64_t> out = 1;
+  auto meet = [&](const std::vector<int64_t> &dims) {
+    size_t from = r->type.rank() - d; // axes from the right
+    if (dims.size() < from || !out)
+      return;
+    int64_t n = dims[dims.size() - from];
+    if (n != 1)
+      out = *out == 1 || *out == n ? std::optional<int64_t>(n) : std::nullopt;
+  };
+  for (const HostTensor *t : ins)
+    meet(t->shape());
+  for (const auto &op : f.ops)
+    for (const Value *v : op->operands)
+      if (v && v->isConstant())
+        meet(staticDims(v->type.shape));
+  return out;
+}
+
+} // namespace
+
 std::optional<GroupDims> groupDims(const Op &op, const Function &f,
                                    const std::vector<const HostTensor *> &ins,
                                    std::optional<int64_t> count,
@@ -57,6 +84,15 @@ std::optional<GroupDims> groupDims(const Op &op, const Function &f,
           opIns.push_back(!v ? nullptr : a < f.args.size() ? ins[a] : &constants.back());
         }
         ruled = runTimeResultTypes(*f.ops[0], opIns);
+      }
+      // A pointwise group's result is its operands' broadcast (a window
+      // built from a Range's values: its length known only at run time).
+      if (!ruled && op.getString("kind") == "pointwise") {
+        std::optional<int64_t> n = broadcastDim(f, ins, r, d);
+        if (!n)
+          return std::nullopt;
+        rd.push_back(*n);
+        continue;
       }
       if (!ruled || f.ops[0]->results[k] != r || (*ruled)[k].shape.size() <= d ||
           !(*ruled)[k].shape[d].isStatic())

@@ -244,17 +244,28 @@ bool rewrite(Function &f, Op &op) {
 
 // A Dropout that drops nothing (inference, or a constant ratio of 0) whose
 // mask is read: the identity and an all-true mask, ConstantOfShape(Shape(x))
-// (a fill kernel on both targets), so neither is a host step. A
-// training_mode or ratio known only at run time stays: dropping is random
-// when on (tc-opt --train makes such a Dropout a PhiloxDropout).
+// (a fill kernel on both targets), so neither is a host step. One whose
+// training_mode or ratio is known only at run time keeps y: its kernel
+// (IndexMove.cpp) copies x or refuses random drops as the reference does
+// (tc-opt --train makes such a Dropout a PhiloxDropout), so the mask is all
+// true whenever the run goes on: the same fill. Not when nothing reads y
+// (the refusal would go with it) or the drops are certain.
 bool lowerMaskedDropout(Function &f, size_t at) {
   Op &d = *f.ops[at];
   if (!d.is(OpKind::Dropout) || d.results.size() != 2)
     return false;
   Value *x = d.operand(0), *ratio = d.operand(1), *train = d.operand(2);
   std::optional<double> r = floatScalarConstant(ratio);
-  if (train && constantTruth(train) != 0 && !(r && *r == 0))
-    return false;
+  bool checked = train && constantTruth(train) != 0 && !(r && *r == 0);
+  if (checked) {
+    Value *y = d.result(0);
+    bool read = std::find(f.results.begin(), f.results.end(), y) != f.results.end() ||
+                std::any_of(f.ops.begin(), f.ops.end(), [&](const auto &o) {
+                  return std::find(o->operands.begin(), o->operands.end(), y) != o->operands.end();
+                });
+    if ((constantTruth(train) == 1 && r) || !read)
+      return false;
+  }
   Value *mask = d.result(1);
   TensorType shapeType{DType::I64, {Dim::fixed(int64_t(x->type.rank()))}};
   auto shape = std::make_unique<Op>(OpKind::Shape),
@@ -270,10 +281,12 @@ bool lowerMaskedDropout(Function &f, size_t at) {
   shape->loc = fill->loc = d.loc;
   mask->def = fill.get();
   mask->resultIndex = 0;
-  d.kind = OpKind::Identity;
-  d.operands = {x};
   d.results.resize(1);
-  d.attrs.clear();
+  if (!checked) {
+    d.kind = OpKind::Identity;
+    d.operands = {x};
+    d.attrs.clear();
+  }
   f.insertOp(at, std::move(fill));
   f.insertOp(at, std::move(shape));
   return true;
@@ -295,7 +308,8 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
         break;
     }
     for (size_t i = 0; i < f->ops.size(); ++i)
-      changedAny |= lowerBatchNormToAffine(*f, i) || lowerMaskedDropout(*f, i);
+      changedAny |= lowerBatchNormToAffine(*f, i) || lowerTrainingBatchNorm(*f, i) ||
+                    lowerMaskedDropout(*f, i);
   }
   return changedAny;
 }

@@ -8,7 +8,10 @@
 // parameters are computed at run time becomes the reference's formula over
 // them unsqueezed to [C, 1, ...] (views): pointwise ops, no host step. A per-column
 // constant scale after a MatMul with constant weights (a transformer's
-// layer scale) folds the same way (foldScaleIntoMatMul).
+// layer scale) folds the same way (foldScaleIntoMatMul). A training-mode one
+// outside tc-opt --train (ONNX's training_mode = 1: batch statistics and the
+// running ones as results) becomes the reference's formula too: two
+// reductions and pointwise ops (lowerTrainingBatchNorm).
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/OpTable.h"
@@ -250,6 +253,88 @@ bool foldScaleIntoMatMul(Function &f, Op &mul) {
     return replaceValue(f, mul.result(), y);
   }
   return false;
+}
+
+bool lowerTrainingBatchNorm(Function &f, size_t at) {
+  Op &bn = *f.ops[at];
+  if (!bn.is(OpKind::BatchNormalizationTraining) || bn.results.size() != 3)
+    return false;
+  Value *x = bn.operand(0);
+  size_t r = x->type.rank();
+  if (!isFloat(x->type.dtype) || r < 2 || !x->type.shape[1].isStatic())
+    return false;
+  Shape channels = makeShape({x->type.shape[1].size});
+  for (size_t i = 1; i <= 4; ++i) {
+    const Value *v = bn.operand(i);
+    if (!v || v->type.dtype != x->type.dtype || v->type.shape != channels)
+      return false;
+  }
+  size_t first = f.ops.size();
+  Value *y = bn.result();
+  auto add = [&](OpKind k, std::vector<Value *> ins, const std::string &suffix,
+                 std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    Op *o = f.addOp(k, std::move(ins), {f.uniqueName(y->name + "_bn_" + suffix)}, {TensorType{}},
+                    bn.loc);
+    for (auto &[n, v] : attrs)
+      o->setAttr(n, std::move(v));
+    o->result()->type = opInfo(k).infer(*o).at(0);
+    return o->result();
+  };
+  auto scalar = [&](double v, const std::string &name) {
+    HostTensor t(x->type.dtype, {});
+    t.setDouble(0, v);
+    return addConstant(f, y->name + "_bn_" + name, t, bn.loc);
+  };
+  // The statistics over every axis but the channels' (population variance,
+  // as the reference's moments), kept as [1, C, 1, ...].
+  std::vector<int64_t> axes{0}, spatial, outer{0};
+  for (size_t d = 2; d < r; ++d) {
+    axes.push_back(int64_t(d));
+    spatial.push_back(int64_t(d - 1));
+    outer.push_back(int64_t(d));
+  }
+  auto perChannel = [&](Value *v, const char *name) { // [C] -> [C, 1, ...]
+    return spatial.empty() ? v : add(OpKind::Unsqueeze, {v}, name, {{"axes", Attribute(spatial)}});
+  };
+  Value *mu = add(OpKind::ReduceMean, {x}, "mean", {{"axes", Attribute(axes)}});
+  Value *xc = add(OpKind::Sub, {x, mu}, "centered");
+  Value *var = add(OpKind::ReduceMean, {add(OpKind::Mul, {xc, xc}, "sq")}, "var",
+                   {{"axes", Attribute(axes)}});
+  Value *eps = scalar(bn.getFloat("epsilon"), "eps");
+  Value *inv = add(OpKind::Reciprocal,
+                   {add(OpKind::Sqrt, {add(OpKind::Add, {var, eps}, "var_eps")}, "stddev")}, "inv");
+  Value *out = add(
+      OpKind::Add,
+      {add(OpKind::Mul, {add(OpKind::Mul, {xc, inv}, "normed"), perChannel(bn.operand(1), "scale")},
+           "scaled"),
+       perChannel(bn.operand(2), "b")},
+      "out");
+  // Running statistics: input * momentum + batch statistic * (1 - momentum).
+  double momentum = bn.getFloat("momentum");
+  Value *keep = scalar(momentum, "momentum"), *take = scalar(1 - momentum, "take");
+  auto running = [&](Value *old, Value *batch, const char *name) {
+    Value *flat =
+        add(OpKind::Squeeze, {batch}, std::string(name) + "_flat", {{"axes", Attribute(outer)}});
+    return add(OpKind::Add,
+               {add(OpKind::Mul, {old, keep}, std::string(name) + "_kept"),
+                add(OpKind::Mul, {flat, take}, std::string(name) + "_taken")},
+               std::string(name) + "_running");
+  };
+  Value *newMean = running(bn.operand(3), mu, "mean"), *newVar = running(bn.operand(4), var, "var");
+  // The last op of each writes the result (its readers, name and place
+  // among the results stay); the new ops (appended) go where the op was,
+  // and it goes.
+  Value *olds[] = {bn.result(0), bn.result(1), bn.result(2)}, *news[] = {out, newMean, newVar};
+  for (size_t i = 0; i < 3; ++i) {
+    Op *last = news[i]->def;
+    last->results[0] = olds[i];
+    olds[i]->def = last;
+    olds[i]->resultIndex = 0;
+  }
+  std::rotate(f.ops.begin() + std::ptrdiff_t(at), f.ops.begin() + std::ptrdiff_t(first),
+              f.ops.end());
+  f.ops.erase(f.ops.begin() + std::ptrdiff_t(at + f.ops.size() - first));
+  return true;
 }
 
 bool lowerBatchNormToAffine(Function &f, size_t at) {

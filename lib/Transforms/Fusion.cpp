@@ -668,12 +668,14 @@ bool isLoneMove(const Group &g, bool copies) {
          (isTensorData(g.ops[0]->operand(0)) || isTensorData(g.ops[0]->results[0]));
 }
 
-// A lone index move with a tensor-data result: a kernel on every target. A
-// Range here is no shape computation (those are kept out before): its
-// bounds are data.
+// A lone index move reading or making tensor data: a kernel on every
+// target. A Range or ConstantOfShape here is no shape computation (those
+// are kept out before): its bounds or shape are data.
 bool isLoneIndexMove(const Group &g) {
-  return g.ops.size() == 1 && isIndexMove(g.ops[0]->kind) && g.ops[0]->results.size() == 1 &&
-         (isTensorData(g.ops[0]->result()) || g.ops[0]->is(OpKind::Range));
+  const Op &op = *g.ops[0];
+  return g.ops.size() == 1 && isIndexMove(op.kind) && op.results.size() == 1 &&
+         (isTensorData(op.result()) || op.is(OpKind::Range) || op.is(OpKind::ConstantOfShape) ||
+          (!op.operands.empty() && op.operand(0) && isTensorData(op.operand(0))));
 }
 
 std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::string &name) {

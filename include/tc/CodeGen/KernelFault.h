@@ -9,11 +9,20 @@
 #pragma once
 #include "tc/Support/Hash64.h"
 #include <cstdint>
+#include <cstring>
+#include <sstream>
 #include <string>
 
 namespace tc {
 
-enum class KernelFault : int64_t { None = 0, IndexOutOfRange = 1, DivisionByZero = 2 };
+// RandomDropout: a Dropout whose training_mode and ratio, read at run time,
+// ask for random drops (the reference's refusal; a: the ratio's bits).
+enum class KernelFault : int64_t {
+  None = 0,
+  IndexOutOfRange = 1,
+  DivisionByZero = 2,
+  RandomDropout = 3
+};
 
 inline constexpr const char *kKernelFaultSymbol = "tc_fault";
 
@@ -29,6 +38,15 @@ inline std::string kernelFaultMessage(int64_t what, int64_t a, int64_t b) {
     return "index " + std::to_string(a) + " is out of range for an axis of size " +
            std::to_string(b);
   case KernelFault::DivisionByZero: return "integer division by zero";
+  case KernelFault::RandomDropout: {
+    double ratio = 0;
+    std::memcpy(&ratio, &a, sizeof ratio);
+    std::ostringstream os;
+    os << "training Dropout with ratio " << ratio
+       << " drops random elements; the reference executor runs it only with ratio 0 (tc-opt "
+          "--train makes it a PhiloxDropout)";
+    return os.str();
+  }
   default: return "kernel fault " + std::to_string(what);
   }
 }

@@ -18,10 +18,13 @@ bool isCpuCopyMove(OpKind k);
 
 // Trilu, DepthToSpace, SpaceToDepth, GatherElements, GatherND,
 // ScatterElements, ScatterND, CumSum, Resize, ConstantOfShape, EyeLike,
-// Range, OneHot, ReverseSequence, LRN: each result element computed from a
-// few input elements found from its coordinate. Both targets generate them
-// (the fuse pass outlines a lone one with a float or bool result, or any
-// Range that is no shape computation; Kernels/IndexMove.cpp).
+// Range, OneHot, ReverseSequence, LRN, GridSample, RoiAlign, MaxUnpool, Det,
+// Dropout, DFT, STFT, the Hann / Hamming / Blackman windows, MelWeightMatrix:
+// each result element computed from input elements found from its coordinate
+// (a few, or a line: Det's matrix, a DFT's axis). Both targets generate them
+// (the fuse pass outlines a lone one reading or making float or bool data or
+// data of rank 2 or more, or any Range or ConstantOfShape that is no shape
+// computation; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
 
 // MaxPool, AveragePool, LpPool, ConvTranspose, ConvWeightGrad: sliding-window ops the fuse

@@ -73,6 +73,12 @@ bool foldScaleIntoMatMul(Function &f, Op &mul);
 // pointwise ops every kernel family fuses (lib/Transforms/FoldBatchNorm.cpp).
 bool lowerBatchNormToAffine(Function &f, size_t at);
 
+// A BatchNormalizationTraining (ONNX's training_mode = 1 outside tc-opt
+// --train, which makes its statistics state first), f.ops[at], becomes the
+// reference's formula: ReduceMean statistics, pointwise normalization and
+// running-statistics updates (lib/Transforms/FoldBatchNorm.cpp).
+bool lowerTrainingBatchNorm(Function &f, size_t at);
+
 // Why the lower-einsum pass leaves Einsum `e` alone ("" when it rewrites
 // it; lib/Transforms/LowerEinsum.cpp).
 std::string einsumObstacle(const Op &e);

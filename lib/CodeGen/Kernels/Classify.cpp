@@ -50,6 +50,9 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       return KernelClass{KernelKind::Transpose, &first};
     if (isIndexMove(first.kind)) // both dialects (IndexMove.cpp)
       return KernelClass{KernelKind::DataMovement, &first};
+    // Index moves too: RuntimeAxesReduce.cpp, UnaryEinsum.cpp.
+    if (f.ops.size() == 1 && (isRuntimeAxesReduce(first) || isUnaryEinsum(first)))
+      return KernelClass{KernelKind::DataMovement, &first};
     if (isElementMove(first.kind)) {
       if (!c.cuda() && isCpuCopyMove(first.kind))
         return c.reject(std::string(first.name()) + " is a run-time copy on CPU");

@@ -298,7 +298,7 @@ bool emitCoordinateMove(const KernelContext &c, std::ostream &os, const Op &op, 
 
 std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls) {
   const Op &op = *cls.anchor;
-  if (isIndexMove(op.kind))
+  if (isIndexMove(op.kind) || isRuntimeAxesReduce(op) || isUnaryEinsum(op))
     return emitIndexMove(c, cls);
   const Value *x = op.operand(0);
   const char *T = movedType(x->type.dtype);

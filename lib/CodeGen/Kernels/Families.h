@@ -21,6 +21,12 @@ std::optional<EmittedKernel> emitTranspose(const KernelContext &c, const KernelC
 std::optional<EmittedKernel> emitDataMovement(const KernelContext &c, const KernelClass &cls);
 // The DataMovement family's index moves, both dialects (IndexMove.cpp).
 std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelClass &cls);
+// A Reduce* reading its axes from an operand (known only at run time): an
+// index move (RuntimeAxesReduce.cpp), not the Reduction family's.
+bool isRuntimeAxesReduce(const Op &op);
+// A one-operand float Einsum (what lower-einsum leaves is a diagonal or a
+// trace): an index move too (UnaryEinsum.cpp).
+bool isUnaryEinsum(const Op &op);
 std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls);
 std::optional<EmittedKernel> emitDepthwiseConv(const KernelContext &c, const KernelClass &cls);
 // NonZero / Compress: count, then scatter (Compaction.cpp, both dialects).

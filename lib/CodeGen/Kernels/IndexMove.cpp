@@ -2,9 +2,12 @@
 // result element at coordinate (c0, ..., c{r-1}) is computed from a few
 // input elements found from that coordinate — Trilu, DepthToSpace,
 // SpaceToDepth, GatherElements, GatherND, ScatterElements, ScatterND,
-// CumSum, Resize, OneHot, ReverseSequence, LRN, and the fills
-// ConstantOfShape, EyeLike and Range (isIndexMove). One loop over the result's elements: CUDA's
-// grid-stride loop, the CPU's rows [begin, end) of the result.
+// CumSum, Resize, OneHot, ReverseSequence, LRN, GridSample, RoiAlign
+// (RoiAlign.cpp), MaxUnpool, Dropout (a checked copy), Det (Det.cpp), DFT and STFT (Spectral.cpp),
+// and the fills ConstantOfShape, EyeLike, Range and the signal windows and mel matrix (Windows.cpp)
+// (isIndexMove); a Reduce* with run-time axes (RuntimeAxesReduce.cpp), a one-operand Einsum
+// (UnaryEinsum.cpp). One loop over the result's elements: CUDA's grid-stride loop, the CPU's rows
+// [begin, end) of the result.
 //
 // Scatters are inverted into gathers, so one pass writes every element
 // once and no ordering between threads is needed: an element starts as the
@@ -175,6 +178,76 @@ bool emitScatterND(MoveCode &m) {
   m.body << "      if (hit) { " << m.combine(m.data(2) + "[t * slice + i % slice]")
          << " }\n    }\n";
   m.endCombine();
+  return true;
+}
+
+// X's values written at the flat indices I into the unpooled tensor of
+// MaxPool's input size, which sits at the start of each axis of the
+// (possibly larger) result. Inverted: an element inside that tensor takes,
+// in index order, every X value whose index is its flat position (the last
+// one wins, as the reference's writes); an index outside it is a fault.
+bool emitMaxUnpool(MoveCode &m) {
+  const Op &op = m.op;
+  size_t r = m.r, sp = r < 3 ? 0 : r - 2;
+  const std::vector<int64_t> &kernel = op.getInts("kernel_shape");
+  std::vector<int64_t> strides = op.getInts("strides"), pads = op.getInts("pads");
+  strides.resize(sp, 1);
+  pads.resize(2 * sp, 0);
+  if (sp == 0 || m.x->type.rank() != r || kernel.size() != sp)
+    return m.c.noKernel("a MaxUnpool whose ranks or kernel_shape do not agree");
+  const Value *ind = m.op.operand(1);
+  if (ind->type.dtype != DType::I64 && ind->type.dtype != DType::I32)
+    return m.c.noKernel("a MaxUnpool with indices of " + ind->type.str());
+  std::string full = m.c.dim(m.x, 0) + ", " + m.c.dim(m.x, 1), in = "(int64_t)1";
+  for (size_t d = 0; d < sp; ++d) {
+    std::string x = m.c.dim(m.x, 2 + d);
+    full += ", (" + x + " > 1 ? " + x + " - 1 : 0) * " + std::to_string(strides[d]) + " - " +
+            std::to_string(pads[d] + pads[d + sp] - kernel[d]);
+  }
+  for (size_t d = 0; d < r; ++d)
+    in += " * " + m.c.dim(m.x, d);
+  m.setup << "  const int64_t full[" << r << "] = {" << full << "};\n"
+          << "  int64_t total = 1;\n  for (int d = 0; d < " << r << "; ++d) total *= full[d];\n"
+          << "  const int64_t count = " << in << ";\n";
+  std::string x = m.data(0), I = m.dataOf(ind);
+  m.body << "    bool inside = true;\n    int64_t j = 0;\n";
+  for (size_t d = 0; d < r; ++d)
+    m.body << "    inside &= " << m.cs(d) << " < full[" << d << "]; j = j * full[" << d << "] + "
+           << m.cs(d) << ";\n";
+  m.body << "    " << m.T << " v = (" << m.T << ")0;\n"
+         << "    bool bad = false;\n    int64_t k = 0;\n"
+         << "    for (int64_t t = 0; t < count && inside; ++t) {\n"
+         << "      k = (int64_t)" << I << "[t];\n"
+         << "      if (k < 0 || k >= total) { bad = true; break; }\n"
+         << "      if (k == j) v = " << x << "[t];\n    }\n"
+         << "    if (bad) " << m.indexFault("k", "total") << "\n"
+         << "    out0[i] = v;\n";
+  return true;
+}
+
+// A Dropout whose training_mode or ratio is read at run time (canonicalize
+// drops the others and gives a read mask its own fill): the identity, or,
+// when training with a ratio other than 0, the reference's refusal (random
+// drops are tc-opt --train's PhiloxDropout): a fault, the CPU's carrying the
+// ratio's bits.
+bool emitDropout(MoveCode &m) {
+  const Op &op = m.op;
+  const Value *ratio = op.operands.size() > 1 ? op.operand(1) : nullptr,
+              *training = op.operands.size() > 2 ? op.operand(2) : nullptr;
+  if (training && (m.c.argIndex(training) == SIZE_MAX || training->type.dtype != DType::Bool))
+    return m.c.noKernel("a Dropout whose training_mode is no bool argument");
+  std::string r = ratio ? m.scalar(ratio) : "0.5";
+  if (training) {
+    m.setup << "  const double ratio = " << r << ";\n"
+            << "  if (" << m.stored(training) << "[0] && ratio != 0.0) {\n";
+    if (m.c.cuda())
+      m.setup << "    __trap();\n";
+    else
+      m.setup << "    long long bits;\n    __builtin_memcpy(&bits, &ratio, sizeof bits);\n"
+              << "    tc_raise(TC_FAULT_DROPOUT, 0, bits, 0);\n";
+    m.setup << "    return;\n  }\n";
+  }
+  m.body << "    out0[i] = " << m.data(0) << "[i];\n";
   return true;
 }
 
@@ -356,7 +429,22 @@ std::optional<EmittedKernel> emitIndexMove(const KernelContext &c, const KernelC
   case OpKind::OneHot: ok = emitOneHot(m); break;
   case OpKind::ReverseSequence: ok = emitReverseSequence(m); break;
   case OpKind::LRN: ok = emitLRN(m); break;
-  default: return c.reject("no index-move code for " + std::string(op.name()));
+  case OpKind::HannWindow:
+  case OpKind::HammingWindow:
+  case OpKind::BlackmanWindow: ok = emitWindow(m); break;
+  case OpKind::MelWeightMatrix: ok = emitMelWeightMatrix(m); break;
+  case OpKind::GridSample: ok = emitGridSample(m); break;
+  case OpKind::RoiAlign: ok = emitRoiAlign(m); break;
+  case OpKind::MaxUnpool: ok = emitMaxUnpool(m); break;
+  case OpKind::Det: ok = emitDet(m); break;
+  case OpKind::Dropout: ok = emitDropout(m); break;
+  case OpKind::DFT: ok = emitDFT(m); break;
+  case OpKind::STFT: ok = emitSTFT(m); break;
+  case OpKind::Einsum: ok = emitUnaryEinsum(m); break;
+  default:
+    if (!isRuntimeAxesReduce(op))
+      return c.reject("no index-move code for " + std::string(op.name()));
+    ok = emitRuntimeAxesReduce(m);
   }
   if (!ok || !m.ok)
     return std::nullopt;

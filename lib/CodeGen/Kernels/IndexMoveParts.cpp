@@ -178,6 +178,12 @@ void MoveCode::emitLoop(std::ostream &os, const std::string &) {
   os << body.str() << "  }\n}\n";
 }
 
+std::string cubicKernelCode(const std::string &t, const std::string &a) {
+  return t + " <= 1 ? ((" + a + " + 2) * " + t + " - (" + a + " + 3)) * " + t + " * " + t +
+         " + 1 : " + t + " < 2 ? ((" + a + " * " + t + " - 5 * " + a + ") * " + t + " + 8 * " + a +
+         ") * " + t + " - 4 * " + a + " : 0.0";
+}
+
 std::string fillBits(double v, DType t, const char *T) {
   uint64_t bits = 0;
   if (t == DType::F32) {

@@ -1,5 +1,6 @@
-// What the index moves (IndexMove.cpp, Resize.cpp) share: the op's code
-// under construction, in three parts put together by emitLoop.
+// What the index moves (IndexMove.cpp, Resize.cpp, Windows.cpp,
+// GridSample.cpp, RoiAlign.cpp, Det.cpp, Spectral.cpp, RuntimeAxesReduce.cpp, UnaryEinsum.cpp)
+// share: the op's code under construction, in three parts put together by emitLoop.
 #pragma once
 #include "KernelContext.h"
 #include <map>
@@ -65,6 +66,19 @@ private:
 // `v` as the bits of a `t` element, spelled as a `T` (a moved type).
 std::string fillBits(double v, DType t, const char *T);
 
+// nn::cubicKernel(t, a) for t >= 0 as a double expression (Resize's and
+// GridSample's cubic taps).
+std::string cubicKernelCode(const std::string &t, const std::string &a);
+
 bool emitResize(MoveCode &m);
+bool emitWindow(MoveCode &m);            // Windows.cpp
+bool emitMelWeightMatrix(MoveCode &m);   // Windows.cpp
+bool emitGridSample(MoveCode &m);        // GridSample.cpp
+bool emitRoiAlign(MoveCode &m);          // RoiAlign.cpp
+bool emitDet(MoveCode &m);               // Det.cpp
+bool emitDFT(MoveCode &m);               // Spectral.cpp
+bool emitSTFT(MoveCode &m);              // Spectral.cpp
+bool emitRuntimeAxesReduce(MoveCode &m); // RuntimeAxesReduce.cpp
+bool emitUnaryEinsum(MoveCode &m);       // UnaryEinsum.cpp
 
 } // namespace tc::kernels

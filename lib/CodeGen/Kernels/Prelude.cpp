@@ -170,9 +170,9 @@ template <class T> TC_INLINE T tc_clamp01(T x) { return x < T(0) ? T(0) : x > T(
   TC_INLINE double name(double x) { return f64(x); }
 )";
   std::string m = kernels::dialectInfo(dialect).mathPrefix;
-  for (std::string f :
-       {"abs",  "exp",  "log",  "sqrt", "tanh", "cos",   "sin",   "erf",   "floor", "ceil", "tan",
-        "acos", "asin", "atan", "sinh", "cosh", "acosh", "asinh", "atanh", "rint",  "log1p"}) {
+  for (std::string f : {"abs",   "exp",   "log",   "sqrt", "tanh",  "cos",  "sin",  "erf",
+                        "floor", "ceil",  "tan",   "acos", "asin",  "atan", "sinh", "cosh",
+                        "acosh", "asinh", "atanh", "rint", "log1p", "log10"}) {
     std::string lib = m + (f == "abs" ? "fabs" : f);
     if (!cuda && (f == "exp" || f == "tanh" || f == "erf")) // f32 ones: kCpuFloatMath
       p += "TC_INLINE double tc_" + f + "(double x) { return " + lib + "(x); }\n";
@@ -233,7 +233,8 @@ template <class T> TC_INLINE T tc_shift(T x, unsigned long long s, bool left) {
 )";
   std::string faultCodes =
       "#define TC_FAULT_DIVISION_BY_ZERO " + std::to_string(int64_t(KernelFault::DivisionByZero)) +
-      "\n#define TC_FAULT_INDEX " + std::to_string(int64_t(KernelFault::IndexOutOfRange)) + "\n";
+      "\n#define TC_FAULT_INDEX " + std::to_string(int64_t(KernelFault::IndexOutOfRange)) +
+      "\n#define TC_FAULT_DROPOUT " + std::to_string(int64_t(KernelFault::RandomDropout)) + "\n";
   if (!cuda)
     p += kCpuFloatMath;
   if (!cuda || faults)

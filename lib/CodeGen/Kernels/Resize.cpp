@@ -6,8 +6,10 @@
 // once. Scales or sizes computed at run time (an operand, not an
 // attribute) are read by the kernel: each listed axis's scale is worked out
 // per call from them and the run's dims (nn::resizePlan's rules), the
-// coordinates from that scale. Not here: antialiasing, tf_crop_and_resize,
-// resized axes of unknown input size.
+// coordinates from that scale. tf_crop_and_resize reads its region (roi
+// attribute or operand) per axis; an element whose coordinate on some axis
+// falls outside the input is the extrapolation value. Not here:
+// antialiasing, resized axes of unknown input size.
 #include "IndexMoveParts.h"
 #include "tc/IR/NNMath.h"
 #include <cmath>
@@ -70,7 +72,7 @@ bool emitResize(MoveCode &m) {
   const std::string &mode = op.getString("mode"),
                     &coord = op.getString("coordinate_transformation_mode");
   // Scales or sizes computed at run time (roi matters to tf_crop_and_resize
-  // alone, turned down below).
+  // alone, read below).
   const Value *runScales = op.operands.size() > 2 ? op.operand(2) : nullptr,
               *runSizes = op.operands.size() > 3 ? op.operand(3) : nullptr;
   bool runTime = runScales || runSizes;
@@ -79,8 +81,13 @@ bool emitResize(MoveCode &m) {
       return c.noKernel("a Resize with constant scales or sizes not folded into attributes");
   if (runScales && runSizes)
     return c.noKernel("a Resize with both scales and sizes");
-  if (op.getInt("antialias") != 0 || coord == "tf_crop_and_resize")
-    return c.noKernel("a Resize with antialiasing or tf_crop_and_resize");
+  if (op.getInt("antialias") != 0)
+    return c.noKernel("a Resize with antialiasing");
+  bool crop = coord == "tf_crop_and_resize";
+  const Value *runRoi = crop && op.operands.size() > 1 ? op.operand(1) : nullptr;
+  if (runRoi && (c.argIndex(runRoi) == SIZE_MAX || runRoi->type.rank() != 1 ||
+                 !runRoi->type.shape[0].isStatic()))
+    return c.noKernel("a Resize whose roi is not an argument of static length");
   if (mode != "nearest" && mode != "linear" && mode != "cubic")
     return c.noKernel("a Resize in mode " + mode);
   if (!m.computed())
@@ -138,15 +145,30 @@ bool emitResize(MoveCode &m) {
   }
   double A = op.getFloat("cubic_coeff_a");
   bool exclude = op.getInt("exclude_outside") != 0;
+  auto lit = [&](double v) { return floatLiteral(v, DType::F64, c.dialect); };
+  // Axis d's region start and end (the reference's: roi lists every listed
+  // axis's starts then its ends, else the whole axis).
+  const std::vector<double> &roiAttr = op.attr("roi").floats();
+  size_t roiLen = runRoi ? size_t(runRoi->type.shape[0].size) : roiAttr.size();
+  std::string roiData = runRoi ? m.dataOf(runRoi) : "";
+  auto roiAt = [&](size_t d, bool end) -> std::string {
+    auto it = std::find(axes.begin(), axes.end(), int64_t(d));
+    if (roiLen != 2 * axes.size() || it == axes.end())
+      return lit(end ? 1.0 : 0.0);
+    size_t k = size_t(it - axes.begin()) + (end ? axes.size() : 0);
+    return runRoi ? "(double)" + c.load(runRoi->type.dtype, roiData + "[" + std::to_string(k) + "]")
+                  : lit(roiAttr[k]);
+  };
   std::string nearest = op.getString("nearest_mode");
   size_t taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
   c.emitRowMajorStrides(m.setup, "xst", m.x);
   std::vector<size_t> resized;
   m.body << "    int64_t at = 0;\n";
-  auto lit = [&](double v) { return floatLiteral(v, DType::F64, c.dialect); };
+  if (crop)
+    m.body << "    bool outside = false;\n";
   for (size_t d = 0; d < r; ++d) {
     bool listed = std::find(axes.begin(), axes.end(), int64_t(d)) != axes.end();
-    bool same = !runTime && std::fabs(plan.scale[d] - 1.0) <= 1e-9 && xs[d] == ys[d];
+    bool same = !runTime && !crop && std::fabs(plan.scale[d] - 1.0) <= 1e-9 && xs[d] == ys[d];
     if (!listed || same) {
       if (xs[d] != ys[d] && !(runTime && ys[d].isUnknown())) // the rule keeps its size
         return c.noKernel("a Resize whose unresized axis changes size");
@@ -158,6 +180,13 @@ bool emitResize(MoveCode &m) {
     int64_t I = xs[d].size;
     auto x = runTime ? runTimeSourceCoordinate(coord, I, c.dim(m.y, d), "rs" + std::to_string(d))
                      : sourceCoordinate(coord, I, ys[d].size, plan.scale[d], c.dialect);
+    if (crop) { // the region's start to end over the result (the reference's order)
+      std::string W = runTime ? "(rs" + std::to_string(d) + " * " + std::to_string(I) + ".0)"
+                              : lit(plan.scale[d] * double(I)),
+                  I1 = std::to_string(I - 1) + ".0", rs = roiAt(d, false), re = roiAt(d, true);
+      x = "((" + W + " == 1 ? (" + re + " - " + rs + ") * " + I1 + " / 2 : y * (" + re + " - " +
+          rs + ") * " + I1 + " / (" + W + " - 1)) + " + rs + " * " + I1 + ")";
+    }
     if (!x)
       return c.noKernel("a Resize with coordinate_transformation_mode " + coord);
     std::string D = std::to_string(d), idx = "ix" + D, w = "w" + D;
@@ -166,6 +195,8 @@ bool emitResize(MoveCode &m) {
            << "    {\n      const double y = (double)" << m.cs(d) << ", x = " << *x << ";\n"
            << "      double base = tc_floor(x);\n      if (base == x) base -= 1;\n"
            << "      const double ratio = x - base;\n";
+    if (crop)
+      m.body << "      outside |= x < 0 || x > " << I - 1 << ".0;\n";
     auto clamp = [&](const std::string &e) {
       return "(" + e + " < 0 ? 0 : " + e + " > " + std::to_string(I - 1) + " ? " +
              std::to_string(I - 1) + " : " + e + ")";
@@ -191,9 +222,7 @@ bool emitResize(MoveCode &m) {
              << "      for (int q = 0; q < 4; ++q) {\n"
              << "        const double t = tc_abs(q == 0 ? ratio + 1 : q == 1 ? ratio : q == 2 ? 1 "
                 "- ratio : 2 - ratio);\n"
-             << "        double v = t <= 1 ? ((" << a << " + 2) * t - (" << a
-             << " + 3)) * t * t + 1 : t < 2 ? ((" << a << " * t - 5 * " << a << ") * t + 8 * " << a
-             << ") * t - 4 * " << a << " : 0.0;\n"
+             << "        double v = " << cubicKernelCode("t", a) << ";\n"
              << "        const int64_t j = k + q;\n";
       if (exclude)
         m.body << "        if (j < 0 || j >= " << I << ") v = 0;\n";
@@ -219,7 +248,10 @@ bool emitResize(MoveCode &m) {
     src += " + ix" + D + "[t" + D + "] * xst[" + D + "]";
   }
   m.body << indent << "acc += " << w << " * (double)" << m.load(m.data(0) + "[" + src + "]")
-         << ";\n    out0[i] = " << m.store("acc") << ";\n";
+         << ";\n    out0[i] = "
+         << m.store(crop ? "outside ? " + lit(op.getFloat("extrapolation_value")) + " : acc"
+                         : "acc")
+         << ";\n";
   return true;
 }
 
