@@ -1,4 +1,5 @@
 #include "tc/Bench/TorchTrainer.h"
+#include "LastJsonLine.h"
 #include "tc/Bench/Subprocess.h"
 #include "llvm/Support/JSON.h"
 #include <filesystem>
@@ -7,18 +8,6 @@
 namespace tc::bench {
 
 namespace {
-// The last line of stdout is the JSON object; PyTorch may print before it.
-std::optional<llvm::json::Value> lastJsonLine(const std::string &out) {
-  std::string last = out.substr(0, out.find_last_not_of('\n') + 1);
-  last = last.substr(last.find_last_of('\n') + 1);
-  auto v = llvm::json::parse(last);
-  if (!v) {
-    llvm::consumeError(v.takeError());
-    return std::nullopt;
-  }
-  return std::move(*v);
-}
-
 std::vector<double> numbers(const llvm::json::Array *a) {
   std::vector<double> out;
   if (a)

@@ -68,6 +68,40 @@ std::optional<ChannelAffine> channelAffine(const Op &bn, int64_t channels) {
   return a;
 }
 
+// Ops replacing the BatchNormalization `bn` at f.ops[at]: appended, named
+// after its first result, typed by their shape rules; finish() moves them
+// where `bn` was and erases it.
+struct BatchNormLowering {
+  Function &f;
+  const Op &bn;
+  size_t first = f.ops.size();
+
+  Value *add(OpKind k, std::vector<Value *> ins, const std::string &suffix,
+             std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    Op *o = f.addOp(k, std::move(ins), {f.uniqueName(bn.result()->name + "_bn_" + suffix)},
+                    {TensorType{}}, bn.loc);
+    for (auto &[n, v] : attrs)
+      o->setAttr(n, std::move(v));
+    o->result()->type = opInfo(k).infer(*o).at(0);
+    return o->result();
+  }
+
+  // The op making made[i] writes bn's result i instead (its readers, name and
+  // place among the function's results stay).
+  void finish(size_t at, const std::vector<Value *> &made) {
+    for (size_t i = 0; i < made.size(); ++i) {
+      Value *old = bn.results[i];
+      Op *last = made[i]->def;
+      last->results[0] = old;
+      old->def = last;
+      old->resultIndex = 0;
+    }
+    std::rotate(f.ops.begin() + std::ptrdiff_t(at), f.ops.begin() + std::ptrdiff_t(first),
+                f.ops.end());
+    f.ops.erase(f.ops.begin() + std::ptrdiff_t(at + f.ops.size() - first));
+  }
+};
+
 // Parameters computed at run time ([C] each, X's dtype): (x - mean) /
 // sqrt(var + eps) * scale + B over them unsqueezed to [C, 1, ...], in the
 // reference's order; the ops go where the BatchNormalization was.
@@ -80,17 +114,8 @@ bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels) {
     if (!v || v->type.dtype != x->type.dtype || v->type.shape != makeShape({channels}))
       return false;
   }
-  size_t first = f.ops.size();
   Value *y = bn.result();
-  auto add = [&](OpKind k, std::vector<Value *> ins, const std::string &suffix,
-                 std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    Op *o = f.addOp(k, std::move(ins), {f.uniqueName(y->name + "_bn_" + suffix)}, {TensorType{}},
-                    bn.loc);
-    for (auto &[n, v] : attrs)
-      o->setAttr(n, std::move(v));
-    o->result()->type = opInfo(k).infer(*o).at(0);
-    return o->result();
-  };
+  BatchNormLowering l{f, bn};
   std::vector<int64_t> axes;
   for (size_t d = 2; d < r; ++d)
     axes.push_back(int64_t(d - 1));
@@ -98,26 +123,18 @@ bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels) {
   const char *names[] = {"scale", "b", "mean", "var"};
   for (size_t i = 1; i <= 4; ++i)
     p.push_back(axes.empty() ? bn.operand(i)
-                             : add(OpKind::Unsqueeze, {bn.operand(i)}, names[i - 1],
-                                   {{"axes", Attribute(axes)}}));
+                             : l.add(OpKind::Unsqueeze, {bn.operand(i)}, names[i - 1],
+                                     {{"axes", Attribute(axes)}}));
   HostTensor eps(x->type.dtype, {});
   eps.setDouble(0, attr<OpKind::BatchNormalization, "epsilon">(bn));
   Value *epsV = addConstant(f, y->name + "_bn_eps", eps, bn.loc);
-  Value *centered = add(OpKind::Sub, {x, p[2]}, "centered");
-  Value *stddev = add(OpKind::Sqrt, {add(OpKind::Add, {p[3], epsV}, "var_eps")}, "stddev");
+  Value *centered = l.add(OpKind::Sub, {x, p[2]}, "centered");
+  Value *stddev = l.add(OpKind::Sqrt, {l.add(OpKind::Add, {p[3], epsV}, "var_eps")}, "stddev");
   Value *scaled =
-      add(OpKind::Mul, {add(OpKind::Div, {centered, stddev}, "normed"), p[0]}, "scaled");
-  Value *out = add(OpKind::Add, {scaled, p[1]}, "out");
-  // The last op writes y (its readers and place among the results stay).
-  Op *last = out->def;
-  last->results[0] = y;
-  y->def = last;
-  y->resultIndex = 0;
+      l.add(OpKind::Mul, {l.add(OpKind::Div, {centered, stddev}, "normed"), p[0]}, "scaled");
+  Value *out = l.add(OpKind::Add, {scaled, p[1]}, "out");
   y->type = out->type;
-  // The new ops (appended) go where the BatchNormalization was; it goes.
-  std::rotate(f.ops.begin() + std::ptrdiff_t(at), f.ops.begin() + std::ptrdiff_t(first),
-              f.ops.end());
-  f.ops.erase(f.ops.begin() + std::ptrdiff_t(at + f.ops.size() - first));
+  l.finish(at, {out});
   return true;
 }
 
@@ -269,17 +286,8 @@ bool lowerTrainingBatchNorm(Function &f, size_t at) {
     if (!v || v->type.dtype != x->type.dtype || v->type.shape != channels)
       return false;
   }
-  size_t first = f.ops.size();
   Value *y = bn.result();
-  auto add = [&](OpKind k, std::vector<Value *> ins, const std::string &suffix,
-                 std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    Op *o = f.addOp(k, std::move(ins), {f.uniqueName(y->name + "_bn_" + suffix)}, {TensorType{}},
-                    bn.loc);
-    for (auto &[n, v] : attrs)
-      o->setAttr(n, std::move(v));
-    o->result()->type = opInfo(k).infer(*o).at(0);
-    return o->result();
-  };
+  BatchNormLowering l{f, bn};
   auto scalar = [&](double v, const std::string &name) {
     HostTensor t(x->type.dtype, {});
     t.setDouble(0, v);
@@ -294,46 +302,37 @@ bool lowerTrainingBatchNorm(Function &f, size_t at) {
     outer.push_back(int64_t(d));
   }
   auto perChannel = [&](Value *v, const char *name) { // [C] -> [C, 1, ...]
-    return spatial.empty() ? v : add(OpKind::Unsqueeze, {v}, name, {{"axes", Attribute(spatial)}});
+    return spatial.empty() ? v
+                           : l.add(OpKind::Unsqueeze, {v}, name, {{"axes", Attribute(spatial)}});
   };
-  Value *mu = add(OpKind::ReduceMean, {x}, "mean", {{"axes", Attribute(axes)}});
-  Value *xc = add(OpKind::Sub, {x, mu}, "centered");
-  Value *var = add(OpKind::ReduceMean, {add(OpKind::Mul, {xc, xc}, "sq")}, "var",
-                   {{"axes", Attribute(axes)}});
+  Value *mu = l.add(OpKind::ReduceMean, {x}, "mean", {{"axes", Attribute(axes)}});
+  Value *xc = l.add(OpKind::Sub, {x, mu}, "centered");
+  Value *var = l.add(OpKind::ReduceMean, {l.add(OpKind::Mul, {xc, xc}, "sq")}, "var",
+                     {{"axes", Attribute(axes)}});
   Value *eps = scalar(bn.getFloat("epsilon"), "eps");
-  Value *inv = add(OpKind::Reciprocal,
-                   {add(OpKind::Sqrt, {add(OpKind::Add, {var, eps}, "var_eps")}, "stddev")}, "inv");
-  Value *out = add(
-      OpKind::Add,
-      {add(OpKind::Mul, {add(OpKind::Mul, {xc, inv}, "normed"), perChannel(bn.operand(1), "scale")},
-           "scaled"),
-       perChannel(bn.operand(2), "b")},
-      "out");
+  Value *inv =
+      l.add(OpKind::Reciprocal,
+            {l.add(OpKind::Sqrt, {l.add(OpKind::Add, {var, eps}, "var_eps")}, "stddev")}, "inv");
+  Value *out =
+      l.add(OpKind::Add,
+            {l.add(OpKind::Mul,
+                   {l.add(OpKind::Mul, {xc, inv}, "normed"), perChannel(bn.operand(1), "scale")},
+                   "scaled"),
+             perChannel(bn.operand(2), "b")},
+            "out");
   // Running statistics: input * momentum + batch statistic * (1 - momentum).
   double momentum = bn.getFloat("momentum");
   Value *keep = scalar(momentum, "momentum"), *take = scalar(1 - momentum, "take");
   auto running = [&](Value *old, Value *batch, const char *name) {
     Value *flat =
-        add(OpKind::Squeeze, {batch}, std::string(name) + "_flat", {{"axes", Attribute(outer)}});
-    return add(OpKind::Add,
-               {add(OpKind::Mul, {old, keep}, std::string(name) + "_kept"),
-                add(OpKind::Mul, {flat, take}, std::string(name) + "_taken")},
-               std::string(name) + "_running");
+        l.add(OpKind::Squeeze, {batch}, std::string(name) + "_flat", {{"axes", Attribute(outer)}});
+    return l.add(OpKind::Add,
+                 {l.add(OpKind::Mul, {old, keep}, std::string(name) + "_kept"),
+                  l.add(OpKind::Mul, {flat, take}, std::string(name) + "_taken")},
+                 std::string(name) + "_running");
   };
   Value *newMean = running(bn.operand(3), mu, "mean"), *newVar = running(bn.operand(4), var, "var");
-  // The last op of each writes the result (its readers, name and place
-  // among the results stay); the new ops (appended) go where the op was,
-  // and it goes.
-  Value *olds[] = {bn.result(0), bn.result(1), bn.result(2)}, *news[] = {out, newMean, newVar};
-  for (size_t i = 0; i < 3; ++i) {
-    Op *last = news[i]->def;
-    last->results[0] = olds[i];
-    olds[i]->def = last;
-    olds[i]->resultIndex = 0;
-  }
-  std::rotate(f.ops.begin() + std::ptrdiff_t(at), f.ops.begin() + std::ptrdiff_t(first),
-              f.ops.end());
-  f.ops.erase(f.ops.begin() + std::ptrdiff_t(at + f.ops.size() - first));
+  l.finish(at, {out, newMean, newVar});
   return true;
 }
 
