@@ -11,7 +11,8 @@
 // full [M, N] scaled by beta, or a per-column bias row with beta 1. Any other
 // broadcast C (a scalar, a column, a row with beta != 1: torch.addmm with a
 // scalar, ONNX's Gemm tests) becomes Expand(C, [M, N]): a small copy kernel,
-// not a host step.
+// not a host step; so does an f64 bias row (cuBLASLt's epilogues are not
+// given f64).
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -58,7 +59,8 @@ void pad(Function &f, Op &mm) {
                  addIntsConstant(f, y->name + "_axis", {-1}, mm.loc)};
 }
 
-// Gemm(A, B, C) whose static C is no full [M, N] and no row with beta 1.
+// Gemm(A, B, C) whose static C is no full [M, N] and no row with beta 1 (in
+// f64: no full [M, N]).
 bool expandC(Function &f, Op &g) {
   Value *c = g.is(OpKind::Gemm) ? g.operand(2) : nullptr;
   const TensorType &y = g.result()->type;
@@ -67,7 +69,8 @@ bool expandC(Function &f, Op &g) {
     return false;
   std::vector<int64_t> full = staticDims(y.shape), cd = staticDims(c->type.shape);
   cd.insert(cd.begin(), 2 - cd.size(), 1);
-  bool row = cd == std::vector<int64_t>{1, full[1]} && g.getFloat("beta") == 1;
+  bool row =
+      cd == std::vector<int64_t>{1, full[1]} && g.getFloat("beta") == 1 && y.dtype != DType::F64;
   if (cd == full || row)
     return false;
   if (g.getFloat("beta") == 0) { // C is not read (torch.mm exported as Gemm)

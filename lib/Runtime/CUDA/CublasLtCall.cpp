@@ -80,7 +80,10 @@ const Api &api() {
 }
 
 cudaDataType_t cudaType(DType t) {
-  return t == DType::F16 ? CUDA_R_16F : t == DType::BF16 ? CUDA_R_16BF : CUDA_R_32F;
+  return t == DType::F16    ? CUDA_R_16F
+         : t == DType::BF16 ? CUDA_R_16BF
+         : t == DType::F64  ? CUDA_R_64F
+                            : CUDA_R_32F;
 }
 
 // The largest power of two (up to 256) dividing every one of `bytes`: what
@@ -114,6 +117,8 @@ struct CublasLtCall::Impl {
   cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr; // cuBLASLt's A, B, C = D
   cublasLtMatmulAlgo_t algo{};
   float alpha = 1, beta = 0;
+  double alpha64 = 1, beta64 = 0; // f64 GEMMs scale in f64
+  bool f64 = false;
   CUdeviceptr pa = 0, pb = 0, pc = 0, pd = 0, workspace = 0;
   size_t workspaceBytes = 0;
 
@@ -141,11 +146,14 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
   // B, its B our A, its D (n x m, ld n) our D.
   cudaDataType_t t = cudaType(g.dtype);
   // Compute in f32: f16/bf16 accumulate in f32; f32 stays exact to f32
-  // rounding unless --allow-tf32=all lets its operands round to TF32.
-  cublasComputeType_t compute = g.dtype == DType::F32 && tuning.tf32 == Tf32::All
+  // rounding unless --allow-tf32=all lets its operands round to TF32. f64
+  // computes and scales in f64.
+  bool f64 = g.dtype == DType::F64;
+  cublasComputeType_t compute = f64 ? CUBLAS_COMPUTE_64F
+                                : g.dtype == DType::F32 && tuning.tf32 == Tf32::All
                                     ? CUBLAS_COMPUTE_32F_FAST_TF32
                                     : CUBLAS_COMPUTE_32F;
-  x.check(x.descCreate(&c.op, compute, CUDA_R_32F), "cublasLtMatmulDescCreate");
+  x.check(x.descCreate(&c.op, compute, f64 ? CUDA_R_64F : CUDA_R_32F), "cublasLtMatmulDescCreate");
   auto setOp = [&](cublasLtMatmulDescAttributes_t attr, const auto &v) {
     x.check(x.descSet(c.op, attr, &v, sizeof v), "cublasLtMatmulDescSetAttribute");
   };
@@ -188,6 +196,9 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
 
   c.alpha = g.alpha;
   c.beta = g.c >= 0 ? g.beta : 0;
+  c.f64 = f64;
+  c.alpha64 = c.alpha;
+  c.beta64 = c.beta;
   c.pa = p.b;
   c.pb = p.a;
   c.pc = g.c >= 0 ? p.c : p.d;
@@ -249,9 +260,13 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
 void CublasLtCall::run(CUstream stream) const {
   const Impl &c = *impl_;
   auto ptr = [](CUdeviceptr p) { return reinterpret_cast<void *>(p); };
-  api().check(api().matmul(c.handle, c.op, &c.alpha, ptr(c.pa), c.a, ptr(c.pb), c.b, &c.beta,
-                           ptr(c.pc), c.d, ptr(c.pd), c.d, &c.algo, ptr(c.workspace),
-                           c.workspaceBytes, reinterpret_cast<cudaStream_t>(stream)),
+  // Scales of the compute type's precision: double for an f64 GEMM.
+  bool f64 = c.f64;
+  const void *alpha = f64 ? static_cast<const void *>(&c.alpha64) : &c.alpha;
+  const void *beta = f64 ? static_cast<const void *>(&c.beta64) : &c.beta;
+  api().check(api().matmul(c.handle, c.op, alpha, ptr(c.pa), c.a, ptr(c.pb), c.b, beta, ptr(c.pc),
+                           c.d, ptr(c.pd), c.d, &c.algo, ptr(c.workspace), c.workspaceBytes,
+                           reinterpret_cast<cudaStream_t>(stream)),
               "cublasLtMatmul");
 }
 

@@ -129,9 +129,12 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
   }
   const TensorType &at = args[size_t(g.a)], &bt = args[size_t(g.b)];
   g.dtype = result.dtype;
-  if (!libraryDType(g.dtype) || at.dtype != g.dtype || bt.dtype != g.dtype) {
-    why =
-        std::string("cuBLASLt is given f32, f16 and bf16, not ") + std::string(dtypeName(at.dtype));
+  // f64 too (CUBLAS_COMPUTE_64F), without cuBLASLt's epilogues (not given
+  // f64): a bias or activation stays in the epilogue kernel.
+  bool f64 = g.dtype == DType::F64;
+  if (!(libraryDType(g.dtype) || f64) || at.dtype != g.dtype || bt.dtype != g.dtype) {
+    why = std::string("cuBLASLt is given f32, f16, bf16 and f64, not ") +
+          std::string(dtypeName(at.dtype));
     return std::nullopt;
   }
   std::vector<int64_t> ad = staticDims(at.shape), bd = staticDims(bt.shape);
@@ -199,11 +202,12 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
     if (ci >= 0 && cd == std::vector<int64_t>{g.m, g.n}) {
       g.c = ci;
       g.beta = beta;
-    } else if (ci >= 0 && cd == std::vector<int64_t>{1, g.n} && beta == 1) {
+    } else if (ci >= 0 && cd == std::vector<int64_t>{1, g.n} && beta == 1 && !f64) {
       g.bias = ci;
     } else {
       why = "Gemm C " + dimsText(cd) + (beta != 1 ? " with beta other than 1" : "") +
-            " (cuBLASLt is given a full C or a per-column bias)";
+            (f64 ? " in f64 (cuBLASLt is given a full C there)"
+                 : " (cuBLASLt is given a full C or a per-column bias)");
       return std::nullopt;
     }
   }
@@ -213,7 +217,7 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
     perColumn.back() = g.n;
   // A residual Add is C where the op has none (MatMul; Gemm without C).
   Fold f = foldEpilogue(group, args, perColumn, true, g.c < 0 ? &rd : nullptr, g.dtype);
-  if (f.all && !(f.bias >= 0 && g.bias >= 0)) {
+  if (f.all && !(f.bias >= 0 && g.bias >= 0) && !(f64 && (f.bias >= 0 || f.relu || f.geluTanh))) {
     g.bias = f.bias >= 0 ? f.bias : g.bias;
     if (f.c >= 0) {
       g.c = f.c;
