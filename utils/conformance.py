@@ -14,9 +14,8 @@ way (`tc-opt -O2 --target=cuda | tc-codegen --target=cuda`; tc-run's `N on the
 host (reference kernels)` makes a case `host`), with its own two lists.
 `cuda-codegen` (any machine, CI too) compiles for CUDA up to the kernel source
 (`--emit source`: no NVRTC, no GPU) and makes a case `host` when codegen leaves
-a group on the host, or library calls in a model that stores no shape plan
-(sizes known only from values: CUDA's runtime runs such a model op by op, its
-library calls on the host); it runs nothing.
+a group on the host (a model that stores no shape plan runs op by op, its
+kernels and library calls on the device: CudaStepByStep.cpp); it runs nothing.
 
     utils/conformance.py --bin build/bin [--backends cpu[,cuda]] [--report docs/conformance.md]
 
@@ -129,12 +128,6 @@ def classify_backend(case, bindir, tmp, timeout, backend):
         return "codegen", first_error(out)
     reasons = host_reasons(out)
     if backend == "cuda-codegen":
-        # A size known only from values (no shape plan stored): CUDA's runtime
-        # runs such a model op by op (CudaStepByStep.cpp), its library calls
-        # (cuBLASLt, cuDNN: set up per planned shape) on the host.
-        m = re.search(r"(\d+) groups call cuBLASLt/cuDNN", out)
-        if "no shape plan stored" in out and m and int(m.group(1)):
-            reasons.append("library calls in a model without a stored shape plan (op by op: on the host)")
         return ("host", "codegen: " + "; ".join(reasons)) if reasons else ("pass", "")
     on_ref = 0
     for s in sorted(d for d in os.listdir(case) if d.startswith("test_data_set_")):

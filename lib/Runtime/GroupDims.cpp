@@ -69,8 +69,13 @@ std::optional<GroupDims> groupDims(const Op &op, const Function &f,
       // shape computed at run time): a group of one op over its arguments
       // asks the rule with the run's values; any other runs on the reference.
       // Its small constants (a Range's limit and delta) the group holds itself.
-      if (!ruled && f.ops.size() == 1 && f.ops[0]->results.size() == f.results.size()) {
-        if (values)
+      // A library group (MatMul/Gemm/Conv and its pointwise epilogue): every
+      // result has the anchor's shape, which its rule gives from the
+      // operands' shapes alone (no values read).
+      bool library = op.getString("kind") == "library";
+      if (!ruled &&
+          (library || (f.ops.size() == 1 && f.ops[0]->results.size() == f.results.size()))) {
+        if (values && !library)
           values();
         std::vector<const HostTensor *> opIns;
         std::vector<HostTensor> constants;
@@ -94,10 +99,11 @@ std::optional<GroupDims> groupDims(const Op &op, const Function &f,
         rd.push_back(*n);
         continue;
       }
-      if (!ruled || f.ops[0]->results[k] != r || (*ruled)[k].shape.size() <= d ||
-          !(*ruled)[k].shape[d].isStatic())
+      size_t from = library ? 0 : k; // the anchor's result, or the lone op's k-th
+      if (!ruled || (!library && f.ops[0]->results[k] != r) || ruled->size() <= from ||
+          (*ruled)[from].shape.size() != r->type.rank() || !(*ruled)[from].shape[d].isStatic())
         return std::nullopt;
-      rd.push_back((*ruled)[k].shape[d].size);
+      rd.push_back((*ruled)[from].shape[d].size);
     }
     g.dims.insert(g.dims.end(), rd.begin(), rd.end());
     g.results.push_back(std::move(rd));

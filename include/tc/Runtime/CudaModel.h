@@ -227,6 +227,19 @@ private:
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
+  // What a library step is handed, by a plan or by an unplanned run: the
+  // group, its operands' types and its result 0's (static), their device
+  // buffers, and the epilogue kernel's packed parameter given the buffer
+  // the anchor writes.
+  struct LibraryOperands {
+    const Function *group = nullptr;
+    std::vector<TensorType> args;
+    TensorType result;
+    std::function<cuda::CUdeviceptr(size_t)> operand;
+    cuda::CUdeviceptr result0 = 0;
+    std::function<std::vector<uint64_t>(cuda::CUdeviceptr anchor)> epilogueParams;
+  };
+  std::string makeLibraryStep(const LibraryOperands &o, const Kernel &k, Step &s);
   std::string planAttentionStep(ShapePlan &plan, const Op &op, Step &s, std::string kernel);
   bool runPlanned(ShapePlan &plan, const std::vector<Input> &inputs, std::vector<Output> &outputs,
                   bool wait);

@@ -60,30 +60,52 @@ std::vector<uint64_t> CudaModel::kernelParams(ShapePlan &plan,
   return packKernelParams(bufs, dims);
 }
 
-// A MatMul/Gemm/Conv group as a library call, then (unless the library took
-// the whole epilogue) its epilogue kernel in place over the result, or why
-// the host runs it. Returns the step's report.
+// A MatMul/Gemm/Conv group of the plan as a library call (makeLibraryStep)
+// over the plan's buffers. Returns the step's report.
 std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s) {
+  LibraryOperands o;
+  o.group = plan.planned->module->lookup(op.getString("callee"));
+  for (const Value *v : op.operands)
+    o.args.push_back(v->type);
+  o.result = op.result()->type;
+  o.operand = [&](size_t i) { return devicePtr(plan, op.operand(i)); };
+  o.result0 = devicePtr(plan, op.result());
+  o.epilogueParams = [&](cuda::CUdeviceptr anchor) {
+    // The epilogue group's arguments: the group's, then the anchor's result
+    // (result 0's buffer itself unless the dtype changes); its results: the
+    // group's. (The anchor's slot has result 0's dims: the same shape.)
+    std::vector<const Value *> values(op.operands.begin(), op.operands.end());
+    values.push_back(op.result());
+    std::vector<cuda::CUdeviceptr> at(values.size(), 0);
+    at.back() = anchor;
+    values.insert(values.end(), op.results.begin(), op.results.end());
+    return kernelParams(plan, values, at);
+  };
+  return makeLibraryStep(o, k, s);
+}
+
+// The group as a library call, then (unless the library took the whole
+// epilogue) its epilogue kernel in place over the result, or why the host
+// runs it. Returns the step's report.
+std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k, Step &s) {
   auto host = [&](const std::string &why) {
     s.kind = Step::Kind::Host;
     return "host (reference kernels): " + why;
   };
   if (!libraries_)
     return host("--cuda-libraries=off");
-  const Function &group = *plan.planned->module->lookup(op.getString("callee"));
-  std::vector<TensorType> args;
-  for (const Value *v : op.operands)
-    args.push_back(v->type);
-  const TensorType &result = op.result()->type;
+  const Function &group = *o.group;
+  const std::vector<TensorType> &args = o.args;
+  const TensorType &result = o.result;
   // The anchor writes the result in place, or, when the epilogue changes the
   // dtype (a Cast), a buffer of its own the epilogue kernel reads.
   const TensorType anchored{group.ops.front()->result()->type.dtype, result.shape};
-  cuda::CUdeviceptr out = devicePtr(plan, op.result());
+  cuda::CUdeviceptr out = o.result0;
   if (anchored.dtype != result.dtype) {
     s.scratch = cuda::DeviceMemory(*byteSize(anchored));
     out = s.scratch.get();
   }
-  auto ptr = [&](int arg) { return arg < 0 ? 0 : devicePtr(plan, op.operand(size_t(arg))); };
+  auto ptr = [&](int arg) { return arg < 0 ? 0 : o.operand(size_t(arg)); };
   std::string why, what;
   bool folded = false;
   if (k.entry.library == "cublaslt") {
@@ -118,7 +140,7 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
       cudnn_ = std::make_unique<cuda::Cudnn>(work_);
     }
     cuda::CudnnConv::Pointers p{{}, out};
-    for (size_t i = 0; i < op.operands.size(); ++i)
+    for (size_t i = 0; i < args.size(); ++i)
       p.args.push_back(ptr(int(i)));
     // The key of a conv's recorded choice: what it computes and fuses.
     std::string key = "cudnn " + c->describe(false) + " [" + c->fusedText() + "]";
@@ -136,17 +158,9 @@ std::string CudaModel::planLibraryStep(ShapePlan &plan, const Op &op, const Kern
   s.kind = Step::Kind::Library;
   if (folded)
     return what;
-  // The epilogue group's arguments: the group's, then the anchor's result
-  // (`out`: result 0's buffer itself unless the dtype changes); its results:
-  // the group's. (The anchor's slot has result 0's dims: the same shape.)
-  std::vector<const Value *> values(op.operands.begin(), op.operands.end());
-  values.push_back(op.result());
-  std::vector<cuda::CUdeviceptr> at(values.size(), 0);
-  at.back() = out;
-  values.insert(values.end(), op.results.begin(), op.results.end());
   s.fn = k.fn;
   s.launch = *launchDims(k.entry, staticDims(result.shape)); // not empty: checked before
-  s.params = kernelParams(plan, values, at);
+  s.params = o.epilogueParams(out);
   return what + " + kernel " + k.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
          std::to_string(s.launch.block) + ">>>";
 }

@@ -9,10 +9,14 @@
 //     operands give (groupDims); a compaction kernel (NonZero, Compress)
 //     first counts on the device, and the count is read back (one i64: a
 //     sync, not a host step) to size its results;
+//   - a MatMul/Gemm/Conv group is its cuBLASLt/cuDNN call (and epilogue
+//     kernel), set up for the sizes the run finds (CudaRun.cpp's
+//     makeLibraryStep: the plan's choices, once per op and run, no graph);
 //   - a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity) is its
 //     operand's bytes; Shape and Size read no bytes;
 //   - anything else is a host step: its operands read back first, its
 //     results uploaded when a device step reads them.
+#include "CudaShapePlan.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/GroupDims.h"
@@ -94,19 +98,84 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
         toHost(op.operands[i], ins[i]);
   };
 
+  // The library steps of the run: their calls, scratch and cuDNN
+  // workspaces live until the final sync.
+  std::vector<std::unique_ptr<Step>> libraryCalls;
+  std::vector<cuda::DeviceMemory> workspaces;
+  // A library group (cuBLASLt/cuDNN) on the device at the run's sizes;
+  // nullopt: the reference runs it.
+  auto runLibrary =
+      [&](const Op &op, const Function &f, const Kernel &k,
+          const std::vector<const HostTensor *> &ins) -> std::optional<std::vector<HostTensor>> {
+    std::optional<GroupDims> g = groupDims(op, f, ins, std::nullopt, [&] { allToHost(op, ins); });
+    if (!g || f.results.empty())
+      return std::nullopt;
+    LibraryOperands o;
+    o.group = &f;
+    std::vector<cuda::CUdeviceptr> bufs;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      o.args.push_back(ins[i]->type());
+      bufs.push_back(toDevice(op.operands[i], ins[i]));
+    }
+    std::vector<HostTensor> outs;
+    std::vector<Place> made;
+    for (size_t r = 0; r < f.results.size(); ++r) {
+      outs.emplace_back(f.results[r]->type.dtype, g->results[r]);
+      auto memory = std::make_shared<cuda::DeviceMemory>(outs.back().byteSize());
+      made.push_back({memory, memory->get(), false});
+    }
+    o.result = outs[0].type();
+    o.operand = [&](size_t i) { return bufs[i]; };
+    o.result0 = made[0].at;
+    o.epilogueParams = [&](cuda::CUdeviceptr anchor) {
+      // The group's arguments, the anchor's result (result 0's dims), its results.
+      std::vector<uint64_t> b(bufs.begin(), bufs.end());
+      b.push_back(anchor);
+      for (const Place &p : made)
+        b.push_back(p.at);
+      size_t argDims = 0;
+      for (const HostTensor *t : ins)
+        argDims += t->shape().size();
+      std::vector<int64_t> dims(g->dims.begin(), g->dims.begin() + std::ptrdiff_t(argDims));
+      dims.insert(dims.end(), g->results[0].begin(), g->results[0].end());
+      dims.insert(dims.end(), g->dims.begin() + std::ptrdiff_t(argDims), g->dims.end());
+      return packKernelParams(b, dims);
+    };
+    auto step = std::make_unique<Step>();
+    makeLibraryStep(o, k, *step);
+    if (step->kind != Step::Kind::Library)
+      return std::nullopt;
+    if (step->gemm) {
+      step->gemm->run(work_);
+    } else {
+      step->conv->setWorkspace(workspaces.emplace_back(step->conv->workspaceBytes()).get());
+      step->conv->run();
+    }
+    if (step->fn) // the epilogue, in place over the result
+      step->launchKernel(work_);
+    libraryCalls.push_back(std::move(step));
+    for (size_t r = 0; r < made.size(); ++r)
+      places[op.results[r]] = std::move(made[r]);
+    ++librarySteps_;
+    return outs;
+  };
+
   // A group's generated kernel on the device; nullopt: the reference runs it.
   auto runKernel =
       [&](const Op &op,
           const std::vector<const HostTensor *> &ins) -> std::optional<std::vector<HostTensor>> {
     auto k = kernels_.find(op.getString("callee"));
     const Function *f = module_->lookup(op.getString("callee"));
-    // `columns` and `split` read a plan's scratch: those groups are host steps here.
-    if (k == kernels_.end() || !f || !k->second.entry.library.empty() ||
-        !k->second.entry.hasKernel() || readsScratch(k->second.entry.launch))
+    if (k == kernels_.end() || !f)
       return std::nullopt;
     for (const HostTensor *t : ins)
       if (!t || t->dtype() == DType::Str)
         return std::nullopt;
+    if (!k->second.entry.library.empty())
+      return runLibrary(op, *f, k->second, ins);
+    // `columns` and `split` read a plan's scratch: those groups are host steps here.
+    if (!k->second.entry.hasKernel() || readsScratch(k->second.entry.launch))
+      return std::nullopt;
     std::vector<uint64_t> bufs;
     for (size_t i = 0; i < ins.size(); ++i)
       bufs.push_back(toDevice(op.operands[i], ins[i]));
