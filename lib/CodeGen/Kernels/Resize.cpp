@@ -8,8 +8,11 @@
 // per call from them and the run's dims (nn::resizePlan's rules), the
 // coordinates from that scale. tf_crop_and_resize reads its region (roi
 // attribute or operand) per axis; an element whose coordinate on some axis
-// falls outside the input is the extrapolation value. Not here:
-// antialiasing, resized axes of unknown input size.
+// falls outside the input is the extrapolation value. Antialiasing (a
+// linear or cubic downscale by a scale known at compile time): the kernel
+// stretched by 1 / scale over its taps, normalized, as the reference's
+// coefficients(). Not here: antialiasing by run-time scales (their tap
+// count is not known), resized axes of unknown input size.
 #include "IndexMoveParts.h"
 #include "tc/IR/NNMath.h"
 #include <cmath>
@@ -81,8 +84,9 @@ bool emitResize(MoveCode &m) {
       return c.noKernel("a Resize with constant scales or sizes not folded into attributes");
   if (runScales && runSizes)
     return c.noKernel("a Resize with both scales and sizes");
-  if (op.getInt("antialias") != 0)
-    return c.noKernel("a Resize with antialiasing");
+  bool antialias = op.getInt("antialias") != 0 && mode != "nearest";
+  if (antialias && runTime)
+    return c.noKernel("a Resize antialiasing by run-time scales or sizes");
   bool crop = coord == "tf_crop_and_resize";
   const Value *runRoi = crop && op.operands.size() > 1 ? op.operand(1) : nullptr;
   if (runRoi && (c.argIndex(runRoi) == SIZE_MAX || runRoi->type.rank() != 1 ||
@@ -160,7 +164,8 @@ bool emitResize(MoveCode &m) {
                   : lit(roiAttr[k]);
   };
   std::string nearest = op.getString("nearest_mode");
-  size_t taps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  size_t plainTaps = mode == "nearest" ? 1 : mode == "linear" ? 2 : 4;
+  std::vector<size_t> taps(r, plainTaps); // per resized axis
   c.emitRowMajorStrides(m.setup, "xst", m.x);
   std::vector<size_t> resized;
   m.body << "    int64_t at = 0;\n";
@@ -191,7 +196,19 @@ bool emitResize(MoveCode &m) {
       return c.noKernel("a Resize with coordinate_transformation_mode " + coord);
     std::string D = std::to_string(d), idx = "ix" + D, w = "w" + D;
     resized.push_back(d);
-    m.body << "    int64_t " << idx << "[" << taps << "]; double " << w << "[" << taps << "];\n"
+    // Antialiasing a downscale: taps from `first` past the base, 2 - 2 first of them.
+    bool stretched = antialias && plan.scale[d] < 1;
+    int64_t first = 0;
+    if (stretched) {
+      double support = mode == "linear" ? 1 : 2;
+      first = int64_t(std::floor(-support / plan.scale[d])) + 1;
+      if (2 - 2 * first > 64)
+        return c.noKernel("a Resize antialiasing a downscale by more than " +
+                          std::to_string(int(16 / support)) + " (over 64 taps)");
+      taps[d] = size_t(2 - 2 * first);
+    }
+    m.body << "    int64_t " << idx << "[" << taps[d] << "]; double " << w << "[" << taps[d]
+           << "];\n"
            << "    {\n      const double y = (double)" << m.cs(d) << ", x = " << *x << ";\n"
            << "      double base = tc_floor(x);\n      if (base == x) base -= 1;\n"
            << "      const double ratio = x - base;\n";
@@ -201,7 +218,30 @@ bool emitResize(MoveCode &m) {
       return "(" + e + " < 0 ? 0 : " + e + " > " + std::to_string(I - 1) + " ? " +
              std::to_string(I - 1) + " : " + e + ")";
     };
-    if (mode == "nearest") {
+    if (stretched) {
+      // The reference's coefficients(): K(|scale (first + q - ratio)|) over
+      // the taps, divided by their sum; exclude_outside then keeps the
+      // taps inside, renormalized (when any weigh).
+      std::string a = lit(A), n = std::to_string(taps[d]);
+      m.body << "      const int64_t k = (int64_t)base + (" << first
+             << ");\n      double sum = 0;\n"
+             << "      for (int q = 0; q < " << n << "; ++q) {\n"
+             << "        const double t = tc_abs(" << lit(plan.scale[d]) << " * ((double)(" << first
+             << " + q) - ratio));\n"
+             << "        const double v = "
+             << (mode == "linear" ? "t < 1 ? 1 - t : 0.0" : cubicKernelCode("t", a)) << ";\n"
+             << "        " << idx << "[q] = " << clamp("(k + q)") << "; " << w
+             << "[q] = v; sum += v;\n      }\n"
+             << "      for (int q = 0; q < " << n << "; ++q) " << w << "[q] /= sum;\n";
+      if (exclude)
+        m.body << "      double inside = 0;\n"
+               << "      for (int q = 0; q < " << n << "; ++q)\n"
+               << "        if (k + q >= 0 && k + q < " << I << ") inside += " << w << "[q];\n"
+               << "      if (inside != 0)\n"
+               << "        for (int q = 0; q < " << n << "; ++q)\n"
+               << "          " << w << "[q] = k + q >= 0 && k + q < " << I << " ? " << w
+               << "[q] / inside : 0.0;\n";
+    } else if (mode == "nearest") {
       std::string hi = nearest == "ceil"                 ? "true"
                        : nearest == "round_prefer_floor" ? "ratio > 0.5"
                        : nearest == "round_prefer_ceil"  ? "ratio >= 0.5"
@@ -241,7 +281,7 @@ bool emitResize(MoveCode &m) {
   std::string indent = "    ", w = "1.0", src = "at";
   for (size_t d : resized) {
     std::string D = std::to_string(d);
-    m.body << indent << "for (int t" << D << " = 0; t" << D << " < " << taps << "; ++t" << D
+    m.body << indent << "for (int t" << D << " = 0; t" << D << " < " << taps[d] << "; ++t" << D
            << ")\n";
     indent += "  ";
     w = "(" + w + " * w" + D + "[t" + D + "])";
