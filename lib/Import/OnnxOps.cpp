@@ -29,7 +29,7 @@ constexpr LegacyAttr kLegacyAttrs[] = {
     {"*", "consumed_inputs", 6},
     // Opset < 7 explicit-broadcast flag (Add, Mul, Gemm, ...): a valid model
     // using it computes the same under the numpy broadcasting the IR uses.
-    // The companion `axis` attribute does change semantics and is rejected.
+    // The companion `axis` attribute changes semantics: legacyBroadcast().
     {"*", "broadcast", 7},
 };
 
@@ -142,9 +142,49 @@ std::vector<std::string> outputs(const NodeContext &ctx) {
   return {ctx.node().output().begin(), ctx.node().output().end()};
 }
 
+// Opset < 7 broadcasts numpy's rule does not cover, made numpy's by an
+// Unsqueeze of the second operand with trailing 1s: a binary op's
+// `broadcast` = 1 with `axis` (B's dims line up with A's from `axis`), and
+// PRelu-6's slope of A's channel count (per channel, axis 1). Returns
+// whether the node's `axis` was one of these (not an attribute of the op).
+bool legacyBroadcast(NodeContext &ctx, std::vector<Value *> &in) {
+  const AttributeProto *bcast = findAttr(ctx, "broadcast"), *axisAttr = findAttr(ctx, "axis");
+  bool prelu = ctx.node().op_type() == "PRelu";
+  if (ctx.opset() >= 7 || in.size() != 2 || !in[0] || !in[1] ||
+      !(prelu || (bcast && bcast->i() == 1 && axisAttr)))
+    return false;
+  const Shape &a = in[0]->type.shape, &b = in[1]->type.shape;
+  int64_t axis = prelu ? 1 : axisAttr->i();
+  if (prelu &&
+      !(b.size() == 1 && a.size() >= 2 && b[0].isStatic() && b[0].size != 1 && a[1] == b[0]))
+    return false;
+  if (axis < 0)
+    axis += int64_t(a.size());
+  if (axis < 0 || axis + int64_t(b.size()) > int64_t(a.size()))
+    ctx.fail("legacy broadcast of ", in[1]->type.str(), " into ", in[0]->type.str(), " at axis ",
+             axis);
+  std::vector<int64_t> trailing; // B's rank up to A's from `axis`: axes past B's own
+  for (int64_t d = int64_t(b.size()); d < int64_t(a.size()) - axis; ++d)
+    trailing.push_back(d);
+  if (!trailing.empty()) {
+    std::vector<uint8_t> bytes(trailing.size() * sizeof(int64_t));
+    std::memcpy(bytes.data(), trailing.data(), bytes.size());
+    Value *axes = ctx.helperConstant("legacy_axes",
+                                     TensorType{DType::I64, {Dim::fixed(int64_t(trailing.size()))}},
+                                     TensorData::fromVector(std::move(bytes)));
+    in[1] = ctx.emit(OpKind::Unsqueeze, {in[1], axes}, {}, {""})->result();
+  }
+  return !prelu;
+}
+
 void convertGeneric(NodeContext &ctx) {
   const OpInfo &info = infoOf(ctx);
-  ctx.emit(info.kind, inputs(ctx), collectAttrs(ctx, info), outputs(ctx));
+  std::vector<Value *> in = inputs(ctx);
+  if (legacyBroadcast(ctx, in)) {
+    ctx.emit(info.kind, in, collectAttrs(ctx, info, {"axis"}), outputs(ctx));
+    return;
+  }
+  ctx.emit(info.kind, in, collectAttrs(ctx, info), outputs(ctx));
 }
 
 // ---- Special cases -------------------------------------------------------------
