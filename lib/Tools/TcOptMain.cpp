@@ -112,7 +112,7 @@ int tcOptMain(int argc, char **argv) {
     std::vector<std::string> dimFlags;
     std::string format = "text";
     bool verifyNumerics = false;
-    std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on";
+    std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on";
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
@@ -160,6 +160,9 @@ int tcOptMain(int argc, char **argv) {
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
         "target", po::value(&target)->value_name("any|" + targetNames("|")), targetHelp.c_str())(
+        "rematerialize", po::value(&remat)->value_name("on|off"),
+        "a train step's backward recomputes cheap saved forward values (rematerialize; default "
+        "on; off for an A/B of memory and time)")(
         "merge-gemms", po::value(&mergeGemms)->value_name("on|off"),
         "on a GPU target at -O2/-O3: sibling GEMMs (one input, constant weights) as one "
         "(merge-gemms; default on; off for an A/B)")(
@@ -262,6 +265,10 @@ int tcOptMain(int argc, char **argv) {
     // and casts they insert; with neither pass, at the end of the pipeline.
     if (mergeGemms != "on" && mergeGemms != "off")
       fail("--merge-gemms takes on or off, not '", mergeGemms, "'");
+    if (remat != "on" && remat != "off")
+      fail("--rematerialize takes on or off, not '", remat, "'");
+    if (remat == "off")
+      pipeline.setOption(PassId::Rematerialize, "max-chain", "0");
     if (target != "any") { // what the target wants before fusion (Targets.def)
       const Target *t = findTarget(target);
       if (!t)

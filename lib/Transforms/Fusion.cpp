@@ -138,7 +138,7 @@ private:
       const Group &epi = groups_[h];
       if (!isolated_.count(h) && epi.alive && epi.anchor == Anchor::None && !hasDropout(epi) &&
           sameDomain(epi.domain, r->type.shape) && epi.first > call.last &&
-          !pathThroughOthers(h, g) && fitsBuffers(call.ops, epi.ops))
+          !pathThroughOthers(h, g) && combinable(call.ops, epi.ops))
         merge(g, h);
     }
   }
@@ -206,7 +206,7 @@ private:
           continue;
         std::optional<size_t> g = readersGroup(move->result());
         if (g && *g != s && pointwiseGroup(*g) && !pathThroughOthers(*g, s) && fitsInputs(*g, s) &&
-            fitsBuffers(groups_[*g].ops, groups_[s].ops)) {
+            combinable(groups_[*g].ops, groups_[s].ops)) {
           isolated_.erase(s);
           merge(*g, s);
           changed = true;
@@ -217,7 +217,7 @@ private:
         for (const Value *v : move->operands)
           if (auto p = producer(v); p && *p != s && pointwiseGroup(*p) && onlyFeeds(*p, s) &&
                                     !pathThroughOthers(s, *p) && fitsInputs(s, *p) &&
-                                    fitsBuffers(groups_[s].ops, groups_[*p].ops)) {
+                                    combinable(groups_[s].ops, groups_[*p].ops)) {
             if (isolated_.erase(s))
               groups_[s].domain = move->result()->type.shape;
             merge(s, *p);
@@ -230,7 +230,7 @@ private:
         for (size_t g : readerGroupsOf(p))
           if (g != p && pointwiseGroup(g) && onlyFeeds(p, g) && readOnlyByMoves(p, g) &&
               !pathThroughOthers(g, p) && fitsInputs(g, p) &&
-              fitsBuffers(groups_[g].ops, groups_[p].ops)) {
+              combinable(groups_[g].ops, groups_[p].ops)) {
             merge(g, p);
             changed = true;
             break;
@@ -412,7 +412,7 @@ private:
       if (auto p = producer(data);
           p && !isolated_.count(*p) && groups_[*p].anchor == Anchor::None &&
           sameDomain(groups_[*p].domain, domain) && !readsIntegers(groups_[*p]) &&
-          acyclicJoin(op, *p) && fitsBuffers(groups_[*p].ops, {&op})) {
+          acyclicJoin(op, *p) && combinable(groups_[*p].ops, {&op})) {
         join(*p, op);
         groups_[*p].anchor = Anchor::Reduction;
         groups_[*p].anchorOp = &op;
@@ -489,7 +489,7 @@ private:
       return groups_[a].last > groups_[b].last;
     });
     for (size_t g : cands) {
-      if (!acyclicJoin(op, g) || !fitsBuffers(groups_[g].ops, {&op}))
+      if (!acyclicJoin(op, g) || !combinable(groups_[g].ops, {&op}))
         continue;
       join(g, op);
       // Pull the other pointwise producers of this domain in as well; not
@@ -501,7 +501,7 @@ private:
             groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
             !pathThroughOthers(h, g) &&
             !(groups_[g].anchor == Anchor::Reduction && readsIntegers(groups_[h])) &&
-            fitsBuffers(groups_[g].ops, groups_[h].ops))
+            combinable(groups_[g].ops, groups_[h].ops))
           merge(g, h);
       return;
     }
@@ -556,6 +556,23 @@ private:
     groups_.push_back(std::move(pro));
     for (Op *o : groups_.back().ops)
       groupOf_[o] = groups_.size() - 1;
+  }
+
+  // Whether ops `a` and `b` may be one group: of one phase. A train step's
+  // backward op in a forward kernel would run in the forward and its result
+  // be kept until the backward (a ReLU's mask, a value rematerialize
+  // recomputes); a weight gradient's GEMM with its optimizer update as the
+  // epilogue would run with the updates, after the whole backward, keeping
+  // the activation and the result's gradient it reads alive until then.
+  bool combinable(const std::vector<Op *> &a, const std::vector<Op *> &b) const {
+    std::optional<Phase> phase;
+    for (const auto *ops : {&a, &b})
+      for (const Op *o : *ops) {
+        if (phase && *phase != o->loc.phase)
+          return false;
+        phase = o->loc.phase;
+      }
+    return fitsBuffers(a, b);
   }
 
   // Whether ops `a` and `b` as one group stay within kMaxGroupSlots: their

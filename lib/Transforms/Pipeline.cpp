@@ -205,8 +205,10 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   // mixed-precision before it (preFusionAnchor), which must not turn its
   // exact f32 / f64 arithmetic into half types.
   p.add(LowerQuantize).add(DCE);
+  // rematerialize after the last CSE (which would merge its clones back
+  // into the forward), right before fusion places them.
   if (level >= 2)
-    p.add(Fuse);
+    p.add(Rematerialize).add(Fuse);
   return p;
 }
 

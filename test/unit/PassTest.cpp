@@ -118,11 +118,11 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   const std::string quant = ",lower-quantize,dce",
                     attend = ",attention-fusion,attention-layouts,dce";
   EXPECT_EQ(pipelineForLevel(1).spelling(), base + quant);
-  EXPECT_EQ(pipelineForLevel(2).spelling(), base + quant + ",fuse");
-  EXPECT_EQ(pipelineForLevel(3).spelling(), base + attend + quant + ",fuse");
+  EXPECT_EQ(pipelineForLevel(2).spelling(), base + quant + ",rematerialize,fuse");
+  EXPECT_EQ(pipelineForLevel(3).spelling(), base + attend + quant + ",rematerialize,fuse");
   // The A/B of -O2's switch: either way at -O2 and -O3.
-  EXPECT_EQ(pipelineForLevel(2, true).spelling(), base + attend + quant + ",fuse");
-  EXPECT_EQ(pipelineForLevel(3, false).spelling(), base + quant + ",fuse");
+  EXPECT_EQ(pipelineForLevel(2, true).spelling(), base + attend + quant + ",rematerialize,fuse");
+  EXPECT_EQ(pipelineForLevel(3, false).spelling(), base + quant + ",rematerialize,fuse");
   EXPECT_EQ(pipelineForLevel(1, true).spelling(), base + quant);
   // The target's and mixed-precision's passes go before lower-quantize
   // (its exact arithmetic stays f32 / f64), else before fuse.

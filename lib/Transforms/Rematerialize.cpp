@@ -1,0 +1,193 @@
+// rematerialize: in a train step every forward value the backward reads
+// stays alive from the forward to the backward (a saved activation). Where
+// such a value is a cheap pointwise function of values the backward keeps
+// anyway (saved activations that are not recomputed themselves), of
+// arguments, constants or small tensors, the backward recomputes it instead:
+// a clone of its op (and of such ops under it, up to max-chain deep) in the
+// backward phase, placed before the first backward op that needs it. The
+// forward value then dies with its last forward reader. A batch norm
+// followed by a ReLU saved x - mean, x^ and the ReLU's input (three tensors
+// of the activation's size) where PyTorch saves x and the ReLU's output; with
+// this pass the backward recomputes x^ and the ReLU's input from x - mean.
+// The greedy form of torch.compile's min-cut partitioner: a value is
+// recomputed when all it reads is available, decided in forward order.
+// It runs late (pipelineForLevel: after the last CSE, which would merge the
+// clones back), and fusion keeps backward ops out of forward kernels
+// (Fusion.cpp), so a clone fuses into the backward kernel that reads it.
+#include "tc/IR/OpTable.h"
+#include "tc/Transforms/Pass.h"
+#include <algorithm>
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace tc {
+
+namespace {
+
+// An operand this many times smaller than the result (a batch norm's
+// per-channel mean) is kept alive rather than counted against recomputing.
+constexpr int64_t kSmallRatio = 16;
+
+bool forward(const Op &op) { return op.loc.phase == Phase::Forward; }
+
+int64_t elements(const Value *v) { return staticNumElements(v->type.shape).value_or(-1); }
+
+// Pointwise ops, and a Transpose (a copy as memory-bound as one: the
+// channels-last or head-split copy of a value saved anyway).
+bool cheap(const Op &op) {
+  return (op.info().category == FusionCategory::Pointwise || op.is(OpKind::Transpose)) &&
+         op.results.size() == 1 && !op.is(OpKind::Fused) && elements(op.result()) > 0;
+}
+
+} // namespace
+
+bool runRematerializePass(Module &m, const PassOptions &opts) {
+  Function &f = m.main();
+  // Ops recomputed for one saved value, on its deepest path (0: off).
+  int64_t maxChain = opts.getInt("max-chain");
+  if (maxChain <= 0)
+    return false;
+  if (std::all_of(f.ops.begin(), f.ops.end(), [](const auto &op) { return forward(*op); }))
+    return false;
+  std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
+  // A forward-tagged op that only backward ops read is backward work (a
+  // layout Transpose channels-last made for a backward reader, tagged with
+  // its operand's location): it becomes backward (reverse order: readers
+  // first).
+  std::unordered_map<const Value *, bool> forwardRead; // read by a forward op or returned
+  for (const Value *v : f.results)
+    forwardRead[v] = true;
+  for (auto it = f.ops.rbegin(); it != f.ops.rend(); ++it) {
+    Op &op = **it;
+    bool read = false, readForward = false;
+    for (const Value *r : op.results) {
+      auto fr = forwardRead.find(r);
+      read |= fr != forwardRead.end();
+      readForward |= fr != forwardRead.end() && fr->second;
+    }
+    if (forward(op) && read && !readForward)
+      op.loc.phase = Phase::Backward;
+    for (const Value *o : op.operands)
+      if (o)
+        forwardRead[o] = forwardRead[o] || forward(op);
+  }
+  // Each forward value's first backward reader (saved when it has one).
+  std::unordered_map<const Value *, size_t> firstBackward;
+  for (size_t i = 0; i < f.ops.size(); ++i)
+    if (!forward(*f.ops[i]))
+      for (const Value *v : f.ops[i]->operands)
+        if (v && v->def && forward(*v->def) && !firstBackward.count(v))
+          firstBackward[v] = i;
+
+  // In forward order: a cheap forward value is recomputable when all it
+  // reads is available in the backward (saved anyway, recomputable, an
+  // argument, a constant or small); its chain depth bounds the work.
+  std::unordered_map<const Value *, int> depth; // recomputable values
+  for (const auto &op : f.ops) {
+    if (!forward(*op) || !cheap(*op) || returned.count(op->result()))
+      continue;
+    const Value *v = op->result();
+    int d = 1;
+    bool available = true;
+    for (const Value *o : op->operands) {
+      if (!o || o->isArgument() || o->isConstant())
+        continue;
+      int64_t n = elements(o);
+      if (n >= 0 && n * kSmallRatio <= elements(v))
+        continue;
+      if (auto it = depth.find(o); it != depth.end())
+        d = std::max(d, it->second + 1);
+      else
+        available &= firstBackward.count(o) != 0; // saved anyway
+    }
+    if (available && d <= maxChain)
+      depth[v] = d;
+  }
+  // What the backward recomputes: the saved recomputable values and the
+  // recomputable values under them; in forward order.
+  std::unordered_set<const Value *> needed;
+  std::vector<const Value *> todo;
+  for (const auto &[v, _] : depth)
+    if (firstBackward.count(v))
+      todo.push_back(v);
+  while (!todo.empty()) {
+    const Value *v = todo.back();
+    todo.pop_back();
+    if (!needed.insert(v).second)
+      continue;
+    for (const Value *o : v->def->operands)
+      if (o && depth.count(o))
+        todo.push_back(o);
+  }
+  if (needed.empty())
+    return false;
+  std::vector<const Value *> order;
+  for (const auto &op : f.ops)
+    if (forward(*op) && needed.count(op->result()))
+      order.push_back(op->result());
+
+  // Where each clone goes: before the first backward op that reads the
+  // value, or the first clone that does (reverse order: readers first).
+  std::unordered_map<const Value *, size_t> at;
+  for (auto v = order.rbegin(); v != order.rend(); ++v) {
+    auto fb = firstBackward.find(*v);
+    size_t pos = fb != firstBackward.end() ? fb->second : f.ops.size();
+    for (const Value *w : order)
+      if (at.count(w) &&
+          std::find(w->def->operands.begin(), w->def->operands.end(), *v) != w->def->operands.end())
+        pos = std::min(pos, at.at(w));
+    at[*v] = pos;
+  }
+
+  // The clones, in forward order (operands before readers), each tagged
+  // with its insertion point.
+  std::unordered_map<const Value *, Value *> clone;
+  std::multimap<size_t, Op *> inserted; // position -> clone op, in creation order
+  for (const Value *v : order) {
+    Op &op = *v->def;
+    std::vector<Value *> ins;
+    for (Value *o : op.operands) {
+      auto c = o ? clone.find(o) : clone.end();
+      ins.push_back(c == clone.end() ? o : c->second);
+    }
+    Location loc = op.loc;
+    loc.phase = Phase::Backward;
+    Op *c = f.addOp(op.kind, std::move(ins), {f.uniqueName(v->name + "_remat")}, {v->type}, loc);
+    c->attrs = op.attrs;
+    clone[v] = c->result();
+    inserted.emplace(at.at(v), c);
+  }
+  // Backward readers read the clones.
+  for (const auto &op : f.ops)
+    if (!forward(*op))
+      for (Value *&o : op->operands)
+        if (auto c = o ? clone.find(o) : clone.end(); c != clone.end() && o != c->second)
+          o = c->second;
+  // The clones (appended by addOp) move before their insertion points.
+  std::unordered_set<const Op *> clones;
+  for (const auto &[_, c] : inserted)
+    clones.insert(c);
+  std::unordered_map<const Op *, std::unique_ptr<Op>> owned;
+  std::vector<std::unique_ptr<Op>> rest;
+  for (auto &op : f.ops) {
+    const Op *p = op.get();
+    if (clones.count(p))
+      owned[p] = std::move(op);
+    else
+      rest.push_back(std::move(op));
+  }
+  std::vector<std::unique_ptr<Op>> ops;
+  auto it = inserted.begin();
+  for (size_t i = 0; i < rest.size(); ++i) {
+    for (; it != inserted.end() && it->first <= i; ++it)
+      ops.push_back(std::move(owned.at(it->second)));
+    ops.push_back(std::move(rest[i]));
+  }
+  for (; it != inserted.end(); ++it)
+    ops.push_back(std::move(owned.at(it->second)));
+  f.ops = std::move(ops);
+  return true;
+}
+
+} // namespace tc
