@@ -227,6 +227,8 @@ private:
   std::vector<uint64_t> kernelParams(ShapePlan &plan, const std::vector<const Value *> &values,
                                      const std::vector<cuda::CUdeviceptr> &at = {});
   std::string planLibraryStep(ShapePlan &plan, const Op &op, const Kernel &k, Step &s);
+  std::string planMultiTensorStep(ShapePlan &plan, const Function &f, size_t first, const Kernel &k,
+                                  Step &s);
   std::string planAttentionStep(ShapePlan &plan, const Op &op, Step &s, std::string kernel);
   bool runPlanned(ShapePlan &plan, const std::vector<Input> &inputs, std::vector<Output> &outputs,
                   bool wait);

@@ -100,9 +100,12 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
           const std::vector<const HostTensor *> &ins) -> std::optional<std::vector<HostTensor>> {
     auto k = kernels_.find(op.getString("callee"));
     const Function *f = module_->lookup(op.getString("callee"));
-    // `columns` and `split` read a plan's scratch: those groups are host steps here.
+    // `columns` and `split` read a plan's scratch, `multi-tensor` a plan's
+    // table: those groups are host steps here (a multi-tensor run exists
+    // only where the artifact stores a plan).
     if (k == kernels_.end() || !f || !k->second.entry.library.empty() ||
-        !k->second.entry.hasKernel() || readsScratch(k->second.entry.launch))
+        !k->second.entry.hasKernel() || readsScratch(k->second.entry.launch) ||
+        k->second.entry.launch == LaunchKind::MultiTensor) // its table is a plan's
       return std::nullopt;
     for (const HostTensor *t : ins)
       if (!t || t->dtype() == DType::Str)
