@@ -1,5 +1,6 @@
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/KernelCount.h"
+#include "tc/CodeGen/MultiTensor.h"
 #include "tc/IR/DimExpr.h"
 #include "tc/Runtime/ArenaPacking.h"
 #include "tc/Support/Error.h"
@@ -7,6 +8,7 @@
 #include <cstdio>
 #include <ostream>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tc {
 
@@ -65,11 +67,24 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
   MemoryPlan plan;
   plan.function = f.name;
   std::unordered_map<const Value *, size_t> index; // value -> buffer
-  std::unordered_map<const Value *, size_t> lastUse;
-  for (size_t i = 0; i < f.ops.size(); ++i)
+  // Steps: an op's index, but a multi-tensor run's (MultiTensor.h) members
+  // are one step, its first's: one launch reads and writes them all.
+  std::vector<size_t> step(f.ops.size());
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    int64_t run = multiTensorRun(*f.ops[i]);
+    step[i] = i > 0 && run && run == multiTensorRun(*f.ops[i - 1]) ? step[i - 1] : i;
+  }
+  std::unordered_map<const Value *, size_t> lastUse, lastReaders; // ops reading it at its last step
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    std::unordered_set<const Value *> read;
     for (const Value *v : f.ops[i]->operands)
-      if (v)
-        lastUse[v] = i;
+      if (v && read.insert(v).second) {
+        auto [it, fresh] = lastUse.emplace(v, step[i]);
+        size_t &n = lastReaders[v];
+        n = fresh || it->second != step[i] ? 1 : n + 1;
+        it->second = step[i];
+      }
+  }
   for (const Value *r : f.results)
     lastUse[r] = SIZE_MAX;
 
@@ -79,8 +94,8 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
     for (const Value *r : op.results) {
       PlannedBuffer b;
       b.value = r;
-      b.def = i;
-      b.lastUse = lastUse.count(r) ? lastUse[r] : i;
+      b.def = step[i];
+      b.lastUse = lastUse.count(r) ? lastUse[r] : step[i];
       const Value *src = op.operand(0);
       std::optional<uint64_t> at = src ? viewByteOffset(op, dims) : std::nullopt;
       if (at) {
@@ -131,8 +146,9 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
         // the result's size (broadcast) must not be overwritten as it is read.
         // And no view of a part of it (a Slice) is read: element i's write
         // could land where another element is still to be read.
+        // Read by this op alone there (not by another member of its run).
         if (plan.buffers[blk.members.front()].bytes == b.bytes && blk.end == b.def &&
-            !blk.partial) {
+            !blk.partial && lastReaders[o] == 1) {
           blk.end = storageEnd(bi);
           blk.members.push_back(bi);
           blockOf[b.value] = it->second;

@@ -119,7 +119,8 @@ std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
 
 } // namespace
 
-CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary) {
+CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary,
+                           const DriverOptions &options) {
   CodegenResult r;
   auto t0 = Clock::now();
   std::vector<StoredGuard> guards;
@@ -167,6 +168,12 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
     groups.push_back(std::move(g));
   }
 
+  // Runs of equal pointwise steps as one launch, where a shape plan is
+  // stored (the memory plan keeps a run's members apart; an unplanned
+  // artifact's steps run one by one).
+  std::string noPlan;
+  if (options.multiTensor && compileShapePlan(m, noPlan, guards))
+    r.multiTensor = formMultiTensorRuns(m, groups, b.dialect());
   std::string table, hostLines;
   b.assemble(groups, r.source, table);
   for (const GroupCode &g : groups) {

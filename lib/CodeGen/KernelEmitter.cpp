@@ -67,6 +67,22 @@ std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect di
   return cls ? emitFamily(c, *cls) : std::nullopt;
 }
 
+std::optional<EmittedKernel> emitMultiTensorKernel(const Function &erased, KernelDialect dialect,
+                                                   std::string &why) {
+  KernelContext c(erased, dialect, why, /*multiTensor=*/true);
+  std::optional<KernelClass> cls = classify(c);
+  if (!cls)
+    return std::nullopt;
+  if (cls->kind != KernelKind::Pointwise)
+    return c.reject("a multi-tensor kernel is a pointwise one");
+  std::optional<EmittedKernel> k = emitFamily(c, *cls);
+  if (k && c.multiTensor) {
+    k->launch = LaunchKind::MultiTensor;
+    k->source += "}\n"; // the function; the family's last brace closed the blocks' loop
+  }
+  return k;
+}
+
 std::string anonymousSource(const EmittedKernel &k) {
   std::string s = k.source.substr(k.source.find('\n') + 1);
   for (size_t at = s.find(k.symbol); at != std::string::npos; at = s.find(k.symbol, at))
@@ -75,13 +91,14 @@ std::string anonymousSource(const EmittedKernel &k) {
 }
 
 const char *launchKindName(LaunchKind k) {
-  return k == LaunchKind::Rows      ? "rows"
-         : k == LaunchKind::Reduce  ? "reduce"
-         : k == LaunchKind::Columns ? "columns"
-         : k == LaunchKind::Lanes   ? "lanes"
-         : k == LaunchKind::Split   ? "split"
-         : k == LaunchKind::Compact ? "compact"
-                                    : "pointwise";
+  return k == LaunchKind::Rows          ? "rows"
+         : k == LaunchKind::Reduce      ? "reduce"
+         : k == LaunchKind::Columns     ? "columns"
+         : k == LaunchKind::Lanes       ? "lanes"
+         : k == LaunchKind::Split       ? "split"
+         : k == LaunchKind::Compact     ? "compact"
+         : k == LaunchKind::MultiTensor ? "multi-tensor"
+                                        : "pointwise";
 }
 
 } // namespace tc

@@ -23,6 +23,17 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
   for (size_t i = 0; i < r.kernels.size(); ++i)
     if (r.kinds[i] == KernelKind::DepthwiseConv)
       std::cerr << "  kernel @" << r.kernels[i] << ": " << kernelKindName(r.kinds[i]) << "\n";
+  // Multi-tensor runs (MultiTensor.h): their steps and launches.
+  size_t joined = 0;
+  for (const MultiTensorSummary &run : r.multiTensor)
+    joined += run.groups.size();
+  if (!r.multiTensor.empty())
+    std::cerr << "multi-tensor: " << joined << " steps in " << r.multiTensor.size() << " launch"
+              << (r.multiTensor.size() == 1 ? "" : "es") << "\n";
+  for (const MultiTensorSummary &run : r.multiTensor)
+    std::cerr << "  multi-tensor " << run.symbol << ": " << run.groups.size()
+              << " tensors in 1 launch (@" << run.groups.front() << " ... @" << run.groups.back()
+              << ")\n";
   if (r.shapePlan) {
     std::cerr << "shape plan: stored (" << r.shapePlan->buffers.size() << " buffers in "
               << r.shapePlan->blocks.size() << " blocks)";
@@ -68,6 +79,7 @@ int tcCodegenMain(int argc, char **argv) {
     CommonOptions common;
     std::string target = "cpu", emit = "artifact";
     bool list = false, stats = false, noHostFallback = false;
+    std::string multiTensor = "on";
     std::vector<std::string> dimFlags;
     po::options_description opts("tc-codegen options");
     opts.add_options()("target", po::value(&target)->value_name(targetNames("|").c_str()),
@@ -89,6 +101,9 @@ int tcCodegenMain(int argc, char **argv) {
         "every size)")("stats", po::bool_switch(&stats),
                        "print to stderr how many kernels, library calls and host steps the "
                        "groups became, and the compile timeline")(
+        "multi-tensor", po::value(&multiTensor)->value_name("on|off"),
+        "run equal pointwise steps that are independent (a train step's optimizer updates) as "
+        "one launch over all of their tensors (default on)")(
         "no-host-fallback", po::bool_switch(&noHostFallback),
         "a group that no kernel and no library covers, or a model whose shape plan cannot be "
         "stored, is an error, not a host step (exit 1, no output)");
@@ -117,6 +132,9 @@ int tcCodegenMain(int argc, char **argv) {
              chosen.title, " target takes --", chosen.levelFlag, ")");
     }
     CompileTarget &compiler = *compilers[self];
+    if (multiTensor != "on" && multiTensor != "off")
+      fail("unknown --multi-tensor '", multiTensor, "' (on or off)");
+    compiler.driverOptions.multiTensor = multiTensor == "on";
     TargetOptionValues values = targetOptionValues(vm, compiler.options());
     std::vector<std::string> kinds = compiler.emitKinds();
     kinds.insert(kinds.begin(), "artifact");

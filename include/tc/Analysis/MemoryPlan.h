@@ -1,10 +1,10 @@
 // Memory planning: every intermediate tensor of a function gets an offset in
 // ONE arena. Liveness runs over the scheduled ops (fusion groups are single
-// steps); views (Reshape, Flatten, Squeeze, Unsqueeze, Identity, and a
-// contiguous Slice at a byte offset: Views.h) alias their operand; a
-// pointwise step may write over an operand that dies there (in place), unless
-// a Slice view of it is read; then blocks are packed greedily, largest first, at the lowest
-// offset free over their lifetime. Backends allocate `arenaBytes` once.
+// steps, and so is a multi-tensor run of them: tc/CodeGen/MultiTensor.h); views (Reshape, Flatten,
+// Squeeze, Unsqueeze, Identity, and a contiguous Slice at a byte offset: Views.h) alias their
+// operand; a pointwise step may write over an operand that dies there (in place), unless a Slice
+// view of it is read; then blocks are packed greedily, largest first, at the lowest offset free
+// over their lifetime. Backends allocate `arenaBytes` once.
 #pragma once
 #include "tc/IR/IR.h"
 #include <iosfwd>

@@ -57,6 +57,19 @@ struct GroupCode {
   std::string hostWhy;     // why, for the warning
 };
 
+// A multi-tensor run (tc/CodeGen/MultiTensor.h): its kernel's symbol and
+// its members' groups, in order.
+struct MultiTensorSummary {
+  std::string symbol;
+  std::vector<std::string> groups;
+};
+// Decides the multi-tensor runs among `groups` (the driver's, decided:
+// kernels, libraries, host steps): reorders m's main to put each run's steps
+// together, marks them (the Fused op's `multi_tensor`), and gives each
+// member the run's kernel (MultiTensorRuns.cpp).
+std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<GroupCode> &groups,
+                                                    KernelDialect dialect);
+
 // The artifact section listing the groups compiled to run on the host:
 // "@group: why" lines (tc-codegen's warnings; empty: none).
 inline constexpr const char *kSectionHostSteps = "host-steps";
@@ -118,11 +131,18 @@ struct CodegenResult {
   // the runtime plans each input shape, for `noShapePlan`'s reason.
   std::optional<StoredShapePlan> shapePlan;
   std::string noShapePlan;
+  std::vector<MultiTensorSummary> multiTensor; // the runs, in main's order
+};
+
+// The driver's switches, the same for every backend (tc-codegen's flags).
+struct DriverOptions {
+  bool multiTensor = true; // --multi-tensor: form multi-tensor runs
 };
 
 // THE code generation driver: prepare, emit every group's kernel, decide
 // each group (kernel / library call + epilogue / host), assemble the source
 // and kernel table, and (withBinary) compile and fill the artifact.
-CodegenResult generateCode(const Module &input, const CodegenBackend &backend, bool withBinary);
+CodegenResult generateCode(const Module &input, const CodegenBackend &backend, bool withBinary,
+                           const DriverOptions &options = {});
 
 } // namespace tc

@@ -81,6 +81,10 @@
 //   rounds down so that every tile gets its own block where Sq is static).
 //   The depthwise-conv family is `pointwise` too: its threads stride over
 //   (pixel tile, channel vector) items, `vec` = pixels x channels per item.
+//   multi-tensor: a pointwise kernel over a table of members (a run of
+//     steps, tc/CodeGen/MultiTensor.h): blockDim.x = `block`; each member
+//     gets the grid `pointwise` gives its n, gridDim.x their sum. Its
+//     parameter is { const entry *table; int64_t count; } (MultiTensor.h).
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/CodeGen/KernelKind.h"
@@ -93,7 +97,7 @@ namespace tc {
 enum class KernelDialect { Cpu, Cuda };
 
 // How the CUDA runtime launches a kernel (see the launch rule above).
-enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split, Compact };
+enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split, Compact, MultiTensor };
 // `split` launches (see the launch rule above): the grid of every pass.
 inline constexpr unsigned kSplitGrid = 1024;
 
@@ -115,8 +119,8 @@ struct EmittedKernel {
 // assemble: every layer's LayerNorm, an unrolled RNN's steps).
 std::string anonymousSource(const EmittedKernel &k);
 
-// "pointwise" / "rows" / "reduce" / "columns" / "lanes" / "split" / "compact" (the
-// kernel table's spelling).
+// "pointwise" / "rows" / "reduce" / "columns" / "lanes" / "split" / "compact" /
+// "multi-tensor" (the kernel table's spelling).
 const char *launchKindName(LaunchKind k);
 
 // A group's kind and the op that decides it: the MatMul/Gemm/Conv, the
@@ -144,6 +148,13 @@ std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect di
 // family turns down a group that is not of its kind, `why` saying so.
 std::optional<EmittedKernel> emitKernelOfKind(const Function &callee, KernelDialect dialect,
                                               const KernelClass &cls, std::string &why);
+
+// The kernel of a run's members (tc/CodeGen/MultiTensor.h) from `erased`,
+// a member's group with its sizes erased: CUDA the multi-tensor kernel
+// (launch `multi-tensor`), CPU the erased group's ordinary kernel; nullopt
+// with `why` set unless the Pointwise family emits it.
+std::optional<EmittedKernel> emitMultiTensorKernel(const Function &erased, KernelDialect dialect,
+                                                   std::string &why);
 
 // What every kernel source starts with: helpers and math declarations;
 // `halfTypes` (CUDA): include the fp16/bf16 headers; `faults` (CUDA): define

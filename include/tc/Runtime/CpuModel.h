@@ -107,6 +107,7 @@ private:
   // with the reference's line, naming the group's op that faulted (an
   // epilogue kernel's ops are not the callee's: then the Fused op).
   void checkFault(const Module &m, const Op &fused, bool epilogue = false);
+  void launchMultiTensor(const ShapePlan &plan, size_t step); // a multi-tensor run
   void launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
               const std::vector<int64_t> &domain);
   void buildSteps(ShapePlan &plan);

@@ -16,10 +16,11 @@ namespace tc {
 //   <group> <symbol> <kind> <launch> <block> <vec> [<library>]
 // Without <library>: group <group> runs as generated kernel <symbol> of
 // family <kind> (tc/CodeGen/KernelKind.h: "pointwise", "row-reduction",
-// ...), launched per <launch> ("pointwise", "rows", "lanes", "reduce", "columns", "split" or
-// "compact"), <block> and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h); equal groups share
-// a symbol. With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's anchor is a
-// library call writing the group's result, and <symbol> etc. are its epilogue's kernel
+// ...), launched per <launch> ("pointwise", "rows", "lanes", "reduce", "columns", "split",
+// "compact" or "multi-tensor": the group is a member of a multi-tensor run,
+// tc/CodeGen/MultiTensor.h), <block> and <vec> (the launch rule in tc/CodeGen/KernelEmitter.h);
+// equal groups share a symbol. With <library> ("cublaslt": MatMul/Gemm, "cudnn": Conv): the group's
+// anchor is a library call writing the group's result, and <symbol> etc. are its epilogue's kernel
 // (tc/CodeGen/LibraryCall.h), run in place over that result; "- - - 0 0" when it has none (the
 // anchor is the whole group, or the epilogue has no kernel: then only a library taking the whole
 // epilogue runs the group off the host).

@@ -240,6 +240,8 @@ private:
     std::function<std::vector<uint64_t>(cuda::CUdeviceptr anchor)> epilogueParams;
   };
   std::string makeLibraryStep(const LibraryOperands &o, const Kernel &k, Step &s);
+  std::string planMultiTensorStep(ShapePlan &plan, const Function &f, size_t first, const Kernel &k,
+                                  Step &s);
   std::string planAttentionStep(ShapePlan &plan, const Op &op, Step &s, std::string kernel);
   bool runPlanned(ShapePlan &plan, const std::vector<Input> &inputs, std::vector<Output> &outputs,
                   bool wait);

@@ -31,9 +31,10 @@ public:
   // Reads the values of options() and the --emit kind; tc::Error for a bad
   // one ("unknown --arch 'sm_12' (...)").
   virtual void configure(const TargetOptionValues &values, const std::string &emit) = 0;
-  // The shared driver over this backend; `withBinary` false stops after
-  // the source (--emit other than artifact).
+  // The shared driver over this backend with `driverOptions`; `withBinary`
+  // false stops after the source (--emit other than artifact).
   virtual CodegenResult compile(const Module &m, bool withBinary) const = 0;
+  DriverOptions driverOptions; // tc-codegen's flags for every target
   // An --emit kind other than "source" (asm, ptx) of r's source.
   virtual std::string emitText(const CodegenResult &r, const std::string &kind) const = 0;
   virtual const char *sourceFile() const = 0; // the dump's name: "kernels.cpp"

@@ -3,8 +3,8 @@
 
 namespace tc::kernels {
 
-KernelContext::KernelContext(const Function &f, KernelDialect d, std::string &why)
-    : f(f), dialect(d), why(why) {
+KernelContext::KernelContext(const Function &f, KernelDialect d, std::string &why, bool multiTensor)
+    : f(f), dialect(d), multiTensor(multiTensor && d == KernelDialect::Cuda), why(why) {
   if (!f.results.empty())
     domain = f.results[0]->type.shape;
   rank = domain.size();
@@ -148,8 +148,36 @@ void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, u
   }
   size_t nb = f.args.size() + f.results.size() + scratch;
   os << "struct " << symbol << "_params { void *bufs[" << nb << "]; int64_t dims["
-     << (numDims ? numDims : 1) << "];" << (pass ? " int64_t pass;" : "") << " };\n"
-     << info().kernelHead << "__launch_bounds__(" << cudaBlock
+     << (numDims ? numDims : 1) << "];" << (pass ? " int64_t pass;" : "") << " };\n";
+  if (multiTensor) {
+    // A member's parameter, its first block and block count. Each block
+    // walks the run's blocks from its own by the grid (any grid is correct,
+    // as for every kernel): the member of block vb is the last entry whose
+    // first block is at most vb. The loop stays open: emitMultiTensorKernel
+    // closes the function after the family's last brace.
+    os << "struct " << symbol << "_entry { " << symbol
+       << "_params p; int64_t first, blocks; };\n"
+          "struct "
+       << symbol << "_tensors { const " << symbol << "_entry *table; int64_t count; };\n"
+       << info().kernelHead << "__launch_bounds__(" << cudaBlock << ") " << symbol
+       << "(const __grid_constant__ " << symbol << "_tensors mt) {\n"
+       << "  const int64_t tc_mt_total = mt.table[mt.count - 1].first + "
+          "mt.table[mt.count - 1].blocks;\n"
+          "  for (int64_t vb = blockIdx.x; vb < tc_mt_total; vb += gridDim.x) {\n"
+          "  int64_t lo = 0, hi = mt.count - 1;\n"
+          "  while (lo < hi) {\n"
+          "    const int64_t mid = (lo + hi + 1) / 2;\n"
+          "    if (mt.table[mid].first <= vb) lo = mid; else hi = mid - 1;\n"
+          "  }\n"
+          "  const "
+       << symbol
+       << "_params &p = mt.table[lo].p;\n"
+          "  const int64_t tc_mt_block = vb - mt.table[lo].first,\n"
+          "                tc_mt_blocks = mt.table[lo].blocks;\n"
+          "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
+    return;
+  }
+  os << info().kernelHead << "__launch_bounds__(" << cudaBlock
      << (minBlocks ? ", " + std::to_string(minBlocks) : "") << ") " << symbol << "(const "
      << "__grid_constant__ " << symbol << "_params p) {\n"
      << "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";

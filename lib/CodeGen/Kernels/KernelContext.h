@@ -21,11 +21,20 @@ inline constexpr const char *kGridHead =
     "  const int64_t stride = (int64_t)gridDim.x * blockDim.x,\n"
     "                tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n";
 
+// The same in a multi-tensor kernel (tc/CodeGen/MultiTensor.h): its
+// member's share of the grid.
+inline constexpr const char *kMultiTensorGridHead =
+    "  const int64_t stride = tc_mt_blocks * blockDim.x,\n"
+    "                tid = tc_mt_block * (int64_t)blockDim.x + threadIdx.x;\n";
+
 struct KernelContext {
-  KernelContext(const Function &f, KernelDialect d, std::string &why);
+  KernelContext(const Function &f, KernelDialect d, std::string &why, bool multiTensor = false);
 
   const Function &f;
   const KernelDialect dialect;
+  // CUDA: the kernel walks a table of members (tc/CodeGen/MultiTensor.h);
+  // the signature finds the block's member, gridHead() its share.
+  const bool multiTensor;
   std::string &why;                                // the reason when the group gets no kernel
   Shape domain;                                    // result 0's shape: the iteration domain
   size_t rank = 0;                                 // of the domain
@@ -33,6 +42,7 @@ struct KernelContext {
   size_t numDims = 0;                              // entries of dims[]
 
   bool cuda() const { return dialect == KernelDialect::Cuda; }
+  const char *gridHead() const { return multiTensor ? kMultiTensorGridHead : kGridHead; }
   const DialectInfo &info() const { return dialectInfo(dialect); }
   const char *st(DType t) const { return storageType(t, dialect); }
   const char *ct(DType t) const { return computeType(t, dialect); }

@@ -127,7 +127,7 @@ std::optional<EmittedKernel> emitCudaPointwise(const KernelContext &c, const Ele
   if (kept)
     os << "  const bool keptInPlace = bufs[" << c.f.args.size() << "] == bufs[" << kept->kept
        << "];\n";
-  os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << kGridHead;
+  os << "  const int64_t n = " << c.rowsExpr() << " * inner;\n" << c.gridHead();
   std::string vecEnd = "0";
   if (vec > 1) {
     std::string V = std::to_string(vec);

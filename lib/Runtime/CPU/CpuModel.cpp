@@ -10,6 +10,7 @@
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/CodeGen/KernelTable.h"
 #include "tc/CodeGen/LibraryCall.h"
+#include "tc/CodeGen/MultiTensor.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/IR/DimExpr.h"
@@ -36,7 +37,17 @@ struct CpuModel::ShapePlan {
   std::unique_ptr<uint8_t, void (*)(uint8_t *)> arena{nullptr, nullptr};
   struct Step {
     const Op *op = nullptr;
-    enum class Kind { View, Kernel, Library, Move, Reference } kind = Kind::Reference;
+    // MultiTensor: a run's first step, which runs the run (`members`);
+    // InRun: a later member of it (nothing of its own to run).
+    enum class Kind {
+      View,
+      Kernel,
+      Library,
+      Move,
+      Reference,
+      MultiTensor,
+      InRun
+    } kind = Kind::Reference;
     KernelFn kernel = nullptr; // Kernel: the group's; Library: its epilogue, if left
     std::unique_ptr<OneDnnCall> call;
     MoveStep move;
@@ -48,6 +59,11 @@ struct CpuModel::ShapePlan {
       uint64_t offset; // a Slice view of the input
     };
     std::vector<InputSlot> inputSlots; // bufs[slot] = inputs[arg] + offset
+    // MultiTensor: each member as a Kernel step over its sizes erased
+    // (tc/CodeGen/MultiTensor.h: domain [n]), with `flat`: the (bufs
+    // index, element bytes) of each of its flat values.
+    std::vector<Step> members;
+    std::vector<std::pair<size_t, size_t>> flat;
   };
   std::vector<Step> steps;
   std::vector<std::string> report; // CpuModel::stepReport
@@ -139,7 +155,9 @@ CpuModel::runKernel(const Op &op, const std::vector<const HostTensor *> &ins) {
   if (!op.is(OpKind::Fused))
     return std::nullopt;
   auto it = kernels_.find(op.getString("callee"));
-  if (it == kernels_.end() || !it->second.kernel)
+  // A multi-tensor run's kernel takes its sizes erased (MultiTensor.h): the
+  // reference runs it here (a run exists only where the artifact stores a plan).
+  if (it == kernels_.end() || !it->second.kernel || multiTensorRun(op))
     return std::nullopt;
   const Function &f = *module_->lookup(it->first);
   // A compaction kernel's `?` dims are its count: pass 0 (the launch rule,
@@ -262,6 +280,36 @@ void CpuModel::launch(KernelFn kernel, void *const *bufs, const int64_t *dims,
   });
 }
 
+// A multi-tensor run (tc/CodeGen/MultiTensor.h): one parallel loop over
+// its members' elements concatenated, each piece its member's erased kernel
+// over a part of it (flat pointers advanced, n the part's length).
+void CpuModel::launchMultiTensor(const ShapePlan &plan, size_t step) {
+  const std::vector<ShapePlan::Step> &members = plan.steps[step].members;
+  std::vector<int64_t> at{0}; // each member's first element in the concatenation
+  for (const ShapePlan::Step &m : members)
+    at.push_back(at.back() + m.domain[0]);
+  // Some 16K elements a piece. Test-only: TC_TEST_MULTI_TENSOR_GRAIN sets
+  // it (multi-tensor.test: pieces starting inside a tensor).
+  static const int64_t grain = [] {
+    const char *g = std::getenv("TC_TEST_MULTI_TENSOR_GRAIN");
+    return g ? std::max<int64_t>(1, std::atoll(g)) : int64_t(1) << 14;
+  }();
+  pool_->parallelFor(at.back(), grain, [&](int64_t begin, int64_t end) {
+    size_t k = size_t(std::upper_bound(at.begin(), at.end(), begin) - at.begin()) - 1;
+    std::vector<void *> bufs;
+    std::vector<int64_t> dims;
+    for (; k < members.size() && at[k] < end; ++k) {
+      const ShapePlan::Step &m = members[k];
+      int64_t from = std::max(begin, at[k]) - at[k], to = std::min(end, at[k + 1]) - at[k];
+      bufs = m.bufs;
+      for (auto [slot, bytes] : m.flat)
+        bufs[slot] = static_cast<uint8_t *>(bufs[slot]) + from * int64_t(bytes);
+      dims.assign(m.dims.size(), to - from);
+      m.kernel(bufs.data(), dims.data(), 0, 1);
+    }
+  });
+}
+
 // nullptr when this shape cannot be planned (sizes unknown until run time).
 CpuModel::ShapePlan *CpuModel::planFor(const std::vector<HostTensor> &inputs) {
   std::optional<ShapeKey> key = shapeKeyOf(module_->main(), inputs);
@@ -363,6 +411,34 @@ void CpuModel::buildSteps(ShapePlan &plan) {
           s.dims.push_back(d.size);
       }
       s.domain = staticDims(op.result()->type.shape);
+      if (int64_t run = s.kind == Step::Kind::Kernel ? multiTensorRun(op) : 0) {
+        // Its kernel takes the sizes erased; the run's first step runs it.
+        const Shape &domain = op.result()->type.shape;
+        int64_t n = staticNumElements(domain).value_or(0);
+        s.dims = multiTensorDims(vals, domain, n);
+        s.domain = {n};
+        for (size_t k = 0; k < vals.size(); ++k)
+          if (multiTensorFlat(vals[k]->type, domain))
+            s.flat.push_back({k, dtypeSize(vals[k]->type.dtype)});
+        Step *lead = nullptr;
+        for (size_t k = plan.steps.size(); k-- > 0 && !lead;)
+          if (plan.steps[k].kind != Step::Kind::InRun)
+            lead = &plan.steps[k];
+        if (lead && lead->kind == Step::Kind::MultiTensor && multiTensorRun(*lead->op) == run) {
+          lead->members.push_back(std::move(s));
+          s = Step{};
+          s.op = &op;
+          s.kind = Step::Kind::InRun;
+          what = "in the multi-tensor run of %" + lead->op->result()->name;
+        } else {
+          Step first;
+          first.op = &op;
+          first.kind = Step::Kind::MultiTensor;
+          first.members.push_back(std::move(s));
+          s = std::move(first);
+          what = "generated kernel, multi-tensor run";
+        }
+      }
     }
     plan.report.push_back(
         "%" + op.result()->name + " = " +
@@ -523,8 +599,16 @@ std::vector<HostTensor> CpuModel::runPlanned(ShapePlan &plan,
   auto runStep = [&](ShapePlan::Step &step) {
     for (const auto &in : step.inputSlots)
       step.bufs[in.slot] = const_cast<uint8_t *>(inputs[in.arg].bytes()) + in.offset;
-    if (step.kind == Kind::View)
+    if (step.kind == Kind::View || step.kind == Kind::InRun)
       return;
+    if (step.kind == Kind::MultiTensor) {
+      for (ShapePlan::Step &m : step.members)
+        for (const auto &in : m.inputSlots)
+          m.bufs[in.slot] = const_cast<uint8_t *>(inputs[in.arg].bytes()) + in.offset;
+      launchMultiTensor(plan, size_t(&step - plan.steps.data()));
+      ++kernelSteps_;
+      return;
+    }
     if (step.kind == Kind::Kernel) {
       launch(step.kernel, step.bufs.data(), step.dims.data(), step.domain);
       checkFault(*pm.module, *step.op);
@@ -596,8 +680,9 @@ void CpuModel::traceSteps(ShapePlan &plan) {
     for (size_t i = 0; i < plan.steps.size(); ++i) {
       const ShapePlan::Step &s = plan.steps[i];
       StepInfo info = describeStep(*plan.planned->module, *s.op);
-      info.kind = s.kind == Kind::View      ? "view"
-                  : s.kind == Kind::Kernel  ? "kernel"
+      info.kind = s.kind == Kind::View ? "view"
+                  : s.kind == Kind::Kernel || s.kind == Kind::MultiTensor || s.kind == Kind::InRun
+                      ? "kernel"
                   : s.kind == Kind::Library ? "library"
                   : s.kind == Kind::Move    ? "copy"
                                             : "fallback";

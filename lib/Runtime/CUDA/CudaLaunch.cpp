@@ -47,6 +47,7 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
          (e.vec & (e.vec - 1)) == 0) ||
         ((launch == "reduce" || launch == "split") && family == KernelKind::Reduction) ||
         (launch == "compact" && family == KernelKind::Compaction) ||
+        (launch == "multi-tensor" && family == KernelKind::Pointwise) ||
         (launch == "columns" &&
          (family == KernelKind::Reduction || family == KernelKind::Attention));
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;
@@ -55,13 +56,14 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     if (!ok || !(kernelOk || noKernel))
       failKernelTableLine(file, "CUDA", line);
     e.kind = family.value_or(KernelKind::Pointwise);
-    e.launch = launch == "rows"      ? LaunchKind::Rows
-               : launch == "reduce"  ? LaunchKind::Reduce
-               : launch == "columns" ? LaunchKind::Columns
-               : launch == "lanes"   ? LaunchKind::Lanes
-               : launch == "split"   ? LaunchKind::Split
-               : launch == "compact" ? LaunchKind::Compact
-                                     : LaunchKind::Pointwise;
+    e.launch = launch == "rows"           ? LaunchKind::Rows
+               : launch == "reduce"       ? LaunchKind::Reduce
+               : launch == "columns"      ? LaunchKind::Columns
+               : launch == "lanes"        ? LaunchKind::Lanes
+               : launch == "split"        ? LaunchKind::Split
+               : launch == "compact"      ? LaunchKind::Compact
+               : launch == "multi-tensor" ? LaunchKind::MultiTensor
+                                          : LaunchKind::Pointwise;
     entries.push_back(std::move(e));
   }
   return entries;

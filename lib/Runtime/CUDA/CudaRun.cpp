@@ -8,6 +8,7 @@
 #include "LibraryLoader.h"
 #include "tc/Analysis/StepCost.h"
 #include "tc/CodeGen/KernelFault.h"
+#include "tc/CodeGen/MultiTensor.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -352,8 +353,11 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
       *pm.module, f,
       [&](const Op &op) {
         auto k = kernels_.find(op.getString("callee"));
+        // A multi-tensor launch runs each member's elements as its own
+        // kernel would (the members read no other's results).
         return k != kernels_.end() && k->second.entry.library.empty() &&
-               k->second.entry.launch == LaunchKind::Pointwise &&
+               (k->second.entry.launch == LaunchKind::Pointwise ||
+                k->second.entry.launch == LaunchKind::MultiTensor) &&
                k->second.entry.kind == KernelKind::Pointwise;
       },
       [&](const Op &op) { return pm.aliases(op); });
@@ -375,13 +379,21 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
                               plan->columnsZeros.size(), work_),
             "cuMemcpyHtoDAsync");
   }
-  for (const auto &p : f.ops) {
-    const Op &op = *p;
+  const Op *runLead = nullptr; // the multi-tensor run's first step, which launches it
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const Op &op = *f.ops[i];
     Step s;
     s.op = &op;
     std::string what = "host (reference kernels)";
     auto k = op.is(OpKind::Fused) ? kernels_.find(op.getString("callee")) : kernels_.end();
-    if (pm.aliases(op)) {
+    bool multi = k != kernels_.end() && k->second.entry.launch == LaunchKind::MultiTensor;
+    if (multi && i > 0 && runLead && multiTensorRun(op) == multiTensorRun(*runLead)) {
+      s.kind = Step::Kind::Nothing;
+      what = "in the multi-tensor launch of %" + runLead->result()->name;
+    } else if (multi) {
+      runLead = &op;
+      what = planMultiTensorStep(*plan, f, i, k->second, s);
+    } else if (pm.aliases(op)) {
       s.kind = Step::Kind::Nothing; // same bytes, another shape
       what = "view";
     } else if (k != kernels_.end() &&
@@ -428,6 +440,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
                                              : 0);
   plan->convWorkspace = cuda::DeviceMemory(workspace);
   plan->deviceBytes = bytes + workspace + scratchBytes;
+  for (const cuda::DeviceMemory &t : plan->tables)
+    plan->deviceBytes += t.size();
   for (const Step &s : plan->steps)
     plan->deviceBytes += s.scratch.size();
   for (const auto &[name, size] : sizes)
@@ -440,6 +454,48 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     else if (s.sdpa)
       s.sdpa->setWorkspace(plan->convWorkspace.get());
   return plan;
+}
+
+// The multi-tensor run starting at step `first` of `f` as one launch
+// (tc/CodeGen/MultiTensor.h): each member's parameter over its sizes
+// erased, its first block and block count, in a table in device memory.
+// Returns the step's report.
+std::string CudaModel::planMultiTensorStep(ShapePlan &plan, const Function &f, size_t first,
+                                           const Kernel &k, Step &s) {
+  std::vector<uint64_t> words;
+  uint64_t blocks = 0;
+  size_t count = 0;
+  int64_t run = multiTensorRun(*f.ops[first]);
+  for (size_t i = first; i < f.ops.size() && multiTensorRun(*f.ops[i]) == run; ++i, ++count) {
+    const Op &op = *f.ops[i];
+    std::vector<const Value *> values(op.operands.begin(), op.operands.end());
+    values.insert(values.end(), op.results.begin(), op.results.end());
+    const Shape &domain = op.result()->type.shape;
+    int64_t n = staticNumElements(domain).value_or(0);
+    std::vector<uint64_t> bufs;
+    for (const Value *v : values)
+      bufs.push_back(devicePtr(plan, v));
+    std::vector<uint64_t> p = packKernelParams(bufs, multiTensorDims(values, domain, n));
+    words.insert(words.end(), p.begin(), p.end());
+    unsigned grid = launchDims(k.entry, {n})->grid; // n >= 1: codegen's rule
+    words.push_back(blocks);
+    words.push_back(grid);
+    blocks += grid;
+  }
+  if (blocks > (uint64_t(1) << 31) - 1)
+    fail(artifact_.file, ": a multi-tensor launch of ", blocks, " blocks");
+  const cuda::Driver &d = cuda::driver();
+  plan.tableWords.push_back(std::move(words));
+  const std::vector<uint64_t> &table = plan.tableWords.back();
+  plan.tables.emplace_back(table.size() * 8);
+  d.check(d.memcpyHtoDAsync(plan.tables.back().get(), table.data(), table.size() * 8, work_),
+          "cuMemcpyHtoDAsync");
+  s.kind = Step::Kind::Kernel;
+  s.fn = k.fn;
+  s.launch = LaunchDims{unsigned(blocks), k.entry.block};
+  s.params = {plan.tables.back().get(), uint64_t(count)};
+  return "multi-tensor kernel " + k.entry.symbol + " <<<" + std::to_string(blocks) + ", " +
+         std::to_string(k.entry.block) + ">>>: " + std::to_string(count) + " tensors in 1 launch";
 }
 
 cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {

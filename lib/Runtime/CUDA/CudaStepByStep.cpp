@@ -173,8 +173,11 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
         return std::nullopt;
     if (!k->second.entry.library.empty())
       return runLibrary(op, *f, k->second, ins);
-    // `columns` and `split` read a plan's scratch: those groups are host steps here.
-    if (!k->second.entry.hasKernel() || readsScratch(k->second.entry.launch))
+    // `columns` and `split` read a plan's scratch, `multi-tensor` a plan's
+    // table: those groups are host steps here (a multi-tensor run exists
+    // only where the artifact stores a plan).
+    if (!k->second.entry.hasKernel() || readsScratch(k->second.entry.launch) ||
+        k->second.entry.launch == LaunchKind::MultiTensor)
       return std::nullopt;
     std::vector<uint64_t> bufs;
     for (size_t i = 0; i < ins.size(); ++i)

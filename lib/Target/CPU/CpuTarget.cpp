@@ -30,7 +30,7 @@ public:
                                                              : CpuLibrary::OneDnn);
   }
   CodegenResult compile(const Module &m, bool withBinary) const override {
-    return generateCode(m, *backend_, withBinary);
+    return generateCode(m, *backend_, withBinary, driverOptions);
   }
   std::string emitText(const CodegenResult &r, const std::string &) const override {
     return compileCpp(r.source, backend_->target(), CompileOutput::Assembly);

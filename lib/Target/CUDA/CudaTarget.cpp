@@ -135,7 +135,7 @@ public:
   // The driver's artifact, then (--tune) its library calls timed; the
   // "tuning" section records the TF32 switch and the winners.
   CodegenResult compile(const Module &m, bool withBinary) const override {
-    CodegenResult r = generateCode(m, *backend_, withBinary);
+    CodegenResult r = generateCode(m, *backend_, withBinary, driverOptions);
     if (!withBinary)
       return r;
     LibraryTuning t;

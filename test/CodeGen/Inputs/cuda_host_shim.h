@@ -121,3 +121,8 @@ template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, 
       t.join();
   }
 }
+// The launch of `kernel` whose parameter is at `p` (cuLaunchKernel's
+// kernelParams[0]: a multi-tensor kernel's differs from its `_params`).
+template <class P> void tc_launch_bytes(void (*kernel)(P), void *p, unsigned grid, unsigned block) {
+  tc_launch(kernel, *static_cast<const P *>(p), grid, block);
+}

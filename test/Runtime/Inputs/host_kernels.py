@@ -19,7 +19,7 @@ symbols = sorted({line.split()[1] for line in s["kernels"].decode().splitlines()
 code = ['#include "cuda_host_shim.h"', source]
 for sym in symbols:
     code.append(f'extern "C" void host_launch_{sym}(void *p, unsigned grid, unsigned block) '
-                f"{{ tc_launch({sym}, *static_cast<{sym}_params *>(p), grid, block); }}")
+                f"{{ tc_launch_bytes({sym}, p, grid, block); }}")
 # fake_libcuda.c's cuCtxSynchronize: a trapped kernel fails the launch.
 code.append('extern "C" int host_traps() { return tc_traps.exchange(0); }')
 cpp = out + ".cpp"
