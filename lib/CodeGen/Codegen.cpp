@@ -3,6 +3,7 @@
 #include "tc/CodeGen/ShapeGuards.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/CompileTimeline.h"
+#include "tc/IR/ControlFlow.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Transforms/Pass.h"
@@ -34,9 +35,8 @@ bool movesData(const Op &op, size_t k) {
 // scalars as literals and everything else as a kernel argument, so a
 // non-scalar constant (or a scalar that a move copies: `ones` is an Expand
 // of 1) moves back out to be passed like a weight.
-void passArrayConstantsAsArguments(Module &m) {
-  Function &main = m.main();
-  for (auto &op : main.ops) {
+void passArrayConstantsAsArguments(Module &m, Function &caller) {
+  for (auto &op : caller.ops) {
     if (!op->is(OpKind::Fused))
       continue;
     Function *callee = m.lookup(op->getString("callee"));
@@ -55,10 +55,17 @@ void passArrayConstantsAsArguments(Module &m) {
       }
       Value *arg = callee->addArgument(callee->uniqueName(c->name + "_arg"), c->type);
       callee->replaceAllUsesWith(c, arg);
-      op->operands.push_back(main.addConstant(main.uniqueName(c->name), c->type, *c->data, c->loc));
+      op->operands.push_back(
+          caller.addConstant(caller.uniqueName(c->name), c->type, *c->data, c->loc));
     }
     callee->constants = keep;
   }
+}
+
+// In every function a run walks (main, control-flow bodies).
+void passArrayConstantsAsArguments(Module &m) {
+  for (Function *caller : walkedFunctions(m))
+    passArrayConstantsAsArguments(m, *caller);
 }
 
 // A group's result 0 is its iteration domain (the kernel's and the
@@ -69,35 +76,37 @@ void passArrayConstantsAsArguments(Module &m) {
 // the callee and in every Fused op that calls it, so the Reduction family
 // writes the row values once per row beside it.
 void perElementResultFirst(Module &m) {
-  Function &main = m.main();
+  std::vector<Function *> walked = walkedFunctions(m);
   std::set<std::string> done;
-  for (auto &op : main.ops) {
-    if (!op->is(OpKind::Fused) || !done.insert(op->getString("callee")).second)
-      continue;
-    Function &callee = *m.lookup(op->getString("callee"));
-    std::vector<Value *> &rs = callee.results;
-    size_t first = rs.size();
-    for (const auto &o : callee.ops)
-      if (first == rs.size() && kernels::isReduceAnchor(*o) &&
-          o->result()->type.shape != o->operand(0)->type.shape &&
-          rs[0]->type.shape == o->result()->type.shape)
-        for (size_t k = 1; k < rs.size() && first == rs.size(); ++k)
-          if (rs[k]->type.shape == o->operand(0)->type.shape)
-            first = k;
-    if (first == rs.size())
-      continue;
-    std::rotate(rs.begin(), rs.begin() + std::ptrdiff_t(first),
-                rs.begin() + std::ptrdiff_t(first) + 1);
-    for (auto &call : main.ops) {
-      if (!call->is(OpKind::Fused) || call->getString("callee") != callee.name)
+  for (Function *caller : walked)
+    for (auto &op : caller->ops) {
+      if (!op->is(OpKind::Fused) || !done.insert(op->getString("callee")).second)
         continue;
-      std::vector<Value *> &vs = call->results;
-      std::rotate(vs.begin(), vs.begin() + std::ptrdiff_t(first),
-                  vs.begin() + std::ptrdiff_t(first) + 1);
-      for (size_t k = 0; k < vs.size(); ++k)
-        vs[k]->resultIndex = unsigned(k);
+      Function &callee = *m.lookup(op->getString("callee"));
+      std::vector<Value *> &rs = callee.results;
+      size_t first = rs.size();
+      for (const auto &o : callee.ops)
+        if (first == rs.size() && kernels::isReduceAnchor(*o) &&
+            o->result()->type.shape != o->operand(0)->type.shape &&
+            rs[0]->type.shape == o->result()->type.shape)
+          for (size_t k = 1; k < rs.size() && first == rs.size(); ++k)
+            if (rs[k]->type.shape == o->operand(0)->type.shape)
+              first = k;
+      if (first == rs.size())
+        continue;
+      std::rotate(rs.begin(), rs.begin() + std::ptrdiff_t(first),
+                  rs.begin() + std::ptrdiff_t(first) + 1);
+      for (Function *f : walked)
+        for (auto &call : f->ops) {
+          if (!call->is(OpKind::Fused) || call->getString("callee") != callee.name)
+            continue;
+          std::vector<Value *> &vs = call->results;
+          std::rotate(vs.begin(), vs.begin() + std::ptrdiff_t(first),
+                      vs.begin() + std::ptrdiff_t(first) + 1);
+          for (size_t k = 0; k < vs.size(); ++k)
+            vs[k]->resultIndex = unsigned(k);
+        }
     }
-  }
 }
 
 } // namespace
@@ -125,19 +134,20 @@ std::string prepareStageName(bool outlineMoves) {
 EmittedKernels emitKernels(const Module &m, KernelDialect dialect) {
   EmittedKernels r;
   std::set<std::string> seen;
-  for (const auto &op : m.main().ops) {
-    if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
-      continue;
-    std::string why;
-    auto t0 = std::chrono::steady_clock::now();
-    if (auto k = emitKernel(*m.lookup(op->getString("callee")), dialect, why))
-      r.kernels.push_back(std::move(*k));
-    else
-      r.fallback.push_back(why);
-    r.perGroup.push_back(
-        {"emit kernels/@" + op->getString("callee"),
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
-  }
+  for (const Function *caller : walkedFunctions(m))
+    for (const auto &op : caller->ops) {
+      if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
+        continue;
+      std::string why;
+      auto t0 = std::chrono::steady_clock::now();
+      if (auto k = emitKernel(*m.lookup(op->getString("callee")), dialect, why))
+        r.kernels.push_back(std::move(*k));
+      else
+        r.fallback.push_back(why);
+      r.perGroup.push_back(
+          {"emit kernels/@" + op->getString("callee"),
+           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
+    }
   return r;
 }
 

@@ -1,10 +1,13 @@
 // The one code generation driver every backend runs (Codegen.h); a backend
 // supplies only its differences (CodegenBackend).
+#include "ControlFlowSteps.h"
 #include "tc/Analysis/KernelCount.h"
 #include "tc/CodeGen/Codegen.h"
+#include "tc/CodeGen/ControlFlowSection.h"
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/CodeGen/ShapePlanCompile.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/ControlFlow.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Transforms/Rewrite.h"
 #include "tc/Transforms/ShapeComputations.h"
@@ -54,8 +57,43 @@ void decideHost(GroupCode &g, const CodegenBackend &b) {
   }
 }
 
-// The group's ONNX nodes with their op types, in order: "/m/Add_4 (Add)".
-std::vector<std::string> nodesOf(const std::vector<const Op *> &ops) {
+// Ops the outlining left outside every group run on the host too, and say
+// so: views cost nothing, shape computations fold when the runtime plans a
+// shape (ShapeComputations.h, the definition the fuse pass keeps them out
+// of groups by), the CPU runtime copies Gather/Concat/Split/Slice; anything
+// else is a step on the reference kernels. Control-flow ops are
+// ControlFlowSteps' to decide.
+std::vector<HostStep> hostOps(const Function &f, const CodegenBackend &b) {
+  std::unordered_set<const Op *> folded = shapeComputations(f);
+  std::vector<HostStep> out;
+  for (const auto &op : f.ops) {
+    if (op->is(OpKind::Fused) || isControlFlowOp(*op) || folded.count(op.get()) || isViewOp(*op) ||
+        (!b.outlineMoves() && isCpuCopyMove(op->kind)))
+      continue;
+    std::string name = op->results.empty() ? "?" : op->result()->name;
+    std::string why = " is no kernel family's op";
+    if (op->is(OpKind::NegativeLogLikelihoodLoss) || op->is(OpKind::SoftmaxCrossEntropyLoss))
+      why = " that the lower-losses pass leaves alone: " + lossObstacle(*op);
+    if (op->is(OpKind::Adagrad) || op->is(OpKind::Adam) || op->is(OpKind::Momentum))
+      why = " that the lower-optimizers pass leaves alone: " + optimizerObstacle(*op);
+    if (op->is(OpKind::Hardmax))
+      why = " that the lower-hardmax pass leaves alone: " + hardmaxObstacle(*op);
+    if (op->is(OpKind::RNN) || op->is(OpKind::GRU) || op->is(OpKind::LSTM))
+      why = recurrentObstacle(*op).empty()
+                ? " that the lower-recurrent pass did not run on (tc-opt -O0)"
+                : " that the lower-recurrent pass leaves alone: " + recurrentObstacle(*op);
+    if (std::string q = quantizeObstacle(*op); q != "not a quantization op")
+      why = " that the lower-quantize pass leaves alone: " + q;
+    out.push_back({"%" + name,
+                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
+                   onnxNodesOf({op.get()})});
+  }
+  return out;
+}
+
+} // namespace
+
+std::vector<std::string> onnxNodesOf(const std::vector<const Op *> &ops) {
   std::vector<std::pair<std::string, std::vector<std::string>>> nodes;
   for (const Op *op : ops) {
     std::string node = op->loc.node;
@@ -77,46 +115,13 @@ std::vector<std::string> nodesOf(const std::vector<const Op *> &ops) {
   }
   return out;
 }
+namespace {
 std::vector<std::string> nodesOf(const Function &group) {
   std::vector<const Op *> ops;
   for (const auto &op : group.ops)
     ops.push_back(op.get());
-  return nodesOf(ops);
+  return onnxNodesOf(ops);
 }
-
-// Ops the outlining left outside every group run on the host too, and say
-// so: views cost nothing, shape computations fold when the runtime plans a
-// shape (ShapeComputations.h, the definition the fuse pass keeps them out
-// of groups by), the CPU runtime copies Gather/Concat/Split/Slice; anything
-// else is a step on the reference kernels.
-std::vector<HostStep> hostOps(const Function &main, const CodegenBackend &b) {
-  std::unordered_set<const Op *> folded = shapeComputations(main);
-  std::vector<HostStep> out;
-  for (const auto &op : main.ops) {
-    if (op->is(OpKind::Fused) || folded.count(op.get()) || isViewOp(*op) ||
-        (!b.outlineMoves() && isCpuCopyMove(op->kind)))
-      continue;
-    std::string name = op->results.empty() ? "?" : op->result()->name;
-    std::string why = " is no kernel family's op";
-    if (op->is(OpKind::NegativeLogLikelihoodLoss) || op->is(OpKind::SoftmaxCrossEntropyLoss))
-      why = " that the lower-losses pass leaves alone: " + lossObstacle(*op);
-    if (op->is(OpKind::Adagrad) || op->is(OpKind::Adam) || op->is(OpKind::Momentum))
-      why = " that the lower-optimizers pass leaves alone: " + optimizerObstacle(*op);
-    if (op->is(OpKind::Hardmax))
-      why = " that the lower-hardmax pass leaves alone: " + hardmaxObstacle(*op);
-    if (op->is(OpKind::RNN) || op->is(OpKind::GRU) || op->is(OpKind::LSTM))
-      why = recurrentObstacle(*op).empty()
-                ? " that the lower-recurrent pass did not run on (tc-opt -O0)"
-                : " that the lower-recurrent pass leaves alone: " + recurrentObstacle(*op);
-    if (std::string q = quantizeObstacle(*op); q != "not a quantization op")
-      why = " that the lower-quantize pass leaves alone: " + q;
-    out.push_back({"%" + name,
-                   "no " + std::string(b.name()) + " kernel: " + std::string(op->name()) + why,
-                   nodesOf({op.get()})});
-  }
-  return out;
-}
-
 } // namespace
 
 CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary,
@@ -138,35 +143,36 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
 
   std::vector<GroupCode> groups;
   std::set<std::string> seen;
-  for (const auto &op : m.main().ops) {
-    if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
-      continue;
-    GroupCode g;
-    g.group = m.lookup(op->getString("callee"));
-    g.call = op.get();
-    if (auto k = kernelOf.find(g.group->name); k != kernelOf.end())
-      g.kernel = *k->second;
-    else
-      g.kernelWhy = whyOf[g.group->name];
-    g.library = b.libraryFor(*g.group, g.kernel.has_value());
-    if (!g.library.empty() && g.kernel && !b.kernelBacksLibrary()) {
-      g.kernel.reset();
-      g.kernelWhy = g.library + " runs it";
-    }
-    // A library call writes the anchor's result; the epilogue's own kernel
-    // then runs in place over it (or the library folds the epilogue).
-    if (!g.library.empty())
-      b.prepareLibraryGroup(*m.lookup(g.group->name), g.library);
-    if (!g.library.empty())
-      if (std::unique_ptr<Function> e = epilogueGroup(*g.group)) {
-        std::string why;
-        g.epilogue = emitKernel(*e, b.dialect(), why);
-        if (!g.epilogue)
-          g.epilogueWhy = reason(why);
+  for (const Function *caller : walkedFunctions(m))
+    for (const auto &op : caller->ops) {
+      if (!op->is(OpKind::Fused) || !seen.insert(op->getString("callee")).second)
+        continue;
+      GroupCode g;
+      g.group = m.lookup(op->getString("callee"));
+      g.call = op.get();
+      if (auto k = kernelOf.find(g.group->name); k != kernelOf.end())
+        g.kernel = *k->second;
+      else
+        g.kernelWhy = whyOf[g.group->name];
+      g.library = b.libraryFor(*g.group, g.kernel.has_value());
+      if (!g.library.empty() && g.kernel && !b.kernelBacksLibrary()) {
+        g.kernel.reset();
+        g.kernelWhy = g.library + " runs it";
       }
-    decideHost(g, b);
-    groups.push_back(std::move(g));
-  }
+      // A library call writes the anchor's result; the epilogue's own kernel
+      // then runs in place over it (or the library folds the epilogue).
+      if (!g.library.empty())
+        b.prepareLibraryGroup(*m.lookup(g.group->name), g.library);
+      if (!g.library.empty())
+        if (std::unique_ptr<Function> e = epilogueGroup(*g.group)) {
+          std::string why;
+          g.epilogue = emitKernel(*e, b.dialect(), why);
+          if (!g.epilogue)
+            g.epilogueWhy = reason(why);
+        }
+      decideHost(g, b);
+      groups.push_back(std::move(g));
+    }
 
   // Runs of equal pointwise steps as one launch, where a shape plan is
   // stored (the memory plan keeps a run's members apart; an unplanned
@@ -176,7 +182,9 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
     r.multiTensor = formMultiTensorRuns(m, groups, b.dialect());
   std::string table, hostLines;
   b.assemble(groups, r.source, table);
+  std::map<std::string, const GroupCode *> codeOf;
   for (const GroupCode &g : groups) {
+    codeOf[g.group->name] = &g;
     const std::string &name = g.group->name;
     for (const EmittedKernel *k :
          {g.kernel ? &*g.kernel : nullptr, g.epilogue ? &*g.epilogue : nullptr})
@@ -191,15 +199,31 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
                                ? std::string("no epilogue")
                                : "epilogue without a kernel: " + g.epilogueWhy) +
                           (g.fuses.empty() ? "" : "; fuses " + g.fuses));
-    if (g.host) {
-      r.host.push_back({"@" + name, g.hostWhy, nodesOf(*g.group)});
-      hostLines += "@" + name + ": " + g.hostWhy + "\n";
-    }
   }
-  for (HostStep &h : hostOps(m.main(), b)) {
+  // The host steps of the entry (a control-flow op whose callees have one
+  // is one itself) and the control-flow ops that run on the device.
+  ControlFlowSteps steps = decideControlFlow(m, [&](const Function &f, bool body) {
+    std::vector<HostStep> out;
+    for (const auto &op : f.ops) {
+      if (!op->is(OpKind::Fused))
+        continue;
+      const GroupCode &g = *codeOf.at(op->getString("callee"));
+      if (g.host)
+        out.push_back({"@" + g.group->name, g.hostWhy, nodesOf(*g.group)});
+      else if (body && !g.kernel && g.library == "onednn") // CUDA's step by step calls
+        out.push_back({"@" + g.group->name,                // cuBLASLt/cuDNN; the CPU's no oneDNN
+                       g.library + " call, which a step-by-step run makes on the host",
+                       nodesOf(*g.group)});
+    }
+    for (HostStep &h : hostOps(f, b))
+      out.push_back(std::move(h));
+    return out;
+  });
+  for (HostStep &h : steps.host) {
     hostLines += h.group + ": " + h.why + "\n";
     r.host.push_back(std::move(h));
   }
+  r.controlFlow = steps.device;
   r.timeline.push_back({"emit kernels", since(t0)});
   r.timeline.insert(r.timeline.end(), ks.perGroup.begin(), ks.perGroup.end());
   r.shapePlan = compileShapePlan(m, r.noShapePlan, guards);
@@ -213,6 +237,11 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   a.setSection(kSectionKernels, table);
   a.setSection(kSectionSource, r.source);
   a.setSection(kSectionHostSteps, hostLines);
+  std::string controlFlowLines;
+  for (const std::string &line : r.controlFlow)
+    controlFlowLines += line + "\n";
+  if (!controlFlowLines.empty())
+    a.setSection(kSectionControlFlow, controlFlowLines);
   // Without a plan, why not: a runtime without the tools' planner refuses
   // the artifact at load naming it (ShapePlan.h's unplannedShapes).
   StoredShapePlan unplanned;

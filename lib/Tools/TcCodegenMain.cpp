@@ -19,6 +19,8 @@ void printStats(const CompileTarget &t, const CodegenResult &r, const Module &in
             << " groups call " << t.libraries() << ", " << r.host.size() << " host steps\n";
   for (const std::string &call : r.library)
     std::cerr << "  library " << call << "\n";
+  for (const std::string &line : r.controlFlow) // ControlFlowSection.h
+    std::cerr << "  control flow " << line << "\n";
   // The convs a generated kernel runs (the others are library lines).
   for (size_t i = 0; i < r.kernels.size(); ++i)
     if (r.kinds[i] == KernelKind::DepthwiseConv)

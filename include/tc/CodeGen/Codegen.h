@@ -81,6 +81,10 @@ struct HostStep {
   std::vector<std::string> nodes; // "/model/Gather_3 (Gather)": ONNX node and its op types
 };
 
+// The ONNX nodes of `ops` with their op types, in order: "/m/Add_4 (Add)"
+// (a node without a name: its first result, "%y").
+std::vector<std::string> onnxNodesOf(const std::vector<const Op *> &ops);
+
 // A backend's differences from the shared driver (generateCode).
 class CodegenBackend {
 public:
@@ -125,6 +129,9 @@ struct CodegenResult {
   std::vector<KernelKind> kinds;    // each one's kind
   std::vector<std::string> library; // "@group: cublaslt, epilogue kernel tc_..."
   std::vector<HostStep> host;       // groups on the host, in plan order
+  // The control-flow ops on the device, as the artifact's control-flow
+  // section lists them (ControlFlowSection.h).
+  std::vector<std::string> controlFlow;
   std::vector<CompileStage> timeline;
   std::vector<std::string> notes; // tc-codegen prints each as "tc-codegen: note: ..."
   // The memory plan stored for the runtime (ShapePlanCompile.h); nullopt:

@@ -24,5 +24,10 @@ TensorType mergeTypes(const TensorType &a, const TensorType &b, const std::strin
 bool describesType(const TensorType &general, const TensorType &specific);
 // Resolves the callees in `m` and checks signatures and declared result types.
 void verifyControlFlowCall(const Module &m, const Function &caller, const Op &op);
+// The functions a run of m's entry walks op by op: main, then the callees
+// of its control-flow ops and theirs, each once, callers before callees
+// (what codegen compiles: their groups get kernels). No Fused callee and no
+// function nothing calls.
+std::vector<Function *> walkedFunctions(const Module &m);
 
 } // namespace tc

@@ -40,7 +40,9 @@ public:
   // intermediate then lives at its planned offset in ONE arena, views alias
   // their operand, weights are read in place from the artifact. A model whose
   // sizes are not all known after specialization (data-dependent ops,
-  // control flow) runs step by step on freshly allocated tensors instead.
+  // control flow) runs step by step on freshly allocated tensors instead;
+  // an If, Loop or Scan codegen compiled runs its callees' steps the same
+  // way (ControlFlowRun.h), on the same kernels.
   std::vector<HostTensor> run(const std::vector<HostTensor> &inputs);
   // Bytes of the arena of the last run (0: it ran without one).
   uint64_t arenaBytes() const { return arenaBytes_; }
@@ -89,6 +91,9 @@ private:
     KernelFn epilogue = nullptr;    // after a library call whose post-ops do not cover it
   };
   std::map<std::string, GroupCode> kernels_; // by Fused callee
+  // The control-flow ops codegen compiled (ControlFlowSection.h): their
+  // callees run through the kernels; any other runs on the reference.
+  std::map<const Op *, std::string> controlFlow_;
   size_t kernelSteps_ = 0, librarySteps_ = 0, moveSteps_ = 0, fallbackSteps_ = 0;
   const std::vector<std::string> *stepReport_ = nullptr;
   bool profile_ = false;

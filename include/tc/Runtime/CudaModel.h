@@ -146,6 +146,10 @@ public:
   // Counts read back to size a compaction kernel's results (one i64 each:
   // a device-to-host sync, not a host step) in an unplanned run.
   size_t countReads() const { return countReads_; }
+  // Control-flow scalars read back (an If's cond, a Loop's trip count and
+  // each iteration's cond: one element each, a device-to-host sync) in an
+  // unplanned run.
+  size_t controlReads() const { return controlReads_; }
   uint64_t arenaBytes() const { return arenaBytes_; }
   std::vector<std::string> stepReport() const;
 
@@ -192,7 +196,10 @@ private:
   std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   ShapePlan *lastPlan_ = nullptr;
-  size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0, countReads_ = 0;
+  size_t kernelSteps_ = 0, librarySteps_ = 0, hostSteps_ = 0, countReads_ = 0, controlReads_ = 0;
+  // The control-flow ops codegen compiled (ControlFlowSection.h): they run
+  // on the device in an unplanned run; any other is a host step.
+  std::map<const Op *, std::string> controlFlow_;
   cuda::DeviceMemory countBuffer_; // a compaction kernel's count and flags (CudaStepByStep.cpp)
   uint64_t arenaBytes_ = 0;
   AttentionImpl attention_ = AttentionImpl::Auto;

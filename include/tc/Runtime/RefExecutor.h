@@ -34,6 +34,13 @@ std::vector<HostTensor> runReference(const Module *m, const Function &f,
                                      const OpOverride *override = nullptr);
 std::vector<HostTensor> runReference(const Module &m, const std::vector<HostTensor> &inputs);
 
+// Runs control-flow op `op` (If, Loop, Scan) of `m` on host tensors, each
+// callee through runReference with `bodies` (null: the reference kernels;
+// the CPU runtime passes its kernels). ControlFlowRun.h is the protocol.
+std::vector<HostTensor> runControlFlow(const Module &m, const Op &op,
+                                       const std::vector<const HostTensor *> &ins,
+                                       const OpOverride *bodies);
+
 // A kernel computes an op's results into preallocated `outs` (right dtype
 // and shape already) from `ins` (nullptr for absent optional operands).
 using RefKernel = void (*)(const Op &op, const std::vector<const HostTensor *> &ins,

@@ -4,6 +4,7 @@
 // like Fused; the callee-dependent rules live in controlFlowResultTypes.
 #include "tc/IR/ControlFlow.h"
 #include "OpInference.h"
+#include <algorithm>
 
 namespace tc {
 
@@ -249,6 +250,18 @@ void verifyControlFlowCall(const Module &m, const Function &caller, const Op &op
     if (!describesType(op.results[i]->type, types[i]))
       fail(op.where(), ": result ", i, " is declared ", op.results[i]->type.str(),
            " but the callees give ", types[i].str());
+}
+
+std::vector<Function *> walkedFunctions(const Module &m) {
+  std::vector<Function *> order{&m.main()};
+  for (size_t i = 0; i < order.size(); ++i)
+    for (const auto &op : order[i]->ops)
+      if (isControlFlowOp(*op))
+        for (const std::string &attr : calleeAttrs(*op))
+          if (Function *f = m.lookup(op->getString(attr));
+              f && std::find(order.begin(), order.end(), f) == order.end())
+            order.push_back(f);
+  return order;
 }
 
 namespace infer {

@@ -7,6 +7,7 @@
 #include "tc/Analysis/KernelCount.h"
 #include "tc/Analysis/MemoryPlan.h"
 #include "tc/Analysis/StepCost.h"
+#include "tc/CodeGen/ControlFlowSection.h"
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/CodeGen/KernelTable.h"
 #include "tc/CodeGen/LibraryCall.h"
@@ -93,6 +94,7 @@ std::unique_ptr<CpuModel> CpuModel::load(Artifact artifact, const char *target, 
   }
   unplannedShapes(a); // libtcrt refuses an artifact it cannot plan
   model->module_ = readBytecode(a.share(kSectionModule));
+  model->controlFlow_ = deviceControlFlow(a, *model->module_);
 
   // Kernel table lines (lib/CodeGen/CpuCodegen.cpp writes them):
   //   <group> <symbol> <kind> <library> <epilogue> <epilogue-kind>
@@ -719,7 +721,12 @@ std::vector<HostTensor> CpuModel::run(const std::vector<HostTensor> &inputs) {
     lastPlan_ = plan;
     return runPlanned(*plan, inputs);
   }
-  OpOverride viaKernels = [this](const Op &op, const std::vector<const HostTensor *> &ins) {
+  OpOverride viaKernels;
+  viaKernels = [this, &viaKernels](const Op &op, const std::vector<const HostTensor *> &ins) {
+    // Control flow codegen compiled: its callees' steps through this
+    // override too (kernels, copies); else the reference runs it whole.
+    if (isControlFlowOp(op) && controlFlow_.count(&op))
+      return std::optional(runControlFlow(*module_, op, ins, &viaKernels));
     auto r = runKernel(op, ins);
     if (!r && (r = runCopy(op, ins)))
       ++moveSteps_;

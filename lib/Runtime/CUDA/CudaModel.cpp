@@ -1,6 +1,7 @@
 #include "tc/Runtime/CudaModel.h"
 #include "CudaShapePlan.h"
 #include "Cupti.h"
+#include "tc/CodeGen/ControlFlowSection.h"
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/Support/Error.h"
@@ -21,6 +22,7 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
       parseCudaKernelTable(a.require(kSectionKernels).str(), a.file);
   unplannedShapes(a); // libtcrt refuses an artifact it cannot plan
   m->module_ = readBytecode(a.share(kSectionModule));
+  m->controlFlow_ = deviceControlFlow(a, *m->module_);
   for (const CudaKernelEntry &e : table)
     if (!m->module_->lookup(e.group))
       fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");

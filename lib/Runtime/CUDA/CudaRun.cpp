@@ -889,7 +889,7 @@ void CudaModel::useStream(cuda::CUstream stream) {
 
 bool CudaModel::runOn(cuda::CUstream stream, const std::vector<Input> &inputs,
                       std::vector<Output> &outputs) {
-  kernelSteps_ = librarySteps_ = hostSteps_ = countReads_ = 0;
+  kernelSteps_ = librarySteps_ = hostSteps_ = countReads_ = controlReads_ = 0;
   arenaBytes_ = 0;
   lastPlan_ = nullptr;
   ranGraph_ = planned_ = recorded_ = false;

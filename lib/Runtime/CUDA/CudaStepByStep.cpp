@@ -16,7 +16,9 @@
 //     operand's bytes; Shape and Size read no bytes;
 //   - anything else is a host step: its operands read back first, its
 //     results uploaded when a device step reads them.
+#include "CudaControlFlow.h"
 #include "CudaShapePlan.h"
+#include "tc/IR/ControlFlow.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/GroupDims.h"
@@ -240,9 +242,64 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
     return outs;
   };
 
-  OpOverride onDevice =
+  OpOverride onDevice;
+  // A control-flow callee op by op like the entry, its arguments' bytes
+  // where the caller has them; what a previous call of it left is
+  // forgotten first (a Loop body's values of the last iteration).
+  cuda::StepByStepRun controlFlow;
+  controlFlow.stream = work_;
+  controlFlow.sync = [&] {
+    sync();
+    checkFault();
+  };
+  controlFlow.reads = &controlReads_;
+  controlFlow.runFunction = [&](const Function &f, const std::vector<cuda::DeviceTensor> &args) {
+    for (const Value *a : f.args)
+      places.erase(a);
+    for (const auto &o : f.ops)
+      for (const Value *r : o->results)
+        places.erase(r);
+    std::vector<HostTensor> shapes;
+    for (size_t i = 0; i < args.size() && i < f.args.size(); ++i) {
+      shapes.emplace_back(args[i].dtype, args[i].dims);
+      places[f.args[i]] = {args[i].memory, args[i].at, false};
+    }
+    std::vector<HostTensor> results = runReference(module_.get(), f, shapes, nullptr, &onDevice);
+    std::vector<cuda::DeviceTensor> out;
+    for (size_t k = 0; k < results.size(); ++k) {
+      cuda::CUdeviceptr at = toDevice(f.results[k], &results[k]);
+      out.push_back({results[k].dtype(), results[k].shape(), places[f.results[k]].memory, at});
+    }
+    return out;
+  };
+  // A control-flow op codegen compiled: on the device, its results' bytes
+  // where its callees left them.
+  auto runControlFlow = [&](const Op &op, const std::vector<const HostTensor *> &ins) {
+    std::vector<cuda::DeviceTensor> operands(ins.size());
+    std::vector<const cuda::DeviceTensor *> ptrs;
+    for (size_t i = 0; i < ins.size(); ++i) {
+      if (!ins[i]) {
+        ptrs.push_back(nullptr);
+        continue;
+      }
+      cuda::CUdeviceptr at = toDevice(op.operands[i], ins[i]);
+      operands[i] = {ins[i]->dtype(), ins[i]->shape(), places[op.operands[i]].memory, at};
+      ptrs.push_back(&operands[i]);
+    }
+    std::vector<cuda::DeviceTensor> results =
+        cuda::runControlFlowOnDevice(*module_, op, ptrs, controlFlow);
+    std::vector<HostTensor> outs;
+    for (size_t r = 0; r < results.size() && r < op.results.size(); ++r) {
+      outs.emplace_back(results[r].dtype, results[r].dims); // the shape only
+      places[op.results[r]] = {results[r].memory, results[r].at, false};
+    }
+    return outs;
+  };
+  onDevice =
       [&](const Op &op,
           const std::vector<const HostTensor *> &ins) -> std::optional<std::vector<HostTensor>> {
+    if (isControlFlowOp(op) && controlFlow_.count(&op))
+      return runControlFlow(op, ins);
     if (op.is(OpKind::Fused))
       if (std::optional<std::vector<HostTensor>> outs = runKernel(op, ins))
         return outs;

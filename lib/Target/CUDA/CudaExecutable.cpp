@@ -70,6 +70,10 @@ public:
        << (m_->countReads() ? ", " + std::to_string(m_->countReads()) +
                                   " counts read back (device-to-host syncs sizing results)"
                             : std::string())
+       << (m_->controlReads() ? ", " + std::to_string(m_->controlReads()) +
+                                    " control-flow scalars read back (If cond, Loop trip count "
+                                    "and cond: device-to-host syncs)"
+                              : std::string())
        << "; "
        << (m_->arenaBytes() ? "one device arena of " + std::to_string(m_->arenaBytes()) + " bytes"
                             : std::string("no arena (sizes known only at run time)"))
