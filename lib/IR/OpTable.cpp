@@ -51,6 +51,7 @@ std::string_view flopRuleName(FlopRule r) {
   case FlopRule::ConvWeightGrad: return "conv-weight-grad";
   case FlopRule::Window: return "window";
   case FlopRule::Attention: return "attention";
+  case FlopRule::AttentionGrad: return "attention-grad";
   }
   return "?";
 }

@@ -618,9 +618,26 @@ bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value 
   return finish(f, mt, pos, out->result(), pt);
 }
 
+// lse=1 (a train step's forward, before autodiff): each Attention op gets
+// its second result, the rows' log-sum-exp, which its gradient rule hands
+// AttentionGrad (no Sq x Skv probabilities kept for the backward).
+bool addLseResults(Function &f) {
+  bool changed = false;
+  for (auto &op : f.ops) {
+    if (!op->is(OpKind::Attention) || op->results.size() != 1)
+      continue;
+    Value *lse = f.newValue(f.uniqueName(op->result()->name + "_lse"), TensorType{});
+    lse->def = op.get();
+    op->results.push_back(lse);
+    lse->type = op->info().infer(*op)[1];
+    changed = true;
+  }
+  return changed;
+}
+
 } // namespace
 
-bool runAttentionFusionPass(Module &m, const PassOptions &) {
+bool runAttentionFusionPass(Module &m, const PassOptions &opts) {
   bool changed = false;
   for (auto &fn : m.functions) {
     Function &f = *fn;
@@ -638,6 +655,8 @@ bool runAttentionFusionPass(Module &m, const PassOptions &) {
     if (here || !split4.empty()) // (a bias made for a chain then left alone dies too)
       eraseDeadOps(f);
     changed |= here;
+    if (opts.getBool("lse"))
+      changed |= addLseResults(f);
   }
   return changed;
 }

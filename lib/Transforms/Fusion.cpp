@@ -660,11 +660,16 @@ const char *anchorName(Anchor a) {
 // Sliding-window ops (pooling, ConvTranspose) are opaque to fusion, but a
 // kernel (the Pool family) or a library computes them: codegen outlines a
 // lone one.
+// So do Attention (with its log-sum-exp result or not) and AttentionGrad.
 bool isLonePooling(const Group &g) {
-  return g.ops.size() == 1 &&
-         (g.ops[0]->results.size() == 1 ||
-          (g.ops[0]->is(OpKind::MaxPool) && g.ops[0]->results.size() == 2)) && // and Indices
-         (isWindowOp(g.ops[0]->kind) || g.ops[0]->is(OpKind::Attention));
+  if (g.ops.size() != 1)
+    return false;
+  const Op &op = *g.ops[0];
+  if (op.is(OpKind::Attention) || op.is(OpKind::AttentionGrad))
+    return true;
+  return (op.results.size() == 1 ||
+          (op.is(OpKind::MaxPool) && op.results.size() == 2)) && // and Indices
+         isWindowOp(op.kind);
 }
 
 // Tensor data, not a shape computation (which per-shape plans fold, so it

@@ -40,6 +40,10 @@ bool isDataOperand(const Op &op, size_t i) {
 
 bool isWorkingFloat(DType t, DType low) { return t == DType::F32 || t == low; }
 
+// Operands that stay f32 in a Low op: AttentionGrad's log-sum-exp (its
+// exp(s - lse) would lose the probabilities' accuracy in a half type).
+bool keepsF32(const Op &op, size_t i) { return op.is(OpKind::AttentionGrad) && i == 6; }
+
 class MixedPrecision {
 public:
   MixedPrecision(Function &f, DType low, bool lowIO) : f_(f), low_(low), lowIO_(lowIO) {
@@ -143,7 +147,7 @@ private:
       want = data->type.dtype;
     }
     for (size_t i = 0; i < op.operands.size(); ++i)
-      if (p != PrecisionClass::Follow || isDataOperand(op, i))
+      if ((p != PrecisionClass::Follow || isDataOperand(op, i)) && !keepsF32(op, i))
         convertOperand(op, i, want);
     // Result dtypes follow the operands (the shapes do not change).
     std::vector<TensorType> types = inferResultTypes(op);

@@ -263,6 +263,10 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
   // shapes that --dim fixed reach the gradient rules as constants.
   // Recurrent ops unrolled before autodiff, which differentiates the steps.
   p.add(InferShapes).add(FoldConstants).add(LowerRecurrent);
+  // Attention fused before autodiff, each op giving its rows' log-sum-exp:
+  // its rule's AttentionGrad recomputes the probabilities from it, so no
+  // [B, H, Sq, Skv] tensor lives from the forward to the backward.
+  p.add(Canonicalize).add(PassInvocation(AttentionFusion).set("lse", true)).add(DCE);
   p.add(fromSpec(AppendLoss, "loss", loss))
       .add(PassInvocation(Autodiff).set("loss-scale", lossScale));
   if (!lowType.empty())

@@ -61,7 +61,9 @@ enum class FlopRule : uint8_t {
   ConvTranspose,  // 2 * X's elements * (W's elements / Cin)
   ConvWeightGrad, // 2 * dY's elements * (result elements / Cout)
   Window,         // result elements * the kernel_shape window
-  Attention       // 2 * B * H * Sq * Skv * (D + Dv): q k^T and p v (softmax and mask not counted)
+  Attention,      // 2 * B * H * Sq * Skv * (D + Dv): q k^T and p v (softmax and mask not counted)
+  AttentionGrad // 2 * B * H * Sq * Skv * (3 D + 2 Dv): q k^T, dout v^T, dv, dq, dk (recomputes not
+                // counted)
 };
 std::string_view flopRuleName(FlopRule r);
 

@@ -1,9 +1,10 @@
 // The Attention family: tc's fused Attention op (Ops.def), flash-attention
-// style in both dialects. Per query tile: scores against one key block at a
-// time, an online softmax (running max m and sum l per query; the partial
-// output rescaled by exp(m_old - m_new) when the max grows), f32 accumulation
-// (f64 for f64 data), and no Sq x Skv scores in memory. A query row whose
-// keys are all masked (-inf) writes 0, as the reference.
+// style in both dialects (its gradient, AttentionGrad: AttentionGrad.cpp). Per query tile: scores
+// against one key block at a time, an online softmax (running max m and sum l per query; the
+// partial output rescaled by exp(m_old - m_new) when the max grows), f32 accumulation (f64 for f64
+// data), and no Sq x Skv scores in memory. A query row whose keys are all masked (-inf) writes 0,
+// as the reference. With a second result the row's log-sum-exp m + log(l) goes there (-inf for such
+// a row).
 //
 // Every tensor is read and written through its layout's strides
 // (AttentionLayout.h): [B, H, S, D], [B, S, H, D] or a part of a packed
@@ -59,6 +60,10 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
   if (o.mask)
     ptr("M", o.mask, nullptr);
   os << "  " << S << " *__restrict O = (" << S << " *)bufs[" << c.f.args.size() << "];\n";
+  if (o.lse) {
+    const char *L = c.st(o.lse->type.dtype);
+    os << "  " << L << " *__restrict LSE = (" << L << " *)bufs[" << c.f.args.size() + 1 << "];\n";
+  }
   const AttentionAxes &qa = o.axes[0], &ka = o.axes[1], &va = o.axes[2], &oa = o.axes[3];
   os << "  const int64_t B = " << c.dim(o.out, oa.batch) << ", H = " << c.dim(o.out, oa.heads)
      << ", Sq = " << c.dim(o.out, oa.tokens) << ", QB = " << c.dim(o.q, qa.batch)
@@ -99,6 +104,16 @@ std::string attentionBases(const KernelContext &c, DType t) {
 }
 
 namespace {
+
+// With the lse result: row `row` of (b, h) gets m + log(l), -inf where no
+// key was visible (l = 0).
+std::string lseStore(const Operands &o, const std::string &indent, const std::string &l,
+                     const std::string &m, const std::string &row) {
+  if (!o.lse)
+    return "";
+  return indent + "LSE[(b * H + h) * Sq + " + row + "] = " + l + " > 0 ? " + m + " + tc_log(" + l +
+         ") : -INF;\n";
+}
 
 // The score's mask and causal terms for query i, key j (in `s`).
 std::string maskTerms(const KernelContext &c, const Operands &o, DType t, const std::string &s) {
@@ -152,7 +167,8 @@ void emitCpu(std::ostream &os, const KernelContext &c, const Operands &o, DType 
   os << "    for (int64_t r = 0; r < nq; ++r) {\n"
      << "      const " << T << " inv = l[r] > 0 ? " << T << "(1) / l[r] : " << T << "(0);\n"
      << "      for (int64_t x = 0; x < DV; ++x) O[b * OSB + h * OSH + (i0 + r) * OSS + x] = "
-     << c.store(t, "acc[r][x] * inv") << ";\n    }\n    r0 += nq;\n  }\n}\n";
+     << c.store(t, "acc[r][x] * inv") << ";\n"
+     << lseStore(o, "      ", "l[r]", "m[r]", "i0 + r") << "    }\n    r0 += nq;\n  }\n}\n";
 }
 
 void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType t) {
@@ -237,6 +253,7 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
      << "    for (int u = 0; u < QPW; ++u) {\n      const int r = warp * QPW + u;\n"
      << "      if (r >= nq) continue;\n"
      << "      const float inv = l[u] > 0.f ? 1.f / l[u] : 0.f;\n"
+     << (o.lse ? "      if (lane == 0)\n" + lseStore(o, "  ", "l[u]", "m[u]", "i0 + r") : "")
      << "      " << c.st(t) << " *out = O + b * OSB + h * OSH + (i0 + r) * OSS;\n"
      << "#pragma unroll\n"
      << "      for (int n = 0; n < NC; ++n)\n"
@@ -246,44 +263,63 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
 
 } // namespace
 
-std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls) {
-  if (!cls.anchor || !cls.anchor->is(OpKind::Attention))
-    return c.reject("no Attention op in the group");
-  const Op &op = *cls.anchor;
-  Operands o{op.operand(0),
-             op.operand(1),
-             op.operand(2),
-             op.operand(3),
-             op.result(),
-             0,
-             0,
-             0,
-             op.getInt("causal") != 0,
-             {}};
-  for (size_t i = 0; i < 4; ++i)
+std::optional<AttentionOperands> attentionOperands(const KernelContext &c, const Op &op,
+                                                   int64_t maxHeadDim) {
+  bool grad = op.is(OpKind::AttentionGrad);
+  AttentionOperands o{op.operand(0),
+                      op.operand(1),
+                      op.operand(2),
+                      op.operand(3),
+                      op.result(),
+                      0,
+                      0,
+                      0,
+                      op.getInt("causal") != 0,
+                      {},
+                      !grad && op.results.size() > 1 ? op.result(1) : nullptr};
+  for (size_t i = 0; i < 4 && !grad; ++i)
     o.axes[i] = attentionAxes(op, i);
-  if (c.f.ops.size() != 1 || c.f.results.size() != 1)
-    return c.reject("attention fused with other ops");
-  for (const Value *v : {o.q, o.k, o.v, o.mask})
+  const char *what = grad ? "attention gradient" : "attention";
+  if (c.f.ops.size() != 1 || c.f.results.size() != op.results.size())
+    return c.reject(std::string(what) + " fused with other ops");
+  for (const Value *v : op.operands)
     if (v && c.argIndex(v) == SIZE_MAX)
-      return c.reject("an attention operand that is no kernel argument (a constant)");
+      return c.reject("an " + std::string(what) +
+                      " operand that is no kernel argument (a constant)");
   DType t = o.q->type.dtype;
   const Dim &qd = o.q->type.shape.back(), &vd = o.v->type.shape.back(); // features are last
   if (!isFloat(t) || !c.st(t) || (c.cuda() && t == DType::F64))
-    return c.reject("attention on " + o.q->type.str());
-  if (!qd.isStatic() || !vd.isStatic() || qd.size < 1 || qd.size > 256 || vd.size < 1 ||
-      vd.size > 256)
-    return c.reject("attention with head dims other than static 1..256");
+    return c.reject(std::string(what) + " on " + o.q->type.str());
+  if (!qd.isStatic() || !vd.isStatic() || qd.size < 1 || qd.size > maxHeadDim || vd.size < 1 ||
+      vd.size > maxHeadDim)
+    return c.reject(std::string(what) + " with head dims other than static 1.." +
+                    std::to_string(maxHeadDim));
   o.d = qd.size;
   o.dv = vd.size;
   o.scale = op.getFloat("scale");
   if (o.scale == 0)
     o.scale = 1.0 / std::sqrt(double(o.d));
+  return o;
+}
+
+std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelClass &cls) {
+  if (!cls.anchor || !(cls.anchor->is(OpKind::Attention) || cls.anchor->is(OpKind::AttentionGrad)))
+    return c.reject("no Attention op in the group");
+  const Op &op = *cls.anchor;
+  if (op.is(OpKind::AttentionGrad))
+    return emitAttentionGrad(c, op);
+  std::optional<Operands> found = attentionOperands(c, op, 256);
+  if (!found)
+    return std::nullopt;
+  Operands &o = *found;
+  DType t = o.q->type.dtype;
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os;
   os << "// group @" << c.f.name << ": Attention, head dims " << o.d << " / " << o.dv << "\n";
+  // The log-sum-exp result (a train step's forward): the f32-FMA kernel
+  // writes it; the split-key and tensor-core kernels do not (yet).
   const std::optional<AttentionDecodeShape> split =
-      c.cuda() ? attentionDecodeShape(o, t) : std::nullopt;
+      c.cuda() && !o.lse ? attentionDecodeShape(o, t) : std::nullopt;
   if (split) {
     c.emitSignature(os, symbol, split->block, /*scratch=*/true);
     emitAttentionSetup(os, c, o, t);
@@ -295,7 +331,7 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
     k.halfTypes = c.usesHalf();
     return k;
   }
-  const bool mma = c.cuda() && attentionMmaApplies(o, t);
+  const bool mma = c.cuda() && !o.lse && attentionMmaApplies(o, t);
   if (mma)
     os << attentionMmaHelpers(t);
   c.emitSignature(os, symbol, kCudaBlock);

@@ -14,8 +14,15 @@ struct AttentionOperands {
   int64_t d, dv;
   double scale;
   bool causal;
-  AttentionAxes axes[4]; // of q, k, v and out, by the op's layout
+  AttentionAxes axes[4];      // of q, k, v and out, by the op's layout
+  const Value *lse = nullptr; // the log-sum-exp result, if the op has it
 };
+
+// The operands of the group's Attention or AttentionGrad `op` (the group's
+// only op; every operand a kernel argument; float data, static head dims
+// 1..maxHeadDim), or nullopt with the context's `why` set.
+std::optional<AttentionOperands> attentionOperands(const KernelContext &c, const Op &op,
+                                                   int64_t maxHeadDim);
 
 // The typed pointers Q K V (M) O (at their part of a packed tensor), the
 // dims (B, H, Sq, QB, KB, VB, HKV, SKV, group), the element strides of
@@ -63,5 +70,8 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
 // Its file-scope helpers (mma, ldmatrix, cp.async; guarded against a
 // second kernel's copy), emitted before the kernel.
 std::string attentionMmaHelpers(DType t);
+
+// AttentionGrad's kernel (AttentionGrad.cpp), both dialects.
+std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op &op);
 
 } // namespace tc::kernels

@@ -59,6 +59,10 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       return KernelClass{KernelKind::DataMovement, &first};
     }
   }
+  // The attention family writes its results (an Attention's log-sum-exp,
+  // AttentionGrad's dq, dk, dv) each by its own shape.
+  if (first.is(OpKind::Attention) || first.is(OpKind::AttentionGrad))
+    return KernelClass{KernelKind::Attention, &first};
   // One domain; a LayerNormalization's Mean / InvStdDev beside its Y, and
   // values of a reduction's result shape beside ones of its input's (the
   // domain: codegen puts such a result first), are one value per row (the
@@ -93,8 +97,6 @@ std::optional<KernelClass> classify(const KernelContext &c) {
       if (op->info().category == FusionCategory::Library)
         return c.reject(std::string(op->name()) + " is a library call on CUDA (cuBLASLt/cuDNN), "
                                                   "not a generated kernel");
-  if (first.is(OpKind::Attention))
-    return KernelClass{KernelKind::Attention, &first};
   // At most one anchor: a contraction (the group's first op), a row
   // reduction or (CUDA) a reduction; pointwise groups have none.
   KernelClass cls{KernelKind::Pointwise, nullptr};

@@ -2,7 +2,7 @@
 // k [B, Hkv, Skv, D], v [B, Hkv, Skv, Dv], mask broadcast to [B, H, Sq, Skv]
 // (the batch of each B or 1; a mask's batch may also divide B: batch b
 // reads mask batch b % MB, swin's windows); the result is [B, H, Sq, Dv] in
-// q's type.
+// q's type, and lse [B, H, Sq] when asked for. AttentionGrad's rule below.
 // Each tensor's axes follow its `layout` code (tc/IR/AttentionLayout.h).
 #include "OpInference.h"
 #include "tc/IR/AttentionLayout.h"
@@ -30,6 +30,38 @@ Shape logicalShape(const Op &op, size_t i) {
   return {t.shape[a.batch], t.shape[a.heads], t.shape[a.tokens], t.shape[a.features]};
 }
 
+// The mask (operand `i`, if any) broadcasts to the scores [MB | B, H, Sq,
+// Skv] (its batch MB when 4-D, else B) and has q's type.
+void checkMask(const Op &op, size_t i, DType t, const Dim &b, const Dim &h, const Dim &sq,
+               const Dim &skv) {
+  const Value *mask = op.operand(i);
+  if (!mask)
+    return;
+  if (mask->type.dtype != t)
+    fail("the mask must have q's type, got ", mask->type.str());
+  if (mask->type.rank() > 4)
+    fail("the mask must have rank <= 4, got ", mask->type.str());
+  Shape scores{mask->type.rank() == 4 ? mask->type.shape[0] : b, h, sq, skv};
+  Shape bc = broadcast(scores, mask->type.shape);
+  for (size_t a = 0; a < 4; ++a)
+    checkDim(bc[a], scores[a], "mask broadcast");
+}
+
+// kv_heads against k's heads, and q's heads a multiple of them.
+void checkHeads(const Op &op, const Dim &h, const Dim &k) {
+  int64_t kvHeads = op.getInt("kv_heads");
+  if (kvHeads < 0)
+    fail("kv_heads must be >= 0, got ", kvHeads);
+  if (kvHeads > 0)
+    checkDim(Dim::fixed(kvHeads), k, "kv_heads and k's heads");
+  const Dim &hkv = kvHeads > 0 ? Dim::fixed(kvHeads) : k;
+  if (hkv.isStatic() && h.isStatic() && (hkv.size == 0 || h.size % hkv.size))
+    fail("q's ", h.size, " heads are not a multiple of the ", hkv.size, " kv heads");
+}
+
+// The log-sum-exp's type: f64 for f64 data, else f32.
+DType lseType(DType t) { return t == DType::F64 ? DType::F64 : DType::F32; }
+
 } // namespace
 
 std::vector<TensorType> inferAttention(const Op &op) {
@@ -54,27 +86,53 @@ std::vector<TensorType> inferAttention(const Op &op) {
   } else if (mask && mask->type.rank() == 4) {
     batch = broadcast(batch, {mb});
   }
-  int64_t kvHeads = op.getInt("kv_heads");
-  if (kvHeads < 0)
-    fail("kv_heads must be >= 0, got ", kvHeads);
-  if (kvHeads > 0)
-    checkDim(Dim::fixed(kvHeads), k[1], "kv_heads and k's heads");
-  const Dim &hkv = kvHeads > 0 ? Dim::fixed(kvHeads) : k[1];
-  if (hkv.isStatic() && q[1].isStatic() && (hkv.size == 0 || q[1].size % hkv.size))
-    fail("q's ", q[1].size, " heads are not a multiple of the ", hkv.size, " kv heads");
-  if (mask) {
-    if (mask->type.dtype != qt.dtype)
-      fail("the mask must have q's type, got ", mask->type.str());
-    if (mask->type.rank() > 4)
-      fail("the mask must have rank <= 4, got ", mask->type.str());
-    Shape scores{mask->type.rank() == 4 ? mb : batch[0], q[1], q[2], k[2]};
-    Shape b = broadcast(scores, mask->type.shape);
-    for (size_t i = 0; i < 4; ++i)
-      checkDim(b[i], scores[i], "mask broadcast");
-  }
+  checkHeads(op, q[1], k[1]);
+  checkMask(op, 3, qt.dtype, batch[0], q[1], q[2], k[2]);
+  if (op.results.size() > 2)
+    fail("has at most 2 results (the output and lse), got ", op.results.size());
+  std::vector<TensorType> out;
   if (attentionLayoutCode(op, 3) == 1)
-    return {TensorType{qt.dtype, {batch[0], q[2], q[1], v[3]}}};
-  return {TensorType{qt.dtype, {batch[0], q[1], q[2], v[3]}}};
+    out.push_back(TensorType{qt.dtype, {batch[0], q[2], q[1], v[3]}});
+  else
+    out.push_back(TensorType{qt.dtype, {batch[0], q[1], q[2], v[3]}});
+  if (op.results.size() == 2)
+    out.push_back(TensorType{lseType(qt.dtype), {batch[0], q[1], q[2]}});
+  return out;
+}
+
+// AttentionGrad (Ops.def): q [B, H, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv,
+// Skv, Dv], out and dout [B, H, Sq, Dv], lse [B, H, Sq]; results dq, dk, dv
+// of q's, k's and v's types.
+std::vector<TensorType> inferAttentionGrad(const Op &op) {
+  const TensorType &qt = operandType(op, 0), &kt = operandType(op, 1), &vt = operandType(op, 2);
+  if (!isFloat(qt.dtype))
+    fail("q must be a float tensor, got ", qt.str());
+  const char *names[] = {"q", "k", "v", "mask", "out", "dout", "lse"};
+  for (size_t i : {1, 2, 4, 5}) {
+    const TensorType &t = operandType(op, i);
+    if (t.dtype != qt.dtype || t.rank() != 4)
+      fail(names[i], " must be a 4-D tensor of q's type, got ", t.str());
+  }
+  if (qt.rank() != 4)
+    fail("q must be 4-D [B, H, Sq, D], got ", qt.str());
+  const Shape &q = qt.shape, &k = kt.shape, &v = vt.shape;
+  checkDim(q[3], k[3], "q and k head dim");
+  checkDim(k[2], v[2], "k and v sequence length");
+  checkDim(k[1], v[1], "k and v heads");
+  checkDim(q[0], k[0], "q and k batch");
+  checkDim(q[0], v[0], "q and v batch");
+  checkHeads(op, q[1], k[1]);
+  Shape o{q[0], q[1], q[2], v[3]};
+  for (size_t i : {4, 5})
+    for (size_t a = 0; a < 4; ++a)
+      checkDim(operandType(op, i).shape[a], o[a], names[i]);
+  const TensorType &lt = operandType(op, 6);
+  if (!isFloat(lt.dtype) || lt.rank() != 3)
+    fail("lse must be a 3-D float tensor [B, H, Sq], got ", lt.str());
+  for (size_t a = 0; a < 3; ++a)
+    checkDim(lt.shape[a], q[a], "lse");
+  checkMask(op, 3, qt.dtype, q[0], q[1], q[2], k[2]);
+  return {qt, kt, vt};
 }
 
 } // namespace tc::infer

@@ -521,8 +521,17 @@ std::optional<AttentionDesc> describeAttention(const Function &group,
                                                const std::vector<TensorType> &args,
                                                const TensorType &result, std::string &why) {
   const Op &op = *group.ops.front();
+  if (group.ops.size() == 1 && op.is(OpKind::AttentionGrad)) {
+    why = "the attention backward (cuDNN's SDPA backward is not wired)";
+    return std::nullopt;
+  }
   if (group.ops.size() != 1 || !op.is(OpKind::Attention)) {
     why = "a fused prologue or epilogue";
+    return std::nullopt;
+  }
+  if (op.results.size() > 1) {
+    why = "the rows' log-sum-exp result (a train step's forward: cuDNN's stats output is not "
+          "wired)";
     return std::nullopt;
   }
   AttentionDesc a;

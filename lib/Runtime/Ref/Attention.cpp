@@ -4,7 +4,9 @@
 // probability-weighted sum of v, all in double. A row whose scores are all
 // -inf (every key masked) gives 0, as exporters' IsNaN -> Where(0) after
 // Softmax does. Each tensor is read and written by its layout's strides.
-#include "Kernels.h"
+// A second result, if asked for, gets each row's log-sum-exp (-inf for a
+// row of -inf scores): AttentionGrad's (AttentionGrad.cpp).
+#include "AttentionMask.h"
 #include "tc/IR/AttentionLayout.h"
 #include <algorithm>
 #include <cmath>
@@ -19,20 +21,6 @@ std::string dimsText(const Dims &d) {
   for (size_t i = 0; i < d.size(); ++i)
     s += (i ? ", " : "") + std::to_string(d[i]);
   return s + "]";
-}
-
-// Element offset of index (b, h, i, j) in a tensor of dims `d` (rank <= 4,
-// right-aligned) broadcast to the 4-D index space.
-int64_t broadcastOffset(const Dims &d, const int64_t (&idx)[4]) {
-  int64_t off = 0, stride = 1;
-  size_t r = d.size();
-  for (size_t a = 0; a < r; ++a) {
-    size_t axis = r - 1 - a;
-    int64_t i = d[axis] == 1 ? 0 : idx[3 - a];
-    off += i * stride;
-    stride *= d[axis];
-  }
-  return off;
 }
 
 // Operand i's dims as [B, H, S, D] and its strides, by its layout.
@@ -50,7 +38,9 @@ Operand operandOf(const Op &op, size_t i, const HostTensor &t) {
 
 void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                      std::vector<HostTensor> &outs) {
-  expectArity(ins, 3, outs, 1);
+  if (outs.size() != 1 && outs.size() != 2)
+    fail("expects 1 or 2 outputs, got ", outs.size());
+  expectArity(ins, 3, outs, outs.size());
   const HostTensor &q = *ins[0], &k = *ins[1], &v = *ins[2];
   const HostTensor *mask = ins.size() > 3 ? ins[3] : nullptr;
   HostTensor &y = outs[0];
@@ -121,12 +111,17 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
         int64_t o = b * ys.batch + h * ys.heads + i * ys.tokens;
         for (int64_t c = 0; c < Dv; ++c)
           y.setDouble(o + c, sum > 0 ? acc[size_t(c)] / sum : 0.0);
+        if (outs.size() == 2)
+          outs[1].setDouble((b * H + h) * Sq + i, sum > 0 ? mx + std::log(sum) : -INFINITY);
       }
     }
 }
 
 } // namespace
 
-void registerAttentionKernels(KernelTable &t) { t[size_t(OpKind::Attention)] = attentionKernel; }
+void registerAttentionKernels(KernelTable &t) {
+  t[size_t(OpKind::Attention)] = attentionKernel;
+  registerAttentionGradKernel(t);
+}
 
 } // namespace tc::ref

@@ -22,8 +22,10 @@ void registerNNKernels(KernelTable &t);
 void registerPoolingKernels(KernelTable &t);
 void registerNormalizationKernels(KernelTable &t);
 void registerResampleKernels(KernelTable &t);
-// tc's fused Attention (Attention.cpp).
+// tc's fused Attention (Attention.cpp), which registers its gradient's
+// (AttentionGrad.cpp).
 void registerAttentionKernels(KernelTable &t);
+void registerAttentionGradKernel(KernelTable &t);
 void registerTensorKernels(KernelTable &t);
 // Losses, training-mode BatchNormalization and Dropout, optimizers.
 void registerTrainingKernels(KernelTable &t);
