@@ -30,7 +30,9 @@ os.makedirs(work, exist_ok=True)
 m = os.path.join(work, "m.tcbc")
 run(f"tc-opt --passes='fuse{{singles=1,moves=1}}' {src} -o {m}")
 # TC_CODEGEN_FLAGS: tc-codegen flags of the run (--conv-kernels=grouped).
-flags = os.environ.get("TC_CODEGEN_FLAGS", "")
+# Each group's own kernel is checked: no multi-tensor launches, which would
+# gather the independent groups of a gathered module (multi-tensor.test).
+flags = "--multi-tensor=off " + os.environ.get("TC_CODEGEN_FLAGS", "")
 run(f"tc-codegen --target=cuda {flags} --emit=source {m} -o {work}/kernels.cu")
 run(f"tc-codegen --target=cuda {flags} {m} -o {work}/m.tcx")
 # The module codegen prepared (the artifact's): its Fused ops pass the
