@@ -9,11 +9,10 @@
 // elements); ConvWeightGrad 2 * dY elements * (Cin/group * kernel elements);
 // Attention 2 * B*H*Sq*Skv * (D + Dv) (q k^T and p v; causal
 // masking not discounted); AttentionGrad 2 * B*H*Sq*Skv * (3 D + 2 Dv) (q k^T,
-// dout v^T, dv, dq, dk; its kernels' recomputes not counted); other ops 1 per element of their result (pointwise, pooling
-// windows count their size), reductions 1 per element read; moves, views,
-// shape ops and Einsum 0.
-// Bytes: every distinct operand read once plus every result written once
-// (a lower bound on traffic: what a perfect cache would move).
+// dout v^T, dv, dq, dk; its kernels' recomputes not counted); other ops 1 per element of their
+// result (pointwise, pooling windows count their size), reductions 1 per element read; moves,
+// views, shape ops and Einsum 0. Bytes: every distinct operand read once plus every result written
+// once (a lower bound on traffic: what a perfect cache would move).
 #pragma once
 #include "tc/IR/IR.h"
 #include "tc/Runtime/Trace.h"
