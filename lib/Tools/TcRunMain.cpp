@@ -148,6 +148,7 @@ int tcRunMain(int argc, char **argv) {
         "and one CUDA graph");
     TrainOptions train;
     bool evalRun = false;
+    std::string evalModelPath;
     opts.add_options()("train", po::value(&train.steps)->value_name("N"),
                        "run N steps of a train step (tc-opt --train) over --data's batches, each "
                        "step's new state fed to the next; prints the loss and samples/s")(
@@ -162,6 +163,13 @@ int tcRunMain(int argc, char **argv) {
         "--train: start from this checkpoint (and its .optimizer.safetensors)")(
         "log-every", po::value(&train.logEvery)->value_name("K"),
         "--train: a loss line every K steps (default: ten lines)")(
+        "eval-model", po::value(&evalModelPath)->value_name("FILE"),
+        "--train: evaluate with this eval step (tc-opt --eval of the same model, built like the "
+        "train step) on the train state after the last step and every --eval-every steps")(
+        "eval-data", po::value(&train.evalData)->value_name("DIR"),
+        "--eval-model: its batches (test_data_set_* folders; default --data)")(
+        "eval-every", po::value(&train.evalEvery)->value_name("K"),
+        "--eval-model: also evaluate every K steps")(
         "eval", po::bool_switch(&evalRun),
         "run an eval step (tc-opt --eval) over every batch of --data once, on --resume's "
         "checkpoint (or the initial weights): the mean loss and top-1 accuracy");
@@ -242,8 +250,38 @@ int tcRunMain(int argc, char **argv) {
     }
     if (!train.steps && (!train.data.empty() || !train.checkpoint.empty() || !train.resume.empty()))
       fail("--data, --checkpoint and --resume go with --train N or --eval");
+    if (!train.steps && (!evalModelPath.empty() || !train.evalData.empty() || train.evalEvery))
+      fail("--eval-model, --eval-data and --eval-every go with --train N");
+    if (train.evalEvery < 0)
+      fail("--eval-every takes K >= 0");
+    if (evalModelPath.empty() && (!train.evalData.empty() || train.evalEvery))
+      fail("--eval-data and --eval-every go with --eval-model");
     if (train.steps) {
       train.deviceState = backend && backend->gpu;
+      // The eval step, loaded as the train step is (same target).
+      std::unique_ptr<Executable> evalExe;
+      std::unique_ptr<Module> evalIr;
+      if (!evalModelPath.empty()) {
+        auto ebuf = MemoryBuffer::open(evalModelPath);
+        if (isArtifact(ebuf->str())) {
+          Artifact ea = readArtifact(ebuf, artifactCheck(noVerify));
+          if (backend && ea.target != target)
+            fail(evalModelPath, ": built for ", ea.target, ", the train step runs on ", target);
+          if (backend)
+            evalExe = backend->load(std::move(ea), runValues, 0);
+          else
+            evalIr = readBytecode(ea.share(kSectionModule));
+        } else if (backend) {
+          fail(evalModelPath,
+               ": IR runs on the reference executor; compile it with tc-codegen "
+               "--target=",
+               target, " as the train step is");
+        } else {
+          evalIr = loadModule(ebuf);
+        }
+        train.evalModule = evalIr ? evalIr.get() : &evalExe->module();
+        train.evalExe = evalExe.get();
+      }
       return runTrainLoop(*m, exe.get(), train);
     }
     if (decode)

@@ -72,44 +72,69 @@ void runMain(const Module &m, Executable *exe, const std::vector<RunInput> &in,
     outs[r].host = std::move(res[r]);
 }
 
-} // namespace
-
-int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
-  std::optional<TrainSignature> sig = trainSignature(m);
-  if (!sig || !sig->eval)
-    fail("--eval needs an eval step (tc-opt --eval): this module ",
-         sig ? "is a train step" : "does not train");
-  if (opts.data.empty())
-    fail("--eval needs --data DIR");
-  const Function &f = m.main();
-  Function inputsOnly = inputsOf(f, *sig);
-  std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
-  std::vector<HostTensor> state = initialState(m, trainStateLayout(m, *sig), opts.resume);
-  size_t numInputs = inputsOnly.args.size();
-  double loss = 0, hits = 0, counted = 0;
+// One pass of an eval step over `batches` on `state` (its layout's order).
+struct EvalResult {
+  size_t batches = 0;
   int64_t samples = 0;
+  double loss = 0, hits = 0, counted = 0;
+  bool topOne = false;
+};
+
+EvalResult evaluate(const Module &m, Executable *exe, const TrainSignature &sig,
+                    const std::vector<std::vector<HostTensor>> &batches,
+                    const std::vector<HostTensor> &state) {
+  const Function &f = m.main();
+  size_t numInputs = f.args.size() - sig.state;
+  EvalResult r;
   for (const std::vector<HostTensor> &batch : batches) {
     std::vector<RunInput> in(f.args.size());
     for (size_t i = 0; i < in.size(); ++i)
       in[i].host = i < numInputs ? &batch[i] : &state[i - numInputs];
     std::vector<RunOutput> outs(f.results.size());
     runMain(m, exe, in, outs);
-    loss += outs[0].host.getDouble(0);
-    if (sig->metrics == 2) {
-      hits += outs[1].host.getDouble(0);
-      counted += outs[2].host.getDouble(0);
+    r.loss += outs[0].host.getDouble(0);
+    if (sig.metrics == 2) {
+      r.hits += outs[1].host.getDouble(0);
+      r.counted += outs[2].host.getDouble(0);
     }
-    samples += batch.empty() || batch[0].shape().empty() ? 1 : batch[0].shape()[0];
+    r.samples += batch.empty() || batch[0].shape().empty() ? 1 : batch[0].shape()[0];
   }
-  loss /= double(batches.size());
-  if (!std::isfinite(loss))
-    fail("--eval: the loss is ", loss);
-  std::cout << "eval: " << batches.size() << " batches, " << samples << " samples  loss "
-            << std::setprecision(6) << loss;
-  if (sig->metrics == 2)
-    std::cout << "  top-1 " << std::setprecision(4) << (counted > 0 ? hits / counted : 0.0) << " ("
-              << int64_t(hits) << "/" << int64_t(counted) << ")";
-  std::cout << "\n";
+  r.batches = batches.size();
+  r.loss /= double(batches.size());
+  r.topOne = sig.metrics == 2;
+  if (!std::isfinite(r.loss))
+    fail("--eval: the loss is ", r.loss);
+  return r;
+}
+
+void printEval(const std::string &prefix, const EvalResult &r) {
+  std::cout << prefix << r.batches << " batches, " << r.samples << " samples  loss "
+            << std::setprecision(6) << r.loss;
+  if (r.topOne)
+    std::cout << "  top-1 " << std::setprecision(4) << (r.counted > 0 ? r.hits / r.counted : 0.0)
+              << " (" << int64_t(r.hits) << "/" << int64_t(r.counted) << ")";
+  std::cout << "\n" << std::flush;
+}
+
+// The eval step's signature; one line naming what the module is otherwise.
+TrainSignature evalSignature(const Module &m, const char *flag) {
+  std::optional<TrainSignature> sig = trainSignature(m);
+  if (!sig || !sig->eval)
+    fail(flag, " needs an eval step (tc-opt --eval): this module ",
+         sig ? "is a train step" : "does not train");
+  return *sig;
+}
+
+} // namespace
+
+int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
+  TrainSignature sig = evalSignature(m, "--eval");
+  if (opts.data.empty())
+    fail("--eval needs --data DIR");
+  Function inputsOnly = inputsOf(m.main(), sig);
+  std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
+  std::vector<HostTensor> state = initialState(m, trainStateLayout(m, sig), opts.resume);
+  printEval("eval: ", evaluate(m, exe, sig, batches, state));
   return 0;
 }
 
@@ -129,6 +154,38 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   std::vector<std::vector<HostTensor>> batches = loadBatches(inputsOnly, opts.data);
 
   std::vector<HostTensor> state = initialState(m, layout, opts.resume);
+
+  // Evaluations: the eval step's state taken from the train state by key
+  // (checked now, before any step), its batches loaded once.
+  std::optional<TrainSignature> evalSig;
+  std::vector<size_t> evalFrom; // the train state index of each eval state tensor
+  std::vector<std::vector<HostTensor>> evalBatches;
+  if (opts.evalModule) {
+    evalSig = evalSignature(*opts.evalModule, "--eval-model");
+    TrainStateLayout evalLayout = trainStateLayout(*opts.evalModule, *evalSig);
+    const Function &ef = opts.evalModule->main();
+    for (size_t i = 0; i < evalLayout.keys.size(); ++i) {
+      auto at = std::find(layout.keys.begin(), layout.keys.end(), evalLayout.keys[i]);
+      const TensorType &want = ef.args[ef.args.size() - evalSig->state + i]->type;
+      if (at == layout.keys.end())
+        fail("--eval-model: its state '", evalLayout.keys[i], "' is not in the train step's");
+      size_t j = size_t(at - layout.keys.begin());
+      const TensorType &have = f.args[f.args.size() - sig->state + j]->type;
+      if (have != want)
+        fail("--eval-model: its state '", evalLayout.keys[i], "' is ", want.str(),
+             ", the train step's ", have.str());
+      evalFrom.push_back(j);
+    }
+    evalBatches =
+        loadBatches(inputsOf(ef, *evalSig), opts.evalData.empty() ? opts.data : opts.evalData);
+  }
+  auto evaluateAt = [&](int step) {
+    std::vector<HostTensor> evalState;
+    for (size_t j : evalFrom)
+      evalState.push_back(state[j]);
+    printEval("eval at step " + std::to_string(step) + ": ",
+              evaluate(*opts.evalModule, opts.evalExe, *evalSig, evalBatches, evalState));
+  };
 
   // A step is `accumulate` calls, one micro-batch each. A resumed run goes
   // on with the batch after the last one trained.
@@ -179,17 +236,24 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   };
   for (int step = 1; step <= opts.steps; ++step) {
     bool logged = step % logEvery == 0 || step == opts.steps;
-    bool saving = step == opts.steps || (!opts.checkpoint.empty() && opts.checkpointEvery > 0 &&
-                                         step % opts.checkpointEvery == 0);
+    bool evaluating = opts.evalModule &&
+                      (step == opts.steps || (opts.evalEvery > 0 && step % opts.evalEvery == 0));
+    bool saving =
+        step == opts.steps || evaluating ||
+        (!opts.checkpoint.empty() && opts.checkpointEvery > 0 && step % opts.checkpointEvery == 0);
     // A logged step's loss is its micro-batches' mean.
     double loss = 0;
     for (size_t k = 0; k < perStep; ++k, ++done)
       loss += call(batches[done % batches.size()], logged, saving && k + 1 == perStep) /
               double(perStep);
-    if (saving && step != opts.steps)
+    if (saving && step != opts.steps && !opts.checkpoint.empty() && opts.checkpointEvery > 0 &&
+        step % opts.checkpointEvery == 0)
       writeTrainCheckpoint(opts.checkpoint, layout, state);
-    if (!logged) // the loss stays on the device: no sync
+    if (!logged) {    // the loss stays on the device: no sync
+      if (evaluating) // the state came to the host (`saving`)
+        evaluateAt(step);
       continue;
+    }
     if (!std::isfinite(loss))
       fail("--train: the loss is ", loss, " at step ", step, " (state not saved)");
     auto now = std::chrono::steady_clock::now();
@@ -199,7 +263,9 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
               << "  " << std::setprecision(4)
               << double(stepsInWindow * samples) / std::max(secs, 1e-9) << " samples/s\n"
               << std::flush;
-    lastLog = now;
+    if (evaluating)
+      evaluateAt(step);
+    lastLog = std::chrono::steady_clock::now(); // the evaluation is not the window's
   }
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tc-run: trained " << opts.steps << " steps of " << samples << " samples in "

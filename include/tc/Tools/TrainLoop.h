@@ -22,6 +22,15 @@ struct TrainOptions {
   // to the host for a checkpoint and after the last step, the loss at a
   // logged step only.
   bool deviceState = false;
+  // Evaluations during training: an eval step (tc-opt --eval of the same
+  // model, loaded like the train step: `evalExe` null runs it on the
+  // reference executor) over every batch of evalData, on the train state
+  // (its parameters and buffers, by key) every evalEvery steps and after
+  // the last.
+  const Module *evalModule = nullptr;
+  Executable *evalExe = nullptr;
+  std::string evalData;
+  int evalEvery = 0; // 0: after the last step only
 };
 
 // `exe` null: the reference executor runs `m`'s main.
