@@ -2,6 +2,7 @@
 #include "tc/IR/AttentionLayout.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/Support/Error.h"
+#include <cmath>
 
 namespace tc {
 
@@ -36,6 +37,11 @@ AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int6
     return s;
   };
   return {stride(a.batch), stride(a.heads), stride(a.tokens), a.part < 0 ? 0 : a.part * stride(2)};
+}
+
+double attentionScale(const Op &op, int64_t headDim) {
+  double s = op.getFloat("scale");
+  return s == 0 ? 1.0 / std::sqrt(double(headDim)) : s;
 }
 
 } // namespace tc

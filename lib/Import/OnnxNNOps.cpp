@@ -444,11 +444,7 @@ void convertGroupNorm(NodeContext &ctx) {
   int64_t c = x->type.shape[1].size;
   if (g < 1 || c % g != 0)
     ctx.fail("num_groups ", g, " does not divide the ", c, " channels");
-  auto shape = [&](std::vector<int64_t> d) {
-    return ctx.helperConstant(ctx.nodeName() + "_shape",
-                              TensorType{DType::I64, {Dim::fixed(int64_t(d.size()))}},
-                              TensorData::copyOf(d.data(), d.size() * sizeof(int64_t)));
-  };
+  auto shape = [&](const std::vector<int64_t> &d) { return intsConstant(ctx, "shape", d); };
   std::vector<Value *> operands{x};
   for (size_t i = 1; i < 3; ++i) {
     const char *what = i == 1 ? "scale" : "bias";

@@ -166,14 +166,10 @@ bool legacyBroadcast(NodeContext &ctx, std::vector<Value *> &in) {
   std::vector<int64_t> trailing; // B's rank up to A's from `axis`: axes past B's own
   for (int64_t d = int64_t(b.size()); d < int64_t(a.size()) - axis; ++d)
     trailing.push_back(d);
-  if (!trailing.empty()) {
-    std::vector<uint8_t> bytes(trailing.size() * sizeof(int64_t));
-    std::memcpy(bytes.data(), trailing.data(), bytes.size());
-    Value *axes = ctx.helperConstant("legacy_axes",
-                                     TensorType{DType::I64, {Dim::fixed(int64_t(trailing.size()))}},
-                                     TensorData::fromVector(std::move(bytes)));
-    in[1] = ctx.emit(OpKind::Unsqueeze, {in[1], axes}, {}, {""})->result();
-  }
+  if (!trailing.empty())
+    in[1] =
+        ctx.emit(OpKind::Unsqueeze, {in[1], intsConstant(ctx, "legacy_axes", trailing)}, {}, {""})
+            ->result();
   return !prelu;
 }
 
@@ -299,10 +295,8 @@ void convertReshape(NodeContext &ctx) {
     std::vector<int64_t> dims = convertAttribute(ctx, *shape, AttrKind::Ints).ints();
     if (ctx.numInputs() > 1)
       ctx.fail("expects 1 input before opset 5, got ", ctx.numInputs());
-    Value *c = ctx.helperConstant(ctx.nodeName() + "_shape",
-                                  TensorType{DType::I64, {Dim::fixed(int64_t(dims.size()))}},
-                                  TensorData::copyOf(dims.data(), dims.size() * 8));
-    ctx.emit(OpKind::Reshape, {ctx.input(0), c}, attrs, outputs(ctx));
+    ctx.emit(OpKind::Reshape, {ctx.input(0), intsConstant(ctx, "shape", dims)}, attrs,
+             outputs(ctx));
     return;
   }
   if (Value *s = ctx.input(1)) {

@@ -124,6 +124,9 @@ void expectInputs(const NodeContext &ctx, size_t lo, size_t hi);
 // spelling so 0.01f becomes 0.01, which prints cleanly and equals the op
 // table's default, and still rounds back to the same f32.
 double widenFloat(float f);
+// An i64 constant operand the IR has where ONNX had an attribute (or none):
+// `<node>_<what>`.
+Value *intsConstant(NodeContext &ctx, const std::string &what, const std::vector<int64_t> &v);
 std::vector<std::string> nodeOutputs(const NodeContext &ctx);
 
 // Import-time folding (ImportFolding.cpp), run on each op a node emitted:

@@ -41,13 +41,6 @@ void rejectAttrSince(const NodeContext &ctx, const char *attr, int opset) {
     ctx.fail("unsupported attribute '", attr, "' (an input since opset ", opset, ")");
 }
 
-// A constant operand the IR has where ONNX had an attribute.
-Value *intsConstant(NodeContext &ctx, const char *what, const std::vector<int64_t> &v) {
-  return ctx.helperConstant(ctx.nodeName() + "_" + what,
-                            TensorType{DType::I64, {Dim::fixed(int64_t(v.size()))}},
-                            TensorData::copyOf(v.data(), v.size() * 8));
-}
-
 Value *scalarConstant(NodeContext &ctx, const char *what, DType dt, double value) {
   HostTensor h(dt, {});
   h.setDouble(0, value);
@@ -263,6 +256,12 @@ constexpr TensorConverter kTensorConverters[] = {
 };
 
 } // namespace
+
+Value *intsConstant(NodeContext &ctx, const std::string &what, const std::vector<int64_t> &v) {
+  return ctx.helperConstant(ctx.nodeName() + "_" + what,
+                            TensorType{DType::I64, {Dim::fixed(int64_t(v.size()))}},
+                            TensorData::copyOf(v.data(), v.size() * sizeof(int64_t)));
+}
 
 ConvertFn findTensorOpConverter(std::string_view opType) {
   for (const TensorConverter &c : kTensorConverters)

@@ -238,16 +238,15 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     bool logged = step % logEvery == 0 || step == opts.steps;
     bool evaluating = opts.evalModule &&
                       (step == opts.steps || (opts.evalEvery > 0 && step % opts.evalEvery == 0));
-    bool saving =
-        step == opts.steps || evaluating ||
-        (!opts.checkpoint.empty() && opts.checkpointEvery > 0 && step % opts.checkpointEvery == 0);
+    bool checkpointing =
+        !opts.checkpoint.empty() && opts.checkpointEvery > 0 && step % opts.checkpointEvery == 0;
+    bool saving = step == opts.steps || evaluating || checkpointing;
     // A logged step's loss is its micro-batches' mean.
     double loss = 0;
     for (size_t k = 0; k < perStep; ++k, ++done)
       loss += call(batches[done % batches.size()], logged, saving && k + 1 == perStep) /
               double(perStep);
-    if (saving && step != opts.steps && !opts.checkpoint.empty() && opts.checkpointEvery > 0 &&
-        step % opts.checkpointEvery == 0)
+    if (checkpointing && step != opts.steps) // the last step's is written below
       writeTrainCheckpoint(opts.checkpoint, layout, state);
     if (!logged) {    // the loss stays on the device: no sync
       if (evaluating) // the state came to the host (`saving`)

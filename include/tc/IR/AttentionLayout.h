@@ -36,4 +36,8 @@ struct AttentionStrides {
 };
 AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int64_t> &dims);
 
+// The scores' factor of an Attention (or AttentionGrad) op whose q and k
+// have `headDim` features: its `scale`, or 1 / sqrt(headDim) where it is 0.
+double attentionScale(const Op &op, int64_t headDim);
+
 } // namespace tc

@@ -296,9 +296,7 @@ std::optional<AttentionOperands> attentionOperands(const KernelContext &c, const
                     std::to_string(maxHeadDim));
   o.d = qd.size;
   o.dv = vd.size;
-  o.scale = op.getFloat("scale");
-  if (o.scale == 0)
-    o.scale = 1.0 / std::sqrt(double(o.d));
+  o.scale = attentionScale(op, o.d);
   return o;
 }
 

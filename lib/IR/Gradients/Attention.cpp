@@ -13,6 +13,7 @@
 // gives 0. Layouts other than [B, H, S, D] (attention-layouts, which
 // `--train` runs after autodiff) have neither: one line naming the node.
 #include "GradRules.h"
+#include "tc/IR/AttentionLayout.h"
 #include <cmath>
 
 namespace tc::grad {
@@ -39,18 +40,13 @@ Value *sumHeads(GradBuilder &b, Value *g, int64_t hkv) {
   return b.reduceSum(b.reshape(g, {d[0], hkv, d[1] / hkv, d[2], d[3]}), {2}, false);
 }
 
-double scaleOf(const Op &f, int64_t d) {
-  double s = f.getFloat("scale");
-  return s == 0 ? 1.0 / std::sqrt(double(d)) : s;
-}
-
 // The backward through the op's definition (see the file comment).
 void decomposed(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   const Op &f = b.fwd;
   Value *q = f.operand(0), *mask = f.operand(3);
   Dims qd = b.dims(q), kd = b.dims(f.operand(1)), vd = b.dims(f.operand(2));
   int64_t h = qd[1], sq = qd[2], skv = kd[2];
-  double scale = scaleOf(f, qd[3]);
+  double scale = attentionScale(f, qd[3]);
   Value *k = repeatHeads(b, f.operand(1), h), *v = repeatHeads(b, f.operand(2), h);
   Value *s = b.scale(b.op(OpKind::MatMul, {q, b.swapLastTwo(k)}), scale);
   Dims sd = b.dims(s); // [B, H, Sq, Skv]

@@ -17,13 +17,7 @@ namespace {
 
 // `v` along `axis` cropped or zero-padded from its length to `to`.
 Value *fitAxis(GradBuilder &b, Value *v, size_t axis, int64_t to) {
-  int64_t from = b.dims(v)[axis];
-  if (from == to)
-    return v;
-  size_t r = v->type.rank();
-  std::vector<int64_t> pads(2 * r, 0);
-  pads[r + axis] = to - from; // negative: a crop
-  return b.op(OpKind::Pad, {v}, {{"pads", Attribute(pads)}});
+  return padAxis(b, v, axis, 0, to - b.dims(v)[axis]);
 }
 
 Value *dft(GradBuilder &b, Value *v, int64_t axis, int64_t n, bool inverse, bool onesided) {

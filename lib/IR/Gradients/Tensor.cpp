@@ -57,6 +57,16 @@ void split(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = parts.size() == 1 ? parts[0] : b.op(OpKind::Concat, parts, {{"axis", Attribute(axis)}});
 }
 
+Value *padAxis(GradBuilder &b, Value *v, size_t axis, int64_t before, int64_t after) {
+  if (before == 0 && after == 0)
+    return v;
+  size_t r = v->type.rank();
+  std::vector<int64_t> pads(2 * r, 0);
+  pads[axis] = before;
+  pads[r + axis] = after;
+  return b.op(OpKind::Pad, {v}, {{"pads", Attribute(pads)}});
+}
+
 namespace {
 std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
   Value *v = in(b, i);
@@ -70,16 +80,6 @@ std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
     out.push_back(v->type.dtype == DType::I32 ? int64_t(v->data->as<int32_t>()[k])
                                               : v->data->as<int64_t>()[k]);
   return out;
-}
-// Pad `v` along one axis (negative: crop).
-Value *padAxis(GradBuilder &b, Value *v, size_t axis, int64_t before, int64_t after) {
-  if (before == 0 && after == 0)
-    return v;
-  size_t r = v->type.rank();
-  std::vector<int64_t> pads(2 * r, 0);
-  pads[axis] = before;
-  pads[r + axis] = after;
-  return b.op(OpKind::Pad, {v}, {{"pads", Attribute(pads)}});
 }
 // Elements [from, to) of one axis.
 Value *sliceAxis(GradBuilder &b, Value *v, size_t axis, int64_t from, int64_t to) {

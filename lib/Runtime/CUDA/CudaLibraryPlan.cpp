@@ -571,8 +571,7 @@ std::optional<AttentionDesc> describeAttention(const Function &group,
   a.kvHeads = a.k.dims[1];
   a.skv = a.k.dims[2];
   a.causal = op.getInt("causal") != 0;
-  double scale = op.getFloat("scale");
-  a.scale = float(scale == 0 ? 1.0 / std::sqrt(double(a.dim)) : scale);
+  a.scale = float(attentionScale(op, a.dim));
   if (a.k.dims[0] != a.batch || a.v.dims[0] != a.batch) {
     why = "k or v broadcast along the batch";
     return std::nullopt;

@@ -65,9 +65,7 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
         fail("the mask does not broadcast to the scores");
     }
   }
-  double scale = op.getFloat("scale");
-  if (scale == 0)
-    scale = 1.0 / std::sqrt(double(D));
+  double scale = attentionScale(op, D);
   bool causal = op.getInt("causal") != 0;
   int64_t group = H / Hkv;
   AttentionStrides ys = attentionStrides(attentionAxes(op, 3), y.shape());

@@ -6,6 +6,7 @@
 // the query's kv head (h / group). A row whose lse is -inf (every key
 // hidden: the forward wrote 0) adds nothing. All tensors [B, H, S, D].
 #include "AttentionMask.h"
+#include "tc/IR/AttentionLayout.h"
 #include <cmath>
 
 namespace tc::ref {
@@ -31,9 +32,7 @@ void attentionGradKernel(const Op &op, const std::vector<const HostTensor *> &in
   int64_t MB = mask && mask->rank() == 4 ? mask->shape()[0] : 1;
   if (mask && (MB == 0 || B % MB))
     fail("the mask's batch does not divide the batch");
-  double scale = op.getFloat("scale");
-  if (scale == 0)
-    scale = 1.0 / std::sqrt(double(D));
+  double scale = attentionScale(op, D);
   bool causal = op.getInt("causal") != 0;
   int64_t group = H / Hkv;
   std::vector<double> qd = loadDoubles(q), kd = loadDoubles(k), vd = loadDoubles(v),
