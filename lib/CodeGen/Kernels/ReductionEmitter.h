@@ -48,12 +48,15 @@ struct Layout {
 // The group's Layout (false, why set, when no kernel of the family
 // handles it).
 bool analyze(const KernelContext &c, const Op &anchor, Layout &l);
-// THE choice of `split` (CUDA): per-element results over contiguous rows
-// of a static length of at least kSplitMinRow elements; the kernel
-// spreads whatever rows there are over its grid (many rows: a block each).
+// THE choice of `split` (CUDA): contiguous rows of a static length of at
+// least kSplitMinRow elements, with per-element results, row results (a
+// loss's sum over all its elements), or both (an optimizer update beside
+// the overflow check's sum of its gradient); the kernel spreads whatever
+// rows there are over its grid (many rows: a block each).
 bool takesSplit(const KernelContext &c, const Layout &l);
 // The launches (passes) of a `split` kernel: one per statistic (one for a
-// centered plan's two) and the last, which writes the elements.
+// centered plan's two) and the last, which writes the elements and the
+// row results.
 unsigned splitLaunches(const Layout &l);
 // The blocks an SM a `split` kernel's registers must allow (launch bounds).
 unsigned splitMinBlocks(const Layout &l);

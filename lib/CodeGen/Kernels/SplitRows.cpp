@@ -1,13 +1,13 @@
-// The Reduction family's `split` strategy (CUDA): long contiguous rows with
-// per-element results (InstanceNormalization over 200704 elements: a block
-// per row leaves most of the GPU idle and rereads a row that no block's
-// registers hold). Each statistic is one launch (pass) of a fixed grid
-// whose blocks split the rows: a block reduces its chunk, the last block of
-// a row (a counter in the runtime's scratch, as `columns` does) combines the
-// row's partials in chunk order and stores the statistic; statistics that
-// need the earlier ones (LayerNorm's variance around the mean) read them in
-// the next pass, and the last pass writes the elements. Every sum is in a
-// fixed order for a shape: results identical run to run.
+// The Reduction family's `split` strategy (CUDA): long contiguous rows
+// (InstanceNormalization over 200704 elements: a block per row leaves most
+// of the GPU idle and rereads a row that no block's registers hold; a
+// loss summed over all of bert's 31M logits ran 11 ms in one block, an
+// AdamW update beside its gradient's sum 153 ms). Each statistic is one launch (pass) of a fixed
+// grid whose blocks split the rows: a block reduces its chunk, the last block of a row (a counter
+// in the runtime's scratch, as `columns` does) combines the row's partials in chunk order and
+// stores the statistic; statistics that need the earlier ones (LayerNorm's variance around the
+// mean) read them in the next pass, and the last pass writes the elements. Every sum is in a fixed
+// order for a shape: results identical run to run.
 #include "ReductionEmitter.h"
 #include <cstdlib>
 #include <sstream>
@@ -54,8 +54,7 @@ std::vector<size_t> Emitter::laneArgs(unsigned vw) const {
 }
 
 bool takesSplit(const KernelContext &c, const Layout &l) {
-  if (!c.cuda() || !l.contiguous || !l.perElementResults || l.plan.arg || l.plan.topK ||
-      !l.plan.viewDims.empty())
+  if (!c.cuda() || !l.contiguous || l.plan.arg || l.plan.topK || !l.plan.viewDims.empty())
     return false;
   int64_t n = 1;
   for (size_t d = 0; d < l.plan.reduced.size(); ++d)
@@ -139,9 +138,13 @@ void Emitter::splitLoop(std::ostream &os) const {
        << U << ") {\n";
     if (!vectors.empty()) {
       os << "       if (vec) {\n";
-      if (final)
-        for (size_t r = 0; r < c.f.results.size(); ++r)
-          os << "        " << vectorType(c.f.results[r]) << " w" << r << "[" << U << "];\n";
+      // Per-element results a vector at a time; row results are stored per row.
+      std::vector<size_t> perElement;
+      for (size_t r = 0; r < c.f.results.size() && final; ++r)
+        if (!rowStats.count(c.f.results[r]))
+          perElement.push_back(r);
+      for (size_t r : perElement)
+        os << "        " << vectorType(c.f.results[r]) << " w" << r << "[" << U << "];\n";
       vectorLoads(os, vectors, U, "const int64_t j = jb + (int64_t)u * blockDim.x * VW;", "j < j1",
                   "o * L + j", lanes);
       os << element("[u].v[t]");
@@ -149,7 +152,7 @@ void Emitter::splitLoop(std::ostream &os) const {
         os << "#pragma unroll\n        for (int u = 0; u < " << U << "; ++u) {\n"
            << "          const int64_t j = jb + (int64_t)u * blockDim.x * VW;\n"
            << "          if (j < j1) {\n";
-        for (size_t r = 0; r < c.f.results.size(); ++r)
+        for (size_t r : perElement)
           os << "            *(" << vectorType(c.f.results[r]) << " *)(out" << r
              << " + o * L + j) = w" << r << "[u];\n";
         os << "          }\n        }\n";
@@ -175,11 +178,24 @@ void Emitter::splitLoop(std::ostream &os) const {
        << "      if (threadIdx.x == 0) stat[o * P + " << k << "] = " << s.finish << ";\n"
        << "      continue;\n    }\n";
   }
-  // The last pass: the row's epilogue values, then the elements.
+  // The last pass: the row's epilogue values, then the elements; the
+  // row's results (a loss's sum, the overflow check's sum beside an update)
+  // stored once, by the block of its first chunk.
   os << "    {\n";
+  if (!l.perElementResults)
+    os << "      if (j0 != 0) continue;\n";
   rowLoads(os);
   os << rowCode;
-  chunk(nullptr);
+  if (l.perElementResults)
+    chunk(nullptr);
+  if (!l.perElementResults || !rowStats.empty()) {
+    std::ostringstream st;
+    if (l.perElementResults)
+      ex.emitStores(st, "o", rowStats, /*inPrologue=*/true);
+    else
+      ex.emitStores(st, "o");
+    os << "      if (j0 == 0 && threadIdx.x == 0) {\n" << st.str() << "      }\n";
+  }
   os << "    }\n  }\n";
 }
 
