@@ -20,9 +20,12 @@
 //    Slice, Concat, Transpose, Expand, Tile) read only by one pointwise
 //    group joins it as an inlined load, and a Concat of pointwise groups
 //    read only by it becomes their root (inlineMoves).
+// First, a reduction of few long rows over several runs of axes becomes one
+// per run (ReductionRuns.cpp): codegen's parallel strategies take one run.
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
+#include "ReductionRuns.h"
 #include "tc/Analysis/Views.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/IR/MoveMap.h"
@@ -92,6 +95,8 @@ public:
       splitSharedPrologue(g);
     mergeSharedEpilogues();
     inlineMoves();
+    for (size_t g = 0, n = groups_.size(); g < n; ++g)
+      splitMixedPointwise(g);
     return std::move(groups_);
   }
 
@@ -389,8 +394,14 @@ private:
       if (g.anchorOp->is(OpKind::ArgMax) || g.anchorOp->is(OpKind::ArgMin))
         return false;
       // An epilogue over the reduced values or back over the reduced rows
-      // (x - mean, softmax's divide): one persistent-reduction kernel.
-      return sameDomain(g.anchorOp->result()->type.shape, s) || sameDomain(g.domain, s);
+      // (x - mean, softmax's divide): one persistent-reduction kernel; back
+      // over rows that are not X's trailing axes only where that kernel, a
+      // thread per row, is not a few threads over long rows (batch norm's
+      // forward on NHWC with its normalization as the epilogue ran 64
+      // threads over resnet50's 401408 pixels twice; without it the
+      // statistic is a `columns` kernel, the normalization a pointwise one).
+      return sameDomain(g.anchorOp->result()->type.shape, s) ||
+             (sameDomain(g.domain, s) && threadPerRowFits(*g.anchorOp));
     }
     return false;
   }
@@ -553,6 +564,49 @@ private:
     pro.first = grp.first;
     pro.last = index_.at(pro.ops.back());
     grp.first = index_.at(grp.ops.front());
+    groups_.push_back(std::move(pro));
+    for (Op *o : groups_.back().ops)
+      groupOf_[o] = groups_.size() - 1;
+  }
+
+  // A pointwise group whose values are read outside in two shapes has no
+  // kernel (a pointwise kernel writes its results over one domain): a
+  // rematerialized RMSNorm rstd [B, T, 1] (Rematerialize.cpp) in the group of
+  // the [B, T, D] gradients it scales, and read by the norm's weight
+  // gradient too, was a host step of llama's train step on the H200. Its
+  // leading ops of another shape (reading nothing the rest computes) become
+  // a group of their own that feeds the rest.
+  void splitMixedPointwise(size_t g) {
+    if (!groups_[g].alive || groups_[g].anchor != Anchor::None || isolated_.count(g) ||
+        groups_[g].ops.size() < 2 || !hasMixedResults(groups_[g]))
+      return;
+    const Shape domain = groups_[g].ops.back()->result()->type.shape;
+    std::unordered_set<const Op *> inside(groups_[g].ops.begin(), groups_[g].ops.end());
+    std::unordered_set<const Op *> lead;
+    std::optional<Shape> leadShape;
+    for (Op *o : groups_[g].ops) {
+      const Shape &s = o->result()->type.shape;
+      if (s == domain || (leadShape && s != *leadShape))
+        continue;
+      if (std::all_of(o->operands.begin(), o->operands.end(), [&](const Value *v) {
+            return !v || !v->def || !inside.count(v->def) || lead.count(v->def);
+          })) {
+        lead.insert(o);
+        leadShape = s;
+      }
+    }
+    if (lead.empty())
+      return;
+    Group pro;
+    pro.domain = *leadShape;
+    for (Op *o : groups_[g].ops)
+      if (lead.count(o))
+        pro.ops.push_back(o);
+    std::erase_if(groups_[g].ops, [&](const Op *o) { return lead.count(o) != 0; });
+    groups_[g].first = index_.at(groups_[g].ops.front());
+    groups_[g].domain = domain;
+    pro.first = index_.at(pro.ops.front());
+    pro.last = index_.at(pro.ops.back());
     groups_.push_back(std::move(pro));
     for (Op *o : groups_.back().ops)
       groupOf_[o] = groups_.size() - 1;
@@ -830,6 +884,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
   bool changed = false;
   size_t index = callees.size();
   for (Function *f : todo) {
+    changed |= splitReductionRuns(*f);
     Grouper grouper(*f);
     std::vector<Group> groups = grouper.run();
     std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
