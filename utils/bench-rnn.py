@@ -25,6 +25,7 @@ import sys
 import time
 
 import numpy as np
+import onnx
 import torch
 from onnx import numpy_helper
 
@@ -134,8 +135,9 @@ def main():
                 row["tc_ms"] = rep.get("device_ms", rep["latency_ms"])["median"]
                 row["tc_steps"] = {k: rep.get(k) for k in ("kernel_steps", "library_steps", "fallback_steps")}
                 row["tc_over_torch"] = row["tc_ms"] / row["torch_ms"]
-                got = numpy_helper.to_array(
-                    numpy_helper.load_tensor_from_string(open(os.path.join(outdir, "output_0.pb"), "rb").read()))
+                # TensorProto.FromString: numpy_helper.load_tensor_from_string is gone in onnx 1.23.
+                with open(os.path.join(outdir, "output_0.pb"), "rb") as f:
+                    got = numpy_helper.to_array(onnx.TensorProto.FromString(f.read()))
                 row["tc_err"] = rel_err(got, want)
             except (RuntimeError, subprocess.TimeoutExpired) as e:
                 row["error"] = str(e)[-400:]

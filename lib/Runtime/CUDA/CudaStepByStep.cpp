@@ -13,7 +13,8 @@
 //     kernel), set up for the sizes the run finds (CudaRun.cpp's
 //     makeLibraryStep: the plan's choices, once per op and run, no graph);
 //   - a view (Reshape, Flatten, Squeeze, Unsqueeze, Identity) is its
-//     operand's bytes; Shape and Size read no bytes;
+//     operand's bytes, uploaded first where only the host has them;
+//     Shape and Size read no bytes;
 //   - anything else is a host step: its operands read back first, its
 //     results uploaded when a device step reads them.
 #include "CudaControlFlow.h"
@@ -303,9 +304,14 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
     if (op.is(OpKind::Fused))
       if (std::optional<std::vector<HostTensor>> outs = runKernel(op, ins))
         return outs;
-    bool deviceOperand = !op.operands.empty() && op.operand(0) && places.count(op.operand(0)) &&
-                         !places[op.operand(0)].onHost;
-    if (isSameBytesView(op) && deviceOperand) {
+    // A view is its data's bytes on the device. Data only the host has (a
+    // host input, a host step's result) is uploaded first, as a device
+    // step's operands are: a Reshape or Unsqueeze whose shape or axes are
+    // run-time inputs runs op by op for want of a shape plan, and its view
+    // of a host input is no host step. Strings stay on the host.
+    bool tensorData = !op.operands.empty() && op.operand(0) && !ins.empty() && ins[0] &&
+                      ins[0]->dtype() != DType::Str;
+    if (isSameBytesView(op) && tensorData) {
       for (size_t i = 1; i < ins.size(); ++i) // a Reshape's shape
         if (ins[i])
           toHost(op.operands[i], ins[i]);
@@ -313,6 +319,7 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
         std::vector<HostTensor> outs;
         outs.emplace_back(types->at(0).dtype, staticDims(types->at(0).shape));
         if (outs[0].byteSize() == ins[0]->byteSize()) {
+          toDevice(op.operand(0), ins[0]); // a no-op where the device has them
           Place p = places[op.operand(0)];
           p.onHost = false; // `outs` holds the shape only
           places[op.result()] = p;
