@@ -78,6 +78,11 @@ TEST(CudaLaunch, SplitLaunchesItsPassesOverAFixedGridWithTheScratch) {
   EXPECT_EQ(launchDims(CudaKernelEntry{"g", "tc_g", LaunchKind::Rows, 1024, 8, ""}, {2, 9})->passes,
             1u);
   EXPECT_THROW(parseCudaKernelTable("g tc_g row-reduction split 256 3\n", "m.tcx"), Error);
+  // ScatterND by update slices (IndexMove.cpp): the data-movement family's two passes.
+  auto s = parseCudaKernelTable("g tc_g data-movement split 256 2\n", "m.tcx");
+  ASSERT_EQ(s.size(), 1u);
+  EXPECT_EQ(s[0].kind, KernelKind::DataMovement);
+  EXPECT_EQ(launchDims(s[0], {30522, 768})->passes, 2u);
 }
 
 // The compaction family: one block, its two passes, even over an empty

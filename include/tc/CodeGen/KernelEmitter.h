@@ -62,6 +62,9 @@
 //     the results: the scratch of columnsScratchBytes(grid, block) as for
 //     `columns` (the blocks' partials and the rows' statistics, then the
 //     counters: zero before the first launch; each pass leaves them zero).
+//     The data-movement family's ScatterND by update slices (IndexMove.cpp)
+//     is `split` too, `vec` = 2: pass 0 copies the data (or runs the
+//     inverted gather), pass 1 a block per index tuple; no scratch read.
 //   compact: a result sized by the data (the compaction family: NonZero,
 //     Compress, NonMaxSuppression; Compaction.cpp): one block of `block`
 //     threads, two launches. One more buffer after the results: the

@@ -98,11 +98,10 @@ size_t MoveCode::axis(const Value *v) {
   return size_t(a);
 }
 
-void MoveCode::index(const std::string &name, const Value *v, const std::string &pos,
-                     const std::string &D, const std::string &indent) {
+std::string MoveCode::indices(const Value *v) {
   if (v->type.dtype != DType::I64 && v->type.dtype != DType::I32) {
     ok = c.noKernel(std::string(op.name()) + " with indices of " + v->type.str());
-    return;
+    return "in0";
   }
   bool was = compute_;
   compute_ = false; // indices are read as they are
@@ -110,10 +109,16 @@ void MoveCode::index(const std::string &name, const Value *v, const std::string 
   compute_ = was;
   if (size_t a = c.argIndex(v); a != SIZE_MAX)
     pointers_[a] = v->type.dtype == DType::I64 ? "int64_t" : "int";
-  body << indent << "int64_t " << name << " = (int64_t)" << ref << "[" << pos << "];\n"
-       << indent << "if (" << name << " < 0) " << name << " += " << D << ";\n"
-       << indent << "if (" << name << " < 0 || " << name << " >= " << D << ") "
-       << indexFault(name + " < 0 ? " + name + " - " + D + " : " + name, D) << "\n";
+  return ref;
+}
+
+void MoveCode::index(std::ostream &os, const std::string &name, const Value *v,
+                     const std::string &pos, const std::string &D, const std::string &indent) {
+  std::string ref = indices(v);
+  os << indent << "int64_t " << name << " = (int64_t)" << ref << "[" << pos << "];\n"
+     << indent << "if (" << name << " < 0) " << name << " += " << D << ";\n"
+     << indent << "if (" << name << " < 0 || " << name << " >= " << D << ") "
+     << indexFault(name + " < 0 ? " + name + " - " + D + " : " + name, D) << "\n";
 }
 
 std::string MoveCode::load(const std::string &ref) const { return c.load(y->type.dtype, ref); }
@@ -132,13 +137,13 @@ bool MoveCode::startCombine() {
                               : -1;
   if (reduction_ < 0)
     return ok = c.noKernel("a scatter with reduction '" + red + "'");
-  if (reduction_ && !computed())
-    return false;
-  if (reduction_)
-    body << "    " << c.ct(y->type.dtype) << " v = " << load(data(0) + "[i]") << ";\n";
-  else
-    body << "    " << T << " v = " << data(0) << "[i];\n";
-  return true;
+  return !reduction_ || computed();
+}
+
+std::string MoveCode::initial(const std::string &at) {
+  std::string x = data(0) + "[" + at + "]";
+  return reduction_ ? c.ct(y->type.dtype) + std::string(" v = ") + load(x) + ";"
+                    : T + std::string(" v = ") + x + ";";
 }
 
 std::string MoveCode::combine(const std::string &update) const {
@@ -152,9 +157,9 @@ std::string MoveCode::combine(const std::string &update) const {
   }
 }
 
-void MoveCode::endCombine() {
-  body << "    out0[i] = " << (reduction_ ? c.store(y->type.dtype, "v") : std::string("v"))
-       << ";\n";
+std::string MoveCode::finish(const std::string &at) const {
+  return "out0[" + at + "] = " + (reduction_ ? c.store(y->type.dtype, "v") : std::string("v")) +
+         ";";
 }
 
 void MoveCode::emitLoop(std::ostream &os, const std::string &) {
@@ -169,13 +174,30 @@ void MoveCode::emitLoop(std::ostream &os, const std::string &) {
   } else {
     os << "  const int64_t tid = begin * inner, stride = 1, n = end * inner;\n";
   }
-  os << setup.str() << "  for (int64_t i = tid; i < n; i += stride) {\n";
-  if (r)
-    os << "    int64_t rem = i;\n";
-  for (size_t d = r; d-- > 0;) // the outermost is what is left (i < n)
-    os << "    const int64_t c" << d << " = "
-       << (d ? "rem % " + c.dim(y, d) + "; rem /= " + c.dim(y, d) : std::string("rem")) << ";\n";
-  os << body.str() << "  }\n}\n";
+  os << setup.str();
+  auto elements = [&](const std::string &indent) {
+    os << indent << "for (int64_t i = tid; i < n; i += stride) {\n";
+    if (r)
+      os << indent << "  int64_t rem = i;\n";
+    for (size_t d = r; d-- > 0;) // the outermost is what is left (i < n)
+      os << indent << "  const int64_t c" << d << " = "
+         << (d ? "rem % " + c.dim(y, d) + "; rem /= " + c.dim(y, d) : std::string("rem")) << ";\n";
+    std::istringstream lines(body.str());
+    for (std::string line; std::getline(lines, line);) // at this depth
+      os << indent.substr(2) << line << "\n";
+    os << indent << "}\n";
+  };
+  std::string copy = "for (int64_t i = tid; i < n; i += stride) out0[i] = " + copied + "[i];\n";
+  if (updates.str().empty()) {
+    elements("  ");
+  } else if (c.cuda()) {
+    os << "  if (p.pass == 0) {\n    if (byUpdates) {\n      " << copy << "      return;\n    }\n";
+    elements("    ");
+    os << "    return;\n  }\n  if (!byUpdates)\n    return;\n" << updates.str();
+  } else {
+    os << "  " << copy << updates.str();
+  }
+  os << "}\n";
 }
 
 std::string cubicKernelCode(const std::string &t, const std::string &a) {

@@ -43,15 +43,32 @@ struct MoveCode {
   // from D; out of range: a CUDA trap, a recorded fault on the CPU
   // (tc/CodeGen/KernelFault.h) and the element skipped.
   void index(const std::string &name, const Value *v, const std::string &pos, const std::string &D,
-             const std::string &indent = "    ");
+             const std::string &indent = "    ") {
+    index(body, name, v, pos, D, indent);
+  }
+  void index(std::ostream &os, const std::string &name, const Value *v, const std::string &pos,
+             const std::string &D, const std::string &indent);
+  // Index operand v's elements as they are stored (an argument's pointer
+  // typed int64_t/int, or a constant's array).
+  std::string indices(const Value *v);
   // A loaded value in the compute type, and a compute-type value stored.
   std::string load(const std::string &ref) const;
   std::string store(const std::string &value) const;
-  // Scatters: `v` starts as the data's element; combine(update) folds one
-  // update in as the reduction attribute says; endCombine stores it.
+  // Scatters: startCombine reads the reduction attribute; `v` starts as the
+  // data's element at `at` (initial), combine(update) folds one update in as
+  // the reduction says, finish(at) writes it to the result.
   bool startCombine();
+  std::string initial(const std::string &at);
   std::string combine(const std::string &update) const;
-  void endCombine();
+  std::string finish(const std::string &at) const;
+  // Scatters by update slices (IndexMove.cpp's emitScatterND): code run
+  // after the result got a copy of `copied` (the data's array). CPU: after
+  // the chunk's elements [tid, n) are copied, instead of `body`'s loop.
+  // CUDA: a `split` launch of two passes; pass 0 copies where `setup`'s
+  // `byUpdates` holds and runs `body`'s loop elsewhere, pass 1 runs
+  // `updates` where it holds.
+  std::ostringstream updates;
+  std::string copied;
   // The kernel's body after its signature.
   void emitLoop(std::ostream &os, const std::string &symbol);
 

@@ -37,8 +37,9 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     }
     // Only the row-reduction family launches per row (`lanes`: a power of
     // two up to 32 lanes a row), only the reduction family per result
-    // element or split, it and the attention family's split-key kernel
-    // over a fixed grid (`columns`).
+    // element or split (and the data-movement family's ScatterND: two
+    // passes), it and the attention family's split-key kernel over a fixed
+    // grid (`columns`).
     bool launchOk =
         launch == "pointwise" ||
         (launch == "rows" &&
@@ -46,6 +47,7 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
         (launch == "lanes" && family == KernelKind::RowReduction && e.vec <= 32 &&
          (e.vec & (e.vec - 1)) == 0) ||
         ((launch == "reduce" || launch == "split") && family == KernelKind::Reduction) ||
+        (launch == "split" && family == KernelKind::DataMovement) ||
         (launch == "compact" && family == KernelKind::Compaction) ||
         (launch == "multi-tensor" && family == KernelKind::Pointwise) ||
         (launch == "columns" &&
