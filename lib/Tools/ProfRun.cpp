@@ -4,10 +4,12 @@
 #include "ProfCommands.h"
 #include "tc/Analysis/ModelSummary.h"
 #include "tc/CodeGen/Artifact.h"
+#include "tc/IR/TrainSignature.h"
 #include "tc/Profile/ChromeTrace.h"
 #include "tc/Profile/CompileReport.h"
 #include "tc/Profile/DevicePeaks.h"
 #include "tc/Profile/ProfileReport.h"
+#include "tc/Runtime/RunBuffers.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Runtime/ShapePlanner.h"
 #include "tc/Support/Error.h"
@@ -79,11 +81,37 @@ int profRunMain(int argc, char **argv) {
     const Target &target = requireTarget(artifact.target);
     noteRunTimePlanning("tc-prof", artifact);
     std::unique_ptr<Executable> exe = target.load(std::move(artifact), runValues, 0);
-    // A train step runs on its inputs and @init's state (every traced run
-    // the same first step: forward, backward and update).
+    // A train step runs on its inputs and @init's state. On a GPU the state
+    // stays on the device from run to run, each run's updated state the
+    // next one's, as in `tc-run --train`: the trace shows train steps, not
+    // the state's upload and download around every one.
     std::vector<HostTensor> inputs = gatherRunInputs(exe->module(), src);
+    std::optional<TrainSignature> sig = trainSignature(exe->module());
+    const size_t stateCount = sig && target.gpu ? sig->state : 0;
+    const Function &main = exe->module().main();
+    std::vector<RunInput> in(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in[i].host = &inputs[i];
+    auto runOnce = [&] {
+      if (!stateCount) {
+        exe->run(inputs);
+        return;
+      }
+      std::vector<RunOutput> outs(main.results.size());
+      for (RunOutput &o : outs)
+        o.to = RunOutput::To::ModelDevice;
+      exe->runOn(nullptr, in, outs);
+      for (size_t j = 0; j < stateCount; ++j) {
+        const RunOutput &o = outs[outs.size() - stateCount + j];
+        size_t a = in.size() - stateCount + j;
+        in[a] = RunInput{nullptr, main.args[a]->type.dtype, o.shape, o.device, o.bytes};
+      }
+    };
+    if (stateCount)
+      std::cerr << "tc-prof: a train step: its state (" << stateCount
+                << " tensors) stays on the device, each run one step further\n";
     for (int i = 0; i < std::max(warmup, exe->minWarmup()); ++i)
-      exe->run(inputs);
+      runOnce();
 
     RunTrace trace;
     exe->setTrace(&trace);
@@ -93,7 +121,7 @@ int profRunMain(int argc, char **argv) {
       run.category = "run";
       run.run = i;
       run.startUs = trace.nowUs();
-      exe->run(inputs);
+      runOnce();
       run.durUs = trace.nowUs() - run.startUs;
       trace.add(run);
     }

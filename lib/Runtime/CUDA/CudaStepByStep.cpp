@@ -8,7 +8,9 @@
 //   - a group with a generated kernel runs on the device, at the sizes its
 //     operands give (groupDims); a compaction kernel (NonZero, Compress)
 //     first counts on the device, and the count is read back (one i64: a
-//     sync, not a host step) to size its results;
+//     sync, not a host step) to size its results; a `columns` or `split`
+//     kernel reads a scratch of the run's (zeroed once), `split` a launch
+//     per pass;
 //   - a MatMul/Gemm/Conv group is its cuBLASLt/cuDNN call (and epilogue
 //     kernel), set up for the sizes the run finds (CudaRun.cpp's
 //     makeLibraryStep: the plan's choices, once per op and run, no graph);
@@ -176,11 +178,9 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
         return std::nullopt;
     if (!k->second.entry.library.empty())
       return runLibrary(op, *f, k->second, ins);
-    // `columns` and `split` read a plan's scratch, `multi-tensor` a plan's
-    // table: those groups are host steps here (a multi-tensor run exists
-    // only where the artifact stores a plan).
-    if (!k->second.entry.hasKernel() || readsScratch(k->second.entry.launch) ||
-        k->second.entry.launch == LaunchKind::MultiTensor)
+    // `multi-tensor` reads a plan's table: a host step here (a multi-tensor
+    // run exists only where the artifact stores a plan).
+    if (!k->second.entry.hasKernel() || k->second.entry.launch == LaunchKind::MultiTensor)
       return std::nullopt;
     std::vector<uint64_t> bufs;
     for (size_t i = 0; i < ins.size(); ++i)
@@ -235,7 +235,23 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
       bufs.push_back(countBuffer_.get());
       launch(bufs, g->dims, *launchDims(k->second.entry, {}), 1);
     } else if (std::optional<LaunchDims> l = launchDims(k->second.entry, g->results[0])) {
-      launch(bufs, g->dims, *l, std::nullopt); // none: an empty result
+      // `columns` and `split` read a zeroed scratch after their results (as
+      // a plan's: CudaRun.cpp); `split` launches once per pass.
+      if (readsScratch(k->second.entry.launch)) {
+        uint64_t bytes = columnsScratchBytes(*l);
+        if (stepScratch_.size() < bytes) {
+          stepScratch_ = cuda::DeviceMemory(bytes);
+          stepScratchZeros_.assign(bytes, 0);
+          d.check(d.memcpyHtoDAsync(stepScratch_.get(), stepScratchZeros_.data(), bytes, work_),
+                  "cuMemcpyHtoDAsync");
+        }
+        bufs.push_back(stepScratch_.get());
+      }
+      if (l->passes > 1)
+        for (unsigned pass = 0; pass < l->passes; ++pass)
+          launch(bufs, g->dims, *l, pass);
+      else
+        launch(bufs, g->dims, *l, std::nullopt); // none: an empty result
     }
     for (size_t r = 0; r < made.size(); ++r)
       places[op.results[r]] = std::move(made[r]);
