@@ -89,7 +89,7 @@ int effectiveType(const AttributeProto &a) {
 // attributes are an error unless legacy-harmless or listed in `skip` (those a
 // converter reads itself).
 // Attributes tc's passes set that ONNX does not have: a model may not set
-// them (channels_last on Conv or a pool would reinterpret the data's layout;
+// them (channels_last on Conv, ConvTranspose or a pool would reinterpret the data's layout;
 // gemm-views' transA/transB/alpha on MatMul its operands and product;
 // lower-quantize's exact on Conv would promise integer operands).
 bool isCompilerAttr(std::string_view opType, std::string_view name) {
@@ -98,7 +98,8 @@ bool isCompilerAttr(std::string_view opType, std::string_view name) {
   if (opType == "Conv" && name == "exact")
     return true;
   return name == "channels_last" &&
-         (opType == "Conv" || opType == "MaxPool" || opType == "AveragePool" || opType == "LpPool");
+         (opType == "Conv" || opType == "ConvTranspose" || opType == "MaxPool" ||
+          opType == "AveragePool" || opType == "LpPool");
 }
 
 AttrList collectAttrs(const NodeContext &ctx, const OpInfo &info,

@@ -3,8 +3,13 @@
 // or can be told, with transposes only where it meets the rest of the
 // graph. Walks the ops in order keeping, for each NCHW value, its NHWC twin:
 //  - a Conv (rank >= 3) takes its input's twin (or a Transpose to NHWC),
-//    gets OHWI weights (converted at compile time when constant) and
-//    channels_last = 1; its result is an NHWC twin;
+//    gets OHWI weights (converted at compile time when constant, else one
+//    Transpose per weight) and channels_last = 1; its result is an NHWC twin;
+//  - so does a ConvTranspose whose input is in NHWC already, or is the dY
+//    a ConvWeightGrad reads (Conv's gradient rule: dW takes dY in NHWC
+//    anyway, so dX = ConvTranspose(dY) keeps the backward chain NHWC); its
+//    weights [C, k..., M/group] are, for a Conv's gradient, that Conv's
+//    OHWI ones (the same Transpose). A lone NCHW one stays NCHW;
 //  - a ConvWeightGrad (a Conv's backward-filter pass) reading a twin takes
 //    both operands in NHWC and channels_last = 1; its OHWI result is a twin;
 //  - a pointwise op with a twin operand runs on NHWC when every other operand
@@ -26,6 +31,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
+#include <cstdlib>
 #include <optional>
 #include <unordered_map>
 
@@ -43,6 +49,9 @@ int64_t lastAxis(int64_t a, size_t rank) {
 bool Walk::run() {
   std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
   f_.ops.clear();
+  for (const auto &op : old)
+    if (op->is(OpKind::ConvWeightGrad))
+      weightGradDy_.insert(op->operand(1));
   for (auto &owned : old) {
     if (!followFlat(*owned))
       rewrite(*owned);
@@ -66,6 +75,10 @@ bool Walk::run() {
 void Walk::rewrite(Op &op) {
   if (op.is(OpKind::Conv) && op.operand(0)->type.rank() >= 3 &&
       !attr<OpKind::Conv, "channels_last">(op))
+    convert(op);
+  else if (op.is(OpKind::ConvTranspose) && op.operand(0)->type.rank() >= 3 &&
+           !attr<OpKind::ConvTranspose, "channels_last">(op) &&
+           (isAnchor(op.operand(0)) || weightGradDy_.count(op.operand(0))))
     convert(op);
   else if (op.is(OpKind::ConvWeightGrad) && !attr<OpKind::ConvWeightGrad, "channels_last">(op) &&
            (isTwin(op.operand(0)) || isTwin(op.operand(1))))
@@ -171,11 +184,30 @@ void Walk::retypeAsTwins(Op &op) {
   changed_ = true;
 }
 
+Value *Walk::weightsLast(Value *w) {
+  auto [it, fresh] = weightsLast_.try_emplace(w, nullptr);
+  if (fresh) {
+    std::vector<int64_t> perm = toChannelsLastPerm(w->type.rank());
+    it->second = w->isConstant() ? constant(w, perm, "_ohwi") : transpose(w, perm, "_ohwi");
+  }
+  return it->second;
+}
+
 void Walk::convert(Op &op) {
   op.operands[0] = toLast(op.operands[0]);
   Value *w = op.operands[1];
-  op.operands[1] = w->isConstant() ? constant(w, toChannelsLastPerm(w->type.rank()), "_ohwi")
-                                   : transpose(w, toChannelsLastPerm(w->type.rank()), "_ohwi");
+  op.operands[1] = weightsLast(w);
+  // Test-only: TC_TEST_CONVT_SWAP_KERNEL_AXES gives a ConvTranspose its
+  // weights with the first two kernel axes swapped (wrong, yet well typed
+  // for square kernels), which the numeric tests must catch
+  // (test/Runtime/cuda-conv-transpose-nhwc.test).
+  if (op.is(OpKind::ConvTranspose) && std::getenv("TC_TEST_CONVT_SWAP_KERNEL_AXES") &&
+      w->type.rank() >= 4 && w->type.shape[2] == w->type.shape[3]) {
+    std::vector<int64_t> perm = toChannelsLastPerm(w->type.rank());
+    std::swap(perm[1], perm[2]);
+    op.operands[1] =
+        w->isConstant() ? constant(w, perm, "_swapped") : transpose(w, perm, "_swapped");
+  }
   op.setAttr("channels_last", Attribute(int64_t(1)));
   Value *y = op.result();
   y->type.shape = permuteShape(y->type.shape, toChannelsLastPerm(y->type.rank()));

@@ -3,6 +3,7 @@
 #pragma once
 #include "tc/IR/IR.h"
 #include <unordered_map>
+#include <unordered_set>
 
 namespace tc::channels_last {
 
@@ -35,9 +36,11 @@ public:
 private:
   Function &f_;
   bool changed_ = false;
-  std::unordered_map<const Value *, Value *> twin_;     // NCHW value -> NHWC value
-  std::unordered_map<const Value *, Value *> first_;    // NHWC value -> NCHW value
-  std::unordered_map<const Value *, bool> isTwinValue_; // values produced in NHWC
+  std::unordered_map<const Value *, Value *> twin_;        // NCHW value -> NHWC value
+  std::unordered_map<const Value *, Value *> first_;       // NHWC value -> NCHW value
+  std::unordered_map<const Value *, bool> isTwinValue_;    // values produced in NHWC
+  std::unordered_map<const Value *, Value *> weightsLast_; // conv weights -> channels last
+  std::unordered_set<const Value *> weightGradDy_;         // ConvWeightGrad's dY operands
   // Values of an NCHW tensor flattened per sample ([N, 1, C*H*W]) that hold
   // its twin's elements (flattened in NHWC order) -> that twin's NCHW shape
   // (ChannelsLastFlat.cpp).
@@ -48,6 +51,9 @@ private:
   Value *constant(const Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
   Value *reshapeIfTrivial(Value *v, const std::vector<int64_t> &perm, const std::string &suffix);
   void rewrite(Op &op); // one op, in order (the file comment's cases)
+  // Conv or ConvTranspose weights with their channels last (toChannelsLastPerm),
+  // made once per W: a Conv and its gradient's ConvTranspose share them.
+  Value *weightsLast(Value *w);
   void convert(Op &op);
   void convertWeightGrad(Op &op);
   void noteModelTranspose(Op &op);

@@ -48,9 +48,9 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
 // A convolution for cuDNN's Nd descriptors: dims in cuDNN's order (N, C,
 // spatial...; filters K, C/groups, k...), 1-D convs as 2-D with H = 1, so
 // x/w/y have 4 or 5 dims. Pads are symmetric (cuDNN's legacy API).
-// `channelsLast` (Conv's channels_last, what the channels-last pass makes on
-// --target=cuda for cuDNN's tensor-core kernels): the bytes are N,
-// spatial..., C and filters K, k..., C/groups.
+// `channelsLast` (the channels_last of Conv, ConvTranspose or ConvWeightGrad,
+// what the channels-last pass makes on --target=cuda for cuDNN's tensor-core
+// kernels): the bytes are N, spatial..., C and filters K, k..., C/groups.
 // One pointwise op of the epilogue cuDNN's graph API is asked to fuse after
 // the convolution: chain = op(chain) or op(chain, operand).
 struct ConvPointwise {

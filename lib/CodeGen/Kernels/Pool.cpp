@@ -1,8 +1,7 @@
 // The Pool family: a lone sliding-window op over N-D data ([N, C,
-// spatial...], 1-D to any rank, or [N, spatial..., C] for pools with
-// channels_last): MaxPool (with its Indices and on integers: NCHW),
-// AveragePool, LpPool, and
-// ConvTranspose in gather form (each result element sums the taps that
+// spatial...], 1-D to any rank, or [N, spatial..., C] with channels_last):
+// MaxPool (with its Indices and on integers: NCHW), AveragePool, LpPool,
+// and ConvTranspose in gather form (each result element sums the taps that
 // reach it). One result element per thread (CUDA) or per inner iteration of
 // the row loop (CPU); in NHWC the inner axis is C, so neighbouring threads
 // read neighbouring channels. Padding is computed from the run-time
@@ -96,6 +95,8 @@ struct PoolWindow : Window {
         os << "    const int64_t o" << d << " = rem % " << cast << "O" << d
            << ";\n    rem /= " << cast << "O" << d << ";\n";
       os << "    const int64_t nb = rem;\n";
+      if (transposed)
+        os << "    const int64_t m = ch, g = m / MG;\n";
       return;
     }
     os << "    const int64_t o" << sp - 1 << " = j;\n    int64_t rem = row;\n";
@@ -222,9 +223,14 @@ struct PoolWindow : Window {
   void emitTransposedBody(std::ostream &os, const std::string &yAt, bool bias) const {
     DType t = op.operand(0)->type.dtype;
     const char *T = c.ct(t);
+    // X's channel c = g * CG + ci; W is [C, MG, k...], or [C, k..., MG] in NHWC.
+    bool last = at == 1;
     os << "    " << T << " acc = " << (bias ? c.load(t, "Bv[m]") : std::string(T) + "(0)")
-       << ";\n    for (int64_t ci = 0; ci < CG; ++ci) {\n"
-       << "      const int64_t xc = nb * C + g * CG + ci, wc = (g * CG + ci) * MG + m % MG;\n";
+       << ";\n    for (int64_t ci = 0; ci < CG; ++ci) {\n";
+    if (last)
+      os << "      const int64_t xc = g * CG + ci;\n";
+    else
+      os << "      const int64_t xc = nb * C + g * CG + ci, wc = (g * CG + ci) * MG + m % MG;\n";
     std::string ind = "      ";
     for (size_t d = 0; d < sp; ++d) {
       std::string n = std::to_string(d);
@@ -236,8 +242,11 @@ struct PoolWindow : Window {
          << ind << "  if (i" << n << " >= I" << n << ") continue;\n";
       ind += "  ";
     }
-    os << ind << "acc += " << c.load(t, "X[" + offset("xc", "i", "I") + "]") << " * "
-       << c.load(t, "Wt[" + offset("wc", "k", "K") + "]") << ";\n";
+    std::string xAt = last ? "(" + offset("nb", "i", "I") + ") * C + xc" : offset("xc", "i", "I"),
+                wAt = last ? "(" + offset("xc", "k", "K") + ") * MG + m % MG"
+                           : offset("wc", "k", "K");
+    os << ind << "acc += " << c.load(t, "X[" + xAt + "]") << " * " << c.load(t, "Wt[" + wAt + "]")
+       << ";\n";
     for (size_t d = sp + 1; d-- > 0;)
       os << std::string(6 + 2 * d, ' ') << "}\n";
     os << "    Y[" << yAt << "] = " << c.store(t, "acc") << ";\n";
@@ -351,7 +360,7 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   const Value *w = transposed ? op.operand(1) : nullptr, *b = transposed ? op.operand(2) : nullptr;
   if (transposed && (c.argIndex(w) == SIZE_MAX || (b && c.argIndex(b) == SIZE_MAX)))
     return c.reject("ConvTranspose whose weights or bias are not group arguments");
-  bool last = !transposed && op.getInt("channels_last");
+  bool last = op.getInt("channels_last") != 0;
   PoolWindow win{{c, op, x->type.rank() - 2, transposed, last ? size_t(1) : size_t(2)}};
   const char *S = c.st(t);
   std::string symbol = "tc_" + c.f.name;
@@ -369,14 +378,15 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
     view("Wt", w, false);
     if (b)
       view("Bv", b, false);
-    os << "  const int64_t C = " << c.dim(x, 1) << ", M = " << c.dim(y, 1)
+    size_t ch = last ? x->type.rank() - 1 : 1;
+    os << "  const int64_t C = " << c.dim(x, ch) << ", M = " << c.dim(y, ch)
        << ", G = " << op.getInt("group") << ", CG = C / G, MG = M / G;\n";
   }
   view("Y", y, true);
   if (indices)
     os << "  int64_t *__restrict Ind = (int64_t *)bufs[" << c.f.args.size() + 1 << "];\n";
-  if (last)
-    os << "  const int64_t CH = " << c.dim(x, x->type.rank() - 1) << ";\n";
+  if (last) // the result's channels (ConvTranspose's M)
+    os << "  const int64_t CH = " << c.dim(y, y->type.rank() - 1) << ";\n";
   win.emitSetup(os);
   std::string inner = last ? "CH" : "O" + std::to_string(win.sp - 1),
               yAt = "row * " + inner + " + j";

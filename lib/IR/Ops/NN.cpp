@@ -240,8 +240,8 @@ static void requireFlag(const Op &op, const char *name) {
     fail(name, " must be 0 or 1, got ", v);
 }
 
-std::vector<TensorType> inferConvTranspose(const Op &op) {
-  const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
+static TensorType convTransposeTypeChannelsFirst(const Op &op, const TensorType &x,
+                                                 const TensorType &w) {
   if (x.rank() < 3)
     fail("X must be at least 3-D (N, C, spatial...), got ", x.str());
   if (w.rank() != x.rank())
@@ -298,7 +298,25 @@ std::vector<TensorType> inferConvTranspose(const Op &op) {
                                                      pads[i], pads[i + sp], outPad[i], os, autoPad)
                                  .out));
   }
-  return {TensorType{x.dtype, out}};
+  return TensorType{x.dtype, out};
+}
+
+// channels_last = 1 (the channels-last pass): X and the result are
+// [N, spatial..., C], W is [C, k..., M/group] (the forward Conv's OHWI).
+std::vector<TensorType> inferConvTranspose(const Op &op) {
+  const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
+  int64_t last = op.getInt("channels_last");
+  if (last == 0)
+    return {convTransposeTypeChannelsFirst(op, x, w)};
+  if (last != 1)
+    fail("channels_last must be 0 or 1, got ", last);
+  if (x.rank() < 3 || w.rank() != x.rank())
+    fail("X must be at least 3-D and W of the same rank, got ", x.str(), " and ", w.str());
+  auto first = [](const TensorType &t) {
+    return TensorType{t.dtype, permuteShape(t.shape, toChannelsFirstPerm(t.rank()))};
+  };
+  TensorType y = convTransposeTypeChannelsFirst(op, first(x), first(w));
+  return {TensorType{y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))}};
 }
 
 // Output type of a pooling op (MaxPool, AveragePool, LpPool) on NCHW data.

@@ -468,8 +468,9 @@ std::unique_ptr<OneDnnCall> OneDnnCall::build(const Function &group, const Op &f
       // trailing pad.
       weightsValue = anchor.operand(1);
       size_t sp = x.type.rank() - 2;
-      if (anchor.getString("auto_pad") != "NOTSET" || !anchor.getInts("output_shape").empty())
-        throw Reject{"ConvTranspose with auto_pad or output_shape"};
+      if (anchor.getString("auto_pad") != "NOTSET" || !anchor.getInts("output_shape").empty() ||
+          anchor.getInt("channels_last"))
+        throw Reject{"ConvTranspose with auto_pad, output_shape or channels_last"};
       if (sp < 1 || sp > 3)
         throw Reject{"a transposed convolution with " + std::to_string(sp) + " spatial axes"};
       const Value &w = *sources.at(weightsValue).type;

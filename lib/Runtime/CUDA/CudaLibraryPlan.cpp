@@ -359,7 +359,7 @@ std::optional<ConvDesc> describeConvBackward(const Function &group,
     why = "ConvTranspose with auto_pad or output_shape";
     return std::nullopt;
   }
-  c.channelsLast = !data && anchor.getInt("channels_last") != 0;
+  c.channelsLast = anchor.getInt("channels_last") != 0;
   size_t sp = t0.rank() - 2;
   if (sp < 1 || sp > 3) {
     why = std::string("a ") + name + " with " + std::to_string(sp) + " spatial axes";

@@ -365,7 +365,7 @@ void convWeightGradKernel(const Op &op, const Ins &ins, Outs &outs) {
 // Scatters every input element through the kernel into the full result
 // (stride * (in - 1) + output_padding + effective kernel per axis) and keeps
 // the window [padBegin, padBegin + out) of it.
-void convTransposeKernel(const Op &op, const Ins &ins, Outs &outs) {
+void convTransposeChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
   expectArity(ins, 2, outs, 1);
   const HostTensor &x = *ins[0], &w = *ins[1];
   const HostTensor *bias = ins.size() > 2 ? ins[2] : nullptr;
@@ -451,6 +451,14 @@ void convTransposeKernel(const Op &op, const Ins &ins, Outs &outs) {
     else
       y.setInt(o, wrapAdd(iacc[size_t(o)], bias ? bias->getInt(m) : 0));
   }
+}
+
+// channels_last = 1: NHWC data, weights [C, k..., M/group].
+void convTransposeKernel(const Op &op, const Ins &ins, Outs &outs) {
+  if (op.getInt("channels_last"))
+    runChannelsFirst(convTransposeChannelsFirst, op, ins, outs, 2);
+  else
+    convTransposeChannelsFirst(op, ins, outs);
 }
 
 // ---- Einsum ----------------------------------------------------------------
