@@ -35,6 +35,7 @@
 #include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
 #include <cctype>
+#include <functional>
 #include <map>
 #include <queue>
 #include <set>
@@ -552,18 +553,25 @@ private:
     size_t at = index_.at(grp.anchorOp);
     // A Cast widening for the reductions stays their prologue: the split-off
     // ops (a call's epilogue, often) then write only the half values.
-    auto before = [&](const Op *o) { return index_.at(o) < at && !widensForReductions(*o); };
+    splitOff(g, grp.domain,
+             [&](const Op *o) { return index_.at(o) < at && !widensForReductions(*o); });
+  }
+
+  // Moves group g's ops that `moves` picks (none of them reading a result
+  // of one that stays) into a new pointwise group over `domain`, which then
+  // feeds g; g keeps its last op.
+  void splitOff(size_t g, const Shape &domain, const std::function<bool(const Op *)> &moves) {
     Group pro;
-    pro.domain = grp.domain;
-    for (Op *o : grp.ops)
-      if (before(o))
+    pro.domain = domain;
+    for (Op *o : groups_[g].ops)
+      if (moves(o))
         pro.ops.push_back(o);
     if (pro.ops.empty())
       return;
-    std::erase_if(grp.ops, before);
-    pro.first = grp.first;
+    std::erase_if(groups_[g].ops, moves);
+    groups_[g].first = index_.at(groups_[g].ops.front());
+    pro.first = index_.at(pro.ops.front());
     pro.last = index_.at(pro.ops.back());
-    grp.first = index_.at(grp.ops.front());
     groups_.push_back(std::move(pro));
     for (Op *o : groups_.back().ops)
       groupOf_[o] = groups_.size() - 1;
@@ -597,19 +605,8 @@ private:
     }
     if (lead.empty())
       return;
-    Group pro;
-    pro.domain = *leadShape;
-    for (Op *o : groups_[g].ops)
-      if (lead.count(o))
-        pro.ops.push_back(o);
-    std::erase_if(groups_[g].ops, [&](const Op *o) { return lead.count(o) != 0; });
-    groups_[g].first = index_.at(groups_[g].ops.front());
     groups_[g].domain = domain;
-    pro.first = index_.at(pro.ops.front());
-    pro.last = index_.at(pro.ops.back());
-    groups_.push_back(std::move(pro));
-    for (Op *o : groups_.back().ops)
-      groupOf_[o] = groups_.size() - 1;
+    splitOff(g, *leadShape, [&](const Op *o) { return lead.count(o) != 0; });
   }
 
   // Whether ops `a` and `b` may be one group: of one phase. A train step's

@@ -1,9 +1,9 @@
 // A reduction over several runs of axes whose last run is trailing (batch
 // norm's backward over N, H, W of NCHW: [0, 2, 3]), of few long rows,
-// becomes two: over the
-// trailing run first (contiguous rows: a block per row, or `split`), then
-// over the rest (NCHW's [N, C, 1, 1] over N: the `columns` strategy). Codegen has no parallel
-// strategy for rows that are several runs: it loops a row per thread, C threads over N*H*W elements
+// becomes two: over the trailing run first (contiguous rows: a block per
+// row, or `split`), then over the rest (NCHW's [N, C, 1, 1] over N: the
+// `columns` strategy). Codegen has no parallel strategy for rows that are
+// several runs: it loops a row per thread, C threads over N*H*W elements
 // each (resnet50 at batch 32: 64 threads over 401408 elements, seconds a
 // train step on the H200). The fuse pass runs this first (Fusion.cpp), so
 // a prologue joins the first reduction and an epilogue the second.
@@ -63,39 +63,34 @@ bool threadPerRowFits(const Op &op) {
 }
 
 bool splitReductionRuns(Function &f) {
-  std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-  f.ops.clear();
-  bool changed = false;
-  for (auto &op : old) {
+  return rewriteOpsInPlace(f, [](Function &fn, Op &op) {
     std::optional<std::vector<bool>> axes;
-    if (splittable(*op) && !threadPerRowFits(*op) && (axes = reducedAxes(*op))) {
-      const std::vector<bool> &reduced = *axes;
-      const size_t r = reduced.size();
-      size_t runs = 0;
-      for (size_t d = 0; d < r; ++d)
-        runs += reduced[d] && (d == 0 || !reduced[d - 1]);
-      if (runs > 1 && reduced[r - 1]) {
-        std::vector<int64_t> inner, outer;
-        size_t d = r;
-        while (d > 0 && reduced[d - 1])
-          inner.insert(inner.begin(), int64_t(--d));
-        for (size_t k = 0; k < d; ++k)
-          if (reduced[k])
-            outer.push_back(int64_t(k));
-        // The inner run's dims kept or dropped as the op does: they trail,
-        // so the outer axes' indices stay.
-        int64_t keep = op->findAttr("keepdims") ? op->getInt("keepdims") : 1;
-        Value *x = addInferredOp(f, op->kind, {op->operand(0)},
-                                 {{"axes", Attribute(inner)}, {"keepdims", Attribute(keep)}},
-                                 op->result()->name, op->loc);
-        op->operands[0] = x;
-        op->setAttr("axes", Attribute(outer));
-        changed = true;
-      }
-    }
-    f.ops.push_back(std::move(op));
-  }
-  return changed;
+    if (!splittable(op) || threadPerRowFits(op) || !(axes = reducedAxes(op)))
+      return false;
+    const std::vector<bool> &reduced = *axes;
+    const size_t r = reduced.size();
+    size_t runs = 0;
+    for (size_t d = 0; d < r; ++d)
+      runs += reduced[d] && (d == 0 || !reduced[d - 1]);
+    if (runs < 2 || !reduced[r - 1])
+      return false;
+    std::vector<int64_t> inner, outer;
+    size_t d = r;
+    while (d > 0 && reduced[d - 1])
+      inner.insert(inner.begin(), int64_t(--d));
+    for (size_t k = 0; k < d; ++k)
+      if (reduced[k])
+        outer.push_back(int64_t(k));
+    // The inner run's dims kept or dropped as the op does: they trail, so
+    // the outer axes' indices stay.
+    int64_t keep = op.findAttr("keepdims") ? op.getInt("keepdims") : 1;
+    Value *x = addInferredOp(fn, op.kind, {op.operand(0)},
+                             {{"axes", Attribute(inner)}, {"keepdims", Attribute(keep)}},
+                             op.result()->name, op.loc);
+    op.operands[0] = x;
+    op.setAttr("axes", Attribute(outer));
+    return true;
+  });
 }
 
 } // namespace tc

@@ -6,17 +6,21 @@
 
 namespace tc {
 
+bool rewriteOpsInPlace(Function &f, const std::function<bool(Function &, Op &)> &rewrite) {
+  bool changed = false;
+  std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
+  f.ops.clear();
+  for (auto &op : old) {
+    changed |= rewrite(f, *op); // appends its new ops first
+    f.ops.push_back(std::move(op));
+  }
+  return changed;
+}
+
 bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &rewrite) {
   bool changed = false;
-  for (auto &fp : m.functions) {
-    Function &f = *fp;
-    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-    f.ops.clear();
-    for (auto &op : old) {
-      changed |= rewrite(f, *op); // appends its new ops first
-      f.ops.push_back(std::move(op));
-    }
-  }
+  for (auto &fp : m.functions)
+    changed |= rewriteOpsInPlace(*fp, rewrite);
   return changed;
 }
 

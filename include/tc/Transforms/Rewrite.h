@@ -35,6 +35,8 @@ std::optional<ScalarScale> scalarScale(const Op &op);
 // may change itself in place, keeping its results). Returns whether any
 // call returned true. (symmetric-conv-pads, patch-convs, align-gemms.)
 bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &rewrite);
+// The same over one function's ops (the fuse pass's reduction-runs split).
+bool rewriteOpsInPlace(Function &f, const std::function<bool(Function &, Op &)> &rewrite);
 
 // A new 1-D i64 constant (a Reshape's shape, Slice's starts, Gather's
 // indices) named uniquely after `base`.

@@ -162,13 +162,17 @@ std::vector<TensorType> inferConvChannelsFirst(const Op &op, const TensorType &x
 
 } // namespace
 
-// channels_last = 1 (the channels-last pass): X is [N, spatial..., C], W is
-// [M, k..., C/group] and the result [N, spatial..., M].
-std::vector<TensorType> inferConv(const Op &op) {
+// Conv's and ConvTranspose's result type by `channelsFirst` (their NCHW
+// rule): as is for channels_last = 0; for channels_last = 1 (X and W with
+// channels last: the channels-last pass) the rule on X and W permuted to
+// channels first, its result permuted back.
+static TensorType channelsLastAware(const Op &op,
+                                    TensorType (*channelsFirst)(const Op &, const TensorType &,
+                                                                const TensorType &)) {
   const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
   int64_t last = op.getInt("channels_last");
   if (last == 0)
-    return inferConvChannelsFirst(op, x, w);
+    return channelsFirst(op, x, w);
   if (last != 1)
     fail("channels_last must be 0 or 1, got ", last);
   if (x.rank() < 3 || w.rank() != x.rank())
@@ -176,8 +180,16 @@ std::vector<TensorType> inferConv(const Op &op) {
   auto first = [](const TensorType &t) {
     return TensorType{t.dtype, permuteShape(t.shape, toChannelsFirstPerm(t.rank()))};
   };
-  TensorType y = inferConvChannelsFirst(op, first(x), first(w)).at(0);
-  return {TensorType{y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))}};
+  TensorType y = channelsFirst(op, first(x), first(w));
+  return TensorType{y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))};
+}
+
+// channels_last = 1 (the channels-last pass): X is [N, spatial..., C], W is
+// [M, k..., C/group] and the result [N, spatial..., M].
+std::vector<TensorType> inferConv(const Op &op) {
+  return {channelsLastAware(op, [](const Op &o, const TensorType &x, const TensorType &w) {
+    return inferConvChannelsFirst(o, x, w).at(0);
+  })};
 }
 
 // The weight gradient of Conv(X, W): W's type from X, dY and the attributes,
@@ -304,19 +316,7 @@ static TensorType convTransposeTypeChannelsFirst(const Op &op, const TensorType 
 // channels_last = 1 (the channels-last pass): X and the result are
 // [N, spatial..., C], W is [C, k..., M/group] (the forward Conv's OHWI).
 std::vector<TensorType> inferConvTranspose(const Op &op) {
-  const TensorType &x = operandType(op, 0), &w = operandType(op, 1);
-  int64_t last = op.getInt("channels_last");
-  if (last == 0)
-    return {convTransposeTypeChannelsFirst(op, x, w)};
-  if (last != 1)
-    fail("channels_last must be 0 or 1, got ", last);
-  if (x.rank() < 3 || w.rank() != x.rank())
-    fail("X must be at least 3-D and W of the same rank, got ", x.str(), " and ", w.str());
-  auto first = [](const TensorType &t) {
-    return TensorType{t.dtype, permuteShape(t.shape, toChannelsFirstPerm(t.rank()))};
-  };
-  TensorType y = convTransposeTypeChannelsFirst(op, first(x), first(w));
-  return {TensorType{y.dtype, permuteShape(y.shape, toChannelsLastPerm(y.rank()))}};
+  return {channelsLastAware(op, convTransposeTypeChannelsFirst)};
 }
 
 // Output type of a pooling op (MaxPool, AveragePool, LpPool) on NCHW data.
