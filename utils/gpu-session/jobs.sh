@@ -7,32 +7,33 @@ B=/tmp/build/bin; SHA=$(cat .kit/p2/sha 2>/dev/null || echo unknown); R=/tmp/res
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s)-T0 )) s]"; }
 wait_export() { for i in $(seq 300); do grep -q "exported $1 " $R/export.log && return 0; sleep 2; done; echo "export of $1 not done"; return 1; }
-train() { # MODEL CAP STEPS [extra tc-bench flags]
+train() { # MODEL CAP STEPS [extra tc-bench flags]; PREC (fp32,amp by default) from the job's ":amp"
   local m=$1 cap=$2 steps=$3; shift 3
   wait_export $m || return
   echo "$(el) train $m"
   timeout $cap $B/tc-bench --train --suite train --models $m --run-id train-$SHA --commit $SHA --target cuda \
-    --precisions fp32,amp --steps $steps --warmup 10 --models-dir /tmp/train-models --timeout 240 \
+    --precisions ${PREC:-fp32,amp} --steps $steps --warmup 10 --models-dir /tmp/train-models --timeout 240 \
     --db $R/train-$m.db --work-dir /tmp/work/$m "$@" > $R/train-$m.log 2>&1
   echo "$(el) train $m rc=$?"; grep -v "^\s*$" $R/train-$m.log | tail -12
 }
 # A job starts only if its cap ends before the call's deadline (DEADLINE s after the start, default 560).
 DL=$(( T0 + ${DEADLINE:-560} ))
 fits() { [ $(( $(date +%s) + $1 )) -le $DL ] || { echo "$(el) SKIPPED $job (cap $1 s)"; echo $job >> $R/skipped; return 1; }; }
-for job in "$@"; do case $job in
-  bert) fits 290 && train bert_base 290 100 ;;
-  gpt2) fits 290 && train gpt2 290 100 ;;
-  llama) fits 290 && train llama 290 100 ;;
-  vit) fits 290 && train vit_b_16 290 100 ;;
-  resnet) fits 280 && train resnet50 280 30 --f64-reference ;;
+# A training job may name one precision: gpt2:amp (and then a cap half the size).
+for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec#*:}; c=${PREC:+130}; case $job in
+  bert) fits ${c:-230} && train bert_base ${c:-230} 100 ;;
+  gpt2) fits ${c:-230} && train gpt2 ${c:-230} 100 ;;
+  llama) fits ${c:-230} && train llama ${c:-230} 100 ;;
+  vit) fits ${c:-230} && train vit_b_16 ${c:-230} 100 ;;
+  resnet) fits ${c:-350} && train resnet50 ${c:-350} 100 --f64-reference ;;
   conf) fits 250 || continue; echo "$(el) conformance"; timeout 250 python3 utils/conformance.py --bin $B --backends cuda --jobs 16 --timeout 120 --report $R/conformance.md > $R/conformance.log 2>&1; echo "$(el) conformance rc=$?"; tail -25 $R/conformance.log ;;
-  rnn) fits 200 || continue; echo "$(el) rnn"; timeout 200 python3 utils/bench-rnn.py --bin $B --out /tmp/rnn > $R/rnn.log 2>&1; echo "$(el) rnn rc=$?"; tail -12 $R/rnn.log ;;
-  prof) fits 100 || continue; echo "$(el) prof"
-    for m in bert_base resnet50; do for p in amp fp32; do
+  rnn) fits 150 || continue; echo "$(el) rnn"; timeout 150 python3 utils/bench-rnn.py --bin $B --out /tmp/rnn > $R/rnn.log 2>&1; echo "$(el) rnn rc=$?"; tail -12 $R/rnn.log ;;
+  prof) fits 120 || continue; echo "$(el) prof"
+    for m in bert_base resnet50 vit_b_16; do for p in amp fp32; do
       a=$(ls /tmp/work/$m/train.*/train.$p.tcx 2>/dev/null | head -1); d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
       [ -n "$a" ] && [ -n "$d" ] || { echo "prof $m $p: no artifact/data"; continue; }
-      timeout 45 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1; echo "prof $m $p rc=$?"; gzip -f $R/prof-$m-$p.json
+      timeout 30 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1; echo "prof $m $p rc=$?"; gzip -f $R/prof-$m-$p.json
     done; done; head -60 $R/prof-bert_base-amp.txt ;;
   *) echo "unknown job $job" ;;
 esac; done
-tar -cJf $OUT/res-$1.tar.xz -C $R . 2>/dev/null; echo "$(el) packed"
+tar -cJf $OUT/res-${1%%:*}.tar.xz -C $R . 2>/dev/null; echo "$(el) packed"
