@@ -112,7 +112,8 @@ int tcOptMain(int argc, char **argv) {
     std::vector<std::string> dimFlags;
     std::string format = "text";
     bool verifyNumerics = false;
-    std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on";
+    std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on",
+                nhwcConvT = "off";
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
@@ -163,6 +164,10 @@ int tcOptMain(int argc, char **argv) {
         "rematerialize", po::value(&remat)->value_name("on|off"),
         "a train step's backward recomputes cheap saved forward values (rematerialize; default "
         "on; off for an A/B of memory and time)")(
+        "nhwc-conv-transpose", po::value(&nhwcConvT)->value_name("on|off"),
+        "with --target=cuda: a conv's backward data pass in NHWC too (channels-last's "
+        "conv-transpose; default off: on the H200 it made resnet50's train step diverge, "
+        "a cause not found yet)")(
         "merge-gemms", po::value(&mergeGemms)->value_name("on|off"),
         "on a GPU target at -O2/-O3: sibling GEMMs (one input, constant weights) as one "
         "(merge-gemms; default on; off for an A/B)")(
@@ -286,6 +291,11 @@ int tcOptMain(int argc, char **argv) {
       if (t->optPipeline)
         pipeline.insertBefore(pipeline.preFusionAnchor(), t->optPipeline());
     }
+    if (nhwcConvT != "on" && nhwcConvT != "off")
+      fail("--nhwc-conv-transpose takes on or off, not '", nhwcConvT, "'");
+    if (nhwcConvT == "on" && pipeline.setOption(PassId::ChannelsLast, "conv-transpose", "1") == 0)
+      fail("--nhwc-conv-transpose goes with --target=cuda or a --passes list that runs "
+           "channels-last");
     if (!convGemm.empty()) {
       if (!parseConvGemmMode(convGemm))
         fail("unknown --conv-gemm '", convGemm, "' (auto, always or never)");

@@ -11,7 +11,7 @@ namespace tc::channels_last {
 // NHWC twin (see ChannelsLast.cpp's file comment).
 class Walk {
 public:
-  explicit Walk(Function &f) : f_(f) {}
+  Walk(Function &f, bool convTranspose) : f_(f), convTranspose_(convTranspose) {}
   bool run();
 
   // For the op rewrites:
@@ -35,6 +35,7 @@ public:
 
 private:
   Function &f_;
+  bool convTranspose_; // ConvTransposes to NHWC as well (the pass's option)
   bool changed_ = false;
   std::unordered_map<const Value *, Value *> twin_;        // NCHW value -> NHWC value
   std::unordered_map<const Value *, Value *> first_;       // NHWC value -> NCHW value
