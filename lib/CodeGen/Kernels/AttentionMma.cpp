@@ -9,7 +9,9 @@
 // log2 units, updates its online softmax (running max m and sum l per row,
 // exp2) and multiplies P by V, reusing the scores' accumulator fragments
 // as P's A fragments (the m16n8 C layout of two n8 tiles is the m16n8k16 A
-// layout). No Sq x Skv scores in memory.
+// layout). No Sq x Skv scores in memory. With the lse result (a train
+// step's forward) each row's log-sum-exp goes there, in natural-log units
+// as the reference's: m ln 2 + ln(l).
 //
 // Head dims that are no multiple of 16 (MobileViT's 36) run padded to one:
 // Q's fragments and the K/V tiles' columns past d read as zeros, so the
@@ -532,6 +534,10 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "      const float inv = sum > 0.f ? 1.f / sum : 0.f;\n"
      << "      const int r = ra + mt * 16 + half * 8;\n"
      << "      if (r >= nq) continue;\n";
+  if (o.lse) // m is in log2 units: ln(sum 2^(z - m) 2^m) = ln(l) + m ln 2
+    os << "      if (t4 == 0)\n"
+       << "        LSE[(b * H + h) * Sq + i0 + r] = sum > 0.f ? m[mt][half] * 0.69314718f + "
+          "tc_log(sum) : -INF;\n";
   // Columns n * 8 + 2 t4 + {0, 1}, the first dv of them.
   if (o.dv % 2 == 0)
     os << "      unsigned *out = (unsigned *)(O + b * OSB + h * OSH + (i0 + r) * OSS) + t4;\n"
