@@ -156,7 +156,7 @@ std::string mmaHelpers(DType t) {
 // Query rows a warp's m16 tile covers; a warp owns mTiles(o) of them.
 constexpr int64_t kTileRows = 16, kWarps = 4;
 
-int64_t padded(int64_t d) { return (d + 15) / 16 * 16; }
+int64_t padded(int64_t d) { return attentionMmaPadded(d); }
 
 // Two m16 tiles a warp (128 queries a block) where the sequence is long:
 // each K / V fragment read from shared memory feeds two mma instead of one
@@ -222,6 +222,32 @@ std::string zeroStore(int64_t chunk, const std::string &dst) {
 }
 
 } // namespace
+
+int64_t attentionMmaPadded(int64_t d) { return (d + 15) / 16 * 16; }
+
+std::string attentionTileCopy(int64_t chunk, const std::string &in, const std::string &cond,
+                              const std::string &at, const std::string &src) {
+  return in + "if (" + cond + ")\n" + in + "  " + copyCall(chunk, at, src) + "\n" + in + "else\n" +
+         in + "  " + zeroStore(chunk, at) + "\n";
+}
+
+void emitMmaPairs(std::ostream &os, const std::string &mma, const std::string &count,
+                  const std::string &ldsm, const std::string &at, const std::string &c,
+                  const std::string &a, bool mtiles) {
+  const std::string in = mtiles ? "            " : "          ";
+  os << "#pragma unroll\n"
+     << "        for (int n = 0; n < " << count << "; n += 2) {\n"
+     << "          unsigned b[4];\n"
+     << "          " << ldsm << "(b, &" << at << ");\n";
+  if (mtiles)
+    os << "#pragma unroll\n"
+       << "          for (int mt = 0; mt < MT; ++mt) {\n";
+  os << in << mma << "(" << c << "[n], " << a << ", b);\n"
+     << in << mma << "(" << c << "[n + 1], " << a << ", b + 2);\n";
+  if (mtiles)
+    os << "          }\n";
+  os << "        }\n";
+}
 
 bool attentionMmaApplies(const AttentionOperands &o, DType t) {
   return (t == DType::F16 || t == DType::BF16) && o.d >= 1 && o.dv >= 1 && o.d <= 256 &&
@@ -392,11 +418,8 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
          << "        const int jj = e / (" << n << "), x = (e - jj * (" << n << ")) * " << chunk
          << ";\n";
     }
-    os << "        if (" << j << " + jj < jend)\n"
-       << "          "
-       << copyCall(chunk, at, std::string(src) + " + (" + j + " + jj) * " + stride + " + x") << "\n"
-       << "        else\n"
-       << "          " << zeroStore(chunk, at) << "\n"
+    os << attentionTileCopy(chunk, "        ", std::string(j) + " + jj < jend", at,
+                            std::string(src) + " + (" + j + " + jj) * " + stride + " + x")
        << "      }\n";
   };
   // c[mt][n], c[mt][n + 1] += a[mt] * B for n = 0, 2, ... < `count` and
@@ -404,16 +427,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // `at`, shared by the MT tiles.
   auto mmaPairs = [&](const char *count, const char *ldsm, const std::string &at, const char *c,
                       const char *a) {
-    os << "#pragma unroll\n"
-       << "        for (int n = 0; n < " << count << "; n += 2) {\n"
-       << "          unsigned b[4];\n"
-       << "          " << ldsm << "(b, &" << at << ");\n"
-       << "#pragma unroll\n"
-       << "          for (int mt = 0; mt < MT; ++mt) {\n"
-       << "            " << mma << "(" << c << "[mt][n], " << a << ", b);\n"
-       << "            " << mma << "(" << c << "[mt][n + 1], " << a << ", b + 2);\n"
-       << "          }\n"
-       << "        }\n";
+    emitMmaPairs(os, mma, count, ldsm, at, std::string(c) + "[mt]", a, /*mtiles=*/true);
   };
   // Once every warp is done with `buf`: the next tile's rows into it.
   auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim, int64_t d,
