@@ -14,8 +14,9 @@
 //    m16n8k16 A layout).
 //  - dq items: 64 query rows of one (batch, head), each warp 16 with Q's
 //    and dO's fragments in registers, lse and D in shared memory; per key
-//    tile (TKQ keys, K and V rows in shared memory) S and dP again, dS, and
-//    dQ += dS K (ldmatrix.trans of the K rows).
+//    tile (TKQ keys, K and V rows in shared memory, the next tile's landing
+//    meanwhile) S and dP again, dS, and dQ += dS K (ldmatrix.trans of the
+//    K rows).
 // All products by mma.m16n8k16 with f32 accumulation; the results are
 // scaled (dq, dk) and rounded once when written. The scores of a (query
 // tile, key tile) pair are computed twice, once for each kind of item.
@@ -170,9 +171,13 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   // TC_TEST_ATTENTION_GRAD_NO_D leaves D out (a wrong kernel the numeric
   // tests must catch), as the blocked kernel's scoreTerms.
   const bool noD = std::getenv("TC_TEST_ATTENTION_GRAD_NO_D") != nullptr;
-  auto scoreTerms = [&](const std::string &in, const char *L, const char *Dr, bool keepP) {
+  // `rowMask`: the mask's terms of the lane's two keys, read before.
+  auto scoreTerms = [&](const std::string &in, const char *L, const char *Dr, bool keepP,
+                        bool rowMask) {
     os << in << "float z = s[n][x] * SL;\n";
-    if (o.mask)
+    if (o.mask && rowMask)
+      os << in << "z += x < 2 ? mka : mkb;\n";
+    else if (o.mask)
       os << in << "if (i < Sq && j < SKV) z += LOG2E * " << attentionMaskAt(c, t) << ";\n";
     if (o.causal)
       os << in << "if (j > i + SKV - Sq) z = -INF;\n";
@@ -212,6 +217,12 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
        << "      }\n";
   };
   const std::string in = "        ";
+  // A mask that broadcasts over the queries (a padding mask [B, 1, 1, S]):
+  // a dk/dv item reads its keys' terms once a query head.
+  const size_t mr = o.mask ? o.mask->type.rank() : 0;
+  const bool rowMask =
+      o.mask &&
+      (mr < 2 || (o.mask->type.shape[mr - 2].isStatic() && o.mask->type.shape[mr - 2].size == 1));
   // Lane l's ldmatrix row of an A operand (rows r0..r0 + 15 of a tile), a
   // B operand's n8 pair (rows n * 8 ..), and a transposed B's k16 step.
   auto aRow = [](const char *buf, const char *pit, const char *r0, const char *kk) {
@@ -248,6 +259,11 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "Sq * DV;\n"
      << "        const int64_t lrow = (b * H + h) * Sq, mbase = b % MB * ms[0] + h * ms[1];\n"
      << "        (void)mbase;\n"
+     << (rowMask ? "        const float mka = ja < SKV ? LOG2E * " +
+                       c.load(t, "M[mbase + ja * ms[3]]") +
+                       " : 0.f,\n                    mkb = jb < SKV ? LOG2E * " +
+                       c.load(t, "M[mbase + jb * ms[3]]") + " : 0.f;\n"
+                 : "")
      << "        int64_t ibeg = 0;\n";
   if (o.causal) // rows before the first key's diagonal see none of the keys
     os << "        if (j0 - (SKV - Sq) > ibeg) ibeg = j0 - (SKV - Sq);\n";
@@ -283,7 +299,7 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "            for (int x = 0; x < 4; ++x) {\n"
      << "              const int cq = n * 8 + 2 * t4 + (x & 1);\n"
      << "              const int64_t i = i0 + cq, j = x < 2 ? ja : jb;\n";
-  scoreTerms("              ", "Ls[cq]", "Ds[cq]", true);
+  scoreTerms("              ", "Ls[cq]", "Ds[cq]", true, rowMask);
   os << "            }\n"
      << "          // dV += P^T dO, dK += dS^T Q over the tile's queries.\n"
      << "#pragma unroll\n"
@@ -339,22 +355,37 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   os << "      int64_t jend = SKV;\n";
   if (o.causal) // key tiles past the last row's diagonal are skipped
     os << "      if (jend > i0 + nq + SKV - Sq) jend = i0 + nq + SKV - Sq;\n";
-  os << "      for (int64_t j0 = 0; j0 < jend; j0 += TKQ) {\n"
-     << "        __syncthreads(); // the previous tile's reads of Ks, Vs are done\n"
-     << tileLoad("Ks", "KP", "kg", o.d, "KSS", "j0", "TKQ", "jend", in)
-     << tileLoad("Vs", "VP", "vg", o.dv, "VSS", "j0", "TKQ", "jend", in) << in
-     << "tc_cp_commit();\n"
-     << in << "tc_cp_wait<0>();\n"
+  // Two stages of K and V tiles: the next tile's rows land (cp.async)
+  // while this one's are used. Stage 1 is the K and V tiles' second half
+  // or, where a stage takes all 64 rows, the Q and dO tiles (TQ = TKQ).
+  os << "      unsigned short *const K1 = 2 * TKQ <= BK ? Ks + TKQ * KP : Qs,\n"
+     << "                     *const V1 = 2 * TKQ <= BK ? Vs + TKQ * VP : Gs;\n"
+     << "      {\n"
+     << "        const int64_t jn = 0;\n"
+     << tileLoad("Ks", "KP", "kg", o.d, "KSS", "jn", "TKQ", "jend", in)
+     << tileLoad("Vs", "VP", "vg", o.dv, "VSS", "jn", "TKQ", "jend", in) << "      }\n"
+     << "      tc_cp_commit();\n"
+     << "      int st = 0;\n"
+     << "      for (int64_t j0 = 0; j0 < jend; j0 += TKQ, st ^= 1) {\n"
+     << "        __syncthreads(); // the previous tile's reads of stage st ^ 1 are done\n"
+     << "        unsigned short *const Kn = st ? Ks : K1, *const Vn = st ? Vs : V1;\n"
+     << "        if (j0 + TKQ < jend) {\n"
+     << "          const int64_t jn = j0 + TKQ;\n"
+     << tileLoad("Kn", "KP", "kg", o.d, "KSS", "jn", "TKQ", "jend", in + "  ")
+     << tileLoad("Vn", "VP", "vg", o.dv, "VSS", "jn", "TKQ", "jend", in + "  ") << in << "}\n"
+     << in << "tc_cp_commit();\n"
+     << in << "tc_cp_wait<1>(); // tile j0 has landed; the next may be on its way\n"
      << in << "__syncthreads();\n"
+     << in << "const unsigned short *const Kt = st ? K1 : Ks, *const Vt = st ? V1 : Vs;\n"
      << in << "// S = Q K^T, dP = dO V^T: the warp's 16 rows x TKQ keys.\n";
   zeroAcc("s", "TKQ / 8", in);
   zeroAcc("dp", "TKQ / 8", in);
   os << "#pragma unroll\n" << in << "for (int kk = 0; kk < KD; ++kk) {\n";
-  emitMmaPairs(os, mma, "TKQ / 8", "tc_ldsm4", bRow("Ks", "KP"), "s", "qa[kk]", false);
+  emitMmaPairs(os, mma, "TKQ / 8", "tc_ldsm4", bRow("Kt", "KP"), "s", "qa[kk]", false);
   os << in << "}\n"
      << "#pragma unroll\n"
      << in << "for (int kk = 0; kk < VD; ++kk) {\n";
-  emitMmaPairs(os, mma, "TKQ / 8", "tc_ldsm4", bRow("Vs", "VP"), "dp", "ga[kk]", false);
+  emitMmaPairs(os, mma, "TKQ / 8", "tc_ldsm4", bRow("Vt", "VP"), "dp", "ga[kk]", false);
   os << in << "}\n"
      << in
      << "// dS: element x of tile n is row x < 2 ? ia : ib, key j0 + n * 8 + 2 t4 + (x & 1).\n"
@@ -363,13 +394,13 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "#pragma unroll\n"
      << in << "  for (int x = 0; x < 4; ++x) {\n"
      << in << "    const int64_t i = x < 2 ? ia : ib, j = j0 + n * 8 + 2 * t4 + (x & 1);\n";
-  scoreTerms(in + "    ", "(x < 2 ? la : lb)", "(x < 2 ? da : db)", false);
+  scoreTerms(in + "    ", "(x < 2 ? la : lb)", "(x < 2 ? da : db)", false, false);
   os << in << "  }\n"
      << in << "// dQ += dS K over the tile's keys.\n"
      << "#pragma unroll\n"
      << in << "for (int kk = 0; kk < TKQ / 16; ++kk) {\n";
   packA("da", "dp", in + "  ");
-  emitMmaPairs(os, mma, "ND", "tc_ldsm4t", btRow("Ks", "KP"), "dqa", "da", false);
+  emitMmaPairs(os, mma, "ND", "tc_ldsm4t", btRow("Kt", "KP"), "dqa", "da", false);
   os << in << "}\n"
      << "      }\n";
   store("dqa", "O", "D", "ND", "lrow + i0 + qr", "lrow + Sq", " * SCALE");
