@@ -314,8 +314,9 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os;
   os << "// group @" << c.f.name << ": Attention, head dims " << o.d << " / " << o.dv << "\n";
-  // The log-sum-exp result (a train step's forward): the f32-FMA kernel
-  // writes it; the split-key and tensor-core kernels do not (yet).
+  // The log-sum-exp result (a train step's forward): the f32-FMA and
+  // tensor-core kernels write it; the split-key kernel does not (a decode
+  // step is no train step's).
   const std::optional<AttentionDecodeShape> split =
       c.cuda() && !o.lse ? attentionDecodeShape(o, t) : std::nullopt;
   if (split) {
@@ -329,7 +330,7 @@ std::optional<EmittedKernel> emitAttention(const KernelContext &c, const KernelC
     k.halfTypes = c.usesHalf();
     return k;
   }
-  const bool mma = c.cuda() && !o.lse && attentionMmaApplies(o, t);
+  const bool mma = c.cuda() && attentionMmaApplies(o, t);
   if (mma)
     os << attentionMmaHelpers(t);
   c.emitSignature(os, symbol, kCudaBlock);

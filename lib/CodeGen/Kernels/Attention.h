@@ -70,6 +70,28 @@ void emitAttentionDecode(std::ostream &os, const KernelContext &c, const Attenti
 // Its file-scope helpers (mma, ldmatrix, cp.async; guarded against a
 // second kernel's copy), emitted before the kernel.
 std::string attentionMmaHelpers(DType t);
+// What the tensor-core kernels' emitters share (AttentionMma.cpp; the
+// gradient's kernel is AttentionGradMma.cpp): a head dim padded to a
+// multiple of 16; the statement (at indent `in`) that copies `chunk`
+// 16-bit elements from global `src` to shared `at` (cp.async where 4+
+// bytes) if `cond`, else stores zeros there; and, on m16 tiles c[0..count)
+// (`c` and `a` per tile mt < MT where `mtiles`), the loop c[n], c[n + 1] +=
+// a * B whose B fragments of two n8 tiles come by ONE `ldsm` at `at`
+// (`at` may use the loop's n).
+int64_t attentionMmaPadded(int64_t d);
+std::string attentionTileCopy(int64_t chunk, const std::string &in, const std::string &cond,
+                              const std::string &at, const std::string &src);
+void emitMmaPairs(std::ostream &os, const std::string &mma, const std::string &count,
+                  const std::string &ldsm, const std::string &at, const std::string &c,
+                  const std::string &a, bool mtiles);
+
+// The tensor-core AttentionGrad kernel (AttentionGradMma.cpp): f16/bf16
+// with even head dims up to 128; its body after the setup, and its
+// launch's `vec`.
+bool attentionGradMmaApplies(const AttentionOperands &o, DType t);
+void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
+                          DType t);
+unsigned attentionGradMmaVec(const AttentionOperands &o);
 
 // AttentionGrad's kernel (AttentionGrad.cpp), both dialects.
 std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op &op);

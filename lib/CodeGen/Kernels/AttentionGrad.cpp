@@ -17,7 +17,9 @@
 // scores; each warp KPW of them for dk and dv); q, dout, k and v staged in
 // shared memory as float. Head dims up to 128 on CUDA (the shared memory
 // of one block), 256 on the CPU; past them the op runs on the reference.
-// A simple blocked kernel: tensor-core (MMA) versions are a later step.
+// f16/bf16 with even head dims take the tensor-core kernel instead
+// (AttentionGradMma.cpp: the same two kinds of item, mma.m16n8k16); this
+// blocked one runs f32 and odd head dims.
 #include "Attention.h"
 #include <cmath>
 #include <cstdlib>
@@ -282,6 +284,9 @@ std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op 
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os;
   os << "// group @" << c.f.name << ": AttentionGrad, head dims " << o.d << " / " << o.dv << "\n";
+  const bool mma = c.cuda() && attentionGradMmaApplies(o, t);
+  if (mma)
+    os << attentionMmaHelpers(t);
   c.emitSignature(os, symbol, kCudaBlock);
   emitAttentionSetup(os, c, o, t); // O: dq
   const char *S = c.st(t), *LT = c.st(op.operand(6)->type.dtype);
@@ -294,14 +299,17 @@ std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op 
      << c.argIndex(op.operand(6)) << "];\n"
      << "  " << S << " *__restrict DK = (" << S << " *)bufs[" << nargs + 1 << "];\n"
      << "  " << S << " *__restrict DVo = (" << S << " *)bufs[" << nargs + 2 << "];\n";
-  if (c.cuda())
+  if (mma)
+    emitAttentionGradMma(os, c, o, t);
+  else if (c.cuda())
     emitCuda(os, c, o, t);
   else
     emitCpu(os, c, o, t);
   EmittedKernel k = c.kernel(symbol, os.str());
-  if (c.cuda()) { // blocks stride over the query tiles, then the key tiles: about one each
+  if (c.cuda()) { // blocks stride over the work items: about one each
     k.block = kCudaBlock;
-    k.vec = unsigned(std::max<int64_t>(1, 8 * o.d / int64_t(kCudaBlock)));
+    k.vec = mma ? attentionGradMmaVec(o)
+                : unsigned(std::max<int64_t>(1, 8 * o.d / int64_t(kCudaBlock)));
     k.halfTypes = c.usesHalf();
   }
   return k;

@@ -9,7 +9,9 @@
 // log2 units, updates its online softmax (running max m and sum l per row,
 // exp2) and multiplies P by V, reusing the scores' accumulator fragments
 // as P's A fragments (the m16n8 C layout of two n8 tiles is the m16n8k16 A
-// layout). No Sq x Skv scores in memory.
+// layout). No Sq x Skv scores in memory. With the lse result (a train
+// step's forward) each row's log-sum-exp goes there, in natural-log units
+// as the reference's: m ln 2 + ln(l).
 //
 // Head dims that are no multiple of 16 (MobileViT's 36) run padded to one:
 // Q's fragments and the K/V tiles' columns past d read as zeros, so the
@@ -154,7 +156,7 @@ std::string mmaHelpers(DType t) {
 // Query rows a warp's m16 tile covers; a warp owns mTiles(o) of them.
 constexpr int64_t kTileRows = 16, kWarps = 4;
 
-int64_t padded(int64_t d) { return (d + 15) / 16 * 16; }
+int64_t padded(int64_t d) { return attentionMmaPadded(d); }
 
 // Two m16 tiles a warp (128 queries a block) where the sequence is long:
 // each K / V fragment read from shared memory feeds two mma instead of one
@@ -220,6 +222,32 @@ std::string zeroStore(int64_t chunk, const std::string &dst) {
 }
 
 } // namespace
+
+int64_t attentionMmaPadded(int64_t d) { return (d + 15) / 16 * 16; }
+
+std::string attentionTileCopy(int64_t chunk, const std::string &in, const std::string &cond,
+                              const std::string &at, const std::string &src) {
+  return in + "if (" + cond + ")\n" + in + "  " + copyCall(chunk, at, src) + "\n" + in + "else\n" +
+         in + "  " + zeroStore(chunk, at) + "\n";
+}
+
+void emitMmaPairs(std::ostream &os, const std::string &mma, const std::string &count,
+                  const std::string &ldsm, const std::string &at, const std::string &c,
+                  const std::string &a, bool mtiles) {
+  const std::string in = mtiles ? "            " : "          ";
+  os << "#pragma unroll\n"
+     << "        for (int n = 0; n < " << count << "; n += 2) {\n"
+     << "          unsigned b[4];\n"
+     << "          " << ldsm << "(b, &" << at << ");\n";
+  if (mtiles)
+    os << "#pragma unroll\n"
+       << "          for (int mt = 0; mt < MT; ++mt) {\n";
+  os << in << mma << "(" << c << "[n], " << a << ", b);\n"
+     << in << mma << "(" << c << "[n + 1], " << a << ", b + 2);\n";
+  if (mtiles)
+    os << "          }\n";
+  os << "        }\n";
+}
 
 bool attentionMmaApplies(const AttentionOperands &o, DType t) {
   return (t == DType::F16 || t == DType::BF16) && o.d >= 1 && o.dv >= 1 && o.d <= 256 &&
@@ -390,11 +418,8 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
          << "        const int jj = e / (" << n << "), x = (e - jj * (" << n << ")) * " << chunk
          << ";\n";
     }
-    os << "        if (" << j << " + jj < jend)\n"
-       << "          "
-       << copyCall(chunk, at, std::string(src) + " + (" + j + " + jj) * " + stride + " + x") << "\n"
-       << "        else\n"
-       << "          " << zeroStore(chunk, at) << "\n"
+    os << attentionTileCopy(chunk, "        ", std::string(j) + " + jj < jend", at,
+                            std::string(src) + " + (" + j + " + jj) * " + stride + " + x")
        << "      }\n";
   };
   // c[mt][n], c[mt][n + 1] += a[mt] * B for n = 0, 2, ... < `count` and
@@ -402,16 +427,7 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
   // `at`, shared by the MT tiles.
   auto mmaPairs = [&](const char *count, const char *ldsm, const std::string &at, const char *c,
                       const char *a) {
-    os << "#pragma unroll\n"
-       << "        for (int n = 0; n < " << count << "; n += 2) {\n"
-       << "          unsigned b[4];\n"
-       << "          " << ldsm << "(b, &" << at << ");\n"
-       << "#pragma unroll\n"
-       << "          for (int mt = 0; mt < MT; ++mt) {\n"
-       << "            " << mma << "(" << c << "[mt][n], " << a << ", b);\n"
-       << "            " << mma << "(" << c << "[mt][n + 1], " << a << ", b + 2);\n"
-       << "          }\n"
-       << "        }\n";
+    emitMmaPairs(os, mma, count, ldsm, at, std::string(c) + "[mt]", a, /*mtiles=*/true);
   };
   // Once every warp is done with `buf`: the next tile's rows into it.
   auto refill = [&](const char *buf, const char *pitch, const char *src, const char *dim, int64_t d,
@@ -532,6 +548,10 @@ void emitAttentionMma(std::ostream &os, const KernelContext &c, const AttentionO
      << "      const float inv = sum > 0.f ? 1.f / sum : 0.f;\n"
      << "      const int r = ra + mt * 16 + half * 8;\n"
      << "      if (r >= nq) continue;\n";
+  if (o.lse) // m is in log2 units: ln(sum 2^(z - m) 2^m) = ln(l) + m ln 2
+    os << "      if (t4 == 0)\n"
+       << "        LSE[(b * H + h) * Sq + i0 + r] = sum > 0.f ? m[mt][half] * 0.69314718f + "
+          "tc_log(sum) : -INF;\n";
   // Columns n * 8 + 2 t4 + {0, 1}, the first dv of them.
   if (o.dv % 2 == 0)
     os << "      unsigned *out = (unsigned *)(O + b * OSB + h * OSH + (i0 + r) * OSS) + t4;\n"
