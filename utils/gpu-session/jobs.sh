@@ -3,7 +3,7 @@
 # of the bert_base and resnet50 steps); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
-B=/tmp/build/bin; SHA=$(cat .kit/p2/sha 2>/dev/null || echo unknown); R=/tmp/res; mkdir -p $R
+B=/tmp/build/bin; SHA=$(cat .kit/p2/sha /tmp/build/sha 2>/dev/null | head -1); SHA=${SHA:-unknown}; R=/tmp/res; mkdir -p $R
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s)-T0 )) s]"; }
 wait_export() { for i in $(seq 300); do grep -q "exported $1 " $R/export.log && return 0; sleep 2; done; echo "export of $1 not done"; return 1; }
