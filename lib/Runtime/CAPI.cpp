@@ -255,7 +255,7 @@ tc::RunInput stateInput(tc_trainer &t, size_t i) {
     return in;
   }
   const tc::RunOutput &o = t.device[i];
-  return tc::RunInput{nullptr, t.layout.types[i].dtype, o.shape, o.device, o.bytes};
+  return tc::nextRunInput(o, t.layout.types[i].dtype);
 }
 
 // One step (tc_trainer_step_on_stream).

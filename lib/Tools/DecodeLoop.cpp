@@ -185,7 +185,7 @@ DecodeResult runDecode(const Function &f, const DecodeSignature &sig,
     for (size_t i = first; i < n; ++i) {
       RunOutput &o = out[i + 1 - first];
       if (o.to == RunOutput::To::ModelDevice) {
-        in[i] = RunInput{nullptr, f.args[i]->type.dtype, o.shape, o.device, o.bytes};
+        in[i] = nextRunInput(o, f.args[i]->type.dtype);
         continue;
       }
       caches[i] = std::move(o.host);

@@ -104,7 +104,7 @@ int profRunMain(int argc, char **argv) {
       for (size_t j = 0; j < stateCount; ++j) {
         const RunOutput &o = outs[outs.size() - stateCount + j];
         size_t a = in.size() - stateCount + j;
-        in[a] = RunInput{nullptr, main.args[a]->type.dtype, o.shape, o.device, o.bytes};
+        in[a] = nextRunInput(o, main.args[a]->type.dtype);
       }
     };
     if (stateCount)

@@ -224,8 +224,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     for (size_t j = 0; j < sig->state; ++j) {
       RunOutput &o = outs[numResults - sig->state + j];
       if (o.to == RunOutput::To::ModelDevice) {
-        in[numInputs + j] =
-            RunInput{nullptr, f.args[numInputs + j]->type.dtype, o.shape, o.device, o.bytes};
+        in[numInputs + j] = nextRunInput(o, f.args[numInputs + j]->type.dtype);
       } else {
         state[j] = std::move(o.host);
         in[numInputs + j] = RunInput{};

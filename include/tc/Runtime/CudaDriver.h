@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <string>
+#include <vector>
 
 namespace tc::cuda {
 
@@ -102,6 +103,21 @@ public:
 private:
   CUdeviceptr ptr_ = 0;
   size_t bytes_ = 0;
+};
+
+// The scratch of `columns` and `split` kernels (tc/Runtime/CudaLaunch.h):
+// zeroed on a stream when it grows, never shrunk; each launch leaves its
+// counters zero again. The zeros are the async copy's source, kept as long
+// as the memory.
+class ZeroedScratch {
+public:
+  // At least `bytes` (none for 0), grown and zeroed on `stream` when smaller.
+  CUdeviceptr reserve(size_t bytes, CUstream stream);
+  CUdeviceptr get() const { return memory_.get(); }
+
+private:
+  DeviceMemory memory_;
+  std::vector<char> zeros_;
 };
 
 // Bytes of DeviceMemory alive now and at most since the last reset: what the

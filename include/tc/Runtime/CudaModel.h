@@ -201,10 +201,8 @@ private:
   // on the device in an unplanned run; any other is a host step.
   std::map<const Op *, std::string> controlFlow_;
   cuda::DeviceMemory countBuffer_; // a compaction kernel's count and flags (CudaStepByStep.cpp)
-  // The op-by-op run's scratch for `columns` and `split` kernels, zeroed
-  // once (each launch leaves its counters zero), and the zeros it came from.
-  cuda::DeviceMemory stepScratch_;
-  std::vector<uint8_t> stepScratchZeros_;
+  // The op-by-op run's scratch for `columns` and `split` kernels.
+  cuda::ZeroedScratch stepScratch_;
   uint64_t arenaBytes_ = 0;
   AttentionImpl attention_ = AttentionImpl::Auto;
   bool graphs_ = true, ranGraph_ = false, profile_ = false, planned_ = false, recorded_ = false;

@@ -38,4 +38,10 @@ struct RunOutput {
   HostTensor host;            // To::Host: set by the run
 };
 
+// A ModelDevice output given to the next run as its input of `dtype` (a
+// train step's state, a decode step's caches: they stay on the device).
+inline RunInput nextRunInput(const RunOutput &o, DType dtype) {
+  return RunInput{nullptr, dtype, o.shape, o.device, o.bytes};
+}
+
 } // namespace tc

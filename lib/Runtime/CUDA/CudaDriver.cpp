@@ -119,6 +119,16 @@ DeviceMemory::~DeviceMemory() {
   inUse -= bytes_;
 }
 
+CUdeviceptr ZeroedScratch::reserve(size_t bytes, CUstream stream) {
+  if (memory_.size() < bytes) {
+    memory_ = DeviceMemory(bytes);
+    zeros_.assign(bytes, 0);
+    driver().check(driver().memcpyHtoDAsync(memory_.get(), zeros_.data(), bytes, stream),
+                   "cuMemcpyHtoDAsync");
+  }
+  return memory_.get();
+}
+
 const Driver &driver() {
   // A failed load is not cached: the error is thrown again on the next call.
   static const Driver d = open();

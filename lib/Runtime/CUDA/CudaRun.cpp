@@ -365,20 +365,13 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     tuneRun_->tuner.fillRandom(plan->arena.get(), bytes);
   // One scratch for the plan's `columns` and `split` kernels (they run one at a time on
   // the stream; the emitter gives them all one grid and block), its
-  // counters zeroed once on the run's stream (no synchronize: the zeros
-  // live in the plan): each launch leaves them zero.
+  // counters zeroed once on the run's stream (ZeroedScratch): each launch
+  // leaves them zero.
   uint64_t scratchBytes = 0;
   for (const auto &[callee, k] : kernels_)
     if (readsScratch(k.entry.launch))
       scratchBytes = std::max(scratchBytes, columnsScratchBytes(*launchDims(k.entry, {1})));
-  plan->columnsScratch = cuda::DeviceMemory(scratchBytes);
-  if (scratchBytes) {
-    const cuda::Driver &d = cuda::driver();
-    plan->columnsZeros.assign(scratchBytes, 0);
-    d.check(d.memcpyHtoDAsync(plan->columnsScratch.get(), plan->columnsZeros.data(),
-                              plan->columnsZeros.size(), work_),
-            "cuMemcpyHtoDAsync");
-  }
+  plan->columnsScratch.reserve(scratchBytes, work_);
   const Op *runLead = nullptr; // the multi-tensor run's first step, which launches it
   for (size_t i = 0; i < f.ops.size(); ++i) {
     const Op &op = *f.ops[i];

@@ -50,13 +50,12 @@ struct CudaModel::ShapePlan {
   std::unordered_map<const Value *, size_t> inPlace;
   // Constants that folded for this shape (the artifact's own are weights_).
   std::map<const uint8_t *, cuda::DeviceMemory> folded;
-  cuda::DeviceMemory convWorkspace;  // shared by the plan's cuDNN calls (convs, attention)
-  cuda::DeviceMemory columnsScratch; // shared by its `columns` kernels (CudaLaunch.h)
+  cuda::DeviceMemory convWorkspace;   // shared by the plan's cuDNN calls (convs, attention)
+  cuda::ZeroedScratch columnsScratch; // shared by its `columns` and `split` kernels
   // Each multi-tensor launch's table (tc/CodeGen/MultiTensor.h) and the
   // words it was copied from (an async copy's source).
   std::vector<cuda::DeviceMemory> tables;
   std::vector<std::vector<uint64_t>> tableWords;
-  std::vector<char> columnsZeros; // what zeroed it (an async copy's source)
   std::vector<Step> steps;
   std::vector<std::string> report; // CudaModel::stepReport
   std::string shape;               // "batch=32", for messages

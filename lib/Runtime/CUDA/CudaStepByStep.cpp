@@ -237,16 +237,8 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
     } else if (std::optional<LaunchDims> l = launchDims(k->second.entry, g->results[0])) {
       // `columns` and `split` read a zeroed scratch after their results (as
       // a plan's: CudaRun.cpp); `split` launches once per pass.
-      if (readsScratch(k->second.entry.launch)) {
-        uint64_t bytes = columnsScratchBytes(*l);
-        if (stepScratch_.size() < bytes) {
-          stepScratch_ = cuda::DeviceMemory(bytes);
-          stepScratchZeros_.assign(bytes, 0);
-          d.check(d.memcpyHtoDAsync(stepScratch_.get(), stepScratchZeros_.data(), bytes, work_),
-                  "cuMemcpyHtoDAsync");
-        }
-        bufs.push_back(stepScratch_.get());
-      }
+      if (readsScratch(k->second.entry.launch))
+        bufs.push_back(stepScratch_.reserve(columnsScratchBytes(*l), work_));
       if (l->passes > 1)
         for (unsigned pass = 0; pass < l->passes; ++pass)
           launch(bufs, g->dims, *l, pass);
