@@ -1,6 +1,7 @@
 # GPU jobs after call2.sh (utils/gpu-session/split-kit.sh): bash jobs.sh JOB... (bert gpt2 llama vit
 # resnet: tc-bench --train of one model; conf: CUDA conformance; rnn: bench-rnn.py; prof: tc-prof
-# of the bert_base and resnet50 steps); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
+# of the bert_base, resnet50 and vit_b_16 steps; convt: resnet50's step with NHWC ConvTranspose
+# against NCHW, output by output); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 B=/tmp/build/bin; SHA=$(cat .kit/p2/sha /tmp/build/sha 2>/dev/null | head -1); SHA=${SHA:-unknown}; R=/tmp/res; mkdir -p $R
@@ -34,6 +35,18 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
       [ -n "$a" ] && [ -n "$d" ] || { echo "prof $m $p: no artifact/data"; continue; }
       timeout 30 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1; echo "prof $m $p rc=$?"; gzip -f $R/prof-$m-$p.json
     done; done; head -60 $R/prof-bert_base-amp.txt ;;
+  convt) fits 200 || continue; wait_export resnet50 || continue; echo "$(el) convt"
+    # Which of resnet50's ConvTransposes goes wrong in NHWC on the GPU (session 33: the train
+    # step diverged with --nhwc-conv-transpose=on): one SGD step (lr 1: the update is the
+    # gradient) from the same state and batch, NHWC against NCHW, every output compared.
+    W=/tmp/convt; mkdir -p $W; $B/tc-import /tmp/train-models/resnet50/model.onnx -o $W/m.tcbc
+    for v in on off; do ( $B/tc-opt --train --loss=cross-entropy --optimizer=sgd:lr=1 -O2 --target=cuda \
+      --nhwc-conv-transpose=$v $W/m.tcbc -o $W/$v.tcbc && $B/tc-codegen --target=cuda --allow-tf32=none \
+      $W/$v.tcbc -o $W/$v.tcx ) > $W/$v.log 2>&1 & done; wait
+    d=/tmp/train-models/resnet50/test_data_set_0
+    timeout 60 $B/tc-run $W/off.tcx --inputs $d --output-dir $W/nchw > /dev/null 2>&1
+    timeout 60 $B/tc-run $W/on.tcx --inputs $d --compare $W/nchw --print-steps > $R/convt.txt 2>&1
+    echo "$(el) convt rc=$?"; grep -c "\[ok\]" $R/convt.txt; grep "MISMATCH" $R/convt.txt | head -20 ;;
   *) echo "unknown job $job" ;;
 esac; done
 tar -cJf $OUT/res-${1%%:*}.tar.xz -C $R . 2>/dev/null; echo "$(el) packed"
