@@ -171,9 +171,13 @@ MemoryPlan planMemory(const Function &f, const std::map<std::string, int64_t> &d
   for (size_t i = 0; i < blocks.size(); ++i)
     blocks[i].offset = spans[i].offset;
 
-  for (const Block &b : blocks)
-    for (size_t m : b.members)
-      plan.buffers[m].offset = b.offset;
+  plan.blocks = spans;
+  plan.blockOf.assign(plan.buffers.size(), SIZE_MAX);
+  for (size_t i = 0; i < blocks.size(); ++i)
+    for (size_t m : blocks[i].members) {
+      plan.buffers[m].offset = blocks[i].offset;
+      plan.blockOf[m] = i;
+    }
   for (const PlannedBuffer &b : plan.buffers)
     plan.naiveBytes += alignUp(b.bytes);
   size_t steps = f.ops.size();

@@ -109,10 +109,12 @@ std::unique_ptr<Module> planFromArtifact(const Artifact &artifact, const StoredS
           (inArena && end > blocks[sb.block].bytes))
         corrupt("%" + r->name + " does not fit its storage");
       memory.buffers.push_back(b);
+      memory.blockOf.push_back(inArena ? sb.block : SIZE_MAX);
       named[r->name] = r;
     }
   if (i != stored.buffers.size())
     corrupt("more buffers than results");
+  memory.blocks = std::move(blocks);
   return m;
 }
 
@@ -211,6 +213,23 @@ std::unique_ptr<PlannedModule> planShape(const Artifact &artifact,
     checkStoredPlan(*plan, *runTime);
   }
   return plan;
+}
+
+void repackArena(MemoryPlan &plan, const std::function<bool(const Value *)> &stored) {
+  std::vector<bool> needed(plan.blocks.size(), false);
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.blockOf[i] != SIZE_MAX && !stored(plan.buffers[i].value))
+      needed[plan.blockOf[i]] = true;
+  std::vector<ArenaBlock> spans = plan.blocks;
+  for (size_t i = 0; i < spans.size(); ++i)
+    if (!needed[i])
+      spans[i].bytes = 0;
+  plan.arenaBytes = packArena(spans);
+  for (size_t i = 0; i < spans.size(); ++i)
+    plan.blocks[i].offset = spans[i].offset;
+  for (size_t i = 0; i < plan.buffers.size(); ++i)
+    if (plan.blockOf[i] != SIZE_MAX)
+      plan.buffers[i].offset = plan.blocks[plan.blockOf[i]].offset;
 }
 
 void PlannedModule::index() {

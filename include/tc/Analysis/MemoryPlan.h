@@ -7,9 +7,11 @@
 // over their lifetime. Backends allocate `arenaBytes` once.
 #pragma once
 #include "tc/IR/IR.h"
+#include "tc/Runtime/ArenaPacking.h"
 #include <iosfwd>
 #include <map>
 #include <string>
+#include <vector>
 
 namespace tc {
 
@@ -33,6 +35,10 @@ struct MemoryPlan {
   uint64_t naiveBytes = 0;                    // every intermediate in its own buffer
   uint64_t liveLowerBound = 0;                // most bytes live at any one step
   size_t views = 0, inPlace = 0;
+  // The arena's blocks (offsets packed) and each buffer's block (SIZE_MAX:
+  // none, a view of an argument or a constant): what repackArena redoes.
+  std::vector<ArenaBlock> blocks;
+  std::vector<size_t> blockOf;
   double compression() const { return arenaBytes ? double(naiveBytes) / double(arenaBytes) : 1.0; }
 };
 

@@ -132,6 +132,8 @@ public:
   bool ranGraph() const { return ranGraph_; }
   // The last run made its shape's plan / recorded the plan's graph.
   bool plannedShape() const { return planned_; }
+  // The last run had a shape plan (its arena may be empty: every result in place).
+  bool ranPlanned() const { return lastPlan_ != nullptr; }
   bool recordedGraph() const { return recorded_; }
   const std::string &graphNote() const { return graphNote_; }
   // The last run's device time from its first step to its last (CUDA

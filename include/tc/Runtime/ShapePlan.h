@@ -59,6 +59,11 @@ private:
   std::unordered_map<const Value *, size_t> bufferOf_, argIndex_;
 };
 
+// Packs plan's blocks again without those every member of which `stored`
+// says lives elsewhere (a runtime writing a result in place of an input):
+// a smaller arena, every buffer's offset its block's new one.
+void repackArena(MemoryPlan &plan, const std::function<bool(const Value *)> &stored);
+
 // Plans a shape an artifact stores no plan for: nullptr when a size stays
 // unknown. Set by enableRunTimePlanning (ShapePlanner.h, the tools); null
 // in the deployed runtime.

@@ -9,6 +9,7 @@
 #include "tc/Analysis/StepCost.h"
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/CodeGen/MultiTensor.h"
+#include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -270,31 +271,49 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
 namespace {
 
 // The model outputs a generated pointwise kernel can write over one of its
-// inputs (result -> argument index): the input has the output's type and
-// no other reader, inside the group only elementwise ops read it, and no
-// value of the group is larger (the domain is the output: each element is
-// read by the one thread that then writes it; a broadcast to a larger
-// result would have several threads read an element one of them already
-// overwrote). A decode
-// step's present.N = Where(slot, new, past.N) then lands in past.N's
-// slot: feeding it back as the next step's input copies nothing.
+// inputs (result -> argument index): the input has the output's type, no
+// view of it is read, every other reader runs before the kernel's launch (a
+// multi-tensor run's: its first member's), inside the group only
+// elementwise ops read it, and no value of the group is larger (the domain
+// is the output: each element is read by the one thread that then writes
+// it; a broadcast to a larger result would have several threads read an
+// element one of them already overwrote). A decode step's present.N =
+// Where(slot, new, past.N) then lands in past.N's slot, and a train step's
+// updated weights and moments in their inputs' (the optimizer reads a
+// weight last): feeding them back as the next step's inputs copies nothing,
+// and they take no room in the arena (repackArena).
 std::unordered_map<const Value *, size_t>
 inPlaceResults(const Module &m, const Function &f,
                const std::function<bool(const Op &)> &pointwiseKernel,
                const std::function<bool(const Op &)> &view) {
-  std::unordered_map<const Value *, size_t> argOf, readers, taken, viewed, resultUses;
+  std::unordered_map<const Value *, size_t> argOf, taken, viewed, resultUses;
+  std::unordered_map<const Value *, std::vector<size_t>> readers; // op indices
   for (size_t i = 0; i < f.args.size(); ++i)
     argOf[f.args[i]] = i;
-  for (const auto &op : f.ops)
-    for (const Value *v : op->operands) {
-      ++readers[v];
-      if (view(*op))
+  std::vector<size_t> launchAt(f.ops.size()); // a multi-tensor run launches at its first member
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const Op &op = *f.ops[i];
+    int64_t run = multiTensorRun(op);
+    launchAt[i] = i > 0 && run && run == multiTensorRun(*f.ops[i - 1]) ? launchAt[i - 1] : i;
+    for (const Value *v : op.operands) {
+      readers[v].push_back(i);
+      if (view(op))
         ++viewed[v];
     }
+  }
   for (const Value *r : f.results)
     ++resultUses[r];
+  // A train step's new state is the next step's input: over its own slot
+  // when it can be (not over another state tensor of its type, which would
+  // then be copied back).
+  std::unordered_map<const Value *, const Value *> feedsBack;
+  if (std::optional<TrainSignature> sig = trainSignature(m); sig && sig->step)
+    for (size_t j = 0; j < sig->state; ++j)
+      feedsBack[f.results[f.results.size() - sig->state + j]] =
+          f.args[f.args.size() - sig->state + j];
   std::unordered_map<const Value *, size_t> out;
-  for (const auto &op : f.ops) {
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const auto &op = f.ops[i];
     if (!op->is(OpKind::Fused) || !pointwiseKernel(*op))
       continue;
     const Function *callee = m.lookup(op->getString("callee"));
@@ -304,11 +323,19 @@ inPlaceResults(const Module &m, const Function &f,
       auto uses = resultUses.find(r);
       if (uses == resultUses.end() || uses->second != 1 || viewed.count(r))
         continue;
-      for (size_t k = 0; k < op->operands.size(); ++k) {
+      std::vector<size_t> order(op->operands.size());
+      for (size_t k = 0; k < order.size(); ++k)
+        order[k] = k;
+      if (auto own = feedsBack.find(r); own != feedsBack.end())
+        std::stable_partition(order.begin(), order.end(),
+                              [&](size_t k) { return op->operands[k] == own->second; });
+      for (size_t k : order) {
         const Value *a = op->operands[k];
         auto arg = argOf.find(a);
-        if (arg == argOf.end() || a->type != r->type || readers[a] != 1 || resultUses.count(a) ||
-            taken.count(a) || k >= callee->args.size())
+        const std::vector<size_t> &by = readers[a];
+        if (arg == argOf.end() || a->type != r->type || viewed.count(a) || resultUses.count(a) ||
+            taken.count(a) || k >= callee->args.size() ||
+            std::any_of(by.begin(), by.end(), [&](size_t j) { return j != i && j >= launchAt[i]; }))
           continue;
         std::optional<int64_t> n = staticNumElements(a->type.shape);
         bool elementwise = n.has_value();
@@ -341,14 +368,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   plan->planned = planShape(artifact_, sizes);
   if (!plan->planned)
     return nullptr;
-  const PlannedModule &pm = *plan->planned;
+  PlannedModule &pm = *plan->planned;
   const Function &f = pm.main();
-  uint64_t bytes = alignUp(pm.memory.arenaBytes);
-  for (const Value *a : f.args) {
-    plan->inputOffsets.push_back(bytes);
-    bytes += alignUp(byteSize(a->type).value_or(0));
-  }
-  plan->arena = cuda::DeviceMemory(bytes);
   plan->inPlace = inPlaceResults(
       *pm.module, f,
       [&](const Op &op) {
@@ -361,6 +382,14 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
                k->second.entry.kind == KernelKind::Pointwise;
       },
       [&](const Op &op) { return pm.aliases(op); });
+  if (!plan->inPlace.empty())
+    repackArena(pm.memory, [&](const Value *v) { return plan->inPlace.count(v) != 0; });
+  uint64_t bytes = alignUp(pm.memory.arenaBytes);
+  for (const Value *a : f.args) {
+    plan->inputOffsets.push_back(bytes);
+    bytes += alignUp(byteSize(a->type).value_or(0));
+  }
+  plan->arena = cuda::DeviceMemory(bytes);
   if (tuneRun_) // the candidates are timed on data, not on whatever the memory held
     tuneRun_->tuner.fillRandom(plan->arena.get(), bytes);
   // One scratch for the plan's `columns` and `split` kernels (they run one at a time on
@@ -652,13 +681,32 @@ bool CudaModel::runPlanned(ShapePlan &plan, const std::vector<Input> &inputs,
   // Into the arena: from pageable host memory (the call returns once the
   // bytes are staged, so the inputs may change after it), or device to
   // device (the arena's addresses are what the plan's steps and graph hold).
-  for (size_t i = 0; i < inputs.size(); ++i) {
+  // A device input may be the last run's output in another input's slot
+  // (written in place: inPlaceResults): such sources are staged first, so
+  // no copy into a slot overwrites one still to be read (a rare case: the
+  // staging memory is freed at the run's end, which waits for the stream).
+  const cuda::CUdeviceptr arenaHi = plan.arena.get() + plan.arena.size(),
+                          arenaLo =
+                              inputs.empty() ? arenaHi : plan.arena.get() + plan.inputOffsets[0];
+  std::vector<std::pair<size_t, cuda::DeviceMemory>> staged;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (const RunInput &in = inputs[i]; !in.host && in.bytes && in.device >= arenaLo &&
+                                        in.device < arenaHi &&
+                                        in.device != plan.arena.get() + plan.inputOffsets[i]) {
+      staged.emplace_back(i, cuda::DeviceMemory(in.bytes));
+      d.check(d.memcpyDtoDAsync(staged.back().second.get(), in.device, in.bytes, work_),
+              "cuMemcpyDtoDAsync");
+    }
+  for (size_t i = 0, s = 0; i < inputs.size(); ++i) {
     cuda::CUdeviceptr at = plan.arena.get() + plan.inputOffsets[i];
+    cuda::CUdeviceptr from = inputs[i].device;
+    if (s < staged.size() && staged[s].first == i)
+      from = staged[s++].second.get();
     if (inputs[i].host && inputs[i].host->byteSize())
       d.check(d.memcpyHtoDAsync(at, inputs[i].host->bytes(), inputs[i].host->byteSize(), work_),
               "cuMemcpyHtoDAsync");
-    else if (!inputs[i].host && inputs[i].bytes && inputs[i].device != at)
-      d.check(d.memcpyDtoDAsync(at, inputs[i].device, inputs[i].bytes, work_), "cuMemcpyDtoDAsync");
+    else if (!inputs[i].host && inputs[i].bytes && from != at)
+      d.check(d.memcpyDtoDAsync(at, from, inputs[i].bytes, work_), "cuMemcpyDtoDAsync");
   }
   if (trace_)
     traceHost("upload inputs", "memcpy", -1, since);

@@ -75,8 +75,9 @@ public:
                                     "and cond: device-to-host syncs)"
                               : std::string())
        << "; "
-       << (m_->arenaBytes() ? "one device arena of " + std::to_string(m_->arenaBytes()) + " bytes"
-                            : std::string("no arena (sizes known only at run time)"))
+       << (m_->arenaBytes() || m_->ranPlanned()
+               ? "one device arena of " + std::to_string(m_->arenaBytes()) + " bytes"
+               : std::string("no arena (sizes known only at run time)"))
        << "\n"
        << "device memory: peak " << cuda::deviceBytesPeak() << " bytes held by tc, "
        << m_->plannedDeviceBytes() << " planned (arena, inputs, weights, workspaces)\n";
