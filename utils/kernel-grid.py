@@ -266,8 +266,13 @@ def gen_gather(budget, e):
 
 
 def indices(name, n, hi, unique=False):
+    """n indices in [0, hi), seeded by name; unique: one from each of n
+    equal strides, shuffled (O(n), for ScatterND's distinct rows)."""
     r = rng_for(name)
-    return (r.permutation(hi)[:n] if unique else r.integers(0, hi, n)).astype(np.int64)
+    if not unique:
+        return r.integers(0, hi, n, dtype=np.int64)
+    stride = hi // n
+    return r.permutation(np.arange(n, dtype=np.int64) * stride + r.integers(0, stride, n))
 
 
 def gather(p, t, torch):
@@ -490,7 +495,9 @@ def grid(families, dtypes, budget, max_points):
             seen, mine = set(), []
             for params in gen(budget, ELEM[t]):
                 name = point_name(fam, t, params)
-                if name not in seen:
+                # The generators fill one extent to the budget; points whose other
+                # extents alone pass it are dropped.
+                if name not in seen and build(params, t, None).bytes() <= budget:
                     seen.add(name)
                     mine.append(dict(name=name, family=fam, dtype=t, params=params))
             points += spaced(mine, max_points)
@@ -527,6 +534,8 @@ class Runner:
             pt["tcx"]), shell=True)
         if r.returncode:
             return dict(status="compile", error=last_line(r))
+        if a.compile_only:
+            return dict(status="ok", verified=False)
         if a.verify_max_gflop and op.flops > a.verify_max_gflop * 1e9:
             return dict(status="ok", verified=False)
         seed = a.seed + (1 if a.test_mismatch and a.test_mismatch in pt["name"] else 0)
@@ -663,6 +672,32 @@ def report(rows, args):
     return "\n".join(out) + "\n"
 
 
+def measure(runner, torch, row):
+    """Check, time and compare one compiled point (serially: the device's alone)."""
+    for step in (runner.verify if row["verified"] else lambda pt: None, runner.time_tc):
+        row.update(step(row) or {})
+        if row["status"] != "ok":
+            return
+    row.update(runner.roofline(row, row["tc_us"]))
+    if torch:
+        a = runner.a
+        row.update(time_torch(torch, row, a.iterations, a.warmup))
+        for k in ("eager", "compile"):
+            if row.get(k + "_ms") and row["tc_us"] > 0:
+                row["speedup_" + k] = row[k + "_ms"] * 1e3 / row["tc_us"]
+
+
+def summary(row, compile_only):
+    if row["status"] != "ok":
+        return "FAIL %s: %s" % (row["status"], row.get("error"))
+    if compile_only:
+        return "compiled"
+    return "%.1f us, roofline %.3g (%s)%s" % (
+        row["tc_us"], row["roofline"], row["bound"],
+        "".join(", tc/%s %.2fx" % (k, row["speedup_" + k]) for k in ("eager", "compile")
+                if row.get("speedup_" + k)))
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
@@ -696,6 +731,9 @@ def main():
     ap.add_argument("--smoke", action="store_true",
                     help="a tiny grid for CI: 1 point per family and dtype, 64 KB budget")
     ap.add_argument("--list", action="store_true", help="print the points and stop")
+    ap.add_argument("--compile-only", action="store_true",
+                    help="compile every point (no reference, no runs): checks the grid's "
+                         "models on a machine without the device")
     ap.add_argument("--test-mismatch", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     if a.smoke:
@@ -726,31 +764,15 @@ def main():
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool, open(a.out, "w") as out:
         for pt, prep in zip(points, pool.map(runner.prepare, points)):
-            row = dict(pt)
-            row.update(prep)
-            if row["status"] == "ok" and row.get("verified"):
-                row.update(runner.verify(pt) or {})
-            if row["status"] == "ok":
-                row.update(runner.time_tc(pt))
-            if row["status"] == "ok":
-                row.update(runner.roofline(pt, row["tc_us"]))
-                if torch:
-                    row.update(time_torch(torch, pt, a.iterations, a.warmup))
-                    for k in ("eager", "compile"):
-                        if row.get(k + "_ms") and row["tc_us"] > 0:
-                            row["speedup_" + k] = row[k + "_ms"] * 1e3 / row["tc_us"]
+            row = dict(pt, **prep)
+            if row["status"] == "ok" and not a.compile_only:
+                measure(runner, torch, row)
             for k in ("tcir", "tcx", "ref"):
-                row.pop(k, None)
+                row.pop(k)
             rows.append(row)
             out.write(json.dumps(row, sort_keys=True) + "\n")
             out.flush()
-            print("%s: %s" % (row["name"], (
-                "%.1f us, roofline %.3g (%s)%s" % (row["tc_us"], row["roofline"], row["bound"],
-                                                  "".join(", tc/%s %.2fx" % (k, row["speedup_" + k])
-                                                          for k in ("eager", "compile")
-                                                          if row.get("speedup_" + k)))
-                if row["status"] == "ok" else "FAIL %s: %s" % (row["status"], row.get("error")))),
-                flush=True)
+            print("%s: %s" % (row["name"], summary(row, a.compile_only)), flush=True)
     if a.report:
         with open(a.report, "w") as f:
             f.write(report(rows, a))
