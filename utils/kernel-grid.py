@@ -87,14 +87,19 @@ class Op:
     they run on tensor cores, and the torch function (inputs as tensors, in
     order; constants it needs are closed over as numpy arrays)."""
 
-    def __init__(self, inputs, outputs, body, flops, torch_fn, consts=(), tensor_core=False):
+    def __init__(self, inputs, outputs, body, flops, torch_fn, consts=(), tensor_core=False,
+                 reads=None):
         self.inputs, self.outputs, self.body = inputs, outputs, body
         self.consts, self.flops, self.torch_fn = list(consts), flops, torch_fn
-        self.tensor_core = tensor_core
+        self.tensor_core, self.reads = tensor_core, reads
 
     def bytes(self):
-        return (sum(nel(d) * ELEM[t] for _, d, t in self.inputs + self.outputs) +
-                sum(b for _, _, b in self.consts))
+        """The minimum traffic: the inputs and constants read once (or
+        `reads`, for ops that read only part of an input: Gather, Slice), the
+        outputs written once."""
+        reads = self.reads if self.reads is not None else (
+            sum(nel(d) * ELEM[t] for _, d, t in self.inputs) + sum(b for _, _, b in self.consts))
+        return reads + sum(nel(d) * ELEM[t] for _, d, t in self.outputs)
 
     def tcir(self):
         ty = lambda d, t: "%s[%s]" % (t, ",".join(map(str, d)))
@@ -280,7 +285,7 @@ def gather(p, t, torch):
     idx = indices("gather%d" % p["n"], p["n"], p["v"])
     return Op([("x", table, t)], [("y", y, t)], ["%%y = Gather(%%x, %%i) {axis = 0} : %s" % ty(y, t)],
               0, lambda x: x[torch.from_numpy(idx).to(x.device)],
-              consts=[const_i64("i", idx)])
+              consts=[const_i64("i", idx)], reads=8 * p["n"] + nel(y) * ELEM[t])
 
 
 def gen_scatter(budget, e):
@@ -358,7 +363,8 @@ def slice_(p, t, torch):
     y = dims_with(x, ax, hi - lo)
     return Op([("x", x, t)], [("y", y, t)], ["%%y = Slice(%%x, %%s, %%e, %%ax) : %s" % ty(y, t)], 0,
               lambda x: x.narrow(ax, lo, hi - lo).contiguous(),
-              consts=[const_i64("s", [lo]), const_i64("e", [hi]), const_i64("ax", [ax])])
+              consts=[const_i64("s", [lo]), const_i64("e", [hi]), const_i64("ax", [ax])],
+              reads=nel(y) * ELEM[t])
 
 
 def gen_conv(budget, e):
@@ -439,7 +445,8 @@ def gen_attention(budget, e):
 
 def attention(p, t, torch):
     """softmax(q k^T / sqrt(d) + mask) v, [1, H, S, D]; mask `pad`: an
-    additive [1, 1, S, S] mask hiding the last eighth of the keys."""
+    additive [1, 1, S, S] mask input (random values, as every input: the
+    mask's traffic and code path, not a sparsity pattern), or causal."""
     q = [1, p["h"], p["s"], p["d"]]
     ins = [("q", q, t), ("k", q, t), ("v", q, t)]
     attrs = " {causal = 1}" if p["mask"] == "causal" else ""
@@ -730,6 +737,8 @@ def main():
     ap.add_argument("--work", default=None, help="keep the models and artifacts here")
     ap.add_argument("--smoke", action="store_true",
                     help="a tiny grid for CI: 1 point per family and dtype, 64 KB budget")
+    ap.add_argument("--match", default=None,
+                    help="only the points whose name contains this (after --max-points)")
     ap.add_argument("--list", action="store_true", help="print the points and stop")
     ap.add_argument("--compile-only", action="store_true",
                     help="compile every point (no reference, no runs): checks the grid's "
@@ -746,7 +755,8 @@ def main():
     for t in dtypes:
         if t not in TOL:
             sys.exit("error: unknown dtype %s" % t)
-    points = grid(families, dtypes, a.budget_mb * MB, a.max_points)
+    points = [p for p in grid(families, dtypes, a.budget_mb * MB, a.max_points)
+              if not a.match or a.match in p["name"]]
     if a.list:
         for p in points:
             print(p["name"])
