@@ -52,7 +52,8 @@ Peaks (H200 defaults): 4800 GB/s HBM3e; 989 TFLOP/s dense f16/bf16 tensor
 core; 67 TFLOP/s f32 non-tensor (the SIMT peak used for every non-tensor-core
 FLOP). On the CPU give the machine's own (--peak-gbps, --peak-tflops-simt):
 the defaults make CPU fractions small but well defined."""
-import argparse, concurrent.futures, json, math, os, shutil, statistics, subprocess, sys, tempfile
+import argparse, collections, concurrent.futures, json, math, os, shlex, shutil, statistics
+import subprocess, sys, tempfile
 import numpy as np
 
 ELEM = {"f32": 4, "f16": 2, "bf16": 2, "i64": 8}
@@ -81,6 +82,10 @@ def nel(dims):
     return math.prod(dims)
 
 
+def ty(dims, t):
+    return "%s[%s]" % (t, ",".join(map(str, dims)))
+
+
 class Op:
     """One point's model: inputs (name, dims, dtype), constants (name, tcir
     line, bytes), outputs (name, dims, dtype), the tcir body, FLOPs, whether
@@ -102,7 +107,6 @@ class Op:
         return reads + sum(nel(d) * ELEM[t] for _, d, t in self.outputs)
 
     def tcir(self):
-        ty = lambda d, t: "%s[%s]" % (t, ",".join(map(str, d)))
         args = ", ".join("%%%s: %s" % (n, ty(d, t)) for n, d, t in self.inputs)
         res = ", ".join(ty(d, t) for _, d, t in self.outputs)
         lines = ["    " + line for _, line, _ in self.consts]
@@ -110,10 +114,6 @@ class Op:
         lines.append("    return " + ", ".join("%" + n for n, _, _ in self.outputs))
         return "module @m {\n  func @main(%s) -> (%s) {\n%s\n  }\n}\n" % (args, res,
                                                                        "\n".join(lines))
-
-
-def ty(dims, t):
-    return "%s[%s]" % (t, ",".join(map(str, dims)))
 
 
 def const_i64(name, values, dims=None):
@@ -513,8 +513,15 @@ def grid(families, dtypes, budget, max_points):
 
 # ---- running --------------------------------------------------------------
 
+TIMEOUT = 600  # seconds a tool may take (--timeout)
+
+
 def run(cmd, **kw):
-    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+    """The tool's result; a tool past TIMEOUT is killed and reads as exit 124."""
+    try:
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT, **kw)
+    except subprocess.TimeoutExpired:
+        return subprocess.CompletedProcess(cmd, 124, "", "timed out after %d s" % TIMEOUT)
 
 
 def last_line(r):
@@ -529,16 +536,18 @@ class Runner:
         self.threads = ["--threads", str(args.threads)] if args.target == "cpu" else []
 
     def prepare(self, pt):
-        """Compile and make the reference outputs (parallel-safe)."""
+        """Compile and make the reference outputs (parallel-safe: each point
+        its own files); adds the point's files, bytes and FLOPs to pt."""
         a, base = self.a, os.path.join(self.a.work, pt["name"].replace("/", "__"))
         op = FAMILIES[pt["family"]][1](pt["params"], pt["dtype"], None)
         pt.update(bytes=op.bytes(), flops=op.flops, tensor_core=op.tensor_core,
                   tcir=base + ".tcir", tcx=base + ".tcx", ref=base + ".ref")
         with open(pt["tcir"], "w") as f:
             f.write(op.tcir())
+        q = shlex.quote
         r = run("%s -O2 --target=%s %s | %s --target=%s - -o %s" % (
-            self.tool("tc-opt"), a.target, pt["tcir"], self.tool("tc-codegen"), a.target,
-            pt["tcx"]), shell=True)
+            q(self.tool("tc-opt")), a.target, q(pt["tcir"]), q(self.tool("tc-codegen")), a.target,
+            q(pt["tcx"])), shell=True)
         if r.returncode:
             return dict(status="compile", error=last_line(r))
         if a.compile_only:
@@ -706,6 +715,7 @@ def summary(row, compile_only):
 
 
 def main():
+    global TIMEOUT
     here = os.path.dirname(os.path.abspath(__file__))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -731,6 +741,8 @@ def main():
                     help="points with more FLOPs are not checked against the reference "
                          "executor (it runs on the host); 0: check all")
     ap.add_argument("--torch", choices=("auto", "off"), default="auto")
+    ap.add_argument("--timeout", type=int, default=TIMEOUT,
+                    help="seconds one tool may run (then the point fails: status of its step)")
     ap.add_argument("--out", default="kernel-grid.jsonl")
     ap.add_argument("--report", default=None)
     ap.add_argument("--worst", type=int, default=20, help="worst points listed")
@@ -745,6 +757,7 @@ def main():
                          "models on a machine without the device")
     ap.add_argument("--test-mismatch", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    TIMEOUT = a.timeout
     if a.smoke:
         a.max_points, a.budget_mb, a.iterations, a.warmup = 1, 1 / 16, 3, 1
     families = [f for f in a.families.split(",") if f]
@@ -773,11 +786,23 @@ def main():
     runner = Runner(a)
     rows = []
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool, open(a.out, "w") as out:
-        for pt, prep in zip(points, pool.map(runner.prepare, points)):
-            row = dict(pt, **prep)
+        # Prepared points wait for the serial part in a window of 2 x jobs: their
+        # reference outputs (as large as the point's traffic) are removed once used.
+        ahead, todo = collections.deque(), iter(points)
+        while True:
+            while len(ahead) < 2 * max(1, a.jobs):
+                pt = next(todo, None)
+                if pt is None:
+                    break
+                ahead.append((pt, pool.submit(runner.prepare, pt)))
+            if not ahead:
+                break
+            pt, prep = ahead.popleft()
+            row = dict(pt, **prep.result())
             if row["status"] == "ok" and not a.compile_only:
                 measure(runner, torch, row)
-            for k in ("tcir", "tcx", "ref"):
+            shutil.rmtree(row.pop("ref"), ignore_errors=True)
+            for k in ("tcir", "tcx"):
                 row.pop(k)
             rows.append(row)
             out.write(json.dumps(row, sort_keys=True) + "\n")
