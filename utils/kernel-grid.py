@@ -669,6 +669,14 @@ def report(rows, args):
             fmt(ratio("speedup_eager")), fmt(ratio("speedup_compile"))))
     ok = sorted((r for r in rows if r["status"] == "ok" and r.get("roofline") is not None),
                 key=lambda r: r["roofline"])
+    floor = [r for r in ok if r["bound"] == "memory" and r["bytes"] >= big]
+    vs = [r for r in ok if r.get("speedup_compile")]
+    out += ["", "Issue 36's floor: %d of %d memory-bound points with >= 16 MB at >= 70%% of the "
+            "roofline (needs >= 90%%), %d below 35%% (needs none); %d of %d points at >= 1.0x "
+            "torch.compile (needs all)." % (
+                sum(r["roofline"] >= 0.70 for r in floor), len(floor),
+                sum(r["roofline"] < 0.35 for r in floor),
+                sum(r["speedup_compile"] >= 1.0 for r in vs), len(vs))]
     out += ["", "## Worst points", "",
             "| point | bytes | GFLOP | bound | tc us | roofline | tc/eager | tc/compile |",
             "|---|---|---|---|---|---|---|---|"]
@@ -752,12 +760,20 @@ def main():
     ap.add_argument("--match", default=None,
                     help="only the points whose name contains this (after --max-points)")
     ap.add_argument("--list", action="store_true", help="print the points and stop")
+    ap.add_argument("--from-jsonl", default=None, metavar="FILES",
+                    help="no runs: write --report from these JSON lines files (comma-separated: "
+                         "the parts of a grid run in several calls)")
     ap.add_argument("--compile-only", action="store_true",
                     help="compile every point (no reference, no runs): checks the grid's "
                          "models on a machine without the device")
     ap.add_argument("--test-mismatch", default=None, help=argparse.SUPPRESS)
     a = ap.parse_args()
     TIMEOUT = a.timeout
+    if a.from_jsonl:
+        rows = [json.loads(line) for f in a.from_jsonl.split(",") for line in open(f)]
+        with open(a.report or "/dev/stdout", "w") as f:
+            f.write(report(rows, a))
+        return 0
     if a.smoke:
         a.max_points, a.budget_mb, a.iterations, a.warmup = 1, 1 / 16, 3, 1
     families = [f for f in a.families.split(",") if f]
