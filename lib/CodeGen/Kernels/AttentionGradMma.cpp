@@ -279,19 +279,20 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "          // S^T = K Q^T, dP^T = V dO^T: the warp's 16 keys x TQ queries.\n";
   zeroAcc("s", "TQ / 8", "          ");
   zeroAcc("dp", "TQ / 8", "          ");
-  os << "#pragma unroll\n"
-     << "          for (int kk = 0; kk < KD; ++kk) {\n"
-     << "            unsigned a[4];\n"
-     << "            tc_ldsm4(a, &" << aRow("Ks", "KP", "kr", "kk") << ");\n";
-  emitMmaPairs(os, mma, "TQ / 8", "tc_ldsm4", bRow("Qs", "KP"), "s", "a", false);
-  os << "          }\n"
-     << "#pragma unroll\n"
-     << "          for (int kk = 0; kk < VD; ++kk) {\n"
-     << "            unsigned a[4];\n"
-     << "            tc_ldsm4(a, &" << aRow("Vs", "VP", "kr", "kk") << ");\n";
-  emitMmaPairs(os, mma, "TQ / 8", "tc_ldsm4", bRow("Gs", "VP"), "dp", "a", false);
-  os << "          }\n"
-     << "          // P^T and dS^T: element x of tile n is key x < 2 ? ja : jb, query\n"
+  // acc (16 keys x TQ queries) += the warp's rows of `rows` times `cols`^T,
+  // over `steps` k-steps of 16 (both tiles of pitch `pit`).
+  auto keyRowsTimes = [&](const char *steps, const char *rows, const char *cols, const char *pit,
+                          const char *acc) {
+    os << "#pragma unroll\n"
+       << "          for (int kk = 0; kk < " << steps << "; ++kk) {\n"
+       << "            unsigned a[4];\n"
+       << "            tc_ldsm4(a, &" << aRow(rows, pit, "kr", "kk") << ");\n";
+    emitMmaPairs(os, mma, "TQ / 8", "tc_ldsm4", bRow(cols, pit), acc, "a", false);
+    os << "          }\n";
+  };
+  keyRowsTimes("KD", "Ks", "Qs", "KP", "s");
+  keyRowsTimes("VD", "Vs", "Gs", "VP", "dp");
+  os << "          // P^T and dS^T: element x of tile n is key x < 2 ? ja : jb, query\n"
      << "          // i0 + c with c = n * 8 + 2 t4 + (x & 1).\n"
      << "#pragma unroll\n"
      << "          for (int n = 0; n < TQ / 8; ++n)\n"
