@@ -507,12 +507,17 @@ private:
       // Pull the other pointwise producers of this domain in as well; not
       // into a library call's group, whose ops after the call are the
       // epilogue (a producer there would run before the MatMul/Conv, and no
-      // library or kernel takes that: T5's position bias, Swin's masks).
+      // library or kernel takes that: T5's position bias, Swin's masks);
+      // into a reduction's only from after it (an op before it that does
+      // not feed its input is no prologue: the AMP step's Reciprocal of the
+      // loss scale, pulled into the last gradient sum's group by the Sum
+      // of all, was a host step).
       for (size_t h : cands)
         if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
             groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
             !pathThroughOthers(h, g) &&
-            !(groups_[g].anchor == Anchor::Reduction && readsIntegers(groups_[h])) &&
+            !(groups_[g].anchor == Anchor::Reduction &&
+              (readsIntegers(groups_[h]) || groups_[h].first < index_.at(groups_[g].anchorOp))) &&
             combinable(groups_[g].ops, groups_[h].ops))
           merge(g, h);
       return;

@@ -104,8 +104,10 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   }
   // A scaled step: gradients unscaled first (a micro-batch's gradients are
   // summed unscaled: the scale may not change inside an update).
+  Value *inv = nullptr;
+  std::vector<Value *> scaled = grads; // as the backward wrote them
   if (lossScale) {
-    Value *inv = b.op(OpKind::Reciprocal, {lossScale});
+    inv = b.op(OpKind::Reciprocal, {lossScale});
     for (Value *&g : grads)
       g = b.mul(g, b.castTo(inv, g->type.dtype));
   }
@@ -129,14 +131,25 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   }
 
   // `ok` when every gradient is finite (their sum is: an inf or NaN
-  // anywhere makes it inf or NaN), else the update is skipped.
+  // anywhere makes it inf or NaN), else the update is skipped. Without
+  // accumulation the sums read the scaled gradients, the backward's own
+  // results, and are unscaled as scalars: the check then reads no value of
+  // the update's, so fusion keeps each update a pointwise group of its own
+  // (one multi-tensor launch for all) instead of joining it to its
+  // gradient's sum as row results written out for a later Where.
   Value *ok = nullptr;
   if (lossScale) {
     std::vector<Value *> totals;
-    for (Value *g : grads)
+    const std::vector<Value *> &checked = apply ? grads : scaled;
+    for (Value *g : checked) { // (half gradients summed in f32: 65504 is no overflow)
+      if (g->type.dtype == DType::F16 || g->type.dtype == DType::BF16)
+        g = b.castTo(g, DType::F32);
       totals.push_back(b.castTo(b.op(OpKind::ReduceSum, {g}, {{"keepdims", Attribute(int64_t(0))}}),
                                 DType::F32));
+    }
     Value *total = totals.size() == 1 ? totals[0] : b.op(OpKind::Sum, totals);
+    if (!apply)
+      total = b.mul(total, inv);
     ok = b.op(OpKind::LessOrEqual,
               {b.op(OpKind::Abs, {total}), b.scalar(3.4028234663852886e38, total)});
     if (growth) {
