@@ -8,7 +8,16 @@
 // scale were a copy kernel of their own (DeBERTa's k^T / sqrt(d) and
 // relative-position keys: 120 copy kernels, 18% of its device time on the
 // H200). The Transpose and the scale stay while something else reads them
-// (DCE drops them otherwise). Batch axes must stay in place: a perm moving
+// (DCE drops them otherwise). Two forms a train step makes as well:
+//
+//   MatMul(x, Cast(Transpose(W)))  ->  MatMul(x, Cast(W)){transB = 1}
+//   Transpose(MatMul(a, b))        ->  MatMul(b, a){transA = !transB, transB = !transA}
+//
+// mixed precision casts nn.Linear's W^T for the product (a transpose kernel
+// and a cast kernel a weight, both in the forward: the cast of W is all
+// autocast does), and a weight's gradient is the transpose of the product
+// autodiff writes for W^T (a transpose kernel a weight, f32 or half, in
+// the backward): C^T = B^T A^T reads both operands in place. Batch axes must stay in place: a perm moving
 // one is a copy cuBLASLt's strided batches cannot read. Only CUDA runs the
 // pass: oneDNN is not given these views (OneDnnCall refuses them), and the
 // CPU's generated kernel would only trade a copy for strided reads.
@@ -16,6 +25,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
+#include <unordered_map>
 #include <vector>
 
 namespace tc {
@@ -47,9 +57,29 @@ void setOrDrop(Op &mm, const char *name, Attribute a, bool isDefault) {
   std::erase_if(mm.attrs, [&](const auto &kv) { return kv.first == name; });
 }
 
+// A float-to-float Cast of a Transpose that swaps the last two axes.
+const Op *castOfSwap(const Op &op) {
+  if (!op.is(OpKind::Cast) || !op.operand(0) || !isFloat(op.operand(0)->type.dtype) ||
+      !isFloat(op.result()->type.dtype))
+    return nullptr;
+  const Op *t = op.operand(0)->def;
+  return t && swapsLastTwo(*t) ? t : nullptr;
+}
+
+// `x` cast to `to`: an earlier op's (the forward's cast of the same x, which
+// rematerialize may still recompute for the backward) or a new one.
+Value *castOf(Function &f, Value *x, DType to, const std::string &base, const Location &loc) {
+  for (const auto &op : f.ops) // (the ops placed before the one being rewritten)
+    if (op->is(OpKind::Cast) && op->operand(0) == x && op->result()->type.dtype == to)
+      return op->result();
+  return addInferredOp(f, OpKind::Cast, {x}, {{"to", Attribute(to)}}, base, loc);
+}
+
 // Peels the views off operand `side` of `mm` (toggling its trans attribute,
-// scaling alpha; only scales without `transposes`). Returns whether any was.
-bool peel(Op &mm, size_t side, double &alpha, bool transposes = true) {
+// scaling alpha; only scales without `transposes`); a Cast of a Transpose
+// becomes a Cast of the Transpose's input, added to `f` before `mm`.
+// Returns whether any was.
+bool peel(Function &f, Op &mm, size_t side, double &alpha, bool transposes = true) {
   const char *trans = side == 0 ? "transA" : "transB";
   bool t = mm.getInt(trans) != 0, changed = false;
   Value *v = mm.operand(side);
@@ -60,6 +90,9 @@ bool peel(Op &mm, size_t side, double &alpha, bool transposes = true) {
     } else if (transposes && swapsLastTwo(*def)) {
       t = !t;
       v = def->operand(0);
+    } else if (const Op *swap = transposes ? castOfSwap(*def) : nullptr) {
+      t = !t;
+      v = castOf(f, swap->operand(0), def->result()->type.dtype, v->name, def->loc);
     } else {
       break;
     }
@@ -89,28 +122,64 @@ bool transposedAIsBatched(const Op &mm) {
   return ba == bb || single(ba) || single(bb);
 }
 
-bool viewOperands(Op &mm) {
+bool viewOperands(Function &f, Op &mm) {
   if (!mm.is(OpKind::MatMul) || !isFloat(mm.result()->type.dtype))
     return false;
   double alpha = mm.getFloat("alpha");
   // (Peeling keeps every operand's batch axes: the check holds before and after.)
-  bool a = peel(mm, 0, alpha, transposedAIsBatched(mm));
-  bool b = peel(mm, 1, alpha);
+  bool a = peel(f, mm, 0, alpha, transposedAIsBatched(mm));
+  bool b = peel(f, mm, 1, alpha);
   if (a || b)
     setOrDrop(mm, "alpha", Attribute(alpha), alpha == 1.0);
   return a || b;
+}
+
+// Transpose(MatMul(a, b)) becomes MatMul(b, a) with both sides' trans
+// flipped, in place of the Transpose (its result, name and readers stay),
+// when nothing else reads the product. Returns whether it did.
+bool transposeProduct(const Function &f, const std::unordered_map<const Value *, size_t> &reads,
+                      Op &t) {
+  if (!swapsLastTwo(t))
+    return false;
+  const Value *c = t.operand(0);
+  Op *mm = c->def;
+  if (!mm || !mm->is(OpKind::MatMul) || !isFloat(c->type.dtype) ||
+      mm->operand(0)->type.rank() < 2 || mm->operand(1)->type.rank() < 2 ||
+      std::find(f.results.begin(), f.results.end(), c) != f.results.end())
+    return false;
+  if (reads.at(c) != 1)
+    return false;
+  bool ta = mm->getInt("transA") != 0, tb = mm->getInt("transB") != 0;
+  double alpha = mm->getFloat("alpha");
+  Op swapped(OpKind::MatMul);
+  swapped.operands = {mm->operand(1), mm->operand(0)};
+  if (!tb && !transposedAIsBatched(swapped)) // b would be read transposed
+    return false;
+  t.kind = OpKind::MatMul;
+  t.operands = swapped.operands;
+  t.attrs.clear();
+  t.loc = mm->loc; // the GEMM's node and phase
+  setOrDrop(t, "transA", Attribute(int64_t(!tb)), tb);
+  setOrDrop(t, "transB", Attribute(int64_t(!ta)), ta);
+  setOrDrop(t, "alpha", Attribute(alpha), alpha == 1.0);
+  return true;
 }
 
 } // namespace
 
 bool runGemmViewsPass(Module &m, const PassOptions &) {
   bool changed = false;
-  for (auto &f : m.functions) {
-    bool here = false;
-    for (auto &op : f->ops)
-      here |= viewOperands(*op);
+  for (auto &fp : m.functions) {
+    std::unordered_map<const Value *, size_t> reads; // operand slots reading each value
+    for (const auto &op : fp->ops)
+      for (const Value *v : op->operands)
+        ++reads[v];
+    bool here = rewriteOpsInPlace(*fp, [&](Function &f, Op &op) {
+      bool swapped = transposeProduct(f, reads, op);
+      return viewOperands(f, op) || swapped;
+    });
     if (here)
-      eraseDeadOps(*f);
+      eraseDeadOps(*fp);
     changed |= here;
   }
   return changed;
