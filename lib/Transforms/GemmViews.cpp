@@ -17,10 +17,12 @@
 // and a cast kernel a weight, both in the forward: the cast of W is all
 // autocast does), and a weight's gradient is the transpose of the product
 // autodiff writes for W^T (a transpose kernel a weight, f32 or half, in
-// the backward): C^T = B^T A^T reads both operands in place. Batch axes must stay in place: a perm moving
-// one is a copy cuBLASLt's strided batches cannot read. Only CUDA runs the
-// pass: oneDNN is not given these views (OneDnnCall refuses them), and the
-// CPU's generated kernel would only trade a copy for strided reads.
+// the backward): C^T = B^T A^T reads both operands in place.
+//
+// Batch axes must stay in place: a perm moving one is a copy cuBLASLt's
+// strided batches cannot read. Only CUDA runs the pass: oneDNN is not given
+// these views (OneDnnCall refuses them), and the CPU's generated kernel
+// would only trade a copy for strided reads.
 #include "tc/IR/MatMulViews.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
