@@ -1,6 +1,7 @@
 # GPU jobs after call2.sh (utils/gpu-session/split-kit.sh): bash jobs.sh JOB... (bert gpt2 llama vit
 # resnet: tc-bench --train of one model; conf: CUDA conformance; rnn: bench-rnn.py; prof: tc-prof
-# of the bert_base, resnet50 and vit_b_16 steps; convt: resnet50's step with NHWC ConvTranspose
+# of the bert_base, resnet50 and vit_b_16 steps; profc: the same from steps compiled here, no
+# tc-bench run first (PROF_MODELS, default resnet50 vit_b_16); convt: resnet50's step with NHWC ConvTranspose
 # against NCHW, output by output); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
@@ -35,6 +36,22 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
       [ -n "$a" ] && [ -n "$d" ] || { echo "prof $m $p: no artifact/data"; continue; }
       timeout 30 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1; echo "prof $m $p rc=$?"; gzip -f $R/prof-$m-$p.json
     done; done; head -60 $R/prof-bert_base-amp.txt ;;
+  profc) fits 200 || continue; echo "$(el) profc"
+    # Per-kernel profiles without tc-bench's PyTorch side: each model's train step compiled
+    # as tc-bench compiles it (AdamW lr 1e-4, wd 0.01; fp32 without TF32), all in parallel,
+    # then tc-prof of each alone. Models: PROF_MODELS (default resnet50 vit_b_16).
+    for m in ${PROF_MODELS:-resnet50 vit_b_16}; do wait_export $m || continue; W=/tmp/profc/$m; mkdir -p $W
+      for p in fp32 amp; do ( $B/tc-import /tmp/train-models/$m/model.onnx -o $W/$p.in.tcbc && \
+        $B/tc-opt --train --loss=cross-entropy --optimizer=adamw:lr=0.0001,weight-decay=0.01 -O2 --target=cuda \
+          $( [ $p = amp ] && echo --precision=fp16 ) $W/$p.in.tcbc -o $W/$p.tcbc && \
+        $B/tc-codegen --target=cuda $( [ $p = fp32 ] && echo --allow-tf32=none ) $W/$p.tcbc -o $W/$p.tcx ) > $W/$p.log 2>&1 &
+      done; done; wait; echo "$(el) profc compiled"
+    for m in ${PROF_MODELS:-resnet50 vit_b_16}; do for p in amp fp32; do
+      a=/tmp/profc/$m/$p.tcx; d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
+      [ -f $a ] && [ -n "$d" ] || { echo "profc $m $p: no artifact/data"; tail -3 /tmp/profc/$m/$p.log; continue; }
+      timeout 40 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1
+      echo "profc $m $p rc=$?"; gzip -f $R/prof-$m-$p.json; grep -A6 "per phase" $R/prof-$m-$p.txt
+    done; done ;;
   convt) fits 200 || continue; wait_export resnet50 || continue; echo "$(el) convt"
     # Which of resnet50's ConvTransposes goes wrong in NHWC on the GPU (session 33: the train
     # step diverged with --nhwc-conv-transpose=on): one SGD step (lr 1: the update is the
