@@ -13,6 +13,7 @@
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
+#include <unordered_set>
 
 namespace tc {
 
@@ -282,6 +283,26 @@ namespace {
 // updated weights and moments in their inputs' (the optimizer reads a
 // weight last): feeding them back as the next step's inputs copies nothing,
 // and they take no room in the arena (repackArena).
+// Whether result `r` of Fused `op` (calling `callee`) depends on the
+// callee's argument `k`.
+bool resultReads(const Function &callee, const Op &op, const Value *r, size_t k) {
+  auto at = std::find(op.results.begin(), op.results.end(), r);
+  if (at == op.results.end() || size_t(at - op.results.begin()) >= callee.results.size())
+    return false;
+  std::vector<const Value *> todo{callee.results[size_t(at - op.results.begin())]};
+  std::unordered_set<const Value *> seen;
+  while (!todo.empty()) {
+    const Value *v = todo.back();
+    todo.pop_back();
+    if (v == callee.args[k])
+      return true;
+    if (!v || !seen.insert(v).second || !v->def)
+      continue;
+    todo.insert(todo.end(), v->def->operands.begin(), v->def->operands.end());
+  }
+  return false;
+}
+
 std::unordered_map<const Value *, size_t>
 inPlaceResults(const Module &m, const Function &f,
                const std::function<bool(const Op &)> &pointwiseKernel,
@@ -349,7 +370,11 @@ inPlaceResults(const Module &m, const Function &f,
               elementwise = false;
           }
         }
-        if (!elementwise)
+        // With more than one result, only over an input r itself depends
+        // on: the kernel's buffers are __restrict, so a result that does
+        // not read `a` may be stored before `a` is loaded for another one
+        // (MemoryPlan.cpp's writesInPlace).
+        if (!elementwise || (op->results.size() > 1 && !resultReads(*callee, *op, r, k)))
           continue;
         out[r] = arg->second;
         taken[a] = 1;
