@@ -18,6 +18,10 @@ train() { # MODEL CAP STEPS [extra tc-bench flags]; PREC (fp32,amp by default) f
     --db $R/train-$m.db --work-dir /tmp/work/$m "$@" > $R/train-$m.log 2>&1
   echo "$(el) train $m rc=$?"; grep -v "^\s*$" $R/train-$m.log | tail -12
 }
+profile() { # ARTIFACT DATA MODEL PREC CAP: tc-prof of 20 replays, table and gzipped trace under $R
+  timeout $5 $B/tc-prof $1 --inputs $2 --iterations 20 --summary --trace $R/prof-$3-$4.json > $R/prof-$3-$4.txt 2>&1
+  echo "prof $3 $4 rc=$?"; gzip -f $R/prof-$3-$4.json
+}
 # A job starts only if its cap ends before the call's deadline (DEADLINE s after the start, default 560).
 DL=$(( T0 + ${DEADLINE:-560} ))
 fits() { [ $(( $(date +%s) + $1 )) -le $DL ] || { echo "$(el) SKIPPED $job (cap $1 s)"; echo $job >> $R/skipped; return 1; }; }
@@ -34,7 +38,7 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
     for m in bert_base resnet50 vit_b_16; do for p in amp fp32; do
       a=$(ls /tmp/work/$m/train.*/train.$p.tcx 2>/dev/null | head -1); d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
       [ -n "$a" ] && [ -n "$d" ] || { echo "prof $m $p: no artifact/data"; continue; }
-      timeout 30 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1; echo "prof $m $p rc=$?"; gzip -f $R/prof-$m-$p.json
+      profile $a $d $m $p 30
     done; done; head -60 $R/prof-bert_base-amp.txt ;;
   profc) fits 200 || continue; echo "$(el) profc"
     # Per-kernel profiles without tc-bench's PyTorch side: each model's train step compiled
@@ -49,8 +53,7 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
     for m in ${PROF_MODELS:-resnet50 vit_b_16}; do for p in amp fp32; do
       a=/tmp/profc/$m/$p.tcx; d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
       [ -f $a ] && [ -n "$d" ] || { echo "profc $m $p: no artifact/data"; tail -3 /tmp/profc/$m/$p.log; continue; }
-      timeout 40 $B/tc-prof $a --inputs $d --iterations 20 --summary --trace $R/prof-$m-$p.json > $R/prof-$m-$p.txt 2>&1
-      echo "profc $m $p rc=$?"; gzip -f $R/prof-$m-$p.json; grep -A6 "per phase" $R/prof-$m-$p.txt
+      profile $a $d $m $p 40; grep -A6 "per phase" $R/prof-$m-$p.txt
     done; done ;;
   convt) fits 200 || continue; wait_export resnet50 || continue; echo "$(el) convt"
     # Which of resnet50's ConvTransposes goes wrong in NHWC on the GPU (session 33: the train

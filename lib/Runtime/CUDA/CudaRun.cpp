@@ -271,18 +271,6 @@ std::string CudaModel::planAttentionStep(ShapePlan &plan, const Op &op, Step &s,
 
 namespace {
 
-// The model outputs a generated pointwise kernel can write over one of its
-// inputs (result -> argument index): the input has the output's type, no
-// view of it is read, every other reader runs before the kernel's launch (a
-// multi-tensor run's: its first member's), inside the group only
-// elementwise ops read it, and no value of the group is larger (the domain
-// is the output: each element is read by the one thread that then writes
-// it; a broadcast to a larger result would have several threads read an
-// element one of them already overwrote). A decode step's present.N =
-// Where(slot, new, past.N) then lands in past.N's slot, and a train step's
-// updated weights and moments in their inputs' (the optimizer reads a
-// weight last): feeding them back as the next step's inputs copies nothing,
-// and they take no room in the arena (repackArena).
 // Whether result `r` of Fused `op` (calling `callee`) depends on the
 // callee's argument `k`.
 bool resultReads(const Function &callee, const Op &op, const Value *r, size_t k) {
@@ -303,6 +291,18 @@ bool resultReads(const Function &callee, const Op &op, const Value *r, size_t k)
   return false;
 }
 
+// The model outputs a generated pointwise kernel can write over one of its
+// inputs (result -> argument index): the input has the output's type, no
+// view of it is read, every other reader runs before the kernel's launch (a
+// multi-tensor run's: its first member's), inside the group only
+// elementwise ops read it, and no value of the group is larger (the domain
+// is the output: each element is read by the one thread that then writes
+// it; a broadcast to a larger result would have several threads read an
+// element one of them already overwrote). A decode step's present.N =
+// Where(slot, new, past.N) then lands in past.N's slot, and a train step's
+// updated weights and moments in their inputs' (the optimizer reads a
+// weight last): feeding them back as the next step's inputs copies nothing,
+// and they take no room in the arena (repackArena).
 std::unordered_map<const Value *, size_t>
 inPlaceResults(const Module &m, const Function &f,
                const std::function<bool(const Op &)> &pointwiseKernel,
