@@ -19,21 +19,18 @@ import onnx
 from onnx import numpy_helper
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("model", help="the .onnx model")
-    ap.add_argument("inputs", help="folder with input_N.pb")
-    ap.add_argument("outputs", help="folder to write output_N.pb to (created)")
-    args = ap.parse_args()
-
+def write_reference(model_path, inputs, outputs):
+    """onnxruntime's outputs of the .onnx at model_path on inputs/input_N.pb,
+    written as outputs/output_N.pb; returns how many. The random-op tests
+    call this in their own process: onnxruntime loads once, not per case."""
     import onnxruntime as ort
 
-    model = onnx.load(args.model)
+    model = onnx.load(model_path)
     initializers = {t.name for t in model.graph.initializer}
     names = [i.name for i in model.graph.input if i.name not in initializers]
     feeds = {}
     for n, name in enumerate(names):
-        path = os.path.join(args.inputs, f"input_{n}.pb")
+        path = os.path.join(inputs, f"input_{n}.pb")
         if not os.path.exists(path):
             sys.exit(f"ort_reference.py: error: {path}: missing (input '{name}')")
         t = onnx.TensorProto()
@@ -44,15 +41,27 @@ def main():
     so = ort.SessionOptions()
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.intra_op_num_threads = 1
-    sess = ort.InferenceSession(args.model, so, providers=["CPUExecutionProvider"])
+    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
     outs = sess.run(None, feeds)
 
-    os.makedirs(args.outputs, exist_ok=True)
+    os.makedirs(outputs, exist_ok=True)
     for n, (meta, value) in enumerate(zip(sess.get_outputs(), outs)):
         t = numpy_helper.from_array(value, meta.name)
-        with open(os.path.join(args.outputs, f"output_{n}.pb"), "wb") as f:
+        with open(os.path.join(outputs, f"output_{n}.pb"), "wb") as f:
             f.write(t.SerializeToString())
-    print(f"ort_reference.py: {len(outs)} outputs from onnxruntime {ort.__version__}")
+    return len(outs)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("model", help="the .onnx model")
+    ap.add_argument("inputs", help="folder with input_N.pb")
+    ap.add_argument("outputs", help="folder to write output_N.pb to (created)")
+    args = ap.parse_args()
+    import onnxruntime as ort
+
+    count = write_reference(args.model, args.inputs, args.outputs)
+    print(f"ort_reference.py: {count} outputs from onnxruntime {ort.__version__}")
 
 
 if __name__ == "__main__":
