@@ -57,9 +57,10 @@ struct tc_fiber {
   unsigned tid = 0;
   bool done = false, waiting = false;
 };
+// Of the threads [first, first + expected) (a block's or a warp's): arrived
+// ones wait until the last arrives. No allocation: a barrier is hot.
 struct tc_fiber_barrier {
-  unsigned expected, arrived = 0;
-  std::vector<tc_fiber *> waiters;
+  unsigned first, expected, arrived = 0;
 };
 // The block being run, on this OS thread.
 struct tc_block_state {
@@ -110,14 +111,11 @@ inline void tc_fiber_entry() {
 inline void tc_arrive_and_wait(tc_fiber_barrier &b) {
   if (++b.arrived == b.expected) {
     b.arrived = 0;
-    for (tc_fiber *f : b.waiters)
-      f->waiting = false;
-    b.waiters.clear();
+    for (unsigned t = b.first; t < b.first + b.expected; ++t)
+      tc_block->fibers[t].waiting = false;
     return;
   }
-  tc_fiber *self = tc_block->current;
-  self->waiting = true;
-  b.waiters.push_back(self);
+  tc_block->current->waiting = true;
   tc_fiber_yield();
 }
 
@@ -200,10 +198,10 @@ template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, 
     const P *p;
   } call{kernel, &p};
   for (unsigned b = 0; b < grid; ++b) {
-    tc_fiber_barrier barrier{block};
+    tc_fiber_barrier barrier{0, block};
     std::vector<tc_fiber_barrier> warps;
     for (unsigned w = 0; w * 32 < block; ++w)
-      warps.push_back({std::min(32u, block - w * 32)});
+      warps.push_back({w * 32, std::min(32u, block - w * 32)});
     tc_block_state state{&barrier, &warps, {}};
     state.run = [](const void *c) {
       const Call &k = *static_cast<const Call *>(c);
