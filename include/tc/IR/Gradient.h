@@ -60,6 +60,9 @@ public:
   Value *reduceSum(Value *v, const std::vector<int64_t> &axes, bool keepdims);
   Value *reduceMean(Value *v, const std::vector<int64_t> &axes, bool keepdims);
   Value *expandTo(Value *v, const std::vector<int64_t> &dims);
+  // v zero-padded along `axis` by `before` and `after` elements (negative:
+  // cropped); v itself when both are 0.
+  Value *padAxis(Value *v, size_t axis, int64_t before, int64_t after);
   // The sum of cotangent `g` over the axes an operand of dims `to` was
   // broadcast along (numpy rules), reshaped to `to`.
   Value *unbroadcast(Value *g, const std::vector<int64_t> &to);

@@ -89,6 +89,16 @@ Value *GradBuilder::reshape(Value *v, const std::vector<int64_t> &to) {
   return op(OpKind::Reshape, {v, ints(to)});
 }
 
+Value *GradBuilder::padAxis(Value *v, size_t axis, int64_t before, int64_t after) {
+  if (before == 0 && after == 0)
+    return v;
+  size_t r = v->type.rank();
+  std::vector<int64_t> pads(2 * r, 0);
+  pads[axis] = before;
+  pads[r + axis] = after;
+  return op(OpKind::Pad, {v}, {{"pads", Attribute(pads)}});
+}
+
 Value *GradBuilder::transpose(Value *v, const std::vector<int64_t> &perm) {
   std::vector<int64_t> id(perm.size());
   std::iota(id.begin(), id.end(), 0);

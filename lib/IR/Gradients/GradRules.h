@@ -23,8 +23,4 @@ Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes,
 Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
                          const std::vector<int64_t> &axes);
 
-// `v` zero-padded along one axis by `before` and `after` elements
-// (negative: cropped); `v` itself when both are 0 (Tensor.cpp).
-Value *padAxis(GradBuilder &b, Value *v, size_t axis, int64_t before, int64_t after);
-
 } // namespace tc::grad

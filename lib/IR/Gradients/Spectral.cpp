@@ -17,7 +17,7 @@ namespace {
 
 // `v` along `axis` cropped or zero-padded from its length to `to`.
 Value *fitAxis(GradBuilder &b, Value *v, size_t axis, int64_t to) {
-  return padAxis(b, v, axis, 0, to - b.dims(v)[axis]);
+  return b.padAxis(v, axis, 0, to - b.dims(v)[axis]);
 }
 
 Value *dft(GradBuilder &b, Value *v, int64_t axis, int64_t n, bool inverse, bool onesided) {

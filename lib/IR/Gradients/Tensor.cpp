@@ -57,16 +57,6 @@ void split(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = parts.size() == 1 ? parts[0] : b.op(OpKind::Concat, parts, {{"axis", Attribute(axis)}});
 }
 
-Value *padAxis(GradBuilder &b, Value *v, size_t axis, int64_t before, int64_t after) {
-  if (before == 0 && after == 0)
-    return v;
-  size_t r = v->type.rank();
-  std::vector<int64_t> pads(2 * r, 0);
-  pads[axis] = before;
-  pads[r + axis] = after;
-  return b.op(OpKind::Pad, {v}, {{"pads", Attribute(pads)}});
-}
-
 namespace {
 std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
   Value *v = in(b, i);
@@ -123,12 +113,12 @@ void slice(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
     if (step > 1 && n > 1) {
       std::vector<int64_t> d = b.dims(g), ins = d;
       ins.insert(ins.begin() + std::ptrdiff_t(axis) + 1, 1);
-      Value *spread = padAxis(b, b.reshape(g, ins), axis + 1, 0, step - 1);
+      Value *spread = b.padAxis(b.reshape(g, ins), axis + 1, 0, step - 1);
       d[axis] = n * step;
       g = b.reshape(spread, d);
     }
     int64_t len = b.dims(g)[axis];
-    g = padAxis(b, g, axis, s, dim - s - len);
+    g = b.padAxis(g, axis, s, dim - s - len);
   }
   og[0] = g;
 }
@@ -165,21 +155,21 @@ void pad(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     if (p > 0) {
       Value *left = sliceAxis(b, g, a, 0, p);
       if (mode == "edge")
-        left = padAxis(b, b.reduceSum(left, {int64_t(a)}, true), a, 0, d - 1);
+        left = b.padAxis(b.reduceSum(left, {int64_t(a)}, true), a, 0, d - 1);
       else if (mode == "reflect")
-        left = padAxis(b, reverseAxis(b, left, a), a, 1, d - 1 - p);
+        left = b.padAxis(reverseAxis(b, left, a), a, 1, d - 1 - p);
       else
-        left = padAxis(b, left, a, d - p, 0);
+        left = b.padAxis(left, a, d - p, 0);
       acc = b.add(acc, left);
     }
     if (q > 0) {
       Value *right = sliceAxis(b, g, a, p + d, p + d + q);
       if (mode == "edge")
-        right = padAxis(b, b.reduceSum(right, {int64_t(a)}, true), a, d - 1, 0);
+        right = b.padAxis(b.reduceSum(right, {int64_t(a)}, true), a, d - 1, 0);
       else if (mode == "reflect")
-        right = padAxis(b, reverseAxis(b, right, a), a, d - 1 - q, 1);
+        right = b.padAxis(reverseAxis(b, right, a), a, d - 1 - q, 1);
       else
-        right = padAxis(b, right, a, 0, d - q);
+        right = b.padAxis(right, a, 0, d - q);
       acc = b.add(acc, right);
     }
     g = acc;
@@ -215,6 +205,19 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
       b.f.addConstant(b.f.uniqueName("gather_grad_zero"), TensorType{DType::I64, {}},
                       TensorData::copyOf(std::array<int64_t, 1>{0}.data(), 8), b.fwd.loc);
   int64_t extent = dDims[size_t(axis)];
+  // One constant index (a packed qkv's q, k or v; a class token): the
+  // cotangent padded with zeros along the axis, a move that fuses into the
+  // sum of the other indices' cotangents, not a scatter into a zero tensor
+  // of the data's size per index (two passes each) summed after.
+  if (std::optional<std::vector<int64_t>> c = constInts(b, 1); c && c->size() == 1) {
+    int64_t at = (*c)[0] < 0 ? (*c)[0] + extent : (*c)[0];
+    if (at >= 0 && at < extent) {
+      std::vector<int64_t> one = dDims;
+      one[size_t(axis)] = 1;
+      og[0] = b.padAxis(b.reshape(rg[0], one), size_t(axis), at, extent - 1 - at);
+      return;
+    }
+  }
   Value *extentC = b.f.addConstant(b.f.uniqueName("gather_grad_extent"), TensorType{DType::I64, {}},
                                    TensorData::copyOf(&extent, 8), b.fwd.loc);
   i64 = b.where(b.op(OpKind::Less, {i64, zeroI}), b.add(i64, extentC), i64);

@@ -10,6 +10,7 @@
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -18,6 +19,60 @@ namespace tc {
 namespace {
 
 bool isFloatValue(const Value *v) { return v && isFloat(v->type.dtype); }
+
+// Where `v` is a constant-mode Pad (zeros) along one axis only: that axis
+// and where its data lies, [begin, end).
+struct AxisPad {
+  Value *data;
+  size_t axis;
+  int64_t begin, end;
+};
+std::optional<AxisPad> axisPad(Value *v) {
+  const Op *op = v->def;
+  if (!op || !op->is(OpKind::Pad) || op->operands.size() != 1 || !op->findAttr("pads") ||
+      (op->findAttr("mode") && op->getString("mode") != "constant"))
+    return std::nullopt;
+  std::vector<int64_t> pads = op->getInts("pads");
+  size_t r = v->type.rank();
+  std::optional<size_t> axis;
+  for (size_t d = 0; d < r && pads.size() == 2 * r; ++d) {
+    if (pads[d] < 0 || pads[r + d] < 0 || ((pads[d] || pads[r + d]) && axis))
+      return std::nullopt;
+    if (pads[d] || pads[r + d])
+      axis = d;
+  }
+  if (!axis || !v->type.shape[*axis].isStatic())
+    return std::nullopt;
+  int64_t extent = v->type.shape[*axis].size;
+  return AxisPad{op->operand(0), *axis, pads[*axis], extent - pads[r + *axis]};
+}
+
+// Two cotangents that are zero-padded pieces of one axis (a packed qkv's
+// q, k and v gradients, from Gather's rule): side by side, one Concat of the
+// pieces; over the same elements, their sum; either padded where it does
+// not reach the ends, so later pieces join it too -- not a sum of mostly
+// zeros. Null for other cotangents.
+Value *joinPads(GradBuilder &b, Value *x, Value *y) {
+  std::optional<AxisPad> px = axisPad(x), py = axisPad(y);
+  if (!px || !py || px->axis != py->axis)
+    return nullptr;
+  size_t axis = px->axis;
+  int64_t extent = x->type.shape[axis].size;
+  if (px->begin == py->begin && px->end == py->end)
+    return b.padAxis(b.add(px->data, py->data), axis, px->begin, extent - px->end);
+  if (py->end == px->begin)
+    std::swap(px, py);
+  if (px->end != py->begin)
+    return nullptr;
+  std::vector<Value *> parts;
+  for (Value *d : {px->data, py->data}) // nested joins: one Concat
+    if (d->def && d->def->is(OpKind::Concat) && d->def->getInt("axis") == int64_t(axis))
+      parts.insert(parts.end(), d->def->operands.begin(), d->def->operands.end());
+    else
+      parts.push_back(d);
+  Value *joined = b.op(OpKind::Concat, parts, {{"axis", Attribute(int64_t(axis))}});
+  return b.padAxis(joined, axis, px->begin, extent - py->end);
+}
 
 // The values a cotangent must reach: float values that depend on a `wrt`
 // value and on which the loss depends.
@@ -184,8 +239,10 @@ bool runAutodiffPass(Module &m, const PassOptions &opts) {
       if (broken && op.kind == *broken)
         g = b.scale(g, 1.01); // a deliberately wrong rule: the gradient check's own test
       auto [it, fresh] = cot.emplace(v, g);
-      if (!fresh)
-        it->second = b.add(it->second, g);
+      if (!fresh) {
+        Value *joined = joinPads(b, it->second, g);
+        it->second = joined ? joined : b.add(it->second, g);
+      }
     }
   }
 
