@@ -113,7 +113,7 @@ int tcOptMain(int argc, char **argv) {
     std::string format = "text";
     bool verifyNumerics = false;
     std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on",
-                nhwcConvT = "off";
+                nhwcConvT = "off", attentionGemms = "on";
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
@@ -164,6 +164,9 @@ int tcOptMain(int argc, char **argv) {
         "rematerialize", po::value(&remat)->value_name("on|off"),
         "a train step's backward recomputes cheap saved forward values (rematerialize; default "
         "on; off for an A/B of memory and time)")(
+        "attention-grad-gemms", po::value(&attentionGemms)->value_name("on|off"),
+        "with --target=cuda: an f32 attention backward with few enough scores as batched "
+        "GEMMs (attention-grad-gemms; default on; off keeps the f32 kernel: an A/B)")(
         "nhwc-conv-transpose", po::value(&nhwcConvT)->value_name("on|off"),
         "with --target=cuda: a conv's backward data pass in NHWC too (channels-last's "
         "conv-transpose; default off: on the H200 it made resnet50's train step diverge, "
@@ -291,6 +294,12 @@ int tcOptMain(int argc, char **argv) {
       if (t->optPipeline)
         pipeline.insertBefore(pipeline.preFusionAnchor(), t->optPipeline());
     }
+    if (attentionGemms != "on" && attentionGemms != "off")
+      fail("--attention-grad-gemms takes on or off, not '", attentionGemms, "'");
+    if (attentionGemms == "off" &&
+        pipeline.setOption(PassId::AttentionGradGemms, "max-scores", "0") == 0)
+      fail("--attention-grad-gemms goes with --target=cuda or a --passes list that runs "
+           "attention-grad-gemms");
     if (nhwcConvT != "on" && nhwcConvT != "off")
       fail("--nhwc-conv-transpose takes on or off, not '", nhwcConvT, "'");
     if (nhwcConvT == "on" && pipeline.setOption(PassId::ChannelsLast, "conv-transpose", "1") == 0)

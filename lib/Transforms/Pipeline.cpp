@@ -219,8 +219,10 @@ Pipeline channelsLastPipeline() {
   // and canonicalize (which folds a layer scale into their weights).
   // gemm-views after align-gemms and before canonicalize, which take plain
   // MatMuls only (a transposed B is no [K, N] weight).
-  return {PatchConvs, ChannelsLast,      ConvGemms,    AlignGemms,
-          GemmViews,  SymmetricConvPads, Canonicalize, DCE};
+  // attention-grad-gemms first: the GEMMs it makes meet align-gemms and
+  // gemm-views like any.
+  return {AttentionGradGemms, PatchConvs,        ChannelsLast, ConvGemms, AlignGemms,
+          GemmViews,          SymmetricConvPads, Canonicalize, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO) {

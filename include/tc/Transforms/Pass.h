@@ -141,7 +141,8 @@ inline bool attentionFusionAtO2(bool gpuTarget, const std::string &precision) {
 // -O0..-O3. -O2 and -O3 run attention-fusion when `attention` says so, by
 // default -O3 always and -O2 never (tc-opt asks attentionFusionAtO2).
 Pipeline pipelineForLevel(int level, std::optional<bool> attention = std::nullopt);
-// tc-opt --target=cuda, inserted before fuse: convolution chains in NHWC.
+// tc-opt --target=cuda, inserted before fuse: convolution chains in NHWC,
+// GEMM views, f32 attention gradients as GEMMs.
 Pipeline channelsLastPipeline();
 // tc-opt --precision=fp16|bf16 (`type` f16 or bf16), inserted before fuse;
 // `lowIO` (tc-opt --low-precision-io): float inputs and outputs in the low type.

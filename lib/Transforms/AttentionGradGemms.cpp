@@ -1,0 +1,160 @@
+// attention-grad-gemms (tc-opt --target=cuda): an f32 AttentionGrad whose
+// scores are few enough is rewritten into batched GEMMs and pointwise ops,
+//
+//   S  = scale q k^T (+ mask, + causal -inf)     P  = exp(S - lse)
+//   dv = P^T dout                                dP = dout v^T
+//   dS = P (dP - rowsum(dout * out))             dq = scale dS k
+//   dk = scale dS^T q
+//
+// which cuBLASLt runs at the f32 roofline, where the generated f32 kernel
+// (AttentionGrad.cpp's blocked one: no tensor cores in f32) ran at a few
+// percent of it: vit_b_16's fp32 step spent 35.6 of 128 ms there (12 x 3 ms,
+// docs/training.md, session 34). It costs the [B, H, Sq, Skv] scores in
+// memory for the op's span (freed after it): at most max-scores elements.
+// Rows whose keys are all hidden (lse = -inf) get P = 0, as the kernel.
+// Grouped-query heads: a kv head's query heads are one GEMM's rows. f16 and
+// bf16 keep the tensor-core kernel.
+#include "tc/IR/AttentionLayout.h"
+#include "tc/IR/OpTable.h"
+#include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
+#include <cmath>
+#include <limits>
+
+namespace tc {
+
+namespace {
+
+struct Builder {
+  Function &f;
+  const Op &at;
+  Value *op(OpKind k, std::vector<Value *> ins,
+            std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    return addInferredOp(f, k, std::move(ins), std::move(attrs), at.result()->name, at.loc);
+  }
+  Value *scalar(float v) {
+    return f.addConstant(f.uniqueName(at.result()->name + "_c"), TensorType{DType::F32, {}},
+                         TensorData::copyOf(&v, sizeof v), at.loc);
+  }
+  Value *ints(const std::vector<int64_t> &v) {
+    return addIntsConstant(f, at.result()->name + "_shape", v, at.loc);
+  }
+  Value *matmul(Value *a, Value *b, bool ta, bool tb, double alpha = 1.0) {
+    return op(OpKind::MatMul, {a, b},
+              {{"alpha", Attribute(alpha)},
+               {"transA", Attribute(int64_t(ta))},
+               {"transB", Attribute(int64_t(tb))}});
+  }
+};
+
+std::vector<int64_t> staticDims(const Value *v) {
+  std::vector<int64_t> d;
+  for (const Dim &x : v->type.shape)
+    d.push_back(x.size);
+  return d;
+}
+
+// A mask of rank <= 4 that numpy-broadcasts to `scores` (the op's own rule
+// lets a batch that divides B repeat, which Add's broadcasting does not).
+bool broadcasts(const Value *mask, const std::vector<int64_t> &scores) {
+  std::vector<int64_t> m = staticDims(mask);
+  if (m.size() > scores.size())
+    return false;
+  for (size_t i = 0; i < m.size(); ++i) {
+    int64_t want = scores[scores.size() - m.size() + i];
+    if (m[i] != 1 && m[i] != want)
+      return false;
+  }
+  return true;
+}
+
+// The rewrite of AttentionGrad `g` (dq, dk, dv), or nothing where it does
+// not apply.
+std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t maxScores) {
+  Value *q = g.operand(0), *k = g.operand(1), *v = g.operand(2), *mask = g.operand(3),
+        *out = g.operand(4), *dout = g.operand(5), *lse = g.operand(6);
+  for (const Value *x : {q, k, v, out, dout, lse})
+    if (!x || x->type.dtype != DType::F32 || !isStaticShape(x->type.shape))
+      return std::nullopt;
+  if (mask && (!isStaticShape(mask->type.shape) || !isFloat(mask->type.dtype)))
+    return std::nullopt;
+  std::vector<int64_t> qd = staticDims(q), kd = staticDims(k);
+  if (qd.size() != 4 || kd.size() != 4 || qd[0] != kd[0])
+    return std::nullopt;
+  int64_t B = qd[0], H = qd[1], Sq = qd[2], D = qd[3], Hkv = kd[1], Skv = kd[2];
+  if (Hkv < 1 || H % Hkv || B * H * Sq * Skv > maxScores)
+    return std::nullopt;
+  std::vector<int64_t> scores{B, H, Sq, Skv};
+  if (mask && !broadcasts(mask, scores))
+    return std::nullopt;
+  bool causal = g.getInt("causal") != 0;
+  if (causal && Sq * Skv > (int64_t(1) << 20)) // its [Sq, Skv] constant stays small
+    return std::nullopt;
+  double scale = attentionScale(g, D);
+  Builder b{f, g};
+  // Grouped-query heads: the GEMMs see q's H = Hkv * group heads as Hkv
+  // heads of group * Sq rows ([B, H, Sq, X] is [B, Hkv, group * Sq, X] in
+  // place), so dk and dv sum over each group inside the product.
+  int64_t rows = H / Hkv * Sq;
+  auto grouped = [&](Value *x) {
+    std::vector<int64_t> d = staticDims(x);
+    return Hkv == H ? x : b.op(OpKind::Reshape, {x, b.ints({B, Hkv, rows, d[3]})});
+  };
+  auto perHead = [&](Value *x) {
+    std::vector<int64_t> d = staticDims(x);
+    return Hkv == H ? x : b.op(OpKind::Reshape, {x, b.ints({B, H, Sq, d[3]})});
+  };
+  Value *qg = grouped(q), *gg = grouped(dout);
+  Value *s = perHead(b.matmul(qg, k, false, true, scale));
+  if (mask)
+    s = b.op(OpKind::Add, {s, mask});
+  if (causal) { // key j hidden from query i when j > i + Skv - Sq
+    std::vector<float> hide(size_t(Sq * Skv));
+    for (int64_t i = 0; i < Sq; ++i)
+      for (int64_t j = 0; j < Skv; ++j)
+        hide[size_t(i * Skv + j)] = j > i + Skv - Sq ? -INFINITY : 0.f;
+    Value *c = f.addConstant(f.uniqueName(g.result()->name + "_causal"),
+                             TensorType{DType::F32, {Dim::fixed(Sq), Dim::fixed(Skv)}},
+                             TensorData::copyOf(hide.data(), hide.size() * sizeof(float)), g.loc);
+    s = b.op(OpKind::Add, {s, c});
+  }
+  Value *rowLse = b.op(OpKind::Reshape, {lse, b.ints({B, H, Sq, 1})});
+  Value *p = b.op(OpKind::Exp, {b.op(OpKind::Sub, {s, rowLse})});
+  if (mask || causal) // exp(-inf - -inf) is NaN: such a row's P is 0
+    p = b.op(OpKind::Where, {b.op(OpKind::Equal, {rowLse, b.scalar(-INFINITY)}), b.scalar(0.f), p});
+  Value *dv = b.matmul(grouped(p), gg, true, false);
+  Value *dp = perHead(b.matmul(gg, v, false, true));
+  Value *rowD =
+      b.op(OpKind::ReduceSum, {b.op(OpKind::Mul, {dout, out})},
+           {{"axes", Attribute(std::vector<int64_t>{3})}, {"keepdims", Attribute(int64_t(1))}});
+  Value *ds = grouped(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}));
+  Value *dq = perHead(b.matmul(ds, k, false, false, scale));
+  Value *dk = b.matmul(ds, qg, true, false, scale);
+  return std::array<Value *, 3>{dq, dk, dv};
+}
+
+} // namespace
+
+bool runAttentionGradGemmsPass(Module &m, const PassOptions &opts) {
+  int64_t maxScores = opts.getInt("max-scores");
+  bool changed = false;
+  for (auto &fp : m.functions) {
+    Function &f = *fp;
+    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
+    f.ops.clear();
+    for (auto &o : old) {
+      std::optional<std::array<Value *, 3>> grads =
+          o->is(OpKind::AttentionGrad) ? lower(f, *o, maxScores) : std::nullopt;
+      if (!grads) {
+        f.ops.push_back(std::move(o));
+        continue;
+      }
+      for (size_t i = 0; i < 3; ++i)
+        adoptValue(o->results[i], (*grads)[i]);
+      changed = true;
+    }
+  }
+  return changed;
+}
+
+} // namespace tc
