@@ -78,8 +78,9 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
       return std::nullopt;
   if (mask && (!isStaticShape(mask->type.shape) || !isFloat(mask->type.dtype)))
     return std::nullopt;
-  std::vector<int64_t> qd = staticDims(q), kd = staticDims(k);
-  if (qd.size() != 4 || kd.size() != 4 || qd[0] != kd[0])
+  std::vector<int64_t> qd = staticDims(q), kd = staticDims(k), vd = staticDims(v);
+  if (qd.size() != 4 || kd.size() != 4 || vd.size() != 4 || qd[0] != kd[0] || vd[0] != kd[0] ||
+      vd[1] != kd[1] || vd[2] != kd[2])
     return std::nullopt;
   int64_t B = qd[0], H = qd[1], Sq = qd[2], D = qd[3], Hkv = kd[1], Skv = kd[2];
   if (Hkv < 1 || H % Hkv || B * H * Sq * Skv > maxScores)
