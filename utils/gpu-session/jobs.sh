@@ -1,7 +1,8 @@
 # GPU jobs after call2.sh (utils/gpu-session/split-kit.sh): bash jobs.sh JOB... (bert gpt2 llama vit
 # resnet: tc-bench --train of one model; conf: CUDA conformance; rnn: bench-rnn.py; prof: tc-prof
 # of the bert_base, resnet50 and vit_b_16 steps; profc: the same from steps compiled here, no
-# tc-bench run first (PROF_MODELS, default resnet50 vit_b_16); convt: resnet50's step with NHWC ConvTranspose
+# tc-bench run first (PROF_MODELS, default resnet50 vit_b_16); agemm: fp32 steps with
+# attention-grad-gemms on and off, profiled (AG_MODELS); convt: resnet50's step with NHWC ConvTranspose
 # against NCHW, output by output); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
@@ -21,6 +22,14 @@ train() { # MODEL CAP STEPS [extra tc-bench flags]; PREC (fp32,amp by default) f
 profile() { # ARTIFACT DATA MODEL PREC CAP: tc-prof of 20 replays, table and gzipped trace under $R
   timeout $5 $B/tc-prof $1 --inputs $2 --iterations 20 --summary --trace $R/prof-$3-$4.json > $R/prof-$3-$4.txt 2>&1
   echo "prof $3 $4 rc=$?"; gzip -f $R/prof-$3-$4.json
+}
+step() { # MODEL OUT PREC [tc-opt flags]: OUT.tcx, the model's train step compiled as tc-bench
+  # compiles it (AdamW lr 1e-4, wd 0.01; fp32 without TF32); log in OUT.log
+  local m=$1 o=$2 p=$3; shift 3
+  ( $B/tc-import /tmp/train-models/$m/model.onnx -o $o.in.tcbc && \
+    $B/tc-opt --train --loss=cross-entropy --optimizer=adamw:lr=0.0001,weight-decay=0.01 -O2 --target=cuda \
+      $( [ $p = amp ] && echo --precision=fp16 ) "$@" $o.in.tcbc -o $o.tcbc && \
+    $B/tc-codegen --target=cuda $( [ $p = fp32 ] && echo --allow-tf32=none ) $o.tcbc -o $o.tcx ) > $o.log 2>&1
 }
 # A job starts only if its cap ends before the call's deadline (DEADLINE s after the start, default 560).
 DL=$(( T0 + ${DEADLINE:-560} ))
@@ -42,18 +51,27 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
     done; done; head -60 $R/prof-bert_base-amp.txt ;;
   profc) fits 200 || continue; echo "$(el) profc"
     # Per-kernel profiles without tc-bench's PyTorch side: each model's train step compiled
-    # as tc-bench compiles it (AdamW lr 1e-4, wd 0.01; fp32 without TF32), all in parallel,
-    # then tc-prof of each alone. Models: PROF_MODELS (default resnet50 vit_b_16).
+    # (step), all in parallel, then tc-prof of each alone. Models: PROF_MODELS (default
+    # resnet50 vit_b_16).
     for m in ${PROF_MODELS:-resnet50 vit_b_16}; do wait_export $m || continue; W=/tmp/profc/$m; mkdir -p $W
-      for p in fp32 amp; do ( $B/tc-import /tmp/train-models/$m/model.onnx -o $W/$p.in.tcbc && \
-        $B/tc-opt --train --loss=cross-entropy --optimizer=adamw:lr=0.0001,weight-decay=0.01 -O2 --target=cuda \
-          $( [ $p = amp ] && echo --precision=fp16 ) $W/$p.in.tcbc -o $W/$p.tcbc && \
-        $B/tc-codegen --target=cuda $( [ $p = fp32 ] && echo --allow-tf32=none ) $W/$p.tcbc -o $W/$p.tcx ) > $W/$p.log 2>&1 &
-      done; done; wait; echo "$(el) profc compiled"
+      for p in fp32 amp; do step $m $W/$p $p & done; done; wait; echo "$(el) profc compiled"
     for m in ${PROF_MODELS:-resnet50 vit_b_16}; do for p in amp fp32; do
       a=/tmp/profc/$m/$p.tcx; d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
       [ -f $a ] && [ -n "$d" ] || { echo "profc $m $p: no artifact/data"; tail -3 /tmp/profc/$m/$p.log; continue; }
       profile $a $d $m $p 40; grep -A6 "per phase" $R/prof-$m-$p.txt
+    done; done ;;
+  agemm) fits 200 || continue; echo "$(el) agemm"
+    # The f32 attention backward as batched GEMMs (attention-grad-gemms, session 35) against
+    # the f32 AttentionGrad kernel: each model's fp32 step compiled with
+    # --attention-grad-gemms on and off (in parallel), then tc-prof of each alone.
+    # Models: AG_MODELS (default vit_b_16 bert_base).
+    for m in ${AG_MODELS:-vit_b_16 bert_base}; do wait_export $m || continue; W=/tmp/agemm/$m; mkdir -p $W
+      for v in on off; do step $m $W/$v fp32 --attention-grad-gemms=$v & done; done; wait
+    echo "$(el) agemm compiled"
+    for m in ${AG_MODELS:-vit_b_16 bert_base}; do for v in on off; do
+      a=/tmp/agemm/$m/$v.tcx; d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
+      [ -f $a ] && [ -n "$d" ] || { echo "agemm $m $v: no artifact/data"; tail -3 /tmp/agemm/$m/$v.log; continue; }
+      profile $a $d $m fp32-ag-$v 40; grep -A6 "per phase" $R/prof-$m-fp32-ag-$v.txt
     done; done ;;
   convt) fits 200 || continue; wait_export resnet50 || continue; echo "$(el) convt"
     # Which of resnet50's ConvTransposes goes wrong in NHWC on the GPU (session 33: the train
