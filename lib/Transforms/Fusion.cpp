@@ -407,6 +407,32 @@ private:
     return false;
   }
 
+  // The reduction kernel reads an epilogue op's outside operands at the
+  // result's index (Reduction.cpp): each of the result's shape or a single
+  // element, no broadcast one (a grouped-query dk's RoPE multiply by a
+  // [1, 1, S, D] table joined its group-sum reduction: a host step).
+  bool epilogueFits(const Group &g, const std::vector<Op *> &ops) const {
+    if (g.anchor != Anchor::Reduction)
+      return true;
+    const Shape &rs = g.anchorOp->result()->type.shape;
+    if (rs == g.domain)
+      return true;
+    std::unordered_set<const Value *> inside;
+    for (const std::vector<Op *> *list : {&g.ops, &ops})
+      for (const Op *o : *list)
+        inside.insert(o->results.begin(), o->results.end());
+    for (const Op *o : ops) {
+      if (o->result()->type.shape != rs)
+        continue;
+      for (const Value *v : o->operands) {
+        std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
+        if (v && !inside.count(v) && v->type.shape != rs && !(n && *n == 1))
+          return false;
+      }
+    }
+    return true;
+  }
+
   void place(Op &op) {
     FusionCategory cat = op.info().category;
     if (op.is(OpKind::Fused) || op.results.empty() || cat == FusionCategory::Shape ||
@@ -501,7 +527,8 @@ private:
       return groups_[a].last > groups_[b].last;
     });
     for (size_t g : cands) {
-      if (!acyclicJoin(op, g) || !combinable(groups_[g].ops, {&op}))
+      if (!acyclicJoin(op, g) || !combinable(groups_[g].ops, {&op}) ||
+          !epilogueFits(groups_[g], {&op}))
         continue;
       join(g, op);
       // Pull the other pointwise producers of this domain in as well; not
@@ -518,7 +545,7 @@ private:
             !pathThroughOthers(h, g) &&
             !(groups_[g].anchor == Anchor::Reduction &&
               (readsIntegers(groups_[h]) || groups_[h].first < index_.at(groups_[g].anchorOp))) &&
-            combinable(groups_[g].ops, groups_[h].ops))
+            combinable(groups_[g].ops, groups_[h].ops) && epilogueFits(groups_[g], groups_[h].ops))
           merge(g, h);
       return;
     }

@@ -173,21 +173,23 @@ inline unsigned short __half_as_ushort(__half h) { return h.bits; }
 inline __nv_bfloat16 __ushort_as_bfloat16(unsigned short x) { return {x}; }
 inline unsigned short __bfloat16_as_ushort(__nv_bfloat16 b) { return b.bits; }
 
-// Each fiber's stack: 1 MiB reserved (pages are committed as touched), kept
-// for the next launch on this OS thread.
+// Each fiber's stack: 8 MiB reserved (an OS thread's default; pages are
+// committed as touched) above a guard page, so an overflow faults instead of
+// writing over the next fiber's stack; kept for the next launch on this OS
+// thread.
+inline constexpr size_t kFiberStack = size_t(8) << 20, kFiberGuard = 4096;
 inline char *tc_fiber_stack(unsigned t) {
-  constexpr size_t size = size_t(1) << 20;
   static thread_local std::vector<char *> stacks;
   while (stacks.size() <= t) {
-    void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE,
+    void *m = mmap(nullptr, kFiberGuard + kFiberStack, PROT_READ | PROT_WRITE,
                    MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED) {
+    if (m == MAP_FAILED || mprotect(m, kFiberGuard, PROT_NONE) != 0) {
       std::fprintf(stderr, "cuda_host_shim: no memory for a fiber's stack\n");
       std::exit(4);
     }
-    stacks.push_back(static_cast<char *>(m));
+    stacks.push_back(static_cast<char *>(m) + kFiberGuard);
   }
-  return stacks[t] + size; // the top: stacks grow down
+  return stacks[t] + kFiberStack; // the top: stacks grow down
 }
 
 template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, unsigned block) {
@@ -226,8 +228,8 @@ template <class P> void tc_launch(void (*kernel)(P), const P &p, unsigned grid, 
       f.sp = sp;
 #else
       getcontext(&f.context);
-      f.context.uc_stack.ss_sp = top - (size_t(1) << 20);
-      f.context.uc_stack.ss_size = size_t(1) << 20;
+      f.context.uc_stack.ss_sp = top - kFiberStack;
+      f.context.uc_stack.ss_size = kFiberStack;
       f.context.uc_link = nullptr;
       makecontext(&f.context, tc_fiber_entry, 0);
 #endif

@@ -31,6 +31,16 @@ __global__ void warpSum(Params p) {
   p.out[t] = v;
 }
 
+// A thread whose locals outgrow its stack (16 MiB of 8): the guard page
+// below the stack faults, rather than the writes landing in another
+// thread's stack.
+__global__ void deep(Params p) {
+  volatile char big[16 << 20];
+  for (size_t i = 0; i < sizeof big; i += 4096)
+    big[sizeof big - 1 - i] = char(i);
+  p.out[threadIdx.x] = big[0];
+}
+
 int main(int argc, char **argv) {
   std::string what = argc > 1 ? argv[1] : "";
   std::vector<float> out(2 * 128, 0);
@@ -45,6 +55,9 @@ int main(int argc, char **argv) {
   } else if (what == "shuffle" || what == "hang") {
     tc_launch(warpSum, Params{out.data(), what == "hang" ? 3 : 2}, 1, 64);
     std::printf("%s: warp sums %g %g\n", what.c_str(), out[5], out[40]);
+  } else if (what == "deep") {
+    tc_launch(deep, Params{out.data(), 0}, 1, 2);
+    std::printf("deep: no fault\n");
   }
   return 0;
 }
