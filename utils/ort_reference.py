@@ -13,6 +13,7 @@ optimizations are off so that onnxruntime computes what the model says.
 """
 import argparse
 import os
+import subprocess
 import sys
 
 import onnx
@@ -21,8 +22,8 @@ from onnx import numpy_helper
 
 def write_reference(model_path, inputs, outputs):
     """onnxruntime's outputs of the .onnx at model_path on inputs/input_N.pb,
-    written as outputs/output_N.pb; returns how many. The random-op tests
-    call this in their own process: onnxruntime loads once, not per case."""
+    written as outputs/output_N.pb; returns how many (run_step calls it in
+    the random-op tests' own process)."""
     import onnxruntime as ort
 
     model = onnx.load(model_path)
@@ -50,6 +51,20 @@ def write_reference(model_path, inputs, outputs):
         with open(os.path.join(outputs, f"output_{n}.pb"), "wb") as f:
             f.write(t.SerializeToString())
     return len(outs)
+
+
+def run_step(cmd):
+    """One step of a random-op test (test/*/Inputs/ort_*_ops.py): a command,
+    or ["onnxruntime", model, inputs, outputs] run in this process, where
+    onnxruntime loads once, not per case. Returns (returncode, output)."""
+    if cmd[0] == "onnxruntime":
+        try:
+            write_reference(*cmd[1:])
+            return 0, ""
+        except (Exception, SystemExit) as e:  # what onnxruntime rejects, a missing input
+            return 1, f"onnxruntime: {e}"
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    return p.returncode, p.stdout + p.stderr
 
 
 def main():

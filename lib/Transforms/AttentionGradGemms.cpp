@@ -19,7 +19,6 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <cmath>
-#include <limits>
 
 namespace tc {
 
@@ -47,17 +46,10 @@ struct Builder {
   }
 };
 
-std::vector<int64_t> staticDims(const Value *v) {
-  std::vector<int64_t> d;
-  for (const Dim &x : v->type.shape)
-    d.push_back(x.size);
-  return d;
-}
-
 // A mask of rank <= 4 that numpy-broadcasts to `scores` (the op's own rule
 // lets a batch that divides B repeat, which Add's broadcasting does not).
 bool broadcasts(const Value *mask, const std::vector<int64_t> &scores) {
-  std::vector<int64_t> m = staticDims(mask);
+  std::vector<int64_t> m = staticDims(mask->type.shape);
   if (m.size() > scores.size())
     return false;
   for (size_t i = 0; i < m.size(); ++i) {
@@ -78,7 +70,8 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
       return std::nullopt;
   if (mask && (!isStaticShape(mask->type.shape) || !isFloat(mask->type.dtype)))
     return std::nullopt;
-  std::vector<int64_t> qd = staticDims(q), kd = staticDims(k), vd = staticDims(v);
+  std::vector<int64_t> qd = staticDims(q->type.shape), kd = staticDims(k->type.shape),
+                       vd = staticDims(v->type.shape);
   if (qd.size() != 4 || kd.size() != 4 || vd.size() != 4 || qd[0] != kd[0] || vd[0] != kd[0] ||
       vd[1] != kd[1] || vd[2] != kd[2])
     return std::nullopt;
@@ -98,11 +91,11 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
   // place), so dk and dv sum over each group inside the product.
   int64_t rows = H / Hkv * Sq;
   auto grouped = [&](Value *x) {
-    std::vector<int64_t> d = staticDims(x);
+    std::vector<int64_t> d = staticDims(x->type.shape);
     return Hkv == H ? x : b.op(OpKind::Reshape, {x, b.ints({B, Hkv, rows, d[3]})});
   };
   auto perHead = [&](Value *x) {
-    std::vector<int64_t> d = staticDims(x);
+    std::vector<int64_t> d = staticDims(x->type.shape);
     return Hkv == H ? x : b.op(OpKind::Reshape, {x, b.ints({B, H, Sq, d[3]})});
   };
   Value *qg = grouped(q), *gg = grouped(dout);

@@ -32,6 +32,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Transforms/KernelParams.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
 #include <cctype>
@@ -424,11 +425,9 @@ private:
     for (const Op *o : ops) {
       if (o->result()->type.shape != rs)
         continue;
-      for (const Value *v : o->operands) {
-        std::optional<int64_t> n = v ? staticNumElements(v->type.shape) : std::nullopt;
-        if (v && !inside.count(v) && v->type.shape != rs && !(n && *n == 1))
+      for (const Value *v : o->operands)
+        if (v && !inside.count(v) && v->type.shape != rs && !hasOneElement(v))
           return false;
-      }
     }
     return true;
   }

@@ -15,7 +15,6 @@ and "nn random ops: P passed, F failed".
 """
 import os
 import random
-import subprocess
 import sys
 
 import numpy as np
@@ -24,7 +23,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "..", "..", "utils"))
-from ort_reference import write_reference  # noqa: E402 (in this process: onnxruntime loads once)
+from ort_reference import run_step  # noqa: E402
 F, I64, I32 = TensorProto.FLOAT, TensorProto.INT64, TensorProto.INT32
 
 
@@ -465,18 +464,6 @@ def build(case_fn, r, path):
     return f"{nodes[0].op_type}-{opset}"
 
 
-def run(cmd):
-    """A step: a command, or ("onnxruntime", args) run here. (returncode, output)."""
-    if cmd[0] == "onnxruntime":
-        try:
-            write_reference(*cmd[1:])
-            return 0, ""
-        except (Exception, SystemExit) as e:  # what onnxruntime rejects, a missing input
-            return 1, f"onnxruntime: {e}"
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr
-
-
 def main():
     seed, count, work = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     os.makedirs(work, exist_ok=True)
@@ -500,7 +487,7 @@ def main():
                  ["tc-run", ir, "--inputs", os.path.join(d, "in"), "--compare",
                   os.path.join(d, "ort")]]
         for s in steps:
-            rc, out = run(s)
+            rc, out = run_step(s)
             if rc != 0:
                 failed += 1
                 msg = [l for l in out.strip().splitlines()
