@@ -84,14 +84,20 @@ int profRunMain(int argc, char **argv) {
     // A train step runs on its inputs and @init's state. On a GPU the state
     // stays on the device from run to run, each run's updated state the
     // next one's, as in `tc-run --train`: the trace shows train steps, not
-    // the state's upload and download around every one.
+    // the state's upload and download around every one. The batch goes to
+    // the device once too (tc-run --train keeps its batches there).
     std::vector<HostTensor> inputs = gatherRunInputs(exe->module(), src);
     std::optional<TrainSignature> sig = trainSignature(exe->module());
     const size_t stateCount = sig && target.gpu ? sig->state : 0;
     const Function &main = exe->module().main();
     std::vector<RunInput> in(inputs.size());
-    for (size_t i = 0; i < inputs.size(); ++i)
+    for (size_t i = 0; i < inputs.size(); ++i) {
       in[i].host = &inputs[i];
+      if (stateCount && i < inputs.size() - stateCount)
+        if (DeviceAddress at = exe->keepOnDevice(inputs[i]))
+          in[i] = RunInput{nullptr, inputs[i].dtype(), inputs[i].shape(), at,
+                           inputs[i].byteSize()};
+    }
     auto runOnce = [&] {
       if (!stateCount) {
         exe->run(inputs);
@@ -109,7 +115,7 @@ int profRunMain(int argc, char **argv) {
     };
     if (stateCount)
       std::cerr << "tc-prof: a train step: its state (" << stateCount
-                << " tensors) stays on the device, each run one step further\n";
+                << " tensors) and its batch stay on the device, each run one step further\n";
     for (int i = 0; i < std::max(warmup, exe->minWarmup()); ++i)
       runOnce();
 

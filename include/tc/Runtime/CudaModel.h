@@ -97,6 +97,9 @@ public:
   // ModelDevice output) to host memory `to` on `stream` (nullptr: the
   // model's own) and waits for that stream.
   void copyToHost(cuda::CUstream stream, cuda::CUdeviceptr from, void *to, size_t bytes);
+  // Copies `bytes` of host memory into device memory kept until the model is
+  // destroyed (waits for the copy); returns its address.
+  cuda::CUdeviceptr keepOnDevice(const void *data, size_t bytes);
   // The last run: steps by a generated kernel, by a library call and on the
   // host, the device arena's bytes (0: it ran without one), one line per step
   // saying what ran it (empty when unplanned).
@@ -211,6 +214,7 @@ private:
   std::string graphNote_;
   // ModelDevice outputs of an unplanned run (a planned one's are in its arena).
   std::vector<cuda::DeviceMemory> unplannedOutputs_;
+  std::vector<cuda::DeviceMemory> kept_; // keepOnDevice's copies
   double deviceMs_ = -1;
   cuda::CUevent start_ = nullptr, stop_ = nullptr; // around a run's steps
   RunTrace *trace_ = nullptr;                      // nullptr: not tracing (all it costs then)

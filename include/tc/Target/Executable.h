@@ -94,6 +94,12 @@ public:
   // trainer reads its device-resident state so. GPU targets; the default
   // fails.
   virtual void copyToHost(void *stream, DeviceAddress from, void *to, size_t bytes);
+  // Copies `t` into device memory this model keeps until it is destroyed,
+  // and returns its address (a device input of later runs: tc-run --train
+  // uploads its batches once, as a PyTorch loop keeps them on the GPU).
+  // GPU targets; the default keeps nothing and returns 0 (runs read host
+  // tensors).
+  virtual DeviceAddress keepOnDevice(const HostTensor &) { return 0; }
   // Device memory (GPU targets): what the model planned to hold, and the
   // most tc held at once; 0 on the host.
   virtual uint64_t plannedDeviceBytes() const { return 0; }

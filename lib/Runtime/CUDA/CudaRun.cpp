@@ -1020,6 +1020,17 @@ void CudaModel::copyToHost(cuda::CUstream stream, cuda::CUdeviceptr from, void *
   d.check(d.streamSynchronize(on), "cuStreamSynchronize");
 }
 
+cuda::CUdeviceptr CudaModel::keepOnDevice(const void *data, size_t bytes) {
+  const cuda::Driver &d = cuda::driver();
+  d.check(d.ctxSetCurrent(ctx_), "cuCtxSetCurrent");
+  kept_.emplace_back(std::max<size_t>(bytes, 1));
+  if (bytes) {
+    d.check(d.memcpyHtoDAsync(kept_.back().get(), data, bytes, stream_), "cuMemcpyHtoDAsync");
+    d.check(d.streamSynchronize(stream_), "cuStreamSynchronize");
+  }
+  return kept_.back().get();
+}
+
 void CudaModel::checkFault() {
   if (!fault_)
     return;

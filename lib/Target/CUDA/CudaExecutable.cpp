@@ -92,6 +92,9 @@ public:
   void copyToHost(void *stream, DeviceAddress from, void *to, size_t bytes) override {
     m_->copyToHost(static_cast<cuda::CUstream>(stream), from, to, bytes);
   }
+  DeviceAddress keepOnDevice(const HostTensor &t) override {
+    return m_->keepOnDevice(t.bytes(), t.byteSize());
+  }
   uint64_t plannedDeviceBytes() const override { return m_->plannedDeviceBytes(); }
   uint64_t peakDeviceBytes() const override { return cuda::deviceBytesPeak(); }
 };
