@@ -95,8 +95,7 @@ int profRunMain(int argc, char **argv) {
       in[i].host = &inputs[i];
       if (stateCount && i < inputs.size() - stateCount)
         if (DeviceAddress at = exe->keepOnDevice(inputs[i]))
-          in[i] = RunInput{nullptr, inputs[i].dtype(), inputs[i].shape(), at,
-                           inputs[i].byteSize()};
+          in[i] = RunInput{nullptr, inputs[i].dtype(), inputs[i].shape(), at, inputs[i].byteSize()};
     }
     auto runOnce = [&] {
       if (!stateCount) {

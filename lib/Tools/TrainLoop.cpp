@@ -267,8 +267,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     // A logged step's loss is its micro-batches' mean.
     double loss = 0;
     for (size_t k = 0; k < perStep; ++k, ++done)
-      loss += call(done % batches.size(), logged, saving && k + 1 == perStep) /
-              double(perStep);
+      loss += call(done % batches.size(), logged, saving && k + 1 == perStep) / double(perStep);
     if (checkpointing && step != opts.steps) // the last step's is written below
       writeTrainCheckpoint(opts.checkpoint, layout, state);
     if (!logged) {    // the loss stays on the device: no sync
