@@ -113,7 +113,7 @@ int tcOptMain(int argc, char **argv) {
     std::string format = "text";
     bool verifyNumerics = false;
     std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on",
-                nhwcConvT = "off", attentionGemms = "on";
+                nhwcConvT = "on", attentionGemms = "on";
     bool lowPrecisionIO = false;
     InputSources numericInputs;
     NumericsCheckOptions numerics;
@@ -169,8 +169,7 @@ int tcOptMain(int argc, char **argv) {
         "GEMMs (attention-grad-gemms; default on; off keeps the f32 kernel: an A/B)")(
         "nhwc-conv-transpose", po::value(&nhwcConvT)->value_name("on|off"),
         "with --target=cuda: a conv's backward data pass in NHWC too (channels-last's "
-        "conv-transpose; default off: on the H200 it made resnet50's train step diverge, "
-        "a cause not found yet)")(
+        "conv-transpose; default on; off keeps it NCHW: an A/B)")(
         "merge-gemms", po::value(&mergeGemms)->value_name("on|off"),
         "on a GPU target at -O2/-O3: sibling GEMMs (one input, constant weights) as one "
         "(merge-gemms; default on; off for an A/B)")(
@@ -302,7 +301,9 @@ int tcOptMain(int argc, char **argv) {
            "attention-grad-gemms");
     if (nhwcConvT != "on" && nhwcConvT != "off")
       fail("--nhwc-conv-transpose takes on or off, not '", nhwcConvT, "'");
-    if (nhwcConvT == "on" && pipeline.setOption(PassId::ChannelsLast, "conv-transpose", "1") == 0)
+    // On by default: an error only when asked for where channels-last does not run.
+    if (nhwcConvT == "on" && pipeline.setOption(PassId::ChannelsLast, "conv-transpose", "1") == 0 &&
+        vm.count("nhwc-conv-transpose"))
       fail("--nhwc-conv-transpose goes with --target=cuda or a --passes list that runs "
            "channels-last");
     if (!convGemm.empty()) {

@@ -5,9 +5,8 @@
 //  - a Conv (rank >= 3) takes its input's twin (or a Transpose to NHWC),
 //    gets OHWI weights (converted at compile time when constant, else one
 //    Transpose per weight) and channels_last = 1; its result is an NHWC twin;
-//  - with the conv-transpose option (tc-opt --nhwc-conv-transpose=on; off
-//    by default since resnet50's train step diverged so on the H200, cause
-//    not found: docs/training.md), so does a ConvTranspose whose input is in
+//  - with the conv-transpose option (tc-opt --target=cuda sets it unless
+//    --nhwc-conv-transpose=off), so does a ConvTranspose whose input is in
 //    NHWC already, or is the dY
 //    a ConvWeightGrad reads (Conv's gradient rule: dW takes dY in NHWC
 //    anyway, so dX = ConvTranspose(dY) keeps the backward chain NHWC); its

@@ -52,13 +52,14 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
   profc) fits 200 || continue; echo "$(el) profc"
     # Per-kernel profiles without tc-bench's PyTorch side: each model's train step compiled
     # (step), all in parallel, then tc-prof of each alone. Models: PROF_MODELS (default
-    # resnet50 vit_b_16).
+    # resnet50 vit_b_16); precisions PROF_PRECS (default amp fp32); PROF_FLAGS: extra tc-opt
+    # flags, PROF_TAG: a suffix for the profiles' names.
     for m in ${PROF_MODELS:-resnet50 vit_b_16}; do wait_export $m || continue; W=/tmp/profc/$m; mkdir -p $W
-      for p in fp32 amp; do step $m $W/$p $p & done; done; wait; echo "$(el) profc compiled"
-    for m in ${PROF_MODELS:-resnet50 vit_b_16}; do for p in amp fp32; do
+      for p in ${PROF_PRECS:-amp fp32}; do step $m $W/$p $p $PROF_FLAGS & done; done; wait; echo "$(el) profc compiled"
+    for m in ${PROF_MODELS:-resnet50 vit_b_16}; do for p in ${PROF_PRECS:-amp fp32}; do
       a=/tmp/profc/$m/$p.tcx; d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
       [ -f $a ] && [ -n "$d" ] || { echo "profc $m $p: no artifact/data"; tail -3 /tmp/profc/$m/$p.log; continue; }
-      profile $a $d $m $p 40; grep -A6 "per phase" $R/prof-$m-$p.txt
+      profile $a $d $m $p$PROF_TAG 40; grep -A6 "per phase" $R/prof-$m-$p$PROF_TAG.txt
     done; done ;;
   agemm) fits 200 || continue; echo "$(el) agemm"
     # The f32 attention backward as batched GEMMs (attention-grad-gemms, session 35) against

@@ -20,17 +20,20 @@ inline constexpr const char *kConvKernelsNames[] = {"depthwise", "grouped", "cud
 bool convTakesKernel(const Op &conv, ConvKernels mode);
 
 // Where a convolution's backward passes (ConvTranspose, ConvWeightGrad) run:
-// cuDNN's calls (default) or the generated gather kernels (A/B timing, the
-// kernels' host tests): tc-codegen --conv-backward=cudnn|kernel.
-inline constexpr const char *kConvBackwardNames[] = {"cudnn", "kernel"};
+// cuDNN's calls but where the rule below says the generated gather kernel
+// (auto, the default), cuDNN's always, or the generated kernels always (A/B
+// timing, the kernels' host tests): tc-codegen --conv-backward.
+enum class ConvBackward { Auto, Cudnn, Kernel };
+inline constexpr const char *kConvBackwardNames[] = {"auto", "cudnn", "kernel"};
+// THE rule: whether a ConvTranspose / ConvWeightGrad with a generated kernel runs it.
+bool convBackwardTakesKernel(const Op &op, ConvBackward mode);
 
 class CudaBackend : public CodegenBackend {
 public:
   explicit CudaBackend(std::vector<std::string> arches,
                        ConvKernels convKernels = ConvKernels::Depthwise,
-                       bool convBackwardKernels = false)
-      : arches_(std::move(arches)), convKernels_(convKernels),
-        convBackwardKernels_(convBackwardKernels) {}
+                       ConvBackward convBackward = ConvBackward::Auto)
+      : arches_(std::move(arches)), convKernels_(convKernels), convBackward_(convBackward) {}
   const std::vector<std::string> &arches() const { return arches_; }
 
   KernelDialect dialect() const override { return KernelDialect::Cuda; }
@@ -49,7 +52,7 @@ public:
 private:
   std::vector<std::string> arches_;
   ConvKernels convKernels_;
-  bool convBackwardKernels_;
+  ConvBackward convBackward_;
 };
 
 } // namespace tc

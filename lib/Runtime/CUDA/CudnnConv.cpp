@@ -206,9 +206,6 @@ void CudnnConv::setWorkspace(CUdeviceptr ws) {
 // another path than the one taken, it is rejected.
 std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, const Pointers &p,
                                              CudnnApi api, CallTuning &tuning, std::string &why) {
-  // The backward passes: the legacy API's calls.
-  if (c.pass != ConvDesc::Pass::Forward)
-    return createLegacy(lib, c, p, tuning, why);
   // The tuning of one path: the recorded choice only if it names the path.
   auto forPath = [&](const char *path) {
     CallTuning t = tuning;
@@ -229,8 +226,13 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
     return call;
   };
   std::string refused;
-  if (api == CudnnApi::Graph && c.dtype != DType::F32 && !c.exact) {
-    if (!c.fused.empty()) {
+  // The backward passes of half types through the graph API too: the legacy
+  // v7 heuristic picks non-tensor-core kernels for many of them (resnet50's
+  // f16 NHWC bwd-data on the H200: cuDNN's dgrad2d_alg1_1, 10 ms a step).
+  // Their bias, if any, goes to the legacy API (cudnnAddTensor).
+  bool forward = c.pass == ConvDesc::Pass::Forward;
+  if (api == CudnnApi::Graph && c.dtype != DType::F32 && !c.exact && (forward || c.bias < 0)) {
+    if (forward && !c.fused.empty()) {
       CallTuning t = forPath("graph-fused");
       if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, true, t, refused))
         return taken(std::move(g), t);

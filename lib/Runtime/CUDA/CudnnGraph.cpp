@@ -1,7 +1,7 @@
 // A conv group through cuDNN's graph (backend) API: tensors, a convolution
 // forward op and the pointwise ops after it (bias, residual, activation) as
-// one operation graph; engine configs from the heuristics (mode A, then
-// fallback), the first that finalizes to a plan with a workspace we give
+// one operation graph, or a backward-data / backward-filter op alone; engine configs from the
+// heuristics (mode A, then fallback), the first that finalizes to a plan with a workspace we give
 // wins. Equal graphs share the plan (Cudnn::graphPlans); each step binds
 // its own pointers and the plan's workspace into a variant pack.
 #ifdef TC_HAVE_CUDNN
@@ -402,15 +402,23 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     chain.push_back({ConvPointwise::Mode::Add, c.bias, true});
   if (withEpilogue)
     chain.insert(chain.end(), c.fused.begin(), c.fused.end());
+  if (c.pass != ConvDesc::Pass::Forward && !chain.empty()) {
+    why = "a backward pass with a bias or epilogue";
+    return nullptr;
+  }
   cudnnDataType_t type = dnn::dataType(c.dtype);
   auto ptr = [&](int arg) { return p.args.at(size_t(arg)); };
   std::vector<int64_t> ydims = wide(c.y), ystrides = wide(dnn::packedStrides(c.y, c.channelsLast));
   std::vector<int> perChannel(c.y.size(), 1);
   perChannel[1] = c.y[1];
-  Tensor x{1, wide(c.x), wide(dnn::packedStrides(c.x, c.channelsLast)), type, false, ptr(c.input)};
+  // x, w and y of the forward convolution; a backward pass writes dx or dw
+  // (p.y) and reads dy (the group's `grad`).
+  using Pass = ConvDesc::Pass;
+  Tensor x{1,    wide(c.x), wide(dnn::packedStrides(c.x, c.channelsLast)),
+           type, false,     c.pass == Pass::BackwardData ? p.y : ptr(c.input)};
   Tensor w{2,    wide(c.w), wide(dnn::packedStrides(c.w, c.channelsLast)),
-           type, false,     ptr(c.weights)};
-  Tensor y{3, ydims, ystrides, type, false, p.y};
+           type, false,     c.pass == Pass::BackwardFilter ? p.y : ptr(c.weights)};
+  Tensor y{3, ydims, ystrides, type, false, c.pass == Pass::Forward ? p.y : ptr(c.grad)};
   std::vector<Tensor> operands, between; // per link: its operand (if binary), its input
   for (size_t i = 0; i < chain.size(); ++i) {
     const ConvPointwise &op = chain[i];
@@ -453,16 +461,36 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     // Real tensors in a fixed order (x, w, y, the operands): the uids.
     Desc xd = b.tensor(x), wd = b.tensor(w), yd = b.tensor(y);
     GraphOps g(b);
-    Desc fprop = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
     float alpha = 1, beta = 0;
     Desc out = chain.empty() ? yd : b.tensor(between[0]);
-    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, xd);
-    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, wd);
-    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, out);
-    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
-    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-    b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-    g.add(fprop, "convolution forward");
+    if (c.pass == Pass::Forward) {
+      Desc fprop = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
+      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, xd);
+      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, wd);
+      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, out);
+      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
+      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+      g.add(fprop, "convolution forward");
+    } else if (c.pass == Pass::BackwardData) { // no chain: dx is written alone
+      Desc dgrad = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
+      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, xd);
+      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, wd);
+      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, yd);
+      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
+      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+      g.add(dgrad, "convolution backward data");
+    } else {
+      Desc wgrad = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
+      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, xd);
+      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, wd);
+      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, yd);
+      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
+      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
+      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
+      g.add(wgrad, "convolution backward filter");
+    }
     for (size_t i = 0; i < chain.size(); ++i) {
       Desc next = i + 1 == chain.size() ? yd : b.tensor(between[i + 1]);
       g.pointwise(pointwiseMode(chain[i].mode), out, next,

@@ -86,9 +86,11 @@ public:
              "depthwise ones (default), every grouped one, or none",
              {std::begin(kConvKernelsNames), std::end(kConvKernelsNames)}},
             {"conv-backward",
-             "cudnn|kernel",
+             "auto|cudnn|kernel",
              "where a convolution's backward passes (ConvTranspose, ConvWeightGrad) run: "
-             "cuDNN's backward-data / backward-filter calls (default) or the generated kernels",
+             "cuDNN's backward-data / backward-filter calls but a depthwise backward-data pass "
+             "on the generated kernel (auto, the default), cuDNN always, or the generated "
+             "kernels always",
              {std::begin(kConvBackwardNames), std::end(kConvBackwardNames)}},
             {"tune",
              "",
@@ -119,9 +121,12 @@ public:
       for (size_t i = 0; i < std::size(kConvKernelsNames); ++i)
         if (mode->second == kConvKernelsNames[i])
           convKernels = ConvKernels(i);
-    auto backward = values.find("conv-backward");
-    backend_ = std::make_unique<CudaCompileBackend>(
-        arches, convKernels, backward != values.end() && backward->second == "kernel");
+    ConvBackward convBackward = ConvBackward::Auto;
+    if (auto mode = values.find("conv-backward"); mode != values.end())
+      for (size_t i = 0; i < std::size(kConvBackwardNames); ++i)
+        if (mode->second == kConvBackwardNames[i])
+          convBackward = ConvBackward(i);
+    backend_ = std::make_unique<CudaCompileBackend>(arches, convKernels, convBackward);
     auto value = [&](const char *flag) {
       auto it = values.find(flag);
       return it == values.end() ? std::string() : it->second;

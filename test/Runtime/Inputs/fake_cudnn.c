@@ -270,7 +270,7 @@ int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const
 
 // The graph (backend) API, as far as the runtime's convolution and
 // attention graphs use it: generic descriptors keeping their attributes; a
-// convolution forward op, pointwise ops (add, mul, sub, div, exp, relu,
+// convolution forward, backward-data or backward-filter op, pointwise ops (add, mul, sub, div, exp, relu,
 // tanh, sigmoid, gelu, gelu_tanh, cmp_ge, gen_index, binary_select, log), batched
 // matmuls (batch dims broadcast in groups: C's head h reads B's head
 // h / (C's heads / B's), as grouped-query attention) and reductions (max,
@@ -370,7 +370,8 @@ static int hasOp(Desc *plan, int type, int mode) {
 }
 int cudnnBackendFinalize(Desc *d) {
   static const int tensor[] = {900, 901, 902, 903, 906}, conv[] = {100, 101, 102, 103, 104, 105, 106},
-                   fprop[] = {700, 701, 702, 703, 704, 705}, pw[] = {0, 1}, pwop[] = {750, 751, 753},
+                   fprop[] = {700, 701, 702, 703, 704, 705}, dgrad[] = {706, 707, 708, 709, 710, 711},
+                   wgrad[] = {712, 713, 714, 715, 716, 717}, pw[] = {0, 1}, pwop[] = {750, 751, 753},
                    graph[] = {800, 801}, heur[] = {200, 201}, plan[] = {400, 401},
                    pack[] = {1000, 1001, 1003}, mm[] = {1500}, mmop[] = {1520, 1521, 1522, 1523},
                    red[] = {1600, 1601}, redop[] = {1610, 1611, 1612};
@@ -384,6 +385,12 @@ int cudnnBackendFinalize(Desc *d) {
     break;
   case 10:
     ok = required(d, fprop, 6);
+    break;
+  case 12:
+    ok = required(d, dgrad, 6);
+    break;
+  case 11:
+    ok = required(d, wgrad, 6);
     break;
   case 0:
     ok = required(d, pw, 2);
@@ -516,12 +523,16 @@ int cudnnBackendExecute(void *h, Desc *plan, Desc *pack) {
   int n = graphOps(plan, &ops);
   for (int k = 0; k < n; ++k) {
     Desc *op = ops[k];
-    if (op->type == 10) {
-      View x = view(descAttr(op, 704), pack), w = view(descAttr(op, 703), pack),
-           y = view(descAttr(op, 705), pack);
-      Desc *c = descAttr(op, 702);
+    if (op->type == 10 || op->type == 11 || op->type == 12) {
+      // Forward (10): y = conv(x, w); backward data (12): dx from dy and w;
+      // backward filter (11): dw from x and dy. One loop over y and the taps.
+      int pass = op->type == 10 ? 0 : op->type == 12 ? 1 : 2, base = 700 + 6 * pass;
+      View x = view(descAttr(op, pass == 0 ? 704 : pass == 1 ? 710 : 716), pack),
+           w = view(descAttr(op, pass == 2 ? 715 : base + 3), pack),
+           y = view(descAttr(op, pass == 0 ? 705 : base + 5), pack);
+      Desc *c = descAttr(op, base + 2);
       int sp = (int)intAttr(c, 106, 0);
-      int64_t Y[5] = {1, 1, 1, 1, 1}, p[3] = {0}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1};
+      int64_t p[3] = {0}, s[3] = {1, 1, 1}, dl[3] = {1, 1, 1};
       int off = 3 - sp;
       for (int i = 0; i < sp; ++i)
         p[i + off] = intAttr(c, 105, i), s[i + off] = intAttr(c, 103, i), dl[i + off] = intAttr(c, 102, i);
@@ -535,6 +546,11 @@ int cudnnBackendExecute(void *h, Desc *plan, Desc *pack) {
         }
       int64_t cg = w.dims[1], groups = x.dims[1] / cg, kg = y.dims[1] / groups;
       int64_t i[5], wi[5];
+      // A backward pass's sums, densely in its result's (dx or dw) dims.
+      View *r = pass == 1 ? &x : &w;
+      int64_t rn = r->dims[0] * r->dims[1] * r->dims[2] * r->dims[3] * r->dims[4];
+      double *sums = pass ? calloc(rn, sizeof(double)) : NULL;
+#define DENSE(v, j) ((((j[0] * v->dims[1] + j[1]) * v->dims[2] + j[2]) * v->dims[3] + j[3]) * v->dims[4] + j[4])
       for (i[0] = 0; i[0] < y.dims[0]; ++i[0])
         for (i[1] = 0; i[1] < y.dims[1]; ++i[1])
           for (i[2] = 0; i[2] < y.dims[2]; ++i[2])
@@ -552,12 +568,31 @@ int cudnnBackendExecute(void *h, Desc *plan, Desc *pack) {
                           xi[a] = i[a] * s[a - 2] - p[a - 2] + wi[a] * dl[a - 2];
                           in &= xi[a] >= 0 && xi[a] < x.dims[a];
                         }
-                        if (in)
+                        if (!in)
+                          continue;
+                        if (pass == 0)
                           acc += vget(&x, offset(&x, xi)) * vget(&w, offset(&w, wi));
+                        else if (pass == 1)
+                          sums[DENSE(r, xi)] += vget(&y, offset(&y, i)) * vget(&w, offset(&w, wi));
+                        else
+                          sums[DENSE(r, wi)] += vget(&y, offset(&y, i)) * vget(&x, offset(&x, xi));
                       }
-                vput(&y, offset(&y, i), acc);
+                if (pass == 0)
+                  vput(&y, offset(&y, i), acc);
               }
-      fprintf(stderr, "fake cudnnBackendExecute conv groups=%d\n", (int)groups);
+      if (pass) {
+        int64_t j[5];
+        for (j[0] = 0; j[0] < r->dims[0]; ++j[0])
+          for (j[1] = 0; j[1] < r->dims[1]; ++j[1])
+            for (j[2] = 0; j[2] < r->dims[2]; ++j[2])
+              for (j[3] = 0; j[3] < r->dims[3]; ++j[3])
+                for (j[4] = 0; j[4] < r->dims[4]; ++j[4])
+                  vput(r, offset(r, j), sums[DENSE(r, j)]);
+        free(sums);
+      }
+#undef DENSE
+      fprintf(stderr, "fake cudnnBackendExecute conv%s groups=%d\n",
+              pass == 0 ? "" : pass == 1 ? " backward data" : " backward filter", (int)groups);
     } else if (op->type == 19) { // C[.., m, n] = sum_k A[.., m, k] B[.., k, n]
       View a = view(descAttr(op, 1520), pack), b = view(descAttr(op, 1521), pack),
            c = view(descAttr(op, 1522), pack);
