@@ -15,8 +15,9 @@
 //  - a ConvWeightGrad (a Conv's backward-filter pass) reading a twin takes
 //    both operands in NHWC and channels_last = 1; its OHWI result is a twin;
 //  - a pointwise op with a twin operand runs on NHWC when every other operand
-//    is a twin, a scalar, a full-rank value (moved to NHWC) or a constant of
-//    rank - 1 (broadcast over the batch: permuted too); its result is a twin;
+//    is a twin, a scalar, a full-rank value (moved to NHWC) or a value of
+//    rank - 1 (broadcast over the batch: a constant permuted too, a per-channel
+//    [C,1,1] reshaped); its result is a twin;
 //  - an op whose data operand is a twin and that can follow its layout
 //    (pools, reductions, Concat, Resize, Pad ...: ChannelsLastOps.cpp) is
 //    rewritten for NHWC; its result is a twin;
@@ -264,6 +265,16 @@ bool Walk::readsTwin(const Op &op) const {
   return op.operand(0) && isTwin(op.operand(0));
 }
 
+// The NHWC permutation of a rank-`rank` value without its batch axis
+// ([C, H, W] -> [H, W, C]).
+static std::vector<int64_t> batchlessLastPerm(size_t rank) {
+  std::vector<int64_t> perm;
+  for (int64_t a : toChannelsLastPerm(rank))
+    if (a > 0)
+      perm.push_back(a - 1);
+  return perm;
+}
+
 // A value in NHWC, or an NCHW one whose NHWC form is at hand.
 bool Walk::isAnchor(const Value *v) const {
   return isTwin(v) || (twin_.count(v) && v->type.rank() >= 3);
@@ -289,7 +300,10 @@ bool Walk::runsOnTwins(const Op &op) const {
     if (fullRank && !v->isConstant() && !twin_.count(v) &&
         !orderKeepingDims(v->type.shape, toChannelsLastPerm(rank)))
       return false;
-    if (!fullRank && !(batchless && v->isConstant()))
+    // Batchless: a constant (permuted at compile time) or a value only whose
+    // size-1 axes move (a batch norm's per-channel [C,1,1] scale: a Reshape).
+    if (!fullRank && !(batchless && (v->isConstant() ||
+                                     orderKeepingDims(v->type.shape, batchlessLastPerm(rank)))))
       return false;
   }
   return true;
@@ -305,12 +319,9 @@ void Walk::retypePointwise(Op &op) {
       continue;
     if (v->type.rank() == rank) {
       v = toLast(v);
-    } else { // [C, H, W] -> [H, W, C]: the NHWC permutation without the batch axis
-      std::vector<int64_t> perm;
-      for (int64_t a : toChannelsLastPerm(rank))
-        if (a > 0)
-          perm.push_back(a - 1);
-      v = constant(v, perm, "_hwc");
+    } else { // [C, H, W] -> [H, W, C]
+      std::vector<int64_t> perm = batchlessLastPerm(rank);
+      v = v->isConstant() ? constant(v, perm, "_hwc") : reshapeIfTrivial(v, perm, "_hwc");
     }
   }
   retypeAsTwins(op);
