@@ -15,7 +15,8 @@
 //  - a ConvWeightGrad (a Conv's backward-filter pass) reading a twin takes
 //    both operands in NHWC and channels_last = 1; its OHWI result is a twin;
 //  - a pointwise op with a twin operand runs on NHWC when every other operand
-//    is a twin, a scalar, a full-rank value (moved to NHWC) or a value of
+//    is a twin, a scalar, a full-rank value (moved to NHWC where that is free:
+//    a constant, a Reshape, an Expand of [N,C,1,1]) or a value of
 //    rank - 1 (broadcast over the batch: a constant permuted too, a per-channel
 //    [C,1,1] reshaped); its result is a twin;
 //  - an op whose data operand is a twin and that can follow its layout
@@ -159,6 +160,16 @@ Value *Walk::toLast(Value *v) {
     return it->second;
   std::vector<int64_t> perm = toChannelsLastPerm(v->type.rank());
   Value *t = v->isConstant() ? constant(v, perm, "_nhwc") : reshapeIfTrivial(v, perm, "_nhwc");
+  if (const Op *e = t ? nullptr : freeExpand(v)) {
+    Shape out = permuteShape(v->type.shape, perm);
+    std::vector<int64_t> dims;
+    for (const Dim &d : out)
+      dims.push_back(d.size);
+    t = f_.addOp(OpKind::Expand, {toLast(e->operand(0)), ints(v->name + "_shape", dims, e->loc)},
+                 {f_.uniqueName(v->name + "_nhwc")}, {TensorType{v->type.dtype, out}}, e->loc)
+            ->result();
+    changed_ = true;
+  }
   if (!t)
     t = transpose(v, perm, "_nhwc");
   isTwinValue_[t] = true;
@@ -275,6 +286,22 @@ static std::vector<int64_t> batchlessLastPerm(size_t rank) {
   return perm;
 }
 
+// An NCHW Expand (static shape, same rank) of a value whose NHWC form is
+// free (a constant, a twin made already, a Reshape of [N,C,1,1]): its NHWC
+// form is an Expand of that, not a Transpose (GlobalAveragePool's gradient
+// expands [N,C,1,1] so, and the backward behind it stays NHWC).
+const Op *Walk::freeExpand(const Value *v) const {
+  const Op *d = v->def;
+  size_t r = v->type.rank();
+  if (!d || !d->is(OpKind::Expand) || r < 3 || !isStaticShape(v->type.shape) ||
+      d->operand(0)->type.rank() != r)
+    return nullptr;
+  const Value *x = d->operand(0);
+  return x->isConstant() || twin_.count(x) || orderKeepingDims(x->type.shape, toChannelsLastPerm(r))
+             ? d
+             : nullptr;
+}
+
 // A value in NHWC, or an NCHW one whose NHWC form is at hand.
 bool Walk::isAnchor(const Value *v) const {
   return isTwin(v) || (twin_.count(v) && v->type.rank() >= 3);
@@ -298,7 +325,7 @@ bool Walk::runsOnTwins(const Op &op) const {
     // just replace the one back to NCHW for this op.
     bool fullRank = v->type.rank() == rank, batchless = v->type.rank() == rank - 1;
     if (fullRank && !v->isConstant() && !twin_.count(v) &&
-        !orderKeepingDims(v->type.shape, toChannelsLastPerm(rank)))
+        !orderKeepingDims(v->type.shape, toChannelsLastPerm(rank)) && !freeExpand(v))
       return false;
     // Batchless: a constant (permuted at compile time) or a value only whose
     // size-1 axes move (a batch norm's per-channel [C,1,1] scale: a Reshape).

@@ -65,6 +65,7 @@ private:
   bool readsTwin(const Op &op) const;
   bool isAnchor(const Value *v) const;
   bool runsOnTwins(const Op &op) const;
+  const Op *freeExpand(const Value *v) const;
   void retypePointwise(Op &op);
 };
 
