@@ -298,6 +298,13 @@ void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<Value *> parts;
   Value *taken = nullptr;
   std::vector<int64_t> axes = range(2, int64_t(2 + ns)), steps = wd.strides;
+  // [N, C, out...] <-> [N, out..., C]
+  std::vector<int64_t> toLast{0}, toFirst{0, int64_t(ns + 1)};
+  for (size_t a = 0; a < ns; ++a) {
+    toLast.push_back(int64_t(a + 2));
+    toFirst.push_back(int64_t(a + 1));
+  }
+  toLast.push_back(1);
   for (int64_t t = 0; t < taps; ++t) {
     std::vector<int64_t> starts(ns), ends(ns);
     for (int64_t a = int64_t(ns) - 1, rest = t; a >= 0; --a) {
@@ -311,14 +318,25 @@ void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
     Value *hit = b.op(OpKind::Equal, {tap, y});
     Value *first = taken ? b.op(OpKind::And, {hit, b.op(OpKind::Not, {taken})}) : hit;
     taken = taken ? b.op(OpKind::Or, {taken, hit}) : hit;
-    parts.push_back(b.op(OpKind::Unsqueeze, {b.where(first, g, b.scalar(0, g))},
-                         {{"axes", Attribute(std::vector<int64_t>{2})}}));
+    parts.push_back(b.op(OpKind::Unsqueeze,
+                         {b.op(OpKind::Transpose, {b.where(first, g, b.scalar(0, g))},
+                               {{"perm", Attribute(toLast)}})},
+                         {{"axes", Attribute(std::vector<int64_t>{int64_t(ns + 2)})}}));
   }
-  // [N, C, taps, out...] -> [N, C * taps, out...]: channel c's taps are group c.
-  Value *stacked =
-      parts.size() == 1 ? parts[0] : b.op(OpKind::Concat, parts, {{"axis", Attribute(int64_t(2))}});
-  std::vector<int64_t> sD{xD[0], xD[1] * taps};
-  sD.insert(sD.end(), wd.out.begin(), wd.out.end());
+  // Channel c's taps are group c: [N, C * taps, out...] with channel
+  // c * taps + t, stacked channels-last ([N, out..., C, taps] is [N, out...,
+  // C * taps]) and transposed back. On CUDA the channels-last pass cancels
+  // the Transposes against its own, so the gradient stays NHWC through the
+  // grouped ConvTranspose (stacked channels-first, it went back to NCHW and
+  // took the layers below with it); elsewhere they are two copies of the taps.
+  Value *stacked = parts.size() == 1
+                       ? parts[0]
+                       : b.op(OpKind::Concat, parts, {{"axis", Attribute(int64_t(ns + 2))}});
+  std::vector<int64_t> flatD{xD[0]};
+  flatD.insert(flatD.end(), wd.out.begin(), wd.out.end());
+  flatD.push_back(xD[1] * taps);
+  Value *byGroup =
+      b.op(OpKind::Transpose, {b.reshape(stacked, flatD)}, {{"perm", Attribute(toFirst)}});
   std::vector<double> onehot(static_cast<size_t>(xD[1] * taps * taps), 0.0);
   for (int64_t c = 0; c < xD[1]; ++c)
     for (int64_t t = 0; t < taps; ++t)
@@ -328,7 +346,7 @@ void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Value *kernels =
       b.f.addConstant(b.f.uniqueName("maxpool_grad_taps"), TensorType{DType::F64, makeShape(wDims)},
                       TensorData::copyOf(onehot.data(), onehot.size() * 8), b.fwd.loc);
-  og[0] = b.op(OpKind::ConvTranspose, {b.reshape(stacked, sD), b.castTo(kernels, g->type.dtype)},
+  og[0] = b.op(OpKind::ConvTranspose, {byGroup, b.castTo(kernels, g->type.dtype)},
                transposeAttrs(wd, xD[1]));
 }
 
