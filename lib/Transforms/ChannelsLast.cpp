@@ -162,10 +162,8 @@ Value *Walk::toLast(Value *v) {
   Value *t = v->isConstant() ? constant(v, perm, "_nhwc") : reshapeIfTrivial(v, perm, "_nhwc");
   if (const Op *e = t ? nullptr : freeExpand(v)) {
     Shape out = permuteShape(v->type.shape, perm);
-    std::vector<int64_t> dims;
-    for (const Dim &d : out)
-      dims.push_back(d.size);
-    t = f_.addOp(OpKind::Expand, {toLast(e->operand(0)), ints(v->name + "_shape", dims, e->loc)},
+    t = f_.addOp(OpKind::Expand,
+                 {toLast(e->operand(0)), ints(v->name + "_shape", staticDims(out), e->loc)},
                  {f_.uniqueName(v->name + "_nhwc")}, {TensorType{v->type.dtype, out}}, e->loc)
             ->result();
     changed_ = true;

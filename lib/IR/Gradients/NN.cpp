@@ -2,6 +2,7 @@
 // pooling (as products, transposed convolutions and scatter-adds the
 // backends already compile), normalizations, softmax and the losses.
 #include "GradRules.h"
+#include "tc/IR/Layout.h"
 #include "tc/IR/NNMath.h"
 #include <algorithm>
 #include <cmath>
@@ -298,13 +299,7 @@ void maxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   std::vector<Value *> parts;
   Value *taken = nullptr;
   std::vector<int64_t> axes = range(2, int64_t(2 + ns)), steps = wd.strides;
-  // [N, C, out...] <-> [N, out..., C]
-  std::vector<int64_t> toLast{0}, toFirst{0, int64_t(ns + 1)};
-  for (size_t a = 0; a < ns; ++a) {
-    toLast.push_back(int64_t(a + 2));
-    toFirst.push_back(int64_t(a + 1));
-  }
-  toLast.push_back(1);
+  std::vector<int64_t> toLast = toChannelsLastPerm(ns + 2), toFirst = toChannelsFirstPerm(ns + 2);
   for (int64_t t = 0; t < taps; ++t) {
     std::vector<int64_t> starts(ns), ends(ns);
     for (int64_t a = int64_t(ns) - 1, rest = t; a >= 0; --a) {

@@ -463,34 +463,43 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
     GraphOps g(b);
     float alpha = 1, beta = 0;
     Desc out = chain.empty() ? yd : b.tensor(between[0]);
-    if (c.pass == Pass::Forward) {
-      Desc fprop = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR);
-      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, xd);
-      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W, wd);
-      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y, out);
-      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC, conv);
-      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-      b.set(fprop, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      g.add(fprop, "convolution forward");
-    } else if (c.pass == Pass::BackwardData) { // no chain: dx is written alone
-      Desc dgrad = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR);
-      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, xd);
-      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W, wd);
-      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY, yd);
-      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC, conv);
-      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-      b.set(dgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      g.add(dgrad, "convolution backward data");
-    } else {
-      Desc wgrad = b.make(CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR);
-      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X, xd);
-      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW, wd);
-      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY, yd);
-      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC, conv);
-      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA, CUDNN_TYPE_FLOAT, 1, &alpha);
-      b.set(wgrad, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, CUDNN_TYPE_FLOAT, 1, &beta);
-      g.add(wgrad, "convolution backward filter");
-    }
+    // The pass's operation: its descriptor type and the attributes naming
+    // the forward's x, w and y (dx / dw written, dy read by the backward
+    // ones), the convolution, alpha and beta. A backward pass has no chain.
+    struct ConvOp {
+      cudnnBackendDescriptorType_t type;
+      cudnnBackendAttributeName_t x, w, y, conv, alpha, beta;
+      const char *what;
+    };
+    static const ConvOp kOps[] = {
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_FORWARD_DESCRIPTOR,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_X, CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_W,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_Y,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_CONV_DESC,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_FORWARD_BETA, "convolution forward"},
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_DATA_DESCRIPTOR,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DX, CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_W,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_DY,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_CONV_DESC,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_DATA_BETA, "convolution backward data"},
+        {CUDNN_BACKEND_OPERATION_CONVOLUTION_BACKWARD_FILTER_DESCRIPTOR,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_X,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DW,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_DY,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_CONV_DESC,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_ALPHA,
+         CUDNN_ATTR_OPERATION_CONVOLUTION_BWD_FILTER_BETA, "convolution backward filter"}};
+    const ConvOp &k = kOps[int(c.pass)];
+    Desc op = b.make(k.type);
+    b.set(op, k.x, xd);
+    b.set(op, k.w, wd);
+    b.set(op, k.y, out);
+    b.set(op, k.conv, conv);
+    b.set(op, k.alpha, CUDNN_TYPE_FLOAT, 1, &alpha);
+    b.set(op, k.beta, CUDNN_TYPE_FLOAT, 1, &beta);
+    g.add(op, k.what);
     for (size_t i = 0; i < chain.size(); ++i) {
       Desc next = i + 1 == chain.size() ? yd : b.tensor(between[i + 1]);
       g.pointwise(pointwiseMode(chain[i].mode), out, next,

@@ -116,17 +116,17 @@ public:
     std::vector<std::string> arches = parseCudaArchs(arch == values.end() ? "sm_90" : arch->second);
     if (emit == "ptx" && arches.size() != 1)
       fail("--emit=ptx writes the PTX of one arch; --arch names ", arches.size());
-    ConvKernels convKernels = ConvKernels::Depthwise;
-    if (auto mode = values.find("conv-kernels"); mode != values.end())
-      for (size_t i = 0; i < std::size(kConvKernelsNames); ++i)
-        if (mode->second == kConvKernelsNames[i])
-          convKernels = ConvKernels(i);
-    ConvBackward convBackward = ConvBackward::Auto;
-    if (auto mode = values.find("conv-backward"); mode != values.end())
-      for (size_t i = 0; i < std::size(kConvBackwardNames); ++i)
-        if (mode->second == kConvBackwardNames[i])
-          convBackward = ConvBackward(i);
-    backend_ = std::make_unique<CudaCompileBackend>(arches, convKernels, convBackward);
+    // An enum option's value by its name (the option's choices were checked).
+    auto choice = [&](const char *flag, const auto &names, auto dflt) {
+      if (auto it = values.find(flag); it != values.end())
+        for (size_t i = 0; i < std::size(names); ++i)
+          if (it->second == names[i])
+            return decltype(dflt)(i);
+      return dflt;
+    };
+    backend_ = std::make_unique<CudaCompileBackend>(
+        arches, choice("conv-kernels", kConvKernelsNames, ConvKernels::Depthwise),
+        choice("conv-backward", kConvBackwardNames, ConvBackward::Auto));
     auto value = [&](const char *flag) {
       auto it = values.find(flag);
       return it == values.end() ? std::string() : it->second;
