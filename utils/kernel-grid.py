@@ -158,11 +158,18 @@ def pointwise(p, t, torch):
 # name: (reduced axes, which of [a, b, c] is the reduced extent k, the kept
 # extent c and the filled extent f)
 REDUCE = {"last": ([2], "fck"), "middle": ([1], "fkc"), "leading": ([0], "kfc"),
-          "several": ([0, 2], "kfc"), "trailing2": ([1, 2], "fkc")}
+          "several": ([0, 2], "kfc"), "trailing2": ([1, 2], "fkc"), "columns": ([0], "fc")}
 
 
 def gen_reduce(budget, e):
+    # columns: a batch norm's statistics in NHWC (N*H*W rows filling the
+    # budget, C kept), also at 1/64 of it (resnet50's are 3-51 MB).
+    for c in geom(1, 4096):
+        for tot in sizes(budget) + [budget / 64]:
+            yield dict(axes="columns", dims="%dx%d" % (fill(tot, c * e), c))
     for name, (_, slots) in REDUCE.items():
+        if "k" not in slots:
+            continue
         for k in geom(3, 65536):
             for c in geom(1, 4096, 8):
                 for tot in sizes(budget):

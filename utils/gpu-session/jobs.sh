@@ -3,7 +3,8 @@
 # of the bert_base, resnet50 and vit_b_16 steps; profc: the same from steps compiled here, no
 # tc-bench run first (PROF_MODELS, default resnet50 vit_b_16); agemm: fp32 steps with
 # attention-grad-gemms on and off, profiled (AG_MODELS); convt: resnet50's step with NHWC ConvTranspose
-# against NCHW, output by output); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
+# against NCHW, output by output; grid: utils/kernel-grid.py points per `columns` geometry,
+# GRID_TUNES); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 B=/tmp/build/bin; SHA=$(cat .kit/p2/sha /tmp/build/sha 2>/dev/null | head -1); SHA=${SHA:-unknown}; R=/tmp/res; mkdir -p $R
@@ -86,6 +87,18 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
     timeout 60 $B/tc-run $W/off.tcx --inputs $d --output-dir $W/nchw > /dev/null 2>&1
     timeout 60 $B/tc-run $W/on.tcx --inputs $d --compare $W/nchw --print-steps > $R/convt.txt 2>&1
     echo "$(el) convt rc=$?"; grep -c "\[ok\]" $R/convt.txt; grep "MISMATCH" $R/convt.txt | head -20 ;;
+  grid) fits 120 || continue; echo "$(el) grid"
+    # utils/kernel-grid.py over GRID_MATCH (a point-name substring, default the columns
+    # reductions) once per `columns` geometry of GRID_TUNES (TC_COLUMNS_TUNE values, "-" the
+    # built-in one; PyTorch beside the first only); one report each, then one over all.
+    n=0; for tune in ${GRID_TUNES:--}; do n=$((n+1)); fits 60 || break
+      t=$([ "$tune" = - ] && echo "" || echo "$tune"); tg=$(echo "${t:-default}" | tr ',=' '_-')
+      TC_COLUMNS_TUNE=$t timeout $(( DL - $(date +%s) - 20 )) python3 utils/kernel-grid.py --bin $B --target cuda --jobs 16 \
+        --families ${GRID_FAMILIES:-reduce} --dtypes ${GRID_DTYPES:-f16,f32} --max-points 0 --match "${GRID_MATCH:-axes=columns}" \
+        $([ $n -gt 1 ] && echo --torch off) --out $R/grid-$tg.jsonl --report $R/grid-$tg.md > $R/grid-$tg.log 2>&1
+      echo "$(el) grid $tg rc=$?"; python3 -c "import json,sys
+for l in open(sys.argv[1]): p=json.loads(l); print('%-45s %-8s %9s us %5s%% c/tc %s' % (p['name'][-45:], p['status'], p.get('tc_us'), round(100*(p.get('roofline') or 0)), p.get('speedup_compile')))" $R/grid-$tg.jsonl
+    done ;;
   *) echo "unknown job $job" ;;
 esac; done
 tar -cJf $OUT/res-${1%%:*}.tar.xz -C $R . 2>/dev/null; echo "$(el) packed"

@@ -8,6 +8,24 @@
 
 namespace tc::kernels::reduce {
 
+const ColumnsGeometry &columnsGeometry() {
+  static const ColumnsGeometry g = [] {
+    ColumnsGeometry g;
+    const char *e = std::getenv("TC_COLUMNS_TUNE");
+    std::istringstream in(e ? e : "");
+    for (std::string kv; std::getline(in, kv, ',');) {
+      size_t eq = kv.find('=');
+      unsigned v = eq == std::string::npos ? 0 : unsigned(std::atoi(kv.c_str() + eq + 1));
+      std::string k = kv.substr(0, eq);
+      if (v == 0)
+        continue;
+      (k == "grid" ? g.grid : k == "rows" ? g.minRows : k == "unroll" ? g.unroll : g.blocks) = v;
+    }
+    return g;
+  }();
+  return g;
+}
+
 std::string Emitter::vectorType(const Value *v) const {
   return "tc_vec<" + std::string(c.st(v->type.dtype)) + ", VW>";
 }
@@ -100,7 +118,9 @@ void Emitter::columnsLoop(std::ostream &os) const {
   // last column.
   bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
   bool skip = std::getenv("TC_TEST_COLUMNS_VECTOR_SKIP") != nullptr;
-  os << "  enum { U = " << std::max(kColumnsUnroll, 16 / vw) << ", VW = " << vw << " };\n"
+  const ColumnsGeometry &geo = columnsGeometry();
+  const std::string minRows = std::to_string(geo.minRows);
+  os << "  enum { U = " << std::max(geo.unroll, 16 / vw) << ", VW = " << vw << " };\n"
      << "  const int64_t I = " << I << ", O = I ? rows / I : 0, G = (I + VW - 1) / VW;\n"
      << "  int TX = G < 32 ? (G > 1 ? (int)G : 1) : 32;\n"
      << "  for (int t = 32; G > 32 && t >= 8; --t)\n"
@@ -108,13 +128,13 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "  const int TY = blockDim.x / TX, tx = threadIdx.x % TX, ty = threadIdx.x / TX;\n"
      << "  const bool live = ty < TY; // TX not dividing the block: the last threads idle\n"
      << "  const int64_t W = (int64_t)TX * VW, chunks = (I + W - 1) / W, items = O * chunks;\n"
-     // Blocks per item: what fills the grid, at least kColumnsMinRows rows per thread.
-     << gridSplits("items", "(L + (int64_t)TY * " + std::to_string(kColumnsMinRows) +
-                                " - 1) / ((int64_t)TY * " + std::to_string(kColumnsMinRows) + ")")
+     // Blocks per item: what fills the grid, at least minRows rows per thread.
+     << gridSplits("items",
+                   "(L + (int64_t)TY * " + minRows + " - 1) / ((int64_t)TY * " + minRows + ")")
      << "  const int64_t per = (L + S - 1) / S;\n"
      << "  __shared__ A tc_part[" << kColumnsBlock * vw << "];\n"
      << "  __shared__ int tc_last;\n"
-     << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
+     << "  A *part = (A *)scratch;\n"
      << "  const bool vec = " << aligned(vectors, "I") << ";\n  (void)vec;\n"
      << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
      << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
@@ -173,11 +193,24 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "    A acc = q < W ? tc_part[q] : " << init << ";\n"
      << "    if (S > 1) {\n"
      << "      if (q < W) part[w * W + q] = acc;\n"
-     << lastBlockOf("item", "      ") << "      if (q < W) {\n"
-     << "        acc = settled[item * S * W + q];\n"
-     << "        for (int64_t t = 1; t < S" << (drop ? " - 1" : "") << "; ++t) acc = " << combine
-     << "(acc, settled[(item * S + t) * W + q]);\n"
-     << "      }\n"
+     << lastBlockOf("item", "      ")
+     // The S partials of a column: K = blockDim / W groups of W threads
+     // each combine every K-th one (loads through L2: other blocks wrote
+     // them), then a tree over the groups (one thread a column took S
+     // dependent L2 reads: 1024 on a wide NHWC batch norm).
+     << "      const int K = (int)(blockDim.x / W), k = (int)(threadIdx.x / W),\n"
+     << "                col = (int)(threadIdx.x - (unsigned)k * (unsigned)W);\n"
+     << "      A sum = " << init << ";\n"
+     << "      for (int64_t t = k; k < K && t < S" << (drop ? " - 1" : "")
+     << "; t += K) sum = " << combine << "(sum, __ldcg(part + (item * S + t) * W + col));\n"
+     << "      if (k < K) tc_part[k * W + col] = sum;\n"
+     << "      __syncthreads();\n"
+     << "      int g = 1;\n      while (g < K) g *= 2;\n"
+     << "      for (g /= 2; g > 0; g /= 2) {\n"
+     << "        if (k < g && k + g < K) tc_part[k * W + col] = " << combine
+     << "(tc_part[k * W + col], tc_part[(k + g) * W + col]);\n"
+     << "        __syncthreads();\n      }\n"
+     << "      acc = q < W ? tc_part[q] : " << init << ";\n"
      << "      if (threadIdx.x == 0) count[item] = 0; // zero for the next launch\n"
      << "    }\n"
      << "    if (q < W && c0 + q < I) {\n"

@@ -434,7 +434,7 @@ std::optional<EmittedKernel> Emitter::emit() {
   if (l.columns) {
     threads = kColumnsBlock;
     launch = LaunchKind::Columns;
-    vec = kColumnsGrid;
+    vec = columnsGeometry().grid;
   } else if (l.split) {
     threads = kSplitBlock;
     launch = LaunchKind::Split;
@@ -460,7 +460,7 @@ std::optional<EmittedKernel> Emitter::emit() {
   const bool multiBlock = l.columns || l.split; // rows split across blocks: a scratch
   std::string symbol = c.emitStart(os, threads, /*scratch=*/multiBlock, l.split,
                                    l.split      ? splitMinBlocks(l)
-                                   : multiBlock ? 2
+                                   : multiBlock ? columnsGeometry().blocks
                                                 : 0);
   setup(os);
   if (l.plan.topK)

@@ -21,6 +21,13 @@ constexpr unsigned kMaxVector = 8;
 // (narrower vectors take more: 16 / VW, the same bytes in flight).
 constexpr unsigned kColumnsBlock = 256, kColumnsGrid = 1024, kColumnsMinRows = 4,
                    kColumnsUnroll = 4;
+// The geometry a `columns` kernel is emitted with: the constants above, or
+// for a tuning sweep (utils/kernel-grid.py) TC_COLUMNS_TUNE="grid=G,rows=R,
+// unroll=U,blocks=B" (B: the blocks an SM its registers must allow).
+struct ColumnsGeometry {
+  unsigned grid = kColumnsGrid, minRows = kColumnsMinRows, unroll = kColumnsUnroll, blocks = 2;
+};
+const ColumnsGeometry &columnsGeometry();
 // `split` kernels: threads per block, and the shortest static row that
 // takes them (poolformer's 25088 to 200704: a block per row leaves most of
 // the GPU idle while a few rows fill less than a wave).

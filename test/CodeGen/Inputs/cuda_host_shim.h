@@ -143,6 +143,7 @@ template <class T> T __shfl_sync(unsigned, T v, int src) {
 inline std::atomic<int> tc_traps{0};
 // Blocks run one after another: a block's writes are visible to the next.
 inline void __threadfence() {}
+template <class T> T __ldcg(const T *at) { return *at; }
 inline unsigned atomicAdd(unsigned *at, unsigned v) {
   return __atomic_fetch_add(at, v, __ATOMIC_SEQ_CST);
 }
