@@ -120,7 +120,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
   bool skip = std::getenv("TC_TEST_COLUMNS_VECTOR_SKIP") != nullptr;
   const ColumnsGeometry &geo = columnsGeometry();
   const std::string minRows = std::to_string(geo.minRows);
-  os << "  enum { U = " << std::max(geo.unroll, 16 / vw) << ", VW = " << vw << " };\n"
+  os << "  enum { U = " << std::max(geo.unroll, 16 / vw) << ", VW = " << vw << ", P = 8 };\n"
      << "  const int64_t I = " << I << ", O = I ? rows / I : 0, G = (I + VW - 1) / VW;\n"
      << "  int TX = G < 32 ? (G > 1 ? (int)G : 1) : 32;\n"
      << "  for (int t = 32; G > 32 && t >= 8; --t)\n"
@@ -134,7 +134,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "  const int64_t per = (L + S - 1) / S;\n"
      << "  __shared__ A tc_part[" << kColumnsBlock * vw << "];\n"
      << "  __shared__ int tc_last;\n"
-     << "  A *part = (A *)scratch;\n"
+     << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
      << "  const bool vec = " << aligned(vectors, "I") << ";\n  (void)vec;\n"
      << kScratchCounters << "  for (int64_t w = blockIdx.x; w < items * S; w += gridDim.x) {\n"
      << "    const int64_t item = w / S, split = w - item * S, oo = item / chunks,\n"
@@ -195,14 +195,24 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << "      if (q < W) part[w * W + q] = acc;\n"
      << lastBlockOf("item", "      ")
      // The S partials of a column: K = blockDim / W groups of W threads
-     // each combine every K-th one (loads through L2: other blocks wrote
-     // them), then a tree over the groups (one thread a column took S
-     // dependent L2 reads: 1024 on a wide NHWC batch norm).
+     // each combine every K-th one, P loads issued before their sums, then
+     // a tree over the groups. (One thread a column, a load then its sum,
+     // made the last block S L2 round trips: 1024 of them, 80% of an NHWC
+     // batch norm's statistics kernel.) `settled`: volatile, read through
+     // to what the other blocks wrote.
      << "      const int K = (int)(blockDim.x / W), k = (int)(threadIdx.x / W),\n"
      << "                col = (int)(threadIdx.x - (unsigned)k * (unsigned)W);\n"
+     << "      const int64_t n = S" << (drop ? " - 1" : "") << ";\n"
      << "      A sum = " << init << ";\n"
-     << "      for (int64_t t = k; k < K && t < S" << (drop ? " - 1" : "")
-     << "; t += K) sum = " << combine << "(sum, __ldcg(part + (item * S + t) * W + col));\n"
+     << "      for (int64_t t0 = k; k < K && t0 < n; t0 += (int64_t)K * P) {\n"
+     << "        A got[P];\n"
+     << "#pragma unroll\n        for (int p = 0; p < P; ++p)\n"
+     << "          got[p] = t0 + (int64_t)p * K < n ? settled[(item * S + t0 + (int64_t)p * K) * W "
+        "+ "
+        "col] : "
+     << init << ";\n"
+     << "#pragma unroll\n        for (int p = 0; p < P; ++p) sum = " << combine
+     << "(sum, got[p]);\n      }\n"
      << "      if (k < K) tc_part[k * W + col] = sum;\n"
      << "      __syncthreads();\n"
      << "      int g = 1;\n      while (g < K) g *= 2;\n"
