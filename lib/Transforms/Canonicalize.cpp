@@ -296,6 +296,7 @@ bool lowerMaskedDropout(Function &f, size_t at) {
 
 bool runCanonicalizePass(Module &m, const PassOptions &opts) {
   int64_t maxIter = opts.getInt("max-iterations");
+  bool lowerTraining = opts.getBool("lower-training-batch-norms");
   bool changedAny = false;
   for (auto &f : m.functions) {
     for (int64_t iter = 0; iter < maxIter; ++iter) {
@@ -308,8 +309,8 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
         break;
     }
     for (size_t i = 0; i < f->ops.size(); ++i)
-      changedAny |= lowerBatchNormToAffine(*f, i) || lowerTrainingBatchNorm(*f, i) ||
-                    lowerMaskedDropout(*f, i);
+      changedAny |= lowerBatchNormToAffine(*f, i) ||
+                    (lowerTraining && lowerTrainingBatchNorm(*f, i)) || lowerMaskedDropout(*f, i);
   }
   return changedAny;
 }

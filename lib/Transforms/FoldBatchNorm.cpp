@@ -12,6 +12,7 @@
 // outside tc-opt --train (ONNX's training_mode = 1: batch statistics and the
 // running ones as results) becomes the reference's formula too: two
 // reductions and pointwise ops (lowerTrainingBatchNorm).
+#include "tc/IR/Gradient.h"
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/OpTable.h"
@@ -286,53 +287,32 @@ bool lowerTrainingBatchNorm(Function &f, size_t at) {
     if (!v || v->type.dtype != x->type.dtype || v->type.shape != channels)
       return false;
   }
-  Value *y = bn.result();
-  BatchNormLowering l{f, bn};
-  auto scalar = [&](double v, const std::string &name) {
-    HostTensor t(x->type.dtype, {});
-    t.setDouble(0, v);
-    return addConstant(f, y->name + "_bn_" + name, t, bn.loc);
-  };
   // The statistics over every axis but the channels' (population variance,
-  // as the reference's moments), kept as [1, C, 1, ...].
+  // as the reference's moments), built as the gradient rules build them
+  // (grad::normalize): a train step's rule recomputes the same ops.
+  BatchNormLowering l{f, bn};
+  GradBuilder b(f, bn, bn.result()->name + "_bn");
   std::vector<int64_t> axes{0}, spatial, outer{0};
   for (size_t d = 2; d < r; ++d) {
     axes.push_back(int64_t(d));
     spatial.push_back(int64_t(d - 1));
     outer.push_back(int64_t(d));
   }
-  auto perChannel = [&](Value *v, const char *name) { // [C] -> [C, 1, ...]
-    return spatial.empty() ? v
-                           : l.add(OpKind::Unsqueeze, {v}, name, {{"axes", Attribute(spatial)}});
+  auto perChannel = [&](Value *v) { // [C] -> [C, 1, ...]
+    return spatial.empty() ? v : b.op(OpKind::Unsqueeze, {v}, {{"axes", Attribute(spatial)}});
   };
-  Value *mu = l.add(OpKind::ReduceMean, {x}, "mean", {{"axes", Attribute(axes)}});
-  Value *xc = l.add(OpKind::Sub, {x, mu}, "centered");
-  Value *var = l.add(OpKind::ReduceMean, {l.add(OpKind::Mul, {xc, xc}, "sq")}, "var",
-                     {{"axes", Attribute(axes)}});
-  Value *eps = scalar(bn.getFloat("epsilon"), "eps");
-  Value *inv =
-      l.add(OpKind::Reciprocal,
-            {l.add(OpKind::Sqrt, {l.add(OpKind::Add, {var, eps}, "var_eps")}, "stddev")}, "inv");
-  Value *out =
-      l.add(OpKind::Add,
-            {l.add(OpKind::Mul,
-                   {l.add(OpKind::Mul, {xc, inv}, "normed"), perChannel(bn.operand(1), "scale")},
-                   "scaled"),
-             perChannel(bn.operand(2), "b")},
-            "out");
+  grad::Normalized n = grad::normalize(b, x, axes, bn.getFloat("epsilon"));
+  Value *scale = perChannel(bn.operand(1));
+  Value *out = b.mul(n.xhat, scale);
+  out = b.add(out, perChannel(bn.operand(2)));
   // Running statistics: input * momentum + batch statistic * (1 - momentum).
   double momentum = bn.getFloat("momentum");
-  Value *keep = scalar(momentum, "momentum"), *take = scalar(1 - momentum, "take");
-  auto running = [&](Value *old, Value *batch, const char *name) {
-    Value *flat =
-        l.add(OpKind::Squeeze, {batch}, std::string(name) + "_flat", {{"axes", Attribute(outer)}});
-    return l.add(OpKind::Add,
-                 {l.add(OpKind::Mul, {old, keep}, std::string(name) + "_kept"),
-                  l.add(OpKind::Mul, {flat, take}, std::string(name) + "_taken")},
-                 std::string(name) + "_running");
+  auto running = [&](Value *old, Value *batch) {
+    Value *flat = b.op(OpKind::Squeeze, {batch}, {{"axes", Attribute(outer)}});
+    return b.add(b.scale(old, momentum), b.scale(flat, 1 - momentum));
   };
-  Value *newMean = running(bn.operand(3), mu, "mean"), *newVar = running(bn.operand(4), var, "var");
-  l.finish(at, {out, newMean, newVar});
+  Value *newMean = running(bn.operand(3), n.mean);
+  l.finish(at, {out, newMean, running(bn.operand(4), n.var)});
   return true;
 }
 

@@ -268,9 +268,16 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
   // Attention fused before autodiff, each op giving its rows' log-sum-exp:
   // its rule's AttentionGrad recomputes the probabilities from it, so no
   // [B, H, Sq, Skv] tensor lives from the forward to the backward.
-  p.add(Canonicalize).add(PassInvocation(AttentionFusion).set("lse", true)).add(DCE);
+  // Batch norms stay ops through autodiff (their rule: two sums a norm, where
+  // the decomposed statistics' generic rules make four), then are lowered
+  // into the same statistics ops the rule recomputes, which CSE merges.
+  p.add(PassInvocation(Canonicalize).set("lower-training-batch-norms", false))
+      .add(PassInvocation(AttentionFusion).set("lse", true))
+      .add(DCE);
   p.add(fromSpec(AppendLoss, "loss", loss))
-      .add(PassInvocation(Autodiff).set("loss-scale", lossScale));
+      .add(PassInvocation(Autodiff).set("loss-scale", lossScale))
+      .add(Canonicalize)
+      .add(CSE);
   if (!lowType.empty())
     p.append(mixedPrecisionPipeline(lowType));
   if (!optimizer.empty())

@@ -84,4 +84,16 @@ using GradFn = void (*)(GradBuilder &b, const std::vector<Value *> &resultGrads,
 // The rule of op kind `k`, or nullptr (lib/IR/Gradients/Registry.cpp, from Gradients.def).
 GradFn gradientRule(OpKind k);
 
+namespace grad {
+// x normalized over `axes` with its own statistics (lib/IR/Gradients/NN.cpp):
+// the mean and the population variance (kept dims), 1 / sqrt(var + eps) and
+// xhat. The one way these ops are built: a batch norm's lowering
+// (lowerTrainingBatchNorm) and the rules that recompute them make the same
+// ops, which CSE merges.
+struct Normalized {
+  Value *mean, *var, *invStd, *xhat;
+};
+Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps);
+} // namespace grad
+
 } // namespace tc

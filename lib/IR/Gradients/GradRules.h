@@ -13,13 +13,8 @@ using Wanted = std::vector<bool>;
 #include "tc/IR/Gradients.def"
 #undef TC_GRAD
 
-// Shared by the normalizations (NN.cpp, Norms.cpp): x normalized over `axes`
-// with its own statistics, xhat and 1 / sqrt(var + eps); and the cotangent of
-// x from that of xhat.
-struct Normalized {
-  Value *xhat, *invStd;
-};
-Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps);
+// Shared by the normalizations (NN.cpp, Norms.cpp): the cotangent of x from
+// that of xhat = normalize(x) (tc/IR/Gradient.h).
 Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
                          const std::vector<int64_t> &axes);
 

@@ -489,10 +489,11 @@ void globalMaxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
 
 // x normalized over `axes` (batch statistics): xhat and 1 / sqrt(var + eps).
 Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
-  Value *xc = b.sub(x, b.reduceMean(x, axes, true));
+  Value *mean = b.reduceMean(x, axes, true);
+  Value *xc = b.sub(x, mean);
   Value *var = b.reduceMean(b.mul(xc, xc), axes, true);
   Value *invStd = b.op(OpKind::Reciprocal, {b.op(OpKind::Sqrt, {b.add(var, b.scalar(eps, x))})});
-  return {b.mul(xc, invStd), invStd};
+  return {mean, var, invStd, b.mul(xc, invStd)};
 }
 // dx of xhat = normalize(x) from dxhat: invstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)).
 Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
@@ -512,24 +513,36 @@ Value *perChannel(GradBuilder &b, Value *p, size_t rank) {
 } // namespace
 
 // Training batch norm (batch statistics over all axes but 1); the running
-// statistics are state, not differentiated.
+// statistics are state, not differentiated. With db = sum(g) and ds =
+// sum(g xhat), the parameters' gradients, dx = s invStd (g - (db + xhat ds)
+// / M): two sums a norm (normalizeBackward's mean(dxhat) and mean(dxhat
+// xhat) are s db / M and s ds / M, as s is per channel).
 void batchNormTraining(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   Value *X = in(b, 0), *g = rg[0];
   if (!g)
     return;
-  size_t r = X->type.rank();
+  std::vector<int64_t> xD = b.dims(X);
+  size_t r = xD.size();
   std::vector<int64_t> axes{0};
-  for (size_t a = 2; a < r; ++a)
+  double m = double(xD[0]);
+  for (size_t a = 2; a < r; ++a) {
     axes.push_back(int64_t(a));
+    m *= double(xD[a]);
+  }
   if (b.dims(in(b, 1)).size() != 1)
     fail(b.fwd.where(), ": gradients of a batch norm need [C] parameters");
   Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
-  if (w[0])
-    og[0] = normalizeBackward(b, n, b.mul(g, perChannel(b, in(b, 1), r)), axes);
+  Value *db = b.reduceSum(g, axes, true);
+  Value *ds = b.reduceSum(b.mul(g, n.xhat), axes, true);
+  if (w[0]) {
+    Value *k = b.mul(perChannel(b, in(b, 1), r), n.invStd);
+    Value *sums = b.scale(b.add(db, b.mul(n.xhat, ds)), 1 / m);
+    og[0] = b.mul(k, b.sub(g, sums));
+  }
   if (w[1])
-    og[1] = b.reduceSum(b.mul(g, n.xhat), axes, false);
+    og[1] = b.reshape(ds, {xD[1]});
   if (w[2])
-    og[2] = b.reduceSum(g, axes, false);
+    og[2] = b.reshape(db, {xD[1]});
 }
 
 // Inference batch norm: the statistics are constants, so it is affine in x.

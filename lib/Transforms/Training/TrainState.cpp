@@ -103,9 +103,10 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   std::regex freeze = compile("freeze", freezeText.empty() ? "$^" : freezeText);
   bool eval = opts.getBool("eval");
 
-  // Batch norms: batch statistics, as ops every backend compiles (a
-  // reduction per statistic, the rest pointwise); their running statistics
-  // become buffers updated as PyTorch does (the variance's unbiased).
+  // Batch norms: training batch norm ops over batch statistics (lowered
+  // after autodiff into a reduction per statistic and pointwise ops); their
+  // running statistics become buffers updated as PyTorch does (the
+  // variance's unbiased).
   std::vector<Value *> bufferConsts, bufferUpdates;
   std::unordered_set<const Value *> statistics;
   std::vector<std::pair<Value *, Value *>> replaced; // old result -> its value now
@@ -132,12 +133,10 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
     std::vector<int64_t> xD = b.dims(x);
     if (b.dims(mean).size() != 1)
       fail(op.where(), ": training a batch norm needs [C] statistics");
-    std::vector<int64_t> axes{0}, cD(xD.size(), 1);
+    std::vector<int64_t> cD(xD.size(), 1);
     int64_t count = xD[0];
-    for (size_t a = 2; a < xD.size(); ++a) {
-      axes.push_back(int64_t(a));
+    for (size_t a = 2; a < xD.size(); ++a)
       count *= xD[a];
-    }
     cD[1] = xD[1];
     Value *eps = b.scalar(op.getFloat("epsilon"), x);
     statistics.insert(mean);
@@ -156,17 +155,19 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
       }
       return true;
     }
-    Value *mu = b.reduceMean(x, axes, true);
-    Value *xc = b.sub(x, mu);
-    Value *v = b.reduceMean(b.mul(xc, xc), axes, true);
-    Value *inv = b.op(OpKind::Reciprocal, {b.op(OpKind::Sqrt, {b.add(v, eps)})});
-    Value *y =
-        b.add(b.mul(b.mul(xc, inv), b.reshape(op.operand(1), cD)), b.reshape(op.operand(2), cD));
+    // A training batch norm op: autodiff applies its rule (two sums a norm),
+    // then canonicalize lowers it (FoldBatchNorm.cpp). Its running variance
+    // takes the population one, PyTorch's the unbiased one (u = M / (M - 1)):
+    // theirs is u * ours + (1 - u) * momentum * var.
     double momentum = training ? op.getFloat("momentum") : 0.9;
     double unbiased = count > 1 ? double(count) / double(count - 1) : 1.0;
-    Value *newMean = b.add(b.scale(mean, momentum), b.scale(b.reshape(mu, {xD[1]}), 1 - momentum));
-    Value *newVar =
-        b.add(b.scale(var, momentum), b.scale(b.reshape(v, {xD[1]}), unbiased * (1 - momentum)));
+    std::vector<Value *> bn =
+        b.ops(OpKind::BatchNormalizationTraining, {x, op.operand(1), op.operand(2), mean, var}, 3,
+              {{"epsilon", Attribute(op.getFloat("epsilon"))}, {"momentum", Attribute(momentum)}});
+    Value *y = bn[0], *newMean = bn[1];
+    Value *newVar = unbiased == 1.0
+                        ? bn[2]
+                        : b.add(b.scale(bn[2], unbiased), b.scale(var, (1 - unbiased) * momentum));
     replaced.emplace_back(op.result(), y);
     if (training) {
       replaced.emplace_back(op.result(1), newMean);
