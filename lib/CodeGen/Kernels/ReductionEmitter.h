@@ -13,14 +13,18 @@ enum class Where { Prologue, Row, Element };
 // The most elements of a vector (16 bytes of f16) the `columns` and `split`
 // kernels read (Emitter::vectorWidth).
 constexpr unsigned kMaxVector = 8;
-// `columns` kernels: threads per block, the fixed grid (4 blocks on each of 132 SMs and
-// more: enough to fill an H100/H200 twice), the fewest rows per thread
-// worth another block: few, as the kernel is latency-bound where the
-// reduced run is short (an SE block over 14x14: 196 rows split 2 ways at 16
-// rows per thread left 80% of the grid idle), and the fewest rows a trip
-// (narrower vectors take more: 16 / VW, the same bytes in flight).
-constexpr unsigned kColumnsBlock = 256, kColumnsGrid = 1024, kColumnsMinRows = 4,
-                   kColumnsUnroll = 4;
+// `columns` kernels: threads per block; the fixed grid, two blocks on each
+// of 132 SMs (an H100/H200 once): each block then sums many rows, its
+// partials' tree and the last block's combine of S partials amortized; the
+// fewest rows per thread worth another block; and the rows a trip whose
+// loads all issue before their sums (narrower vectors take more: 16 / VW,
+// the same bytes in flight). Chosen by utils/kernel-grid.py's columns
+// points on the H200 (docs/bench.md, "Kernel-family grid", session 38):
+// against 1024 / 4 / 4, an NHWC batch norm's f16 statistics over 262144 x 64
+// went 29.5 -> 15.3 us, 32640 x 514 21.9 -> 18.7 us; the resnet50 AMP step
+// 14.4 -> 12.0 ms of device time.
+constexpr unsigned kColumnsBlock = 256, kColumnsGrid = 264, kColumnsMinRows = 16,
+                   kColumnsUnroll = 8;
 // The geometry a `columns` kernel is emitted with: the constants above, or
 // for a tuning sweep (utils/kernel-grid.py) TC_COLUMNS_TUNE="grid=G,rows=R,
 // unroll=U,blocks=B" (B: the blocks an SM its registers must allow).
