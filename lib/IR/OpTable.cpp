@@ -175,8 +175,8 @@ bool isIndexMove(OpKind k) {
 }
 
 bool isWindowOp(OpKind k) {
-  return k == OpKind::MaxPool || k == OpKind::AveragePool || k == OpKind::LpPool ||
-         k == OpKind::ConvTranspose || k == OpKind::ConvWeightGrad;
+  return k == OpKind::MaxPool || k == OpKind::MaxPoolGrad || k == OpKind::AveragePool ||
+         k == OpKind::LpPool || k == OpKind::ConvTranspose || k == OpKind::ConvWeightGrad;
 }
 
 const OpInfo *lookupOp(std::string_view name) {

@@ -50,6 +50,19 @@ bool pool(Walk &w, Op &op) {
   return true;
 }
 
+// MaxPoolGrad: channels_last = 1, X and dY in NHWC (one that is not moved
+// there: X is the forward pool's, a twin already, and dY comes from NHWC ops).
+bool poolGrad(Walk &w, Op &op) {
+  if (op.getInt("channels_last"))
+    return false;
+  for (Value *&v : op.operands)
+    if (!w.isTwin(v))
+      v = w.toLast(v);
+  op.setAttr("channels_last", Attribute(int64_t(1)));
+  w.retypeAsTwins(op);
+  return true;
+}
+
 // A global pool is a Reduce over the spatial axes, [N, 1, 1, C] in NHWC.
 bool globalPool(Walk &w, Op &op) {
   size_t r = op.operand(0)->type.rank();
@@ -238,6 +251,7 @@ bool followLayout(Walk &w, Op &op) {
   case OpKind::MaxPool:
   case OpKind::AveragePool:
   case OpKind::LpPool: done = pool(w, op); break;
+  case OpKind::MaxPoolGrad: done = poolGrad(w, op); break;
   case OpKind::GlobalAveragePool:
   case OpKind::GlobalMaxPool: done = globalPool(w, op); break;
   case OpKind::Concat: done = concat(w, op); break;

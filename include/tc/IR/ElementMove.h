@@ -27,8 +27,8 @@ bool isCpuCopyMove(OpKind k);
 // computation; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
 
-// MaxPool, AveragePool, LpPool, ConvTranspose, ConvWeightGrad: sliding-window ops the fuse
-// pass keeps alone (no epilogue) and outlines, the Pool family generates.
+// MaxPool, MaxPoolGrad, AveragePool, LpPool, ConvTranspose, ConvWeightGrad: sliding-window ops the
+// fuse pass keeps alone (no epilogue) and outlines, the Pool family generates.
 bool isWindowOp(OpKind k);
 
 // Ops whose result keeps the input items that pass a test, sized by the

@@ -1,6 +1,8 @@
 // The Pool family: a lone sliding-window op over N-D data ([N, C,
 // spatial...], 1-D to any rank, or [N, spatial..., C] with channels_last):
-// MaxPool (with its Indices and on integers: NCHW), AveragePool, LpPool,
+// MaxPool (with its Indices and on integers: NCHW) and its gradient
+// MaxPoolGrad (in gather form: each X tap finds the windows whose first
+// maximum it is), AveragePool, LpPool,
 // and ConvTranspose in gather form (each result element sums the taps that
 // reach it). One result element per thread (CUDA) or per inner iteration of
 // the row loop (CPU); in NHWC the inner axis is C, so neighbouring threads
@@ -13,6 +15,7 @@
 #include "Families.h"
 #include "Window.h"
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 
 namespace tc::kernels {
@@ -33,7 +36,7 @@ std::string Window::kernel(size_t d) const {
 }
 
 void Window::emitSetup(std::ostream &os) const {
-  const Value *x = op.operand(0), *y = op.result();
+  const Value *x = op.operand(0), *y = windows ? windows : op.result();
   const std::string &autoPad = op.getString("auto_pad");
   const std::vector<int64_t> &outShape =
       transposed ? op.getInts("output_shape") : std::vector<int64_t>{};
@@ -87,6 +90,22 @@ struct PoolWindow : Window {
   // `index`: the grid loop's type (unsigned below 2^31 elements: cheaper
   // divisions); `vec` channels per thread in NHWC.
   void emitIndex(std::ostream &os, const std::string &index = "int64_t", unsigned vec = 1) const {
+    if (op.is(OpKind::MaxPoolGrad)) { // X's position p<d>: nb and ch, or nc
+      std::string cast = index == "int64_t" ? "" : "(" + index + ")";
+      os << "    " << index << " rem = row;\n";
+      if (at == 1)
+        os << "    const int64_t ch = j;\n";
+      for (size_t d = sp; d-- > 0;) {
+        if (at == 2 && d == sp - 1) {
+          os << "    const int64_t p" << d << " = j;\n";
+          continue;
+        }
+        os << "    const int64_t p" << d << " = rem % " << cast << "I" << d
+           << ";\n    rem /= " << cast << "I" << d << ";\n";
+      }
+      os << "    const int64_t " << (at == 1 ? "nb" : "nc") << " = rem;\n";
+      return;
+    }
     if (at == 1) {
       std::string cast = index == "int64_t" ? "" : "(" + index + ")";
       os << "    const int64_t ch = j" << (vec > 1 ? " * " + std::to_string(vec) : "") << ";\n    "
@@ -218,6 +237,56 @@ struct PoolWindow : Window {
       os << "    (void)bestCol;\n";
   }
 
+  // MaxPoolGrad: X's tap p sums dY over the windows o that reach it (o * S
+  // - P + k * D = p for a tap k) whose first maximum, scanned as MaxPool's
+  // Indices pick it (the first tap, then each strictly greater one), is p.
+  void emitMaxGradBody(std::ostream &os, const std::string &yAt) const {
+    DType t = op.operand(0)->type.dtype;
+    const char *T = c.ct(t);
+    bool last = at == 1;
+    auto xAt = [&](const char *pos) {
+      return last ? "(" + offset("nb", pos, "I") + ") * CH + ch" : offset("nc", pos, "I");
+    };
+    // Test-only: the last maximum instead of the first, which ties must
+    // catch (test/CodeGen/cuda-host-maxpool-grad.tcir).
+    bool lastMax = std::getenv("TC_TEST_MAXPOOL_GRAD_LAST_MAX") != nullptr;
+    std::string pAt = xAt("p"),
+                dyAt = last ? "(" + offset("nb", "o", "O") + ") * CH + ch" : offset("nc", "o", "O");
+    os << "    const int64_t self = " << pAt << ";\n    " << T << " acc = " << T << "(0);\n";
+    std::string ind = "    ";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
+         << ind << "  const int64_t t" << n << " = p" << n << " + P" << n << " - k" << n << " * D"
+         << n << ";\n"
+         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
+         << ind << "  const int64_t o" << n << " = t" << n << " / S" << n << ";\n"
+         << ind << "  if (o" << n << " >= O" << n << ") continue;\n";
+      ind += "  ";
+    }
+    os << ind << "int64_t bestAt = -1;\n" << ind << T << " best = " << T << "(0);\n";
+    std::string scan = ind;
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << scan << "for (int64_t q" << n << " = 0; q" << n << " < K" << n << "; ++q" << n
+         << ") {\n"
+         << scan << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + q"
+         << n << " * D" << n << ";\n"
+         << scan << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+      scan += "  ";
+    }
+    os << scan << "const int64_t at = " << xAt("i") << ";\n"
+       << scan << "const " << T << " v = " << c.load(t, "X[at]") << ";\n"
+       << scan << "if (bestAt < 0 || v " << (lastMax ? ">=" : ">")
+       << " best) { best = v; bestAt = at; }\n";
+    for (size_t d = sp; d-- > 0;)
+      os << ind.substr(0, ind.size()) << std::string(2 * d, ' ') << "}\n";
+    os << ind << "if (bestAt == self) acc += " << c.load(t, "DY[" + dyAt + "]") << ";\n";
+    for (size_t d = sp; d-- > 0;)
+      os << std::string(4 + 2 * d, ' ') << "}\n";
+    os << "    Y[" << yAt << "] = " << c.store(t, "acc") << ";\n";
+  }
+
   // y[n, m, o] = B[m] + sum over the taps k with o = i * S + k * D - P for
   // an input position i, and the group's channels c. Taps outside, channels
   // inside: a tap's stride test and division once for all CG channels
@@ -346,7 +415,7 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
     return k;
   }
   const Value *x = op.operand(0), *y = op.result();
-  bool transposed = op.is(OpKind::ConvTranspose);
+  bool transposed = op.is(OpKind::ConvTranspose), grad = op.is(OpKind::MaxPoolGrad);
   // MaxPool's Indices: the group's second result, NCHW.
   bool indices = op.is(OpKind::MaxPool) && op.results.size() == 2 && c.f.results == op.results &&
                  !op.getInt("channels_last");
@@ -359,11 +428,14 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   bool integerMax = op.is(OpKind::MaxPool) && isInteger(t) && !op.getInt("channels_last");
   if (!(isFloat(t) || integerMax) || !c.st(t))
     return c.reject(std::string(op.name()) + " on " + x->type.str());
+  const Value *dy = grad ? op.operand(1) : nullptr;
+  if (grad && c.argIndex(dy) == SIZE_MAX)
+    return c.reject("MaxPoolGrad whose dY is not a group argument");
   const Value *w = transposed ? op.operand(1) : nullptr, *b = transposed ? op.operand(2) : nullptr;
   if (transposed && (c.argIndex(w) == SIZE_MAX || (b && c.argIndex(b) == SIZE_MAX)))
     return c.reject("ConvTranspose whose weights or bias are not group arguments");
   bool last = op.getInt("channels_last") != 0;
-  PoolWindow win{{c, op, x->type.rank() - 2, transposed, last ? size_t(1) : size_t(2)}};
+  PoolWindow win{{c, op, x->type.rank() - 2, transposed, last ? size_t(1) : size_t(2), dy}};
   const char *S = c.st(t);
   std::string symbol = "tc_" + c.f.name;
   std::ostringstream os, body;
@@ -376,6 +448,8 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
        << (out ? "" : "const ") << S << " *)bufs[" << i << "];\n";
   };
   view("X", x, false);
+  if (grad)
+    view("DY", dy, false);
   if (transposed) {
     view("Wt", w, false);
     if (b)
@@ -390,9 +464,11 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
   if (last) // the result's channels (ConvTranspose's M)
     os << "  const int64_t CH = " << c.dim(y, y->type.rank() - 1) << ";\n";
   win.emitSetup(os);
-  std::string inner = last ? "CH" : "O" + std::to_string(win.sp - 1),
+  std::string inner = last ? "CH" : (grad ? "I" : "O") + std::to_string(win.sp - 1),
               yAt = "row * " + inner + " + j";
-  if (transposed)
+  if (grad)
+    win.emitMaxGradBody(body, yAt);
+  else if (transposed)
     win.emitTransposedBody(body, yAt, b != nullptr);
   else
     win.emitPoolBody(body, yAt);

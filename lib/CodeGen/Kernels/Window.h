@@ -16,6 +16,9 @@ struct Window {
   size_t sp;
   bool transposed;
   size_t at = 2; // the first spatial axis of X and Y (1: channels-last)
+  // The windows' value, whose dims are O<d>: the op's result, or
+  // MaxPoolGrad's dY (its result has X's shape).
+  const Value *windows = nullptr;
 
   // Attribute `name`'s value i, or `dflt` when the attribute is absent.
   std::string ints(const char *name, size_t i, int64_t dflt) const;

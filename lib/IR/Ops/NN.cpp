@@ -389,6 +389,18 @@ std::vector<TensorType> inferMaxPool(const Op &op) {
   return {y};
 }
 
+// dX has X's type; dY must be what MaxPool of X with these attributes gives.
+std::vector<TensorType> inferMaxPoolGrad(const Op &op) {
+  const TensorType &x = operandType(op, 0), &dy = operandType(op, 1);
+  TensorType y = poolType(op, false);
+  if (dy.dtype != x.dtype || dy.rank() != y.rank())
+    fail("dY must be ", y.str(), " (MaxPool of X), got ", dy.str());
+  for (size_t d = 0; d < y.rank(); ++d)
+    if (y.shape[d].isStatic() && dy.shape[d].isStatic() && y.shape[d].size != dy.shape[d].size)
+      fail("dY must be ", y.str(), " (MaxPool of X), got ", dy.str());
+  return {x};
+}
+
 std::vector<TensorType> inferAveragePool(const Op &op) {
   requireFlag(op, "count_include_pad");
   return {poolType(op, false)};

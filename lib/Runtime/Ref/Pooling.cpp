@@ -1,5 +1,5 @@
-// Pooling kernels: MaxPool (with optional indices), AveragePool, LpPool over
-// N-D sliding windows, and the global poolings. The window geometry comes
+// Pooling kernels: MaxPool (with optional indices) and its gradient,
+// AveragePool, LpPool over N-D sliding windows, and the global poolings. The window geometry comes
 // from tc/IR/NNMath.h, the same arithmetic that sized the results.
 #include "Kernels.h"
 #include "tc/IR/NNMath.h"
@@ -13,7 +13,8 @@ namespace {
 using Ins = std::vector<const HostTensor *>;
 using Outs = std::vector<HostTensor>;
 
-enum class Pool { Max, Average, Lp };
+// MaxGrad: MaxPoolGrad(X, dY), each window's dY added at its maximum's tap.
+enum class Pool { Max, MaxGrad, Average, Lp };
 
 Dims perAxis(const Op &op, const char *name, int64_t dflt, size_t n) {
   Dims v = op.getInts(name);
@@ -36,11 +37,13 @@ std::vector<Dims> positions(const Dims &box) {
 }
 
 template <Pool Kind> void poolChannelsFirst(const Op &op, const Ins &ins, Outs &outs) {
-  expectArity(ins, 1, outs, outs.size() == 2 && Kind == Pool::Max ? 2 : 1);
+  constexpr bool max = Kind == Pool::Max || Kind == Pool::MaxGrad;
+  expectArity(ins, Kind == Pool::MaxGrad ? 2 : 1, outs,
+              outs.size() == 2 && Kind == Pool::Max ? 2 : 1);
   const HostTensor &x = *ins[0];
   HostTensor &y = outs[0];
   HostTensor *indices = outs.size() == 2 ? &outs[1] : nullptr;
-  const Dims &xs = x.shape(), &ys = y.shape();
+  const Dims &xs = x.shape(), &ys = Kind == Pool::MaxGrad ? ins[1]->shape() : y.shape();
   if (xs.size() < 3 || ys.size() != xs.size() || ys[0] != xs[0] || ys[1] != xs[1])
     fail("internal: unexpected shapes ", x.typeStr(), " -> ", y.typeStr());
   size_t sp = xs.size() - 2;
@@ -72,6 +75,8 @@ template <Pool Kind> void poolChannelsFirst(const Op &op, const Ins &ins, Outs &
   }
   bool includePad = Kind == Pool::Average && op.getInt("count_include_pad") != 0;
   bool colMajor = Kind == Pool::Max && op.getInt("storage_order") != 0;
+  std::vector<double> dy = Kind == Pool::MaxGrad ? loadDoubles(*ins[1]) : std::vector<double>{};
+  std::vector<double> dx(Kind == Pool::MaxGrad ? size_t(x.numElements()) : 0, 0.0);
   int64_t p = Kind == Pool::Lp ? op.getInt("p") : 1;
   int64_t NC = xs[0] * xs[1], IS = numElements(in), P = numElements(out);
   Dims iStr = stridesOf(in), cStr(sp, 1); // row-major and column-major strides
@@ -101,7 +106,7 @@ template <Pool Kind> void poolChannelsFirst(const Op &op, const Ins &ins, Outs &
         }
         ++count;
         int64_t at = nc * IS + off;
-        if constexpr (Kind == Pool::Max) {
+        if constexpr (max) {
           bool better = fp ? bestAt < 0 || xv[size_t(at)] > best
                            : bestAt < 0 || (x.dtype() == DType::U64
                                                 ? uint64_t(xi[size_t(at)]) > uint64_t(ibest)
@@ -121,7 +126,10 @@ template <Pool Kind> void poolChannelsFirst(const Op &op, const Ins &ins, Outs &
         }
       }
       int64_t yi = nc * P + o;
-      if constexpr (Kind == Pool::Max) {
+      if constexpr (Kind == Pool::MaxGrad) {
+        if (bestAt >= 0)
+          dx[size_t(bestAt)] += dy[size_t(yi)];
+      } else if constexpr (Kind == Pool::Max) {
         // A window wholly in the padding has no maximum: the lowest value.
         if (fp || bestAt < 0)
           y.setDouble(yi, best);
@@ -135,11 +143,14 @@ template <Pool Kind> void poolChannelsFirst(const Op &op, const Ins &ins, Outs &
         y.setDouble(yi, std::pow(acc, 1.0 / double(p)));
       }
     }
+  if constexpr (Kind == Pool::MaxGrad)
+    for (size_t i = 0; i < dx.size(); ++i)
+      y.setDouble(int64_t(i), dx[i]);
 }
 
 template <Pool Kind> void poolKernel(const Op &op, const Ins &ins, Outs &outs) {
   if (op.getInt("channels_last"))
-    runChannelsFirst(poolChannelsFirst<Kind>, op, ins, outs, 1);
+    runChannelsFirst(poolChannelsFirst<Kind>, op, ins, outs, Kind == Pool::MaxGrad ? 2 : 1);
   else
     poolChannelsFirst<Kind>(op, ins, outs);
 }
@@ -170,6 +181,7 @@ template <bool Max> void globalPoolKernel(const Op &, const Ins &ins, Outs &outs
 
 void registerPoolingKernels(KernelTable &t) {
   t[size_t(OpKind::MaxPool)] = poolKernel<Pool::Max>;
+  t[size_t(OpKind::MaxPoolGrad)] = poolKernel<Pool::MaxGrad>;
   t[size_t(OpKind::AveragePool)] = poolKernel<Pool::Average>;
   t[size_t(OpKind::LpPool)] = poolKernel<Pool::Lp>;
   t[size_t(OpKind::GlobalAveragePool)] = globalPoolKernel<false>;
