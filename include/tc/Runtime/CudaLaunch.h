@@ -41,6 +41,9 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
 struct LaunchDims {
   unsigned grid = 0, block = 0;
   unsigned passes = 1; // `split`: launches, the parameter's `pass` 0 .. passes - 1
+  // `split`: the parameter ends with the pass (one pass too: a split kernel
+  // of row results only, SplitRows.cpp).
+  bool passField = false;
 };
 
 // The scratch buffer a `columns` or `split` launch of `l` reads after its results

@@ -67,8 +67,10 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l);
 bool takesSplit(const KernelContext &c, const Layout &l);
 // The launches (passes) of a `split` kernel: one per statistic (one for a
 // centered plan's two) and the last, which writes the elements and the
-// row results.
+// row results; with row results only (foldsRowResults), the last
+// statistic's pass stores them and there is no last pass.
 unsigned splitLaunches(const Layout &l);
+bool foldsRowResults(const Layout &l);
 // The blocks an SM a `split` kernel's registers must allow (launch bounds).
 unsigned splitMinBlocks(const Layout &l);
 

@@ -73,7 +73,7 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
 
 std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain) {
   if (k.launch == LaunchKind::Compact) // one block, both passes (the count may be 0)
-    return LaunchDims{1, k.block, 2};
+    return LaunchDims{1, k.block, 2, true};
   int64_t n = 1;
   for (int64_t d : domain)
     n *= d;
@@ -92,7 +92,7 @@ std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector
                       k.block};
   }
   if (k.launch == LaunchKind::Split) // `vec` passes of a fixed grid
-    return LaunchDims{kSplitGrid, k.block, k.vec};
+    return LaunchDims{kSplitGrid, k.block, k.vec, true};
   if (k.launch == LaunchKind::Columns) // a fixed grid: the kernel splits its work
     return LaunchDims{k.vec, k.block};
   if (k.launch == LaunchKind::Reduce) // one block per result element

@@ -461,7 +461,7 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
         s.params = kernelParams(*plan, values);
         if (readsScratch(k->second.entry.launch)) // after the buffers, before dims
           s.params.insert(s.params.begin() + long(values.size()), plan->columnsScratch.get());
-        if (l->passes > 1) // `split`: the pass, set at each launch
+        if (l->passField) // `split`: the pass, set at each launch
           s.params.push_back(0);
         what = "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
                std::to_string(s.launch.block) + ">>>";
@@ -558,7 +558,7 @@ cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
 void CudaModel::Step::launchKernel(cuda::CUstream stream) const {
   const cuda::Driver &d = cuda::driver();
   void *args[] = {const_cast<uint64_t *>(params.data())};
-  if (launch.passes > 1) { // `split`: the last field is the pass
+  if (launch.passField) { // `split`: the last field is the pass
     std::vector<uint64_t> p = params;
     args[0] = p.data();
     for (unsigned pass = 0; pass < launch.passes; ++pass) {

@@ -239,7 +239,7 @@ bool CudaModel::runUnplanned(const std::vector<Input> &inputs, std::vector<Outpu
       // a plan's: CudaRun.cpp); `split` launches once per pass.
       if (readsScratch(k->second.entry.launch))
         bufs.push_back(stepScratch_.reserve(columnsScratchBytes(*l), work_));
-      if (l->passes > 1)
+      if (l->passField)
         for (unsigned pass = 0; pass < l->passes; ++pass)
           launch(bufs, g->dims, *l, pass);
       else
