@@ -94,7 +94,7 @@ struct PoolWindow : Window {
       std::string cast = index == "int64_t" ? "" : "(" + index + ")";
       os << "    " << index << " rem = row;\n";
       if (at == 1)
-        os << "    const int64_t ch = j;\n";
+        os << "    const int64_t ch = j" << (vec > 1 ? " * " + std::to_string(vec) : "") << ";\n";
       for (size_t d = sp; d-- > 0;) {
         if (at == 2 && d == sp - 1) {
           os << "    const int64_t p" << d << " = j;\n";
@@ -240,7 +240,13 @@ struct PoolWindow : Window {
   // MaxPoolGrad: X's tap p sums dY over the windows o that reach it (o * S
   // - P + k * D = p for a tap k) whose first maximum, scanned as MaxPool's
   // Indices pick it (the first tap, then each strictly greater one), is p.
-  void emitMaxGradBody(std::ostream &os, const std::string &yAt) const {
+  // `vec` > 1: NHWC, `vec` channels per thread (16-byte loads; one channel
+  // a thread ran resnet50's MaxPool gradient at 4% of HBM's bandwidth):
+  // each lane keeps its window's first maximum as a spatial position, the
+  // channels sharing every address computation.
+  void emitMaxGradBody(std::ostream &os, const std::string &yAt, unsigned vec = 1) const {
+    if (vec > 1)
+      return emitMaxGradVectorBody(os, vec);
     DType t = op.operand(0)->type.dtype;
     const char *T = c.ct(t);
     bool last = at == 1;
@@ -285,6 +291,68 @@ struct PoolWindow : Window {
     for (size_t d = sp; d-- > 0;)
       os << std::string(4 + 2 * d, ' ') << "}\n";
     os << "    Y[" << yAt << "] = " << c.store(t, "acc") << ";\n";
+  }
+
+  void emitMaxGradVectorBody(std::ostream &os, unsigned vec) const {
+    DType t = op.operand(0)->type.dtype;
+    const char *T = c.ct(t);
+    std::string V = std::to_string(vec), vt = "tc_vec<" + std::string(c.st(t)) + ", " + V + ">";
+    bool lastMax = std::getenv("TC_TEST_MAXPOOL_GRAD_LAST_MAX") != nullptr; // as above
+    os << "    const int64_t self = " << offset("nb", "p", "I") << ";\n    " << T << " acc[" << V
+       << "];\n#pragma unroll\n    for (int l = 0; l < " << V << "; ++l) acc[l] = " << T
+       << "(0);\n";
+    std::string ind = "    ";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
+         << ind << "  const int64_t t" << n << " = p" << n << " + P" << n << " - k" << n << " * D"
+         << n << ";\n"
+         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
+         << ind << "  const int64_t o" << n << " = t" << n << " / S" << n << ";\n"
+         << ind << "  if (o" << n << " >= O" << n << ") continue;\n";
+      ind += "  ";
+    }
+    os << ind << "int64_t bestAt[" << V << "];\n"
+       << ind << T << " best[" << V << "];\n"
+       << ind << "#pragma unroll\n"
+       << ind << "for (int l = 0; l < " << V << "; ++l) { bestAt[l] = -1; best[l] = " << T
+       << "(0); }\n";
+    std::string scan = ind;
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << scan << "for (int64_t q" << n << " = 0; q" << n << " < K" << n << "; ++q" << n
+         << ") {\n"
+         << scan << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + q"
+         << n << " * D" << n << ";\n"
+         << scan << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+      scan += "  ";
+    }
+    os << scan << "const int64_t at = " << offset("nb", "i", "I") << ";\n"
+       << scan << "const " << vt << " xv = *(const " << vt << " *)(X + at * CH + ch);\n"
+       << scan << "#pragma unroll\n"
+       << scan << "for (int l = 0; l < " << V << "; ++l) {\n"
+       << scan << "  const " << T << " v = " << c.load(t, "xv.v[l]") << ";\n"
+       << scan << "  if (bestAt[l] < 0 || v " << (lastMax ? ">=" : ">")
+       << " best[l]) { best[l] = v; bestAt[l] = at; }\n"
+       << scan << "}\n";
+    for (size_t d = sp; d-- > 0;)
+      os << ind << std::string(2 * d, ' ') << "}\n";
+    // dY's vector only where a lane's maximum is this tap.
+    os << ind << "bool mine = false;\n"
+       << ind << "#pragma unroll\n"
+       << ind << "for (int l = 0; l < " << V << "; ++l) mine = mine || bestAt[l] == self;\n"
+       << ind << "if (mine) {\n"
+       << ind << "  const " << vt << " dv = *(const " << vt << " *)(DY + ("
+       << offset("nb", "o", "O") << ") * CH + ch);\n"
+       << ind << "#pragma unroll\n"
+       << ind << "  for (int l = 0; l < " << V << "; ++l)\n"
+       << ind << "    if (bestAt[l] == self) acc[l] += " << c.load(t, "dv.v[l]") << ";\n"
+       << ind << "}\n";
+    for (size_t d = sp; d-- > 0;)
+      os << std::string(4 + 2 * d, ' ') << "}\n";
+    os << "    " << vt << " yv;\n#pragma unroll\n    for (int l = 0; l < " << V
+       << "; ++l) yv.v[l] = " << c.store(t, "acc[l]") << ";\n    *(" << vt
+       << " *)(Y + row * CH + ch) = yv;\n";
   }
 
   // y[n, m, o] = B[m] + sum over the taps k with o = i * S + k * D - P for
@@ -480,16 +548,20 @@ std::optional<EmittedKernel> emitPool(const KernelContext &c, const KernelClass 
     // AveragePool ran one channel per thread at 280-600 GB/s).
     size_t bytes = dtypeSize(t);
     unsigned vec = bytes && bytes < 16 ? unsigned(16 / bytes) : 1;
-    if (last && vec > 1 && (op.is(OpKind::MaxPool) || op.is(OpKind::AveragePool))) {
+    if (last && vec > 1 && (op.is(OpKind::MaxPool) || op.is(OpKind::AveragePool) || grad)) {
       std::string V = std::to_string(vec);
-      os << "  if (CH % " << V << " == 0 && tc_aligned(X, 16) && tc_aligned(Y, 16)) {\n"
+      os << "  if (CH % " << V << " == 0 && tc_aligned(X, 16) && tc_aligned(Y, 16)"
+         << (grad ? " && tc_aligned(DY, 16)" : "") << ") {\n"
          << "  const int64_t innerV = CH / " << V << ", nV = n / " << V << ";\n";
       c.emitGridLoops(
           os, "0", true,
           [&](const std::string &index) {
             std::ostringstream vb;
             win.emitIndex(vb, index, vec);
-            win.emitPoolBody(vb, "row * CH + ch", vec);
+            if (grad)
+              win.emitMaxGradBody(vb, "row * CH + ch", vec);
+            else
+              win.emitPoolBody(vb, "row * CH + ch", vec);
             os << "    {\n" << vb.str() << "    }\n";
           },
           "iv", "nV", "innerV");
