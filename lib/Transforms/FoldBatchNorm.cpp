@@ -301,10 +301,14 @@ bool lowerTrainingBatchNorm(Function &f, size_t at) {
   auto perChannel = [&](Value *v) { // [C] -> [C, 1, ...]
     return spatial.empty() ? v : b.op(OpKind::Unsqueeze, {v}, {{"axes", Attribute(spatial)}});
   };
-  grad::Normalized n = grad::normalize(b, x, axes, bn.getFloat("epsilon"));
+  // y = x * a + c, a = scale * invStd and c = bias - mean * a per channel:
+  // one kernel reads x and writes y (x - mean and xhat, which the backward
+  // recomputes from x, are not written out).
+  grad::Normalized n = grad::statistics(b, x, axes, bn.getFloat("epsilon"));
   Value *scale = perChannel(bn.operand(1));
-  Value *out = b.mul(n.xhat, scale);
-  out = b.add(out, perChannel(bn.operand(2)));
+  Value *a = b.mul(n.invStd, scale);
+  Value *c = b.sub(perChannel(bn.operand(2)), b.mul(n.mean, a));
+  Value *out = b.add(b.mul(x, a), c);
   // Running statistics: input * momentum + batch statistic * (1 - momentum).
   double momentum = bn.getFloat("momentum");
   auto running = [&](Value *old, Value *batch) {

@@ -14,6 +14,13 @@
 // It runs late (pipelineForLevel: after the last CSE, which would merge the
 // clones back), and fusion keeps backward ops out of forward kernels
 // (Fusion.cpp), so a clone fuses into the backward kernel that reads it.
+//
+// Then (split-shared) the backward's own shared values: a cheap pointwise
+// value that reads one large tensor (the rest small, constants) and has
+// several readers, all pointwise ops or reductions, gets a clone per reader. Fusion puts a value
+// with readers in two kernels into a kernel of its own, written out and read back; a batch norm's
+// xhat = x * invStd + shift, read by its ds sum and by dx, was written out with g * xhat (two
+// activation-sized tensors a norm), where each reader recomputing it from x reads x instead.
 #include "tc/IR/OpTable.h"
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
@@ -28,6 +35,9 @@ namespace {
 // An operand this many times smaller than the result (a batch norm's
 // per-channel mean) is kept alive rather than counted against recomputing.
 constexpr int64_t kSmallRatio = 16;
+// A shared backward value this small is written once (a per-channel
+// coefficient read by two kernels costs nothing written out).
+constexpr int64_t kSplitMinElements = int64_t(1) << 14;
 
 bool forward(const Op &op) { return op.loc.phase == Phase::Forward; }
 
@@ -42,6 +52,78 @@ bool cheap(const Op &op) {
 
 } // namespace
 
+// A clone of backward value `v`'s op per reader after the first (placed
+// right after the op: its operands are there), latest values first so a
+// clone's operands, read twice now, are split in turn.
+static bool rematerializeSaved(Function &f, int64_t maxChain);
+
+static bool splitSharedBackwardValues(Function &f) {
+  auto splittable = [](const Op &op) {
+    if (forward(op) || op.info().category != FusionCategory::Pointwise ||
+        op.is(OpKind::PhiloxDropout) || op.results.size() != 1 || op.is(OpKind::Fused))
+      return false;
+    int64_t n = elements(op.result());
+    if (n < kSplitMinElements)
+      return false;
+    int large = 0;
+    for (const Value *o : op.operands)
+      if (o && !o->isConstant() && !(elements(o) >= 0 && elements(o) * kSmallRatio <= n))
+        ++large;
+    return large <= 1;
+  };
+  std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
+  bool changed = false;
+  for (size_t i = f.ops.size(); i-- > 0;) {
+    Op &op = *f.ops[i];
+    if (!splittable(op) || returned.count(op.result()))
+      continue;
+    // (reader, operand slot) pairs after the first reader op.
+    std::vector<std::pair<Op *, size_t>> reads;
+    const Op *firstReader = nullptr;
+    for (size_t j = i + 1; j < f.ops.size(); ++j)
+      for (size_t k = 0; k < f.ops[j]->operands.size(); ++k)
+        if (f.ops[j]->operands[k] == op.result()) {
+          if (!firstReader)
+            firstReader = f.ops[j].get();
+          if (f.ops[j].get() != firstReader)
+            reads.emplace_back(f.ops[j].get(), k);
+        }
+    // Readers that fusion cannot take it into (a GEMM, a conv, a move)
+    // need it written out anyway: once, for all.
+    bool fusible = firstReader;
+    for (size_t j = i + 1; j < f.ops.size() && fusible; ++j)
+      if (std::count(f.ops[j]->operands.begin(), f.ops[j]->operands.end(), op.result())) {
+        FusionCategory c = f.ops[j]->info().category;
+        fusible = c == FusionCategory::Pointwise || c == FusionCategory::Reduction;
+      }
+    if (!fusible)
+      continue;
+    std::vector<std::unique_ptr<Op>> clones;
+    const Op *last = nullptr;
+    Value *c = nullptr;
+    for (auto &[reader, k] : reads) {
+      if (reader != last) { // one clone a reader, for all its slots
+        auto copy = std::make_unique<Op>(op.kind);
+        copy->operands = op.operands;
+        copy->attrs = op.attrs;
+        copy->loc = op.loc;
+        c = f.newValue(f.uniqueName(op.result()->name + "_split"), op.result()->type);
+        c->def = copy.get();
+        copy->results = {c};
+        clones.push_back(std::move(copy));
+        last = reader;
+      }
+      reader->operands[k] = c;
+    }
+    if (clones.empty())
+      continue;
+    f.ops.insert(f.ops.begin() + std::ptrdiff_t(i + 1), std::make_move_iterator(clones.begin()),
+                 std::make_move_iterator(clones.end()));
+    changed = true;
+  }
+  return changed;
+}
+
 bool runRematerializePass(Module &m, const PassOptions &opts) {
   Function &f = m.main();
   // Ops recomputed for one saved value, on its deepest path (0: off).
@@ -50,6 +132,12 @@ bool runRematerializePass(Module &m, const PassOptions &opts) {
     return false;
   if (std::all_of(f.ops.begin(), f.ops.end(), [](const auto &op) { return forward(*op); }))
     return false;
+  bool split = opts.getBool("split-shared");
+  return rematerializeSaved(f, maxChain) | (split && splitSharedBackwardValues(f));
+}
+
+// The saved forward values' recomputation (the file's first part).
+static bool rematerializeSaved(Function &f, int64_t maxChain) {
   std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
   // A forward-tagged op that only backward ops read is backward work (a
   // layout Transpose channels-last made for a backward reader, tagged with

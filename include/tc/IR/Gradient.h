@@ -86,14 +86,22 @@ GradFn gradientRule(OpKind k);
 
 namespace grad {
 // x normalized over `axes` with its own statistics (lib/IR/Gradients/NN.cpp):
-// the mean and the population variance (kept dims), 1 / sqrt(var + eps) and
-// xhat. The one way these ops are built: a batch norm's lowering
-// (lowerTrainingBatchNorm) and the rules that recompute them make the same
-// ops, which CSE merges.
+// the mean, x - mean (read by the variance), the population variance (kept
+// dims), 1 / sqrt(var + eps) and xhat. The one way these ops are built: a
+// batch norm's lowering (lowerTrainingBatchNorm) and the rules that
+// recompute them make the same ops, which CSE merges.
 struct Normalized {
-  Value *mean, *var, *invStd, *xhat;
+  Value *mean, *centered, *var, *invStd, *xhat;
 };
+// The statistics alone (xhat null).
+Normalized statistics(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps);
+// The statistics and xhat = (x - mean) * invStd.
 Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps);
+// xhat as an affine map of x, x * invStd + (-mean * invStd): it reads x and
+// two small tensors, not x - mean, so a batch norm's backward recomputes it
+// from the saved x and its forward (x * a + c) never writes x - mean or
+// xhat out (resnet50's AMP step wrote both per batch norm).
+Value *affineNormalized(GradBuilder &b, Value *x, const Normalized &n);
 } // namespace grad
 
 } // namespace tc

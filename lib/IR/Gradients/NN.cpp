@@ -433,13 +433,24 @@ void globalMaxPool(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = toMaxima(b, in(b, 0), b.fwd.result(), rg[0]);
 }
 
-// x normalized over `axes` (batch statistics): xhat and 1 / sqrt(var + eps).
-Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
+// x's batch statistics over `axes`: the mean, the variance around it and
+// 1 / sqrt(var + eps).
+Normalized statistics(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
   Value *mean = b.reduceMean(x, axes, true);
   Value *xc = b.sub(x, mean);
   Value *var = b.reduceMean(b.mul(xc, xc), axes, true);
   Value *invStd = b.op(OpKind::Reciprocal, {b.op(OpKind::Sqrt, {b.add(var, b.scalar(eps, x))})});
-  return {mean, var, invStd, b.mul(xc, invStd)};
+  return {mean, xc, var, invStd, nullptr};
+}
+
+Normalized normalize(GradBuilder &b, Value *x, const std::vector<int64_t> &axes, double eps) {
+  Normalized n = statistics(b, x, axes, eps);
+  n.xhat = b.mul(n.centered, n.invStd);
+  return n;
+}
+
+Value *affineNormalized(GradBuilder &b, Value *x, const Normalized &n) {
+  return b.add(b.mul(x, n.invStd), b.op(OpKind::Neg, {b.mul(n.mean, n.invStd)}));
 }
 // dx of xhat = normalize(x) from dxhat: invstd (dxhat - mean(dxhat) - xhat mean(dxhat xhat)).
 Value *normalizeBackward(GradBuilder &b, const Normalized &n, Value *dxhat,
@@ -477,12 +488,14 @@ void batchNormTraining(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &
   }
   if (b.dims(in(b, 1)).size() != 1)
     fail(b.fwd.where(), ": gradients of a batch norm need [C] parameters");
-  Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
+  // xhat from X (affineNormalized): the lowering's forward never forms it.
+  Normalized n = statistics(b, X, axes, b.fwd.getFloat("epsilon"));
+  Value *xhat = affineNormalized(b, X, n);
   Value *db = b.reduceSum(g, axes, true);
-  Value *ds = b.reduceSum(b.mul(g, n.xhat), axes, true);
+  Value *ds = b.reduceSum(b.mul(g, xhat), axes, true);
   if (w[0]) {
     Value *k = b.mul(perChannel(b, in(b, 1), r), n.invStd);
-    Value *sums = b.scale(b.add(db, b.mul(n.xhat, ds)), 1 / m);
+    Value *sums = b.scale(b.add(db, b.mul(xhat, ds)), 1 / m);
     og[0] = b.mul(k, b.sub(g, sums));
   }
   if (w[1])
