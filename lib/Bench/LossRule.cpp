@@ -17,6 +17,17 @@ double lastLossDistance(const std::vector<double> &got, const std::vector<double
   return std::fabs(got.back() - want.back()) / std::max(std::fabs(want.back()), 1e-12);
 }
 
+std::optional<double> torchSpread(const std::vector<const std::vector<double> *> &rows,
+                                  const std::vector<double> &reference) {
+  std::optional<double> spread;
+  for (const std::vector<double> *r : rows) {
+    double d = lastLossDistance(*r, reference);
+    if (std::isfinite(d))
+      spread = std::max(spread.value_or(0.0), d);
+  }
+  return spread;
+}
+
 double lossBound(std::optional<double> torchAmpDistance) {
   return torchAmpDistance ? std::max(kLossTolerance, kTorchAmpLossFactor * *torchAmpDistance)
                           : kLossTolerance;

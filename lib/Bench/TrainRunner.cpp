@@ -204,7 +204,7 @@ void TrainModelRun::runPrecision(const std::string &precision) {
     eager = &torch.modes["eager"];
   // The reference losses (fp32: PyTorch eager's, or PyTorch f64 eager's
   // where asked; amp: PyTorch fp32 eager's) and PyTorch's own distance from
-  // a reference one precision up (LossRule.h).
+  // a reference one precision up: its farthest row's (LossRule.h).
   std::optional<std::vector<double>> reference;
   std::optional<double> torchAmp;
   bool f64 = !amp && !torch.f64EagerLosses.empty();
@@ -213,9 +213,11 @@ void TrainModelRun::runPrecision(const std::string &precision) {
   if (eager && amp && !torch.fp32EagerLosses.empty())
     reference = torch.fp32EagerLosses;
   if (eager && reference && (amp || f64)) {
-    torchAmp = lastLossDistance(eager->losses, *reference);
-    if (!std::isfinite(*torchAmp))
-      torchAmp.reset();
+    std::vector<const std::vector<double> *> rows; // PyTorch's rows in this precision
+    for (const auto &[flag, steps] : torch.modes)
+      if (steps.error.empty())
+        rows.push_back(&steps.losses);
+    torchAmp = torchSpread(rows, *reference);
   }
   // Checks `r`'s losses against the reference (fails it with "losses").
   auto check = [&](BenchResult &r, const std::vector<double> &losses) {

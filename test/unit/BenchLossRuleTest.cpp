@@ -29,3 +29,13 @@ TEST(BenchLossRule, Bounds) {
   EXPECT_EQ(describeLossCheck(NAN, 1e-3, std::nullopt, 3), "losses nan > 1.0e-03 at step 3");
   EXPECT_EQ(joinLosses({2.3223596, 2.5, 1e-8}), "2.32236,2.5,1e-08");
 }
+
+// PyTorch's own distance: its farthest finite row (eager 2e-4, torch.compile
+// 7.5e-3 on resnet50 fp32: the bound follows torch.compile's).
+TEST(BenchLossRule, TorchSpread) {
+  std::vector<double> ref{2.0, 1.0}, eager{2.0, 1.0002}, compiled{2.0, 1.0075}, nan{NAN, 1.0};
+  EXPECT_NEAR(*torchSpread({&eager, &compiled}, ref), 7.5e-3, 1e-12);
+  EXPECT_NEAR(*torchSpread({&eager, &nan}, ref), 2e-4, 1e-12); // a diverged row is no spread
+  EXPECT_FALSE(torchSpread({&nan}, ref).has_value());
+  EXPECT_FALSE(torchSpread({}, ref).has_value());
+}

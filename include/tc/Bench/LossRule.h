@@ -12,6 +12,11 @@
 //         gradients ill-conditioned: on resnet50 at batch 4 PyTorch's own f32
 //         gradients are 20% from f64's and its losses 4% by step 5, tc's as
 //         far (docs/training.md); two f32 runs cannot agree to 1e-3 there.
+// PyTorch's own distance is the farthest of its rows run in that precision
+// (eager, torch.compile) from the reference (torchSpread): at step 100 a
+// distance is one sample of a chaotic quantity, and on resnet50 fp32
+// (H200, session 38) eager's was 2.0e-4, torch.compile's 7.5e-3: eager's
+// alone made a bound torch.compile failed.
 // PyTorch's own rows (torch.compile's losses; PyTorch eager amp) are held
 // to the same rule, against the same references.
 #pragma once
@@ -27,6 +32,11 @@ inline constexpr double kTorchAmpLossFactor = 4; // amp: times PyTorch AMP's own
 // |got - want| / max(|want|, 1e-12) at the last step; +inf when the lists'
 // lengths differ, one is empty, or a loss is not finite.
 double lastLossDistance(const std::vector<double> &got, const std::vector<double> &want);
+
+// The largest finite lastLossDistance of PyTorch's rows from `reference`;
+// none when no row's is finite.
+std::optional<double> torchSpread(const std::vector<const std::vector<double> *> &rows,
+                                  const std::vector<double> &reference);
 
 // max(kLossTolerance, kTorchAmpLossFactor * torchAmpDistance); fp32 (no
 // PyTorch AMP distance): kLossTolerance.
