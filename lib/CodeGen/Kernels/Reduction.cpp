@@ -226,7 +226,8 @@ void Emitter::setup(std::ostream &os) {
 
 // The element's loads, prologue and reduced input x; in the last pass also
 // the parameters, the element ops and the stores.
-std::string Emitter::loads(bool final, const char *vector, const std::vector<size_t> &lanes) const {
+std::string Emitter::loads(bool final, const char *vector, const std::vector<size_t> &lanes,
+                           const char *laneAt) const {
   std::ostringstream os;
   size_t r = l.x->type.rank();
   auto inLanes = [&](size_t i) {
@@ -275,7 +276,7 @@ std::string Emitter::loads(bool final, const char *vector, const std::vector<siz
     DType t = c.f.args[i]->type.dtype;
     if (inLanes(i))
       os << "      const " << c.ct(t) << " a" << i << " = "
-         << c.load(t, "c" + std::to_string(i) + vector) << ";\n";
+         << c.load(t, "c" + std::to_string(i) + (laneAt ? laneAt : vector)) << ";\n";
     else
       load(i, "b" + std::to_string(i));
   }

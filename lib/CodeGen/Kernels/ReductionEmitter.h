@@ -102,8 +102,10 @@ private:
   // `vector`: X-shaped arguments come from registers v<i><vector>, the
   // broadcast arguments in `lanes` (laneArgs) from c<i><vector>, and
   // results go to w<r><vector> (the caller reads and writes the vectors).
-  std::string loads(bool final, const char *vector = nullptr,
-                    const std::vector<size_t> &lanes = {}) const;
+  // `laneAt`: where the lane arguments' values are (c<i><laneAt>; default
+  // c<i><vector>).
+  std::string loads(bool final, const char *vector = nullptr, const std::vector<size_t> &lanes = {},
+                    const char *laneAt = nullptr) const;
   // The arguments read a vector at a time (X's shape, indexed by i) and
   // the vectors' width VW: 16 bytes of the widest of them and of results
   // written per element, at most kMaxVector, halved until it divides the
