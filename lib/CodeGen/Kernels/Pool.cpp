@@ -127,6 +127,41 @@ struct PoolWindow : Window {
       os << "    const int64_t nc = rem;\n";
   }
 
+  // Opens a loop per spatial axis over the taps k whose window reaches
+  // position `from`<d>: `to`<d> = (`from` + P - k * D) / S where S divides
+  // it and it is below `extent`<d> (MaxPool's gradient: the windows o of an
+  // X tap p; ConvTranspose: the input positions i of a result position o).
+  // Returns the indent inside; the caller closes the sp loops.
+  std::string openReaching(std::ostream &os, const char *from, const char *to,
+                           const char *extent) const {
+    std::string ind = "    ";
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d);
+      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
+         << ind << "  const int64_t t" << n << " = " << from << n << " + P" << n << " - k" << n
+         << " * D" << n << ";\n"
+         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
+         << ind << "  const int64_t " << to << n << " = t" << n << " / S" << n << ";\n"
+         << ind << "  if (" << to << n << " >= " << extent << n << ") continue;\n";
+      ind += "  ";
+    }
+    return ind;
+  }
+
+  // Opens a loop per spatial axis over window o's taps `var`<d> inside X:
+  // i<d> = o * S - P + var * D. Returns the indent inside (from `ind`).
+  std::string openTaps(std::ostream &os, const char *var, std::string ind) const {
+    for (size_t d = 0; d < sp; ++d) {
+      std::string n = std::to_string(d), k = var + n;
+      os << ind << "for (int64_t " << k << " = 0; " << k << " < K" << n << "; ++" << k << ") {\n"
+         << ind << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + "
+         << k << " * D" << n << ";\n"
+         << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+      ind += "  ";
+    }
+    return ind;
+  }
+
   // `vec` > 1: NHWC, `vec` consecutive channels per thread, read and written
   // as one 16-byte tc_vec (acc[l] per lane).
   void emitPoolBody(std::ostream &os, const std::string &yAt, unsigned vec = 1) const {
@@ -208,15 +243,7 @@ struct PoolWindow : Window {
     const char *T = c.ct(t);
     bool colMajor = op.getInt("storage_order") != 0;
     os << "    int64_t bestAt = -1, bestCol = -1;\n    " << T << " best = " << T << "(0);\n";
-    std::string ind = "    ";
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
-         << ind << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + k"
-         << n << " * D" << n << ";\n"
-         << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
-      ind += "  ";
-    }
+    std::string ind = openTaps(os, "k", "    ");
     std::string xAt = offset("nc", "i", "I"), col = "i" + std::to_string(sp - 1), plane = "1";
     for (size_t d = sp - 1; d-- > 0;)
       col = "i" + std::to_string(d) + " + I" + std::to_string(d) + " * (" + col + ")";
@@ -259,34 +286,15 @@ struct PoolWindow : Window {
     std::string pAt = xAt("p"),
                 dyAt = last ? "(" + offset("nb", "o", "O") + ") * CH + ch" : offset("nc", "o", "O");
     os << "    const int64_t self = " << pAt << ";\n    " << T << " acc = " << T << "(0);\n";
-    std::string ind = "    ";
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
-         << ind << "  const int64_t t" << n << " = p" << n << " + P" << n << " - k" << n << " * D"
-         << n << ";\n"
-         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
-         << ind << "  const int64_t o" << n << " = t" << n << " / S" << n << ";\n"
-         << ind << "  if (o" << n << " >= O" << n << ") continue;\n";
-      ind += "  ";
-    }
+    std::string ind = openReaching(os, "p", "o", "O");
     os << ind << "int64_t bestAt = -1;\n" << ind << T << " best = " << T << "(0);\n";
-    std::string scan = ind;
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      os << scan << "for (int64_t q" << n << " = 0; q" << n << " < K" << n << "; ++q" << n
-         << ") {\n"
-         << scan << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + q"
-         << n << " * D" << n << ";\n"
-         << scan << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
-      scan += "  ";
-    }
+    std::string scan = openTaps(os, "q", ind);
     os << scan << "const int64_t at = " << xAt("i") << ";\n"
        << scan << "const " << T << " v = " << c.load(t, "X[at]") << ";\n"
        << scan << "if (bestAt < 0 || v " << (lastMax ? ">=" : ">")
        << " best) { best = v; bestAt = at; }\n";
     for (size_t d = sp; d-- > 0;)
-      os << ind.substr(0, ind.size()) << std::string(2 * d, ' ') << "}\n";
+      os << ind << std::string(2 * d, ' ') << "}\n";
     os << ind << "if (bestAt == self) acc += " << c.load(t, "DY[" + dyAt + "]") << ";\n";
     for (size_t d = sp; d-- > 0;)
       os << std::string(4 + 2 * d, ' ') << "}\n";
@@ -301,32 +309,13 @@ struct PoolWindow : Window {
     os << "    const int64_t self = " << offset("nb", "p", "I") << ";\n    " << T << " acc[" << V
        << "];\n#pragma unroll\n    for (int l = 0; l < " << V << "; ++l) acc[l] = " << T
        << "(0);\n";
-    std::string ind = "    ";
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
-         << ind << "  const int64_t t" << n << " = p" << n << " + P" << n << " - k" << n << " * D"
-         << n << ";\n"
-         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
-         << ind << "  const int64_t o" << n << " = t" << n << " / S" << n << ";\n"
-         << ind << "  if (o" << n << " >= O" << n << ") continue;\n";
-      ind += "  ";
-    }
+    std::string ind = openReaching(os, "p", "o", "O");
     os << ind << "int64_t bestAt[" << V << "];\n"
        << ind << T << " best[" << V << "];\n"
        << ind << "#pragma unroll\n"
        << ind << "for (int l = 0; l < " << V << "; ++l) { bestAt[l] = -1; best[l] = " << T
        << "(0); }\n";
-    std::string scan = ind;
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      os << scan << "for (int64_t q" << n << " = 0; q" << n << " < K" << n << "; ++q" << n
-         << ") {\n"
-         << scan << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + q"
-         << n << " * D" << n << ";\n"
-         << scan << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
-      scan += "  ";
-    }
+    std::string scan = openTaps(os, "q", ind);
     os << scan << "const int64_t at = " << offset("nb", "i", "I") << ";\n"
        << scan << "const " << vt << " xv = *(const " << vt << " *)(X + at * CH + ch);\n"
        << scan << "#pragma unroll\n"
@@ -365,17 +354,7 @@ struct PoolWindow : Window {
     // X's channel c = g * CG + ci; W is [C, MG, k...], or [C, k..., MG] in NHWC.
     bool last = at == 1;
     os << "    " << T << " acc = " << (bias ? c.load(t, "Bv[m]") : std::string(T) + "(0)") << ";\n";
-    std::string ind = "    ";
-    for (size_t d = 0; d < sp; ++d) {
-      std::string n = std::to_string(d);
-      os << ind << "for (int64_t k" << n << " = 0; k" << n << " < K" << n << "; ++k" << n << ") {\n"
-         << ind << "  const int64_t t" << n << " = o" << n << " + P" << n << " - k" << n << " * D"
-         << n << ";\n"
-         << ind << "  if (t" << n << " < 0 || t" << n << " % S" << n << " != 0) continue;\n"
-         << ind << "  const int64_t i" << n << " = t" << n << " / S" << n << ";\n"
-         << ind << "  if (i" << n << " >= I" << n << ") continue;\n";
-      ind += "  ";
-    }
+    std::string ind = openReaching(os, "o", "i", "I");
     os << ind << "for (int64_t ci = 0; ci < CG; ++ci) {\n";
     if (last)
       os << ind << "  const int64_t xc = g * CG + ci;\n";
