@@ -52,11 +52,11 @@ bool cheap(const Op &op) {
 
 } // namespace
 
-// A clone of backward value `v`'s op per reader after the first (placed
-// right after the op: its operands are there), latest values first so a
-// clone's operands, read twice now, are split in turn.
 static bool rematerializeSaved(Function &f, int64_t maxChain);
 
+// A clone of a shared backward value's op per reader op after the first
+// (placed right after the op: its operands are there), latest values first
+// so a clone's operands, read by one more op now, are split in turn.
 static bool splitSharedBackwardValues(Function &f) {
   auto splittable = [](const Op &op) {
     if (forward(op) || op.info().category != FusionCategory::Pointwise ||
@@ -71,37 +71,40 @@ static bool splitSharedBackwardValues(Function &f) {
         ++large;
     return large <= 1;
   };
+  // Each value's (reader op, operand slot) pairs in program order, kept so
+  // as clones are inserted (one scan of the function, not one a value).
+  using Reads = std::vector<std::pair<Op *, size_t>>;
+  std::unordered_map<const Value *, Reads> readers;
+  for (const auto &o : f.ops)
+    for (size_t k = 0; k < o->operands.size(); ++k)
+      if (o->operands[k])
+        readers[o->operands[k]].emplace_back(o.get(), k);
   std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
   bool changed = false;
   for (size_t i = f.ops.size(); i-- > 0;) {
     Op &op = *f.ops[i];
     if (!splittable(op) || returned.count(op.result()))
       continue;
-    // (reader, operand slot) pairs after the first reader op.
-    std::vector<std::pair<Op *, size_t>> reads;
-    const Op *firstReader = nullptr;
-    for (size_t j = i + 1; j < f.ops.size(); ++j)
-      for (size_t k = 0; k < f.ops[j]->operands.size(); ++k)
-        if (f.ops[j]->operands[k] == op.result()) {
-          if (!firstReader)
-            firstReader = f.ops[j].get();
-          if (f.ops[j].get() != firstReader)
-            reads.emplace_back(f.ops[j].get(), k);
-        }
+    auto found = readers.find(op.result());
+    if (found == readers.end())
+      continue;
+    const Reads &reads = found->second;
+    Op *firstReader = reads.front().first;
     // Readers that fusion cannot take it into (a GEMM, a conv, a move)
     // need it written out anyway: once, for all.
-    bool fusible = firstReader;
-    for (size_t j = i + 1; j < f.ops.size() && fusible; ++j)
-      if (std::count(f.ops[j]->operands.begin(), f.ops[j]->operands.end(), op.result())) {
-        FusionCategory c = f.ops[j]->info().category;
-        fusible = c == FusionCategory::Pointwise || c == FusionCategory::Reduction;
-      }
+    bool fusible = reads.back().first != firstReader;
+    for (const auto &[reader, k] : reads) {
+      FusionCategory c = reader->info().category;
+      fusible &= c == FusionCategory::Pointwise || c == FusionCategory::Reduction;
+    }
     if (!fusible)
       continue;
     std::vector<std::unique_ptr<Op>> clones;
-    const Op *last = nullptr;
+    const Op *last = firstReader;
     Value *c = nullptr;
-    for (auto &[reader, k] : reads) {
+    for (const auto &[reader, k] : reads) {
+      if (reader == firstReader)
+        continue;
       if (reader != last) { // one clone a reader, for all its slots
         auto copy = std::make_unique<Op>(op.kind);
         copy->operands = op.operands;
@@ -115,8 +118,17 @@ static bool splitSharedBackwardValues(Function &f) {
       }
       reader->operands[k] = c;
     }
-    if (clones.empty())
-      continue;
+    // The clones read op's operands right after op does.
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      if (!op.operands[k])
+        continue;
+      Reads &r = readers[op.operands[k]];
+      auto at = std::find_if(r.rbegin(), r.rend(), [&](const auto &e) { return e.first == &op; });
+      Reads added;
+      for (const auto &clone : clones)
+        added.emplace_back(clone.get(), k);
+      r.insert(at.base(), added.begin(), added.end());
+    }
     f.ops.insert(f.ops.begin() + std::ptrdiff_t(i + 1), std::make_move_iterator(clones.begin()),
                  std::make_move_iterator(clones.end()));
     changed = true;
