@@ -315,6 +315,20 @@ bool Walk::runsOnTwins(const Op &op) const {
   if (!anchor)
     return false;
   size_t rank = anchor->type.rank();
+  // Where both layouts are the same bytes for every operand (a 1x1 conv's
+  // weights, [N,C,1,1]) and one is in NCHW, NCHW: nothing moves either way,
+  // and a train step's updated state (an optimizer's update of a 1x1 conv's
+  // weights and moments) stays in its public form, written over its input
+  // (CudaRun.cpp inPlaceResults) rather than through a view.
+  bool sameBytes = true, readsNchw = false;
+  for (const Value *v : op.operands)
+    if (v && v->type.rank() > 0) {
+      std::vector<int64_t> perm = isTwin(v) ? toChannelsFirstPerm(rank) : toChannelsLastPerm(rank);
+      sameBytes &= v->type.rank() == rank && orderKeepingDims(v->type.shape, perm);
+      readsNchw |= !isTwin(v);
+    }
+  if (sameBytes && readsNchw)
+    return false;
   for (const Value *v : op.operands) {
     if (!v || isTwin(v) || v->type.rank() == 0)
       continue;

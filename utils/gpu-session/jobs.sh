@@ -4,7 +4,8 @@
 # tc-bench run first (PROF_MODELS, default resnet50 vit_b_16); agemm: fp32 steps with
 # attention-grad-gemms on and off, profiled (AG_MODELS); convt: resnet50's step with NHWC ConvTranspose
 # against NCHW, output by output; grid: utils/kernel-grid.py points per `columns` geometry,
-# GRID_TUNES); results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
+# GRID_TUNES); cudnn: resnet50's fp32 step with f32 convs on cuDNN's legacy API, its graph API
+# and --tune; results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 B=/tmp/build/bin; SHA=$(cat .kit/p2/sha /tmp/build/sha 2>/dev/null | head -1); SHA=${SHA:-unknown}; R=/tmp/res; mkdir -p $R
@@ -87,6 +88,16 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
     timeout 60 $B/tc-run $W/off.tcx --inputs $d --output-dir $W/nchw > /dev/null 2>&1
     timeout 60 $B/tc-run $W/on.tcx --inputs $d --compare $W/nchw --print-steps > $R/convt.txt 2>&1
     echo "$(el) convt rc=$?"; grep -c "\[ok\]" $R/convt.txt; grep "MISMATCH" $R/convt.txt | head -20 ;;
+  cudnn) fits 200 || continue; wait_export resnet50 || continue; echo "$(el) cudnn"
+    # f32 convs through cuDNN's legacy API (the default) against its graph API (TC_CUDNN_API=
+    # all-graph: engines that round f32 operands left out, as TF32 is off) and against the
+    # legacy algorithms timed (tc-codegen --tune): resnet50's fp32 step, tc-prof of each.
+    W=/tmp/cudnn; mkdir -p $W; step resnet50 $W/fp32 fp32
+    ( cd $W && $B/tc-codegen --target=cuda --allow-tf32=none --tune --stats fp32.tcbc -o tuned.tcx > tune.log 2>&1 )
+    echo "$(el) cudnn compiled"; tail -3 $W/tune.log; d=/tmp/train-models/resnet50/test_data_set_0
+    profile $W/fp32.tcx $d resnet50 fp32-legacy 40; grep -A6 "per phase" $R/prof-resnet50-fp32-legacy.txt
+    TC_CUDNN_API=all-graph profile $W/fp32.tcx $d resnet50 fp32-graph 40; grep -A6 "per phase" $R/prof-resnet50-fp32-graph.txt
+    profile $W/tuned.tcx $d resnet50 fp32-tuned 40; grep -A6 "per phase" $R/prof-resnet50-fp32-tuned.txt ;;
   grid) fits 120 || continue; echo "$(el) grid"
     # utils/kernel-grid.py over GRID_MATCH (a point-name substring, default the columns
     # reductions) once per `columns` geometry of GRID_TUNES (TC_COLUMNS_TUNE values, "-" the

@@ -13,9 +13,11 @@ CudnnApi cudnnApiFromEnv() {
   const char *v = std::getenv("TC_CUDNN_API");
   if (!v || !*v || std::strcmp(v, "graph") == 0)
     return CudnnApi::Graph;
+  if (std::strcmp(v, "all-graph") == 0)
+    return CudnnApi::AllGraph;
   if (std::strcmp(v, "legacy") == 0)
     return CudnnApi::Legacy;
-  fail("TC_CUDNN_API=", v, ": expected graph (the default) or legacy");
+  fail("TC_CUDNN_API=", v, ": expected graph (the default), all-graph or legacy");
 }
 
 } // namespace tc::cuda
@@ -231,7 +233,8 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
   // f16 NHWC bwd-data on the H200: cuDNN's dgrad2d_alg1_1, 10 ms a step).
   // Their bias, if any, goes to the legacy API (cudnnAddTensor).
   bool forward = c.pass == ConvDesc::Pass::Forward;
-  if (api == CudnnApi::Graph && c.dtype != DType::F32 && !c.exact && (forward || c.bias < 0)) {
+  bool graph = api == CudnnApi::AllGraph || (api == CudnnApi::Graph && c.dtype != DType::F32);
+  if (graph && !c.exact && (forward || c.bias < 0)) {
     if (forward && !c.fused.empty()) {
       CallTuning t = forPath("graph-fused");
       if (std::unique_ptr<CudnnConv> g = createGraph(lib, c, p, true, t, refused))

@@ -19,9 +19,11 @@ namespace tc::cuda {
 
 // cuDNN for one model: a handle bound to the stream of the model's run. Throws "cuDNN
 // not found (libcudnn.so.9: ...)" without the library.
-// Which cuDNN API conv steps try first: TC_CUDNN_API=graph (the default) or
-// legacy, read when a model loads; another value is an error naming both.
-enum class CudnnApi { Graph, Legacy };
+// Which cuDNN API conv steps try first: TC_CUDNN_API=graph (the default:
+// half types; f32 on the legacy API), all-graph (f32 too: engines that
+// round f32 operands only where TF32 is allowed) or legacy, read when a
+// model loads; another value is an error naming them.
+enum class CudnnApi { Graph, AllGraph, Legacy };
 CudnnApi cudnnApiFromEnv();
 
 class Cudnn {

@@ -122,16 +122,31 @@ private:
   Cudnn::GraphPlan &plan_;
 };
 
-// The engine's global index of an engine config (-1 if unsaid).
-int64_t engineIndex(Builder &b, Desc config) {
+// An engine config's engine: its global index (-1 if unsaid) and whether
+// its numerical notes say it rounds f32 operands (tensor cores, i.e. TF32,
+// or inputs converted down): what f32 without TF32 must not take.
+struct EngineInfo {
+  int64_t index = -1;
+  bool roundsF32 = false;
+};
+
+EngineInfo engineInfo(Builder &b, Desc config) {
   const dnn::Api &a = api();
-  int64_t count = 0, index = -1;
+  EngineInfo info;
+  int64_t count = 0;
   Desc engine = b.make(CUDNN_BACKEND_ENGINE_DESCRIPTOR);
   if (engine && a.backendGet(config, CUDNN_ATTR_ENGINECFG_ENGINE, CUDNN_TYPE_BACKEND_DESCRIPTOR, 1,
-                             &count, &engine) == CUDNN_STATUS_SUCCESS)
-    a.backendGet(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &index);
+                             &count, &engine) == CUDNN_STATUS_SUCCESS) {
+    a.backendGet(engine, CUDNN_ATTR_ENGINE_GLOBAL_INDEX, CUDNN_TYPE_INT64, 1, &count, &info.index);
+    cudnnBackendNumericalNote_t notes[CUDNN_NUMERICAL_NOTE_TYPE_COUNT];
+    if (a.backendGet(engine, CUDNN_ATTR_ENGINE_NUMERICAL_NOTE, CUDNN_TYPE_NUMERICAL_NOTE,
+                     CUDNN_NUMERICAL_NOTE_TYPE_COUNT, &count, notes) == CUDNN_STATUS_SUCCESS)
+      for (int64_t i = 0; i < count && i < CUDNN_NUMERICAL_NOTE_TYPE_COUNT; ++i)
+        info.roundsF32 |= notes[i] == CUDNN_NUMERICAL_NOTE_TENSOR_CORE ||
+                          notes[i] == CUDNN_NUMERICAL_NOTE_DOWN_CONVERT_INPUTS;
+  }
   b.error.clear();
-  return index;
+  return info;
 }
 
 // An execution plan of one engine config that finalized, with a workspace
@@ -145,9 +160,10 @@ struct Candidate {
 // The engine configs of the heuristics (mode A, then fallback) that
 // finalize to a plan needing at most kMaxWorkspace, in order: the first
 // alone, or (tuning) up to kTopK or up to the recorded one. Empty with `why`.
+// `exactF32`: f32 without TF32, no engine that rounds the operands.
 std::vector<Candidate> candidatePlans(Builder &b, cudnnHandle_t handle, Desc graph,
                                       const std::string &path, const CallTuning &tuning,
-                                      std::string &why) {
+                                      bool exactF32, std::string &why) {
   const dnn::Api &a = api();
   std::string last;
   std::vector<Candidate> found;
@@ -180,6 +196,11 @@ std::vector<Candidate> candidatePlans(Builder &b, cudnnHandle_t handle, Desc gra
       continue;
     }
     for (int64_t i = 0; i < n; ++i) {
+      EngineInfo engine = engineInfo(b, configs[size_t(i)]);
+      if (exactF32 && engine.roundsF32) {
+        last = "engine " + std::to_string(engine.index) + " rounds f32 operands (TF32 is off)";
+        continue;
+      }
       Desc p = b.make(CUDNN_BACKEND_EXECUTION_PLAN_DESCRIPTOR);
       b.set(p, CUDNN_ATTR_EXECUTION_PLAN_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
       b.set(p, CUDNN_ATTR_EXECUTION_PLAN_ENGINE_CONFIG, configs[size_t(i)]);
@@ -193,10 +214,9 @@ std::vector<Candidate> candidatePlans(Builder &b, cudnnHandle_t handle, Desc gra
         b.error.clear();
         continue;
       }
-      int64_t engine = engineIndex(b, configs[size_t(i)]);
-      found.push_back({p, ws, engine,
+      found.push_back({p, ws, engine.index,
                        path + " cfg=" + (mode == CUDNN_HEUR_MODE_A ? "A:" : "F:") +
-                           std::to_string(i) + " engine=" + std::to_string(engine)});
+                           std::to_string(i) + " engine=" + std::to_string(engine.index)});
       if (found.size() == wanted ||
           (tuning.recorded && found.back().name == tuning.recorded->choice))
         return found;
@@ -236,8 +256,8 @@ Desc variantPack(const Cudnn::GraphPlan &plan, std::vector<void *> pointers, CUd
 // The candidate `tuning` picks (CallTuning::pick: recorded, fastest or
 // first) made the plan's; false with `why` when none finalized.
 bool choosePlan(Builder &b, Cudnn::GraphPlan &plan, cudnnHandle_t handle, Desc graph,
-                const std::string &path, CallTuning &tuning, std::string &why) {
-  std::vector<Candidate> found = candidatePlans(b, handle, graph, path, tuning, why);
+                const std::string &path, CallTuning &tuning, bool exactF32, std::string &why) {
+  std::vector<Candidate> found = candidatePlans(b, handle, graph, path, tuning, exactF32, why);
   std::vector<Desc> packs(found.size(), nullptr);
   std::optional<size_t> best = tuning.pick(
       found.size(), [&](size_t i) { return found[i].name; },
@@ -343,14 +363,15 @@ struct GraphOps {
 // why (the descriptors go with `plan`).
 std::shared_ptr<Cudnn::GraphPlan> planGraph(Builder &b, std::shared_ptr<Cudnn::GraphPlan> plan,
                                             cudnnHandle_t handle, const std::vector<Desc> &ops,
-                                            const std::string &path, CallTuning &tuning) {
+                                            const std::string &path, CallTuning &tuning,
+                                            bool exactF32 = false) {
   Desc graph = b.make(CUDNN_BACKEND_OPERATIONGRAPH_DESCRIPTOR);
   b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_HANDLE, CUDNN_TYPE_HANDLE, 1, &handle);
   b.set(graph, CUDNN_ATTR_OPERATIONGRAPH_OPS, CUDNN_TYPE_BACKEND_DESCRIPTOR, int64_t(ops.size()),
         ops.data());
   std::string refusal;
   if (b.finalize(graph, "operation graph") &&
-      choosePlan(b, *plan, handle, graph, path, tuning, refusal))
+      choosePlan(b, *plan, handle, graph, path, tuning, exactF32, refusal))
     return plan;
   auto refused = std::make_shared<Cudnn::GraphPlan>();
   refused->refusal = b.error.empty() ? refusal : b.error;
@@ -434,8 +455,9 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
   }
 
   // What the plan depends on: the shared plan's key.
-  std::string key =
-      c.describe(false) + " [" + c.fusedText() + "]" + (withEpilogue ? "" : " alone") + " align";
+  bool exactF32 = c.dtype == DType::F32 && tuning.tf32 == Tf32::None;
+  std::string key = c.describe(false) + " [" + c.fusedText() + "]" +
+                    (withEpilogue ? "" : " alone") + (exactF32 ? " fma" : "") + " align";
   for (const Tensor *t : {&x, &w, &y})
     key += " " + std::to_string(alignment(t->ptr));
   for (const Tensor &t : operands)
@@ -506,7 +528,8 @@ std::unique_ptr<CudnnConv> CudnnConv::createGraph(Cudnn &lib, const ConvDesc &c,
                   operands[i].uid >= 0 ? b.tensor(operands[i]) : nullptr);
       out = next;
     }
-    cached = planGraph(b, plan, handle, g.ops, withEpilogue ? "graph-fused" : "graph", tuning);
+    cached =
+        planGraph(b, plan, handle, g.ops, withEpilogue ? "graph-fused" : "graph", tuning, exactF32);
     pointers = b.pointers;
   } else if (cached->plan) {
     // The same real tensors in the same order as when the plan was made.
