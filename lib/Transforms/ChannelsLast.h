@@ -37,11 +37,12 @@ private:
   Function &f_;
   bool convTranspose_; // ConvTransposes to NHWC as well (the pass's option)
   bool changed_ = false;
-  std::unordered_map<const Value *, Value *> twin_;        // NCHW value -> NHWC value
-  std::unordered_map<const Value *, Value *> first_;       // NHWC value -> NCHW value
-  std::unordered_map<const Value *, bool> isTwinValue_;    // values produced in NHWC
-  std::unordered_map<const Value *, Value *> weightsLast_; // conv weights -> channels last
-  std::unordered_set<const Value *> weightGradDy_;         // ConvWeightGrad's dY operands
+  std::unordered_map<const Value *, Value *> twin_;           // NCHW value -> NHWC value
+  std::unordered_map<const Value *, Value *> first_;          // NHWC value -> NCHW value
+  std::unordered_map<const Value *, bool> isTwinValue_;       // values produced in NHWC
+  std::unordered_map<const Value *, Value *> weightsLast_;    // conv weights -> channels last
+  std::unordered_set<const Value *> weightGradDy_;            // ConvWeightGrad's dY operands
+  std::unordered_map<const Value *, Value *> weightGradNchw_; // NHWC dW -> its OIHW form
   // Values of an NCHW tensor flattened per sample ([N, 1, C*H*W]) that hold
   // its twin's elements (flattened in NHWC order) -> that twin's NCHW shape
   // (ChannelsLastFlat.cpp).

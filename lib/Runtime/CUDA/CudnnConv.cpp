@@ -200,8 +200,8 @@ void CudnnConv::setWorkspace(CUdeviceptr ws) {
     impl_->workspace = ws;
 }
 
-// The graph API where it may help (half types: f32 stays on the legacy
-// API, whose math type says whether TF32 may be used), the whole epilogue
+// The graph API where it may help (half types, f32's backward passes; see
+// CudnnApi: f32 forward convs stay on the legacy API), the whole epilogue
 // first, then the convolution and bias alone; else the legacy API. A graph
 // refused says why in the step's description. A recorded choice applies
 // to the path it names ("graph-fused", "graph", "legacy"); recorded for
@@ -233,7 +233,12 @@ std::unique_ptr<CudnnConv> CudnnConv::create(Cudnn &lib, const ConvDesc &c, cons
   // f16 NHWC bwd-data on the H200: cuDNN's dgrad2d_alg1_1, 10 ms a step).
   // Their bias, if any, goes to the legacy API (cudnnAddTensor).
   bool forward = c.pass == ConvDesc::Pass::Forward;
-  bool graph = api == CudnnApi::AllGraph || (api == CudnnApi::Graph && c.dtype != DType::F32);
+  // f32's backward passes too (engines that round f32 left out without
+  // TF32): the v7 heuristic's dgrad/wgrad kernels ran resnet50's fp32
+  // backward in 37.0 ms of device time, the graph's in 28.0 (the H200,
+  // session 40); its forward convs were as fast either way.
+  bool graph =
+      api == CudnnApi::AllGraph || (api == CudnnApi::Graph && (c.dtype != DType::F32 || !forward));
   if (graph && !c.exact && (forward || c.bias < 0)) {
     if (forward && !c.fused.empty()) {
       CallTuning t = forPath("graph-fused");

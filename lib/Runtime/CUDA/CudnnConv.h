@@ -20,9 +20,10 @@ namespace tc::cuda {
 // cuDNN for one model: a handle bound to the stream of the model's run. Throws "cuDNN
 // not found (libcudnn.so.9: ...)" without the library.
 // Which cuDNN API conv steps try first: TC_CUDNN_API=graph (the default:
-// half types; f32 on the legacy API), all-graph (f32 too: engines that
-// round f32 operands only where TF32 is allowed) or legacy, read when a
-// model loads; another value is an error naming them.
+// half types, and f32's backward passes; f32 forward convs on the legacy
+// API), all-graph (every f32 pass too) or legacy, read when a model loads;
+// another value is an error naming them. On the graph API, f32 without TF32
+// takes no engine that rounds its operands.
 enum class CudnnApi { Graph, AllGraph, Legacy };
 CudnnApi cudnnApiFromEnv();
 
