@@ -100,8 +100,18 @@ struct PoolWindow : Window {
           os << "    const int64_t p" << d << " = j;\n";
           continue;
         }
-        os << "    const int64_t p" << d << " = rem % " << cast << "I" << d
+        // NHWC vectors: the last axis's positions in classes of a stride
+        // apart (where the stride divides it), so that a warp's positions
+        // share their parity, hence the windows reaching them (consecutive
+        // positions ran the union of both sets, masked).
+        bool classes = vec > 1 && d == sp - 1;
+        os << "    const int64_t " << (classes ? "q" : "p") << d << " = rem % " << cast << "I" << d
            << ";\n    rem /= " << cast << "I" << d << ";\n";
+        if (classes)
+          os << "    const int64_t U" << d << " = I" << d << " % S" << d << " == 0 ? I" << d
+             << " / S" << d << " : I" << d << ";\n    const int64_t p" << d << " = U" << d
+             << " == I" << d << " ? q" << d << " : (q" << d << " % U" << d << ") * S" << d << " + q"
+             << d << " / U" << d << ";\n";
       }
       os << "    const int64_t " << (at == 1 ? "nb" : "nc") << " = rem;\n";
       return;
@@ -150,13 +160,24 @@ struct PoolWindow : Window {
 
   // Opens a loop per spatial axis over window o's taps `var`<d> inside X:
   // i<d> = o * S - P + var * D. Returns the indent inside (from `ind`).
-  std::string openTaps(std::ostream &os, const char *var, std::string ind) const {
+  // `predicated`: every tap, unrolled, with in<d> saying whether taps up to
+  // axis d are inside X (no branch between the taps' loads, so they issue
+  // together: a tap's `continue` serialised them).
+  std::string openTaps(std::ostream &os, const char *var, std::string ind,
+                       bool predicated = false) const {
     for (size_t d = 0; d < sp; ++d) {
       std::string n = std::to_string(d), k = var + n;
+      if (predicated)
+        os << ind << "#pragma unroll\n";
       os << ind << "for (int64_t " << k << " = 0; " << k << " < K" << n << "; ++" << k << ") {\n"
          << ind << "  const int64_t i" << n << " = o" << n << " * S" << n << " - P" << n << " + "
-         << k << " * D" << n << ";\n"
-         << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
+         << k << " * D" << n << ";\n";
+      if (predicated)
+        os << ind << "  const bool in" << n << " = "
+           << (d ? "in" + std::to_string(d - 1) + " && " : "") << "i" << n << " >= 0 && i" << n
+           << " < I" << n << ";\n";
+      else
+        os << ind << "  if (i" << n << " < 0 || i" << n << " >= I" << n << ") continue;\n";
       ind += "  ";
     }
     return ind;
@@ -309,39 +330,49 @@ struct PoolWindow : Window {
     os << "    const int64_t self = " << offset("nb", "p", "I") << ";\n    " << T << " acc[" << V
        << "];\n#pragma unroll\n    for (int l = 0; l < " << V << "; ++l) acc[l] = " << T
        << "(0);\n";
+    // Each lane keeps its maximum's tap in the window (an int: p is the
+    // window's tap k, the one that reached it, so no position is compared).
+    auto tapOf = [&](const char *var) {
+      std::string e = std::string(var) + "0";
+      for (size_t d = 1; d < sp; ++d)
+        e = "(" + e + ") * int(K" + std::to_string(d) + ") + " + var + std::to_string(d);
+      return "int(" + e + ")";
+    };
     std::string ind = openReaching(os, "p", "o", "O");
-    os << ind << "int64_t bestAt[" << V << "];\n"
+    os << ind << "int bestAt[" << V << "];\n"
        << ind << T << " best[" << V << "];\n"
        << ind << "#pragma unroll\n"
        << ind << "for (int l = 0; l < " << V << "; ++l) { bestAt[l] = -1; best[l] = " << T
        << "(0); }\n";
-    std::string scan = openTaps(os, "q", ind);
-    os << scan << "const int64_t at = " << offset("nb", "i", "I") << ";\n"
+    // A tap outside X loads p's own vector (in bounds) and is not compared.
+    std::string scan = openTaps(os, "q", ind, true), in = "in" + std::to_string(sp - 1);
+    os << scan << "const int64_t at = " << in << " ? " << offset("nb", "i", "I") << " : self;\n"
        << scan << "const " << vt << " xv = *(const " << vt << " *)(X + at * CH + ch);\n"
        << scan << "#pragma unroll\n"
        << scan << "for (int l = 0; l < " << V << "; ++l) {\n"
        << scan << "  const " << T << " v = " << c.load(t, "xv.v[l]") << ";\n"
-       << scan << "  if (bestAt[l] < 0 || v " << (lastMax ? ">=" : ">")
-       << " best[l]) { best[l] = v; bestAt[l] = at; }\n"
+       << scan << "  if (" << in << " && (bestAt[l] < 0 || v " << (lastMax ? ">=" : ">")
+       << " best[l])) { best[l] = v; bestAt[l] = " << tapOf("q") << "; }\n"
        << scan << "}\n";
     for (size_t d = sp; d-- > 0;)
       os << ind << std::string(2 * d, ' ') << "}\n";
     // dY's vector only where a lane's maximum is this tap.
-    os << ind << "bool mine = false;\n"
+    os << ind << "const int mineAt = " << tapOf("k") << ";\n"
+       << ind << "bool mine = false;\n"
        << ind << "#pragma unroll\n"
-       << ind << "for (int l = 0; l < " << V << "; ++l) mine = mine || bestAt[l] == self;\n"
+       << ind << "for (int l = 0; l < " << V << "; ++l) mine = mine || bestAt[l] == mineAt;\n"
        << ind << "if (mine) {\n"
        << ind << "  const " << vt << " dv = *(const " << vt << " *)(DY + ("
        << offset("nb", "o", "O") << ") * CH + ch);\n"
        << ind << "#pragma unroll\n"
        << ind << "  for (int l = 0; l < " << V << "; ++l)\n"
-       << ind << "    if (bestAt[l] == self) acc[l] += " << c.load(t, "dv.v[l]") << ";\n"
+       << ind << "    if (bestAt[l] == mineAt) acc[l] += " << c.load(t, "dv.v[l]") << ";\n"
        << ind << "}\n";
     for (size_t d = sp; d-- > 0;)
       os << std::string(4 + 2 * d, ' ') << "}\n";
     os << "    " << vt << " yv;\n#pragma unroll\n    for (int l = 0; l < " << V
        << "; ++l) yv.v[l] = " << c.store(t, "acc[l]") << ";\n    *(" << vt
-       << " *)(Y + row * CH + ch) = yv;\n";
+       << " *)(Y + self * CH + ch) = yv;\n";
   }
 
   // y[n, m, o] = B[m] + sum over the taps k with o = i * S + k * D - P for
