@@ -891,7 +891,9 @@ bool CudaModel::runPlanned(ShapePlan &plan, const std::vector<Input> &inputs,
 void CudaModel::describeSteps(ShapePlan &plan) {
   if (!plan.info.empty())
     return;
-  for (const Step &s : plan.steps) {
+  size_t launch = 0; // the step launching the current multi-tensor run
+  for (size_t i = 0; i < plan.steps.size(); ++i) {
+    const Step &s = plan.steps[i];
     plan.info.push_back(describeStep(*plan.planned->module, *s.op));
     using K = Step::Kind;
     plan.info.back().kind = s.kind == K::Kernel    ? "kernel"
@@ -899,6 +901,14 @@ void CudaModel::describeSteps(ShapePlan &plan) {
                             : s.kind == K::Host    ? "fallback"
                                                    : "view"; // also "nothing (empty)"
     plan.info.back().detail = s.what;
+    // A multi-tensor launch moves and computes every member's share: its
+    // row (the launching step's, which its events time) counts them all.
+    if (s.what.rfind("multi-tensor kernel", 0) == 0)
+      launch = i;
+    else if (s.what.rfind("in the multi-tensor launch of", 0) == 0 && launch < i) {
+      plan.info[launch].bytes += plan.info.back().bytes;
+      plan.info[launch].flops += plan.info.back().flops;
+    }
   }
 }
 
