@@ -326,9 +326,10 @@ inPlaceResults(const Module &m, const Function &f,
     int64_t run = multiTensorRun(op);
     launchAt[i] = i > 0 && run && run == multiTensorRun(*f.ops[i - 1]) ? launchAt[i - 1] : i;
     for (const Value *v : op.operands) {
-      readers[root(v)].push_back(i);
-      if (root(v) != v) // the kernel itself reads the bytes through a view
-        throughView[root(v)].insert(i);
+      const Value *bytes = root(v);
+      readers[bytes].push_back(i);
+      if (bytes != v) // the kernel itself reads the bytes through a view
+        throughView[bytes].insert(i);
       if (view(op))
         ++viewed[v];
     }
@@ -371,9 +372,11 @@ inPlaceResults(const Module &m, const Function &f,
         const Value *a = op->operands[k];
         auto arg = argOf.find(a);
         auto owner = fedBy.find(a);
+        auto viewing = throughView.find(a);
         const std::vector<size_t> &by = readers[a];
         if (arg == argOf.end() || a->type != r->type || resultUses.count(a) || taken.count(a) ||
-            (owner != fedBy.end() && owner->second != r) || throughView[a].count(i) ||
+            (owner != fedBy.end() && owner->second != r) ||
+            (viewing != throughView.end() && viewing->second.count(i)) ||
             k >= callee->args.size() ||
             std::any_of(by.begin(), by.end(), [&](size_t j) { return j != i && j >= launchAt[i]; }))
           continue;
@@ -446,6 +449,7 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
       scratchBytes = std::max(scratchBytes, columnsScratchBytes(*launchDims(k.entry, {1})));
   plan->columnsScratch.reserve(scratchBytes, work_);
   const Op *runLead = nullptr; // the multi-tensor run's first step, which launches it
+  size_t runLeadAt = 0;
   for (size_t i = 0; i < f.ops.size(); ++i) {
     const Op &op = *f.ops[i];
     Step s;
@@ -455,9 +459,11 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     bool multi = k != kernels_.end() && k->second.entry.launch == LaunchKind::MultiTensor;
     if (multi && i > 0 && runLead && multiTensorRun(op) == multiTensorRun(*runLead)) {
       s.kind = Step::Kind::Nothing;
+      s.launchedBy = int64_t(runLeadAt);
       what = "in the multi-tensor launch of %" + runLead->result()->name;
     } else if (multi) {
       runLead = &op;
+      runLeadAt = i;
       what = planMultiTensorStep(*plan, f, i, k->second, s);
     } else if (pm.aliases(op)) {
       s.kind = Step::Kind::Nothing; // same bytes, another shape
@@ -891,9 +897,7 @@ bool CudaModel::runPlanned(ShapePlan &plan, const std::vector<Input> &inputs,
 void CudaModel::describeSteps(ShapePlan &plan) {
   if (!plan.info.empty())
     return;
-  size_t launch = 0; // the step launching the current multi-tensor run
-  for (size_t i = 0; i < plan.steps.size(); ++i) {
-    const Step &s = plan.steps[i];
+  for (const Step &s : plan.steps) {
     plan.info.push_back(describeStep(*plan.planned->module, *s.op));
     using K = Step::Kind;
     plan.info.back().kind = s.kind == K::Kernel    ? "kernel"
@@ -903,11 +907,9 @@ void CudaModel::describeSteps(ShapePlan &plan) {
     plan.info.back().detail = s.what;
     // A multi-tensor launch moves and computes every member's share: its
     // row (the launching step's, which its events time) counts them all.
-    if (s.what.rfind("multi-tensor kernel", 0) == 0)
-      launch = i;
-    else if (s.what.rfind("in the multi-tensor launch of", 0) == 0 && launch < i) {
-      plan.info[launch].bytes += plan.info.back().bytes;
-      plan.info[launch].flops += plan.info.back().flops;
+    if (s.launchedBy >= 0) {
+      plan.info[size_t(s.launchedBy)].bytes += plan.info.back().bytes;
+      plan.info[size_t(s.launchedBy)].flops += plan.info.back().flops;
     }
   }
 }

@@ -25,6 +25,9 @@ struct CudaModel::Step {
   std::unique_ptr<cuda::CudnnAttention> sdpa; // an Attention group (its kernel not launched)
   cuda::DeviceMemory scratch; // the anchor's result where the epilogue changes its dtype
   std::string what;           // what runs it: the report line's end, a trace's detail
+  // A multi-tensor run's later member (Nothing): the index of the step that
+  // launches the run; -1 otherwise.
+  int64_t launchedBy = -1;
   // Enqueues the kernel (fn, launch, params) on `stream`: each pass of a
   // `split` launch, its pass the parameter's last field.
   void launchKernel(cuda::CUstream stream) const;
