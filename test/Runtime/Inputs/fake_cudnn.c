@@ -280,7 +280,9 @@ int cudnnAddTensor(void *h, const float *alpha, Tensor *bd, const void *b, const
 // the next). FAKE_CUDNN_GRAPH=refuse-fused: plans of graphs of more than a
 // convolution and a bias add fail; =refuse: every plan fails; =need-stats:
 // plans of attention graphs (matmuls) without softmax's statistics (a log)
-// fail, as cuDNN 9.14's did on the H100.
+// fail, as cuDNN 9.14's did on the H100. FAKE_CUDNN_TENSOR_CORE_ENGINE=N:
+// engine N's numerical notes say TENSOR_CORE (f32 without TF32 must not take
+// it).
 enum { NATTR = 16, ATTRBYTES = 512 };
 typedef struct {
   int name, type;
@@ -455,6 +457,13 @@ int cudnnBackendGetAttribute(Desc *d, int name, int type, int64_t requested, int
     return *count = 1, (*(Desc **)out)->engine = 40 + d->engine, (*(Desc **)out)->final = 1, 0;
   if (name == 1301) // an engine's global index
     return *count = 1, *(int64_t *)out = d->engine, 0;
+  if (name == 1303) { // an engine's numerical notes (4-byte enums; TENSOR_CORE 0)
+    const char *tc = getenv("FAKE_CUDNN_TENSOR_CORE_ENGINE");
+    *count = tc && atoll(tc) == d->engine && requested > 0;
+    if (*count)
+      *(int *)out = 0;
+    return 0;
+  }
   return 2000;
 }
 
