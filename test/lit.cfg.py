@@ -29,6 +29,14 @@ config.substitutions.append(("%tc_build", os.path.dirname(config.tc_tools_dir)))
 config.substitutions.append(("%sanitize_flags",
                              "-fsanitize=address,undefined" if config.tc_sanitize else ""))
 
+# A test that hangs fails on its own after 15 minutes (the slowest takes
+# about 2) instead of running into CI's time limit with nothing said.
+try:
+    import psutil  # noqa: F401 (lit's timeout needs it)
+    config.maxIndividualTestTime = 900
+except ImportError:
+    lit_config.warning("psutil is missing: no per-test time limit (utils/install-deps.sh installs it)")
+
 # Long runs (a convergence test) skip the sanitizer build.
 if config.tc_sanitize:
     config.available_features.add("sanitize")

@@ -27,11 +27,11 @@ if [ ${#missing[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# lit drives the test suite; the onnx Python package builds test models;
+# lit drives the test suite (psutil: its per-test time limit); the onnx Python package builds test models;
 # onnxruntime is the independent oracle the reference executor is checked
 # against (test/Runtime); safetensors (Hugging Face's own) wrote the
 # checkpoints the safetensors gtests compare with (test/unit/Inputs/make_safetensors.py).
 py=${PYTHON:-python3}
-$py -c 'import lit' 2>/dev/null || $py -m pip install -q lit
+$py -c 'import lit, psutil' 2>/dev/null || $py -m pip install -q lit psutil
 $py -c 'import onnx, numpy, onnxruntime, safetensors, sklearn' 2>/dev/null || $py -m pip install -q onnx numpy onnxruntime safetensors scikit-learn
 echo "install-deps: ok"

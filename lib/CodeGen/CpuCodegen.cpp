@@ -73,9 +73,10 @@ void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &sou
 void CpuBackend::compile(const std::string &source, Artifact &a,
                          std::vector<CompileStage> &timeline) const {
   auto t0 = std::chrono::steady_clock::now();
-  a.setSection(kSectionObject, compileSharedObject(source, target_));
+  CacheUse use;
+  a.setSection(kSectionObject, compileSharedObject(source, target_, &use));
   timeline.push_back(
-      {"compile kernels (clang -O3, " + target_.cpu + ")",
+      {"compile kernels (clang -O3, " + target_.cpu + ")" + cacheNote(use),
        std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
   a.built.tc = TC_VERSION;
   a.built.llvm = TC_LLVM_VERSION;

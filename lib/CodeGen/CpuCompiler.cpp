@@ -1,4 +1,5 @@
 #include "tc/CodeGen/CpuCompiler.h"
+#include "tc/Config.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <clang/Basic/Diagnostic.h>
@@ -47,6 +48,26 @@ std::string readFile(llvm::StringRef path) {
   return buf ? (*buf)->getBuffer().str() : std::string();
 }
 
+// cc1 arguments: what the driver would pass for -O3 -std=c++17, without
+// its header search (the kernels include nothing). No -ffast-math: NaN and
+// infinity keep their IEEE meaning, as in the reference kernels. They and
+// LLVM's version key the compile cache.
+std::vector<std::string> cc1Args(const CpuTarget &target, CompileOutput out) {
+  std::vector<std::string> args = {
+      "-triple", target.triple, "-target-cpu", target.cpu, "-O3", "-std=c++17", "-x", "c++",
+      "-vectorize-loops", "-vectorize-slp",
+      // A host whose features list avx10.1-256 (Granite
+      // Rapids) makes clang 19 warn that it promotes it to
+      // 512: the host's own features, nothing to say.
+      "-Wno-invalid-feature-combination", "-mrelocation-model", "pic", "-pic-level", "2",
+      out == CompileOutput::Object ? "-emit-obj" : "-S", "tc-kernels.cpp"};
+  for (const std::string &f : target.features) {
+    args.insert(args.begin() + 4, f);
+    args.insert(args.begin() + 4, "-target-feature");
+  }
+  return args;
+}
+
 } // namespace
 
 CpuTarget resolveCpuTarget(const std::string &cpu) {
@@ -90,21 +111,7 @@ std::string compileCpp(const std::string &source, const CpuTarget &target, Compi
   auto *printer = new clang::TextDiagnosticPrinter(diagOS, diagOpts.get());
   auto diags = clang::CompilerInstance::createDiagnostics(diagOpts.get(), printer);
 
-  // cc1 arguments: what the driver would pass for -O3 -std=c++17, without
-  // its header search (the kernels include nothing). No -ffast-math: NaN and
-  // infinity keep their IEEE meaning, as in the reference kernels.
-  std::vector<std::string> args = {
-      "-triple", target.triple, "-target-cpu", target.cpu, "-O3", "-std=c++17", "-x", "c++",
-      "-vectorize-loops", "-vectorize-slp",
-      // A host whose features list avx10.1-256 (Granite
-      // Rapids) makes clang 19 warn that it promotes it to
-      // 512: the host's own features, nothing to say.
-      "-Wno-invalid-feature-combination", "-mrelocation-model", "pic", "-pic-level", "2",
-      out == CompileOutput::Object ? "-emit-obj" : "-S", "tc-kernels.cpp"};
-  for (const std::string &f : target.features) {
-    args.insert(args.begin() + 4, f);
-    args.insert(args.begin() + 4, "-target-feature");
-  }
+  std::vector<std::string> args = cc1Args(target, out);
   std::vector<const char *> argv;
   for (const std::string &a : args)
     argv.push_back(a.c_str());
@@ -135,8 +142,12 @@ std::string compileCpp(const std::string &source, const CpuTarget &target, Compi
   return std::string(bytes.str());
 }
 
-std::string compileSharedObject(const std::string &source, const CpuTarget &target) {
-  std::string object = compileCpp(source, target, CompileOutput::Object);
+std::string compileSharedObject(const std::string &source, const CpuTarget &target, CacheUse *use) {
+  std::string compiler = "clang " TC_LLVM_VERSION;
+  for (const std::string &a : cc1Args(target, CompileOutput::Object))
+    compiler += " " + a;
+  std::string object = cachedCompile(
+      compiler, source, [&] { return compileCpp(source, target, CompileOutput::Object); }, use);
   llvm::ErrorOr<std::string> ld = llvm::sys::findProgramByName("ld");
   if (!ld)
     fail("cannot link the kernels: no 'ld' on PATH (install binutils)");

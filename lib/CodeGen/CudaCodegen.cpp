@@ -3,7 +3,10 @@
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/ConvForms.h"
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
+#include <cstdlib>
 #include <exception>
 #include <map>
 #include <sstream>
@@ -46,6 +49,65 @@ bool cudnnMeasuredFaster(const Op &conv) {
   bool symmetric = pads.empty() || std::equal(pads.begin(), pads.begin() + std::ptrdiff_t(sp),
                                               pads.begin() + std::ptrdiff_t(sp));
   return (autoPad.empty() || autoPad == "NOTSET") && symmetric;
+}
+
+// Each kernel's source starts with this line in the program (a comment to
+// NVRTC, a heading to a reader), which compile() splits it at.
+constexpr std::string_view kKernelMark = "// tc kernel ";
+constexpr std::string_view kMayFault = " (may fault)";
+
+// About this much kernel source per program: NVRTC's optimizer and ptxas
+// run one thread per program (~1.7 s for 16 KB of reductions on this CI
+// box), and each program parses the prelude and the half-float headers
+// again (~0.2 s).
+// TC_CUDA_PROGRAM_KB overrides it (0: one program, the A/B of the split).
+size_t programBytes() {
+  const char *kb = std::getenv("TC_CUDA_PROGRAM_KB");
+  char *end = nullptr;
+  unsigned long v = kb ? std::strtoul(kb, &end, 10) : 0;
+  if (!kb || end == kb || *end)
+    return 16 << 10;
+  return v ? v << 10 : SIZE_MAX;
+}
+
+// The program split at its kernels' marks into programs of about
+// programBytes() of kernels, each with the whole prelude, so they compile
+// side by side and the compile cache keeps each apart. The split depends
+// only on the source, never on the machine. The kernels that may fault go
+// first: the fault record the runtime reads is the first program's.
+std::vector<std::string> splitProgram(const std::string &source) {
+  size_t first = source.find(kKernelMark);
+  if (first == std::string::npos)
+    return {source};
+  std::string_view prelude(source.data(), first);
+  std::vector<std::string_view> faulting, others;
+  for (size_t at = first; at < source.size();) {
+    size_t next = source.find(kKernelMark, at + kKernelMark.size());
+    if (next == std::string::npos)
+      next = source.size();
+    std::string_view kernel(source.data() + at, next - at);
+    std::string_view mark = kernel.substr(0, kernel.find('\n'));
+    bool faults =
+        mark.size() >= kMayFault.size() && mark.substr(mark.size() - kMayFault.size()) == kMayFault;
+    (faults ? faulting : others).push_back(kernel);
+    at = next;
+  }
+  size_t limit = programBytes();
+  std::vector<std::string> programs;
+  std::string current(prelude);
+  auto close = [&] {
+    programs.push_back(std::move(current));
+    current.assign(prelude);
+  };
+  for (std::string_view k : faulting)
+    current += k;
+  for (std::string_view k : others) {
+    if (current.size() - prelude.size() >= limit)
+      close();
+    current += k;
+  }
+  close();
+  return programs;
 }
 
 } // namespace
@@ -116,7 +178,7 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
   auto add = [&](const EmittedKernel &k, const std::string &group, const std::string &library) {
     auto [same, fresh] = symbolOf.emplace(anonymousSource(k), k.symbol);
     if (fresh)
-      body << k.source << "\n";
+      body << kKernelMark << k.symbol << (k.mayFault ? kMayFault : "") << "\n" << k.source << "\n";
     tab << group << " " << same->second << " " << kernelKindName(k.kind) << " "
         << launchKindName(k.launch) << " " << k.block << " " << k.vec
         << (library.empty() ? "" : " " + library) << "\n";
@@ -144,30 +206,55 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
 void CudaBackend::compile(const std::string &source, Artifact &a,
                           std::vector<CompileStage> &timeline) const {
   using Clock = std::chrono::steady_clock;
-  // One NVRTC compilation per arch, the arches side by side.
+  // Every program for every arch, on as many threads as the machine has.
   std::string version = cudaCompilerVersion();
-  std::vector<std::string> cubins(arches_.size());
-  std::vector<double> seconds(arches_.size());
-  std::vector<std::exception_ptr> errors(arches_.size());
-  std::vector<std::thread> threads;
-  for (size_t i = 0; i < arches_.size(); ++i)
-    threads.emplace_back([&, i] {
-      auto t = Clock::now();
+  std::vector<std::string> programs = splitProgram(source);
+  size_t jobs = arches_.size() * programs.size();
+  std::vector<std::string> cubins(jobs);
+  std::vector<CacheUse> uses(jobs);
+  std::vector<std::exception_ptr> errors(jobs);
+  std::vector<Clock::time_point> done(jobs);
+  std::atomic<size_t> next{0};
+  auto start = Clock::now();
+  auto work = [&] {
+    for (size_t j; (j = next++) < jobs;) {
       try {
-        cubins[i] = compileCuda(source, arches_[i], CudaOutput::Cubin);
+        cubins[j] = compileCuda(programs[j % programs.size()], arches_[j / programs.size()],
+                                CudaOutput::Cubin, &uses[j]);
       } catch (...) {
-        errors[i] = std::current_exception();
+        errors[j] = std::current_exception();
       }
-      seconds[i] = std::chrono::duration<double>(Clock::now() - t).count();
-    });
-  for (std::thread &t : threads)
+      done[j] = Clock::now();
+    }
+  };
+  size_t threads = std::min<size_t>(jobs, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (size_t t = 1; t < threads; ++t)
+    pool.emplace_back(work);
+  work();
+  for (std::thread &t : pool)
     t.join();
   for (const std::exception_ptr &e : errors)
     if (e)
       std::rethrow_exception(e);
   for (size_t i = 0; i < arches_.size(); ++i) {
-    timeline.push_back({"compile kernels (NVRTC " + version + ", " + arches_[i] + ")", seconds[i]});
-    a.setSection(cubinSection(arches_[i]), cubins[i]);
+    // An arch's stage: from the start until its last program was done.
+    Clock::time_point last = start;
+    size_t hits = 0;
+    for (size_t k = 0; k < programs.size(); ++k) {
+      size_t j = i * programs.size() + k;
+      last = std::max(last, done[j]);
+      hits += uses[j] == CacheUse::Hit;
+      a.setSection(cubinSection(arches_[i], k), cubins[j]);
+    }
+    std::string name = "compile kernels (NVRTC " + version + ", " + arches_[i] + ")";
+    if (programs.size() > 1)
+      name += " [" + std::to_string(programs.size()) + " programs]";
+    if (hits == programs.size())
+      name += cacheNote(CacheUse::Hit);
+    else if (hits)
+      name += " (" + std::to_string(hits) + " cached)";
+    timeline.push_back({name, std::chrono::duration<double>(last - start).count()});
   }
   a.built = cudaBuildInfo();
   a.target = name();

@@ -93,18 +93,17 @@ std::vector<std::string> parseCudaArchs(const std::string &list) {
   return archs;
 }
 
-std::string compileCuda(const std::string &source, const std::string &arch, CudaOutput out) {
+namespace {
+
+std::string runNvrtc(const std::string &source, const std::vector<std::string> &options,
+                     const std::string &arch, CudaOutput out) {
   Program prog;
   check(nvrtcCreateProgram(&prog.p, source.c_str(), "tc-kernels.cu", 0, nullptr, nullptr),
         "nvrtcCreateProgram");
-  // PTX is for the virtual arch of the same number. No fast math: NaN and
-  // infinity keep their IEEE meaning, as in the reference kernels. The
-  // fp16/bf16 headers come from the toolkit tc was built with.
-  std::string gpu =
-      "--gpu-architecture=" + (out == CudaOutput::Ptx ? "compute_" + arch.substr(3) : arch);
-  std::string include = std::string("--include-path=") + TC_CUDA_INCLUDE_DIR;
-  const char *opts[] = {gpu.c_str(), "--std=c++17", include.c_str()};
-  nvrtcResult r = nvrtcCompileProgram(prog.p, 3, opts);
+  std::vector<const char *> opts;
+  for (const std::string &o : options)
+    opts.push_back(o.c_str());
+  nvrtcResult r = nvrtcCompileProgram(prog.p, int(opts.size()), opts.data());
   if (r != NVRTC_SUCCESS) {
     size_t n = 0;
     nvrtcGetProgramLogSize(prog.p, &n);
@@ -129,6 +128,24 @@ std::string compileCuda(const std::string &source, const std::string &arch, Cuda
   return bytes;
 }
 
+} // namespace
+
+std::string compileCuda(const std::string &source, const std::string &arch, CudaOutput out,
+                        CacheUse *use) {
+  // PTX is for the virtual arch of the same number. No fast math: NaN and
+  // infinity keep their IEEE meaning, as in the reference kernels. The
+  // fp16/bf16 headers come from the toolkit tc was built with (NVRTC's
+  // version names them in the cache key with the options).
+  std::vector<std::string> options = {
+      "--gpu-architecture=" + (out == CudaOutput::Ptx ? "compute_" + arch.substr(3) : arch),
+      "--std=c++17", std::string("--include-path=") + TC_CUDA_INCLUDE_DIR};
+  std::string compiler = "nvrtc " + cudaCompilerVersion();
+  for (const std::string &o : options)
+    compiler += " " + o;
+  compiler += out == CudaOutput::Cubin ? " cubin" : " ptx";
+  return cachedCompile(compiler, source, [&] { return runNvrtc(source, options, arch, out); }, use);
+}
+
 #else // built without the CUDA toolkit
 
 namespace {
@@ -140,7 +157,9 @@ namespace {
 std::string cudaCompilerVersion() { return ""; }
 BuildInfo cudaBuildInfo() { notBuilt(); }
 std::vector<std::string> parseCudaArchs(const std::string &) { notBuilt(); }
-std::string compileCuda(const std::string &, const std::string &, CudaOutput) { notBuilt(); }
+std::string compileCuda(const std::string &, const std::string &, CudaOutput, CacheUse *) {
+  notBuilt();
+}
 
 #endif
 

@@ -9,7 +9,7 @@
 
 namespace tc {
 
-AtomicFile::AtomicFile(const std::string &path) : path_(path) {
+AtomicFile::AtomicFile(const std::string &path, bool sync) : path_(path), sync_(sync) {
   static std::atomic<unsigned> counter{0};
   for (int attempt = 0; fd_ < 0; ++attempt) {
     tmp_ = path + ".tmp." + std::to_string(getpid()) + "." + std::to_string(counter++);
@@ -39,7 +39,7 @@ void AtomicFile::write(const void *data, size_t n) {
 }
 
 void AtomicFile::commit() {
-  if (::fsync(fd_) != 0)
+  if (sync_ && ::fsync(fd_) != 0)
     fail(path_, ": fsync failed: ", std::strerror(errno));
   int fd = fd_;
   fd_ = -1;
@@ -48,6 +48,8 @@ void AtomicFile::commit() {
   if (::rename(tmp_.c_str(), path_.c_str()) != 0)
     fail(path_, ": cannot replace it: ", std::strerror(errno));
   committed_ = true;
+  if (!sync_)
+    return;
   // Make the rename itself durable (best effort: the file is in place).
   std::filesystem::path dir = std::filesystem::path(path_).parent_path();
   int dfd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);

@@ -34,9 +34,14 @@ inline constexpr const char *kSectionObject = "object";     // CPU: ELF shared o
 inline constexpr const char *kSectionKernels = "kernels";   // kernel table (KernelTable.h)
 inline constexpr const char *kSectionSource = "source";     // generated kernel source
 inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline (JSON)
-// CUDA: one cubin per arch ("cubin.sm_90"); the kernel table's lines are
-// "group symbol launch block vec" (KernelEmitter.h: the launch rule).
-inline std::string cubinSection(const std::string &arch) { return "cubin." + arch; }
+// CUDA: the cubins of an arch, one per program the kernels were split into
+// for a parallel compile ("cubin.sm_90", then "cubin.sm_90.1", ... while
+// present; the kernels that may fault, and the fault record the runtime
+// reads, are in the first); the kernel table's lines are "group symbol
+// launch block vec" (KernelEmitter.h: the launch rule).
+inline std::string cubinSection(const std::string &arch, size_t part = 0) {
+  return "cubin." + arch + (part ? "." + std::to_string(part) : "");
+}
 
 // What an artifact was built with: versions as "major.minor[.patch]", ""
 // where not known or not used.

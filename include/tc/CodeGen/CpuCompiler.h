@@ -1,6 +1,7 @@
 // Compiling generated C++ in-process with clang (libclang-cpp 19): no
 // compiler executable, no temporary files.
 #pragma once
+#include "tc/Support/CompileCache.h"
 #include <string>
 #include <vector>
 
@@ -24,9 +25,11 @@ enum class CompileOutput { Object, Assembly };
 std::string compileCpp(const std::string &source, const CpuTarget &target, CompileOutput out);
 
 // The kernels as a CPU artifact stores them: `source` compiled to an object
-// (compileCpp) and linked into a shared object by the system linker `ld`
+// (compileCpp; the object read back from the compile cache when it holds
+// it, `use` says) and linked into a shared object by the system linker `ld`
 // (binutils), run as a subprocess, so the runtime can dlopen it without
 // LLVM. Throws tc::Error when there is no `ld` or it fails.
-std::string compileSharedObject(const std::string &source, const CpuTarget &target);
+std::string compileSharedObject(const std::string &source, const CpuTarget &target,
+                                CacheUse *use = nullptr);
 
 } // namespace tc

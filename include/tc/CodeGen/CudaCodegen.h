@@ -1,8 +1,9 @@
 // tc-codegen --target=cuda: every Fused group the emitter handles becomes a
 // CUDA kernel; MatMul/Gemm/Conv groups are library calls (cuBLASLt/cuDNN at
 // run time) plus their epilogue's kernel, except the convs convTakesKernel gives their generated
-// kernel. All kernels go into ONE source compiled by NVRTC once per arch (the arches in parallel);
-// the artifact carries the module, a cubin per arch, the kernel table with each kernel's launch
+// kernel. All kernels go into one source, split into programs NVRTC compiles side by side (every
+// program for every arch in parallel); the artifact carries the module, the cubins of each arch,
+// the kernel table with each kernel's launch
 // kind, the source and the compile timeline. No GPU is needed. What differs from the shared driver
 // (Codegen.h: generateCode) is this backend.
 #pragma once

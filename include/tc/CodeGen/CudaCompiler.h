@@ -3,6 +3,7 @@
 // A tc built without the CUDA toolkit says so (tc::Error) instead.
 #pragma once
 #include "tc/CodeGen/Artifact.h"
+#include "tc/Support/CompileCache.h"
 #include <string>
 #include <vector>
 
@@ -23,7 +24,10 @@ std::vector<std::string> parseCudaArchs(const std::string &list);
 enum class CudaOutput { Cubin, Ptx };
 
 // Compiles `source` (C++17) for `arch` ("sm_90"): cubin, or PTX for the
-// matching virtual arch. Throws tc::Error with NVRTC's log when it fails.
-std::string compileCuda(const std::string &source, const std::string &arch, CudaOutput out);
+// matching virtual arch, read back from the compile cache when it holds
+// them (`use` says; Support/CompileCache.h). Throws tc::Error with NVRTC's
+// log when it fails.
+std::string compileCuda(const std::string &source, const std::string &arch, CudaOutput out,
+                        CacheUse *use = nullptr);
 
 } // namespace tc

@@ -130,6 +130,10 @@ void resetDeviceBytesPeak();
 // cuStreamCreate's flag: no implicit synchronization with the legacy default stream.
 inline constexpr unsigned kStreamNonBlocking = 1;
 
+// CUDA_ERROR_NOT_FOUND: cuModuleGetFunction's answer for a kernel another
+// of the artifact's programs holds.
+inline constexpr int kErrorNotFound = 500;
+
 // Device attributes (CUdevice_attribute) the runtime reads.
 inline constexpr int kComputeCapabilityMajor = 75, kComputeCapabilityMinor = 76;
 

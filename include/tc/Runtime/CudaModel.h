@@ -188,10 +188,10 @@ private:
   int cc_ = 0; // compute capability: 90
   cuda::CUdevice dev_ = 0;
   cuda::CUcontext ctx_ = nullptr;
-  cuda::CUmodule cubin_ = nullptr;
-  cuda::CUdeviceptr fault_ = 0;     // the cubin's fault record; 0: no kernel may fault
-  cuda::CUstream stream_ = nullptr; // the model's own
-  cuda::CUstream work_ = nullptr;   // the stream the current run's work goes on
+  std::vector<cuda::CUmodule> cubins_; // the arch's programs (Artifact.h: cubinSection)
+  cuda::CUdeviceptr fault_ = 0;        // the first's fault record; 0: no kernel may fault
+  cuda::CUstream stream_ = nullptr;    // the model's own
+  cuda::CUstream work_ = nullptr;      // the stream the current run's work goes on
   bool libraries_ = true;
   // Made the first time a plan calls them (the libraries opened then).
   std::unique_ptr<cuda::CublasLt> cublasLt_;

@@ -8,12 +8,13 @@
 namespace tc {
 
 // Created by the constructor (a new temporary file beside `path`), filled by
-// write(), put in place by commit() (fsync'd, renamed over `path`).
+// write(), put in place by commit() (fsync'd unless `sync` is false, as for
+// a cache entry that may be lost, then renamed over `path`).
 // Destroyed uncommitted, it removes the temporary file. Every failure is a
 // tc::Error naming `path`.
 class AtomicFile {
 public:
-  explicit AtomicFile(const std::string &path);
+  explicit AtomicFile(const std::string &path, bool sync = true);
   AtomicFile(const AtomicFile &) = delete;
   AtomicFile &operator=(const AtomicFile &) = delete;
   ~AtomicFile();
@@ -25,6 +26,7 @@ private:
   std::string path_, tmp_;
   int fd_ = -1;
   bool committed_ = false;
+  bool sync_ = true;
 };
 
 // `bytes` as the whole of `path`, atomically.

@@ -75,22 +75,29 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
     d.check(d.eventCreate(&m->start_, 0), "cuEventCreate");
     d.check(d.eventCreate(&m->stop_, 0), "cuEventCreate");
   }
-  const MemoryBuffer &cubin = a.require(cubinSection(m->arch_));
-  // The driver reads the cubin's size from its ELF header; the section is
-  // a view of the artifact, which outlives this call.
+  // The driver reads a cubin's size from its ELF header; the sections are
+  // views of the artifact, which outlives these calls.
   try {
-    d.check(d.moduleLoadData(&m->cubin_, cubin.data()), "cuModuleLoadData");
+    for (size_t part = 0; part == 0 || a.section(cubinSection(m->arch_, part)); ++part) {
+      m->cubins_.push_back(nullptr);
+      d.check(d.moduleLoadData(&m->cubins_.back(), a.require(cubinSection(m->arch_, part)).data()),
+              "cuModuleLoadData");
+    }
     for (CudaKernelEntry &e : table) {
       Kernel k{std::move(e), nullptr};
-      if (k.entry.hasKernel()) // a library group without an epilogue has none
-        d.check(d.moduleGetFunction(&k.fn, m->cubin_, k.entry.symbol.c_str()),
-                "cuModuleGetFunction");
+      // A library group without an epilogue has no kernel; the others' are
+      // in one of the programs.
+      for (size_t i = 0; k.entry.hasKernel() && !k.fn; ++i)
+        if (int rc = d.moduleGetFunction(&k.fn, m->cubins_[i], k.entry.symbol.c_str());
+            rc != 0 && (rc != cuda::kErrorNotFound || i + 1 == m->cubins_.size()))
+          d.check(rc, "cuModuleGetFunction");
       m->kernels_[k.entry.group] = std::move(k);
     }
-    // Only a program with a kernel that may fault defines the record.
+    // Only a program with a kernel that may fault defines the record, and
+    // such kernels are all in the first.
     size_t faultBytes = 0;
     if (d.moduleGetGlobal &&
-        d.moduleGetGlobal(&m->fault_, &faultBytes, m->cubin_, kKernelFaultSymbol) != 0)
+        d.moduleGetGlobal(&m->fault_, &faultBytes, m->cubins_[0], kKernelFaultSymbol) != 0)
       m->fault_ = 0;
   } catch (const Error &e) {
     fail(a.file, ": cannot load the ", m->arch_, " cubin: ", e.what());
@@ -135,8 +142,9 @@ CudaModel::~CudaModel() {
       d.eventDestroy(e);
   if (stream_)
     d.streamDestroy(stream_);
-  if (cubin_)
-    d.moduleUnload(cubin_);
+  for (cuda::CUmodule c : cubins_)
+    if (c)
+      d.moduleUnload(c);
   d.primaryCtxRelease(dev_);
 }
 

@@ -164,8 +164,15 @@ public:
   const char *sourceFile() const override { return "kernels.cu"; }
   const char *libraries() const override { return "cuBLASLt/cuDNN"; }
   void printStats(const CodegenResult &r, std::ostream &os) const override {
-    for (const std::string &a : r.artifact.arches)
-      os << "  cubin " << a << ": " << r.artifact.require(cubinSection(a)).size() << " bytes\n";
+    for (const std::string &a : r.artifact.arches) {
+      size_t bytes = 0, parts = 0;
+      for (; parts == 0 || r.artifact.section(cubinSection(a, parts)); ++parts)
+        bytes += r.artifact.require(cubinSection(a, parts)).size();
+      os << "  cubin " << a << ": " << bytes << " bytes";
+      if (parts > 1)
+        os << " in " << parts << " programs";
+      os << "\n";
+    }
     if (summary_.requested)
       os << summary_.statsLine() << "\n";
   }

@@ -7,13 +7,16 @@
 // FAKE_CUDA_DEVICES=N: N devices (default 1; 0: "no usable GPU").
 // FAKE_CUDA_STREAMS=1: every copy, launch and synchronize logs its stream
 // ("on stream 2": streams are numbered from 1 as created).
+// A module is its image: cuModuleGetFunction finds only the kernels an ELF
+// cubin names (NOT_FOUND for another program's), as the driver does.
+#define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef unsigned long long CUdeviceptr;
-static int ctx, mod, fn;
+static int ctx, fn;
 
 int cuInit(unsigned f) { return 0; }
 int cuDeviceGetCount(int *n) {
@@ -33,12 +36,34 @@ int cuDriverGetVersion(int *v) {
 int cuDevicePrimaryCtxRetain(void **c, int d) { *c = &ctx; return 0; }
 int cuDevicePrimaryCtxRelease_v2(int d) { return 0; }
 int cuCtxSetCurrent(void *c) { return 0; }
-int cuModuleLoadData(void **m, const void *image) { *m = &mod; return 0; }
-int cuModuleUnload(void *m) { return 0; }
+struct Module { const unsigned char *image; size_t size; }; /* size 0: not an ELF cubin */
+int cuModuleLoadData(void **m, const void *image) {
+  struct Module *mod = calloc(1, sizeof *mod);
+  mod->image = image;
+  /* An ELF64 file ends with its section headers: e_shoff + e_shnum * e_shentsize. */
+  if (!memcmp(image, "\x7f" "ELF\x02", 5)) {
+    unsigned long long shoff;
+    unsigned short shentsize, shnum;
+    memcpy(&shoff, mod->image + 0x28, 8);
+    memcpy(&shentsize, mod->image + 0x3a, 2);
+    memcpy(&shnum, mod->image + 0x3c, 2);
+    mod->size = shoff + (size_t)shnum * shentsize;
+  }
+  *m = mod;
+  return 0;
+}
+int cuModuleUnload(void *m) { free(m); return 0; }
+/* Whether a cubin names the kernel (its symbol table's strings). */
+static int names(const struct Module *mod, const char *name) {
+  size_t n = strlen(name) + 1;
+  return !mod->size || memmem(mod->image, mod->size, name, n) != 0;
+}
 typedef void (*HostLaunch)(void *, unsigned, unsigned);
 static void *kernels; // FAKE_CUDA_KERNELS, opened
 int cuModuleGetFunction(void **f, void *m, const char *name) {
   const char *lib = getenv("FAKE_CUDA_KERNELS");
+  if (!names(m, name))
+    return 500; // CUDA_ERROR_NOT_FOUND
   *f = &fn;
   if (lib) {
     char sym[512];
