@@ -206,7 +206,7 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
 void CudaBackend::compile(const std::string &source, Artifact &a,
                           std::vector<CompileStage> &timeline) const {
   using Clock = std::chrono::steady_clock;
-  // Every program for every arch, on as many threads as the machine has.
+  // Every program for every arch, on the machine's cores.
   std::string version = cudaCompilerVersion();
   std::vector<std::string> programs = splitProgram(source);
   size_t jobs = arches_.size() * programs.size();
@@ -227,7 +227,9 @@ void CudaBackend::compile(const std::string &source, Artifact &a,
       done[j] = Clock::now();
     }
   };
-  size_t threads = std::min<size_t>(jobs, std::max(1u, std::thread::hardware_concurrency()));
+  // At most 16: each NVRTC compile holds a few hundred MB at its peak.
+  size_t threads =
+      std::min<size_t>({jobs, std::max(1u, std::thread::hardware_concurrency()), size_t(16)});
   std::vector<std::thread> pool;
   for (size_t t = 1; t < threads; ++t)
     pool.emplace_back(work);
