@@ -2,6 +2,7 @@
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/ConvForms.h"
+#include "tc/Support/Error.h"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -110,6 +111,18 @@ std::vector<std::string> splitProgram(const std::string &source) {
   return programs;
 }
 
+// "tc_fused_a_0, tc_fused_b_1": the kernels a program holds (its marks).
+std::string kernelsOf(const std::string &program) {
+  std::string names;
+  for (size_t at = program.find(kKernelMark); at != std::string::npos;
+       at = program.find(kKernelMark, at + 1)) {
+    size_t from = at + kKernelMark.size();
+    size_t to = program.find_first_of(" \n", from);
+    names += (names.empty() ? "" : ", ") + program.substr(from, to - from);
+  }
+  return names;
+}
+
 } // namespace
 
 // cuDNN runs convnext's 7x7 depthwise convs at ~1% of the memory roofline
@@ -177,8 +190,14 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
   // source goes into the program unless an equal one is there.
   auto add = [&](const EmittedKernel &k, const std::string &group, const std::string &library) {
     auto [same, fresh] = symbolOf.emplace(anonymousSource(k), k.symbol);
-    if (fresh)
-      body << kKernelMark << k.symbol << (k.mayFault ? kMayFault : "") << "\n" << k.source << "\n";
+    if (fresh) {
+      body << kKernelMark << k.symbol << (k.mayFault ? kMayFault : "") << "\n";
+      // Test-only: TC_TEST_NVRTC_ERROR=<symbol> makes that kernel's source
+      // not compile (the error names its program; cuda-programs.test).
+      if (const char *broken = std::getenv("TC_TEST_NVRTC_ERROR"); broken && k.symbol == broken)
+        body << "#error the kernel TC_TEST_NVRTC_ERROR names\n";
+      body << k.source << "\n";
+    }
     tab << group << " " << same->second << " " << kernelKindName(k.kind) << " "
         << launchKindName(k.launch) << " " << k.block << " " << k.vec
         << (library.empty() ? "" : " " + library) << "\n";
@@ -236,9 +255,21 @@ void CudaBackend::compile(const std::string &source, Artifact &a,
   work();
   for (std::thread &t : pool)
     t.join();
-  for (const std::exception_ptr &e : errors)
-    if (e)
-      std::rethrow_exception(e);
+  for (size_t j = 0; j < jobs; ++j) {
+    if (!errors[j])
+      continue;
+    if (programs.size() == 1)
+      std::rethrow_exception(errors[j]);
+    // NVRTC's log numbers the lines of that program, not of the whole
+    // source: name the kernels it held.
+    try {
+      std::rethrow_exception(errors[j]);
+    } catch (const Error &e) {
+      size_t k = j % programs.size();
+      fail("program ", k + 1, " of ", programs.size(), " (", kernelsOf(programs[k]),
+           "): ", e.what());
+    }
+  }
   for (size_t i = 0; i < arches_.size(); ++i) {
     // An arch's stage: from the start until its last program was done.
     Clock::time_point last = start;
