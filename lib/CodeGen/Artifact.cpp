@@ -134,6 +134,13 @@ const MemoryBuffer &Artifact::require(std::string_view name) const {
   fail(file, ": the artifact has no '", name, "' section");
 }
 
+std::vector<const MemoryBuffer *> Artifact::cubins(const std::string &arch) const {
+  std::vector<const MemoryBuffer *> parts{&require(cubinSection(arch))};
+  while (const MemoryBuffer *b = section(cubinSection(arch, parts.size())))
+    parts.push_back(b);
+  return parts;
+}
+
 std::shared_ptr<const MemoryBuffer> Artifact::share(std::string_view name) const {
   require(name);
   return sections.find(name)->second;

@@ -2,6 +2,7 @@
 #include "tc/CodeGen/CudaCompiler.h"
 #include "tc/CodeGen/LibraryCall.h"
 #include "tc/IR/ConvForms.h"
+#include "tc/Support/EnvNumber.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <atomic>
@@ -63,12 +64,8 @@ constexpr std::string_view kMayFault = " (may fault)";
 // again (~0.2 s).
 // TC_CUDA_PROGRAM_KB overrides it (0: one program, the A/B of the split).
 size_t programBytes() {
-  const char *kb = std::getenv("TC_CUDA_PROGRAM_KB");
-  char *end = nullptr;
-  unsigned long v = kb ? std::strtoul(kb, &end, 10) : 0;
-  if (!kb || end == kb || *end)
-    return 16 << 10;
-  return v ? v << 10 : SIZE_MAX;
+  uint64_t kb = envNumber("TC_CUDA_PROGRAM_KB").value_or(16);
+  return kb ? size_t(kb) << 10 : SIZE_MAX;
 }
 
 // The program split at its kernels' marks into programs of about

@@ -1,5 +1,6 @@
 #include "tc/Support/CompileCache.h"
 #include "tc/Support/AtomicFile.h"
+#include "tc/Support/EnvNumber.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/Hash64.h"
 #include <algorithm>
@@ -55,8 +56,8 @@ bool readEntry(const fs::path &path, uint64_t check, std::string &payload) {
   f.seekg(0);
   if (!f.read(bytes.data(), n))
     return false;
-  if (bytes.size() < kHeader || std::memcmp(bytes.data(), kMagic, 8) != 0 ||
-      get64(bytes, 8) != check || get64(bytes, 16) != bytes.size() - kHeader)
+  if (std::memcmp(bytes.data(), kMagic, 8) != 0 || get64(bytes, 8) != check ||
+      get64(bytes, 16) != bytes.size() - kHeader)
     return false;
   std::string_view body(bytes.data() + kHeader, bytes.size() - kHeader);
   if (hash64(body) != get64(bytes, 24))
@@ -65,12 +66,7 @@ bool readEntry(const fs::path &path, uint64_t check, std::string &payload) {
   return true;
 }
 
-uint64_t maxBytes() {
-  const char *mb = std::getenv("TC_CACHE_MAX_MB");
-  char *end = nullptr;
-  unsigned long long v = mb ? std::strtoull(mb, &end, 10) : 0;
-  return (mb && end != mb && *end == '\0' ? v : 2048) << 20;
-}
+uint64_t maxBytes() { return envNumber("TC_CACHE_MAX_MB").value_or(2048) << 20; }
 
 // Past the limit, the entries least recently used (a hit touches its
 // file) go until the folder is at 3/4 of it; a writer's temporary file left

@@ -191,9 +191,9 @@ int tcBenchMain(int argc, char **argv) {
         std::cout << s << "\n";
       return 0;
     }
-    // The compile-time column is a cold compile, as torch.compile's first
-    // step is: the tools it runs skip the compile cache unless the caller
-    // set TC_CACHE_DIR (then the times are what that cache gives).
+    // The compile-time column is a cold compile, never shortened by an
+    // earlier run: the tools it runs skip the compile cache unless the
+    // caller set TC_CACHE_DIR (then the times are what that cache gives).
     setenv("TC_CACHE_DIR", "off", /*overwrite=*/0);
     const Target &target = requireTarget(ro.target, "--target");
     bool graphs = *target.graphsFlag; // a target that replays graphs has mode cudagraphs

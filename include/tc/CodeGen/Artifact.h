@@ -77,6 +77,9 @@ struct Artifact {
   const MemoryBuffer *section(std::string_view name) const;
   // The section, or a tc::Error naming the file and the missing section.
   const MemoryBuffer &require(std::string_view name) const;
+  // CUDA: the cubins of `arch`, one per program (cubinSection(arch, 0),
+  // (arch, 1), ... while present); a tc::Error when there is not even the first.
+  std::vector<const MemoryBuffer *> cubins(const std::string &arch) const;
   std::shared_ptr<const MemoryBuffer> share(std::string_view name) const;
   void setSection(const std::string &name, std::string_view bytes);
 

@@ -78,10 +78,9 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
   // The driver reads a cubin's size from its ELF header; the sections are
   // views of the artifact, which outlives these calls.
   try {
-    for (size_t part = 0; part == 0 || a.section(cubinSection(m->arch_, part)); ++part) {
+    for (const MemoryBuffer *cubin : a.cubins(m->arch_)) {
       m->cubins_.push_back(nullptr);
-      d.check(d.moduleLoadData(&m->cubins_.back(), a.require(cubinSection(m->arch_, part)).data()),
-              "cuModuleLoadData");
+      d.check(d.moduleLoadData(&m->cubins_.back(), cubin->data()), "cuModuleLoadData");
     }
     for (CudaKernelEntry &e : table) {
       Kernel k{std::move(e), nullptr};

@@ -165,12 +165,13 @@ public:
   const char *libraries() const override { return "cuBLASLt/cuDNN"; }
   void printStats(const CodegenResult &r, std::ostream &os) const override {
     for (const std::string &a : r.artifact.arches) {
-      size_t bytes = 0, parts = 0;
-      for (; parts == 0 || r.artifact.section(cubinSection(a, parts)); ++parts)
-        bytes += r.artifact.require(cubinSection(a, parts)).size();
+      std::vector<const MemoryBuffer *> parts = r.artifact.cubins(a);
+      size_t bytes = 0;
+      for (const MemoryBuffer *p : parts)
+        bytes += p->size();
       os << "  cubin " << a << ": " << bytes << " bytes";
-      if (parts > 1)
-        os << " in " << parts << " programs";
+      if (parts.size() > 1)
+        os << " in " << parts.size() << " programs";
       os << "\n";
     }
     if (summary_.requested)
