@@ -122,10 +122,24 @@ bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels) {
     axes.push_back(int64_t(d - 1));
   std::vector<Value *> p; // scale, B, mean, var as [C, 1, ...]
   const char *names[] = {"scale", "b", "mean", "var"};
-  for (size_t i = 1; i <= 4; ++i)
-    p.push_back(axes.empty() ? bn.operand(i)
-                             : l.add(OpKind::Unsqueeze, {bn.operand(i)}, names[i - 1],
-                                     {{"axes", Attribute(axes)}}));
+  for (size_t i = 1; i <= 4; ++i) {
+    Value *v = bn.operand(i);
+    if (axes.empty()) {
+      p.push_back(v);
+    } else if (v->isConstant()) {
+      // A constant's [C, 1, ...] view is a constant over the same bytes: an
+      // Unsqueeze of it here would come after the last constant fold, a
+      // computation left for run time that blocks the stored shape plan.
+      TensorType t = v->type;
+      std::vector<int64_t> dims(r - 1, 1);
+      dims[0] = channels;
+      t.shape = makeShape(dims);
+      p.push_back(
+          f.addConstant(f.uniqueName(y->name + "_bn_" + names[i - 1]), t, *v->data, v->loc));
+    } else {
+      p.push_back(l.add(OpKind::Unsqueeze, {v}, names[i - 1], {{"axes", Attribute(axes)}}));
+    }
+  }
   HostTensor eps(x->type.dtype, {});
   eps.setDouble(0, attr<OpKind::BatchNormalization, "epsilon">(bn));
   Value *epsV = addConstant(f, y->name + "_bn_eps", eps, bn.loc);
