@@ -92,14 +92,15 @@ class SmallCNN(torch.nn.Module):
 
 
 class FirstOutput(torch.nn.Module):
-    """HF models return dataclasses; export the first tensor output."""
+    """HF models return dataclasses; export the first tensor output. `mask`:
+    the second input of the recipes with an attention mask (zoo_models.WithMask)."""
 
     def __init__(self, m):
         super().__init__()
         self.m = m
 
-    def forward(self, x):
-        y = self.m(x)
+    def forward(self, x, mask=None):
+        y = self.m(x) if mask is None else self.m(x, mask)
         if isinstance(y, torch.Tensor):
             return y
         return y[0]
@@ -136,6 +137,7 @@ def export(name, make, make_inputs, outdir, exporters, batch=2, dynamic_seq=Fals
     dims = {0: torch.export.Dim("batch", min=1, max=64)}
     if dynamic_seq:
         dims[1] = torch.export.Dim("seq", min=2, max=inputs[0].shape[1] * 4)
+    shapes = dict(zip(["x", "mask"], [dims] * len(inputs)))  # a mask has the ids' dims
     for exporter in exporters:
         if layout == "dir":
             ind = os.path.join(outdir, name if len(exporters) == 1 else f"{name}.{exporter}")
@@ -149,7 +151,7 @@ def export(name, make, make_inputs, outdir, exporters, batch=2, dynamic_seq=Fals
             with torch.no_grad():
                 if exporter == "dynamo":
                     torch.onnx.export(model, inputs, path, dynamo=True, opset_version=20,
-                                      dynamic_shapes={"x": dims}, external_data=False)
+                                      dynamic_shapes=shapes, external_data=False)
                 else:
                     axes = {0: "batch", 1: "seq"} if dynamic_seq else {0: "batch"}
                     torch.onnx.export(model, inputs, path, dynamo=False, opset_version=17,

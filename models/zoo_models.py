@@ -26,12 +26,26 @@ class Recipe:
     small_vocab: int = 1000         # ... with small=True
     seq_dynamic: bool = False       # the sequence dim may be symbolic (--dynamic-seq)
     note: str = ""                  # where it differs from the real model
+    mask: bool = False              # tokens: a second input, the attention mask (see padded_mask)
 
-    def inputs(self, small, batch=2):
+    def inputs(self, small, batch=2, generator=None):
         shape = (batch,) + (self.small if small else self.full)
         if self.kind == "tokens":
-            return (torch.randint(0, self.small_vocab if small else self.vocab, shape),)
-        return (torch.randn(*shape),)
+            ids = torch.randint(0, self.small_vocab if small else self.vocab, shape, generator=generator)
+            return (ids, padded_mask(shape, generator)) if self.mask else (ids,)
+        return (torch.randn(*shape, generator=generator),)
+
+
+def padded_mask(shape, generator=None):
+    """[batch, seq] int64 attention mask of right-padded sequences: row i keeps
+    its first len_i positions (1) and pads the rest (0); the first row is whole,
+    the others between half and all of seq, so every batch has padding."""
+    b, t = shape
+    lens = torch.randint(t // 2, t + 1, (b,), generator=generator)
+    lens[0] = t
+    if b > 1:
+        lens[1] = min(int(lens[1]), t - 1)
+    return (torch.arange(t)[None, :] < lens[:, None]).to(torch.int64)
 
 
 ZOO = {}
@@ -260,6 +274,204 @@ recipe("falcon", "generative", "transformers FalconForCausalLM: hidden 1024, 8 l
     _hf("FalconForCausalLM", "FalconConfig", dict(hidden_size=1024, num_hidden_layers=8, num_attention_heads=16),
         dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=4, vocab_size=1000)))
 
+
+
+# == The zoo's second half (issue 36): families the first 43 models did not have ==
+# Chosen for op forms and shapes the kernels were never tuned on: reparameterized and
+# NAS CNNs, hybrid and hierarchical/efficient transformers, video (3-D) convs,
+# relative-position and audio encoders, encoder-decoders run whole, newer decoders.
+
+# -- vision: timm CNNs (any image size: small only shrinks the image) ---------
+for _name, _why in [
+        ("repvgg_a2", "RepVGG: 3x3 + 1x1 + identity branches (train-time form)"),
+        ("mobileone_s1", "MobileOne: over-parameterized depthwise/pointwise branches"),
+        ("fbnetc_100", "FBNet-C (NAS)"),
+        ("ghostnet_100", "GhostNet: cheap depthwise 'ghost' features concatenated"),
+        ("lcnet_100", "PP-LCNet: hard-swish depthwise separable, SE"),
+        ("rexnet_100", "ReXNet: channel-increasing inverted residuals, partial residual adds"),
+        ("mixnet_s", "MixNet: mixed depthwise kernel sizes (3/5/7/9) split over channels"),
+        ("nfnet_l0", "NFNet-L0: normalizer-free, scaled weight standardization, gamma-scaled SiLU"),
+        ("cspdarknet53", "CSPDarkNet-53: cross-stage partial blocks, LeakyReLU"),
+        ("dla34", "DLA-34: deep layer aggregation trees"),
+        ("dpn68", "DPN-68: dual path (residual + dense) grouped convs"),
+        ("hrnet_w18_small", "HRNet-W18-small: parallel resolutions, nearest upsample fusion"),
+        ("res2net50_26w_4s", "Res2Net-50: hierarchical split 3x3 convs"),
+        ("resnest14d", "ResNeSt-14d: split attention (softmax over radix groups)"),
+        ("skresnet18", "SKNet-18: selective kernel attention over two branches"),
+        ("ese_vovnet19b_dw", "VoVNet-19 dw: one-shot aggregation, effective SE"),
+        ("convnextv2_atto", "ConvNeXt-V2 atto: global response normalization"),
+        ("inception_next_tiny", "InceptionNeXt: depthwise convs split into square/band kernels"),
+        ("inception_v3", "Inception-v3: asymmetric 1x7/7x1 convs, average-pooled branches"),
+        ("xception41", "Xception-41: separable convs in entry/middle/exit flows")]:
+    _small_img = (3, 96, 96) if _name == "inception_v3" else IMG_SMALL
+    recipe(_name, "vision", f"timm {_name}: {_why}", "image", (3, 299, 299) if _name == "inception_v3" else IMG,
+           _small_img)(_timm(_name, {}))
+
+# -- vision: timm hybrids and hierarchical / efficient transformers -----------
+# small: the image where the model takes another size (img_size), else full size.
+for _name, _why, _full, _small, _kw in [
+        ("levit_128", "LeViT: conv stem, attention with BatchNorm'd projections and bias tables, "
+         "Hardswish", IMG, (3, 128, 128), dict(img_size=128)),
+        ("coatnet_0_rw_224", "CoAtNet-0: MBConv stages then relative-position attention", IMG, (3, 128, 128),
+         dict(img_size=128)),
+        ("efficientformer_l1", "EfficientFormer-L1: pool mixers, a last stage of attention", IMG, IMG, {}),
+        ("fastvit_t8", "FastViT-T8: reparameterized RepMixer, large-kernel conv positional encoding", IMG,
+         IMG_SMALL, {}),
+        ("convit_tiny", "ConViT-tiny: gated positional self-attention", IMG, IMG_SMALL, dict(img_size=64)),
+        ("cait_xxs24_224", "CaiT-XXS24: talking-heads attention, class-attention layers, layer scale", IMG,
+         IMG_SMALL, dict(img_size=64)),
+        ("xcit_tiny_12_p16_224", "XCiT-T12: cross-covariance attention over channels, local patch "
+         "interaction convs", IMG, IMG_SMALL, dict(img_size=64)),
+        ("pvt_v2_b0", "PVT-v2-b0: spatial-reduction attention, overlapping patch embeds", IMG, IMG_SMALL, {}),
+        ("twins_svt_small", "Twins-SVT-S: locally-grouped and global sub-sampled attention", IMG, IMG, {}),
+        ("edgenext_small", "EdgeNeXt-S: split depthwise transposed attention (SDTA)", IMG, IMG_SMALL, {}),
+        ("mobilevitv2_050", "MobileViT-v2 0.5: separable linear attention", (3, 256, 256), IMG_SMALL, {}),
+        ("tiny_vit_5m_224", "TinyViT-5M: MBConv stage, windowed attention with bias tables", IMG, IMG, {}),
+        ("pit_s_224", "PiT-S: pooling-based ViT (depthwise conv pooling between stages)", IMG, IMG, {}),
+        ("focalnet_tiny_srf", "FocalNet-T: focal modulation (gated depthwise context)", IMG, IMG_SMALL, {}),
+        ("swinv2_tiny_window8_256", "Swin-V2-T: cosine attention, log-spaced continuous position bias", (3, 256, 256),
+         (3, 128, 128), dict(img_size=128, window_size=4)),
+        ("eva02_tiny_patch14_224", "EVA-02-Ti: rotary position embedding, SwiGLU MLP", IMG, IMG, {}),
+        ("hiera_tiny_224", "Hiera-T: mask-unit attention, unrolled token order, pooled queries", IMG, IMG, {}),
+        ("mvitv2_tiny", "MViT-v2-T: pooling attention with decomposed relative positions", IMG, IMG, {})]:
+    # num_classes: tiny_vit's default head is ImageNet-22k's, eva02_tiny's none.
+    recipe(_name, "vision", f"timm {_name}: {_why}", "image", _full, _small)(
+        _timm(_name, dict(_kw, num_classes=1000), dict(num_classes=1000)))
+
+# -- vision: torchvision (classic CNNs, segmentation, video) ------------------
+for _name, _why in [("squeezenet1_1", "SqueezeNet 1.1: fire modules, no linear head"),
+                    ("shufflenet_v2_x1_0", "ShuffleNet-v2 1.0: channel split and shuffle"),
+                    ("googlenet", "GoogLeNet: inception branches (eval: no aux heads)")]:
+    recipe(_name, "vision", f"torchvision.models.{_name}: {_why}", "image", IMG, IMG_SMALL)(
+        lambda small, _n=_name: getattr(__import__("torchvision").models, _n)(
+            **(dict(aux_logits=False, init_weights=True) if _n == "googlenet" else {})))
+
+
+@recipe("fcn_resnet50", "vision", "torchvision fcn_resnet50 (dilated ResNet-50, bilinear upsampling), output 'out'",
+        "image", (3, 520, 520), (3, 128, 128))
+def _fcn(small):
+    from torchvision.models.segmentation import fcn_resnet50
+    return SegOut(fcn_resnet50(weights=None, weights_backbone=None, aux_loss=False))
+
+
+# Video classifiers: clips [B, 3, 16, 112, 112] (Kinetics-400's input), 3-D convs.
+for _name, _why in [("r3d_18", "R3D-18: 3x3x3 convs"),
+                    ("r2plus1d_18", "R(2+1)D-18: (1x3x3 then 3x1x1) factorized convs"),
+                    ("s3d", "S3D: separable 3-D inception blocks, 3-D max pools")]:
+    _clip = (3, 16, 224, 224) if _name == "s3d" else (3, 16, 112, 112)
+    recipe(_name, "vision", f"torchvision.models.video.{_name}: {_why}; clips [B, 3, 16, H, W]", "video", _clip,
+           _clip if _name == "s3d" else (3, 8, 56, 56))(
+        lambda small, _n=_name: getattr(__import__("torchvision.models.video", fromlist=[_n]), _n)())
+
+
+# -- text: more encoders, encoder-decoders run whole, audio -------------------
+class Seq2SeqWhole(torch.nn.Module):
+    """An encoder-decoder run whole from one input: the decoder reads the same ids
+    (teacher forcing, causal) and cross-attends to the encoder; the decoder's last
+    hidden state is the output. One input keeps tc-bench's single-input protocol."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x):
+        return self.m(input_ids=x, decoder_input_ids=x)[0]
+
+
+def _seq2seq(model_cls, config_cls, full, small, **common):
+    inner = _hf(model_cls, config_cls, full, small, **common)
+    return lambda is_small: Seq2SeqWhole(inner(is_small))
+
+
+recipe("deberta_base", "text", "transformers DebertaModel, deberta-base config (v1 disentangled attention, "
+       "c2p + p2c relative positions)", "tokens", TOK, TOK_SMALL, vocab=50265, seq_dynamic=True)(
+    _hf("DebertaModel", "DebertaConfig", dict(vocab_size=50265, relative_attention=True, pos_att_type=["c2p", "p2c"],
+                                              max_relative_positions=-1, position_biased_input=False),
+        dict(ENC, relative_attention=True, pos_att_type=["c2p", "p2c"], position_biased_input=False)))
+recipe("mpnet_base", "text", "transformers MPNetModel(MPNetConfig()): bucketed relative position bias",
+       "tokens", TOK, TOK_SMALL, vocab=30527, seq_dynamic=True)(_hf("MPNetModel", "MPNetConfig", {}, ENC))
+recipe("convbert_base", "text", "transformers ConvBertModel(ConvBertConfig()): span-based dynamic convolution "
+       "heads beside self-attention", "tokens", TOK, TOK_SMALL, vocab=30522, seq_dynamic=True)(
+    _hf("ConvBertModel", "ConvBertConfig", {}, dict(ENC, embedding_size=64)))
+recipe("esm2_t12", "text", "transformers EsmModel, esm2_t12_35M config (rotary, pre-LN protein encoder)",
+       "tokens", TOK, TOK_SMALL, vocab=33, small_vocab=33, seq_dynamic=True)(
+    _hf("EsmModel", "EsmConfig", dict(hidden_size=480, num_hidden_layers=12, num_attention_heads=20,
+                                      intermediate_size=1920, max_position_embeddings=1026, vocab_size=33),
+        dict(ENC, vocab_size=33), position_embedding_type="rotary", pad_token_id=1,
+        mask_token_id=32, emb_layer_norm_before=False, token_dropout=False))
+recipe("bart_base", "text", "transformers BartModel, bart-base config, run whole (decoder reads the same ids)",
+       "tokens", TOK, TOK_SMALL, vocab=50265, seq_dynamic=True)(
+    _seq2seq("BartModel", "BartConfig", {}, dict(d_model=64, encoder_layers=2, decoder_layers=2,
+                                                 encoder_attention_heads=2, decoder_attention_heads=2,
+                                                 encoder_ffn_dim=128, decoder_ffn_dim=128, vocab_size=1000,
+                                                 max_position_embeddings=128)))
+recipe("t5_small", "text", "transformers T5Model, t5-small config, run whole (decoder reads the same ids)",
+       "tokens", TOK, TOK_SMALL, vocab=32128, seq_dynamic=True)(
+    _seq2seq("T5Model", "T5Config", dict(d_model=512, d_ff=2048, num_layers=6, num_heads=8, d_kv=64, vocab_size=32128),
+             dict(d_model=64, d_ff=128, num_layers=2, num_heads=2, d_kv=32, vocab_size=1000)))
+_SPEECH_SMALL = dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2, intermediate_size=128,
+                     conv_dim=(32,) * 7, num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4)
+recipe("hubert_base", "text", "transformers HubertModel(HubertConfig()), hubert-base; samples [B, 16000]",
+       "wave", (16000,), (4000,))(_hf("HubertModel", "HubertConfig", {}, _SPEECH_SMALL))
+recipe("wavlm_base", "text", "transformers WavLMModel(WavLMConfig()), wavlm-base (gated relative position "
+       "bias); samples [B, 16000]", "wave", (16000,), (4000,))(
+    _hf("WavLMModel", "WavLMConfig", {}, dict(_SPEECH_SMALL, num_buckets=32, max_bucket_distance=64)))
+recipe("ast", "text", "transformers ASTModel(ASTConfig()), audio spectrogram transformer; features "
+       "[B, 1024 frames, 128 mel]", "audio", (1024, 128), (128, 128))(
+    _hf("ASTModel", "ASTConfig", {}, dict(hidden_size=64, num_hidden_layers=2, num_attention_heads=2,
+                                          intermediate_size=128, max_length=128)))
+
+# -- generative: newer decoder families ---------------------------------------
+recipe("gemma", "generative", "transformers GemmaForCausalLM: hidden 1024, 8 layers, 8 heads of 256, 1 KV head "
+       "(MQA), GeGLU, RMSNorm (1 + w), scaled embeddings, vocab 32000 (gemma-2b is 2048 x 18, vocab 256000)",
+       "tokens", SEQ, SEQ_SMALL, vocab=32000, seq_dynamic=True)(
+    _hf("GemmaForCausalLM", "GemmaConfig", dict(hidden_size=1024, intermediate_size=4096, num_hidden_layers=8,
+                                                num_attention_heads=8, num_key_value_heads=1, head_dim=256,
+                                                vocab_size=32000),
+        dict(DEC, num_key_value_heads=1, head_dim=16)))
+recipe("qwen3", "generative", "transformers Qwen3ForCausalLM, the llama recipe's sizes (q/k RMSNorm per head)",
+       "tokens", SEQ, SEQ_SMALL, vocab=32000, seq_dynamic=True)(
+    _hf("Qwen3ForCausalLM", "Qwen3Config", dict(GQA, head_dim=64), dict(_GQA_SMALL, head_dim=16)))
+recipe("starcoder2", "generative", "transformers Starcoder2ForCausalLM: the llama recipe's sizes, LayerNorm, "
+       "GELU MLP with biases, sliding window 4096, vocab 49152", "tokens", SEQ, SEQ_SMALL, vocab=49152,
+       seq_dynamic=True)(
+    _hf("Starcoder2ForCausalLM", "Starcoder2Config", dict(GQA, vocab_size=49152, sliding_window=4096,
+                                                          intermediate_size=4096),
+        dict(_GQA_SMALL, sliding_window=8)))
+recipe("gpt_bigcode", "generative", "transformers GPTBigCodeForCausalLM(GPTBigCodeConfig()): multi-query "
+       "attention, santacoder-style", "tokens", SEQ, SEQ_SMALL, vocab=50257, seq_dynamic=True)(
+    _hf("GPTBigCodeForCausalLM", "GPTBigCodeConfig", {}, dict(n_embd=64, n_layer=2, n_head=4, vocab_size=1000,
+                                                              n_positions=128)))
+recipe("olmo", "generative", "transformers OlmoForCausalLM: hidden 1024, 8 layers, 16 heads, non-parametric "
+       "LayerNorm, SwiGLU, vocab 50304 (OLMo-1B is 2048 x 16)", "tokens", SEQ, SEQ_SMALL, vocab=50304,
+       seq_dynamic=True)(
+    _hf("OlmoForCausalLM", "OlmoConfig", dict(hidden_size=1024, intermediate_size=2816, num_hidden_layers=8,
+                                              num_attention_heads=16, vocab_size=50304),
+        DEC))
+
+
+# -- several inputs: ids and an attention mask with padding --------------------
+class WithMask(torch.nn.Module):
+    """HF model called with input_ids and attention_mask (the padding mask)."""
+
+    def __init__(self, m):
+        super().__init__()
+        self.m = m
+
+    def forward(self, x, mask):
+        return self.m(input_ids=x, attention_mask=mask)[0]
+
+
+def _masked(make):
+    return lambda is_small: WithMask(make(is_small))
+
+
+recipe("bert_base_padded", "text", "transformers BertModel(BertConfig()) with an attention mask of right-padded "
+       "sequences (inputs: ids, mask)", "tokens", TOK, TOK_SMALL, vocab=30000, seq_dynamic=True, mask=True)(
+    _masked(_hf("BertModel", "BertConfig", {}, ENC)))
+recipe("llama_padded", "generative", "the llama recipe with an attention mask of right-padded sequences (causal + "
+       "padding; inputs: ids, mask)", "tokens", SEQ, SEQ_SMALL, vocab=32000, seq_dynamic=True, mask=True)(
+    _masked(_hf("LlamaForCausalLM", "LlamaConfig", GQA, _GQA_SMALL)))
 
 # -- tiny models committed under models/zoo-small (CI): op forms models/ci and
 # models/small lack, under 1.5 MB each. Exported with --layout dir.

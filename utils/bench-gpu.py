@@ -102,19 +102,29 @@ def bench_shape(name, b):
 
 
 def random_input(name, shape, integer, dev):
+    """The model's inputs (a tuple) with input 0 of `shape`: a recipe with an
+    attention mask (zoo_models.padded_mask) takes the mask as its second."""
     import torch
     g = torch.Generator().manual_seed(1)
     if integer:
         r = zoo_recipe(name)
-        return torch.randint(0, r.vocab if r and r.vocab else VOCAB.get(name, 1000), tuple(shape),
-                             generator=g).to(dev)
-    return torch.randn(*shape, generator=g).to(dev)
+        ids = torch.randint(0, r.vocab if r and r.vocab else VOCAB.get(name, 1000), tuple(shape), generator=g)
+        if r and r.mask:
+            import zoo_models
+            return (ids.to(dev), zoo_models.padded_mask(tuple(shape), g).to(dev))
+        return (ids.to(dev),)
+    return (torch.randn(*shape, generator=g).to(dev),)
 
 
 def inputs_for(name, batch, dev):
     if is_tokens(name):
         return random_input(name, bench_shape(name, max(1, batch // 4)), True, dev)
     return random_input(name, bench_shape(name, batch), False, dev)
+
+
+def save_inputs(xs, data):
+    for i, x in enumerate(xs):
+        save_pb(x, os.path.join(data, "input_%d.pb" % i))
 
 
 def make_model(name):
@@ -124,7 +134,7 @@ def make_model(name):
     torch.manual_seed(0)
     model = FirstOutput(recipes()[name][0]()).eval()
     if not is_tokens(name):
-        calibrate_batchnorm(model, inputs_for(name, 8, "cpu"))
+        calibrate_batchnorm(model, inputs_for(name, 8, "cpu")[0])
     return model
 
 
@@ -146,21 +156,23 @@ def calibrate_batchnorm(model, x):
     model.eval()
 
 
-def export(name, model, x, path):
+def export(name, model, xs, path):
     """The dynamo exporter; where torch.export cannot trace the model (clip_text
-    under PyTorch 2.11), the TorchScript one (opset 17), said on stderr."""
+    under PyTorch 2.11), the TorchScript one (opset 17), said on stderr.
+    xs: the inputs (x, and a recipe's attention mask: the same batch dim)."""
     import torch
     batch = torch.export.Dim("batch", min=1, max=64)
+    names = ["x", "mask"][:len(xs)]
     with torch.no_grad():
         try:
-            torch.onnx.export(model, (x,), path, dynamo=True, opset_version=20,
-                              dynamic_shapes={"x": {0: batch}}, external_data=False)
+            torch.onnx.export(model, tuple(xs), path, dynamo=True, opset_version=20,
+                              dynamic_shapes={n: {0: batch} for n in names}, external_data=False)
             return
         except Exception as e:
             first = str(e).splitlines()[0][:200] if str(e) else type(e).__name__
             log("%s: dynamo export failed (%s); exporting with TorchScript" % (name, first))
-        torch.onnx.export(model, (x,), path, dynamo=False, opset_version=17, input_names=["x"],
-                          dynamic_axes={"x": {0: "batch"}})
+        torch.onnx.export(model, tuple(xs), path, dynamo=False, opset_version=17, input_names=names,
+                          dynamic_axes={n: {0: "batch"} for n in names})
 
 
 def save_pb(t, path):
@@ -186,38 +198,38 @@ def rel_err(got, want):
     return float(np.abs(got - want).max() / max(np.abs(want).max(), 1e-30))
 
 
-def time_torch(fn, x, iters):
-    """Sorted times (ms) of `iters` runs after 5 warm-ups: CUDA events on
-    the GPU, wall time on the CPU."""
+def time_torch(fn, xs, iters):
+    """Sorted times (ms) of `iters` runs on the inputs xs after 5 warm-ups:
+    CUDA events on the GPU, wall time on the CPU."""
     import torch
-    cuda = x.is_cuda
+    cuda = xs[0].is_cuda
     for _ in range(5):
-        fn(x)
+        fn(*xs)
     if cuda:
         torch.cuda.synchronize()
     ts = []
     for _ in range(iters):
         if not cuda:
             t0 = time.perf_counter()
-            fn(x)
+            fn(*xs)
             ts.append((time.perf_counter() - t0) * 1e3)
             continue
         s = torch.cuda.Event(enable_timing=True)
         e = torch.cuda.Event(enable_timing=True)
         s.record()
-        fn(x)
+        fn(*xs)
         e.record()
         torch.cuda.synchronize()
         ts.append(s.elapsed_time(e))
     return sorted(ts)
 
 
-def time_torch_modes(model, x, modes, iterations, amp=True):
+def time_torch_modes(model, xs, modes, iterations, amp=True):
     """PyTorch in each mode (eager, inductor = torch.compile(), inductor-cg =
-    reduce-overhead) on input x, autocast fp16 when `amp`: per mode a dict
-    with ms (median), p10_ms, p90_ms, compile_s, peak_bytes, or error."""
+    reduce-overhead) on the inputs xs, autocast fp16 when `amp`: per mode a
+    dict with ms (median), p10_ms, p90_ms, compile_s, peak_bytes, or error."""
     import torch
-    cuda = x.is_cuda
+    cuda = xs[0].is_cuda
     out = {}
     for mode in modes:
         torch._dynamo.reset()
@@ -225,17 +237,17 @@ def time_torch_modes(model, x, modes, iterations, amp=True):
             torch.cuda.empty_cache()
             torch.cuda.reset_peak_memory_stats()
         try:
-            with torch.inference_mode(), torch.autocast(x.device.type, dtype=torch.float16, enabled=amp):
+            with torch.inference_mode(), torch.autocast(xs[0].device.type, dtype=torch.float16, enabled=amp):
                 if mode == "eager":
                     fn, ct = model, 0.0
                 else:
                     fn = torch.compile(model, mode="reduce-overhead" if mode == "inductor-cg" else None)
                     t0 = time.perf_counter()
-                    fn(x)
+                    fn(*xs)
                     if cuda:
                         torch.cuda.synchronize()
                     ct = time.perf_counter() - t0
-                ts = time_torch(fn, x, iterations)
+                ts = time_torch(fn, xs, iterations)
             r = dict(ms=statistics.median(ts), p10_ms=ts[int(0.1 * len(ts))],
                      p90_ms=ts[min(len(ts) - 1, int(0.9 * len(ts)))], compile_s=ct)
             if cuda:
@@ -261,12 +273,12 @@ def export_for_bench(args):
             for i, b in enumerate(int(b) for b in args.batches.split(",")):
                 # tc-bench's batch is the leading dim: b images, or b sequences.
                 text = is_tokens(name)
-                x = random_input(name, bench_shape(name, b), text, "cpu")
+                xs = random_input(name, bench_shape(name, b), text, "cpu")
                 data = os.path.join(d, "test_data_set_%d" % i)
                 os.makedirs(data, exist_ok=True)
-                save_pb(x, os.path.join(data, "input_0.pb"))
+                save_inputs(xs, data)
                 with torch.inference_mode():
-                    save_pb(model(x).float(), os.path.join(data, "output_0.pb"))
+                    save_pb(model(*xs).float(), os.path.join(data, "output_0.pb"))
             log("%s: exported to %s (batches %s)" % (name, d, args.batches))
         except Exception as e:  # one model failing is a line, not the end of the run
             failed += 1
@@ -274,8 +286,8 @@ def export_for_bench(args):
     return 1 if failed else 0
 
 
-def amp_error(model, x, amp=True):
-    """PyTorch's own error on x and the fp32 output (numpy): autocast fp16 vs
+def amp_error(model, xs, amp=True):
+    """PyTorch's own error on inputs xs and the fp32 output (numpy): autocast fp16 vs
     fp32 (amp), or its default TF32 convolutions vs fp32 (not amp), rel_err.
     The fp32 reference runs with TF32 off: cuDNN convolutions default to it,
     and its 10-bit mantissa would make the "fp32" reference itself fp16-like."""
@@ -284,12 +296,12 @@ def amp_error(model, x, amp=True):
     torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = False
     try:
         with torch.inference_mode():
-            want = model(x).float().cpu().numpy()
+            want = model(*xs).float().cpu().numpy()
             if not amp:
                 torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
-                return rel_err(model(x).float().cpu().numpy(), want), want
-            with torch.autocast(x.device.type, dtype=torch.float16):
-                return rel_err(model(x).float().cpu().numpy(), want), want
+                return rel_err(model(*xs).float().cpu().numpy(), want), want
+            with torch.autocast(xs[0].device.type, dtype=torch.float16):
+                return rel_err(model(*xs).float().cpu().numpy(), want), want
     finally:
         torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = tf32
 
@@ -303,15 +315,18 @@ def torch_only(args):
     torch.backends.cudnn.benchmark = True  # as the full benchmark (main) times PyTorch
     model = make_model(name).to(args.device)
     if args.inputs:
-        x = torch.from_numpy(load_pb(os.path.join(args.inputs, "input_0.pb")).copy()).to(args.device)
-        shape = list(x.shape)
+        xs, i = [], 0  # every input_N.pb tc's run reads (ids, and a recipe's mask)
+        while os.path.exists(os.path.join(args.inputs, "input_%d.pb" % i)):
+            xs.append(torch.from_numpy(load_pb(os.path.join(args.inputs, "input_%d.pb" % i)).copy()).to(args.device))
+            i += 1
+        shape = list(xs[0].shape)
     else:
         shape = [int(d) for d in args.input_shape.split(",")]
-        x = random_input(name, shape, args.input_dtype.startswith(("i", "u")), args.device)
+        xs = random_input(name, shape, args.input_dtype.startswith(("i", "u")), args.device)
     modes = [m for m in args.modes.split(",") if m]
-    res = time_torch_modes(model, x, modes, args.iterations, args.precision == "amp")
+    res = time_torch_modes(model, xs, modes, args.iterations, args.precision == "amp")
     if args.inputs and args.precision == "amp":
-        res["amp_err"] = amp_error(model, x)[0]
+        res["amp_err"] = amp_error(model, xs)[0]
     res.update(model=name, shape=shape, precision=args.precision, torch=torch.__version__)
     print(json.dumps(res), flush=True)
 
@@ -430,12 +445,12 @@ def main():
             if args.precision != "amp":
                 row["precision"] = args.precision
             rows.append(row)
-            x = inputs_for(name, batch, "cuda")
+            xs = inputs_for(name, batch, "cuda")
             data = "%s.b%d" % (base, batch)
             os.makedirs(data, exist_ok=True)
-            save_pb(x, os.path.join(data, "input_0.pb"))
+            save_inputs(xs, data)
             # fp32: PyTorch's own TF32 error is the bound's basis, as AMP's is at amp.
-            row["torch_amp_err"], want = amp_error(model, x, args.precision == "amp")
+            row["torch_amp_err"], want = amp_error(model, xs, args.precision == "amp")
             try:
                 # Alternating runs, the lower median each: a before/after
                 # comparison should not hinge on which build ran first.
@@ -470,7 +485,7 @@ def main():
             except Exception as e:
                 row["ok"] = False
                 row["error"] = str(e)
-            for mode, r in time_torch_modes(model, x, args.modes.split(","), args.iterations,
+            for mode, r in time_torch_modes(model, xs, args.modes.split(","), args.iterations,
                                             args.precision == "amp").items():
                 if "error" in r:
                     row[mode + "_error"] = r["error"]
