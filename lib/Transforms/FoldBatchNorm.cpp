@@ -106,7 +106,10 @@ struct BatchNormLowering {
 // Parameters computed at run time ([C] each, X's dtype): (x - mean) /
 // sqrt(var + eps) * scale + B over them unsqueezed to [C, 1, ...], in the
 // reference's order; the ops go where the BatchNormalization was.
-bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels) {
+// `constantViews`: a constant parameter's [C, 1, ...] view is a constant
+// over its bytes (inference), else an Unsqueeze of it (training, where the
+// constant becomes a parameter and a twin would split it in two).
+bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels, bool constantViews) {
   Op &bn = *f.ops[at];
   Value *x = bn.operand(0);
   size_t r = x->type.rank();
@@ -126,7 +129,7 @@ bool lowerRunTimeBatchNorm(Function &f, size_t at, int64_t channels) {
     Value *v = bn.operand(i);
     if (axes.empty()) {
       p.push_back(v);
-    } else if (v->isConstant()) {
+    } else if (constantViews && v->isConstant()) {
       // A constant's [C, 1, ...] view is a constant over the same bytes: an
       // Unsqueeze of it here would come after the last constant fold, a
       // computation left for run time that blocks the stored shape plan.
@@ -345,7 +348,7 @@ bool lowerBatchNormToAffine(Function &f, size_t at) {
   int64_t channels = xt.shape[1].size;
   std::optional<ChannelAffine> a = channelAffine(bn, channels);
   if (!a)
-    return lowerRunTimeBatchNorm(f, at, channels);
+    return lowerRunTimeBatchNorm(f, at, channels, true);
   // [C, 1, ...]: broadcasts over the dims after the channels.
   std::vector<int64_t> shape(xt.rank() - 1, 1);
   shape[0] = channels;
@@ -370,6 +373,16 @@ bool lowerBatchNormToAffine(Function &f, size_t at) {
   f.ops[at] = std::move(add); // the BatchNormalization goes
   f.insertOp(at, std::move(mul));
   return true;
+}
+
+bool lowerBatchNormFormula(Function &f, size_t at) {
+  Op &bn = *f.ops[at];
+  if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
+    return false;
+  const TensorType &xt = bn.operand(0)->type;
+  if (!isFloat(xt.dtype) || xt.rank() < 2 || !xt.shape[1].isStatic())
+    return false;
+  return lowerRunTimeBatchNorm(f, at, xt.shape[1].size, false);
 }
 
 } // namespace tc

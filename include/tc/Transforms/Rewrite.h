@@ -75,6 +75,12 @@ bool foldScaleIntoMatMul(Function &f, Op &mul);
 // pointwise ops every kernel family fuses (lib/Transforms/FoldBatchNorm.cpp).
 bool lowerBatchNormToAffine(Function &f, size_t at);
 
+// A BatchNormalization whose parameters are not all constants, f.ops[at],
+// becomes the reference's formula over them unsqueezed to [C, 1, ...] by
+// Unsqueeze ops (train-state, before autodiff: its statistics computed in
+// the graph, its constants parameters that must stay one tensor each).
+bool lowerBatchNormFormula(Function &f, size_t at);
+
 // A BatchNormalizationTraining (ONNX's training_mode = 1 outside tc-opt
 // --train, which makes its statistics state first), f.ops[at], becomes the
 // reference's formula: ReduceMean statistics, pointwise normalization and

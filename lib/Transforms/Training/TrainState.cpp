@@ -103,6 +103,24 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   std::regex freeze = compile("freeze", freezeText.empty() ? "$^" : freezeText);
   bool eval = opts.getBool("eval");
 
+  // An inference batch norm whose statistics are computed in the graph
+  // (NFNet's weight standardization: a weight's mean and variance) has no
+  // running statistics to keep: it is its formula over them, and the
+  // gradient flows through them as PyTorch's does.
+  auto constantStat = [](const Value *v) {
+    while (v && v->def && v->def->is(OpKind::Identity))
+      v = v->def->operand(0);
+    return v && v->isConstant();
+  };
+  for (size_t i = 0; i < f.ops.size(); ++i) {
+    const Op &op = *f.ops[i];
+    if (op.is(OpKind::BatchNormalization) &&
+        !(constantStat(op.operand(3)) && constantStat(op.operand(4))) &&
+        !lowerBatchNormFormula(f, i))
+      fail(op.where(), ": training a batch norm needs constant running statistics, or [C] "
+                       "statistics computed in the graph");
+  }
+
   // Batch norms: training batch norm ops over batch statistics (lowered
   // after autodiff into a reduction per statistic and pointwise ops); their
   // running statistics become buffers updated as PyTorch does (the
