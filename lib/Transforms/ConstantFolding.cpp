@@ -2,14 +2,40 @@
 // static dims) become constants, evaluated by the reference kernels, so the
 // compiled code never recomputes what is known now. Results above the size
 // limit stay ops: folding a broadcast of a scalar into a large tensor would
-// trade a cheap kernel for weight bytes.
+// trade a cheap kernel for weight bytes. An i64 scalar or vector whose
+// tracked contents are all constants (a static dim gathered from the Shape
+// of a value with a symbolic batch) folds too: it is no shape computation
+// left for run time, which would cost the artifact its stored shape plan.
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/ShapeContents.h"
 #include "tc/Transforms/ShapeInference.h"
 
 namespace tc {
 
 namespace {
+
+// `op`'s result as a constant where the tracker knows every element (after
+// visiting op); rank <= 1 only: the tracker keeps contents as a flat list.
+std::optional<std::vector<HostTensor>> knownInts(const ShapeTracker &tracker, const Op &op) {
+  if (op.results.size() != 1 || op.is(OpKind::Fused))
+    return std::nullopt;
+  const TensorType &t = op.result()->type;
+  auto n = staticNumElements(t.shape);
+  auto c = tracker.contents(op.result());
+  if (t.dtype != DType::I64 || t.rank() > 1 || !n || !c || int64_t(c->size()) != *n)
+    return std::nullopt;
+  HostTensor out(DType::I64, staticDims(t.shape));
+  for (size_t i = 0; i < c->size(); ++i) {
+    const ShapeEntry &e = (*c)[i];
+    if (!e || !e->isConstant())
+      return std::nullopt;
+    out.setInt(int64_t(i), e->constantValue());
+  }
+  std::vector<HostTensor> r;
+  r.push_back(std::move(out));
+  return r;
+}
 
 bool foldOnce(Module &m, size_t maxBytes) {
   bool changed = false;
@@ -19,8 +45,14 @@ bool foldOnce(Module &m, size_t maxBytes) {
       candidates.push_back(op.get());
     // In order, so a folded result makes its users foldable in the same run.
     bool here = false;
+    ShapeTracker tracker;
     for (Op *op : candidates) {
-      if (auto outs = evaluateConstantOp(*op, maxBytes)) {
+      auto outs = evaluateConstantOp(*op, maxBytes);
+      if (!outs) {
+        tracker.visit(*op);
+        outs = knownInts(tracker, *op);
+      }
+      if (outs) {
         replaceOpByConstants(*f, op, std::move(*outs));
         here = true;
       }
