@@ -12,7 +12,10 @@
 // broadcast C (a scalar, a column, a row with beta != 1: torch.addmm with a
 // scalar, ONNX's Gemm tests) becomes Expand(C, [M, N]): a small copy kernel,
 // not a host step; so does an f64 bias row (cuBLASLt's epilogues are not
-// given f64).
+// given f64). A MatMul whose B is shared over batch dims of A that are not
+// its trailing ones ([b, h, M, K] x [1, h, K, N]: DeBERTa's relative-position
+// scores) has no single batch stride for cuBLASLt: those dims are moved last
+// in A, B and the result (Transposes), where they are more rows of each GEMM.
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -84,6 +87,62 @@ bool expandC(Function &f, Op &g) {
   return true;
 }
 
+Value *transposed(Function &f, Value *v, const std::vector<int64_t> &perm, const std::string &name,
+                  const Location &loc) {
+  Shape shape;
+  for (int64_t p : perm)
+    shape.push_back(v->type.shape[size_t(p)]);
+  Op *t = f.addOp(OpKind::Transpose, {v}, {f.uniqueName(name)}, {TensorType{v->type.dtype, shape}},
+                  loc);
+  t->setAttr("perm", Attribute(perm));
+  return t->result();
+}
+
+// MatMul(A, B) of equal ranks whose B is 1 on batch dims where A is not,
+// some of them before a dim both share: Transpose(MatMul(A', B'), inverse)
+// with the shared dims last in A' and B'.
+bool foldSharedBatch(Function &f, Op &mm) {
+  if (!isPlainMatMul(mm))
+    return false;
+  Value *a = mm.operand(0), *b = mm.operand(1);
+  size_t r = a->type.rank();
+  if (r < 4 || b->type.rank() != r || mm.result()->type.rank() != r)
+    return false;
+  std::vector<int64_t> both, shared;
+  for (size_t i = 0; i + 2 < r; ++i) {
+    const Dim &da = a->type.shape[i], &db = b->type.shape[i];
+    bool one = db.isStatic() && db.size == 1;
+    if (one && !(da.isStatic() && da.size == 1))
+      shared.push_back(int64_t(i));
+    else if (da == db)
+      both.push_back(int64_t(i));
+    else
+      return false; // A broadcast, or unknown sizes: not this form
+  }
+  // Shared dims already trailing fold as rows as they are (CudaLibraryPlan).
+  if (shared.empty() || both.empty() || shared.front() > both.back())
+    return false;
+  std::vector<int64_t> perm = both, inverse(r);
+  perm.insert(perm.end(), shared.begin(), shared.end());
+  perm.push_back(int64_t(r - 2));
+  perm.push_back(int64_t(r - 1));
+  for (size_t i = 0; i < r; ++i)
+    inverse[size_t(perm[i])] = int64_t(i);
+  Value *y = mm.result();
+  Value *at = transposed(f, a, perm, a->name + "_rows", mm.loc);
+  Value *bt = transposed(f, b, perm, b->name + "_rows", mm.loc);
+  Shape ys;
+  for (int64_t p : perm)
+    ys.push_back(y->type.shape[size_t(p)]);
+  Op *g = f.addOp(OpKind::MatMul, {at, bt}, {f.uniqueName(y->name + "_rows")},
+                  {TensorType{y->type.dtype, ys}}, mm.loc);
+  mm.kind = OpKind::Transpose;
+  mm.attrs.clear();
+  mm.operands = {g->result()};
+  mm.setAttr("perm", Attribute(inverse));
+  return true;
+}
+
 } // namespace
 
 bool runAlignGemmsPass(Module &m, const PassOptions &) {
@@ -91,7 +150,7 @@ bool runAlignGemmsPass(Module &m, const PassOptions &) {
     bool misaligned = isPlainMatMul(op) && misalignedN(op);
     if (misaligned)
       pad(f, op);
-    return misaligned || expandC(f, op);
+    return misaligned || expandC(f, op) || foldSharedBatch(f, op);
   });
 }
 
