@@ -130,6 +130,8 @@ def export(name, make, make_inputs, outdir, exporters, batch=2, dynamic_seq=Fals
         torch.manual_seed(0)
         model = FirstOutput(make()).eval()
         inputs = make_inputs(batch)
+        if inputs[0].is_floating_point():  # images, clips, features: BatchNorms see data
+            zoo_models.calibrate_batchnorm(model, make_inputs(8)[0])
     except Exception as e:
         err = "model: " + error_line(e)
         print(f"export: {name}: FAILED {err}", flush=True)

@@ -91,7 +91,7 @@ def make_full(name, batch=None):
 # models/zoo_models.py's image classifiers ([B, 1000] logits). Not its
 # segmentation and detection models (no class logits to take it over), nor
 # its encoders (hidden states) and decoders (configs with dropout on).
-ZOO_NOT_CLASSIFIERS = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large"}
+ZOO_NOT_CLASSIFIERS = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large", "fcn_resnet50"}
 ZOO_BATCH = 32  # the zoo-vision suite's
 
 

@@ -48,6 +48,24 @@ def padded_mask(shape, generator=None):
     return (torch.arange(t)[None, :] < lens[:, None]).to(torch.int64)
 
 
+def calibrate_batchnorm(model, x):
+    """Random weights leave BatchNorm's running statistics at 0/1 while the
+    activations shrink layer by layer (mobilenet_v2's output is ~1e-9, below
+    fp16's range: every fp16 result would be 0 and nothing checked; GoogLeNet's
+    logits are its bias alone). One forward pass in training mode sets them to
+    the data's statistics, as a trained model's are; weights are untouched.
+    utils/bench-gpu.py's models and export_torch_models.py's exports."""
+    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
+    for m in bns:
+        m.reset_running_stats()
+        m.momentum = None  # a cumulative average: exactly this batch's statistics
+    if bns:
+        model.train()
+        with torch.no_grad():
+            model(x)
+    model.eval()
+
+
 ZOO = {}
 TINY = {}  # the models/zoo-small models: built with small=True, hidden 32..64, 1..2 layers
 
@@ -114,7 +132,14 @@ def _ssdlite(small):
 def _timm(arch, small_kw, full_kw=None):
     def make(small):
         import timm
-        return timm.create_model(arch, pretrained=False, **(small_kw if small else (full_kw or {})))
+        m = timm.create_model(arch, pretrained=False, **(small_kw if small else (full_kw or {})))
+        # Some heads start at zero (Hiera's): every logit would be its bias
+        # and no numeric check could fail. A random head makes them a check.
+        head = m.get_classifier() if hasattr(m, "get_classifier") else None
+        if isinstance(head, torch.nn.Linear) and not head.weight.detach().any():
+            with torch.no_grad():
+                torch.nn.init.normal_(head.weight, std=0.02)
+        return m
     return make
 
 

@@ -134,26 +134,9 @@ def make_model(name):
     torch.manual_seed(0)
     model = FirstOutput(recipes()[name][0]()).eval()
     if not is_tokens(name):
-        calibrate_batchnorm(model, inputs_for(name, 8, "cpu")[0])
+        import zoo_models
+        zoo_models.calibrate_batchnorm(model, inputs_for(name, 8, "cpu")[0])
     return model
-
-
-def calibrate_batchnorm(model, x):
-    """Random weights leave BatchNorm's running statistics at 0/1 while the
-    activations shrink layer by layer (mobilenet_v2's output is ~1e-9, below
-    fp16's range: every fp16 result would be 0 and nothing checked). One
-    forward pass in training mode sets them to the data's statistics, as a
-    trained model's are; weights are untouched."""
-    import torch
-    bns = [m for m in model.modules() if isinstance(m, torch.nn.modules.batchnorm._BatchNorm)]
-    for m in bns:
-        m.reset_running_stats()
-        m.momentum = None  # a cumulative average: exactly this batch's statistics
-    if bns:
-        model.train()
-        with torch.no_grad():
-            model(x)
-    model.eval()
 
 
 def export(name, model, xs, path):
