@@ -62,18 +62,41 @@ bool threadPerRowFits(const Op &op) {
   return extent <= kThreadRowExtent || rows >= kThreadRows;
 }
 
+// Axes of extent 1 a keepdims reduction names change nothing: dropped, so
+// [1, C, K] over [0, 2] (a weight's statistics, NFNet) is contiguous rows,
+// not two runs split into a reduction over the size-1 axis whose epilogue
+// reads [C, 1] operands no kernel family takes (a host step).
+bool dropUnitAxes(Op &op) {
+  int64_t keep = op.findAttr("keepdims") ? op.getInt("keepdims") : 1;
+  std::optional<std::vector<bool>> reduced = reducedAxes(op);
+  if (keep != 1 || !reduced)
+    return false;
+  const Shape &xs = op.operand(0)->type.shape;
+  std::vector<int64_t> kept;
+  for (size_t d = 0; d < reduced->size(); ++d)
+    if ((*reduced)[d] && !(xs[d].isStatic() && xs[d].size == 1))
+      kept.push_back(int64_t(d));
+  if (kept.empty() || kept.size() == size_t(std::count(reduced->begin(), reduced->end(), true)))
+    return false;
+  op.setAttr("axes", Attribute(kept));
+  return true;
+}
+
 bool splitReductionRuns(Function &f) {
   return rewriteOpsInPlace(f, [](Function &fn, Op &op) {
     std::optional<std::vector<bool>> axes;
-    if (!splittable(op) || threadPerRowFits(op) || !(axes = reducedAxes(op)))
+    if (!splittable(op))
       return false;
+    bool dropped = dropUnitAxes(op);
+    if (threadPerRowFits(op) || !(axes = reducedAxes(op)))
+      return dropped;
     const std::vector<bool> &reduced = *axes;
     const size_t r = reduced.size();
     size_t runs = 0;
     for (size_t d = 0; d < r; ++d)
       runs += reduced[d] && (d == 0 || !reduced[d - 1]);
     if (runs < 2 || !reduced[r - 1])
-      return false;
+      return dropped;
     std::vector<int64_t> inner, outer;
     size_t d = r;
     while (d > 0 && reduced[d - 1])

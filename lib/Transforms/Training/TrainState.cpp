@@ -103,10 +103,12 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   std::regex freeze = compile("freeze", freezeText.empty() ? "$^" : freezeText);
   bool eval = opts.getBool("eval");
 
-  // An inference batch norm whose statistics are computed in the graph
-  // (NFNet's weight standardization: a weight's mean and variance) has no
-  // running statistics to keep: it is its formula over them, and the
-  // gradient flows through them as PyTorch's does.
+  // A batch norm whose statistics are computed in the graph (NFNet's weight
+  // standardization: the dynamo exporter gives an inference one the weight's
+  // mean and variance, the TorchScript one a training-mode one over the
+  // weight whose "running statistics" are computed too) has no running
+  // statistics to keep: it is its formula, and the gradient flows through
+  // the statistics as PyTorch's does.
   auto constantStat = [](const Value *v) {
     while (v && v->def && v->def->is(OpKind::Identity))
       v = v->def->operand(0);
@@ -114,9 +116,11 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   };
   for (size_t i = 0; i < f.ops.size(); ++i) {
     const Op &op = *f.ops[i];
-    if (op.is(OpKind::BatchNormalization) &&
-        !(constantStat(op.operand(3)) && constantStat(op.operand(4))) &&
-        !lowerBatchNormFormula(f, i))
+    bool computed =
+        (op.is(OpKind::BatchNormalization) || op.is(OpKind::BatchNormalizationTraining)) &&
+        !(constantStat(op.operand(3)) && constantStat(op.operand(4)));
+    if (computed && !(op.is(OpKind::BatchNormalization) ? lowerBatchNormFormula(f, i)
+                                                        : lowerTrainingBatchNorm(f, i)))
       fail(op.where(), ": training a batch norm needs constant running statistics, or [C] "
                        "statistics computed in the graph");
   }
