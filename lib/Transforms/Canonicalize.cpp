@@ -9,6 +9,7 @@
 // one group (Reshape, InstanceNormalization, Reshape) is a LayerNormalization;
 // a Dropout that drops nothing but whose mask is read is an Identity and an
 // all-true ConstantOfShape.
+#include "tc/IR/ConstantInts.h"
 #include "tc/IR/NNMath.h"
 #include "tc/IR/OpAttrs.h"
 #include "tc/IR/Verifier.h"
@@ -179,8 +180,22 @@ bool rewrite(Function &f, Op &op) {
   // Pad by nothing (swin pads its windows by (7 - 56 % 7) % 7 = 0): a copy
   // kernel per block otherwise (8% of swin_tiny's device time).
   case OpKind::Pad: {
-    // Pads given as an operand (ONNX's) have no attribute yet: not decided here.
-    if (op.operand(1) || !op.findAttr("pads"))
+    // Pads given as an operand that folded to a constant (Twins' (7 - W % 7) % 7
+    // once W is known) become the attribute, as the importer makes constant
+    // ones: a fused kernel reads only argument pads.
+    const Value *pv = op.operands.size() > 1 ? op.operand(1) : nullptr;
+    size_t r = op.operand(0)->type.rank();
+    std::optional<std::vector<int64_t>> folded = pv ? infer::constantInts(pv) : std::nullopt;
+    bool noAxes = op.operands.size() < 4 || !op.operand(3);
+    if (folded && folded->size() == 2 * r && noAxes) {
+      op.setAttr("pads", Attribute(*folded));
+      op.operands[1] = nullptr;
+      if (op.operands.size() == 2)
+        op.operands.resize(1);
+      return true;
+    }
+    // Run-time pads have no attribute: not decided here.
+    if (pv || !op.findAttr("pads"))
       return false;
     const std::vector<int64_t> &pads = op.getInts("pads");
     // The result is x's shape exactly (its type may say `?` where x's is known).
