@@ -280,8 +280,13 @@ std::optional<AttentionOperands> attentionOperands(const KernelContext &c, const
   for (size_t i = 0; i < 4 && !grad; ++i)
     o.axes[i] = attentionAxes(op, i);
   const char *what = grad ? "attention gradient" : "attention";
-  if (c.f.ops.size() != 1 || c.f.results.size() != op.results.size())
+  if (c.f.ops.size() != 1 || c.f.results.empty() || c.f.results[0] != op.result() ||
+      (c.f.results.size() != op.results.size() && (grad || c.f.results.size() != 1)))
     return c.reject(std::string(what) + " fused with other ops");
+  // A forward whose log-sum-exp nothing reads (a train step whose backward
+  // recomputes through GEMMs) writes its output alone.
+  if (c.f.results.size() == 1)
+    o.lse = nullptr;
   for (const Value *v : op.operands)
     if (v && c.argIndex(v) == SIZE_MAX)
       return c.reject("an " + std::string(what) +
