@@ -6,9 +6,10 @@ merging equal initializers, the loss, and each model with its input and label
 makers."""
 import torch
 
-# Models given an all-ones attention mask: newer transformers find packed
-# sequences in the position ids without one (aten::diff, which the
-# TorchScript exporter cannot export); the mask changes nothing else.
+# Models given an all-ones attention mask (and the zoo's causal LMs): newer
+# transformers find packed sequences in the position ids without one
+# (aten::diff, which the TorchScript exporter cannot export); the mask
+# changes nothing else.
 ONES_MASK = {"gpt2_tiny", "gpt2", "llama"}
 
 
@@ -88,26 +89,53 @@ def make_full(name, batch=None):
 
 
 # The zoo's models PyTorch trains with a cross-entropy on their output:
-# models/zoo_models.py's image classifiers ([B, 1000] logits). Not its
-# segmentation and detection models (no class logits to take it over), nor
-# its encoders (hidden states) and decoders (configs with dropout on).
+# models/zoo_models.py's image classifiers ([B, 1000] logits) and its causal
+# LMs ([B, T, vocab] logits, next-token style labels). Not its segmentation
+# and detection models (no class logits to take it over), its encoders and
+# gpt2 (hidden states: the `train` suite has GPT-2 with its LM head), nor
+# the recipes with a mask input.
 ZOO_NOT_CLASSIFIERS = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large", "fcn_resnet50"}
 ZOO_BATCH = 32  # the zoo-vision suite's
+ZOO_LM_BATCH = 8  # the zoo-generative suite's: sequences of the recipe's length (128)
+
+
+def no_dropout(m):
+    """Every dropout off, so PyTorch's steps are deterministic as tc's: the
+    Dropout modules, and the rates HF attention reads at run time
+    (`self.attention_dropout`, `attn_pdrop`, ...)."""
+    for mod in m.modules():
+        if isinstance(mod, torch.nn.Dropout):
+            mod.p = 0.0
+        for k, v in list(vars(mod).items()):
+            if isinstance(v, float) and ("dropout" in k or k.endswith("pdrop")):
+                setattr(mod, k, 0.0)
+
+
+def zoo_lm(r, m):
+    """A zoo recipe whose module is a causal LM (its output the logits)."""
+    return r.suite == "generative" and r.kind == "tokens" and not r.mask and \
+        type(m).__name__.endswith("ForCausalLM")
 
 
 def make_zoo(name, batch=None):
     """(module, input maker, label maker) of a zoo image classifier at
-    `batch` (its full-size image, 1000 classes), every Dropout off."""
+    `batch` (its full-size image, 1000 classes) or causal LM (`batch`
+    sequences of the recipe's length, labels over its vocabulary), every
+    dropout off."""
     import zoo_models
     r = zoo_models.ZOO.get(name)
-    if r is None or r.kind != "image" or name in ZOO_NOT_CLASSIFIERS:
+    if r is None or name in ZOO_NOT_CLASSIFIERS or r.kind not in ("image", "tokens"):
         raise KeyError(name)
     m = r.make(False)
-    for mod in m.modules():
-        if isinstance(mod, torch.nn.Dropout):
-            mod.p = 0.0
-    b = batch or ZOO_BATCH
+    if r.kind == "tokens" and not zoo_lm(r, m):
+        raise KeyError(name)
+    no_dropout(m)
     g = torch.Generator().manual_seed(1)
+    if r.kind == "tokens":
+        shape = (batch or ZOO_LM_BATCH,) + tuple(r.full)
+        return m, lambda: torch.randint(0, r.vocab, shape, generator=g), \
+            lambda: torch.randint(0, r.vocab, shape, generator=g)
+    b = batch or ZOO_BATCH
     return m, lambda: torch.randn((b,) + tuple(r.full), generator=g), lambda: torch.randint(0, 1000, (b,), generator=g)
 
 
@@ -129,7 +157,8 @@ def make(name, batch=None):
     if hasattr(m, "config"):
         m.config.use_cache = False
     torch.manual_seed(0)
-    model = Logits(m, name in ONES_MASK)
+    zoo = __import__("zoo_models").ZOO.get(name)
+    model = Logits(m, name in ONES_MASK or bool(zoo and zoo.kind == "tokens"))
     perturb(model)
     return model, x, y
 
