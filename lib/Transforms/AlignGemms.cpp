@@ -99,30 +99,35 @@ Value *transposed(Function &f, Value *v, const std::vector<int64_t> &perm, const
 }
 
 // MatMul(A, B) of equal ranks whose B is 1 on batch dims where A is not,
-// some of them before a dim both share: Transpose(MatMul(A', B'), inverse)
-// with the shared dims last in A' and B'.
+// some of them before a dim where B is not 1 (cuBLASLt's plan takes B's
+// trailing 1s as rows already): Transpose(MatMul(A', B'), inverse) with
+// those dims last in A' and B'. B only moves dims of extent 1: a constant B
+// becomes a constant over the same bytes (an op on it would be left for run
+// time after the last constant fold).
 bool foldSharedBatch(Function &f, Op &mm) {
   if (!isPlainMatMul(mm))
     return false;
   Value *a = mm.operand(0), *b = mm.operand(1);
   size_t r = a->type.rank();
-  if (r < 4 || b->type.rank() != r || mm.result()->type.rank() != r)
+  if (r < 4 || b->type.rank() != r || mm.result()->type.rank() != r || a->isConstant())
     return false;
-  std::vector<int64_t> both, shared;
+  auto unit = [](const Dim &d) { return d.isStatic() && d.size == 1; };
+  std::vector<int64_t> kept, shared;
+  bool needed = false;
   for (size_t i = 0; i + 2 < r; ++i) {
     const Dim &da = a->type.shape[i], &db = b->type.shape[i];
-    bool one = db.isStatic() && db.size == 1;
-    if (one && !(da.isStatic() && da.size == 1))
+    if (unit(db) && !unit(da)) {
       shared.push_back(int64_t(i));
-    else if (da == db)
-      both.push_back(int64_t(i));
-    else
+    } else if (da == db) {
+      kept.push_back(int64_t(i));
+      needed |= !unit(db) && !shared.empty();
+    } else {
       return false; // A broadcast, or unknown sizes: not this form
+    }
   }
-  // Shared dims already trailing fold as rows as they are (CudaLibraryPlan).
-  if (shared.empty() || both.empty() || shared.front() > both.back())
+  if (!needed)
     return false;
-  std::vector<int64_t> perm = both, inverse(r);
+  std::vector<int64_t> perm = kept, inverse(r);
   perm.insert(perm.end(), shared.begin(), shared.end());
   perm.push_back(int64_t(r - 2));
   perm.push_back(int64_t(r - 1));
@@ -130,7 +135,16 @@ bool foldSharedBatch(Function &f, Op &mm) {
     inverse[size_t(perm[i])] = int64_t(i);
   Value *y = mm.result();
   Value *at = transposed(f, a, perm, a->name + "_rows", mm.loc);
-  Value *bt = transposed(f, b, perm, b->name + "_rows", mm.loc);
+  Value *bt = nullptr;
+  if (b->isConstant()) {
+    Shape bs;
+    for (int64_t p : perm)
+      bs.push_back(b->type.shape[size_t(p)]);
+    bt = f.addConstant(f.uniqueName(b->name + "_rows"), TensorType{b->type.dtype, bs}, *b->data,
+                       b->loc);
+  } else {
+    bt = transposed(f, b, perm, b->name + "_rows", mm.loc);
+  }
   Shape ys;
   for (int64_t p : perm)
     ys.push_back(y->type.shape[size_t(p)]);
