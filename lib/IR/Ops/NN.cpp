@@ -1,5 +1,6 @@
 // Shape rules of matmul, convolution, pooling and normalization.
 #include "OpInference.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/Layout.h"
 #include "tc/IR/NNMath.h"
 #include <set>
@@ -136,6 +137,19 @@ std::vector<TensorType> inferConvChannelsFirst(const Op &op, const TensorType &x
   Shape out{x.shape[0], m};
   for (size_t i = 0; i < sp; ++i) {
     const Dim &in = x.shape[2 + i];
+    if (in.isSymbolic() && kernel[i] >= 1 && strides[i] == 1) {
+      // A symbolic length at stride 1 (a conv over a dynamic sequence:
+      // ConvBERT's span convs) is in + pads - (k - 1) where that never
+      // shrinks it; a shrinking window stays `?` (no size below the kernel's
+      // could be told from the expression).
+      int64_t effK = checkedAdd(checkedMul(dil[i], kernel[i] - 1), 1);
+      int64_t grow = autoPad == "VALID" ? 1 - effK
+                     : autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER"
+                         ? 0
+                         : pads[i] + pads[i + sp] + 1 - effK;
+      out.push_back(grow >= 0 ? dimOf(exprOf(in) + DimExpr::integer(grow)) : Dim::unknown());
+      continue;
+    }
     if (!in.isStatic() || kernel[i] < 0) {
       out.push_back(Dim::unknown());
       continue;

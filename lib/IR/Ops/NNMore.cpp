@@ -1,5 +1,6 @@
 // Shape rules of resampling and padding (Resize, Pad) and Einsum.
 #include "OpInference.h"
+#include "tc/IR/DimExpr.h"
 #include "tc/IR/NNMath.h"
 #include <set>
 
@@ -101,8 +102,10 @@ std::vector<TensorType> inferPad(const Op &op) {
   for (size_t d = 0; d < r; ++d) {
     const Dim &in = x.shape[d];
     int64_t extra = checkedAdd(pads[d], pads[d + r]);
-    if (!in.isStatic()) {
-      out.push_back(extra == 0 ? in : Dim::unknown());
+    if (!in.isStatic()) { // a symbolic length grows by the pads (a crop could go negative)
+      out.push_back(extra == 0 || !in.isSymbolic() || extra < 0
+                        ? (extra == 0 ? in : Dim::unknown())
+                        : dimOf(exprOf(in) + DimExpr::integer(extra)));
       continue;
     }
     int64_t n = checkedAdd(in.size, extra);
