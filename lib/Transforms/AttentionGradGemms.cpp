@@ -13,7 +13,10 @@
 // memory for the op's span (freed after it): at most max-scores elements.
 // Rows whose keys are all hidden (lse = -inf) get P = 0, as the kernel.
 // Grouped-query heads: a kv head's query heads are one GEMM's rows. f16 and
-// bf16 keep the tensor-core kernel.
+// bf16 keep the tensor-core kernel, but for head dims past its largest
+// (kCudaAttentionGradMaxHeadDim: Gemma's 256), which would be a host step:
+// those take the GEMMs in their type (f32 accumulation) with the softmax
+// terms in f32 (P and dS cast to the GEMMs' type).
 #include "tc/IR/AttentionLayout.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Transforms/Pass.h"
@@ -65,9 +68,13 @@ bool broadcasts(const Value *mask, const std::vector<int64_t> &scores) {
 std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t maxScores) {
   Value *q = g.operand(0), *k = g.operand(1), *v = g.operand(2), *mask = g.operand(3),
         *out = g.operand(4), *dout = g.operand(5), *lse = g.operand(6);
+  DType t = q->type.dtype;
+  bool half = t == DType::F16 || t == DType::BF16;
   for (const Value *x : {q, k, v, out, dout, lse})
-    if (!x || x->type.dtype != DType::F32 || !isStaticShape(x->type.shape))
+    if (!x || x->type.dtype != (x == lse ? DType::F32 : t) || !isStaticShape(x->type.shape))
       return std::nullopt;
+  if (t != DType::F32 && !half)
+    return std::nullopt;
   if (mask && (!isStaticShape(mask->type.shape) || !isFloat(mask->type.dtype)))
     return std::nullopt;
   std::vector<int64_t> qd = staticDims(q->type.shape), kd = staticDims(k->type.shape),
@@ -78,6 +85,8 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
   int64_t B = qd[0], H = qd[1], Sq = qd[2], D = qd[3], Hkv = kd[1], Skv = kd[2];
   if (Hkv < 1 || H % Hkv || B * H * Sq * Skv > maxScores)
     return std::nullopt;
+  if (half && D <= kCudaAttentionGradMaxHeadDim && vd[3] <= kCudaAttentionGradMaxHeadDim)
+    return std::nullopt; // the tensor-core kernel's
   std::vector<int64_t> scores{B, H, Sq, Skv};
   if (mask && !broadcasts(mask, scores))
     return std::nullopt;
@@ -98,10 +107,13 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
     std::vector<int64_t> d = staticDims(x->type.shape);
     return Hkv == H ? x : b.op(OpKind::Reshape, {x, b.ints({B, H, Sq, d[3]})});
   };
+  auto cast = [&](Value *x, DType to) {
+    return x->type.dtype == to ? x : b.op(OpKind::Cast, {x}, {{"to", Attribute(to)}});
+  };
   Value *qg = grouped(q), *gg = grouped(dout);
-  Value *s = perHead(b.matmul(qg, k, false, true, scale));
+  Value *s = cast(perHead(b.matmul(qg, k, false, true, scale)), DType::F32);
   if (mask)
-    s = b.op(OpKind::Add, {s, mask});
+    s = b.op(OpKind::Add, {s, cast(mask, DType::F32)});
   if (causal) { // key j hidden from query i when j > i + Skv - Sq
     std::vector<float> hide(size_t(Sq * Skv));
     for (int64_t i = 0; i < Sq; ++i)
@@ -116,12 +128,12 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
   Value *p = b.op(OpKind::Exp, {b.op(OpKind::Sub, {s, rowLse})});
   if (mask || causal) // exp(-inf - -inf) is NaN: such a row's P is 0
     p = b.op(OpKind::Where, {b.op(OpKind::Equal, {rowLse, b.scalar(-INFINITY)}), b.scalar(0.f), p});
-  Value *dv = b.matmul(grouped(p), gg, true, false);
-  Value *dp = perHead(b.matmul(gg, v, false, true));
+  Value *dv = b.matmul(grouped(cast(p, t)), gg, true, false);
+  Value *dp = cast(perHead(b.matmul(gg, v, false, true)), DType::F32);
   Value *rowD =
-      b.op(OpKind::ReduceSum, {b.op(OpKind::Mul, {dout, out})},
+      b.op(OpKind::ReduceSum, {b.op(OpKind::Mul, {cast(dout, DType::F32), cast(out, DType::F32)})},
            {{"axes", Attribute(std::vector<int64_t>{3})}, {"keepdims", Attribute(int64_t(1))}});
-  Value *ds = grouped(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}));
+  Value *ds = grouped(cast(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}), t));
   Value *dq = perHead(b.matmul(ds, k, false, false, scale));
   Value *dk = b.matmul(ds, qg, true, false, scale);
   return std::array<Value *, 3>{dq, dk, dv};

@@ -40,4 +40,8 @@ AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int6
 // have `headDim` features: its `scale`, or 1 / sqrt(headDim) where it is 0.
 double attentionScale(const Op &op, int64_t headDim);
 
+// The CUDA attention-backward kernels' largest head dim (Kernels/AttentionGrad.cpp);
+// attention-grad-gemms takes f16/bf16 AttentionGrads beyond it (Gemma's 256).
+constexpr int64_t kCudaAttentionGradMaxHeadDim = 128;
+
 } // namespace tc

@@ -276,7 +276,8 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
 } // namespace
 
 std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op &op) {
-  std::optional<AttentionOperands> found = attentionOperands(c, op, c.cuda() ? 128 : 256);
+  std::optional<AttentionOperands> found =
+      attentionOperands(c, op, c.cuda() ? kCudaAttentionGradMaxHeadDim : 256);
   if (!found)
     return std::nullopt;
   const AttentionOperands &o = *found;
