@@ -129,17 +129,21 @@ def _ssdlite(small):
 
 
 # -- vision: timm -----------------------------------------------------------
+def random_zero_head(m):
+    """timm starts some heads at zero (MLP-Mixer's, Hiera's): every logit would
+    be its bias and no numeric check could fail. A random head makes them a check."""
+    head = m.get_classifier() if hasattr(m, "get_classifier") else None
+    if isinstance(head, torch.nn.Linear) and not head.weight.detach().any():
+        with torch.no_grad():
+            torch.nn.init.normal_(head.weight, std=0.02)
+    return m
+
+
 def _timm(arch, small_kw, full_kw=None):
     def make(small):
         import timm
-        m = timm.create_model(arch, pretrained=False, **(small_kw if small else (full_kw or {})))
-        # Some heads start at zero (Hiera's): every logit would be its bias
-        # and no numeric check could fail. A random head makes them a check.
-        head = m.get_classifier() if hasattr(m, "get_classifier") else None
-        if isinstance(head, torch.nn.Linear) and not head.weight.detach().any():
-            with torch.no_grad():
-                torch.nn.init.normal_(head.weight, std=0.02)
-        return m
+        return random_zero_head(timm.create_model(arch, pretrained=False,
+                                                  **(small_kw if small else (full_kw or {}))))
     return make
 
 
@@ -154,17 +158,10 @@ for _name, _arch, _kw in [
 @recipe("mixer_b16_224", "vision", "timm mixer_b16_224", "image", IMG, IMG_SMALL)
 def _mixer(small):
     import timm
-    import torch
     if small:  # mixer_b16_224 sets embed_dim/num_blocks itself: build the class
         from timm.models.mlp_mixer import MlpMixer
-        m = MlpMixer(img_size=64, patch_size=16, num_blocks=2, embed_dim=64)
-    else:
-        m = timm.create_model("mixer_b16_224", pretrained=False)
-    # timm zero-initializes the Mixer's head: every logit would be 0 and no
-    # numeric check could fail. A random head makes the logits a check.
-    with torch.no_grad():
-        torch.nn.init.normal_(m.head.weight, std=0.02)
-    return m
+        return random_zero_head(MlpMixer(img_size=64, patch_size=16, num_blocks=2, embed_dim=64))
+    return _timm("mixer_b16_224", {})(False)
 recipe("swin_tiny_patch4_window7_224", "vision", "timm swin_tiny_patch4_window7_224", "image", IMG, (3, 128, 128))(
     _timm("swin_tiny_patch4_window7_224",
           dict(img_size=128, window_size=4, embed_dim=32, depths=(2, 2, 2, 2), num_heads=(1, 2, 4, 8))))

@@ -16,6 +16,7 @@
 // its trailing ones ([b, h, M, K] x [1, h, K, N]: DeBERTa's relative-position
 // scores) has no single batch stride for cuBLASLt: those dims are moved last
 // in A, B and the result (Transposes), where they are more rows of each GEMM.
+#include "tc/IR/Layout.h"
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -89,11 +90,8 @@ bool expandC(Function &f, Op &g) {
 
 Value *transposed(Function &f, Value *v, const std::vector<int64_t> &perm, const std::string &name,
                   const Location &loc) {
-  Shape shape;
-  for (int64_t p : perm)
-    shape.push_back(v->type.shape[size_t(p)]);
-  Op *t = f.addOp(OpKind::Transpose, {v}, {f.uniqueName(name)}, {TensorType{v->type.dtype, shape}},
-                  loc);
+  Op *t = f.addOp(OpKind::Transpose, {v}, {f.uniqueName(name)},
+                  {TensorType{v->type.dtype, permuteShape(v->type.shape, perm)}}, loc);
   t->setAttr("perm", Attribute(perm));
   return t->result();
 }
@@ -137,19 +135,14 @@ bool foldSharedBatch(Function &f, Op &mm) {
   Value *at = transposed(f, a, perm, a->name + "_rows", mm.loc);
   Value *bt = nullptr;
   if (b->isConstant()) {
-    Shape bs;
-    for (int64_t p : perm)
-      bs.push_back(b->type.shape[size_t(p)]);
-    bt = f.addConstant(f.uniqueName(b->name + "_rows"), TensorType{b->type.dtype, bs}, *b->data,
+    bt = f.addConstant(f.uniqueName(b->name + "_rows"),
+                       TensorType{b->type.dtype, permuteShape(b->type.shape, perm)}, *b->data,
                        b->loc);
   } else {
     bt = transposed(f, b, perm, b->name + "_rows", mm.loc);
   }
-  Shape ys;
-  for (int64_t p : perm)
-    ys.push_back(y->type.shape[size_t(p)]);
   Op *g = f.addOp(OpKind::MatMul, {at, bt}, {f.uniqueName(y->name + "_rows")},
-                  {TensorType{y->type.dtype, ys}}, mm.loc);
+                  {TensorType{y->type.dtype, permuteShape(y->type.shape, perm)}}, mm.loc);
   mm.kind = OpKind::Transpose;
   mm.attrs.clear();
   mm.operands = {g->result()};

@@ -337,15 +337,29 @@ bool lowerTrainingBatchNorm(Function &f, size_t at) {
   return true;
 }
 
+namespace {
+
+// The channels of an inference BatchNormalization either lowering takes
+// (float X of rank >= 2, static channels), or nullopt.
+std::optional<int64_t> lowerableChannels(const Op &bn) {
+  if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
+    return std::nullopt;
+  const TensorType &xt = bn.operand(0)->type;
+  if (!isFloat(xt.dtype) || xt.rank() < 2 || !xt.shape[1].isStatic())
+    return std::nullopt;
+  return xt.shape[1].size;
+}
+
+} // namespace
+
 bool lowerBatchNormToAffine(Function &f, size_t at) {
   Op &bn = *f.ops[at];
-  if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
+  std::optional<int64_t> found = lowerableChannels(bn);
+  if (!found)
     return false;
   Value *x = bn.operand(0);
   const TensorType &xt = x->type;
-  if (!isFloat(xt.dtype) || xt.rank() < 2 || !xt.shape[1].isStatic())
-    return false;
-  int64_t channels = xt.shape[1].size;
+  int64_t channels = *found;
   std::optional<ChannelAffine> a = channelAffine(bn, channels);
   if (!a)
     return lowerRunTimeBatchNorm(f, at, channels, true);
@@ -376,13 +390,8 @@ bool lowerBatchNormToAffine(Function &f, size_t at) {
 }
 
 bool lowerBatchNormFormula(Function &f, size_t at) {
-  Op &bn = *f.ops[at];
-  if (!bn.is(OpKind::BatchNormalization) || bn.results.size() != 1)
-    return false;
-  const TensorType &xt = bn.operand(0)->type;
-  if (!isFloat(xt.dtype) || xt.rank() < 2 || !xt.shape[1].isStatic())
-    return false;
-  return lowerRunTimeBatchNorm(f, at, xt.shape[1].size, false);
+  std::optional<int64_t> c = lowerableChannels(*f.ops[at]);
+  return c && lowerRunTimeBatchNorm(f, at, *c, false);
 }
 
 } // namespace tc

@@ -102,10 +102,13 @@ std::vector<TensorType> inferPad(const Op &op) {
   for (size_t d = 0; d < r; ++d) {
     const Dim &in = x.shape[d];
     int64_t extra = checkedAdd(pads[d], pads[d + r]);
-    if (!in.isStatic()) { // a symbolic length grows by the pads (a crop could go negative)
-      out.push_back(extra == 0 || !in.isSymbolic() || extra < 0
-                        ? (extra == 0 ? in : Dim::unknown())
-                        : dimOf(exprOf(in) + DimExpr::integer(extra)));
+    if (!in.isStatic()) {
+      if (extra == 0)
+        out.push_back(in);
+      else if (in.isSymbolic() && extra > 0) // grown by the pads (a crop could go negative)
+        out.push_back(dimOf(exprOf(in) + DimExpr::integer(extra)));
+      else
+        out.push_back(Dim::unknown());
       continue;
     }
     int64_t n = checkedAdd(in.size, extra);

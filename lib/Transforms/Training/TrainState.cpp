@@ -20,6 +20,14 @@ namespace tc {
 
 namespace {
 
+// The value an exporter's chain of Identities hands on (a batch norm's
+// running statistics may reach it so).
+Value *throughIdentities(Value *v) {
+  while (v && v->def && v->def->is(OpKind::Identity))
+    v = v->def->operand(0);
+  return v;
+}
+
 std::regex compile(const std::string &what, const std::string &re) {
   try {
     return std::regex(re, std::regex::ECMAScript);
@@ -109,9 +117,8 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   // weight whose "running statistics" are computed too) has no running
   // statistics to keep: it is its formula, and the gradient flows through
   // the statistics as PyTorch's does.
-  auto constantStat = [](const Value *v) {
-    while (v && v->def && v->def->is(OpKind::Identity))
-      v = v->def->operand(0);
+  auto constantStat = [](Value *v) {
+    v = throughIdentities(v);
     return v && v->isConstant();
   };
   for (size_t i = 0; i < f.ops.size(); ++i) {
@@ -141,9 +148,7 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
     // other tensors of equal values (a fresh model's zero bias and zero
     // mean); the buffer is named as the value that reaches the batch norm.
     auto ownCopy = [&](Value *v) {
-      Value *c = v;
-      while (c->def && c->def->is(OpKind::Identity))
-        c = c->def->operand(0);
+      Value *c = throughIdentities(v);
       if (!c->isConstant())
         fail(op.where(), ": training a batch norm needs constant running statistics");
       std::string key = v == c ? onnxName(c) : v->name;
