@@ -4,6 +4,8 @@ gradients and curves) and utils/bench-train.py (tc-bench --train's PyTorch
 side): the logits wrapper, the parameter noise that keeps an exporter from
 merging equal initializers, the loss, and each model with its input and label
 makers."""
+import os
+
 import torch
 
 # Models given an all-ones attention mask (and the zoo's causal LMs): newer
@@ -88,27 +90,40 @@ def make_full(name, batch=None):
     return m, lambda: torch.randint(0, v, (b, s), generator=g), y
 
 
-# The zoo's models PyTorch trains with a cross-entropy on their output:
-# models/zoo_models.py's image classifiers ([B, 1000] logits) and its causal
-# LMs ([B, T, vocab] logits, next-token style labels). Not its segmentation
-# and detection models (no class logits to take it over), its encoders and
-# gpt2 (hidden states: the `train` suite has GPT-2 with its LM head), nor
-# the recipes with a mask input.
+# The zoo's models PyTorch trains with a cross-entropy: models/zoo_models.py's
+# image classifiers ([B, 1000] logits), its causal LMs ([B, T, vocab] logits,
+# next-token style labels) and its text-suite encoders given the head their
+# pretraining or fine-tuning puts on them (EncoderHead). Not its segmentation
+# and detection models (no class logits to take it over), gpt2 (hidden states:
+# the `train` suite has GPT-2 with its LM head), nor the recipes with a mask
+# input (a second data input the train step does not take).
 ZOO_NOT_CLASSIFIERS = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large", "fcn_resnet50"}
 ZOO_BATCH = 32  # the zoo-vision suite's
-ZOO_LM_BATCH = 8  # the zoo-generative suite's: sequences of the recipe's length (128)
+ZOO_LM_BATCH = 8  # the zoo-generative and zoo-text suites': sequences of the recipe's length (128)
+ZOO_CLASSES = 1000  # the pooled encoders' classes (images, clips)
+MLM_KEEP = 0.15  # masked-LM labels: the share of positions with a label (the rest ignore_index)
 
 
 def no_dropout(m):
     """Every dropout off, so PyTorch's steps are deterministic as tc's: the
-    Dropout modules, and the rates HF attention reads at run time
-    (`self.attention_dropout`, `attn_pdrop`, ...)."""
+    Dropout modules, the rates HF attention reads at run time
+    (`self.attention_dropout`, `attn_pdrop`, ...), and what HF configs draw
+    at random in training mode only: LayerDrop (skipping whole layers,
+    `layerdrop`, `encoder_layerdrop`) and the speech models' SpecAugment
+    masks (`mask_time_prob`, `mask_feature_prob`)."""
     for mod in m.modules():
         if isinstance(mod, torch.nn.Dropout):
             mod.p = 0.0
         for k, v in list(vars(mod).items()):
             if isinstance(v, float) and ("dropout" in k or k.endswith("pdrop")):
                 setattr(mod, k, 0.0)
+        cfg = getattr(mod, "config", None)
+        if cfg is not None and hasattr(cfg, "to_dict"):
+            for k, v in cfg.to_dict().items():
+                if isinstance(v, float) and ("layerdrop" in k or (k.startswith("mask_") and k.endswith("_prob"))):
+                    setattr(cfg, k, 0.0)
+            if getattr(cfg, "apply_spec_augment", False):
+                cfg.apply_spec_augment = False
 
 
 def zoo_lm(r, m):
@@ -117,26 +132,78 @@ def zoo_lm(r, m):
         type(m).__name__.endswith("ForCausalLM")
 
 
-def make_zoo(name, batch=None):
-    """(module, input maker, label maker) of a zoo image classifier at
-    `batch` (its full-size image, 1000 classes) or causal LM (`batch`
-    sequences of the recipe's length, labels over its vocabulary), every
-    dropout off."""
+class EncoderHead(torch.nn.Module):
+    """A zoo encoder (hidden states out) with the head it trains under. Token
+    encoders and the encoder-decoders run whole: a masked-LM decoder over the
+    vocabulary, tied to the input embedding where the widths agree (as
+    BertForMaskedLM's), its own Linear where they do not (ALBERT's factorized
+    embedding); [B, T, vocab] logits. Image, audio and waveform encoders: the
+    hidden states averaged over the sequence and a Linear over ZOO_CLASSES
+    classes (sequence classification, as HF's ...ForSequenceClassification
+    pools); [B, classes] logits."""
+
+    def __init__(self, m, lm):
+        super().__init__()
+        # ELECTRA's discriminator: the encoder under its replaced-token head.
+        self.m = m.electra if hasattr(m, "electra") else m
+        hf = self.m.m if hasattr(self.m, "m") else self.m  # Seq2SeqWhole holds the HF model as .m
+        cfg = hf.config
+        hidden = next(getattr(cfg, k) for k in ("hidden_size", "d_model", "dim") if hasattr(cfg, k))
+        self.pool = not lm
+        emb = hf.get_input_embeddings().weight if lm else None
+        self.head = torch.nn.Linear(hidden, emb.shape[0] if lm else ZOO_CLASSES)
+        if lm and emb.shape[1] == hidden:
+            self.head.weight = emb
+        # T5 scales the decoder's input by d_model^-1/2 where the head is the
+        # embedding (T5ForConditionalGeneration): its logits are ~30 without.
+        self.scale = hidden ** -0.5 if cfg.model_type == "t5" else None
+
+    def forward(self, x):
+        out = self.m(x)
+        h = out if torch.is_tensor(out) else out[0]
+        if self.scale:
+            h = h * self.scale
+        return self.head(h.mean(1) if self.pool else h)
+
+
+def make_zoo(name, batch=None, small=False):
+    """(module, input maker, label maker) of a zoo model at `batch`: an image
+    classifier (its full-size image, 1000 classes), a causal LM (`batch`
+    sequences of the recipe's length, next-token labels over its vocabulary)
+    or a text-suite encoder under its EncoderHead (masked-LM labels, MLM_KEEP
+    of the positions, over the vocabulary; or one class of ZOO_CLASSES per
+    sample); every dropout off. `small`: the recipe's small config (the
+    coverage survey's; TC_TRAIN_SMALL=1 to bench-train.py)."""
     import zoo_models
     r = zoo_models.ZOO.get(name)
-    if r is None or name in ZOO_NOT_CLASSIFIERS or r.kind not in ("image", "tokens"):
+    if r is None or name in ZOO_NOT_CLASSIFIERS or r.mask:
         raise KeyError(name)
-    m = r.make(False)
-    if r.kind == "tokens" and not zoo_lm(r, m):
+    m = r.make(small)
+    encoder = r.suite == "text"
+    if r.kind == "tokens" and not encoder and not zoo_lm(r, m):
         raise KeyError(name)
+    if r.kind != "image" and r.kind != "tokens" and not encoder:
+        raise KeyError(name)
+    vocab = (r.small_vocab if small else r.vocab) if r.kind == "tokens" else 0
+    if encoder:
+        m = EncoderHead(m, r.kind == "tokens")
     no_dropout(m)
     g = torch.Generator().manual_seed(1)
+    shape = (batch or (ZOO_LM_BATCH if r.kind == "tokens" or encoder else ZOO_BATCH),) + \
+        tuple(r.small if small else r.full)
     if r.kind == "tokens":
-        shape = (batch or ZOO_LM_BATCH,) + tuple(r.full)
-        return m, lambda: torch.randint(0, r.vocab, shape, generator=g), \
-            lambda: torch.randint(0, r.vocab, shape, generator=g)
-    b = batch or ZOO_BATCH
-    return m, lambda: torch.randn((b,) + tuple(r.full), generator=g), lambda: torch.randint(0, 1000, (b,), generator=g)
+        # Masked-LM labels for encoders; every position for causal LMs and the
+        # encoder-decoders (teacher forcing).
+        masked = encoder and not isinstance(m.m, zoo_models.Seq2SeqWhole)
+
+        def labels():
+            y = torch.randint(0, vocab, shape, generator=g)
+            if masked:
+                y[torch.rand(shape, generator=g) > MLM_KEEP] = -100
+            return y
+        return m, lambda: torch.randint(0, vocab, shape, generator=g), labels
+    classes = ZOO_CLASSES if encoder else 1000
+    return m, lambda: torch.randn(shape, generator=g), lambda: torch.randint(0, classes, shape[:1], generator=g)
 
 
 def make(name, batch=None):
@@ -147,7 +214,7 @@ def make(name, batch=None):
     if name in FULL:
         m, x, y = make_full(name, batch)
     elif name in __import__("zoo_models").ZOO:
-        m, x, y = make_zoo(name, batch)
+        m, x, y = make_zoo(name, batch, small=os.environ.get("TC_TRAIN_SMALL") == "1")
     else:
         import make_training_refs
         found = [(m, x, y) for n, m, x, y in make_training_refs.models() if n == name]
@@ -158,7 +225,7 @@ def make(name, batch=None):
         m.config.use_cache = False
     torch.manual_seed(0)
     zoo = __import__("zoo_models").ZOO.get(name)
-    model = Logits(m, name in ONES_MASK or bool(zoo and zoo.kind == "tokens"))
+    model = Logits(m, name in ONES_MASK or bool(zoo and zoo.suite == "generative"))
     perturb(model)
     return model, x, y
 

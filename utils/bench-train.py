@@ -11,7 +11,9 @@ precision tc-bench gives.
         DIR/NAME/model.onnx (TorchScript exporter, opset 17, no constant
         folding: the initializers are the parameters, named as state_dict
         names them) and DIR/NAME/test_data_set_0..3 (input_0.pb the input,
-        input_1.pb the labels)
+        input_1.pb the labels); TC_TRAIN_SMALL=1 in the environment: the
+        zoo's models at their small configs (here and in --torch-train,
+        which tc-bench runs: set it for both)
   --torch-train --models NAME --onnx FILE --data DIR --steps N --warmup W
         --precision fp32|amp --modes eager,compile --device cpu|cuda --lr LR --weight-decay WD
         [--threads N: torch.set_num_threads, tc-bench --threads]
