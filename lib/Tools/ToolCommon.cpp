@@ -6,6 +6,7 @@
 #include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlanner.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/MemoryBuffer.h"
 #include <algorithm>
@@ -141,12 +142,9 @@ void writeOutput(const std::string &path, std::string_view bytes) {
       fail("<stdout>: write failed");
     return;
   }
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f)
-    fail(path, ": cannot open for writing: ", std::strerror(errno));
-  f.write(bytes.data(), std::streamsize(bytes.size()));
-  if (!f)
-    fail(path, ": write failed");
+  // Whole or absent: a tool that fails or is killed mid-write leaves the old
+  // file (no fsync: a pipeline's intermediate, not a checkpoint).
+  writeFileAtomically(path, bytes, /*sync=*/false);
 }
 
 void writeModule(const Module &m, const CommonOptions &common) {

@@ -408,10 +408,10 @@ TEST_F(SafetensorsFiles, FailedWritesLeaveTheFileAlone) {
   EXPECT_EQ(e, p.string() + ": write failed: File too large");
   EXPECT_EQ(readBytes(p), before);
 
-  // The target is a directory: the rename fails.
+  // The target is a directory: refused before anything is written.
   fs::create_directory(dir / "sub.safetensors");
   EXPECT_EQ(errorOf([&] { writeSafetensors((dir / "sub.safetensors").string(), {}); }),
-            (dir / "sub.safetensors").string() + ": cannot replace it: Is a directory");
+            (dir / "sub.safetensors").string() + ": is a directory");
   EXPECT_EQ(listing(), (std::vector<std::string>{"ckpt.safetensors", "sub.safetensors"}));
 
   // No directory to put it in.

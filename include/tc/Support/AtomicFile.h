@@ -1,6 +1,8 @@
 // Files that are whole or absent: written under a temporary name beside the
 // destination and renamed over it, so a failed or killed write never leaves a
-// half-written file where a good one was (checkpoints, exported models).
+// half-written file where a good one was (checkpoints, exported models, every
+// tool's -o). A symlink's target is replaced, the link kept; a destination
+// that is not a regular file (/dev/null, a FIFO) is written in place.
 #pragma once
 #include <string>
 #include <string_view>
@@ -27,9 +29,11 @@ private:
   int fd_ = -1;
   bool committed_ = false;
   bool sync_ = true;
+  bool inPlace_ = false; // a device or FIFO: written directly, nothing renamed
+  int mode_ = -1;        // the replaced file's permission bits, if it existed
 };
 
-// `bytes` as the whole of `path`, atomically.
-void writeFileAtomically(const std::string &path, std::string_view bytes);
+// `bytes` as the whole of `path`, atomically (fsync'd when `sync`).
+void writeFileAtomically(const std::string &path, std::string_view bytes, bool sync = true);
 
 } // namespace tc
