@@ -53,7 +53,7 @@ core; 67 TFLOP/s f32 non-tensor (the SIMT peak used for every non-tensor-core
 FLOP). On the CPU give the machine's own (--peak-gbps, --peak-tflops-simt):
 the defaults make CPU fractions small but well defined."""
 import argparse, collections, concurrent.futures, json, math, os, shlex, shutil, statistics
-import subprocess, sys, tempfile
+import platform, subprocess, sys, tempfile
 import numpy as np
 
 ELEM = {"f32": 4, "f16": 2, "bf16": 2, "i64": 8}
@@ -703,6 +703,24 @@ def report(rows, args):
     return "\n".join(out) + "\n"
 
 
+def device_name(target, torch):
+    """What the points ran on, recorded in every row (tc-bench --import-grid
+    makes it the run's device): the GPU's name, or the CPU's model name."""
+    if target == "cuda":
+        if torch:
+            return torch.cuda.get_device_name(0)
+        try:
+            return subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                                  capture_output=True, text=True, timeout=30).stdout.splitlines()[0]
+        except (OSError, IndexError, subprocess.SubprocessError):
+            return "cuda"
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
+    except (OSError, StopIteration):
+        return platform.processor() or "cpu"
+
+
 def measure(runner, torch, row):
     """Check, time and compare one compiled point (serially: the device's alone)."""
     for step in (runner.verify if row["verified"] else lambda pt: None, runner.time_tc):
@@ -808,6 +826,7 @@ def main():
                                               torch.__version__ if torch else "off"), flush=True)
     runner = Runner(a)
     rows = []
+    where = dict(target=a.target, device=device_name(a.target, torch))
     with concurrent.futures.ThreadPoolExecutor(max(1, a.jobs)) as pool, open(a.out, "w") as out:
         # Prepared points wait for the serial part in a window of 2 x jobs: their
         # reference outputs (as large as the point's traffic) are removed once used.
@@ -821,7 +840,7 @@ def main():
             if not ahead:
                 break
             pt, prep = ahead.popleft()
-            row = dict(pt, **prep.result())
+            row = dict(pt, **prep.result(), **where)
             if row["status"] == "ok" and not a.compile_only:
                 measure(runner, torch, row)
             shutil.rmtree(row.pop("ref"), ignore_errors=True)

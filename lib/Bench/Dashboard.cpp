@@ -1,4 +1,5 @@
 #include "tc/Bench/Dashboard.h"
+#include "GridDashboard.h"
 #include "tc/Bench/Aggregate.h"
 #include "tc/Bench/AmpRule.h"
 #include "tc/Bench/Html.h"
@@ -56,7 +57,7 @@ size_t countRegressions(const std::vector<ModelChange> &changes) {
 }
 
 std::string landing(const std::vector<StoredResult> &rows, const std::vector<GroupHistory> &hs,
-                    const std::string &source) {
+                    const std::string &source, const std::string &gridSection) {
   std::ostringstream o;
   std::set<std::string> runs;
   for (const StoredResult &r : rows)
@@ -199,7 +200,8 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
   if (!flagged.str().empty())
     o << "<h2 class=\"bad\">Regressions since the previous commit</h2>\n<ul id=\"regressions\">"
       << flagged.str() << "</ul>\n";
-  o << (anyInference ? table.str() : "") << (anyTraining ? training.str() : "") << html::pageEnd();
+  o << (anyInference ? table.str() : "") << (anyTraining ? training.str() : "") << gridSection
+    << html::pageEnd();
   return o.str();
 }
 
@@ -408,10 +410,16 @@ std::string suitePageFile(const std::string &suite, const std::string &target, b
 
 std::vector<DashboardPage> renderDashboard(const std::vector<StoredResult> &all,
                                            const std::string &source) {
-  // A part run again repeats results: its newest rows count (Merge.h).
-  std::vector<StoredResult> rows = newestPerResult(all);
+  // A part run again repeats results: its newest rows count (Merge.h). The
+  // kernel grid's points have their own section and pages (GridDashboard.h).
+  std::vector<StoredResult> rows, grid;
+  for (StoredResult &r : newestPerResult(all))
+    (r.result.kind == kGrid ? grid : rows).push_back(std::move(r));
   std::vector<GroupHistory> hs = groupHistories(rows);
-  std::vector<DashboardPage> pages{{"index.html", landing(rows, hs, source)}};
+  std::vector<DashboardPage> pages{
+      {"index.html", landing(rows, hs, source, gridLandingSection(grid))}};
+  for (DashboardPage &p : gridPages(grid))
+    pages.push_back(std::move(p));
   // One page per suite x target, and kind: training's pages are their own.
   std::map<std::tuple<bool, std::string, std::string>, std::vector<const GroupHistory *>> bySuite;
   for (const GroupHistory &h : hs)

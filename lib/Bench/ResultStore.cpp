@@ -20,7 +20,8 @@ CREATE TABLE IF NOT EXISTS results (
   fallback_steps INTEGER, speedup_torch_eager REAL, speedup_torch_ro REAL, memory_vs_torch REAL,
   host_steps INTEGER, graph_captured INTEGER, rel_err REAL, err_bound REAL, torch_amp_err REAL,
   kind TEXT NOT NULL DEFAULT 'inference', speedup_torch_compile REAL, train_steps INTEGER,
-  losses TEXT NOT NULL DEFAULT ''
+  losses TEXT NOT NULL DEFAULT '', traffic_bytes INTEGER, flops REAL, roofline REAL,
+  bound TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS results_by_run ON results(run_id);
 )sql";
@@ -30,7 +31,8 @@ const char *kColumns =
     "precision, batch, status, reason, error, latency_ms, p10_ms, p90_ms, speedup, compile_s, "
     "peak_bytes, memory_kind, compression, rss_bytes, fallback_steps, speedup_torch_eager, "
     "speedup_torch_ro, memory_vs_torch, host_steps, graph_captured, rel_err, err_bound, "
-    "torch_amp_err, kind, speedup_torch_compile, train_steps, losses";
+    "torch_amp_err, kind, speedup_torch_compile, train_steps, losses, traffic_bytes, flops, "
+    "roofline, bound";
 
 // Columns added after the first databases were written (docs/bench/bench.db):
 // an older file gets them (their default: NULL, or an older row's kind,
@@ -50,7 +52,11 @@ const AddedColumn kAddedColumns[] = {{"speedup_torch_eager", "REAL", "NULL"},
                                      {"kind", "TEXT NOT NULL DEFAULT 'inference'", "'inference'"},
                                      {"speedup_torch_compile", "REAL", "NULL"},
                                      {"train_steps", "INTEGER", "NULL"},
-                                     {"losses", "TEXT NOT NULL DEFAULT ''", "''"}};
+                                     {"losses", "TEXT NOT NULL DEFAULT ''", "''"},
+                                     {"traffic_bytes", "INTEGER", "NULL"},
+                                     {"flops", "REAL", "NULL"},
+                                     {"roofline", "REAL", "NULL"},
+                                     {"bound", "TEXT NOT NULL DEFAULT ''", "''"}};
 
 // A prepared statement, finalized when it goes out of scope.
 struct Statement {
@@ -141,7 +147,8 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   Statement st(
       db_,
       std::string("INSERT INTO results (") + kColumns +
-          ") VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+          ") VALUES "
+          "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
       path_);
   int i = 0;
   for (const std::string *s : {&run.runId, &run.commit, &run.date, &run.machine, &run.device,
@@ -169,6 +176,10 @@ void ResultStore::add(const RunInfo &run, const BenchResult &r) {
   st.real(++i, r.vsTorchCompile);
   st.integer(++i, r.trainSteps);
   st.text(++i, r.losses);
+  st.integer(++i, r.trafficBytes);
+  st.real(++i, r.flops);
+  st.real(++i, r.roofline);
+  st.text(++i, r.bound);
   if (sqlite3_step(st.stmt) != SQLITE_DONE)
     fail(path_, ": cannot add a result: ", sqlite3_errmsg(db_));
 }
@@ -227,6 +238,10 @@ std::vector<StoredResult> ResultStore::all() const {
     r.vsTorchCompile = st.columnReal(i++);
     r.trainSteps = st.columnInt(i++);
     r.losses = st.columnText(i++);
+    r.trafficBytes = st.columnInt(i++);
+    r.flops = st.columnReal(i++);
+    r.roofline = st.columnReal(i++);
+    r.bound = st.columnText(i++);
     rows.push_back(std::move(s));
   }
   if (rc != SQLITE_DONE)

@@ -1,6 +1,7 @@
 // tc-bench: runs a benchmark suite of models/manifest.json through the tc
 // tools and records every result in a SQLite history (docs/bench.md).
 #include "tc/Bench/Aggregate.h"
+#include "tc/Bench/Grid.h"
 #include "tc/Bench/Manifest.h"
 #include "tc/Bench/Merge.h"
 #include "tc/Bench/Progress.h"
@@ -83,6 +84,51 @@ std::string hostName() {
   return buf[0] ? buf : "unknown";
 }
 
+// What --commit / --machine / --date / --run-id left out: the source tree's
+// commit, this host, now, and a run id of this invocation.
+void completeRun(bench::RunInfo &run) {
+  if (run.commit.empty())
+    run.commit = firstLineOf({"git", "-C", TC_SOURCE_DIR, "rev-parse", "--short=10", "HEAD"});
+  if (run.commit.empty())
+    run.commit = "unknown";
+  if (run.machine.empty())
+    run.machine = hostName();
+  if (run.date.empty())
+    run.date = nowUtc();
+  if (run.runId.empty())
+    run.runId = run.date + " " + run.machine + " " + std::to_string(getpid());
+}
+
+// tc-bench --import-grid: each kernel-grid.py --out file is one run (its
+// target and device) of grid rows in --db, all or none of a file's points.
+int importGrid(const std::vector<std::string> &files, bench::RunInfo run, const std::string &target,
+               const std::string &dbPath) {
+  std::vector<bench::GridFile> read;
+  for (const std::string &f : files)
+    read.push_back(bench::readGridJsonl(f, target));
+  auto store = bench::ResultStore::open(dbPath);
+  bool oneRunId = !run.runId.empty();
+  for (size_t i = 0; i < read.size(); ++i) {
+    bench::RunInfo r = run;
+    r.suite = bench::kGridSuite;
+    r.target = read[i].target;
+    r.device = read[i].device.empty() ? "unknown" : read[i].device;
+    completeRun(r);
+    if (!oneRunId && read.size() > 1)
+      r.runId += " " + std::to_string(i); // without --run-id, one run per file
+    std::vector<bench::StoredResult> rows;
+    size_t failed = 0;
+    for (const bench::BenchResult &p : read[i].points) {
+      rows.push_back({r, p});
+      failed += !p.passed;
+    }
+    store->addAll(rows);
+    std::cerr << "tc-bench: " << files[i] << ": " << rows.size() << " grid points (" << failed
+              << " failed, " << r.target << ", " << r.device << ") added to " << dbPath << "\n";
+  }
+  return 0;
+}
+
 } // namespace
 
 int tcBenchMain(int argc, char **argv) {
@@ -94,7 +140,7 @@ int tcBenchMain(int argc, char **argv) {
     std::string torchScript = std::string(TC_SOURCE_DIR) + "/utils/bench-gpu.py";
     std::string trainScript = std::string(TC_SOURCE_DIR) + "/utils/bench-train.py";
     std::string torchModes, shard, mergeOutput;
-    std::vector<std::string> extra, mergeInputs;
+    std::vector<std::string> extra, mergeInputs, gridFiles;
     bool exportMissing = false, trainMode = false, f64Reference = false;
     bench::TrainOptions to;
     bench::RunInfo run;
@@ -171,7 +217,10 @@ int tcBenchMain(int argc, char **argv) {
         "merge", po::value(&mergeInputs)->multitoken()->value_name("A.db B.db ..."),
         "join databases (a suite's parts) into -o FILE, the newest of a result measured twice, "
         "and exit")("output,o", po::value(&mergeOutput)->value_name("FILE"),
-                    "--merge: the database written (must not exist)");
+                    "--merge: the database written (must not exist)")(
+        "import-grid", po::value(&gridFiles)->multitoken()->value_name("A.jsonl ..."),
+        "add utils/kernel-grid.py --out files to --db as grid rows (one run per file, or one "
+        "--run-id for all; the dashboard's kernel-grid pages) and exit");
     po::variables_map vm;
     if (!parseCommandLine("tc-bench", "--suite NAME [--target cpu|cuda] [--db FILE] [options]",
                           argc, argv, opts, common, vm, /*withOutput=*/false))
@@ -186,6 +235,8 @@ int tcBenchMain(int argc, char **argv) {
                 << " databases written to " << mergeOutput << "\n";
       return 0;
     }
+    if (!gridFiles.empty())
+      return importGrid(gridFiles, run, vm.count("target") ? ro.target : "", dbPath);
     if (listSuites) {
       for (const std::string &s : bench::suiteNames(manifest))
         std::cout << s << "\n";
@@ -309,21 +360,12 @@ int tcBenchMain(int argc, char **argv) {
       ro.exportDir = modelsDir;
     }
 
-    if (run.commit.empty())
-      run.commit = firstLineOf({"git", "-C", TC_SOURCE_DIR, "rev-parse", "--short=10", "HEAD"});
-    if (run.commit.empty())
-      run.commit = "unknown";
-    if (run.machine.empty())
-      run.machine = hostName();
-    if (run.date.empty())
-      run.date = nowUtc();
+    completeRun(run);
     run.device = target.deviceName();
     if (run.device.empty())
       run.device = ro.target;
     run.suite = suiteName;
     run.target = ro.target;
-    if (run.runId.empty())
-      run.runId = run.date + " " + run.machine + " " + std::to_string(getpid());
 
     auto store = bench::ResultStore::open(dbPath);
     // The work folder last: every check that can fail has passed.

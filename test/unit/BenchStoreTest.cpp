@@ -193,9 +193,36 @@ INSERT INTO results VALUES (1, 'old', 'c', '2026-01-01T00:00:00Z', 'm', 'd', 'ci
   EXPECT_DOUBLE_EQ(*rows[2].result.vsTorchCompile, 0.5);
   EXPECT_EQ(rows[2].result.trainSteps, 3);
   EXPECT_EQ(rows[2].result.losses, "2.5,2.25,2");
+  EXPECT_FALSE(rows[0].result.roofline); // the grid's columns read as NULL / '' there
+  EXPECT_EQ(rows[0].result.bound, "");
   EXPECT_EQ(rows[1].result.hostSteps, 1);
   EXPECT_DOUBLE_EQ(*rows[1].result.relErr, 1e-3);
   EXPECT_DOUBLE_EQ(*rows[1].result.torchAmpErr, 2e-3);
+  fs::remove(path);
+}
+
+// A kernel-grid point's columns (Grid.h) round-trip.
+TEST(BenchStore, GridPointsRoundTrip) {
+  std::string path = tempDb("grid");
+  BenchResult g = passed("reduce/f16/axes=middle,r=64", "tc", 0.25);
+  g.kind = kGrid;
+  g.group = "reduce";
+  g.trafficBytes = int64_t(48) << 20;
+  g.flops = 1.5e7;
+  g.roofline = 0.42;
+  g.bound = "memory";
+  g.vsTorchCompile = 0.8;
+  ResultStore::open(path)->add(runAt("g", "2026-12-05T00:00:00Z"), g);
+  std::vector<StoredResult> rows = ResultStore::openReadOnly(path)->all();
+  ASSERT_EQ(rows.size(), 1u);
+  const BenchResult &r = rows[0].result;
+  EXPECT_EQ(r.kind, kGrid);
+  EXPECT_EQ(r.group, "reduce");
+  EXPECT_EQ(*r.trafficBytes, int64_t(48) << 20);
+  EXPECT_DOUBLE_EQ(*r.flops, 1.5e7);
+  EXPECT_DOUBLE_EQ(*r.roofline, 0.42);
+  EXPECT_EQ(r.bound, "memory");
+  EXPECT_DOUBLE_EQ(*r.vsTorchCompile, 0.8);
   fs::remove(path);
 }
 
@@ -275,9 +302,7 @@ TEST(BenchStore, ReadOnlyRejectsOtherFiles) {
   std::string path = tempDb("missing");
   EXPECT_THROW(ResultStore::openReadOnly(path), tc::Error); // no such file
   std::string other = tempDb("other");
-  {
-    auto s = ResultStore::open(other);
-  } // creates the table
+  { auto s = ResultStore::open(other); } // creates the table
   EXPECT_NO_THROW(ResultStore::openReadOnly(other));
   fs::remove(other);
 }

@@ -13,6 +13,10 @@
 //   train-<suite>-<target>.html the same for training rows (tc-bench --train):
 //                              ms per step, losses vs PyTorch's; the landing
 //                              page's table id="training" summarizes them
+//   grid-<target>.html         the kernel-family grid's runs (rows of kind
+//                              grid, Grid.h): the floor over time, families,
+//                              worst points, failures; the landing page's
+//                              table id="grid-summary" has each target's latest
 //
 // Cells of the landing table carry data-key="suite/target/mode/precision"
 // (on the row) and data-metric="pass_rate|speedup|compile_s|compression" so

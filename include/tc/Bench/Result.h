@@ -34,12 +34,16 @@ struct RunInfo {
 //   timeout   - a step ran past --timeout (the step is named in `error`)
 //   torch     - the PyTorch baseline failed
 //   losses    - training: the losses differ from PyTorch's beyond LossRule.h's bound
-// What a row measured: an inference run, or a train step (tc-bench --train,
-// TrainRunner.h: latency is ms per step, relErr the losses' distance).
+// What a row measured: an inference run, a train step (tc-bench --train,
+// TrainRunner.h: latency is ms per step, relErr the losses' distance), or a
+// point of the kernel-family grid (utils/kernel-grid.py's JSON lines,
+// tc-bench --import-grid, Grid.h: model is the point's name, group its
+// family, precision its dtype, latency tc's time, roofline its fraction).
 inline constexpr const char *kInference = "inference";
 inline constexpr const char *kTrain = "train";
+inline constexpr const char *kGrid = "grid";
 struct BenchResult {
-  std::string kind = kInference; // kInference or kTrain
+  std::string kind = kInference; // kInference, kTrain or kGrid
   std::string model, group;
   // eager, default, cudagraphs, dynamic; PyTorch's: torch-eager, torch-compile,
   // torch-reduce-overhead (TorchBaseline.h)
@@ -88,6 +92,12 @@ struct BenchResult {
   // losses, "2.32236,2.36784,..." ("" for inference).
   std::optional<int64_t> trainSteps;
   std::string losses;
+  // Grid points: the minimum traffic (every input read and output written
+  // once), the FLOP count, which of the two bounds the roofline
+  // ("memory" | "compute"), and the fraction of that roofline reached.
+  std::optional<int64_t> trafficBytes;
+  std::optional<double> flops, roofline;
+  std::string bound;
 };
 
 // A stored row: the result and its run.

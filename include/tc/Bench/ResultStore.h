@@ -54,13 +54,22 @@
 //                                 -- the losses' distances, LossRule.h)
 //     speedup_torch_compile REAL, -- torch.compile() (default mode) latency_ms / latency_ms
 //     train_steps INTEGER,        -- train: the steps run, each loss read back
-//     losses      TEXT NOT NULL   -- train: the per-step losses, "2.32236,2.36784,..."
+//     losses      TEXT NOT NULL,  -- train: the per-step losses, "2.32236,2.36784,..."
+//     traffic_bytes INTEGER,      -- grid: the point's minimum traffic (Grid.h)
+//     flops       REAL,           -- grid: its FLOP count
+//     roofline    REAL,           -- grid: the fraction of its roofline reached
+//     bound       TEXT NOT NULL   -- grid: memory | compute ('' for other kinds)
 //   );
+//
+// Grid rows (kind 'grid', tc-bench --import-grid): suite 'kernel-grid',
+// model the point's name, model_group its family, mode 'tc', precision its
+// dtype, batch 0, reason the point's failing step, latency_ms tc's time,
+// speedup_torch_eager / speedup_torch_compile PyTorch's time / tc's.
 // clang-format on
 //
 // NULL metrics were not measured (a failed row, a mode without an eager
 // row to compare with). The table is created when the file is new, and the
-// columns added since (the last twelve) when it is older (its rows are
+// columns added since (the last sixteen) when it is older (its rows are
 // kind 'inference'); tc-bench only adds
 // rows. One run's rows may span several files (its parts): --merge
 // (Merge.h) joins them.
