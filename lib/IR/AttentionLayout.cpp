@@ -17,7 +17,8 @@ int64_t attentionLayoutCode(const Op &op, size_t i) {
   if (c < 0 || (i == 3 && c > 1))
     throw Error("Attention: layout code " + std::to_string(c) + " for " +
                 (i == 3 ? "the result" : "operand " + std::to_string(i)) +
-                (i == 3 ? " (0 or 1)" : " (0, 1 or 2 + part)"));
+                (i == 3 ? " (0 or 1)"
+                        : " (0, 1, 2 + part or " + std::to_string(kHeadsMajorPacked) + " + part)"));
   return c;
 }
 
@@ -26,7 +27,9 @@ AttentionAxes attentionAxes(int64_t code) {
     return {0, 1, 2, 3, -1};
   if (code == 1)
     return {0, 2, 1, 3, -1};
-  return {0, 3, 1, 4, code - 2};
+  if (code >= kHeadsMajorPacked)
+    return {0, 2, 1, 4, code - kHeadsMajorPacked, 3};
+  return {0, 3, 1, 4, code - 2, 2};
 }
 
 AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int64_t> &dims) {
@@ -36,7 +39,8 @@ AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int6
       s *= dims[x];
     return s;
   };
-  return {stride(a.batch), stride(a.heads), stride(a.tokens), a.part < 0 ? 0 : a.part * stride(2)};
+  return {stride(a.batch), stride(a.heads), stride(a.tokens),
+          a.part < 0 ? 0 : a.part * stride(a.partAxis)};
 }
 
 double attentionScale(const Op &op, int64_t headDim) {

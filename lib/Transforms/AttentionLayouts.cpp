@@ -14,6 +14,7 @@
 // (the same for k and v). A shared producer (T, the Split) is absorbed only
 // when every use of it is, so its copy disappears; a Transpose with another
 // use stays as it is.
+#include "StridedView.h"
 #include "tc/IR/AttentionLayout.h"
 #include "tc/IR/ConstantInts.h"
 #include "tc/Support/Error.h"
@@ -270,12 +271,216 @@ struct Rewriter {
   }
 };
 
+// What the patterns above leave: any chain of view ops (StridedView.h)
+// between a buffer and an Attention operand, or between its result and the
+// next computing op, that one of the layout codes reads or writes in place.
+// CoAtNet's attention over a channels-last 1x1 conv: Transpose to NCHW,
+// Reshape to heads, Split into q, k, v, Transpose each to [B, H, S, D] is
+// part p of the conv output as [B, S, H, 3, D] (kHeadsMajorPacked + p), and
+// its result's way back to channels-last is the result in [B, S, H, D].
+struct ViewRewriter {
+  Function &f;
+  Uses u;
+  explicit ViewRewriter(Function &fn) : f(fn), u(fn) {}
+  std::map<std::pair<Value *, Ints>, Value *> reshapes; // (base, dims) -> its Reshape
+  std::map<Op *, std::vector<std::unique_ptr<Op>>> before, after;
+
+  // The view chain ending in `x`: its base (no view op's result) and the
+  // ops from the base on; nullopt without one, past a strided view, or where
+  // a value of the chain has another reader (its copy would stay: nothing
+  // gained).
+  std::optional<StridedView> backTo(Value *x, Value *&base) {
+    std::vector<Op *> chain;
+    base = x;
+    while (base->def && isStridedViewOp(*base->def) && chain.size() < 16) {
+      if (u[base] != 1)
+        return std::nullopt;
+      chain.push_back(base->def);
+      base = base->def->operand(0);
+    }
+    if (chain.empty())
+      return std::nullopt;
+    StridedView v = StridedView::rowMajor(base->type.shape);
+    Value *at = base;
+    for (size_t k = chain.size(); k-- > 0;) {
+      Value *res = k ? chain[k - 1]->operand(0) : x;
+      std::optional<StridedView> next = applyViewOp(v, *chain[k], res);
+      if (!next || chain[k]->operand(0) != at)
+        return std::nullopt;
+      v = *next;
+      at = res;
+    }
+    return v;
+  }
+
+  // A Reshape of `base` to `dims` (Shape `shape`), one per pair, placed
+  // before attention `a`; null when base's elements are not dims' (-1 for
+  // the one dim that is not static).
+  Value *reshapeOf(Op &a, Value *base, const Shape &shape) {
+    Ints dims;
+    int64_t known = 1, baseKnown = 1;
+    size_t open = 0, baseOpen = 0;
+    const Dim *sym = nullptr, *baseSym = nullptr;
+    for (const Dim &d : shape) {
+      dims.push_back(d.isStatic() ? d.size : -1);
+      d.isStatic() ? void(known *= d.size) : void((++open, sym = &d));
+    }
+    for (const Dim &d : base->type.shape)
+      d.isStatic() ? void(baseKnown *= d.size) : void((++baseOpen, baseSym = &d));
+    if (open > 1 || open != baseOpen || known != baseKnown || (sym && (*sym != *baseSym)) ||
+        (sym && sym->isUnknown()))
+      return nullptr;
+    if (base->type.shape == shape)
+      return base;
+    Value *&r = reshapes[{base, dims}];
+    if (r)
+      return r;
+    Value *c = addIntsConstant(f, base->name + "_attention_view_shape", dims, a.loc);
+    auto op = std::make_unique<Op>(OpKind::Reshape);
+    op->operands = {base, c};
+    op->loc = a.loc;
+    r = f.newValue(f.uniqueName(base->name + "_attention_view"),
+                   TensorType{base->type.dtype, shape});
+    r->def = op.get();
+    op->results.push_back(r);
+    before[&a].push_back(std::move(op));
+    return r;
+  }
+
+  // Operand i of `a` ([B, H, S, D], code 0) read in place where its chain's
+  // strides are those of a code.
+  bool operand(Op &a, size_t i) {
+    Value *x = a.operand(i), *base = nullptr;
+    const Shape &xs = x->type.shape;
+    std::optional<StridedView> v = backTo(x, base);
+    if (!v || xs.size() != 4 || !xs[1].isStatic() || !xs[2].isStatic() || !xs[3].isStatic())
+      return false;
+    const Dim &B = xs[0];
+    int64_t H = xs[1].size, S = xs[2].size, D = xs[3].size;
+    int64_t sb = v->strides[0], sh = v->strides[1], ss = v->strides[2], off = v->offset;
+    if (v->strides[3] != 1 || sh <= 0 || ss <= 0 || (!(B.isStatic() && B.size == 1) && sb < 0))
+      return false;
+    auto batchFits = [&](int64_t inner) { return (B.isStatic() && B.size == 1) || sb == inner; };
+    Shape shape;
+    int64_t code = -1;
+    if (sh == D && ss == H * D && off == 0 && batchFits(S * H * D)) {
+      shape = {B, Dim::fixed(S), Dim::fixed(H), Dim::fixed(D)};
+      code = 1;
+    } else if (sh == D && ss % (H * D) == 0 && off % (H * D) == 0 && ss / (H * D) > off / (H * D) &&
+               batchFits(S * ss)) {
+      shape = {B, Dim::fixed(S), Dim::fixed(ss / (H * D)), Dim::fixed(H), Dim::fixed(D)};
+      code = 2 + off / (H * D);
+    } else if (sh % D == 0 && ss == H * sh && off % D == 0 && off / D < sh / D &&
+               batchFits(S * ss)) {
+      shape = {B, Dim::fixed(S), Dim::fixed(H), Dim::fixed(sh / D), Dim::fixed(D)};
+      code = kHeadsMajorPacked + off / D;
+    }
+    if (code < 0)
+      return false;
+    Value *to = reshapeOf(a, base, shape);
+    return to && Rewriter::relayout(a, i, to, code);
+  }
+
+  // The result written as [B, S, H, D] where the views after it (each the
+  // sole reader of the last) then leave that buffer as it is.
+  bool result(Op &a) {
+    Value *y = a.result();
+    const Shape &ys = y->type.shape;
+    if (ys.size() != 4 || !ys[1].isStatic() || !ys[2].isStatic() || !ys[3].isStatic())
+      return false;
+    int64_t H = ys[1].size, S = ys[2].size, D = ys[3].size;
+    StridedView v{ys, {S * H * D, D, H * D, 1}, 0};
+    Value *end = y;
+    size_t steps = 0;
+    for (Op *t = nullptr; u[end] == 1 && (t = u.users[end][0]) && isStridedViewOp(*t) &&
+                          t->operand(0) == end && t->results.size() == 1 && steps < 16;
+         ++steps) {
+      std::optional<StridedView> next = applyViewOp(v, *t, t->result());
+      if (!next)
+        return false;
+      v = *next;
+      end = t->result();
+    }
+    if (!steps || !v.isRowMajor())
+      return false;
+    TensorType old = y->type, want = end->type;
+    y->type = TensorType{old.dtype, {ys[0], ys[2], ys[1], ys[3]}};
+    if (!Rewriter::relayout(a, 3, nullptr, 1)) {
+      y->type = old;
+      return false;
+    }
+    Value *to = y;
+    if (want.shape != y->type.shape) {
+      Ints dims;
+      for (const Dim &d : want.shape)
+        dims.push_back(d.isStatic() ? d.size : 0); // 0: the dim of the same axis (the batch)
+      if (!want.shape[0].isStatic() && want.shape[0] != ys[0])
+        return restore(a, y, old);
+      for (size_t k = 1; k < want.shape.size(); ++k)
+        if (!want.shape[k].isStatic())
+          return restore(a, y, old);
+      Value *c = addIntsConstant(f, y->name + "_view_shape", dims, a.loc);
+      auto op = std::make_unique<Op>(OpKind::Reshape);
+      op->operands = {y, c};
+      op->loc = a.loc;
+      to = f.newValue(f.uniqueName(y->name + "_view"), want);
+      to->def = op.get();
+      op->results.push_back(to);
+      after[&a].push_back(std::move(op));
+    }
+    if (!replaceValue(f, end, to)) {
+      after[&a].clear();
+      return restore(a, y, old);
+    }
+    return true;
+  }
+
+  bool restore(Op &a, Value *y, const TensorType &old) {
+    y->type = old;
+    Ints codes = a.getInts("layout");
+    codes[3] = 0;
+    a.setAttr("layout", Attribute(codes));
+    return false;
+  }
+
+  bool run() {
+    std::vector<Op *> attentions;
+    for (auto &op : f.ops)
+      if (op->is(OpKind::Attention))
+        attentions.push_back(op.get());
+    bool changed = false;
+    for (Op *a : attentions) {
+      for (size_t i = 0; i < 3; ++i)
+        if (attentionLayoutCode(*a, i) == 0)
+          changed |= operand(*a, i);
+      if (attentionLayoutCode(*a, 3) == 0)
+        changed |= result(*a);
+    }
+    if (!changed)
+      return false;
+    std::vector<std::unique_ptr<Op>> ops;
+    for (auto &op : f.ops) {
+      Op *at = op.get();
+      for (auto &n : before[at])
+        ops.push_back(std::move(n));
+      ops.push_back(std::move(op));
+      for (auto &n : after[at])
+        ops.push_back(std::move(n));
+    }
+    f.ops = std::move(ops);
+    eraseDeadOps(f);
+    return true;
+  }
+};
+
 } // namespace
 
 bool runAttentionLayoutsPass(Module &m, const PassOptions &) {
   bool changed = false;
-  for (auto &fn : m.functions)
+  for (auto &fn : m.functions) {
     changed |= Rewriter(*fn).run();
+    changed |= ViewRewriter(*fn).run();
+  }
   return changed;
 }
 

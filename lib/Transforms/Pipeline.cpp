@@ -220,9 +220,11 @@ Pipeline channelsLastPipeline() {
   // gemm-views after align-gemms and before canonicalize, which take plain
   // MatMuls only (a transposed B is no [K, N] weight).
   // attention-grad-gemms first: the GEMMs it makes meet align-gemms and
-  // gemm-views like any.
-  return {AttentionGradGemms, PatchConvs,        ChannelsLast, ConvGemms, AlignGemms,
-          GemmViews,          SymmetricConvPads, Canonicalize, DCE};
+  // gemm-views like any. attention-layouts again last: an attention over a
+  // conv stage reads its channels-last output in place (the Transposes
+  // channels-last put between them are views it follows).
+  return {AttentionGradGemms, PatchConvs,        ChannelsLast, ConvGemms,        AlignGemms,
+          GemmViews,          SymmetricConvPads, Canonicalize, AttentionLayouts, DCE};
 }
 
 Pipeline mixedPrecisionPipeline(const std::string &type, bool lowIO) {

@@ -149,7 +149,7 @@ TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {
   p.insertBefore(PassId::Fuse, channelsLastPipeline());
   EXPECT_EQ(p.spelling(),
             "cse,attention-grad-gemms,patch-convs,channels-last,conv-gemms,align-gemms,gemm-views,"
-            "symmetric-conv-pads,canonicalize,dce,fuse{singles=1},dce");
+            "symmetric-conv-pads,canonicalize,attention-layouts,dce,fuse{singles=1},dce");
   Pipeline none = parsePipeline("cse");
   none.insertBefore(PassId::Fuse, Pipeline{PassId::DCE});
   EXPECT_EQ(none.spelling(), "cse,dce"); // no fuse: appended
@@ -162,7 +162,7 @@ TEST(Pipelines, SetOptionReachesEveryRunOfThePass) {
   EXPECT_EQ(p.setOption(PassId::ConvGemms, "mode", "never"), 1u);
   EXPECT_EQ(p.spelling(),
             "cse,attention-grad-gemms,patch-convs,channels-last,conv-gemms{mode=never},align-gemms,"
-            "gemm-views,symmetric-conv-pads,canonicalize,dce,fuse");
+            "gemm-views,symmetric-conv-pads,canonicalize,attention-layouts,dce,fuse");
   EXPECT_EQ(p.setOption(PassId::Canonicalize, "max-iterations", "3"), 1u);
   EXPECT_EQ(parsePipeline("cse").setOption(PassId::ConvGemms, "mode", "never"), 0u);
   EXPECT_THROW(p.setOption(PassId::ConvGemms, "modes", "never"), Error);

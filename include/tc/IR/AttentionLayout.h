@@ -7,6 +7,11 @@
 //   1      [B, S, H, D]     (the projections' own order: no head split/merge)
 //   2 + p  part p of a packed [B, S, N, H, D] (q, k, v only: the qkv
 //          projection read in place; its token stride is N * H * D)
+//   kHeadsMajorPacked + p
+//          part p of a packed [B, S, H, N, D] (q, k, v only: each head's
+//          parts side by side, as a qkv projection whose output channels
+//          are head-major -- timm's CoAtNet/MaxViT "rw" attention over a
+//          1x1 conv, read in place from the channels-last conv output)
 #pragma once
 #include "tc/IR/IR.h"
 #include <cstdint>
@@ -14,10 +19,13 @@
 
 namespace tc {
 
+constexpr int64_t kHeadsMajorPacked = 1024;
+
 // Axes of one Attention tensor. The feature axis is always the last one.
 struct AttentionAxes {
   size_t batch = 0, heads = 1, tokens = 2, features = 3;
-  int64_t part = -1; // packed: the index along axis 2 (N), else -1
+  int64_t part = -1;   // packed: the index along axis partAxis (N), else -1
+  size_t partAxis = 2; // packed: 2 for [B, S, N, H, D], 3 for [B, S, H, N, D]
   size_t rank() const { return part < 0 ? 4 : 5; }
 };
 

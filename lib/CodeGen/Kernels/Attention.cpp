@@ -51,7 +51,7 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
     os << "  const " << S << " *__restrict " << name << " = (const " << S << " *)bufs["
        << c.argIndex(v) << "]";
     if (a && a->part > 0)
-      os << " + " << a->part << " * " << strideExpr(c, v, 2);
+      os << " + " << a->part << " * " << strideExpr(c, v, a->partAxis);
     os << ";\n";
   };
   ptr("Q", o.q, &o.axes[0]);

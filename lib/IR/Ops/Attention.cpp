@@ -23,10 +23,14 @@ Shape logicalShape(const Op &op, size_t i) {
   AttentionAxes a = attentionAxes(op, i);
   const char *names[] = {"q", "k", "v"};
   if (t.rank() != a.rank())
-    fail(names[i], " must be ", a.part < 0 ? "4-D" : "5-D (packed [B, S, N, H, D])",
+    fail(names[i], " must be ",
+         a.part < 0        ? "4-D"
+         : a.partAxis == 2 ? "5-D (packed [B, S, N, H, D])"
+                           : "5-D (packed [B, S, H, N, D])",
          " by its layout, got ", t.str());
-  if (a.part >= 0 && t.shape[2].isStatic() && a.part >= t.shape[2].size)
-    fail(names[i], " is part ", a.part, " of a packed tensor with ", t.shape[2].size, " parts");
+  const Dim &parts = a.part >= 0 ? t.shape[a.partAxis] : Dim::fixed(1);
+  if (a.part >= 0 && parts.isStatic() && a.part >= parts.size)
+    fail(names[i], " is part ", a.part, " of a packed tensor with ", parts.size, " parts");
   return {t.shape[a.batch], t.shape[a.heads], t.shape[a.tokens], t.shape[a.features]};
 }
 

@@ -31,7 +31,7 @@ struct Operand {
 Operand operandOf(const Op &op, size_t i, const HostTensor &t) {
   AttentionAxes a = attentionAxes(op, i);
   const Dims &x = t.shape();
-  if (x.size() != a.rank() || (a.part >= 0 && a.part >= x[2]))
+  if (x.size() != a.rank() || (a.part >= 0 && a.part >= x[a.partAxis]))
     fail("operand ", i, " ", dimsText(x), " does not fit its layout");
   return {{x[a.batch], x[a.heads], x[a.tokens], x[a.features]}, attentionStrides(a, x)};
 }
