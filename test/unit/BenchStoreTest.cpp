@@ -302,7 +302,9 @@ TEST(BenchStore, ReadOnlyRejectsOtherFiles) {
   std::string path = tempDb("missing");
   EXPECT_THROW(ResultStore::openReadOnly(path), tc::Error); // no such file
   std::string other = tempDb("other");
-  { auto s = ResultStore::open(other); } // creates the table
+  {
+    auto s = ResultStore::open(other);
+  } // creates the table
   EXPECT_NO_THROW(ResultStore::openReadOnly(other));
   fs::remove(other);
 }
