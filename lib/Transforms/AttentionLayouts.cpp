@@ -317,19 +317,22 @@ struct ViewRewriter {
   // before attention `a`; null when base's elements are not dims' (-1 for
   // the one dim that is not static).
   Value *reshapeOf(Op &a, Value *base, const Shape &shape) {
-    Ints dims;
-    int64_t known = 1, baseKnown = 1;
-    size_t open = 0, baseOpen = 0;
-    const Dim *sym = nullptr, *baseSym = nullptr;
-    for (const Dim &d : shape) {
-      dims.push_back(d.isStatic() ? d.size : -1);
-      d.isStatic() ? void(known *= d.size) : void((++open, sym = &d));
-    }
-    for (const Dim &d : base->type.shape)
-      d.isStatic() ? void(baseKnown *= d.size) : void((++baseOpen, baseSym = &d));
-    if (open > 1 || open != baseOpen || known != baseKnown || (sym && (*sym != *baseSym)) ||
-        (sym && sym->isUnknown()))
+    // The product of the static dims and the dims that are not (at most one,
+    // a named one, the same on both sides).
+    struct Count {
+      int64_t known = 1;
+      std::vector<Dim> open;
+      explicit Count(const Shape &s) {
+        for (const Dim &d : s)
+          d.isStatic() ? void(known *= d.size) : open.push_back(d);
+      }
+    } want(shape), have(base->type.shape);
+    if (want.known != have.known || want.open != have.open || want.open.size() > 1 ||
+        (!want.open.empty() && want.open[0].isUnknown()))
       return nullptr;
+    Ints dims;
+    for (const Dim &d : shape)
+      dims.push_back(d.isStatic() ? d.size : -1);
     if (base->type.shape == shape)
       return base;
     Value *&r = reshapes[{base, dims}];
