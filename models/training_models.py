@@ -23,8 +23,12 @@ class Logits(torch.nn.Module):
         self.m = m
         self.ones_mask = ones_mask
 
-    def forward(self, x):
-        out = self.m(x, attention_mask=torch.ones_like(x)) if self.ones_mask else self.m(x)
+    def forward(self, x, *rest):
+        # rest: the recipes with a mask input pass it on (zoo_models.WithMask).
+        if rest:
+            out = self.m(x, *rest)
+        else:
+            out = self.m(x, attention_mask=torch.ones_like(x)) if self.ones_mask else self.m(x)
         return out if torch.is_tensor(out) else out.logits
 
 
@@ -93,10 +97,11 @@ def make_full(name, batch=None):
 # The zoo's models PyTorch trains with a cross-entropy: models/zoo_models.py's
 # image classifiers ([B, 1000] logits), its causal LMs ([B, T, vocab] logits,
 # next-token style labels) and its text-suite encoders given the head their
-# pretraining or fine-tuning puts on them (EncoderHead). Not its segmentation
-# and detection models (no class logits to take it over), gpt2 (hidden states:
-# the `train` suite has GPT-2 with its LM head), nor the recipes with a mask
-# input (a second data input the train step does not take).
+# pretraining or fine-tuning puts on them (EncoderHead), the recipes with a
+# mask input too (ids and the padding mask are the step's two data inputs; the
+# padded positions get no label). Not its segmentation and detection models
+# (no class logits to take it over) nor gpt2 (hidden states: the `train`
+# suite has GPT-2 with its LM head).
 ZOO_NOT_CLASSIFIERS = {"deeplabv3_mobilenet_v3_large", "ssdlite320_mobilenet_v3_large", "fcn_resnet50"}
 ZOO_BATCH = 32  # the zoo-vision suite's
 ZOO_LM_BATCH = 8  # the zoo-generative and zoo-text suites': sequences of the recipe's length (128)
@@ -127,9 +132,10 @@ def no_dropout(m):
 
 
 def zoo_lm(r, m):
-    """A zoo recipe whose module is a causal LM (its output the logits)."""
-    return r.suite == "generative" and r.kind == "tokens" and not r.mask and \
-        type(m).__name__.endswith("ForCausalLM")
+    """A zoo recipe whose module is a causal LM (its output the logits), or
+    one under zoo_models.WithMask."""
+    hf = m.m if r.mask else m
+    return r.suite == "generative" and r.kind == "tokens" and type(hf).__name__.endswith("ForCausalLM")
 
 
 class EncoderHead(torch.nn.Module):
@@ -158,8 +164,8 @@ class EncoderHead(torch.nn.Module):
         # embedding (T5ForConditionalGeneration): its logits are ~30 without.
         self.scale = hidden ** -0.5 if cfg.model_type == "t5" else None
 
-    def forward(self, x):
-        out = self.m(x)
+    def forward(self, x, *rest):
+        out = self.m(x, *rest)
         h = out if torch.is_tensor(out) else out[0]
         if self.scale:
             h = h * self.scale
@@ -172,11 +178,13 @@ def make_zoo(name, batch=None, small=False):
     sequences of the recipe's length, next-token labels over its vocabulary)
     or a text-suite encoder under its EncoderHead (masked-LM labels, MLM_KEEP
     of the positions, over the vocabulary; or one class of ZOO_CLASSES per
-    sample); every dropout off. `small`: the recipe's small config (the
-    coverage survey's; TC_TRAIN_SMALL=1 to bench-train.py)."""
+    sample); every dropout off. A recipe with a mask input makes (ids, mask)
+    pairs (zoo_models.padded_mask) and the labels of the last pair made, none
+    on its padded positions. `small`: the recipe's small config (the coverage
+    survey's; TC_TRAIN_SMALL=1 to bench-train.py)."""
     import zoo_models
     r = zoo_models.ZOO.get(name)
-    if r is None or name in ZOO_NOT_CLASSIFIERS or r.mask:
+    if r is None or name in ZOO_NOT_CLASSIFIERS:
         raise KeyError(name)
     m = r.make(small)
     encoder = r.suite == "text"
@@ -195,13 +203,23 @@ def make_zoo(name, batch=None, small=False):
         # Masked-LM labels for encoders; every position for causal LMs and the
         # encoder-decoders (teacher forcing).
         masked = encoder and not isinstance(m.m, zoo_models.Seq2SeqWhole)
+        last = {}
+
+        def inputs():
+            ids = torch.randint(0, vocab, shape, generator=g)
+            if not r.mask:
+                return ids
+            last["mask"] = zoo_models.padded_mask(shape, g)
+            return ids, last["mask"]
 
         def labels():
             y = torch.randint(0, vocab, shape, generator=g)
             if masked:
                 y[torch.rand(shape, generator=g) > MLM_KEEP] = -100
+            if r.mask:
+                y[last["mask"] == 0] = -100
             return y
-        return m, lambda: torch.randint(0, vocab, shape, generator=g), labels
+        return m, inputs, labels
     classes = ZOO_CLASSES if encoder else 1000
     return m, lambda: torch.randn(shape, generator=g), lambda: torch.randint(0, classes, shape[:1], generator=g)
 
@@ -225,7 +243,7 @@ def make(name, batch=None):
         m.config.use_cache = False
     torch.manual_seed(0)
     zoo = __import__("zoo_models").ZOO.get(name)
-    model = Logits(m, name in ONES_MASK or bool(zoo and zoo.suite == "generative"))
+    model = Logits(m, name in ONES_MASK or bool(zoo and zoo.suite == "generative" and not zoo.mask))
     perturb(model)
     return model, x, y
 

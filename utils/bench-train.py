@@ -11,7 +11,8 @@ precision tc-bench gives.
         DIR/NAME/model.onnx (TorchScript exporter, opset 17, no constant
         folding: the initializers are the parameters, named as state_dict
         names them) and DIR/NAME/test_data_set_0..3 (input_0.pb the input,
-        input_1.pb the labels); TC_TRAIN_SMALL=1 in the environment: the
+        input_1.pb the labels; a recipe with a mask input: input_0.pb the
+        ids, input_1.pb the mask, input_2.pb the labels); TC_TRAIN_SMALL=1 in the environment: the
         zoo's models at their small configs (here and in --torch-train,
         which tc-bench runs: set it for both)
   --torch-train --models NAME --onnx FILE --data DIR --steps N --warmup W
@@ -56,22 +57,32 @@ def load_batches(data):
             t.ParseFromString(f.read())
         return torch.from_numpy(numpy_helper.to_array(t).copy())
     sets = sorted(d for d in os.listdir(data) if d.startswith("test_data_set_"))
-    return [(read(os.path.join(data, d, "input_0.pb")), read(os.path.join(data, d, "input_1.pb"))) for d in sets]
+    batches = []
+    for d in sets:
+        n = sum(1 for f in os.listdir(os.path.join(data, d)) if f.startswith("input_") and f.endswith(".pb"))
+        parts = [read(os.path.join(data, d, "input_%d.pb" % i)) for i in range(n)]
+        batches.append((tuple(parts[:-1]), parts[-1]))  # the model's inputs, then the labels
+    return batches
 
 
 def export(out, name, batch, count=4):
     import torch
     from training_models import make
     model, mk_x, mk_y = make(name, batch)
-    batches = [(mk_x(), mk_y()) for _ in range(count)]
+    # A model with a mask input takes (ids, mask): input_0, input_1, the labels last.
+    batches = []
+    for _ in range(count):
+        x = mk_x()
+        batches.append((x if isinstance(x, tuple) else (x,), mk_y()))
     d = os.path.join(out, name)
-    for i, (x, y) in enumerate(batches):
+    for i, (xs, y) in enumerate(batches):
         s = os.path.join(d, "test_data_set_%d" % i)
         os.makedirs(s, exist_ok=True)
-        save_pb(x, os.path.join(s, "input_0.pb"))
-        save_pb(y, os.path.join(s, "input_1.pb"))
-    torch.onnx.export(model.eval(), (batches[0][0],), os.path.join(d, "model.onnx"), opset_version=17,
-                      dynamo=False, do_constant_folding=False, input_names=["x"], output_names=["logits"])
+        for k, x in enumerate(xs + (y,)):
+            save_pb(x, os.path.join(s, "input_%d.pb" % k))
+    names = ["x", "mask"][:len(batches[0][0])]
+    torch.onnx.export(model.eval(), batches[0][0], os.path.join(d, "model.onnx"), opset_version=17,
+                      dynamo=False, do_constant_folding=False, input_names=names, output_names=["logits"])
 
 
 def train(model, batches, a, compile_, amp):
@@ -84,9 +95,9 @@ def train(model, batches, a, compile_, amp):
     fwd = torch.compile(model) if compile_ else model
     scaler = torch.amp.GradScaler(dev, enabled=amp)
 
-    def step(x, y):
+    def step(xs, y):
         with torch.autocast(dev, dtype=torch.float16, enabled=amp):
-            loss = loss_of(fwd(x), y)
+            loss = loss_of(fwd(*xs), y)
         scaler.scale(loss).backward()
         scaler.step(opt)
         scaler.update()
@@ -97,7 +108,7 @@ def train(model, batches, a, compile_, amp):
     if cuda:
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
-    on_dev = [(x.to(dev), y.to(dev)) for x, y in batches]
+    on_dev = [(tuple(x.to(dev) for x in xs), y.to(dev)) for xs, y in batches]
     losses, ms = [], []
     for i in range(a.steps):
         x, y = on_dev[i % len(on_dev)]
@@ -140,7 +151,7 @@ def torch_train(a):
         out["fp32_eager_losses"] = train(model, batches, a, False, False)["losses"]
     if a.f64_reference and not amp:
         model.load_state_dict(init)
-        wide = [(x.double() if x.is_floating_point() else x, y) for x, y in batches]
+        wide = [(tuple(x.double() if x.is_floating_point() else x for x in xs), y) for xs, y in batches]
         out["f64_eager_losses"] = train(model.double(), wide, a, False, False)["losses"]
     print(json.dumps(out), flush=True)
 
