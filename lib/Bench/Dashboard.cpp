@@ -6,10 +6,10 @@
 #include "tc/Bench/LossRule.h"
 #include "tc/Bench/Merge.h"
 #include "tc/Bench/SvgChart.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -443,10 +443,7 @@ std::vector<std::string> writeDashboard(const std::vector<StoredResult> &rows,
   std::vector<std::string> files;
   for (const DashboardPage &p : renderDashboard(rows, source)) {
     fs::path path = fs::path(dir) / p.file;
-    std::ofstream f(path, std::ios::binary | std::ios::trunc);
-    f << p.html;
-    if (!f)
-      fail(path.string(), ": cannot write");
+    writeFileAtomically(path.string(), p.html, /*sync=*/false);
     files.push_back(path.string());
   }
   return files;

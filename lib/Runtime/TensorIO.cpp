@@ -1,14 +1,13 @@
 #include "tc/Runtime/TensorIO.h"
 #include "onnx/onnx_pb.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/MemoryBuffer.h"
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <climits>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <optional>
 
 namespace tc {
@@ -18,14 +17,9 @@ static_assert(std::endian::native == std::endian::little,
 
 namespace {
 
+// Whole or absent (AtomicFile.h): an output a run writes over a previous one.
 void writeFile(const std::string &path, std::string_view bytes) {
-  std::ofstream f(path, std::ios::binary | std::ios::trunc);
-  if (!f)
-    fail(path, ": cannot open for writing: ", std::strerror(errno));
-  f.write(bytes.data(), std::streamsize(bytes.size()));
-  f.close();
-  if (!f)
-    fail(path, ": write failed");
+  writeFileAtomically(path, bytes, /*sync=*/false);
 }
 
 std::string onnxTypeName(int t) {

@@ -12,9 +12,9 @@
 #include "tc/Runtime/RunBuffers.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Runtime/ShapePlanner.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include "tc/Tools/ToolCommon.h"
-#include <fstream>
 #include <iostream>
 
 namespace tc::tools {
@@ -148,10 +148,7 @@ int profRunMain(int argc, char **argv) {
       std::vector<TimelineEntry> timeline;
       if (timelineSection)
         timeline = parseTimelineJson(std::string(timelineSection->str()), common.input);
-      std::ofstream out(tracePath, std::ios::binary);
-      out << chromeTraceJson(trace, timeline, r);
-      if (!out.flush())
-        fail(tracePath, ": cannot write the trace");
+      writeFileAtomically(tracePath, chromeTraceJson(trace, timeline, r), /*sync=*/false);
       std::cerr << "tc-prof: wrote " << tracePath << ": " << trace.events.size() << " events over "
                 << iterations << " runs and " << timeline.size()
                 << " compile stages (open in chrome://tracing or ui.perfetto.dev)\n";

@@ -6,9 +6,9 @@
 #include "tc/CodeGen/Codegen.h"
 #include "tc/Runtime/CudaDriver.h"
 #include "tc/Runtime/CudaModel.h"
+#include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include "tc/Target/Executable.h"
-#include <fstream>
 
 namespace tc {
 
@@ -48,12 +48,9 @@ void tuneLibraryCalls(Artifact &a, const std::string &cachePath, LibraryTuning &
   t.env = env;
   notes.insert(notes.end(), model->tuningNotes().begin(), model->tuningNotes().end());
   model.reset();
-  if (!cachePath.empty()) {
-    std::ofstream out(cachePath, std::ios::binary | std::ios::trunc);
-    out << writeTuningCache(cache);
-    if (!out)
-      fail("cannot write the tuning cache ", cachePath);
-  }
+  // Whole or absent: a compile killed while writing it leaves the old cache.
+  if (!cachePath.empty())
+    writeFileAtomically(cachePath, writeTuningCache(cache), /*sync=*/false);
 }
 
 } // namespace tc
