@@ -50,6 +50,31 @@ struct Uses {
 
 bool isOp(const Value *v, OpKind k) { return v && v->def && v->def->is(k); }
 
+// A Reshape of `x` to `dims` (ONNX's: 0 keeps x's dim, -1 the one left) typed
+// `shape`, its result named after `name`; not yet in f.ops (the caller places
+// it). `out` is its result.
+std::unique_ptr<Op> detachedReshape(Function &f, Value *x, const std::vector<int64_t> &dims,
+                                    const Shape &shape, const std::string &name,
+                                    const Location &loc, Value *&out) {
+  Value *c = addIntsConstant(f, name + "_shape", dims, loc);
+  auto op = std::make_unique<Op>(OpKind::Reshape);
+  op->operands = {x, c};
+  op->loc = loc;
+  out = f.newValue(f.uniqueName(name), TensorType{x->type.dtype, shape});
+  out->def = op.get();
+  op->results.push_back(out);
+  return op;
+}
+
+// The function's Attention ops, in order.
+std::vector<Op *> attentionsOf(Function &f) {
+  std::vector<Op *> attentions;
+  for (auto &op : f.ops)
+    if (op->is(OpKind::Attention))
+      attentions.push_back(op.get());
+  return attentions;
+}
+
 bool sameDim(const Dim &a, const Dim &b) { return a == b && !a.isUnknown(); }
 
 // The scalar index `p` that Squeeze(Slice(T, [p], [p + 1], axes [0]), [0])
@@ -165,16 +190,9 @@ struct Rewriter {
       return r;
     Value *p3 = split.operand(0);
     int64_t n = int64_t(split.results.size());
-    Ints dims{0, 0, n, bshd[2].size, bshd[3].size};
-    Value *shape = addIntsConstant(f, p3->name + "_heads_shape", dims, split.loc);
-    auto op = std::make_unique<Op>(OpKind::Reshape);
-    op->operands = {p3, shape};
-    op->loc = split.loc;
     Shape s{p3->type.shape[0], p3->type.shape[1], Dim::fixed(n), bshd[2], bshd[3]};
-    r = f.newValue(f.uniqueName(p3->name + "_heads"), TensorType{p3->type.dtype, s});
-    r->def = op.get();
-    op->results.push_back(r);
-    fresh.push_back(std::move(op));
+    fresh.push_back(detachedReshape(f, p3, {0, 0, n, bshd[2].size, bshd[3].size}, s,
+                                    p3->name + "_heads", split.loc, r));
     return r;
   }
 
@@ -226,10 +244,7 @@ struct Rewriter {
   }
 
   bool run() {
-    std::vector<Op *> attentions;
-    for (auto &op : f.ops)
-      if (op->is(OpKind::Attention))
-        attentions.push_back(op.get());
+    std::vector<Op *> attentions = attentionsOf(f);
     for (Op *a : attentions)
       for (size_t i = 0; i < 3; ++i)
         if (attentionLayoutCode(*a, i) == 0)
@@ -336,17 +351,9 @@ struct ViewRewriter {
     if (base->type.shape == shape)
       return base;
     Value *&r = reshapes[{base, dims}];
-    if (r)
-      return r;
-    Value *c = addIntsConstant(f, base->name + "_attention_view_shape", dims, a.loc);
-    auto op = std::make_unique<Op>(OpKind::Reshape);
-    op->operands = {base, c};
-    op->loc = a.loc;
-    r = f.newValue(f.uniqueName(base->name + "_attention_view"),
-                   TensorType{base->type.dtype, shape});
-    r->def = op.get();
-    op->results.push_back(r);
-    before[&a].push_back(std::move(op));
+    if (!r)
+      before[&a].push_back(
+          detachedReshape(f, base, dims, shape, base->name + "_attention_view", a.loc, r));
     return r;
   }
 
@@ -406,39 +413,30 @@ struct ViewRewriter {
     }
     if (!steps || !v.isRowMajor())
       return false;
-    TensorType old = y->type, want = end->type;
-    y->type = TensorType{old.dtype, {ys[0], ys[2], ys[1], ys[3]}};
+    // The Reshape back to the last view's shape, when it is another: its dims
+    // static but the batch's (0: the result's own).
+    const Shape &want = end->type.shape;
+    Shape bshd{ys[0], ys[2], ys[1], ys[3]};
+    Ints dims;
+    if (want != bshd)
+      for (size_t k = 0; k < want.size(); ++k) {
+        if (!want[k].isStatic() && (k != 0 || want[0] != ys[0]))
+          return false;
+        dims.push_back(want[k].isStatic() ? want[k].size : 0);
+      }
+    TensorType old = y->type;
+    y->type = TensorType{old.dtype, bshd};
     if (!Rewriter::relayout(a, 3, nullptr, 1)) {
       y->type = old;
       return false;
     }
     Value *to = y;
-    if (want.shape != y->type.shape) {
-      Ints dims;
-      for (const Dim &d : want.shape)
-        dims.push_back(d.isStatic() ? d.size : 0); // 0: the dim of the same axis (the batch)
-      if (!want.shape[0].isStatic() && want.shape[0] != ys[0])
-        return restore(a, y, old);
-      for (size_t k = 1; k < want.shape.size(); ++k)
-        if (!want.shape[k].isStatic())
-          return restore(a, y, old);
-      Value *c = addIntsConstant(f, y->name + "_view_shape", dims, a.loc);
-      auto op = std::make_unique<Op>(OpKind::Reshape);
-      op->operands = {y, c};
-      op->loc = a.loc;
-      to = f.newValue(f.uniqueName(y->name + "_view"), want);
-      to->def = op.get();
-      op->results.push_back(to);
-      after[&a].push_back(std::move(op));
-    }
-    if (!replaceValue(f, end, to)) {
-      after[&a].clear();
-      return restore(a, y, old);
-    }
-    return true;
-  }
-
-  bool restore(Op &a, Value *y, const TensorType &old) {
+    if (want != bshd)
+      after[&a].push_back(detachedReshape(f, y, dims, want, y->name + "_view", a.loc, to));
+    if (replaceValue(f, end, to))
+      return true;
+    // Undone: the result keeps [B, H, S, D].
+    after[&a].clear();
     y->type = old;
     Ints codes = a.getInts("layout");
     codes[3] = 0;
@@ -447,12 +445,8 @@ struct ViewRewriter {
   }
 
   bool run() {
-    std::vector<Op *> attentions;
-    for (auto &op : f.ops)
-      if (op->is(OpKind::Attention))
-        attentions.push_back(op.get());
     bool changed = false;
-    for (Op *a : attentions) {
+    for (Op *a : attentionsOf(f)) {
       for (size_t i = 0; i < 3; ++i)
         if (attentionLayoutCode(*a, i) == 0)
           changed |= operand(*a, i);
