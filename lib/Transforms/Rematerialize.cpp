@@ -159,10 +159,13 @@ bool runRematerializePass(Module &m, const PassOptions &opts) {
 // is no larger than its results.
 static void sinkBackwardWork(Function &f) {
   std::unordered_map<const Value *, std::vector<size_t>> readers;
-  for (size_t i = 0; i < f.ops.size(); ++i)
+  std::vector<size_t> forwardBefore(f.ops.size() + 1); // forward ops in [0, i)
+  for (size_t i = 0; i < f.ops.size(); ++i) {
     for (const Value *o : f.ops[i]->operands)
       if (o)
         readers[o].push_back(i);
+    forwardBefore[i + 1] = forwardBefore[i] + forward(*f.ops[i]);
+  }
   std::unordered_map<const Op *, const Op *> target; // moved op -> the op it goes before
   for (size_t i = 0; i < f.ops.size(); ++i) {
     Op &op = *f.ops[i];
@@ -177,11 +180,9 @@ static void sinkBackwardWork(Function &f) {
       known &= elements(r) >= 0;
       size += std::max<int64_t>(elements(r), 0);
     }
-    // Only ops that sit in the forward, ahead of a backward reader.
-    bool inForward = false;
-    for (size_t j = i + 1; j < first && !inForward; ++j)
-      inForward = forward(*f.ops[j]);
-    if (!inForward || first == f.ops.size() || !known)
+    // Only ops that sit in the forward: a forward op between them and their
+    // first reader.
+    if (first == f.ops.size() || forwardBefore[first] == forwardBefore[i + 1] || !known)
       continue;
     int64_t extended = 0;
     for (const Value *o : op.operands) {
