@@ -108,12 +108,12 @@ int importGrid(const std::vector<std::string> &files, bench::RunInfo run, const 
     read.push_back(bench::readGridJsonl(f, target));
   auto store = bench::ResultStore::open(dbPath);
   bool oneRunId = !run.runId.empty();
+  completeRun(run);
+  run.suite = bench::kGridSuite;
   for (size_t i = 0; i < read.size(); ++i) {
     bench::RunInfo r = run;
-    r.suite = bench::kGridSuite;
     r.target = read[i].target;
     r.device = read[i].device.empty() ? "unknown" : read[i].device;
-    completeRun(r);
     if (!oneRunId && read.size() > 1)
       r.runId += " " + std::to_string(i); // without --run-id, one run per file
     std::vector<bench::StoredResult> rows;
