@@ -453,12 +453,27 @@ private:
         join(*p, op);
         groups_[*p].anchor = Anchor::Reduction;
         groups_[*p].anchorOp = &op;
+        joinSecondRow(*p, op);
         return;
       }
-      newGroup(op, Anchor::Reduction, domain);
+      joinSecondRow(newGroup(op, Anchor::Reduction, domain), op);
       return;
     }
     placePointwise(op);
+  }
+
+  // LayerNormalizationGrad reads dY's row beside X's: a pointwise group of
+  // the domain producing dY (the residual gradients' sum, the Cast widening
+  // it under AMP) becomes prologue too, so dY is not written and read back.
+  void joinSecondRow(size_t g, const Op &op) {
+    if (!op.is(OpKind::LayerNormalizationGrad))
+      return;
+    auto p = producer(op.operand(2));
+    if (p && *p != g && !isolated_.count(*p) && groups_[*p].alive &&
+        groups_[*p].anchor == Anchor::None && sameDomain(groups_[*p].domain, groups_[g].domain) &&
+        !readsIntegers(groups_[*p]) && !pathThroughOthers(g, *p) && !pathThroughOthers(*p, g) &&
+        combinable(groups_[g].ops, groups_[*p].ops))
+      merge(g, *p);
   }
 
   // A group with a training dropout: a pointwise kernel's (placePointwise).
@@ -497,7 +512,8 @@ private:
     for (const auto &user : f_.ops)
       for (size_t k = 0; k < user->operands.size(); ++k)
         if (user->operands[k] == r) {
-          if (k != 0 || user->info().category != FusionCategory::Reduction)
+          if ((k != 0 && !(k == 2 && user->is(OpKind::LayerNormalizationGrad))) ||
+              user->info().category != FusionCategory::Reduction)
             return false;
           read = true;
         }

@@ -268,6 +268,11 @@ static bool rematerializeSaved(Function &f, int64_t maxChain) {
     const Value *v = op->result();
     int d = 1;
     bool available = true;
+    // A widening Cast (the f32 copy mixed precision gives a LayerNorm's
+    // input, read by its gradient too) is recomputed even where its operand
+    // is not saved otherwise: saving the operand instead halves the bytes.
+    bool widens =
+        op->is(OpKind::Cast) && dtypeSize(op->operand(0)->type.dtype) < dtypeSize(v->type.dtype);
     for (const Value *o : op->operands) {
       if (!o || o->isArgument() || o->isConstant())
         continue;
@@ -277,7 +282,7 @@ static bool rematerializeSaved(Function &f, int64_t maxChain) {
       if (auto it = depth.find(o); it != depth.end())
         d = std::max(d, it->second + 1);
       else
-        available &= firstBackward.count(o) != 0; // saved anyway
+        available &= widens || firstBackward.count(o) != 0; // saved anyway
     }
     if (available && d <= maxChain)
       depth[v] = d;

@@ -1,7 +1,8 @@
-// The RowReduction family: Softmax, LogSoftmax or LayerNormalization over
-// the last axis, with a pointwise prologue (the ops before it, feeding its
-// input) and epilogue. CPU: the row loop of Pointwise.cpp, with a first
-// pass over the row keeping the reduced input in `acc` and the row's
+// The RowReduction family: Softmax, LogSoftmax, LayerNormalization or
+// LayerNormalizationGrad over the last axis, with a pointwise prologue (the
+// ops before it, feeding its input) and epilogue. LayerNormalizationGrad
+// reads two rows, X (the reduced input x) and g = dY * Scale, both kept. CPU: the row loop of
+// Pointwise.cpp, with a first pass over the row keeping the reduced input in `acc` and the row's
 // statistics in double. CUDA: short static rows a group of lanes each,
 // several rows a block (laneRows decides); other rows a block each.
 #include "Families.h"
@@ -19,6 +20,8 @@ namespace {
 // before the reduction.
 struct RowCode {
   std::string pro, body, reducedInput;
+  std::string second; // LayerNormalizationGrad's g per element
+
   std::unordered_set<const Value *> prologue;
 };
 
@@ -34,8 +37,9 @@ bool checkRowReduction(const KernelContext &c, const Op &op,
     return c.noKernel(std::string(op.name()) + " over an axis other than the last");
   if (op.results.size() != 1)
     return c.noKernel("LayerNormalization with Mean/InvStdDev results");
-  if (op.is(OpKind::LayerNormalization))
-    for (size_t k = 1; k < op.operands.size(); ++k)
+  // Parameters (not dY) from memory or a scalar constant.
+  if (op.is(OpKind::LayerNormalization) || op.is(OpKind::LayerNormalizationGrad))
+    for (size_t k = 1; k < (op.is(OpKind::LayerNormalizationGrad) ? 2 : op.operands.size()); ++k)
       if (const Value *p = op.operand(k);
           p && c.argIndex(p) == SIZE_MAX &&
           !(p->isConstant() && staticNumElements(p->type.shape) == 1))
@@ -54,7 +58,7 @@ bool checkRowReduction(const KernelContext &c, const Op &op,
 // rounding of a double sum of floats, far inside any tolerance).
 void emitRowStats(const KernelContext &c, const Op &op, std::ostream &os) {
   const char *T = c.ct(op.result()->type.dtype);
-  if (op.is(OpKind::LayerNormalization)) {
+  if (op.is(OpKind::LayerNormalization) || op.is(OpKind::LayerNormalizationGrad)) {
     os << "    double mean = 0, var = 0;\n"
        << "    TC_REDUCE_LOOP for (int64_t j = 0; j < inner; ++j) mean += acc[j];\n"
        << "    mean /= (double)inner;\n"
@@ -63,6 +67,12 @@ void emitRowStats(const KernelContext &c, const Op &op, std::ostream &os) {
        << "    var /= (double)inner;\n"
        << "    const double rstd = 1.0 / __builtin_sqrt(var + "
        << floatLiteral(op.getFloat("epsilon"), DType::F64) << ");\n";
+    // mean(g) and mean(g * xhat), g kept after x in `acc`.
+    if (op.is(OpKind::LayerNormalizationGrad))
+      os << "    double s1 = 0, s2 = 0;\n"
+         << "    TC_REDUCE_LOOP for (int64_t j = 0; j < inner; ++j) { s1 += acc[inner + j]; s2 += "
+            "acc[inner + j] * (acc[j] - mean); }\n"
+         << "    s1 /= (double)inner;\n    s2 *= rstd / (double)inner;\n";
     return;
   }
   os << "    double shift = -__builtin_inf(), sum = 0;\n"
@@ -75,12 +85,23 @@ void emitRowStats(const KernelContext &c, const Op &op, std::ostream &os) {
 
 // The reduction's value per element: kept in `acc` (CPU) or `x` (CUDA).
 bool emitAnchor(const KernelContext &c, Expressions &ex, const Op &op, const char *rt,
-                std::string &reducedInput, std::ostream &os) {
+                RowCode &code, std::ostream &os) {
   auto in = ex.operand(op.operand(0));
   if (!in)
     return c.noKernel(std::string(op.name()) + " reading a non-scalar constant");
-  reducedInput = *in;
+  code.reducedInput = *in;
   std::string e, xj = c.cuda() ? "x" : "acc[j]";
+  if (op.is(OpKind::LayerNormalizationGrad)) {
+    auto dy = ex.operand(op.operand(2)), scale = ex.operand(op.operand(1));
+    if (!dy || !scale)
+      return c.noKernel("LayerNormalizationGrad reading a non-scalar constant");
+    const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
+    code.second = "(" + std::string(A) + ")(" + *dy + ") * (" + A + ")(" + *scale + ")";
+    std::string gj = c.cuda() ? "g" : "acc[inner + j]";
+    e = std::string(rt) + "(rstd * (" + gj + " - s1 - (" + xj + " - mean) * rstd * s2))";
+    ex.define(op.result(), rt, e, os);
+    return true;
+  }
   if (op.is(OpKind::Softmax))
     e = std::string(rt) + "(tc_exp(" + xj + " - (" + rt + ")shift) / sum)";
   else if (op.is(OpKind::LogSoftmax))
@@ -129,7 +150,7 @@ bool epilogueRerunsPrologue(const KernelContext &c, const Op &op, const RowCode 
 // The statistics in float (double for f64), then the last pass.
 void emitCudaRowBody(const KernelContext &c, const Op &op, const char *A, const CudaRowLoop &l,
                      const std::string &epilogue, std::ostream &os) {
-  if (op.is(OpKind::LayerNormalization)) {
+  if (op.is(OpKind::LayerNormalization) || op.is(OpKind::LayerNormalizationGrad)) {
     os << "    " << A << " mean = 0;\n";
     l.pass("      mean += x;\n", true, false);
     os << "    mean = " << l.reduce("mean", "tc_add_op") << " / (" << A << ")inner;\n"
@@ -140,6 +161,12 @@ void emitCudaRowBody(const KernelContext &c, const Op &op, const char *A, const 
        << floatLiteral(op.getFloat("epsilon"),
                        op.result()->type.dtype == DType::F64 ? DType::F64 : DType::F32, c.dialect)
        << ");\n";
+    if (op.is(OpKind::LayerNormalizationGrad)) { // mean(g), mean(g * xhat)
+      os << "    " << A << " s1 = 0, s2 = 0;\n";
+      l.pass("      s1 += g;\n      s2 += g * (x - mean);\n", false, false);
+      os << "    s1 = " << l.reduce("s1", "tc_add_op") << " / (" << A << ")inner;\n"
+         << "    s2 = " << l.reduce("s2", "tc_add_op") << " * rstd / (" << A << ")inner;\n";
+    }
   } else {
     os << "    " << A << " shift = -" << c.info().inf << ";\n";
     l.pass("      shift = tc_fmax(shift, x);\n", true, false);
@@ -173,12 +200,17 @@ std::optional<EmittedKernel> emitCudaBlockRows(const KernelContext &c, const Op 
      << "  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {\n";
   if (anyBroadcast)
     ea.emitRowBases(os);
+  bool two = !code.second.empty(); // g kept beside x
   os << "    " << A << " cache[" << K << "];\n";
+  if (two)
+    os << "    " << A << " gcache[" << K << "];\n";
   CudaRowLoop l;
   l.pass = [&](const std::string &stmt, bool first, bool last) {
-    std::ostringstream el; // the element's x, recomputed from memory
+    std::ostringstream el; // the element's x (and g), recomputed from memory
     ea.emitLoads(el);
     el << pro << "      const " << A << " x = " << code.reducedInput << ";\n";
+    if (two)
+      el << "      const " << A << " g = " << code.second << ";\n";
     if (first)
       ex.emitStores(el, "row * inner + j", code.prologue, /*inPrologue=*/true);
     std::ostringstream lastLoads, stores;
@@ -192,9 +224,10 @@ std::optional<EmittedKernel> emitCudaBlockRows(const KernelContext &c, const Op 
        << "      const int64_t j = threadIdx.x + (int64_t)k * blockDim.x;\n"
        << "      if (j >= inner) break;\n";
     if (first)
-      os << el.str() << "      cache[k] = x;\n";
+      os << el.str() << "      cache[k] = x;\n" << (two ? "      gcache[k] = g;\n" : "");
     else
-      os << lastLoads.str() << "      const " << A << " x = cache[k];\n";
+      os << lastLoads.str() << "      const " << A << " x = cache[k];\n"
+         << (two ? "      const " + std::string(A) + " g = gcache[k];\n" : "");
     os << stmt << stores.str() << "    }\n";
     os << "    for (int64_t j = threadIdx.x + " << K << " * (int64_t)blockDim.x; j < inner; j += "
        << "blockDim.x) {\n"
@@ -299,7 +332,10 @@ std::optional<EmittedKernel> emitCudaLaneRows(const KernelContext &c, const Op &
      << "    const bool live = row < rows;\n";
   if (anyBroadcast)
     ea.emitRowBases(os);
+  bool two = !code.second.empty(); // g kept beside x
   os << "    " << A << " cache[K * W];\n";
+  if (two)
+    os << "    " << A << " gcache[K * W];\n";
   // Argument i is read by `code` (its a<i>): a pass loads only those.
   auto reads = [](const std::string &code, size_t i) {
     std::string a = "a" + std::to_string(i);
@@ -353,7 +389,8 @@ std::optional<EmittedKernel> emitCudaLaneRows(const KernelContext &c, const Op &
        << "      if (!live || j0 >= inner) break;\n";
     bool loads = first || (last && rerunPrologue);
     // What the pass's element code reads.
-    std::string use = (loads ? code.pro : "") + (first ? code.reducedInput : "") + stmt;
+    std::string use =
+        (loads ? code.pro : "") + (first ? code.reducedInput + code.second : "") + stmt;
     vectorLoads(os, use);
     for (size_t i : outs)
       os << "      " << vt(c.f.results[i]->type.dtype) << " w" << i << ";\n";
@@ -367,6 +404,11 @@ std::optional<EmittedKernel> emitCudaLaneRows(const KernelContext &c, const Op &
          << "        cache[k * W + t] = x;\n";
     else
       os << "        const " << A << " x = cache[k * W + t];\n";
+    if (two && first)
+      os << "        const " << A << " g = " << code.second << ";\n"
+         << "        gcache[k * W + t] = g;\n";
+    else if (two)
+      os << "        const " << A << " g = gcache[k * W + t];\n";
     os << stmt;
     for (size_t i : outs)
       os << "        w" << i
@@ -408,7 +450,7 @@ std::optional<EmittedKernel> emitRowReduction(const KernelContext &c, const Kern
   // the row, and again in the second where the epilogue needs them).
   std::ostringstream pro, body;
   auto anchor = [&](const Op &a, const char *rt, std::ostream &os) {
-    return emitAnchor(c, ex, a, rt, code.reducedInput, os);
+    return emitAnchor(c, ex, a, rt, code, os);
   };
   if (!emitGroupOps(c, ex, &op, /*split=*/true, anchor, pro, body))
     return std::nullopt;
@@ -421,15 +463,19 @@ std::optional<EmittedKernel> emitRowReduction(const KernelContext &c, const Kern
   }
   CpuRowParts parts;
   parts.prologue = code.prologue;
+  bool two = !code.second.empty(); // g kept after x: acc[inner + j]
   parts.setup = [&](std::ostream &os) {
     const char *T = c.ct(op.result()->type.dtype);
-    os << "  " << T << " *acc = (" << T << " *)malloc(sizeof(double) * (inner ? inner : 1));\n";
+    os << "  " << T << " *acc = (" << T << " *)malloc(sizeof(double) * (inner ? inner : 1)"
+       << (two ? " * 2" : "") << ");\n";
   };
   parts.row = [&](std::ostream &os) {
     // Pass 1: the prologue, the reduced input kept in `acc`, prologue results.
     os << "    TC_SIMD_LOOP for (int64_t j = 0; j < inner; ++j) {\n";
     ea.emitLoads(os);
     os << code.pro << "      acc[j] = " << code.reducedInput << ";\n";
+    if (two)
+      os << "      acc[inner + j] = " << code.second << ";\n";
     ex.emitStores(os, "row * inner + j", code.prologue, /*inPrologue=*/true);
     os << "    }\n";
     emitRowStats(c, op, os);

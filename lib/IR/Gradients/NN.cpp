@@ -527,10 +527,31 @@ void batchNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
 
 // LayerNormalization; its Mean and InvStdDev results (in stash_type, the
 // normalized axes kept as 1) add dMean / M and -dInvStd invStd^3 (x - mean) / M.
+//
+// Normalized over the last axis, with no cotangent of Mean / InvStdDev (a
+// train step's LayerNorm), dX is one LayerNormalizationGrad (a row kernel
+// reading X and dY once) and Scale's gradient sums dY * xhat, xhat a
+// LayerNormalization of X with Scale 1 (one more row kernel, the product
+// its epilogue).
 void layerNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   Value *X = in(b, 0), *g = rg[0];
   size_t r = X->type.rank();
-  std::vector<int64_t> axes = range(normAxis(b.fwd.getInt("axis"), r), int64_t(r));
+  int64_t axis = normAxis(b.fwd.getInt("axis"), r);
+  std::vector<int64_t> axes = range(axis, int64_t(r));
+  bool statGrads = (rg.size() > 1 && rg[1]) || (rg.size() > 2 && rg[2]);
+  if (w[0] && !statGrads && axis == int64_t(r) - 1) {
+    double eps = b.fwd.getFloat("epsilon");
+    std::vector<std::pair<std::string, Attribute>> attrs{{"axis", Attribute(axis)},
+                                                         {"epsilon", Attribute(eps)}};
+    Value *gx = b.castTo(g, X->type.dtype);
+    og[0] = b.op(OpKind::LayerNormalizationGrad, {X, in(b, 1), gx}, attrs);
+    if (w[1])
+      og[1] = b.unbroadcast(b.mul(gx, b.op(OpKind::LayerNormalization, {X, b.scalar(1, X)}, attrs)),
+                            b.dims(in(b, 1)));
+    if (w.size() > 2 && w[2] && in(b, 2))
+      og[2] = b.unbroadcast(g, b.dims(in(b, 2)));
+    return;
+  }
   Normalized n = normalize(b, X, axes, b.fwd.getFloat("epsilon"));
   if (w[0]) {
     Value *dx = normalizeBackward(b, n, b.mul(g, in(b, 1)), axes);

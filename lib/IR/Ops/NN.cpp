@@ -515,6 +515,28 @@ std::vector<TensorType> inferLayerNorm(const Op &op) {
   return out;
 }
 
+// X and dY of one shape and float type; Scale as LayerNormalization's.
+std::vector<TensorType> inferLayerNormGrad(const Op &op) {
+  const TensorType &x = floatInput(op, 0, 1);
+  const TensorType &dy = floatInput(op, 2, 0);
+  if (dy.dtype != x.dtype || dy.shape.size() != x.shape.size())
+    fail("dY ", dy.str(), " must have X's type and shape ", x.str());
+  for (size_t d = 0; d < x.rank(); ++d)
+    if (dy.shape[d].isStatic() && x.shape[d].isStatic() && dy.shape[d].size != x.shape[d].size)
+      fail("dY ", dy.str(), " must have X's type and shape ", x.str());
+  int64_t r = int64_t(x.rank()), axis = normalizeAxis(op.getInt("axis"), r);
+  const TensorType &p = floatInput(op, 1, 0);
+  bool ok = int64_t(p.rank()) <= r - axis;
+  for (size_t d = 0; ok && d < p.rank(); ++d) {
+    const Dim &pd = p.shape[d], &xd = x.shape[size_t(r) - p.rank() + d];
+    ok = !pd.isStatic() || pd.size == 1 || !xd.isStatic() || pd.size == xd.size;
+  }
+  if (!ok)
+    fail("Scale ", p.str(), " does not broadcast to the normalized dims of ", x.str(),
+         " (from axis ", axis, ")");
+  return {x};
+}
+
 std::vector<TensorType> inferGroupNorm(const Op &op) {
   const TensorType &x = floatInput(op, 0, 2);
   int64_t g = op.getInt("num_groups");

@@ -147,6 +147,40 @@ void layerNormKernel(const Op &op, const Ins &ins, Outs &outs) {
   }
 }
 
+// dX = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dY * Scale.
+void layerNormGradKernel(const Op &op, const Ins &ins, Outs &outs) {
+  expectArity(ins, 3, outs, 1);
+  const HostTensor &x = *ins[0], &scaleT = *ins[1], &dyT = *ins[2];
+  const Dims &xs = x.shape();
+  if (dyT.shape() != xs)
+    fail("dY's shape differs from X's");
+  size_t axis = size_t(normalizeAxis(op.getInt("axis"), int64_t(xs.size())));
+  int64_t outer = product(xs, 0, axis), inner = product(xs, axis, xs.size());
+  Dims normDims(xs.begin() + int64_t(axis), xs.end());
+  std::vector<int64_t> scaleAt(static_cast<size_t>(inner));
+  BroadcastWalk(normDims, {scaleT.shape()}).run([&](int64_t o, const int64_t *i) {
+    scaleAt[size_t(o)] = i[0];
+  });
+  double eps = op.getFloat("epsilon");
+  std::vector<double> xv = loadDoubles(x), scale = loadDoubles(scaleT), dy = loadDoubles(dyT);
+  std::vector<double> g(static_cast<size_t>(inner)), xhat(static_cast<size_t>(inner));
+  for (int64_t r = 0; r < outer; ++r) {
+    auto [mean, var] = moments(xv, inner, [&](int64_t i) { return r * inner + i; });
+    double inv = 1 / std::sqrt(var + eps), s1 = 0, s2 = 0;
+    for (int64_t i = 0; i < inner; ++i) {
+      size_t at = size_t(r * inner + i), k = size_t(i);
+      g[k] = dy[at] * scale[size_t(scaleAt[k])];
+      xhat[k] = (xv[at] - mean) * inv;
+      s1 += g[k];
+      s2 += g[k] * xhat[k];
+    }
+    s1 /= double(inner);
+    s2 /= double(inner);
+    for (int64_t i = 0; i < inner; ++i)
+      outs[0].setDouble(r * inner + i, inv * (g[size_t(i)] - s1 - xhat[size_t(i)] * s2));
+  }
+}
+
 void groupNormKernel(const Op &op, const Ins &ins, Outs &outs) {
   expectArity(ins, 3, outs, 1);
   const HostTensor &x = *ins[0];
@@ -258,6 +292,7 @@ void registerNormalizationKernels(KernelTable &t) {
   t[size_t(OpKind::BatchNormalizationTraining)] = batchNormTrainingKernel;
   t[size_t(OpKind::InstanceNormalization)] = instanceNormKernel;
   t[size_t(OpKind::LayerNormalization)] = layerNormKernel;
+  t[size_t(OpKind::LayerNormalizationGrad)] = layerNormGradKernel;
   t[size_t(OpKind::GroupNormalization)] = groupNormKernel;
   t[size_t(OpKind::LpNormalization)] = lpNormKernel;
   t[size_t(OpKind::MeanVarianceNormalization)] = mvnKernel;
