@@ -91,12 +91,15 @@ static bool splitSharedBackwardValues(Function &f) {
       continue;
     const Reads &reads = found->second;
     Op *firstReader = reads.front().first;
-    // Readers that fusion cannot take it into (a GEMM, a conv, a move)
-    // need it written out anyway: once, for all.
+    // Readers that fusion cannot take it into (a GEMM, a conv, a move, an
+    // op of another phase: the optimizer's update of an AMP weight gradient
+    // cast to f32, which three clones wrote out three times) need it written
+    // out anyway: once, for all.
     bool fusible = reads.back().first != firstReader;
     for (const auto &[reader, k] : reads) {
       FusionCategory c = reader->info().category;
-      fusible &= c == FusionCategory::Pointwise || c == FusionCategory::Reduction;
+      fusible &= (c == FusionCategory::Pointwise || c == FusionCategory::Reduction) &&
+                 reader->loc.phase == op.loc.phase;
     }
     if (!fusible)
       continue;
