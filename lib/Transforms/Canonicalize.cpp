@@ -8,7 +8,8 @@
 // sizes that shape inference proved takes them as attributes; GroupNorm with
 // one group (Reshape, InstanceNormalization, Reshape) is a LayerNormalization;
 // a Dropout that drops nothing but whose mask is read is an Identity and an
-// all-true ConstantOfShape.
+// all-true ConstantOfShape; a narrowing Cast goes before the Transpose or
+// Reshape only it reads.
 #include "tc/IR/ConstantInts.h"
 #include "tc/IR/NNMath.h"
 #include "tc/IR/OpAttrs.h"
@@ -169,6 +170,44 @@ bool sampleNormToLayerNorm(Op &op) {
   return true;
 }
 
+// Cast(Transpose(x)) or Cast(Reshape(x)) to a narrower float type, the move
+// read by the Cast alone: the move after the Cast. A Transpose then moves
+// half the bytes and the Cast fuses into x's producer (a ViT's f32
+// LayerNorm output, head-transposed for an f16 projection under mixed
+// precision: the LayerNorm wrote f32, the Transpose moved f32 and a lone
+// Cast wrote f16); the casts of one value through different Reshapes (the
+// forward GEMM's and its weight gradient's in a train step) become one
+// value CSE merges, so the f16 copy is what the backward keeps. The two ops
+// trade kinds in place, each keeping its location.
+bool narrowBeforeMove(Function &f, Op &cast) {
+  Value *t = cast.operand(0);
+  Op *mv = t->def;
+  DType from = t->type.dtype, to = cast.attr("to").type();
+  if (!mv || !(mv->is(OpKind::Transpose) || mv->is(OpKind::Reshape)) || !isFloat(from) ||
+      !isFloat(to) || dtypeSize(to) >= dtypeSize(from) || !usedOnlyBy(f, t, cast))
+    return false;
+  // A Transpose of an argument or of a move keeps its Cast: the two are one
+  // kernel (the Cast reads through the Transpose), where a Cast first would
+  // be a kernel of its own.
+  const Op *producer = mv->operand(0)->def;
+  FusionCategory c = producer ? producer->info().category : FusionCategory::Shape;
+  if (mv->is(OpKind::Transpose) && c != FusionCategory::Pointwise &&
+      c != FusionCategory::Reduction && c != FusionCategory::Library)
+    return false;
+  std::vector<Value *> moveOperands = mv->operands;
+  auto moveAttrs = mv->attrs;
+  std::swap(mv->kind, cast.kind);
+  std::swap(mv->loc, cast.loc);
+  mv->operands = {moveOperands[0]};
+  mv->attrs.clear();
+  mv->setAttr("to", Attribute(to));
+  moveOperands[0] = t;
+  cast.operands = moveOperands;
+  cast.attrs = moveAttrs;
+  t->type = TensorType{to, mv->operand(0)->type.shape};
+  return true;
+}
+
 bool rewrite(Function &f, Op &op) {
   switch (op.kind) {
   case OpKind::Identity: return foldToOperand(f, op);
@@ -210,6 +249,8 @@ bool rewrite(Function &f, Op &op) {
     DType to = op.attr("to").type();
     if (to == op.operand(0)->type.dtype)
       return foldToOperand(f, op);
+    if (narrowBeforeMove(f, op))
+      return true;
     // Cast(Cast(x, wider), x's type) == x when the first cast is exact.
     Op *inner = op.operand(0)->def;
     if (!inner || !inner->is(OpKind::Cast) || inner->operand(0)->type.dtype != to ||

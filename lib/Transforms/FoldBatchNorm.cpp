@@ -31,16 +31,6 @@ Value *addConstant(Function &f, const std::string &base, const HostTensor &t, co
                        loc);
 }
 
-bool usedOnlyBy(const Function &f, const Value *v, const Op &user) {
-  if (std::find(f.results.begin(), f.results.end(), v) != f.results.end())
-    return false;
-  for (const auto &op : f.ops)
-    if (op.get() != &user &&
-        std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end())
-      return false;
-  return std::count(user.operands.begin(), user.operands.end(), v) == 1;
-}
-
 // Inference BatchNormalization per channel c: y = (x - mean[c]) * scale[c] +
 // beta[c], scale = gamma / sqrt(var + eps) (f64); nullopt unless its four
 // parameters are float constants of `channels` elements.
@@ -392,6 +382,16 @@ bool lowerBatchNormToAffine(Function &f, size_t at) {
 bool lowerBatchNormFormula(Function &f, size_t at) {
   std::optional<int64_t> c = lowerableChannels(*f.ops[at]);
   return c && lowerRunTimeBatchNorm(f, at, *c, false);
+}
+
+bool usedOnlyBy(const Function &f, const Value *v, const Op &user) {
+  if (std::find(f.results.begin(), f.results.end(), v) != f.results.end())
+    return false;
+  for (const auto &op : f.ops)
+    if (op.get() != &user &&
+        std::find(op->operands.begin(), op->operands.end(), v) != op->operands.end())
+      return false;
+  return std::count(user.operands.begin(), user.operands.end(), v) == 1;
 }
 
 } // namespace tc

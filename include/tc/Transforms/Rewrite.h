@@ -58,6 +58,10 @@ void adoptValue(Value *r, Value *y, Function *f = nullptr);
 // Erases ops none of whose results are used; returns whether any were.
 bool eraseDeadOps(Function &f);
 
+// `user` reads v once and nothing else reads it, nor is it a result of f
+// (lib/Transforms/FoldBatchNorm.cpp).
+bool usedOnlyBy(const Function &f, const Value *v, const Op &user);
+
 // BatchNormalization(Conv|Gemm(x, W, B)) with constant parameters becomes
 // Conv|Gemm(x, W', B') (lib/Transforms/FoldBatchNorm.cpp). The producer's
 // result must have no other use.
