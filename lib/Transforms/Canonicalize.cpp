@@ -188,8 +188,12 @@ bool narrowBeforeMove(Function &f, Op &cast) {
     return false;
   // A Transpose of an argument or of a move keeps its Cast: the two are one
   // kernel (the Cast reads through the Transpose), where a Cast first would
-  // be a kernel of its own.
+  // be a kernel of its own. Reshapes (views) are looked through: a weight
+  // gradient's Transpose of a reshaped activation is its producer's.
   const Op *producer = mv->operand(0)->def;
+  while (producer && (producer->is(OpKind::Reshape) || producer->is(OpKind::Squeeze) ||
+                      producer->is(OpKind::Unsqueeze) || producer->is(OpKind::Flatten)))
+    producer = producer->operand(0)->def;
   FusionCategory c = producer ? producer->info().category : FusionCategory::Shape;
   if (mv->is(OpKind::Transpose) && c != FusionCategory::Pointwise &&
       c != FusionCategory::Reduction && c != FusionCategory::Library)
