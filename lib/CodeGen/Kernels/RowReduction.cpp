@@ -1,10 +1,10 @@
 // The RowReduction family: Softmax, LogSoftmax, LayerNormalization or
 // LayerNormalizationGrad over the last axis, with a pointwise prologue (the
 // ops before it, feeding its input) and epilogue. LayerNormalizationGrad
-// reads two rows, X (the reduced input x) and g = dY * Scale, both kept. CPU: the row loop of
-// Pointwise.cpp, with a first pass over the row keeping the reduced input in `acc` and the row's
-// statistics in double. CUDA: short static rows a group of lanes each,
-// several rows a block (laneRows decides); other rows a block each.
+// reads two rows, X (the reduced input x) and g = dY * Scale, both kept.
+// CPU: the row loop of Pointwise.cpp, with a first pass over the row keeping
+// the reduced input in `acc` and the row's statistics in double. CUDA: short static rows a group of
+// lanes each, several rows a block (laneRows decides); other rows a block each.
 #include "Families.h"
 #include <algorithm>
 #include <cctype>
@@ -21,7 +21,6 @@ namespace {
 struct RowCode {
   std::string pro, body, reducedInput;
   std::string second; // LayerNormalizationGrad's g per element
-
   std::unordered_set<const Value *> prologue;
 };
 
@@ -37,13 +36,15 @@ bool checkRowReduction(const KernelContext &c, const Op &op,
     return c.noKernel(std::string(op.name()) + " over an axis other than the last");
   if (op.results.size() != 1)
     return c.noKernel("LayerNormalization with Mean/InvStdDev results");
-  // Parameters (not dY) from memory or a scalar constant.
-  if (op.is(OpKind::LayerNormalization) || op.is(OpKind::LayerNormalizationGrad))
-    for (size_t k = 1; k < (op.is(OpKind::LayerNormalizationGrad) ? 2 : op.operands.size()); ++k)
-      if (const Value *p = op.operand(k);
-          p && c.argIndex(p) == SIZE_MAX &&
-          !(p->isConstant() && staticNumElements(p->type.shape) == 1))
-        return c.noKernel("LayerNormalization parameters computed in the group");
+  // The parameters (Scale, B; not LayerNormalizationGrad's dY, operand 2)
+  // from memory or a scalar constant.
+  size_t params = op.is(OpKind::LayerNormalization)       ? op.operands.size()
+                  : op.is(OpKind::LayerNormalizationGrad) ? 2
+                                                          : 1;
+  for (size_t k = 1; k < params; ++k)
+    if (const Value *p = op.operand(k); p && c.argIndex(p) == SIZE_MAX &&
+                                        !(p->isConstant() && staticNumElements(p->type.shape) == 1))
+      return c.noKernel("LayerNormalization parameters computed in the group");
   for (const auto &o : c.f.ops) {
     if (o.get() == &op)
       break;

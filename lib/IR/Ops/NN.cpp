@@ -483,25 +483,28 @@ std::vector<TensorType> inferInstanceNorm(const Op &op) {
   return {x};
 }
 
+// LayerNormalization's (and its gradient's) parameter operand i broadcasts
+// (one way) to the normalized dims X[axis:].
+static void requireNormalizedDims(const Op &op, size_t i, const TensorType &x, int64_t axis) {
+  const TensorType &p = floatInput(op, i, 0);
+  int64_t r = int64_t(x.rank());
+  bool ok = int64_t(p.rank()) <= r - axis;
+  for (size_t d = 0; ok && d < p.rank(); ++d) {
+    const Dim &pd = p.shape[d], &xd = x.shape[size_t(r) - p.rank() + d];
+    ok = !pd.isStatic() || pd.size == 1 || !xd.isStatic() || pd.size == xd.size;
+  }
+  if (!ok)
+    fail(op.info().operands[i].name, " ", p.str(), " does not broadcast to the normalized dims of ",
+         x.str(), " (from axis ", axis, ")");
+}
+
 std::vector<TensorType> inferLayerNorm(const Op &op) {
   const TensorType &x = floatInput(op, 0, 1);
   int64_t r = int64_t(x.rank());
   int64_t axis = normalizeAxis(op.getInt("axis"), r);
-  // Scale and B broadcast (one way) to the normalized dims X[axis:].
-  for (size_t i = 1; i < 3; ++i) {
-    const Value *v = op.operand(i);
-    if (!v)
-      continue;
-    const TensorType &p = floatInput(op, i, 0);
-    bool ok = int64_t(p.rank()) <= r - axis;
-    for (size_t d = 0; ok && d < p.rank(); ++d) {
-      const Dim &pd = p.shape[d], &xd = x.shape[size_t(r) - p.rank() + d];
-      ok = !pd.isStatic() || pd.size == 1 || !xd.isStatic() || pd.size == xd.size;
-    }
-    if (!ok)
-      fail(op.info().operands[i].name, " ", p.str(),
-           " does not broadcast to the normalized dims of ", x.str(), " (from axis ", axis, ")");
-  }
+  for (size_t i = 1; i < 3; ++i) // Scale and B
+    if (op.operand(i))
+      requireNormalizedDims(op, i, x, axis);
   if (op.results.size() > 3)
     fail("has at most 3 results (Y, Mean, InvStdDev), got ", op.results.size());
   DType stash = op.attr("stash_type").type();
@@ -524,16 +527,7 @@ std::vector<TensorType> inferLayerNormGrad(const Op &op) {
   for (size_t d = 0; d < x.rank(); ++d)
     if (dy.shape[d].isStatic() && x.shape[d].isStatic() && dy.shape[d].size != x.shape[d].size)
       fail("dY ", dy.str(), " must have X's type and shape ", x.str());
-  int64_t r = int64_t(x.rank()), axis = normalizeAxis(op.getInt("axis"), r);
-  const TensorType &p = floatInput(op, 1, 0);
-  bool ok = int64_t(p.rank()) <= r - axis;
-  for (size_t d = 0; ok && d < p.rank(); ++d) {
-    const Dim &pd = p.shape[d], &xd = x.shape[size_t(r) - p.rank() + d];
-    ok = !pd.isStatic() || pd.size == 1 || !xd.isStatic() || pd.size == xd.size;
-  }
-  if (!ok)
-    fail("Scale ", p.str(), " does not broadcast to the normalized dims of ", x.str(),
-         " (from axis ", axis, ")");
+  requireNormalizedDims(op, 1, x, normalizeAxis(op.getInt("axis"), int64_t(x.rank())));
   return {x};
 }
 

@@ -108,6 +108,16 @@ void instanceNormKernel(const Op &op, const Ins &ins, Outs &outs) {
   }
 }
 
+// Where each of the normalized positions `normDims` reads parameter t
+// (LayerNormalization's Scale and B: a one-way broadcast).
+std::vector<int64_t> normalizedIndex(const Dims &normDims, const HostTensor &t) {
+  std::vector<int64_t> idx(static_cast<size_t>(product(normDims, 0, normDims.size())));
+  BroadcastWalk(normDims, {t.shape()}).run([&](int64_t o, const int64_t *i) {
+    idx[size_t(o)] = i[0];
+  });
+  return idx;
+}
+
 void layerNormKernel(const Op &op, const Ins &ins, Outs &outs) {
   if (outs.empty() || outs.size() > 3)
     fail("internal: LayerNormalization with ", outs.size(), " results");
@@ -118,15 +128,8 @@ void layerNormKernel(const Op &op, const Ins &ins, Outs &outs) {
   size_t axis = size_t(normalizeAxis(op.getInt("axis"), int64_t(xs.size())));
   int64_t outer = product(xs, 0, axis), inner = product(xs, axis, xs.size());
   Dims normDims(xs.begin() + int64_t(axis), xs.end());
-  // Where each normalized position reads Scale and B (one-way broadcast).
-  auto indexOf = [&](const HostTensor &t) {
-    std::vector<int64_t> idx(static_cast<size_t>(inner));
-    BroadcastWalk(normDims, {t.shape()}).run([&](int64_t o, const int64_t *i) {
-      idx[size_t(o)] = i[0];
-    });
-    return idx;
-  };
-  std::vector<int64_t> scaleAt = indexOf(*ins[1]), biasAt = bias ? indexOf(*bias) : Dims{};
+  std::vector<int64_t> scaleAt = normalizedIndex(normDims, *ins[1]),
+                       biasAt = bias ? normalizedIndex(normDims, *bias) : Dims{};
   double eps = op.getFloat("epsilon");
   std::vector<double> xv = loadDoubles(x), scale = loadDoubles(*ins[1]);
   std::vector<double> b = bias ? loadDoubles(*bias) : std::vector<double>{};
@@ -157,10 +160,7 @@ void layerNormGradKernel(const Op &op, const Ins &ins, Outs &outs) {
   size_t axis = size_t(normalizeAxis(op.getInt("axis"), int64_t(xs.size())));
   int64_t outer = product(xs, 0, axis), inner = product(xs, axis, xs.size());
   Dims normDims(xs.begin() + int64_t(axis), xs.end());
-  std::vector<int64_t> scaleAt(static_cast<size_t>(inner));
-  BroadcastWalk(normDims, {scaleT.shape()}).run([&](int64_t o, const int64_t *i) {
-    scaleAt[size_t(o)] = i[0];
-  });
+  std::vector<int64_t> scaleAt = normalizedIndex(normDims, scaleT);
   double eps = op.getFloat("epsilon");
   std::vector<double> xv = loadDoubles(x), scale = loadDoubles(scaleT), dy = loadDoubles(dyT);
   std::vector<double> g(static_cast<size_t>(inner)), xhat(static_cast<size_t>(inner));
