@@ -81,12 +81,13 @@ double opFlops(const Op &op, const Sizes &sizes) {
     double qk = dv > 0 ? out / double(dv) * double(std::max<int64_t>(q.back(), 0)) : 0;
     return 2 * double(std::max<int64_t>(k[ka.tokens], 0)) * (qk + out);
   }
-  case FlopRule::AttentionGrad: { // q, k, v, [mask], out, ...: all [B, H, S, D]; result 0 dq
+  case FlopRule::AttentionGrad: { // q, k, v, [mask], out, ... (any layout); result 0 dq
     std::vector<int64_t> k = dims(1), v = dims(2);
-    if (k.size() != 4 || v.size() != 4 || out <= 0)
+    AttentionAxes ka = attentionAxes(op, kAttnK);
+    if (k.size() != ka.rank() || v.size() != attentionAxes(op, kAttnV).rank() || out <= 0)
       return 0;
-    double rows = out / double(std::max<int64_t>(k[3], 1)); // B * H * Sq
-    return 2 * rows * double(k[2]) * double(3 * k[3] + 2 * v[3]);
+    double rows = out / double(std::max<int64_t>(k.back(), 1)); // B * H * Sq
+    return 2 * rows * double(k[ka.tokens]) * double(3 * k.back() + 2 * v.back());
   }
   case FlopRule::Window: {
     double window = 1;

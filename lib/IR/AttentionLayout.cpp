@@ -6,19 +6,34 @@
 
 namespace tc {
 
+size_t attentionTensorCount(const Op &op) { return op.is(OpKind::AttentionGrad) ? 8 : 4; }
+
+size_t attentionGradOperand(size_t i) {
+  static const size_t operand[] = {0, 1, 2, 4, 5};
+  return i < 5 ? operand[i] : i - kAttnDq; // dq, dk, dv: results 0, 1, 2
+}
+
 int64_t attentionLayoutCode(const Op &op, size_t i) {
-  const std::vector<int64_t> &codes = attr<OpKind::Attention, "layout">(op);
+  const std::vector<int64_t> &codes = op.getInts("layout");
   if (codes.empty())
     return 0;
-  if (codes.size() != 4)
-    throw Error("Attention: layout must have 4 codes (q, k, v, result), got " +
-                std::to_string(codes.size()));
+  size_t n = attentionTensorCount(op);
+  const char *name = op.is(OpKind::AttentionGrad) ? "AttentionGrad" : "Attention";
+  if (codes.size() != n)
+    throw Error(std::string(name) + ": layout must have " + std::to_string(n) +
+                (n == 4 ? " codes (q, k, v, result)" : " codes (q, k, v, out, dout, dq, dk, dv)") +
+                ", got " + std::to_string(codes.size()));
+  static const char *names[] = {"q", "k", "v", "out", "dout", "dq", "dk", "dv"};
   int64_t c = codes[i];
-  if (c < 0 || (i == 3 && c > 1))
-    throw Error("Attention: layout code " + std::to_string(c) + " for " +
-                (i == 3 ? "the result" : "operand " + std::to_string(i)) +
-                (i == 3 ? " (0 or 1)"
-                        : " (0, 1, 2 + part or " + std::to_string(kHeadsMajorPacked) + " + part)"));
+  if (c < 0 || ((i == kAttnOut || i == kAttnDout) && isPackedAttentionCode(c)) ||
+      (c > kSeqFirst && c < kSeqFirstPacked) || c >= kSeqFirstPacked + kHeadsMajorPacked)
+    throw Error(std::string(name) + ": layout code " + std::to_string(c) + " for " +
+                (n == 4 && i == kAttnOut ? std::string("the result") : names[i]) +
+                (i == kAttnOut || i == kAttnDout
+                     ? " (0, 1 or " + std::to_string(kSeqFirst) + ")"
+                     : " (0, 1, 2 + part, " + std::to_string(kHeadsMajorPacked) + " + part, " +
+                           std::to_string(kSeqFirst) + " or " + std::to_string(kSeqFirstPacked) +
+                           " + part)"));
   return c;
 }
 
@@ -27,9 +42,33 @@ AttentionAxes attentionAxes(int64_t code) {
     return {0, 1, 2, 3, -1};
   if (code == 1)
     return {0, 2, 1, 3, -1};
+  if (code >= kSeqFirstPacked)
+    return {1, 3, 0, 4, code - kSeqFirstPacked, 2};
+  if (code == kSeqFirst)
+    return {1, 2, 0, 3, -1};
   if (code >= kHeadsMajorPacked)
     return {0, 2, 1, 4, code - kHeadsMajorPacked, 3};
   return {0, 3, 1, 4, code - 2, 2};
+}
+
+Shape attentionPhysicalShape(const Shape &bhsd, int64_t code, int64_t parts) {
+  AttentionAxes a = attentionAxes(code);
+  Shape s(a.rank());
+  s[a.batch] = bhsd[0];
+  s[a.heads] = bhsd[1];
+  s[a.tokens] = bhsd[2];
+  s[a.features] = bhsd[3];
+  if (a.part >= 0)
+    s[a.partAxis] = Dim::fixed(parts);
+  return s;
+}
+
+bool attentionGradPacked(const Op &op) {
+  if (!op.is(OpKind::AttentionGrad))
+    return false;
+  int64_t dq = attentionLayoutCode(op, kAttnDq);
+  return isPackedAttentionCode(dq) && attentionAxes(dq).part == 0 &&
+         attentionLayoutCode(op, kAttnDk) == dq + 1 && attentionLayoutCode(op, kAttnDv) == dq + 2;
 }
 
 AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int64_t> &dims) {

@@ -63,9 +63,42 @@ bool broadcasts(const Value *mask, const std::vector<int64_t> &scores) {
   return true;
 }
 
-// The rewrite of AttentionGrad `g` (dq, dk, dv), or nothing where it does
-// not apply.
-std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t maxScores) {
+// Where tensor `t` of `g` keeps (batch, heads, tokens, features): its
+// code's axes, those of a packed one after its part's Slice is reshaped
+// away.
+std::vector<int64_t> logicalAxes(const Op &g, size_t t) {
+  AttentionAxes a = attentionAxes(g, t);
+  std::vector<int64_t> axes{int64_t(a.batch), int64_t(a.heads), int64_t(a.tokens),
+                            int64_t(a.features)};
+  if (a.part >= 0)
+    for (int64_t &x : axes)
+      x -= x > int64_t(a.partAxis);
+  return axes;
+}
+
+// Tensor `t` of `g` (operand `x`) as [B, H, S, D] whatever its layout code
+// (attention-layouts may have given it one): a Transpose of it, of a
+// packed part its Slice first, which gemm-views and fusion fold.
+Value *logical(Builder &b, const Op &g, size_t t, Value *x) {
+  int64_t code = attentionLayoutCode(g, t);
+  if (code == 0)
+    return x;
+  AttentionAxes a = attentionAxes(code);
+  if (a.part >= 0) {
+    std::vector<int64_t> d = staticDims(x->type.shape), kept;
+    for (size_t i = 0; i < d.size(); ++i)
+      if (i != a.partAxis)
+        kept.push_back(d[i]);
+    Value *part = b.op(OpKind::Slice,
+                       {x, b.ints({a.part}), b.ints({a.part + 1}), b.ints({int64_t(a.partAxis)})});
+    x = b.op(OpKind::Reshape, {part, b.ints(kept)});
+  }
+  return b.op(OpKind::Transpose, {x}, {{"perm", Attribute(logicalAxes(g, t))}});
+}
+
+// The rewrite of AttentionGrad `g` (its results: dq, dk, dv or the packed
+// three), or nothing where it does not apply.
+std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxScores) {
   Value *q = g.operand(0), *k = g.operand(1), *v = g.operand(2), *mask = g.operand(3),
         *out = g.operand(4), *dout = g.operand(5), *lse = g.operand(6);
   DType t = q->type.dtype;
@@ -77,8 +110,16 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
     return std::nullopt;
   if (mask && (!isStaticShape(mask->type.shape) || !isFloat(mask->type.dtype)))
     return std::nullopt;
-  std::vector<int64_t> qd = staticDims(q->type.shape), kd = staticDims(k->type.shape),
-                       vd = staticDims(v->type.shape);
+  // [B, H, S, D] by the layout codes (the op's shape rule checked ranks).
+  auto logicalDims = [&](size_t i, const Value *x) {
+    AttentionAxes a = attentionAxes(g, i);
+    std::vector<int64_t> d = staticDims(x->type.shape);
+    return d.size() != a.rank()
+               ? std::vector<int64_t>{}
+               : std::vector<int64_t>{d[a.batch], d[a.heads], d[a.tokens], d.back()};
+  };
+  std::vector<int64_t> qd = logicalDims(kAttnQ, q), kd = logicalDims(kAttnK, k),
+                       vd = logicalDims(kAttnV, v);
   if (qd.size() != 4 || kd.size() != 4 || vd.size() != 4 || qd[0] != kd[0] || vd[0] != kd[0] ||
       vd[1] != kd[1] || vd[2] != kd[2])
     return std::nullopt;
@@ -95,6 +136,11 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
     return std::nullopt;
   double scale = attentionScale(g, D);
   Builder b{f, g};
+  q = logical(b, g, kAttnQ, q);
+  k = logical(b, g, kAttnK, k);
+  v = logical(b, g, kAttnV, v);
+  out = logical(b, g, kAttnOut, out);
+  dout = logical(b, g, kAttnDout, dout);
   // Grouped-query heads: the GEMMs see q's H = Hkv * group heads as Hkv
   // heads of group * Sq rows ([B, H, Sq, X] is [B, Hkv, group * Sq, X] in
   // place), so dk and dv sum over each group inside the product.
@@ -136,7 +182,21 @@ std::optional<std::array<Value *, 3>> lower(Function &f, const Op &g, int64_t ma
   Value *ds = grouped(cast(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}), t));
   Value *dq = perHead(b.matmul(ds, k, false, false, scale));
   Value *dk = b.matmul(ds, qg, true, false, scale);
-  return std::array<Value *, 3>{dq, dk, dv};
+  std::vector<Value *> grads{dq, dk, dv};
+  for (size_t r = 0; r < 3; ++r) // a result in another code: the inverse Transpose
+    if (attentionLayoutCode(g, kAttnDq + r) != 0) {
+      std::vector<int64_t> axes = logicalAxes(g, kAttnDq + r), perm(4);
+      for (size_t i = 0; i < 4; ++i)
+        perm[size_t(axes[i])] = int64_t(i);
+      grads[r] = b.op(OpKind::Transpose, {grads[r]}, {{"perm", Attribute(perm)}});
+    }
+  if (attentionGradPacked(g)) { // the three parts side by side: one result
+    int64_t axis = int64_t(attentionAxes(g, kAttnDq).partAxis);
+    for (Value *&x : grads)
+      x = b.op(OpKind::Unsqueeze, {x}, {{"axes", Attribute(std::vector<int64_t>{axis})}});
+    return std::vector<Value *>{b.op(OpKind::Concat, grads, {{"axis", Attribute(axis)}})};
+  }
+  return grads;
 }
 
 } // namespace
@@ -149,13 +209,13 @@ bool runAttentionGradGemmsPass(Module &m, const PassOptions &opts) {
     std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
     f.ops.clear();
     for (auto &o : old) {
-      std::optional<std::array<Value *, 3>> grads =
+      std::optional<std::vector<Value *>> grads =
           o->is(OpKind::AttentionGrad) ? lower(f, *o, maxScores) : std::nullopt;
       if (!grads) {
         f.ops.push_back(std::move(o));
         continue;
       }
-      for (size_t i = 0; i < 3; ++i)
+      for (size_t i = 0; i < grads->size(); ++i)
         adoptValue(o->results[i], (*grads)[i]);
       changed = true;
     }

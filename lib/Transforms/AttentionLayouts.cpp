@@ -14,13 +14,24 @@
 // (the same for k and v). A shared producer (T, the Split) is absorbed only
 // when every use of it is, so its copy disappears; a Transpose with another
 // use stays as it is.
+//
+// A train step's AttentionGrad (tensors q, k, v, out, dout, dq, dk, dv)
+// takes the same codes: a q, k or v that the forward Attention and its
+// AttentionGrad both read is absorbed for both (all of its reads are
+// attention operands), the forward's result in [B, S, H, D] is the `out`
+// its AttentionGrad reads in that layout, dout = Transpose(x [B, S, H, D])
+// is x (code 1), and dq, dk, dv are written as [B, S, H, D] where a
+// Transpose [0, 2, 1, 3] (the gradient of the forward's head split) reads
+// them.
 #include "StridedView.h"
 #include "tc/IR/AttentionLayout.h"
 #include "tc/IR/ConstantInts.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <algorithm>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 namespace tc {
@@ -66,13 +77,174 @@ std::unique_ptr<Op> detachedReshape(Function &f, Value *x, const std::vector<int
   return op;
 }
 
-// The function's Attention ops, in order.
+// The function's Attention and AttentionGrad ops, in order.
 std::vector<Op *> attentionsOf(Function &f) {
   std::vector<Op *> attentions;
   for (auto &op : f.ops)
-    if (op->is(OpKind::Attention))
+    if (op->is(OpKind::Attention) || op->is(OpKind::AttentionGrad))
       attentions.push_back(op.get());
   return attentions;
+}
+
+// The tensor (AttentionTensor) that operand `k` of attention op `op` is;
+// -1 for the mask and the log-sum-exp.
+int tensorOfOperand(const Op &op, size_t k) {
+  if (k < 3)
+    return int(k);
+  return op.is(OpKind::AttentionGrad) && (k == 4 || k == 5) ? int(k) - 1 : -1;
+}
+
+// New ops into f.ops: those of `before[op]` right before op, of
+// `after[op]` right after it.
+using PlacedOps = std::map<Op *, std::vector<std::unique_ptr<Op>>>;
+void placeAround(Function &f, PlacedOps &before, PlacedOps &after) {
+  std::vector<std::unique_ptr<Op>> ops;
+  for (auto &op : f.ops) {
+    Op *at = op.get();
+    for (auto &n : before[at])
+      ops.push_back(std::move(n));
+    ops.push_back(std::move(op));
+    for (auto &n : after[at])
+      ops.push_back(std::move(n));
+  }
+  f.ops = std::move(ops);
+}
+
+// One read of a value by an attention op: its tensor `t`.
+struct Slot {
+  Op *op;
+  size_t t;
+};
+
+// Every read of `x` when each is an attention op's q, k or v (`only` -1)
+// or its tensor `only`, in code 0 (the first reader in op order first);
+// empty when another op or a function result reads it.
+std::vector<Slot> slotsOf(const Uses &u, Value *x, int only) {
+  std::vector<Slot> slots;
+  auto it = u.users.find(x);
+  if (it == u.users.end())
+    return slots;
+  std::vector<Op *> ops;
+  for (Op *op : it->second)
+    if (std::find(ops.begin(), ops.end(), op) == ops.end())
+      ops.push_back(op);
+  for (Op *op : ops)
+    for (size_t k = 0; k < op->operands.size(); ++k) {
+      if (op->operands[k] != x)
+        continue;
+      int t =
+          op->is(OpKind::Attention) || op->is(OpKind::AttentionGrad) ? tensorOfOperand(*op, k) : -1;
+      if (t < 0 || (only < 0 ? t > int(kAttnV) : t != only) ||
+          attentionLayoutCode(*op, size_t(t)) != 0)
+        return {};
+      slots.push_back({op, size_t(t)});
+    }
+  if (int(slots.size()) != u[x])
+    return {};
+  return slots;
+}
+
+// Whether `a`'s shape rule takes its operands and attributes and gives its
+// results' types.
+bool resultsFit(const Op &a) {
+  try {
+    std::vector<TensorType> types = a.info().infer(a);
+    if (types.size() < a.results.size())
+      return false;
+    for (size_t r = 0; r < a.results.size(); ++r)
+      if (types[r] != a.results[r]->type)
+        return false;
+    return true;
+  } catch (const Error &) {
+    return false;
+  }
+}
+
+// Sets code `code` of tensor `t` of attention op `a` and, where `to` is
+// given, the operand that tensor is to `to`; false (and `a` unchanged)
+// when its shape rule rejects them or gives other result types.
+bool relayout(Op &a, size_t t, Value *to, int64_t code) {
+  Ints before = a.getInts("layout"),
+       codes = before.empty() ? Ints(attentionTensorCount(a), 0) : before;
+  bool grad = a.is(OpKind::AttentionGrad);
+  size_t k = grad && t < kAttnDq ? attentionGradOperand(t) : t;
+  bool operand = to && t < (grad ? size_t(kAttnDq) : size_t(kAttnOut));
+  Value *old = operand ? a.operands[k] : nullptr;
+  codes[t] = code;
+  if (operand)
+    a.operands[k] = to;
+  a.setAttr("layout", Attribute(codes));
+  if (resultsFit(a))
+    return true;
+  if (operand)
+    a.operands[k] = old;
+  a.setAttr("layout", Attribute(before));
+  return false;
+}
+
+// The AttentionGrads that read `y` as their `out` (in code 0), when one
+// other op reads it once (`other`); `other` null where that is not so.
+std::vector<Slot> outReaders(const Uses &u, Value *y, Op *&other) {
+  std::vector<Slot> readers;
+  other = nullptr;
+  auto it = u.users.find(y);
+  if (it == u.users.end())
+    return readers;
+  for (Op *op : it->second) {
+    if (!op->is(OpKind::AttentionGrad)) {
+      if (other) { // read twice, or by two ops
+        other = nullptr;
+        return {};
+      }
+      other = op;
+      continue;
+    }
+    for (size_t k = 0; k < op->operands.size(); ++k)
+      if (op->operands[k] == y && (k != 4 || attentionLayoutCode(*op, kAttnOut) != 0)) {
+        other = nullptr;
+        return {};
+      }
+    if (std::none_of(readers.begin(), readers.end(), [&](const Slot &s) { return s.op == op; }))
+      readers.push_back({op, kAttnOut});
+  }
+  if (u[y] != int(readers.size()) + 1)
+    other = nullptr;
+  return readers;
+}
+
+// Result `r` of attention op `a` (its output; AttentionGrad's dq, dk, dv)
+// written in unpacked code `code` (1: [B, S, H, D]; kSeqFirst) instead of
+// [B, H, S, D], and each AttentionGrad in `readers` (of it as `out`)
+// reading it so: all of them or, returning nullopt, none. `undo` puts them
+// back.
+struct ResultRelayout {
+  Value *y = nullptr;
+  TensorType old;
+  std::vector<std::pair<Op *, Ints>> codes;
+  void undo() {
+    for (auto &[op, c] : codes)
+      op->setAttr("layout", Attribute(c));
+    y->type = old;
+  }
+};
+std::optional<ResultRelayout> writeCode(Op &a, size_t r, const std::vector<Slot> &readers,
+                                        int64_t code) {
+  ResultRelayout done;
+  done.y = a.results[r];
+  done.old = done.y->type;
+  if (done.old.shape.size() != 4)
+    return std::nullopt;
+  done.y->type = TensorType{done.old.dtype, attentionPhysicalShape(done.old.shape, code)};
+  std::vector<Slot> all{{&a, a.is(OpKind::AttentionGrad) ? kAttnDq + r : size_t(kAttnOut)}};
+  all.insert(all.end(), readers.begin(), readers.end());
+  for (const Slot &x : all) {
+    done.codes.push_back({x.op, x.op->getInts("layout")});
+    if (!relayout(*x.op, x.t, nullptr, code)) {
+      done.undo();
+      return std::nullopt;
+    }
+  }
+  return done;
 }
 
 bool sameDim(const Dim &a, const Dim &b) { return a == b && !a.isUnknown(); }
@@ -109,7 +281,8 @@ Value *partOf(const Uses &u, Value *x, int64_t &p, std::vector<Value *> &chain) 
   return sl.operand(0);
 }
 
-// One operand rewrite: attention `op`'s operand `i` becomes `to` with code.
+// One operand rewrite: attention `op`'s tensor `i` (q, k, v or dout)
+// becomes `to` with code.
 struct Absorb {
   Op *op;
   size_t i;
@@ -126,36 +299,53 @@ struct Rewriter {
   // through them; applied only when they cover every use.
   std::map<Op *, std::vector<Absorb>> shared;
   std::map<Op *, int> sharedUses;                 // uses of the producer's results
+  std::map<Op *, int> covered;                    // of them, those the rewrites replace
   std::unordered_map<const Op *, Value *> packed; // Split -> its Reshape to [B, S, N, H, D]
   std::vector<std::unique_ptr<Op>> fresh;         // (placed after their Split)
 
-  // Operand `i` of attention `a` in a packed or [B, S, H, D] form.
-  void operand(Op &a, size_t i) {
-    Value *x = a.operand(i);
-    if (u[x] != 1 || x->type.rank() != 4)
+  // q, k or v `x` read in a packed or [B, S, H, D] form by every
+  // attention op that reads it (a forward and its AttentionGrad).
+  void operand(Value *x) {
+    std::vector<Slot> slots = slotsOf(u, x, -1);
+    if (slots.empty() || x->type.rank() != 4)
       return;
+    auto absorb = [&](std::vector<Absorb> &into, Value *to, int64_t code) {
+      for (const Slot &s : slots)
+        into.push_back({s.op, s.t, to, code});
+    };
     std::vector<Value *> chain;
     int64_t p = 0;
     if (isOp(x, OpKind::Transpose) && x->def->getInts("perm") == Ints{0, 2, 1, 3}) {
       Value *bshd = x->def->operand(0);
       if (Op *split = splitPart(bshd, p)) {
-        shared[split].push_back({&a, i, nullptr, 2 + p});
+        absorb(shared[split], nullptr, 2 + p);
+        ++covered[split];
         return;
       }
-      todo.push_back({&a, i, bshd, 1});
+      absorb(todo, bshd, 1);
       return;
     }
     Value *t = partOf(u, x, p, chain);
     if (!t || !isOp(t, OpKind::Transpose) || t->def->getInts("perm") != Ints{2, 0, 3, 1, 4})
       return;
     for (Value *c : chain)
-      if (u[c] != 1)
+      if (c != x && u[c] != 1)
         return;
     Value *p5 = t->def->operand(0);
     if (p5->type.shape[2].isStatic() && p >= p5->type.shape[2].size)
       return;
-    shared[t->def].push_back({&a, i, p5, 2 + p});
+    absorb(shared[t->def], p5, 2 + p);
+    ++covered[t->def];
     sharedUses[t->def] = u[t];
+  }
+
+  // AttentionGrad `g`'s dout = Transpose(x [B, S, H, D], perm [0, 2, 1, 3])
+  // read as x (code 1).
+  void dout(Op &g) {
+    Value *x = g.operand(5);
+    if (slotsOf(u, x, kAttnDout).size() == 1 && isOp(x, OpKind::Transpose) &&
+        x->def->getInts("perm") == Ints{0, 2, 1, 3})
+      todo.push_back({&g, kAttnDout, x->def->operand(0), 1});
   }
 
   // The Split `bshd` = Reshape(Split(P3)[p], [B, S, H, D]) reads part p of,
@@ -196,27 +386,6 @@ struct Rewriter {
     return r;
   }
 
-  // Sets code `code` of tensor `i` of `a` (q, k, v, result) and operand i to
-  // `to`; false (and `a` unchanged) when its shape rule rejects them or
-  // gives another result type.
-  static bool relayout(Op &a, size_t i, Value *to, int64_t code) {
-    Ints before = a.getInts("layout"), codes = before.empty() ? Ints(4, 0) : before;
-    Value *old = i < 3 ? a.operand(i) : nullptr;
-    codes[i] = code;
-    if (i < 3)
-      a.operands[i] = to;
-    a.setAttr("layout", Attribute(codes));
-    try {
-      if (a.info().infer(a)[0] == a.result()->type)
-        return true;
-    } catch (const Error &) {
-    }
-    if (i < 3)
-      a.operands[i] = old;
-    a.setAttr("layout", Attribute(before));
-    return false;
-  }
-
   // The user of `y` when it is its only one, with one result.
   Op *soleUser(const Value *y) {
     auto it = u.users.find(y);
@@ -224,20 +393,27 @@ struct Rewriter {
                                                                                   : nullptr;
   }
 
-  // The result through identity Reshapes into Transpose [0, 2, 1, 3].
-  bool result(Op &a) {
-    Value *y = a.result();
-    Op *t = soleUser(y);
-    while (t && t->is(OpKind::Reshape) && t->operand(0) == y && t->result()->type == y->type) {
-      y = t->result();
-      t = soleUser(y);
+  // Result `r` of `a` (Attention's output; AttentionGrad's dq, dk, dv)
+  // through identity Reshapes into Transpose [0, 2, 1, 3]: written in
+  // [B, S, H, D]. AttentionGrads may read an output as `out` besides.
+  bool result(Op &a, size_t r) {
+    Value *y = a.results[r];
+    Op *t = nullptr;
+    std::vector<Slot> readers = outReaders(u, y, t);
+    if (!t || t->results.size() != 1)
+      return false;
+    Value *z = y;
+    while (t && t->is(OpKind::Reshape) && t->operand(0) == z && t->result()->type == z->type) {
+      z = t->result();
+      t = soleUser(z);
     }
     if (!t || !t->is(OpKind::Transpose) || t->getInts("perm") != Ints{0, 2, 1, 3})
       return false;
-    TensorType old = a.result()->type;
-    a.result()->type = t->result()->type;
-    if (!relayout(a, 3, nullptr, 1) || !replaceValue(f, t->result(), a.result())) {
-      a.result()->type = old;
+    std::optional<ResultRelayout> done = writeCode(a, r, readers, 1);
+    if (!done)
+      return false;
+    if (done->y->type != t->result()->type || !replaceValue(f, t->result(), y)) {
+      done->undo();
       return false;
     }
     return true;
@@ -245,15 +421,19 @@ struct Rewriter {
 
   bool run() {
     std::vector<Op *> attentions = attentionsOf(f);
-    for (Op *a : attentions)
+    std::set<Value *> seen;
+    for (Op *a : attentions) {
       for (size_t i = 0; i < 3; ++i)
-        if (attentionLayoutCode(*a, i) == 0)
-          operand(*a, i);
+        if (seen.insert(a->operand(i)).second)
+          operand(a->operand(i));
+      if (a->is(OpKind::AttentionGrad))
+        dout(*a);
+    }
     bool changed = false;
     for (const Absorb &r : todo)
       changed |= relayout(*r.op, r.i, r.to, r.code);
     for (auto &[producer, rs] : shared) {
-      if (int(rs.size()) != sharedUses[producer])
+      if (covered[producer] != sharedUses[producer])
         continue; // the copy stays for another use
       for (const Absorb &r : rs) {
         Value *to = r.to;
@@ -262,8 +442,12 @@ struct Rewriter {
         changed |= relayout(*r.op, r.i, to, r.code);
       }
     }
-    for (Op *a : attentions)
-      changed |= result(*a);
+    for (Op *a : attentions) {
+      bool grad = a->is(OpKind::AttentionGrad);
+      for (size_t r = 0; r < (grad ? 3 : 1); ++r)
+        if (attentionLayoutCode(*a, grad ? kAttnDq + r : size_t(kAttnOut)) == 0)
+          changed |= result(*a, r);
+    }
     placeFresh();
     if (changed)
       eraseDeadOps(f);
@@ -298,18 +482,20 @@ struct ViewRewriter {
   Uses u;
   explicit ViewRewriter(Function &fn) : f(fn), u(fn) {}
   std::map<std::pair<Value *, Ints>, Value *> reshapes; // (base, dims) -> its Reshape
-  std::map<Op *, std::vector<std::unique_ptr<Op>>> before, after;
+  PlacedOps before, after;
 
-  // The view chain ending in `x`: its base (no view op's result) and the
-  // ops from the base on; nullopt without one, past a strided view, or where
-  // a value of the chain has another reader (its copy would stay: nothing
-  // gained).
-  std::optional<StridedView> backTo(Value *x, Value *&base) {
+  // The view chain ending in `x` (whose readers the caller has checked):
+  // its base (no view op's result) and the ops from the base on; nullopt
+  // without one or past a strided view. `shared` gets the chain's values
+  // with other readers (ViT's permuted qkv, which q, k and v are taken
+  // from): the rewrite is worth it only where every reader's chain is
+  // rewritten too (else the copies stay).
+  std::optional<StridedView> backTo(Value *x, Value *&base, std::vector<Value *> &shared) {
     std::vector<Op *> chain;
     base = x;
     while (base->def && isStridedViewOp(*base->def) && chain.size() < 16) {
-      if (u[base] != 1)
-        return std::nullopt;
+      if (base != x && u[base] != 1)
+        shared.push_back(base);
       chain.push_back(base->def);
       base = base->def->operand(0);
     }
@@ -357,25 +543,56 @@ struct ViewRewriter {
     return r;
   }
 
-  // Operand i of `a` ([B, H, S, D], code 0) read in place where its chain's
-  // strides are those of a code.
-  bool operand(Op &a, size_t i) {
-    Value *x = a.operand(i), *base = nullptr;
+  // An operand rewrite: every read of a value (`slots`) reads `base` as
+  // `shape` in code `code`, worth it where each of `shared` (values of the
+  // view chain with other readers) has all its readers' chains rewritten.
+  struct Plan {
+    std::vector<Slot> slots;
+    Value *base;
+    Shape shape;
+    int64_t code;
+    std::vector<Value *> shared;
+  };
+  std::vector<Plan> plans;
+  std::map<Value *, int> covered; // shared value -> plans through it
+
+  // Plans value `x` ([B, H, S, D], code 0), each of whose reads is tensor
+  // `only` of an attention op (-1: q, k or v), read in place where its
+  // chain's strides are those of a code (q, k, v: any; dout: unpacked).
+  void operand(Value *x, int only) {
+    std::vector<Slot> slots = slotsOf(u, x, only);
+    if (slots.empty())
+      return;
+    Value *base = nullptr;
     const Shape &xs = x->type.shape;
-    std::optional<StridedView> v = backTo(x, base);
+    std::vector<Value *> shared;
+    std::optional<StridedView> v = backTo(x, base, shared);
     if (!v || xs.size() != 4 || !xs[1].isStatic() || !xs[2].isStatic() || !xs[3].isStatic())
-      return false;
+      return;
     const Dim &B = xs[0];
     int64_t H = xs[1].size, S = xs[2].size, D = xs[3].size;
     int64_t sb = v->strides[0], sh = v->strides[1], ss = v->strides[2], off = v->offset;
     if (v->strides[3] != 1 || sh <= 0 || ss <= 0 || (!(B.isStatic() && B.size == 1) && sb < 0))
-      return false;
+      return;
     auto batchFits = [&](int64_t inner) { return (B.isStatic() && B.size == 1) || sb == inner; };
     Shape shape;
     int64_t code = -1;
+    // Sequence-first (a static batch of more than 1: its stride is within a
+    // token's): the token stride spans the batch.
+    const bool seqFirst = B.isStatic() && B.size > 1 && sb > 0 && ss == B.size * sb;
+    const Dim b = B, s = Dim::fixed(S), h = Dim::fixed(H), d = Dim::fixed(D);
     if (sh == D && ss == H * D && off == 0 && batchFits(S * H * D)) {
-      shape = {B, Dim::fixed(S), Dim::fixed(H), Dim::fixed(D)};
+      shape = {b, s, h, d};
       code = 1;
+    } else if (seqFirst && sh == D && sb == H * D && off == 0) {
+      shape = {s, b, h, d};
+      code = kSeqFirst;
+    } else if (only >= 0) {
+      return; // dout: unpacked codes only
+    } else if (seqFirst && sh == D && sb % (H * D) == 0 && off % (H * D) == 0 &&
+               off / (H * D) < sb / (H * D)) {
+      shape = {s, b, Dim::fixed(sb / (H * D)), h, d};
+      code = kSeqFirstPacked + off / (H * D);
     } else if (sh == D && ss % (H * D) == 0 && off % (H * D) == 0 && ss / (H * D) > off / (H * D) &&
                batchFits(S * ss)) {
       shape = {B, Dim::fixed(S), Dim::fixed(ss / (H * D)), Dim::fixed(H), Dim::fixed(D)};
@@ -386,85 +603,283 @@ struct ViewRewriter {
       code = kHeadsMajorPacked + off / D;
     }
     if (code < 0)
-      return false;
-    Value *to = reshapeOf(a, base, shape);
-    return to && Rewriter::relayout(a, i, to, code);
+      return;
+    for (Value *c : shared)
+      ++covered[c];
+    plans.push_back({std::move(slots), base, std::move(shape), code, std::move(shared)});
   }
 
-  // The result written as [B, S, H, D] where the views after it (each the
-  // sole reader of the last) then leave that buffer as it is.
-  bool result(Op &a) {
-    Value *y = a.result();
+  // The plans whose shared values are covered.
+  bool applyPlans() {
+    bool changed = false;
+    for (const Plan &p : plans) {
+      if (std::any_of(p.shared.begin(), p.shared.end(),
+                      [&](Value *c) { return covered[c] != u[c]; }))
+        continue;
+      Value *to = reshapeOf(*p.slots[0].op, p.base, p.shape);
+      for (const Slot &s : p.slots)
+        changed |= to && relayout(*s.op, s.t, to, p.code);
+    }
+    return changed;
+  }
+
+  // Result `r` of `a` (Attention's output; AttentionGrad's dq, dk, dv)
+  // written as [B, S, H, D] where the views after it (each the sole reader
+  // of the last; AttentionGrads may read an output as `out` besides) then
+  // leave that buffer as it is.
+  bool result(Op &a, size_t r) {
+    Value *y = a.results[r];
+    Op *first = nullptr;
+    std::vector<Slot> readers = outReaders(u, y, first);
+    if (!first)
+      return false;
     const Shape &ys = y->type.shape;
     if (ys.size() != 4 || !ys[1].isStatic() || !ys[2].isStatic() || !ys[3].isStatic())
       return false;
     int64_t H = ys[1].size, S = ys[2].size, D = ys[3].size;
-    StridedView v{ys, {S * H * D, D, H * D, 1}, 0};
-    Value *end = y;
-    size_t steps = 0;
-    for (Op *t = nullptr; u[end] == 1 && (t = u.users[end][0]) && isStridedViewOp(*t) &&
-                          t->operand(0) == end && t->results.size() == 1 && steps < 16;
-         ++steps) {
-      std::optional<StridedView> next = applyViewOp(v, *t, t->result());
-      if (!next)
-        return false;
-      v = *next;
-      end = t->result();
+    // The views after y, from y written in `code` (its strides `st`): the
+    // last view's value, when they leave that buffer row-major.
+    auto follow = [&](std::vector<int64_t> st) -> Value * {
+      StridedView v{ys, std::move(st), 0, {}};
+      Value *end = y;
+      size_t steps = 0;
+      for (Op *t = first;
+           t && isStridedViewOp(*t) && t->operand(0) == end && t->results.size() == 1 && steps < 16;
+           ++steps, t = u[end] == 1 ? u.users[end][0] : nullptr) {
+        std::optional<StridedView> next = applyViewOp(v, *t, t->result());
+        if (!next)
+          return nullptr;
+        v = *next;
+        end = t->result();
+      }
+      return steps && v.isRowMajor() ? end : nullptr;
+    };
+    int64_t code = 1;
+    Value *end = follow({S * H * D, D, H * D, 1});
+    if (!end && ys[0].isStatic() && ys[0].size > 1) { // sequence-first
+      code = kSeqFirst;
+      end = follow({H * D, D, ys[0].size * H * D, 1});
     }
-    if (!steps || !v.isRowMajor())
+    if (!end)
       return false;
     // The Reshape back to the last view's shape, when it is another: its dims
-    // static but the batch's (0: the result's own).
+    // static but, in [B, S, H, D], the batch's (0: the result's own).
     const Shape &want = end->type.shape;
-    Shape bshd{ys[0], ys[2], ys[1], ys[3]};
+    Shape physical = attentionPhysicalShape(ys, code);
     Ints dims;
-    if (want != bshd)
+    if (want != physical)
       for (size_t k = 0; k < want.size(); ++k) {
-        if (!want[k].isStatic() && (k != 0 || want[0] != ys[0]))
+        if (!want[k].isStatic() && (k != 0 || want[0] != ys[0] || code != 1))
           return false;
         dims.push_back(want[k].isStatic() ? want[k].size : 0);
       }
-    TensorType old = y->type;
-    y->type = TensorType{old.dtype, bshd};
-    if (!Rewriter::relayout(a, 3, nullptr, 1)) {
-      y->type = old;
+    std::optional<ResultRelayout> done = writeCode(a, r, readers, code);
+    if (!done)
       return false;
-    }
     Value *to = y;
-    if (want != bshd)
+    if (want != physical)
       after[&a].push_back(detachedReshape(f, y, dims, want, y->name + "_view", a.loc, to));
     if (replaceValue(f, end, to))
       return true;
     // Undone: the result keeps [B, H, S, D].
-    after[&a].clear();
-    y->type = old;
-    Ints codes = a.getInts("layout");
-    codes[3] = 0;
-    a.setAttr("layout", Attribute(codes));
+    if (want != physical)
+      after[&a].pop_back();
+    done->undo();
+    return false;
+  }
+
+  bool run() {
+    std::set<Value *> seen;
+    std::vector<Op *> attentions = attentionsOf(f);
+    for (Op *a : attentions) {
+      for (size_t i = 0; i < 3; ++i)
+        if (seen.insert(a->operand(i)).second)
+          operand(a->operand(i), -1);
+      if (a->is(OpKind::AttentionGrad))
+        operand(a->operand(5), kAttnDout);
+    }
+    bool changed = applyPlans();
+    for (Op *a : attentions) {
+      bool grad = a->is(OpKind::AttentionGrad);
+      for (size_t r = 0; r < (grad ? 3 : 1); ++r)
+        if (attentionLayoutCode(*a, grad ? kAttnDq + r : size_t(kAttnOut)) == 0)
+          changed |= result(*a, r);
+    }
+    if (!changed)
+      return false;
+    placeAround(f, before, after);
+    eraseDeadOps(f);
+    return true;
+  }
+};
+
+// A train step's AttentionGrad whose dq, dk, dv the backward concatenates
+// into the qkv projection's gradient (GPT-2: Concat of their [B, S, H * D]
+// views; torchvision: Concat of [1, S, B, E] views along a new axis, then
+// a Transpose to [S, B, 3, E]): where the Concat and the views after it
+// leave one packed buffer of the three row-major, the op writes that
+// buffer (dq, dk, dv the codes of its parts 0, 1, 2; one result) and the
+// Concat's copy goes.
+struct PackRewriter {
+  Function &f;
+  Uses u;
+  explicit PackRewriter(Function &fn) : f(fn), u(fn) {}
+  PlacedOps after;
+
+  // The sole reader of `y` with one result, or null.
+  Op *soleUser(const Value *y) {
+    auto it = u.users.find(y);
+    return u[y] == 1 && it != u.users.end() && it->second[0]->results.size() == 1 ? it->second[0]
+                                                                                  : nullptr;
+  }
+
+  // `v` through the views from `y` on to the value `stop` reads (`stop`
+  // null: to the last sole-reader view); `end` gets the last value.
+  std::optional<StridedView> follow(StridedView v, Value *y, const Op *stop, Value *&end) {
+    end = y;
+    for (Op *t = soleUser(y); t && t != stop && isStridedViewOp(*t) && t->operand(0) == end;
+         t = soleUser(end)) {
+      std::optional<StridedView> next = applyViewOp(v, *t, t->result());
+      if (!next)
+        return std::nullopt;
+      v = *next;
+      end = t->result();
+    }
+    return v;
+  }
+
+  // The Concat the view chains from g's three results end in, each at its
+  // own index in order; null where they do not.
+  Op *concatOf(Op &g) {
+    Op *c = nullptr;
+    for (size_t r = 0; r < 3; ++r) {
+      Value *end = g.results[r];
+      Op *t = soleUser(end);
+      while (t && isStridedViewOp(*t) && t->operand(0) == end) {
+        end = t->result();
+        t = soleUser(end);
+      }
+      if (!t || !t->is(OpKind::Concat) || t->operands.size() != 3 || t->operands[r] != end ||
+          (c && c != t))
+        return nullptr;
+      c = t;
+    }
+    return c;
+  }
+
+  // Packing code `family` (2, kSeqFirstPacked or kHeadsMajorPacked), when
+  // the Concat `c` of g's results and the views after it leave that packed
+  // buffer (dims `pdims`) row-major: the last view's value, else null.
+  Value *fits(Op &g, Op &c, int64_t family, const std::vector<int64_t> &pdims) {
+    std::vector<StridedView> parts;
+    for (size_t r = 0; r < 3; ++r) {
+      Value *y = g.results[r];
+      AttentionAxes ya = attentionAxes(g, kAttnDq + r), pa = attentionAxes(family + int64_t(r));
+      AttentionStrides ps = attentionStrides(pa, pdims);
+      StridedView v{y->type.shape, std::vector<int64_t>(4, 0), ps.offset, {}};
+      v.strides[ya.batch] = ps.batch;
+      v.strides[ya.heads] = ps.heads;
+      v.strides[ya.tokens] = ps.tokens;
+      v.strides[ya.features] = 1;
+      Value *end = nullptr;
+      std::optional<StridedView> w = follow(v, y, &c, end);
+      if (!w || end != c.operands[r])
+        return nullptr;
+      parts.push_back(*w);
+    }
+    // The three as one view along the Concat's axis.
+    const StridedView &p0 = parts[0];
+    int64_t rank = int64_t(p0.sizes.size()), axis = c.getInt("axis");
+    axis += axis < 0 ? rank : 0;
+    if (axis < 0 || axis >= rank || !p0.sizes[size_t(axis)].isStatic())
+      return nullptr;
+    int64_t n = p0.sizes[size_t(axis)].size;
+    for (const StridedView &p : parts)
+      for (size_t a = 0; a < p.sizes.size(); ++a)
+        if (p.sizes[a] != p0.sizes[a] ||
+            (p.strides[a] != p0.strides[a] && p.sizes[a] != Dim::fixed(1)) ||
+            (a < p.merged.size() && !p.merged[a].empty()))
+          return nullptr;
+    int64_t step = parts[1].offset - parts[0].offset;
+    if (step <= 0 || parts[2].offset - parts[1].offset != step ||
+        (n > 1 && step != n * p0.strides[size_t(axis)]))
+      return nullptr;
+    StridedView whole = p0;
+    whole.sizes[size_t(axis)] = Dim::fixed(3 * n);
+    whole.strides[size_t(axis)] = n > 1 ? p0.strides[size_t(axis)] : step;
+    Value *end = nullptr;
+    std::optional<StridedView> w = follow(whole, c.result(), nullptr, end);
+    return w && w->isRowMajor() ? end : nullptr;
+  }
+
+  bool pack(Op &g) {
+    if (g.results.size() != 3)
+      return false;
+    for (size_t r = 0; r < 3; ++r)
+      if (isPackedAttentionCode(attentionLayoutCode(g, kAttnDq + r)) ||
+          !isStaticShape(g.results[r]->type.shape))
+        return false;
+    Op *c = concatOf(g);
+    if (!c)
+      return false;
+    // [B, H, S, D] of dq, dk, dv: one for all three parts.
+    auto logical = [&](size_t r) {
+      AttentionAxes a = attentionAxes(g, kAttnDq + r);
+      std::vector<int64_t> d = staticDims(g.results[r]->type.shape);
+      return std::vector<int64_t>{d[a.batch], d[a.heads], d[a.tokens], d[a.features]};
+    };
+    std::vector<int64_t> bhsd = logical(0);
+    if (logical(1) != bhsd || logical(2) != bhsd)
+      return false;
+    Shape lshape;
+    for (int64_t d : bhsd)
+      lshape.push_back(Dim::fixed(d));
+    for (int64_t family : {int64_t(2), kSeqFirstPacked, kHeadsMajorPacked}) {
+      Shape pshape = attentionPhysicalShape(lshape, family);
+      Value *end = fits(g, *c, family, staticDims(pshape));
+      if (!end)
+        continue;
+      // The packed op, then (where the last view has other dims) a Reshape.
+      Ints codes = g.getInts("layout");
+      if (codes.empty())
+        codes = Ints(8, 0);
+      for (size_t r = 0; r < 3; ++r)
+        codes[kAttnDq + r] = family + int64_t(r);
+      auto op = std::make_unique<Op>(OpKind::AttentionGrad);
+      op->operands = g.operands;
+      op->attrs = g.attrs;
+      op->setAttr("layout", Attribute(codes));
+      op->loc = g.loc;
+      Value *packed = f.newValue(f.uniqueName(g.results[0]->name + "_packed"),
+                                 TensorType{g.results[0]->type.dtype, pshape});
+      packed->def = op.get();
+      op->results.push_back(packed);
+      if (!resultsFit(*op))
+        return false;
+      Value *to = packed;
+      std::vector<std::unique_ptr<Op>> made;
+      made.push_back(std::move(op));
+      if (end->type.shape != pshape)
+        made.push_back(detachedReshape(f, packed, staticDims(end->type.shape), end->type.shape,
+                                       packed->name + "_view", g.loc, to));
+      if (!replaceValue(f, end, to))
+        return false;
+      for (auto &m : made)
+        after[&g].push_back(std::move(m));
+      return true;
+    }
     return false;
   }
 
   bool run() {
     bool changed = false;
-    for (Op *a : attentionsOf(f)) {
-      for (size_t i = 0; i < 3; ++i)
-        if (attentionLayoutCode(*a, i) == 0)
-          changed |= operand(*a, i);
-      if (attentionLayoutCode(*a, 3) == 0)
-        changed |= result(*a);
-    }
+    for (Op *g : attentionsOf(f))
+      if (g->is(OpKind::AttentionGrad))
+        changed |= pack(*g);
     if (!changed)
       return false;
-    std::vector<std::unique_ptr<Op>> ops;
-    for (auto &op : f.ops) {
-      Op *at = op.get();
-      for (auto &n : before[at])
-        ops.push_back(std::move(n));
-      ops.push_back(std::move(op));
-      for (auto &n : after[at])
-        ops.push_back(std::move(n));
-    }
-    f.ops = std::move(ops);
+    PlacedOps none;
+    placeAround(f, none, after);
     eraseDeadOps(f);
     return true;
   }
@@ -477,6 +892,7 @@ bool runAttentionLayoutsPass(Module &m, const PassOptions &) {
   for (auto &fn : m.functions) {
     changed |= Rewriter(*fn).run();
     changed |= ViewRewriter(*fn).run();
+    changed |= PackRewriter(*fn).run();
   }
   return changed;
 }

@@ -9,10 +9,47 @@ using Ints = std::vector<int64_t>;
 
 bool isOne(const Dim &d) { return d.isStatic() && d.size == 1; }
 
+// One (size, stride) run of elements: a plain axis or a merged one's part.
+using SubAxis = std::pair<int64_t, int64_t>;
+
+// Target dims of one product, given the source sub-axes `src` (outer
+// first) of that product: each target dim's sub-axes (outer first), the
+// innermost dims taken from the innermost sub-axes, a sub-axis split where
+// a dim divides it; nullopt where a dim straddles two without taking both
+// whole.
+std::optional<std::vector<std::vector<SubAxis>>> distribute(std::vector<SubAxis> src,
+                                                            const std::vector<int64_t> &dims) {
+  std::vector<std::vector<SubAxis>> out(dims.size());
+  for (size_t t = dims.size(); t-- > 0;) {
+    int64_t want = dims[t];
+    while (want > 1) {
+      if (src.empty())
+        return std::nullopt;
+      auto [n, stride] = src.back();
+      if (n % want == 0) { // the dim is the sub-axis' inner part
+        out[t].insert(out[t].begin(), {want, stride});
+        src.back() = {n / want, stride * want};
+        want = 1;
+      } else if (want % n == 0) { // the sub-axis is the dim's inner part
+        out[t].insert(out[t].begin(), {n, stride});
+        src.pop_back();
+        want /= n;
+      } else {
+        return std::nullopt;
+      }
+      if (!src.empty() && src.back().first == 1)
+        src.pop_back();
+    }
+  }
+  return out;
+}
+
 // `v` reshaped to `target` (the same elements in the same order): axes of
-// equal products form groups; a group's source axes must be adjacent in
-// memory (each stride its inner neighbour's times its size). Symbolic axes
-// must meet one to one.
+// equal products form groups; within a group the source's sub-axes (a
+// plain axis is one, a merged one its parts) are split or gathered into
+// the target dims; a target dim whose sub-axes chain in memory (each
+// stride its inner neighbour's times its size) is plain, else merged.
+// Symbolic axes must meet one to one.
 std::optional<StridedView> reshape(const StridedView &v, const Shape &target) {
   StridedView out;
   out.offset = v.offset;
@@ -21,10 +58,19 @@ std::optional<StridedView> reshape(const StridedView &v, const Shape &target) {
     while (i < n && isOne(v.sizes[i]))
       ++i;
   };
+  auto subAxes = [&](size_t a) {
+    return a < v.merged.size() && !v.merged[a].empty()
+               ? v.merged[a]
+               : std::vector<SubAxis>{{v.sizes[a].size, v.strides[a]}};
+  };
+  auto push = [&](const Dim &d, int64_t stride, std::vector<SubAxis> parts = {}) {
+    out.sizes.push_back(d);
+    out.strides.push_back(stride);
+    out.merged.push_back(std::move(parts));
+  };
   for (size_t j = 0; j < target.size();) {
     if (isOne(target[j])) {
-      out.sizes.push_back(target[j]);
-      out.strides.push_back(0);
+      push(target[j], 0);
       ++j;
       continue;
     }
@@ -34,13 +80,12 @@ std::optional<StridedView> reshape(const StridedView &v, const Shape &target) {
     if (!v.sizes[i].isStatic() || !target[j].isStatic()) {
       if (v.sizes[i] != target[j] || v.sizes[i].isUnknown())
         return std::nullopt;
-      out.sizes.push_back(target[j]);
-      out.strides.push_back(v.strides[i]);
+      push(target[j], v.strides[i], subAxes(i).size() > 1 ? subAxes(i) : std::vector<SubAxis>{});
       ++i, ++j;
       continue;
     }
     // A group: source axes i..last and target axes j..jEnd of one product.
-    std::vector<size_t> src{i};
+    std::vector<SubAxis> src = subAxes(i);
     int64_t ps = v.sizes[i].size, pt = target[j].size;
     size_t jEnd = j;
     while (ps != pt) {
@@ -49,7 +94,8 @@ std::optional<StridedView> reshape(const StridedView &v, const Shape &target) {
         skipOnes();
         if (i == n || !v.sizes[i].isStatic())
           return std::nullopt;
-        src.push_back(i);
+        std::vector<SubAxis> more = subAxes(i);
+        src.insert(src.end(), more.begin(), more.end());
         ps *= v.sizes[i].size;
       } else {
         if (++jEnd == target.size() || !target[jEnd].isStatic())
@@ -57,21 +103,27 @@ std::optional<StridedView> reshape(const StridedView &v, const Shape &target) {
         pt *= target[jEnd].size;
       }
     }
-    for (size_t k = 0; k + 1 < src.size(); ++k)
-      if (v.strides[src[k]] < 0 ||
-          v.strides[src[k]] != v.strides[src[k + 1]] * v.sizes[src[k + 1]].size)
+    std::vector<int64_t> dims;
+    for (size_t t = j; t <= jEnd; ++t)
+      dims.push_back(target[t].size);
+    for (const SubAxis &a : src)
+      if (a.second < 0)
         return std::nullopt;
-    int64_t inner = v.strides[src.back()];
-    if (inner < 0)
+    std::optional<std::vector<std::vector<SubAxis>>> parts = distribute(src, dims);
+    if (!parts)
       return std::nullopt;
-    size_t first = out.sizes.size();
     for (size_t t = j; t <= jEnd; ++t) {
-      out.sizes.push_back(target[t]);
-      out.strides.push_back(0);
-    }
-    for (size_t t = out.sizes.size(); t-- > first;) {
-      out.strides[t] = inner;
-      inner *= out.sizes[t].size;
+      std::vector<SubAxis> &p = (*parts)[t - j];
+      // Chained neighbours are one run.
+      for (size_t k = p.size(); k-- > 1;)
+        if (p[k - 1].second == p[k].second * p[k].first) {
+          p[k - 1] = {p[k - 1].first * p[k].first, p[k].second};
+          p.erase(p.begin() + long(k));
+        }
+      if (p.size() <= 1)
+        push(target[t], p.empty() ? 0 : p[0].second);
+      else
+        push(target[t], -1, std::move(p));
     }
     ++i;
     j = jEnd + 1;
@@ -94,7 +146,7 @@ std::optional<size_t> axisOf(int64_t a, size_t r) {
 } // namespace
 
 StridedView StridedView::rowMajor(const Shape &s) {
-  StridedView v{s, Ints(s.size()), 0};
+  StridedView v{s, Ints(s.size()), 0, {}};
   int64_t stride = 1;
   for (size_t a = s.size(); a-- > 0;) {
     v.strides[a] = stride;
@@ -139,12 +191,14 @@ std::optional<StridedView> applyViewOp(const StridedView &v, const Op &op, const
         perm.push_back(int64_t(a));
     if (perm.size() != r)
       return std::nullopt;
-    StridedView t{{}, {}, v.offset};
+    StridedView t{{}, {}, v.offset, {}};
     for (int64_t p : perm) {
       if (p < 0 || p >= int64_t(r))
         return std::nullopt;
       t.sizes.push_back(v.sizes[size_t(p)]);
       t.strides.push_back(v.strides[size_t(p)]);
+      t.merged.push_back(size_t(p) < v.merged.size() ? v.merged[size_t(p)]
+                                                     : std::vector<SubAxis>{});
     }
     return t;
   }
@@ -166,6 +220,8 @@ std::optional<StridedView> applyViewOp(const StridedView &v, const Op &op, const
     g.offset += p * v.strides[*a];
     g.sizes.erase(g.sizes.begin() + long(*a));
     g.strides.erase(g.strides.begin() + long(*a));
+    if (*a < g.merged.size())
+      g.merged.erase(g.merged.begin() + long(*a));
     return g;
   }
   case OpKind::Split: {

@@ -12,8 +12,15 @@ namespace tc {
 
 struct StridedView {
   Shape sizes;
-  std::vector<int64_t> strides; // in elements; -1 where outside a symbolic dim
+  // In elements; -1 where outside a symbolic dim, or where the axis is
+  // `merged`.
+  std::vector<int64_t> strides;
   int64_t offset = 0;
+  // An axis a Reshape merged from axes whose strides do not chain (a
+  // sequence-first [S, B, E] viewed as [S, B * H, D]): its sub-axes, outer
+  // first, as (size, stride); empty for a plain axis. A later Reshape may
+  // split it again along them (to [S, B, H, D]); nothing else reads it.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> merged;
 
   // `s` row-major with offset 0.
   static StridedView rowMajor(const Shape &s);
@@ -27,8 +34,8 @@ struct StridedView {
 bool isStridedViewOp(const Op &op);
 
 // `v` (operand 0 of `op`) as seen through `op`'s result `result`; nullopt
-// where the result is no strided view of v's buffer (merging axes that are
-// not adjacent in memory, a step other than 1, a non-constant index or
+// where the result is no strided view of v's buffer (splitting an axis
+// across its merged sub-axes, a step other than 1, a non-constant index or
 // bound, a size that is not static where it must be).
 std::optional<StridedView> applyViewOp(const StridedView &v, const Op &op, const Value *result);
 

@@ -1,6 +1,7 @@
 // StridedView.h's algebra on small chains parsed from tcir: a value as
 // (sizes, strides, offset) of the buffer its data-movement ops started from,
-// and where the chain stops being one (merging axes not adjacent in memory).
+// and where the chain stops being one (splitting a merged axis across the
+// axes it was merged from).
 #include "../../lib/Transforms/StridedView.h" // private to the passes
 #include "tc/IR/Parser.h"
 #include <gtest/gtest.h>
@@ -48,17 +49,68 @@ TEST(StridedView, CoatnetPartIsHeadMajorPacked) {
   EXPECT_FALSE(v->isRowMajor());
 }
 
-// Merging two axes that are not adjacent in memory is no view (a copy).
-TEST(StridedView, MergeOfTransposedAxesIsNoView) {
-  EXPECT_FALSE(viewOf(R"(module @m {
-  func @f(%x: f32[2,3,4]) -> (f32[12,2]) {
+// Merging two axes that are not adjacent in memory keeps them as sub-axes
+// (no single stride); a Reshape splitting the merged axis along them gives
+// plain strides again; one splitting it across them is no view (a copy).
+TEST(StridedView, MergeOfTransposedAxesKeepsSubAxes) {
+  const char *text = R"(module @m {
+  func @f(%x: f32[2,3,4]) -> (f32[4,3,2], f32[6,2,2]) {
     %s = const i64[2] [12, 2]
+    %s3 = const i64[3] [4, 3, 2]
+    %s6 = const i64[3] [6, 2, 2]
     %t = Transpose(%x) {perm = [2, 1, 0]} : f32[4,3,2]
     %y = Reshape(%t, %s) : f32[12,2]
-    return %y
+    %back = Reshape(%y, %s3) : f32[4,3,2]
+    %across = Reshape(%y, %s6) : f32[6,2,2]
+    return %back, %across
+  }
+})";
+  std::optional<StridedView> y = viewOf(text, "y");
+  ASSERT_TRUE(y);
+  EXPECT_EQ(y->strides, (std::vector<int64_t>{-1, 12}));
+  ASSERT_EQ(y->merged.size(), 2u);
+  EXPECT_EQ(y->merged[0], (std::vector<std::pair<int64_t, int64_t>>{{4, 1}, {3, 4}}));
+  EXPECT_FALSE(y->isRowMajor());
+  std::optional<StridedView> back = viewOf(text, "back");
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->strides, (std::vector<int64_t>{1, 4, 12}));
+  // viewOf follows every op before the named one: %back, then %across of
+  // %back's view, which is no longer %y's; ask the module without %back.
+  EXPECT_FALSE(viewOf(R"(module @m {
+  func @f(%x: f32[2,3,4]) -> (f32[6,2,2]) {
+    %s = const i64[2] [12, 2]
+    %s6 = const i64[3] [6, 2, 2]
+    %t = Transpose(%x) {perm = [2, 1, 0]} : f32[4,3,2]
+    %y = Reshape(%t, %s) : f32[12,2]
+    %across = Reshape(%y, %s6) : f32[6,2,2]
+    return %across
   }
 })",
-                      "y"));
+                      "across"));
+}
+
+// torchvision's sequence-first q: part 1 of a packed [S, B, 3E] (S 5, B 2,
+// E 32 = 2 heads of 16) viewed as [S, B * H, D] (B and H merged though 96
+// apart), transposed and split into [B, H, S, D]: strides (3E, D, B * 3E).
+TEST(StridedView, SequenceFirstHeadsThroughMergedAxis) {
+  std::optional<StridedView> v = viewOf(R"(module @m {
+  func @f(%p: f32[5,2,96]) -> (f32[2,2,5,16]) {
+    %s4 = const i64[4] [5, 2, 3, 32]
+    %i = const i64[] [1]
+    %sh = const i64[3] [5, 4, 16]
+    %sb = const i64[4] [2, 2, 5, 16]
+    %r = Reshape(%p, %s4) : f32[5,2,3,32]
+    %g = Gather(%r, %i) {axis = 2} : f32[5,2,32]
+    %m = Reshape(%g, %sh) : f32[5,4,16]
+    %t = Transpose(%m) {perm = [1, 0, 2]} : f32[4,5,16]
+    %q = Reshape(%t, %sb) : f32[2,2,5,16]
+    return %q
+  }
+})",
+                                        "q");
+  ASSERT_TRUE(v);
+  EXPECT_EQ(v->strides, (std::vector<int64_t>{96, 16, 192, 1}));
+  EXPECT_EQ(v->offset, 32);
 }
 
 // A Transpose and its inverse, with a unit axis and a one-index Gather: back

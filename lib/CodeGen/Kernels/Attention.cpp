@@ -59,7 +59,10 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
   ptr("V", o.v, &o.axes[2]);
   if (o.mask)
     ptr("M", o.mask, nullptr);
-  os << "  " << S << " *__restrict O = (" << S << " *)bufs[" << c.f.args.size() << "];\n";
+  os << "  " << S << " *__restrict O = (" << S << " *)bufs[" << c.f.args.size() << "]";
+  if (o.axes[3].part > 0) // AttentionGrad's dq as a part of its packed result
+    os << " + " << o.axes[3].part << " * " << strideExpr(c, o.out, o.axes[3].partAxis);
+  os << ";\n";
   if (o.lse) {
     const char *L = c.st(o.lse->type.dtype);
     os << "  " << L << " *__restrict LSE = (" << L << " *)bufs[" << c.f.args.size() + 1 << "];\n";
@@ -70,11 +73,20 @@ void emitAttentionSetup(std::ostream &os, const KernelContext &c, const Operands
      << ", KB = " << c.dim(o.k, ka.batch) << ", VB = " << c.dim(o.v, va.batch)
      << ", HKV = " << c.dim(o.k, ka.heads) << ", SKV = " << c.dim(o.k, ka.tokens)
      << ";\n  const int64_t group = H / (HKV > 0 ? HKV : 1);\n  (void)B;\n";
+  auto strides = [&](const char *name, const Value *v, const AttentionAxes &a) {
+    os << "  const int64_t " << name << "SB = " << strideExpr(c, v, a.batch) << ", " << name
+       << "SH = " << strideExpr(c, v, a.heads) << ", " << name
+       << "SS = " << strideExpr(c, v, a.tokens) << ";\n";
+  };
   const char *names[4] = {"Q", "K", "V", "O"};
   for (size_t i = 0; i < 4; ++i)
-    os << "  const int64_t " << names[i] << "SB = " << strideExpr(c, vals[i], o.axes[i].batch)
-       << ", " << names[i] << "SH = " << strideExpr(c, vals[i], o.axes[i].heads) << ", " << names[i]
-       << "SS = " << strideExpr(c, vals[i], o.axes[i].tokens) << ";\n";
+    strides(names[i], vals[i], o.axes[i]);
+  if (o.y) {
+    const Value *grad[4] = {o.y, o.g, o.dkOut, o.dvOut};
+    const char *gradNames[4] = {"Y", "G", "DK", "DV"};
+    for (size_t i = 0; i < 4; ++i)
+      strides(gradNames[i], grad[i], o.gradAxes[i]);
+  }
   // Mask strides over (b, h, i, j), 0 on broadcast axes (right-aligned),
   // and its batch MB (batch b reads b % MB: 1, B, or swin's windows).
   os << "  int64_t ms[4] = {0, 0, 0, 0}, MB = 1;\n";
@@ -266,19 +278,25 @@ void emitCuda(std::ostream &os, const KernelContext &c, const Operands &o, DType
 std::optional<AttentionOperands> attentionOperands(const KernelContext &c, const Op &op,
                                                    int64_t maxHeadDim) {
   bool grad = op.is(OpKind::AttentionGrad);
-  AttentionOperands o{op.operand(0),
-                      op.operand(1),
-                      op.operand(2),
-                      op.operand(3),
-                      op.result(),
-                      0,
-                      0,
-                      0,
-                      op.getInt("causal") != 0,
-                      {},
-                      !grad && op.results.size() > 1 ? op.result(1) : nullptr};
-  for (size_t i = 0; i < 4 && !grad; ++i)
-    o.axes[i] = attentionAxes(op, i);
+  AttentionOperands o;
+  o.q = op.operand(0);
+  o.k = op.operand(1);
+  o.v = op.operand(2);
+  o.mask = op.operand(3);
+  o.out = op.result();
+  o.causal = op.getInt("causal") != 0;
+  o.lse = !grad && op.results.size() > 1 ? op.result(1) : nullptr;
+  for (size_t i = 0; i < 4; ++i)
+    o.axes[i] = attentionAxes(op, grad && i == 3 ? kAttnDq : i);
+  if (grad) {
+    o.y = op.operand(4);
+    o.g = op.operand(5);
+    const bool packed = attentionGradPacked(op); // dq, dk, dv parts of one result
+    o.dkOut = op.result(packed ? 0 : 1);
+    o.dvOut = op.result(packed ? 0 : 2);
+    for (size_t i = 0; i < 4; ++i)
+      o.gradAxes[i] = attentionAxes(op, i < 2 ? kAttnOut + i : kAttnDk + i - 2);
+  }
   const char *what = grad ? "attention gradient" : "attention";
   if (c.f.ops.size() != 1 || c.f.results.empty() || c.f.results[0] != op.result() ||
       (c.f.results.size() != op.results.size() && (grad || c.f.results.size() != 1)))

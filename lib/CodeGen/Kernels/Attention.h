@@ -10,12 +10,16 @@
 namespace tc::kernels {
 
 struct AttentionOperands {
-  const Value *q, *k, *v, *mask, *out;
-  int64_t d, dv;
-  double scale;
-  bool causal;
-  AttentionAxes axes[4];      // of q, k, v and out, by the op's layout
+  const Value *q = nullptr, *k = nullptr, *v = nullptr, *mask = nullptr, *out = nullptr;
+  int64_t d = 0, dv = 0;
+  double scale = 0;
+  bool causal = false;
+  AttentionAxes axes[4];      // of q, k, v and out (AttentionGrad's: dq), by the op's layout
   const Value *lse = nullptr; // the log-sum-exp result, if the op has it
+  // AttentionGrad's out and dout operands and dk, dv results (the kernels'
+  // Y, G, DK, DVo) and their axes; null for Attention.
+  const Value *y = nullptr, *g = nullptr, *dkOut = nullptr, *dvOut = nullptr;
+  AttentionAxes gradAxes[4];
 };
 
 // The operands of the group's Attention or AttentionGrad `op` (the group's
@@ -27,8 +31,9 @@ std::optional<AttentionOperands> attentionOperands(const KernelContext &c, const
 // The typed pointers Q K V (M) O (at their part of a packed tensor), the
 // dims (B, H, Sq, QB, KB, VB, HKV, SKV, group), the element strides of
 // (batch, head, token) of each of q, k, v, out by its layout (QSB, QSH,
-// QSS, ... OSS; features are contiguous) and the mask's broadcast strides
-// ms[4] over (b, h, i, j) and its batch MB.
+// QSS, ... OSS; features are contiguous; AttentionGrad's also of Y, G, DK,
+// DV: YSB ... DVSS) and the mask's broadcast strides ms[4] over (b, h, i,
+// j) and its batch MB.
 void emitAttentionSetup(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
                         DType t);
 // The mask's value at (b, h, i, j): batch b % MB (its (b, h) base `mbase`

@@ -9,9 +9,10 @@
 // The scores of a (query tile, key tile) pair are computed twice, once for
 // each kind. Accumulation in f32 (f64 for f64 data on the CPU).
 //
-// CPU: the kernel's rows [begin, end) of dq's [B, H, Sq] rows, and the
-// same share of k's [B, Hkv, Skv] rows, [begin * KR / R, end * KR / R):
-// the thread pool's chunks partition both. CUDA: a `pointwise` launch of
+// CPU: the kernel's rows [begin, end) of dq's [B, H, Sq] rows (a third of
+// the domain's rows where dq, dk, dv are one packed result), and the same
+// share of k's [B, Hkv, Skv] rows, [begin * KR / R, end * KR / R): the
+// thread pool's chunks partition both. CUDA: a `pointwise` launch of
 // 128 threads whose blocks stride over the query tiles (TQ rows, each warp
 // QPW of them) and then the key tiles (TK = 32 keys, one a lane for the
 // scores; each warp KPW of them for dk and dv); q, dout, k and v staged in
@@ -51,11 +52,12 @@ std::string scoreTerms(const KernelContext &c, const AttentionOperands &o, DType
 }
 
 // The bases of (b, h) in q, out, dout, lse and the mask, and of (b, hk) in
-// k and v; every tensor [B, H, S, D] (AttentionGrad's only layout).
+// k and v; each tensor by its layout's strides (token i of q at q + i *
+// QSS, of out at y + i * YSS, of dout at g + i * GSS).
 std::string queryBases(const KernelContext &c, DType t) {
   std::string S = c.st(t);
-  return "      const " + S + " *q = Q + b * QSB + h * QSH, *y = Y + (b * H + h) * Sq * DV,\n" +
-         "                 *g = G + (b * H + h) * Sq * DV;\n" +
+  return "      const " + S + " *q = Q + b * QSB + h * QSH, *y = Y + b * YSB + h * YSH,\n" +
+         "                 *g = G + b * GSB + h * GSH;\n" +
          "      const int64_t lrow = (b * H + h) * Sq, mbase = b % MB * ms[0] + h * ms[1];\n" +
          "      (void)mbase;\n";
 }
@@ -64,25 +66,29 @@ std::string keyBases(const KernelContext &c, DType t) {
   return "    const " + S + " *k = K + b * KSB + hk * KSH, *v = V + b * VSB + hk * VSH;\n";
 }
 
-void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &o, DType t) {
+void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &o, DType t,
+             bool packed) {
   const char *T = c.ct(t);
   auto L = [&](const std::string &r) { return c.load(t, r); };
   os << "  enum { D = " << o.d << ", DV = " << o.dv << ", TQ = " << kCpuTq << ", TK = " << kCpuTk
      << " };\n  const " << T << " INF = " << c.info().inf
      << ", scale = " << floatLiteral(o.scale, t) << ";\n"
-     << "  const int64_t R = B * H * Sq, KR = B * HKV * SKV;\n"
-     << "  " << T << " acc[TQ][D], dka[TK][D], dva[TK][DV];\n";
+     << "  const int64_t R = B * H * Sq, KR = B * HKV * SKV;\n";
+  // A packed result's rows (the domain) are 3 R: this call's share of R.
+  if (packed)
+    os << "  begin /= 3;\n  end /= 3;\n";
+  os << "  " << T << " acc[TQ][D], dka[TK][D], dva[TK][DV];\n";
   // D and lse of query row i of (b, h), and the score of key j.
   std::string row = "        const " + std::string(T) + " Lr = LS[lrow + i];\n" +
                     "        if (Lr == -INF) continue; // no visible key: nothing flows\n" +
                     "        " + T + " Dr = 0;\n" +
-                    "        for (int64_t x = 0; x < DV; ++x) Dr += " + L("g[i * DV + x]") + " * " +
-                    L("y[i * DV + x]") + ";\n";
+                    "        for (int64_t x = 0; x < DV; ++x) Dr += " + L("g[i * GSS + x]") +
+                    " * " + L("y[i * YSS + x]") + ";\n";
   std::string dots =
       "          " + std::string(T) + " dot = 0, dp = 0;\n" +
       "          TC_REDUCE_LOOP for (int64_t x = 0; x < D; ++x) dot += " + L("q[i * QSS + x]") +
       " * " + L("k[j * KSS + x]") + ";\n" +
-      "          TC_REDUCE_LOOP for (int64_t x = 0; x < DV; ++x) dp += " + L("g[i * DV + x]") +
+      "          TC_REDUCE_LOOP for (int64_t x = 0; x < DV; ++x) dp += " + L("g[i * GSS + x]") +
       " * " + L("v[j * VSS + x]") + ";\n" + scoreTerms(c, o, t, T, "          ", "Lr", "Dr");
   // dq: query tiles of one (b, h), key blocks of TK.
   os << "  for (int64_t r0 = begin; r0 < end;) {\n"
@@ -101,7 +107,7 @@ void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &
      << dots << "          TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) acc[r][x] += ds * "
      << L("k[j * KSS + x]") << ";\n        }\n      }\n"
      << "      for (int64_t r = 0; r < nq; ++r)\n"
-     << "        for (int64_t x = 0; x < D; ++x) O[(lrow + i0 + r) * D + x] = "
+     << "        for (int64_t x = 0; x < D; ++x) O[b * OSB + h * OSH + (i0 + r) * OSS + x] = "
      << c.store(t, "acc[r][x] * scale") << ";\n    }\n    r0 += nq;\n  }\n";
   // dk, dv: this call's share of the key rows, in tiles of one (b, hk).
   os << "  const int64_t kb = R > 0 ? begin * KR / R : 0, ke = R > 0 ? end * KR / R : 0;\n"
@@ -122,11 +128,11 @@ void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &
      << dots << "          TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) dka[jj][x] += ds * "
      << L("q[i * QSS + x]") << ";\n"
      << "          TC_SIMD_LOOP for (int64_t x = 0; x < DV; ++x) dva[jj][x] += p * "
-     << L("g[i * DV + x]") << ";\n        }\n      }\n    }\n"
+     << L("g[i * GSS + x]") << ";\n        }\n      }\n    }\n"
      << "    for (int64_t jj = 0; jj < nk; ++jj) {\n"
-     << "      for (int64_t x = 0; x < D; ++x) DK[(bk * SKV + j0 + jj) * D + x] = "
+     << "      for (int64_t x = 0; x < D; ++x) DK[b * DKSB + hk * DKSH + (j0 + jj) * DKSS + x] = "
      << c.store(t, "dka[jj][x] * scale") << ";\n"
-     << "      for (int64_t x = 0; x < DV; ++x) DVo[(bk * SKV + j0 + jj) * DV + x] = "
+     << "      for (int64_t x = 0; x < DV; ++x) DVo[b * DVSB + hk * DVSH + (j0 + jj) * DVSS + x] = "
      << c.store(t, "dva[jj][x]") << ";\n    }\n    r0 += nk;\n  }\n}\n";
 }
 
@@ -153,13 +159,13 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
       "        for (int e = threadIdx.x; e < TQ * DV; e += blockDim.x) {\n"
       "          const int r = e / DV, x = e - r * DV;\n"
       "          Gs[r][x] = r < nq ? " +
-      L("g[(i0 + r) * DV + x]") +
+      L("g[(i0 + r) * GSS + x]") +
       " : 0.f;\n        }\n"
       "        for (int r = warp; r < TQ; r += 4) {\n"
       "          float d = 0.f;\n"
       "          if (r < nq)\n"
       "            for (int x = lane; x < DV; x += 32) d += " +
-      L("g[(i0 + r) * DV + x]") + " * " + L("y[(i0 + r) * DV + x]") +
+      L("g[(i0 + r) * GSS + x]") + " * " + L("y[(i0 + r) * YSS + x]") +
       ";\n"
       "          for (int w = 16; w > 0; w >>= 1) d += __shfl_xor_sync(0xffffffffu, d, w);\n"
       "          if (lane == 0) {\n"
@@ -223,7 +229,7 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
      << "        if (r >= nq) continue;\n"
      << "#pragma unroll\n"
      << "        for (int n = 0; n < ND; ++n)\n"
-     << "          if (lane + 32 * n < D) O[(lrow + i0 + r) * D + lane + 32 * n] = "
+     << "          if (lane + 32 * n < D) O[b * OSB + h * OSH + (i0 + r) * OSS + lane + 32 * n] = "
      << c.store(t, "acc[u][n] * scale") << ";\n      }\n"
      << "    } else { // dk, dv of TK keys of (b, hk)\n"
      << "      const int64_t it = item - qitems, bk = it / ktiles, j0 = (it - bk * ktiles) * TK;\n"
@@ -265,11 +271,13 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
      << "        if (jj >= nk) continue;\n"
      << "#pragma unroll\n"
      << "        for (int n = 0; n < ND; ++n)\n"
-     << "          if (lane + 32 * n < D) DK[(bk * SKV + j0 + jj) * D + lane + 32 * n] = "
+     << "          if (lane + 32 * n < D) DK[b * DKSB + hk * DKSH + (j0 + jj) * DKSS + lane + 32 * "
+        "n] = "
      << c.store(t, "dka[w][n] * scale") << ";\n"
      << "#pragma unroll\n"
      << "        for (int n = 0; n < NV; ++n)\n"
-     << "          if (lane + 32 * n < DV) DVo[(bk * SKV + j0 + jj) * DV + lane + 32 * n] = "
+     << "          if (lane + 32 * n < DV) DVo[b * DVSB + hk * DVSH + (j0 + jj) * DVSS + lane + 32 "
+        "* n] = "
      << c.store(t, "dva[w][n]") << ";\n      }\n    }\n  }\n}\n";
 }
 
@@ -292,25 +300,35 @@ std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op 
   emitAttentionSetup(os, c, o, t); // O: dq
   const char *S = c.st(t), *LT = c.st(op.operand(6)->type.dtype);
   size_t nargs = c.f.args.size();
+  const bool packed = attentionGradPacked(op); // dq, dk, dv parts of one result
+  // Where part p of the packed result starts.
+  auto partOffset = [&](const Value *v, const AttentionAxes &a) {
+    std::string e;
+    for (size_t x = a.partAxis + 1; x < v->type.rank(); ++x)
+      e += " * " + c.dim(v, x);
+    return a.part > 0 ? " + " + std::to_string(a.part) + e : std::string();
+  };
   os << "  const " << S << " *__restrict Y = (const " << S << " *)bufs["
      << c.argIndex(op.operand(4)) << "];\n"
      << "  const " << S << " *__restrict G = (const " << S << " *)bufs["
      << c.argIndex(op.operand(5)) << "];\n"
      << "  const " << LT << " *__restrict LS = (const " << LT << " *)bufs["
      << c.argIndex(op.operand(6)) << "];\n"
-     << "  " << S << " *__restrict DK = (" << S << " *)bufs[" << nargs + 1 << "];\n"
-     << "  " << S << " *__restrict DVo = (" << S << " *)bufs[" << nargs + 2 << "];\n";
+     << "  " << S << " *__restrict DK = (" << S << " *)bufs[" << nargs + (packed ? 0 : 1) << "]"
+     << partOffset(o.dkOut, o.gradAxes[2]) << ";\n"
+     << "  " << S << " *__restrict DVo = (" << S << " *)bufs[" << nargs + (packed ? 0 : 2) << "]"
+     << partOffset(o.dvOut, o.gradAxes[3]) << ";\n";
   if (mma)
     emitAttentionGradMma(os, c, o, t);
   else if (c.cuda())
     emitCuda(os, c, o, t);
   else
-    emitCpu(os, c, o, t);
+    emitCpu(os, c, o, t, packed);
   EmittedKernel k = c.kernel(symbol, os.str());
   if (c.cuda()) { // blocks stride over the work items: about one each
     k.block = kCudaBlock;
     k.vec = mma ? attentionGradMmaVec(o)
-                : unsigned(std::max<int64_t>(1, 8 * o.d / int64_t(kCudaBlock)));
+                : unsigned(std::max<int64_t>(1, (packed ? 3 : 1) * 8 * o.d / int64_t(kCudaBlock)));
     k.halfTypes = c.usesHalf();
   }
   return k;

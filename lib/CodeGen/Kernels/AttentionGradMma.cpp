@@ -91,15 +91,17 @@ bool attentionGradMmaApplies(const AttentionOperands &o, DType t) {
 }
 
 unsigned attentionGradMmaVec(const AttentionOperands &o) {
-  // The grid is ceil(B H Sq D / (128 vec)) blocks (dq's elements): about
-  // one per item where the dims are known, else two per dq item.
-  const Dim &h = o.q->type.shape[1], &sq = o.q->type.shape[2], &hkv = o.k->type.shape[1],
-            &skv = o.k->type.shape[2];
+  // The grid is ceil(B H Sq D parts / (128 vec)) blocks (the elements of
+  // result 0: dq, or the packed dq, dk, dv of `parts` 3): about one per
+  // item where the dims are known, else two per dq item.
+  const int64_t parts = o.axes[3].part >= 0 ? 3 : 1;
+  const Dim &h = o.q->type.shape[o.axes[0].heads], &sq = o.q->type.shape[o.axes[0].tokens],
+            &hkv = o.k->type.shape[o.axes[1].heads], &skv = o.k->type.shape[o.axes[1].tokens];
   if (!h.isStatic() || !sq.isStatic() || !hkv.isStatic() || !skv.isStatic() || sq.size < 1)
-    return unsigned(std::max<int64_t>(1, o.d / 4));
+    return unsigned(std::max<int64_t>(1, parts * o.d / 4));
   const int64_t items =
       h.size * ((sq.size + kRows - 1) / kRows) + hkv.size * ((skv.size + kKeys - 1) / kKeys);
-  return unsigned(std::max<int64_t>(1, h.size * sq.size * o.d / (kThreads * items)));
+  return unsigned(std::max<int64_t>(1, parts * h.size * sq.size * o.d / (kThreads * items)));
 }
 
 void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
@@ -150,8 +152,8 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
        << in << "  const int r = threadIdx.x / PER, part = threadIdx.x % PER;\n"
        << in << "  float d = 0.f;\n"
        << in << "  if (r < " << n << ") {\n"
-       << in << "    const unsigned *gr = (const unsigned *)(go + (i0 + r) * DV),\n"
-       << in << "                   *yr = (const unsigned *)(yo + (i0 + r) * DV);\n"
+       << in << "    const unsigned *gr = (const unsigned *)(go + (i0 + r) * GSS),\n"
+       << in << "                   *yr = (const unsigned *)(yo + (i0 + r) * YSS);\n"
        << in << "    for (int x = part; x < DV / 2; x += PER) {\n"
        << in << "      const unsigned u = gr[x], w = yr[x];\n"
        << in << "      d += " << lo << "(u) * " << lo << "(w) + " << hi << "(u) * " << hi
@@ -202,13 +204,14 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   };
   // The m16 x `dim` accumulator `acc` (times `mul`) into rows `r0` + g
   // (+ 8) of `out` (row stride `dim`), rows < `lim`: 16-bit pairs.
-  auto store = [&](const char *acc, const char *out, const char *dim, const char *count,
-                   const std::string &r0, const std::string &lim, const char *mul) {
+  auto store = [&](const char *acc, const char *out, const char *stride, const char *dim,
+                   const char *count, const std::string &r0, const std::string &lim,
+                   const char *mul) {
     os << "#pragma unroll\n"
        << "      for (int half = 0; half < 2; ++half) {\n"
        << "        const int64_t r = " << r0 << " + g + half * 8;\n"
        << "        if (r >= " << lim << ") continue;\n"
-       << "        unsigned *row = (unsigned *)(" << out << " + r * " << dim << ") + t4;\n"
+       << "        unsigned *row = (unsigned *)(" << out << " + r * " << stride << ") + t4;\n"
        << "#pragma unroll\n"
        << "        for (int n = 0; n < " << count << "; ++n)\n"
        << "          if (n * 8 + 2 * t4 < " << dim << ")\n"
@@ -254,9 +257,9 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   zeroAcc("dva", "NDV", "      ");
   os << "      for (int64_t h = hk * group; h < (hk + 1) * group; ++h) {\n"
      << "        const unsigned short *qg = (const unsigned short *)(Q + b * QSB + h * QSH),\n"
-     << "                             *gg = (const unsigned short *)(G + (b * H + h) * Sq * DV);\n"
-     << "        const " << c.st(t) << " *go = G + (b * H + h) * Sq * DV, *yo = Y + (b * H + h) * "
-     << "Sq * DV;\n"
+     << "                             *gg = (const unsigned short *)(G + b * GSB + h * GSH);\n"
+     << "        const " << c.st(t)
+     << " *go = G + b * GSB + h * GSH, *yo = Y + b * YSB + h * YSH;\n"
      << "        const int64_t lrow = (b * H + h) * Sq, mbase = b % MB * ms[0] + h * ms[1];\n"
      << "        (void)mbase;\n"
      << (rowMask ? "        const float mka = ja < SKV ? LOG2E * " +
@@ -271,7 +274,7 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "          const int nq = Sq - i0 < TQ ? (int)(Sq - i0) : TQ;\n"
      << "          __syncthreads(); // the previous tile's reads of Qs, Gs, Ls, Ds are done\n"
      << tileLoad("Qs", "KP", "qg", o.d, "QSS", "i0", "TQ", "Sq", "          ")
-     << tileLoad("Gs", "VP", "gg", o.dv, "DV", "i0", "TQ", "Sq", "          ")
+     << tileLoad("Gs", "VP", "gg", o.dv, "GSS", "i0", "TQ", "Sq", "          ")
      << "          tc_cp_commit();\n";
   rowStats("TQ", "nq", "          ");
   os << "          tc_cp_wait<0>();\n"
@@ -313,8 +316,8 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "        }\n"
      << "      }\n"
      << "      tc_cp_wait<0>(); // no copy into Ks, Vs outlives the item (no query rows)\n";
-  store("dka", "DK", "D", "ND", "bk * SKV + j0 + kr", "bk * SKV + SKV", " * SCALE");
-  store("dva", "DVo", "DV", "NDV", "bk * SKV + j0 + kr", "bk * SKV + SKV", "");
+  store("dka", "(DK + b * DKSB + hk * DKSH)", "DKSS", "D", "ND", "j0 + kr", "SKV", " * SCALE");
+  store("dva", "(DVo + b * DVSB + hk * DVSH)", "DVSS", "DV", "NDV", "j0 + kr", "SKV", "");
   os << "    } else { // dq of BQ query rows of (b, h)\n"
      << "      const int64_t it = item - kitems, bh = it / qtiles, i0 = (it - bh * qtiles) * BQ;\n"
      << "      const int64_t b = bh / H, h = bh - b * H, hk = h / group;\n"
@@ -322,9 +325,8 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "      const unsigned short *kg = (const unsigned short *)(K + b * KSB + hk * KSH),\n"
      << "                           *vg = (const unsigned short *)(V + b * VSB + hk * VSH),\n"
      << "                           *qg = (const unsigned short *)(Q + b * QSB + h * QSH),\n"
-     << "                           *gg = (const unsigned short *)(G + (b * H + h) * Sq * DV);\n"
-     << "      const " << c.st(t) << " *go = G + (b * H + h) * Sq * DV, *yo = Y + (b * H + h) * "
-     << "Sq * DV;\n"
+     << "                           *gg = (const unsigned short *)(G + b * GSB + h * GSH);\n"
+     << "      const " << c.st(t) << " *go = G + b * GSB + h * GSH, *yo = Y + b * YSB + h * YSH;\n"
      << "      const int64_t lrow = (b * H + h) * Sq, mbase = b % MB * ms[0] + h * ms[1];\n"
      << "      (void)mbase;\n";
   rowStats("BQ", "nq", "      ");
@@ -346,7 +348,7 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << "#pragma unroll\n"
      << "        for (int x = 0; x < 4; ++x) {\n"
      << "          const int r = qr + g + (x & 1) * 8, col = kk * 16 + (x >> 1) * 8 + 2 * t4;\n"
-     << "          ga[kk][x] = r < nq && col < DV ? *(const unsigned *)(gg + (i0 + r) * DV + col) "
+     << "          ga[kk][x] = r < nq && col < DV ? *(const unsigned *)(gg + (i0 + r) * GSS + col) "
         ": 0u;\n"
      << "        }\n"
      << "      __syncthreads(); // Ls, Ds\n"
@@ -404,7 +406,7 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   emitMmaPairs(os, mma, "ND", "tc_ldsm4t", btRow("Kt", "KP"), "dqa", "da", false);
   os << in << "}\n"
      << "      }\n";
-  store("dqa", "O", "D", "ND", "lrow + i0 + qr", "lrow + Sq", " * SCALE");
+  store("dqa", "(O + b * OSB + h * OSH)", "OSS", "D", "ND", "i0 + qr", "Sq", " * SCALE");
   os << "    }\n"
      << "  }\n}\n";
 }

@@ -16,17 +16,18 @@ void checkDim(const Dim &a, const Dim &b, const char *what) {
     fail(what, " mismatch: ", a.size, " vs ", b.size);
 }
 
-// Operand i's dims as [B, H, S, D] by its layout; throws on a rank or
-// part that does not fit.
-Shape logicalShape(const Op &op, size_t i) {
-  const TensorType &t = operandType(op, i);
+// Tensor i's (AttentionTensor: operand `operand`) dims as [B, H, S, D] by
+// its layout; throws on a rank or part that does not fit.
+Shape logicalShape(const Op &op, size_t i, size_t operand) {
+  const TensorType &t = operandType(op, operand);
   AttentionAxes a = attentionAxes(op, i);
-  const char *names[] = {"q", "k", "v"};
+  const char *names[] = {"q", "k", "v", "out", "dout"};
   if (t.rank() != a.rank())
     fail(names[i], " must be ",
          a.part < 0        ? "4-D"
-         : a.partAxis == 2 ? "5-D (packed [B, S, N, H, D])"
-                           : "5-D (packed [B, S, H, N, D])",
+         : a.partAxis == 3 ? "5-D (packed [B, S, H, N, D])"
+         : a.tokens == 0   ? "5-D (packed [S, B, N, H, D])"
+                           : "5-D (packed [B, S, N, H, D])",
          " by its layout, got ", t.str());
   const Dim &parts = a.part >= 0 ? t.shape[a.partAxis] : Dim::fixed(1);
   if (a.part >= 0 && parts.isStatic() && a.part >= parts.size)
@@ -74,7 +75,7 @@ std::vector<TensorType> inferAttention(const Op &op) {
     fail("q must be a float tensor, got ", qt.str());
   if (kt.dtype != qt.dtype || vt.dtype != qt.dtype)
     fail("q, k and v must have one type: ", qt.str(), ", ", kt.str(), ", ", vt.str());
-  Shape q = logicalShape(op, 0), k = logicalShape(op, 1), v = logicalShape(op, 2);
+  Shape q = logicalShape(op, 0, 0), k = logicalShape(op, 1, 1), v = logicalShape(op, 2, 2);
   checkDim(q[3], k[3], "q and k head dim");
   checkDim(k[2], v[2], "k and v sequence length");
   checkDim(k[1], v[1], "k and v heads");
@@ -95,31 +96,26 @@ std::vector<TensorType> inferAttention(const Op &op) {
   if (op.results.size() > 2)
     fail("has at most 2 results (the output and lse), got ", op.results.size());
   std::vector<TensorType> out;
-  if (attentionLayoutCode(op, 3) == 1)
-    out.push_back(TensorType{qt.dtype, {batch[0], q[2], q[1], v[3]}});
-  else
-    out.push_back(TensorType{qt.dtype, {batch[0], q[1], q[2], v[3]}});
+  out.push_back(TensorType{
+      qt.dtype, attentionPhysicalShape({batch[0], q[1], q[2], v[3]}, attentionLayoutCode(op, 3))});
   if (op.results.size() == 2)
     out.push_back(TensorType{lseType(qt.dtype), {batch[0], q[1], q[2]}});
   return out;
 }
 
 // AttentionGrad (Ops.def): q [B, H, Sq, D], k [B, Hkv, Skv, D], v [B, Hkv,
-// Skv, Dv], out and dout [B, H, Sq, Dv], lse [B, H, Sq]; results dq, dk, dv
-// of q's, k's and v's types.
+// Skv, Dv], out and dout [B, H, Sq, Dv], lse [B, H, Sq], each by its layout
+// code; results dq, dk, dv of q's, k's and v's types in theirs.
 std::vector<TensorType> inferAttentionGrad(const Op &op) {
-  const TensorType &qt = operandType(op, 0), &kt = operandType(op, 1), &vt = operandType(op, 2);
+  const TensorType &qt = operandType(op, 0);
   if (!isFloat(qt.dtype))
     fail("q must be a float tensor, got ", qt.str());
   const char *names[] = {"q", "k", "v", "mask", "out", "dout", "lse"};
-  for (size_t i : {1, 2, 4, 5}) {
-    const TensorType &t = operandType(op, i);
-    if (t.dtype != qt.dtype || t.rank() != 4)
-      fail(names[i], " must be a 4-D tensor of q's type, got ", t.str());
-  }
-  if (qt.rank() != 4)
-    fail("q must be 4-D [B, H, Sq, D], got ", qt.str());
-  const Shape &q = qt.shape, &k = kt.shape, &v = vt.shape;
+  for (size_t i : {1, 2, 4, 5})
+    if (operandType(op, i).dtype != qt.dtype)
+      fail(names[i], " must have q's type, got ", operandType(op, i).str());
+  Shape q = logicalShape(op, kAttnQ, 0), k = logicalShape(op, kAttnK, 1),
+        v = logicalShape(op, kAttnV, 2);
   checkDim(q[3], k[3], "q and k head dim");
   checkDim(k[2], v[2], "k and v sequence length");
   checkDim(k[1], v[1], "k and v heads");
@@ -127,16 +123,34 @@ std::vector<TensorType> inferAttentionGrad(const Op &op) {
   checkDim(q[0], v[0], "q and v batch");
   checkHeads(op, q[1], k[1]);
   Shape o{q[0], q[1], q[2], v[3]};
-  for (size_t i : {4, 5})
+  for (size_t t : {kAttnOut, kAttnDout}) {
+    Shape d = logicalShape(op, t, attentionGradOperand(t));
     for (size_t a = 0; a < 4; ++a)
-      checkDim(operandType(op, i).shape[a], o[a], names[i]);
+      checkDim(d[a], o[a], names[attentionGradOperand(t)]);
+  }
   const TensorType &lt = operandType(op, 6);
   if (!isFloat(lt.dtype) || lt.rank() != 3)
     fail("lse must be a 3-D float tensor [B, H, Sq], got ", lt.str());
   for (size_t a = 0; a < 3; ++a)
     checkDim(lt.shape[a], q[a], "lse");
   checkMask(op, 3, qt.dtype, q[0], q[1], q[2], k[2]);
-  return {qt, kt, vt};
+  if (attentionGradPacked(op)) { // one tensor of the three parts
+    checkDim(q[1], k[1], "packed dq, dk, dv: q and k heads");
+    checkDim(q[2], k[2], "packed dq, dk, dv: q and k tokens");
+    checkDim(q[3], v[3], "packed dq, dk, dv: q and v head dims");
+    if (op.results.size() != 1)
+      fail("has one result (dq, dk, dv packed) by its layout, got ", op.results.size());
+    return {TensorType{qt.dtype, attentionPhysicalShape(q, attentionLayoutCode(op, kAttnDq))}};
+  }
+  for (size_t t : {kAttnDq, kAttnDk, kAttnDv})
+    if (isPackedAttentionCode(attentionLayoutCode(op, t)))
+      fail("dq, dk and dv are packed only as parts 0, 1, 2 of one packing");
+  if (op.results.size() != 3)
+    fail("has 3 results (dq, dk, dv), got ", op.results.size());
+  auto typed = [&](const Shape &d, size_t t) {
+    return TensorType{qt.dtype, attentionPhysicalShape(d, attentionLayoutCode(op, t))};
+  };
+  return {typed(q, kAttnDq), typed(k, kAttnDk), typed(v, kAttnDv)};
 }
 
 } // namespace tc::infer

@@ -6,8 +6,7 @@
 // Softmax does. Each tensor is read and written by its layout's strides.
 // A second result, if asked for, gets each row's log-sum-exp (-inf for a
 // row of -inf scores): AttentionGrad's (AttentionGrad.cpp).
-#include "AttentionMask.h"
-#include "tc/IR/AttentionLayout.h"
+#include "AttentionTensors.h"
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -23,19 +22,6 @@ std::string dimsText(const Dims &d) {
   return s + "]";
 }
 
-// Operand i's dims as [B, H, S, D] and its strides, by its layout.
-struct Operand {
-  Dims d;
-  AttentionStrides s;
-};
-Operand operandOf(const Op &op, size_t i, const HostTensor &t) {
-  AttentionAxes a = attentionAxes(op, i);
-  const Dims &x = t.shape();
-  if (x.size() != a.rank() || (a.part >= 0 && a.part >= x[a.partAxis]))
-    fail("operand ", i, " ", dimsText(x), " does not fit its layout");
-  return {{x[a.batch], x[a.heads], x[a.tokens], x[a.features]}, attentionStrides(a, x)};
-}
-
 void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                      std::vector<HostTensor> &outs) {
   if (outs.size() != 1 && outs.size() != 2)
@@ -44,7 +30,8 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
   const HostTensor &q = *ins[0], &k = *ins[1], &v = *ins[2];
   const HostTensor *mask = ins.size() > 3 ? ins[3] : nullptr;
   HostTensor &y = outs[0];
-  Operand qo = operandOf(op, 0, q), ko = operandOf(op, 1, k), vo = operandOf(op, 2, v);
+  AttentionOperand qo = attentionOperand(op, kAttnQ, q), ko = attentionOperand(op, kAttnK, k),
+                   vo = attentionOperand(op, kAttnV, v);
   const Dims &qs = qo.d, &ks = ko.d, &vs = vo.d;
   int64_t B = std::max({qs[0], ks[0], vs[0], mask && mask->rank() == 4 ? mask->shape()[0] : 1}),
           H = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], Skv = ks[2], Dv = vs[3];
@@ -72,16 +59,12 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
   std::vector<double> qd = loadDoubles(q), kd = loadDoubles(k), vd = loadDoubles(v);
   std::vector<double> md = mask ? loadDoubles(*mask) : std::vector<double>();
   std::vector<double> s(static_cast<size_t>(Skv)), acc(static_cast<size_t>(Dv));
-  // Base of (batch b, head h) in an operand (batch 1 broadcasts).
-  auto base = [](const Operand &o, int64_t b, int64_t h) {
-    return (o.d[0] == 1 ? 0 : b) * o.s.batch + h * o.s.heads + o.s.offset;
-  };
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
       int64_t hk = h / group;
-      const double *kh = kd.data() + base(ko, b, hk), *vh = vd.data() + base(vo, b, hk);
+      const double *kh = kd.data() + ko.row(b, hk, 0), *vh = vd.data() + vo.row(b, hk, 0);
       for (int64_t i = 0; i < Sq; ++i) {
-        const double *qi = qd.data() + base(qo, b, h) + i * qo.s.tokens;
+        const double *qi = qd.data() + qo.row(b, h, i);
         double mx = -INFINITY;
         for (int64_t j = 0; j < Skv; ++j) {
           double dot = 0;
@@ -116,6 +99,14 @@ void attentionKernel(const Op &op, const std::vector<const HostTensor *> &ins,
 }
 
 } // namespace
+
+AttentionOperand attentionOperand(const Op &op, size_t i, const HostTensor &t) {
+  AttentionAxes a = attentionAxes(op, i);
+  const Dims &x = t.shape();
+  if (x.size() != a.rank() || (a.part >= 0 && a.part >= x[a.partAxis]))
+    fail("tensor ", i, " ", dimsText(x), " does not fit its layout");
+  return {{x[a.batch], x[a.heads], x[a.tokens], x[a.features]}, attentionStrides(a, x)};
+}
 
 void registerAttentionKernels(KernelTable &t) {
   t[size_t(OpKind::Attention)] = attentionKernel;

@@ -4,9 +4,10 @@
 // causal keys -inf), D = dout.out, dp_j = dout.v_j, ds_j = p_j (dp_j - D);
 // then dq += scale ds_j k_j, dk_j += scale ds_j q, dv_j += p_j dout into
 // the query's kv head (h / group). A row whose lse is -inf (every key
-// hidden: the forward wrote 0) adds nothing. All tensors [B, H, S, D].
-#include "AttentionMask.h"
-#include "tc/IR/AttentionLayout.h"
+// hidden: the forward wrote 0) adds nothing. Each tensor is read and
+// written by its layout code's strides (dq, dk, dv as parts of one result
+// where packed).
+#include "AttentionTensors.h"
 #include <cmath>
 
 namespace tc::ref {
@@ -15,18 +16,26 @@ namespace {
 
 void attentionGradKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                          std::vector<HostTensor> &outs) {
-  expectArity(ins, 3, outs, 3);
+  const bool packed = attentionGradPacked(op); // dq, dk, dv parts of one result
+  expectArity(ins, 3, outs, packed ? 1 : 3);
   if (ins.size() != 7)
     fail("internal: AttentionGrad called with ", ins.size(), " operands");
   for (size_t i : {0, 1, 2, 4, 5, 6})
     if (!ins[i])
       fail("internal: operand ", i, " is missing");
-  const HostTensor &q = *ins[0], &k = *ins[1], &v = *ins[2], &o = *ins[4], &dout = *ins[5],
-                   &lse = *ins[6];
+  const HostTensor &lse = *ins[6];
   const HostTensor *mask = ins[3];
-  const Dims &qs = q.shape(), &ks = k.shape(), &vs = v.shape();
-  if (qs.size() != 4 || ks.size() != 4 || vs.size() != 4 || ks[0] != qs[0] || vs[0] != qs[0] ||
-      ks[3] != qs[3] || vs[1] != ks[1] || vs[2] != ks[2] || ks[1] <= 0 || qs[1] % ks[1])
+  // Each tensor by its layout code (AttentionTensor order).
+  AttentionOperand t[8];
+  for (size_t i = 0; i < 5; ++i)
+    t[i] = attentionOperand(op, i, *ins[attentionGradOperand(i)]);
+  for (size_t r = 0; r < 3; ++r)
+    t[kAttnDq + r] = attentionOperand(op, kAttnDq + r, outs[packed ? 0 : r]);
+  const AttentionOperand &qo = t[kAttnQ], &ko = t[kAttnK], &vo = t[kAttnV], &oo = t[kAttnOut],
+                         &go = t[kAttnDout];
+  const Dims &qs = qo.d, &ks = ko.d, &vs = vo.d;
+  if (ks[0] != qs[0] || vs[0] != qs[0] || ks[3] != qs[3] || vs[1] != ks[1] || vs[2] != ks[2] ||
+      ks[1] <= 0 || qs[1] % ks[1])
     fail("q, k and v do not fit");
   int64_t B = qs[0], H = qs[1], Sq = qs[2], D = qs[3], Hkv = ks[1], Skv = ks[2], Dv = vs[3];
   int64_t MB = mask && mask->rank() == 4 ? mask->shape()[0] : 1;
@@ -35,27 +44,30 @@ void attentionGradKernel(const Op &op, const std::vector<const HostTensor *> &in
   double scale = attentionScale(op, D);
   bool causal = op.getInt("causal") != 0;
   int64_t group = H / Hkv;
-  std::vector<double> qd = loadDoubles(q), kd = loadDoubles(k), vd = loadDoubles(v),
-                      od = loadDoubles(o), gd = loadDoubles(dout), ld = loadDoubles(lse);
+  std::vector<double> qd = loadDoubles(*ins[0]), kd = loadDoubles(*ins[1]),
+                      vd = loadDoubles(*ins[2]), od = loadDoubles(*ins[4]),
+                      gd = loadDoubles(*ins[5]), ld = loadDoubles(lse);
   std::vector<double> md = mask ? loadDoubles(*mask) : std::vector<double>();
-  std::vector<double> dq(qd.size(), 0.0), dk(kd.size(), 0.0), dv(vd.size(), 0.0);
+  // The sums in [B, H, S, D] order, written out by the results' codes.
+  std::vector<double> dq(size_t(B * H * Sq * D), 0.0), dk(size_t(B * Hkv * Skv * D), 0.0),
+      dv(size_t(B * Hkv * Skv * Dv), 0.0);
   for (int64_t b = 0; b < B; ++b)
     for (int64_t h = 0; h < H; ++h) {
-      int64_t kvBase = (b * Hkv + h / group) * Skv;
+      int64_t hk = h / group, kvRow = (b * Hkv + hk) * Skv;
       for (int64_t i = 0; i < Sq; ++i) {
         int64_t row = (b * H + h) * Sq + i;
         double L = ld[size_t(row)];
         if (L == -INFINITY)
           continue;
-        const double *qi = &qd[size_t(row * D)], *oi = &od[size_t(row * Dv)],
-                     *gi = &gd[size_t(row * Dv)];
+        const double *qi = &qd[size_t(qo.row(b, h, i))], *oi = &od[size_t(oo.row(b, h, i))],
+                     *gi = &gd[size_t(go.row(b, h, i))];
         double Di = 0;
         for (int64_t c = 0; c < Dv; ++c)
           Di += gi[c] * oi[c];
         for (int64_t j = 0; j < Skv; ++j) {
           if (causal && j > i + Skv - Sq)
             continue;
-          const double *kj = &kd[size_t((kvBase + j) * D)], *vj = &vd[size_t((kvBase + j) * Dv)];
+          const double *kj = &kd[size_t(ko.row(b, hk, j))], *vj = &vd[size_t(vo.row(b, hk, j))];
           double s = 0, dp = 0;
           for (int64_t c = 0; c < D; ++c)
             s += qi[c] * kj[c];
@@ -72,17 +84,24 @@ void attentionGradKernel(const Op &op, const std::vector<const HostTensor *> &in
           double ds = p * (dp - Di) * scale;
           for (int64_t c = 0; c < D; ++c) {
             dq[size_t(row * D + c)] += ds * kj[c];
-            dk[size_t((kvBase + j) * D + c)] += ds * qi[c];
+            dk[size_t((kvRow + j) * D + c)] += ds * qi[c];
           }
           for (int64_t c = 0; c < Dv; ++c)
-            dv[size_t((kvBase + j) * Dv + c)] += p * gi[c];
+            dv[size_t((kvRow + j) * Dv + c)] += p * gi[c];
         }
       }
     }
   for (size_t r = 0; r < 3; ++r) {
     const std::vector<double> &g = r == 0 ? dq : r == 1 ? dk : dv;
-    for (size_t e = 0; e < g.size(); ++e)
-      outs[r].setDouble(int64_t(e), g[e]);
+    const AttentionOperand &to = t[kAttnDq + r];
+    int64_t heads = to.d[1], toks = to.d[2], width = to.d[3];
+    for (int64_t b = 0; b < B; ++b)
+      for (int64_t h = 0; h < heads; ++h)
+        for (int64_t s = 0; s < toks; ++s) {
+          int64_t from = ((b * heads + h) * toks + s) * width, at = to.row(b, h, s);
+          for (int64_t c = 0; c < width; ++c)
+            outs[packed ? 0 : r].setDouble(at + c, g[size_t(from + c)]);
+        }
   }
 }
 
