@@ -330,6 +330,13 @@ int tcOptMain(int argc, char **argv) {
       Pipeline t =
           trainingPipeline(lossSpec, optimizerSpec == "none" ? "" : optimizerSpec, trainable,
                            freeze, low, precision == "fp16" ? lossScale : "none");
+      // Where attention-layouts follows (-O2's rule, --attention-fusion),
+      // the projections go batch-first before autodiff: their backward then
+      // has no Transposes around the gradients either.
+      if (passes.empty() &&
+          std::any_of(pipeline.begin(), pipeline.end(),
+                      [](const PassInvocation &p) { return p.is(PassId::AttentionProjections); }))
+        t.insertBefore(PassId::Autodiff, Pipeline{PassId::AttentionProjections});
       pipeline = t.append(pipeline);
     }
     if (eval) {

@@ -27,19 +27,10 @@ namespace tc {
 
 namespace {
 
-struct Builder {
-  Function &f;
-  const Op &at;
-  Value *op(OpKind k, std::vector<Value *> ins,
-            std::vector<std::pair<std::string, Attribute>> attrs = {}) {
-    return addInferredOp(f, k, std::move(ins), std::move(attrs), at.result()->name, at.loc);
-  }
+struct Builder : AtOpBuilder {
   Value *scalar(float v) {
     return f.addConstant(f.uniqueName(at.result()->name + "_c"), TensorType{DType::F32, {}},
                          TensorData::copyOf(&v, sizeof v), at.loc);
-  }
-  Value *ints(const std::vector<int64_t> &v) {
-    return addIntsConstant(f, at.result()->name + "_shape", v, at.loc);
   }
   Value *matmul(Value *a, Value *b, bool ta, bool tb, double alpha = 1.0) {
     return op(OpKind::MatMul, {a, b},
@@ -135,7 +126,7 @@ std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxS
   if (causal && Sq * Skv > (int64_t(1) << 20)) // its [Sq, Skv] constant stays small
     return std::nullopt;
   double scale = attentionScale(g, D);
-  Builder b{f, g};
+  Builder b{{f, g}};
   q = logical(b, g, kAttnQ, q);
   k = logical(b, g, kAttnK, k);
   v = logical(b, g, kAttnV, v);

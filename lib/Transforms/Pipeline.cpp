@@ -200,7 +200,7 @@ Pipeline pipelineForLevel(int level, std::optional<bool> attention) {
   // -O3 adds attention-fusion; -O2 where attentionFusionAtO2 says (Pass.h,
   // docs/optimizer.md has the numbers).
   if (level >= 2 && attention.value_or(level >= 3))
-    p.add(AttentionFusion).add(AttentionLayouts).add(DCE);
+    p.add(AttentionFusion).add(AttentionProjections).add(AttentionLayouts).add(DCE);
   // lower-quantize last before fusion: tc-opt puts the target's passes and
   // mixed-precision before it (preFusionAnchor), which must not turn its
   // exact f32 / f64 arithmetic into half types.

@@ -50,6 +50,21 @@ Value *addInferredOp(Function &f, OpKind k, std::vector<Value *> ins,
                      std::vector<std::pair<std::string, Attribute>> attrs, const std::string &base,
                      const Location &loc);
 
+// Appends ops for a rewrite of op `at`: named after its result, located at
+// it, typed by their shape rules (addInferredOp); `ints` a 1-D i64
+// constant (a shape).
+struct AtOpBuilder {
+  Function &f;
+  const Op &at;
+  Value *op(OpKind k, std::vector<Value *> ins,
+            std::vector<std::pair<std::string, Attribute>> attrs = {}) {
+    return addInferredOp(f, k, std::move(ins), std::move(attrs), at.result()->name, at.loc);
+  }
+  Value *ints(const std::vector<int64_t> &v) {
+    return addIntsConstant(f, at.result()->name + "_shape", v, at.loc);
+  }
+};
+
 // `y` (made by a lowering) becomes the value `r` (the lowered op's result):
 // r's readers and its place among the function's results stay. Given `f`,
 // the lowering's own readers of y read r too.
