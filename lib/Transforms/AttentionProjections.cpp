@@ -152,10 +152,15 @@ std::optional<Rewrite> outputSide(Readers &rd, Value *y) {
   if (!g || x == y || g->operand(0) != x || !isWeight(g->operand(1)))
     return std::nullopt;
   bool gemm = g->is(OpKind::Gemm);
-  if (gemm ? g->getInt("transA") != 0 || g->getFloat("alpha") != 1.0 : !g->is(OpKind::MatMul))
+  if (gemm ? g->getInt("transA") != 0 : !g->is(OpKind::MatMul))
     return std::nullopt;
-  if (gemm && g->operand(2) && g->getFloat("beta") != 1.0)
-    return std::nullopt;
+  // A Gemm's C must be the same for every row (a bias), or the rows'
+  // order would matter.
+  if (const Value *c = gemm ? g->operand(2) : nullptr) {
+    const Shape &cs = c->type.shape;
+    if (cs.size() > 2 || (cs.size() == 2 && !(cs[0].isStatic() && cs[0].size == 1)))
+      return std::nullopt;
+  }
   Value *gy = g->result();
   Op *r = rd.sole(gy);
   Value *rows = gy; // G's result as [.., N] (G's own or a Reshape of it)
