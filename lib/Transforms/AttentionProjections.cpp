@@ -14,7 +14,11 @@
 //       (X a view chain from the attention's result; the same for a MatMul
 //        of a 3-D X)
 //
-// for perms p that keep the last axis. The projections then run
+// for perms p that keep the last axis; and Llama's rotary embeddings,
+// x cos + rotate_half(x) sin on the head split Transpose(x, [0, 2, 1, 3])
+// of q and k (ops on the last axis only), run on x itself with the
+// Transpose after them (cos and sin, [.., 1, S, D], transposed instead:
+// small). The projections then run
 // batch-first, q, k, v and the result are batch-first views of them, and a
 // train step's backward (autodiff runs after this) has no Transposes
 // around the projections' gradients either. The output side is taken only
@@ -23,6 +27,7 @@
 #include "tc/IR/ConstantInts.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <algorithm>
 #include <functional>
 #include <set>
 #include <unordered_map>
@@ -209,6 +214,128 @@ std::optional<Rewrite> outputSide(Readers &rd, Value *y) {
                  }};
 }
 
+// Whether op `op` of a region acts on the last axis only (or on none):
+// Mul, Add, Sub, Neg elementwise, a Slice or Concat along the last axis.
+bool lastAxisOnly(const Op &op) {
+  size_t r = op.result()->type.rank();
+  switch (op.kind) {
+  case OpKind::Mul:
+  case OpKind::Add:
+  case OpKind::Sub:
+  case OpKind::Neg: return true;
+  case OpKind::Concat: {
+    int64_t a = op.getInt("axis");
+    return a == -1 || a == int64_t(r) - 1;
+  }
+  case OpKind::Slice: {
+    if (op.operands.size() < 4 || !op.operand(3))
+      return false;
+    std::optional<Ints> axes = infer::constantInts(op.operand(3));
+    return axes && axes->size() == 1 && ((*axes)[0] == -1 || (*axes)[0] == int64_t(r) - 1);
+  }
+  default: return false;
+  }
+}
+
+// Rotary embeddings (Llama's q and k): the head split's Transpose [0, 2,
+// 1, 3] read by a region of last-axis-only ops (x cos + rotate_half(x) sin)
+// whose result is the attention operand `x`. The region runs on the
+// projection's [B, S, H, D] instead (its other operands, [.., 1, S, D] or
+// [D], transposed the same way: small) and the Transpose moves to its end,
+// where attention-layouts reads it in place.
+std::optional<Rewrite> rotarySide(Readers &rd, const Function &f, Value *x) {
+  const Ints perm{0, 2, 1, 3};
+  std::vector<Op *> region;
+  std::set<const Value *> inside;
+  Value *source = nullptr; // the Transpose's result
+  std::vector<Value *> work{x};
+  while (!work.empty()) {
+    Value *v = work.back();
+    work.pop_back();
+    if (inside.count(v))
+      continue;
+    Op *d = v->def;
+    if (!d)
+      return std::nullopt;
+    if (d->is(OpKind::Transpose) && d->getInts("perm") == perm && v->type.rank() == 4) {
+      if (source && source != v)
+        return std::nullopt; // one head split only
+      source = v;
+      inside.insert(v);
+      continue;
+    }
+    if (d->results.size() != 1 || !lastAxisOnly(*d) || v->type.rank() != 4)
+      return std::nullopt;
+    inside.insert(v);
+    region.push_back(d);
+    for (size_t k = 0; k < d->operands.size(); ++k) {
+      Value *o = d->operands[k];
+      if (!o || (d->is(OpKind::Slice) && k > 0))
+        continue;
+      // An operand with v's batch, heads and tokens is in the region; any
+      // other (cos, sin) broadcasts over the heads.
+      const Shape &os = o->type.shape, &vs = v->type.shape;
+      if (os.size() == 4 && os[0] == vs[0] && os[1] == vs[1] && os[2] == vs[2])
+        work.push_back(o);
+    }
+  }
+  if (!source || region.empty())
+    return std::nullopt;
+  // Every value of the region is read inside it only (x: by attention).
+  for (const Value *v : inside) {
+    if (v == x)
+      continue;
+    for (Op *r : rd[v])
+      if (std::find(region.begin(), region.end(), r) == region.end())
+        return std::nullopt;
+    if (rd.returned.count(v))
+      return std::nullopt;
+  }
+  // The others: rank 4 with 1 head (transposed), or rank <= 1.
+  for (Op *op : region)
+    for (size_t k = 0; k < op->operands.size(); ++k) {
+      const Value *o = op->operands[k];
+      if (!o || inside.count(o) || (op->is(OpKind::Slice) && k > 0))
+        continue;
+      const Shape &os = o->type.shape;
+      if (!(os.size() <= 1 || (os.size() == 4 && os[1] == Dim::fixed(1))))
+        return std::nullopt;
+    }
+  Value *bshd = source->def->operand(0);
+  Op *last = x->def;
+  // The region in op order: each op is made again on primed operands.
+  std::vector<Op *> sorted;
+  for (const auto &op : f.ops)
+    if (std::find(region.begin(), region.end(), op.get()) != region.end())
+      sorted.push_back(op.get());
+  return Rewrite{last, x, [=](Builder &b) {
+                   std::map<const Value *, Value *> primed{{source, bshd}};
+                   std::map<const Value *, Value *> sides;
+                   Value *out = nullptr;
+                   for (Op *op : sorted) {
+                     std::vector<Value *> ins;
+                     for (size_t k = 0; k < op->operands.size(); ++k) {
+                       Value *o = op->operands[k];
+                       if (!o || (op->is(OpKind::Slice) && k > 0) || o->type.rank() <= 1) {
+                         ins.push_back(o);
+                       } else if (auto it = primed.find(o); it != primed.end()) {
+                         ins.push_back(it->second);
+                       } else {
+                         Value *&t = sides[o];
+                         if (!t)
+                           t = b.transpose(o, perm);
+                         ins.push_back(t);
+                       }
+                     }
+                     out = b.op(op->kind, ins,
+                                std::vector<std::pair<std::string, Attribute>>(op->attrs.begin(),
+                                                                               op->attrs.end()));
+                     primed[op->result()] = out;
+                   }
+                   return b.transpose(out, perm);
+                 }};
+}
+
 } // namespace
 
 bool runAttentionProjectionsPass(Module &m, const PassOptions &) {
@@ -233,6 +360,12 @@ bool runAttentionProjectionsPass(Module &m, const PassOptions &) {
           todo.push_back(std::move(*w));
         }
       }
+      for (size_t i = 0; i < 2; ++i) // q and k through rotary embeddings
+        if (std::optional<Rewrite> w = rotarySide(rd, f, op->operand(i));
+            w && !planned.count(w->from)) {
+          planned.insert(w->from);
+          todo.push_back(std::move(*w));
+        }
       if (std::optional<Rewrite> w = outputSide(rd, op->result()))
         todo.push_back(std::move(*w));
     }
