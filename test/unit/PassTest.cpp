@@ -116,7 +116,7 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   const std::string base = "infer-shapes,lower-einsum,lower-recurrent,fold-constants,canonicalize,"
                            "cse,lower-losses,lower-hardmax,lower-optimizers,dce";
   const std::string quant = ",lower-quantize,dce",
-                    attend = ",attention-fusion,attention-layouts,dce";
+                    attend = ",attention-fusion,attention-projections,attention-layouts,dce";
   EXPECT_EQ(pipelineForLevel(1).spelling(), base + quant);
   EXPECT_EQ(pipelineForLevel(2).spelling(), base + quant + ",rematerialize,fuse");
   EXPECT_EQ(pipelineForLevel(3).spelling(), base + attend + quant + ",rematerialize,fuse");
