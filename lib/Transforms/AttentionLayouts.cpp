@@ -40,24 +40,11 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-struct Uses {
-  std::unordered_map<const Value *, std::vector<Op *>> users;
-  std::unordered_map<const Value *, int> count; // op operands + function results
-  explicit Uses(Function &f) {
-    for (auto &op : f.ops)
-      for (Value *v : op->operands)
-        if (v) {
-          users[v].push_back(op.get());
-          ++count[v];
-        }
-    for (const Value *v : f.results)
-      count[v] += 2; // never absorbed
-  }
-  int operator[](const Value *v) const {
-    auto it = count.find(v);
-    return it == count.end() ? 0 : it->second;
-  }
-};
+// The sole reader of `y`, when it has one result; else null.
+Op *soleUser(const ValueUses &u, const Value *y) {
+  Op *op = u.sole(y);
+  return op && op->results.size() == 1 ? op : nullptr;
+}
 
 bool isOp(const Value *v, OpKind k) { return v && v->def && v->def->is(k); }
 
@@ -119,7 +106,7 @@ struct Slot {
 // Every read of `x` when each is an attention op's q, k or v (`only` -1)
 // or its tensor `only`, in code 0 (the first reader in op order first);
 // empty when another op or a function result reads it.
-std::vector<Slot> slotsOf(const Uses &u, Value *x, int only) {
+std::vector<Slot> slotsOf(const ValueUses &u, Value *x, int only) {
   std::vector<Slot> slots;
   auto it = u.users.find(x);
   if (it == u.users.end())
@@ -184,7 +171,7 @@ bool relayout(Op &a, size_t t, Value *to, int64_t code) {
 
 // The AttentionGrads that read `y` as their `out` (in code 0), when one
 // other op reads it once (`other`); `other` null where that is not so.
-std::vector<Slot> outReaders(const Uses &u, Value *y, Op *&other) {
+std::vector<Slot> outReaders(const ValueUses &u, Value *y, Op *&other) {
   std::vector<Slot> readers;
   other = nullptr;
   auto it = u.users.find(y);
@@ -252,7 +239,7 @@ bool sameDim(const Dim &a, const Dim &b) { return a == b && !a.isUnknown(); }
 // The scalar index `p` that Squeeze(Slice(T, [p], [p + 1], axes [0]), [0])
 // or Gather(T, p, axis 0) takes of T (`x` the result); null when `x` is
 // neither. `chain` gets the values that die with the rewrite.
-Value *partOf(const Uses &u, Value *x, int64_t &p, std::vector<Value *> &chain) {
+Value *partOf(const ValueUses &u, Value *x, int64_t &p, std::vector<Value *> &chain) {
   if (isOp(x, OpKind::Gather) && x->def->getInt("axis") == 0) {
     std::optional<Ints> idx = infer::constantInts(x->def->operand(1));
     if (!idx || idx->size() != 1 || x->def->operand(1)->type.rank() != 0)
@@ -292,7 +279,7 @@ struct Absorb {
 
 struct Rewriter {
   Function &f;
-  Uses u;
+  ValueUses u;
   explicit Rewriter(Function &fn) : f(fn), u(fn) {}
   std::vector<Absorb> todo;
   // Shared producers (the ViT Transpose, the GPT-2 Split) -> the rewrites
@@ -386,13 +373,6 @@ struct Rewriter {
     return r;
   }
 
-  // The user of `y` when it is its only one, with one result.
-  Op *soleUser(const Value *y) {
-    auto it = u.users.find(y);
-    return u[y] == 1 && it != u.users.end() && it->second[0]->results.size() == 1 ? it->second[0]
-                                                                                  : nullptr;
-  }
-
   // Result `r` of `a` (Attention's output; AttentionGrad's dq, dk, dv)
   // through identity Reshapes into Transpose [0, 2, 1, 3]: written in
   // [B, S, H, D]. AttentionGrads may read an output as `out` besides.
@@ -405,7 +385,7 @@ struct Rewriter {
     Value *z = y;
     while (t && t->is(OpKind::Reshape) && t->operand(0) == z && t->result()->type == z->type) {
       z = t->result();
-      t = soleUser(z);
+      t = soleUser(u, z);
     }
     if (!t || !t->is(OpKind::Transpose) || t->getInts("perm") != Ints{0, 2, 1, 3})
       return false;
@@ -479,7 +459,7 @@ struct Rewriter {
 // its result's way back to channels-last is the result in [B, S, H, D].
 struct ViewRewriter {
   Function &f;
-  Uses u;
+  ValueUses u;
   explicit ViewRewriter(Function &fn) : f(fn), u(fn) {}
   std::map<std::pair<Value *, Ints>, Value *> reshapes; // (base, dims) -> its Reshape
   PlacedOps before, after;
@@ -645,7 +625,7 @@ struct ViewRewriter {
       size_t steps = 0;
       for (Op *t = first;
            t && isStridedViewOp(*t) && t->operand(0) == end && t->results.size() == 1 && steps < 16;
-           ++steps, t = u[end] == 1 ? u.users[end][0] : nullptr) {
+           ++steps, t = u.sole(end)) {
         std::optional<StridedView> next = applyViewOp(v, *t, t->result());
         if (!next)
           return nullptr;
@@ -722,23 +702,16 @@ struct ViewRewriter {
 // Concat's copy goes.
 struct PackRewriter {
   Function &f;
-  Uses u;
+  ValueUses u;
   explicit PackRewriter(Function &fn) : f(fn), u(fn) {}
   PlacedOps after;
-
-  // The sole reader of `y` with one result, or null.
-  Op *soleUser(const Value *y) {
-    auto it = u.users.find(y);
-    return u[y] == 1 && it != u.users.end() && it->second[0]->results.size() == 1 ? it->second[0]
-                                                                                  : nullptr;
-  }
 
   // `v` through the views from `y` on to the value `stop` reads (`stop`
   // null: to the last sole-reader view); `end` gets the last value.
   std::optional<StridedView> follow(StridedView v, Value *y, const Op *stop, Value *&end) {
     end = y;
-    for (Op *t = soleUser(y); t && t != stop && isStridedViewOp(*t) && t->operand(0) == end;
-         t = soleUser(end)) {
+    for (Op *t = soleUser(u, y); t && t != stop && isStridedViewOp(*t) && t->operand(0) == end;
+         t = soleUser(u, end)) {
       std::optional<StridedView> next = applyViewOp(v, *t, t->result());
       if (!next)
         return std::nullopt;
@@ -754,10 +727,10 @@ struct PackRewriter {
     Op *c = nullptr;
     for (size_t r = 0; r < 3; ++r) {
       Value *end = g.results[r];
-      Op *t = soleUser(end);
+      Op *t = soleUser(u, end);
       while (t && isStridedViewOp(*t) && t->operand(0) == end) {
         end = t->result();
-        t = soleUser(end);
+        t = soleUser(u, end);
       }
       if (!t || !t->is(OpKind::Concat) || t->operands.size() != 3 || t->operands[r] != end ||
           (c && c != t))

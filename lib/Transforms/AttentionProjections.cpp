@@ -38,29 +38,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-struct Readers {
-  std::unordered_map<const Value *, std::vector<Op *>> of;
-  std::set<const Value *> returned;
-  explicit Readers(Function &f) {
-    for (auto &op : f.ops)
-      for (Value *v : op->operands)
-        if (v)
-          of[v].push_back(op.get());
-    for (const Value *v : f.results)
-      returned.insert(v);
-  }
-  const std::vector<Op *> &operator[](const Value *v) {
-    static const std::vector<Op *> none;
-    auto it = of.find(v);
-    return it == of.end() ? none : it->second;
-  }
-  // The one reader of `v` (read once, not returned), or null.
-  Op *sole(const Value *v) {
-    const std::vector<Op *> &r = (*this)[v];
-    return r.size() == 1 && !returned.count(v) ? r[0] : nullptr;
-  }
-};
-
 bool isAttention(const Op &op) { return op.is(OpKind::Attention); }
 
 // A perm of rank r that keeps the last axis where it is.
@@ -70,10 +47,10 @@ bool keepsLast(const Ints &perm, size_t r) {
 
 // Whether every reader of `v`, through view ops, is an Attention's q, k or
 // v (and there is one).
-bool feedsAttentionOnly(Readers &rd, const Value *v, int depth = 0) {
-  if (rd.returned.count(v) || rd[v].empty() || depth > 16)
+bool feedsAttentionOnly(const ValueUses &rd, const Value *v, int depth = 0) {
+  if (rd.returned(v) || rd.readers(v).empty() || depth > 16)
     return false;
-  for (Op *op : rd[v]) {
+  for (Op *op : rd.readers(v)) {
     if (isAttention(*op)) {
       for (size_t k = 0; k < op->operands.size(); ++k)
         if (op->operands[k] == v && k > 2)
@@ -108,7 +85,7 @@ struct Rewrite {
 };
 
 // The input side: `p` = [Add(b, )] MatMul(Transpose(x, perm), W).
-std::optional<Rewrite> inputSide(Readers &rd, Value *p) {
+std::optional<Rewrite> inputSide(const ValueUses &rd, Value *p) {
   Op *add = p->def && p->def->is(OpKind::Add) ? p->def : nullptr;
   Value *m = p;
   Value *bias = nullptr;
@@ -147,7 +124,7 @@ std::optional<Rewrite> inputSide(Readers &rd, Value *p) {
 // The output side from attention result `y`: the view chain y -> .. -> X
 // (each value read once) into G = Gemm(X, W, b) | MatMul(X, W), then
 // [Reshape] and a Transpose keeping the last axis.
-std::optional<Rewrite> outputSide(Readers &rd, Value *y) {
+std::optional<Rewrite> outputSide(const ValueUses &rd, Value *y) {
   Value *x = y;
   Op *g = rd.sole(x);
   for (int steps = 0; g && isStridedViewOp(*g) && g->results.size() == 1 && steps < 16; ++steps) {
@@ -243,7 +220,7 @@ bool lastAxisOnly(const Op &op) {
 // projection's [B, S, H, D] instead (its other operands, [.., 1, S, D] or
 // [D], transposed the same way: small) and the Transpose moves to its end,
 // where attention-layouts reads it in place.
-std::optional<Rewrite> rotarySide(Readers &rd, const Function &f, Value *x) {
+std::optional<Rewrite> rotarySide(const ValueUses &rd, const Function &f, Value *x) {
   const Ints perm{0, 2, 1, 3};
   std::vector<Op *> region;
   std::set<const Value *> inside;
@@ -285,10 +262,10 @@ std::optional<Rewrite> rotarySide(Readers &rd, const Function &f, Value *x) {
   for (const Value *v : inside) {
     if (v == x)
       continue;
-    for (Op *r : rd[v])
+    for (Op *r : rd.readers(v))
       if (std::find(region.begin(), region.end(), r) == region.end())
         return std::nullopt;
-    if (rd.returned.count(v))
+    if (rd.returned(v))
       return std::nullopt;
   }
   // The others: rank 4 with 1 head (transposed), or rank <= 1.
@@ -342,7 +319,7 @@ bool runAttentionProjectionsPass(Module &m, const PassOptions &) {
   bool changed = false;
   for (auto &fn : m.functions) {
     Function &f = *fn;
-    Readers rd(f);
+    ValueUses rd(f);
     std::vector<Rewrite> todo;
     std::set<const Value *> planned;
     for (auto &op : f.ops) {

@@ -79,4 +79,30 @@ std::optional<ScalarScale> scalarScale(const Op &op) {
   return ScalarScale{op.operand(data), div ? 1.0 / *c : *c};
 }
 
+ValueUses::ValueUses(const Function &f) {
+  for (const auto &op : f.ops)
+    for (const Value *v : op->operands)
+      if (v) {
+        users[v].push_back(op.get());
+        ++count[v];
+      }
+  for (const Value *v : f.results)
+    count[v] += 2;
+}
+
+int ValueUses::operator[](const Value *v) const {
+  auto it = count.find(v);
+  return it == count.end() ? 0 : it->second;
+}
+
+const std::vector<Op *> &ValueUses::readers(const Value *v) const {
+  static const std::vector<Op *> none;
+  auto it = users.find(v);
+  return it == users.end() ? none : it->second;
+}
+
+bool ValueUses::returned(const Value *v) const { return (*this)[v] > int(readers(v).size()); }
+
+Op *ValueUses::sole(const Value *v) const { return (*this)[v] == 1 ? readers(v)[0] : nullptr; }
+
 } // namespace tc

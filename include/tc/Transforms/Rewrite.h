@@ -2,6 +2,7 @@
 #pragma once
 #include "tc/IR/IR.h"
 #include <functional>
+#include <unordered_map>
 
 namespace tc {
 
@@ -49,6 +50,21 @@ Value *addIntsConstant(Function &f, const std::string &base, const std::vector<i
 Value *addInferredOp(Function &f, OpKind k, std::vector<Value *> ins,
                      std::vector<std::pair<std::string, Attribute>> attrs, const std::string &base,
                      const Location &loc);
+
+// Who reads each value of `f` (as built; not updated by later rewrites):
+// the ops reading it, once per operand, and how often it is read, a
+// function result counting 2 (a returned value is never a sole read).
+struct ValueUses {
+  std::unordered_map<const Value *, std::vector<Op *>> users;
+  std::unordered_map<const Value *, int> count;
+  explicit ValueUses(const Function &f);
+  int operator[](const Value *v) const;
+  // The ops reading `v` (once per operand read).
+  const std::vector<Op *> &readers(const Value *v) const;
+  bool returned(const Value *v) const;
+  // The op that reads `v` once and alone (v not returned), or null.
+  Op *sole(const Value *v) const;
+};
 
 // Appends ops for a rewrite of op `at`: named after its result, located at
 // it, typed by their shape rules (addInferredOp); `ints` a 1-D i64
