@@ -11,9 +11,10 @@
 //                                       (dynamo: shapes from Shape(k) -> Slice -> Concat,
 //                                        or constants where k's dims are static)
 //   k, v = Reshape(Expand(Unsqueeze(x, [2]), [B, Hkv, rep, S, D]), [B, Hkv * rep, S, D])
-//                                       (grouped-query attention: x has Hkv heads; with
-//                                        a static batch, k^T's first Reshape reads the
-//                                        Expand itself: [B * Hkv * rep, S, D])
+//                                       (grouped-query attention: x has Hkv heads; k^T's
+//                                        first Reshape may read the Expand itself:
+//                                        [B * Hkv * rep, S, D], canonicalize's merge at a
+//                                        static batch, torch 2.11's export at a symbolic one)
 //   mask = Where(C, 0, -big) with C a constant lower triangle (possibly
 //          Expand'ed), or that folded to a constant: causal = 1 and no
 //          mask; any other additive mask whose heads, queries and keys axes
@@ -47,7 +48,9 @@ namespace tc {
 namespace {
 
 // Uses of every value (op operands and function results). Shape ops do not
-// count: dynamo's k^T reads Shape(k), which the rewrite leaves dead too.
+// count: dynamo's k^T reads Shape(k), which the rewrite leaves dead too; nor
+// do ops whose results only Shape ops read (dynamo's grouped k, reshaped to
+// [B, H, S, D] only for its Shape, while k^T reshapes the Expand itself).
 using UseCounts = std::unordered_map<const Value *, int>;
 
 UseCounts countUses(const Function &f) {
@@ -57,7 +60,17 @@ UseCounts countUses(const Function &f) {
       if (v && !op->is(OpKind::Shape))
         ++uses[v];
   for (const Value *v : f.results)
-    uses[v] += 2; // a result is never an intermediate
+    uses[v] += 2;                                            // a result is never an intermediate
+  for (auto it = f.ops.rbegin(); it != f.ops.rend(); ++it) { // readers before their operands
+    const Op &op = **it;
+    bool shapeOnly = !op.is(OpKind::Shape) && !op.results.empty() &&
+                     std::all_of(op.results.begin(), op.results.end(),
+                                 [&](const Value *r) { return uses[r] == 0; });
+    if (shapeOnly)
+      for (const Value *v : op.operands)
+        if (v)
+          --uses[v];
+  }
   return uses;
 }
 
@@ -149,8 +162,8 @@ struct Matcher {
 
   // k from k^T: Transpose(x) swapping the last two axes of k, or dynamo's
   // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k), whose first
-  // Reshape may read grouped-query attention's Expand directly (a static
-  // batch lets canonicalize merge the group's Reshape into it): then the
+  // Reshape may read grouped-query attention's Expand directly (see the
+  // header): then the
   // result is the group's x and `rep` its repeat. May append a Transpose op
   // to `fresh` (placed by the caller).
   Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh, int64_t &rep) {
@@ -196,10 +209,13 @@ struct Matcher {
     if (k->type.rank() != 4)
       return nullptr;
     auto s1 = shapeExpr(r1->operand(1)), s2 = shapeExpr(r2->operand(1));
-    // Element e is dim a of k: symbolically, or as a constant (folded
-    // when k's dims are static).
+    // Element e is dim a of k: symbolically (a dim of k, or of any value
+    // whose dim is provably the same: dynamo's grouped k), or as a constant
+    // (folded when k's dims are static).
     auto is = [&](const Elem &e, int64_t a) {
       return (sym && e == Elem{sym, a}) ||
+             (e.src && e.n < int64_t(e.src->type.rank()) &&
+              known(e.src->type.shape[size_t(e.n)], ks[size_t(a)])) ||
              (!e.src && ks[size_t(a)].isStatic() && e.n == ks[size_t(a)].size);
     };
     auto merged = [&](const Elem &e) { // -1, or k0 * k1
