@@ -3,7 +3,9 @@
 //
 //   MatMul(Where(IsNaN(P), 0, P) | P, v)                       P @ v
 //   P = Softmax(scores, axis = -1)
-//   scores = [Where(C, ., -big)] MatMul(q', kT') [* c | / c] [+ mask]
+//   scores = [Where(C, ., -big)] MatMul(q', kT') [* c | / c] [+ bias] [+ mask]
+//                                       (MPNet: a relative-position bias, then the
+//                                        padding mask; the op's mask is their sum)
 //                                       (TorchScript GPT-2: C the causal triangle)
 //   q' = q [* c | / c]                  (torch dynamo scales q and kT by d^-1/4 each)
 //   kT' = Transpose(k) [* c | / c]      (perm swapping the last two axes of k)
@@ -506,17 +508,27 @@ bool fuseAt(Function &f, size_t pos) {
   if (!sm || (sm->getInt("axis") != -1 && sm->getInt("axis") != 3))
     return false;
   Value *scores = unwindow(f, mt, pt, sm->operand(0));
-  if (Op *add = mt.single(scores, OpKind::Add)) {
-    // The side that leads (through scales) to a MatMul is the scores.
-    size_t s = 0;
+  // The side of an Add that leads (through scales) to a MatMul is the scores.
+  auto scoresSide = [&](Op *add) -> std::optional<size_t> {
     for (size_t i = 0; i < 2; ++i) {
       double unused = 1;
       Value *x = mt.peelScale(add->operand(i), unused);
       if (x->def && x->def->is(OpKind::MatMul))
-        s = i;
+        return i;
     }
+    return std::nullopt;
+  };
+  if (Op *add = mt.single(scores, OpKind::Add)) {
+    size_t s = scoresSide(add).value_or(0);
     scores = add->operand(s);
     pt.mask = add->operand(1 - s);
+    // MPNet's relative-position bias, then the padding mask: two terms,
+    // summed into the op's mask (finish).
+    Op *inner = pt.bias ? nullptr : mt.single(scores, OpKind::Add);
+    if (std::optional<size_t> si = inner ? scoresSide(inner) : std::nullopt) {
+      scores = inner->operand(*si);
+      pt.bias = inner->operand(1 - *si);
+    }
   }
   // TorchScript GPT-2: Where(causal, scores, finfo.min) replaces the hidden
   // scores (before the additive mask).
