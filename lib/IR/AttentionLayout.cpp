@@ -71,6 +71,12 @@ bool attentionGradPacked(const Op &op) {
          attentionLayoutCode(op, kAttnDk) == dq + 1 && attentionLayoutCode(op, kAttnDv) == dq + 2;
 }
 
+int attentionGradMaskResult(const Op &op) {
+  if (!op.is(OpKind::AttentionGrad) || op.getInt("mask_grad") == 0)
+    return -1;
+  return attentionGradPacked(op) ? 1 : 3;
+}
+
 AttentionStrides attentionStrides(const AttentionAxes &a, const std::vector<int64_t> &dims) {
   auto stride = [&](size_t axis) {
     int64_t s = 1;

@@ -88,7 +88,7 @@ Value *logical(Builder &b, const Op &g, size_t t, Value *x) {
 }
 
 // The rewrite of AttentionGrad `g` (its results: dq, dk, dv or the packed
-// three), or nothing where it does not apply.
+// three, then dmask where it has one), or nothing where it does not apply.
 std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxScores) {
   Value *q = g.operand(0), *k = g.operand(1), *v = g.operand(2), *mask = g.operand(3),
         *out = g.operand(4), *dout = g.operand(5), *lse = g.operand(6);
@@ -170,7 +170,8 @@ std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxS
   Value *rowD =
       b.op(OpKind::ReduceSum, {b.op(OpKind::Mul, {cast(dout, DType::F32), cast(out, DType::F32)})},
            {{"axes", Attribute(std::vector<int64_t>{3})}, {"keepdims", Attribute(int64_t(1))}});
-  Value *ds = grouped(cast(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}), t));
+  Value *dsHeads = cast(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}), t);
+  Value *ds = grouped(dsHeads);
   Value *dq = perHead(b.matmul(ds, k, false, false, scale));
   Value *dk = b.matmul(ds, qg, true, false, scale);
   std::vector<Value *> grads{dq, dk, dv};
@@ -185,8 +186,10 @@ std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxS
     int64_t axis = int64_t(attentionAxes(g, kAttnDq).partAxis);
     for (Value *&x : grads)
       x = b.op(OpKind::Unsqueeze, {x}, {{"axes", Attribute(std::vector<int64_t>{axis})}});
-    return std::vector<Value *>{b.op(OpKind::Concat, grads, {{"axis", Attribute(axis)}})};
+    grads = {b.op(OpKind::Concat, grads, {{"axis", Attribute(axis)}})};
   }
+  if (attentionGradMaskResult(g) >= 0)
+    grads.push_back(dsHeads);
   return grads;
 }
 
@@ -206,8 +209,8 @@ bool runAttentionGradGemmsPass(Module &m, const PassOptions &opts) {
         f.ops.push_back(std::move(o));
         continue;
       }
-      for (size_t i = 0; i < grads->size(); ++i)
-        adoptValue(o->results[i], (*grads)[i]);
+      for (size_t i = 0; i < grads->size(); ++i) // dmask (dS) is read inside too
+        adoptValue(o->results[i], (*grads)[i], &f);
       changed = true;
     }
   }

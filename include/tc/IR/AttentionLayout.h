@@ -77,6 +77,10 @@ Shape attentionPhysicalShape(const Shape &bhsd, int64_t code, int64_t parts = 3)
 // packing (its one result the packed tensor).
 bool attentionGradPacked(const Op &op);
 
+// AttentionGrad `op`'s result index of dmask (its `mask_grad` result, after
+// dq, dk, dv or the packed one), or -1 where it has none.
+int attentionGradMaskResult(const Op &op);
+
 // Element strides of a tensor of dims `dims` (row-major) along the axes,
 // and the offset of its part: what the reference kernel indexes with.
 struct AttentionStrides {

@@ -92,10 +92,10 @@ void emitMmaPairs(std::ostream &os, const std::string &mma, const std::string &c
 
 // The tensor-core AttentionGrad kernel (AttentionGradMma.cpp): f16/bf16
 // with even head dims up to 128; its body after the setup, and its
-// launch's `vec`.
+// launch's `vec`. `maskGrad`: the op's dmask result (DS) is written.
 bool attentionGradMmaApplies(const AttentionOperands &o, DType t);
 void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
-                          DType t);
+                          DType t, bool maskGrad);
 unsigned attentionGradMmaVec(const AttentionOperands &o);
 
 // AttentionGrad's kernel (AttentionGrad.cpp), both dialects.

@@ -7,7 +7,9 @@
 // of one (batch, kv head) sums dk = scale ds q and dv = p dout over every
 // query row of the query heads that share it (grouped-query attention).
 // The scores of a (query tile, key tile) pair are computed twice, once for
-// each kind. Accumulation in f32 (f64 for f64 data on the CPU).
+// each kind. Accumulation in f32 (f64 for f64 data on the CPU). With
+// mask_grad the dq items also write dS, the op's dmask result (a trainable
+// mask's gradient), and zeros at the keys a causal tile skips.
 //
 // CPU: the kernel's rows [begin, end) of dq's [B, H, Sq] rows (a third of
 // the domain's rows where dq, dk, dv are one packed result), and the same
@@ -67,7 +69,7 @@ std::string keyBases(const KernelContext &c, DType t) {
 }
 
 void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &o, DType t,
-             bool packed) {
+             bool packed, bool maskGrad) {
   const char *T = c.ct(t);
   auto L = [&](const std::string &r) { return c.load(t, r); };
   os << "  enum { D = " << o.d << ", DV = " << o.dv << ", TQ = " << kCpuTq << ", TK = " << kCpuTk
@@ -91,6 +93,13 @@ void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &
       "          TC_REDUCE_LOOP for (int64_t x = 0; x < DV; ++x) dp += " + L("g[i * GSS + x]") +
       " * " + L("v[j * VSS + x]") + ";\n" + scoreTerms(c, o, t, T, "          ", "Lr", "Dr");
   // dq: query tiles of one (b, h), key blocks of TK.
+  // dmask: the dq rows' dS (zeros first: the rows and keys nothing flows through).
+  std::string dsZero =
+      maskGrad ? "        for (int64_t j = 0; j < SKV; ++j) DS[(lrow + i) * SKV + j] = " +
+                     c.store(t, "0.f") + ";\n"
+               : "";
+  std::string dsWrite =
+      maskGrad ? "          DS[(lrow + i) * SKV + j] = " + c.store(t, "ds") + ";\n" : "";
   os << "  for (int64_t r0 = begin; r0 < end;) {\n"
      << "    const int64_t bh = r0 / Sq, i0 = r0 - bh * Sq, b = bh / H, h = bh - b * H,\n"
      << "                  hk = h / group;\n"
@@ -103,8 +112,9 @@ void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &
   os << "      for (int64_t r = 0; r < nq; ++r) {\n"
      << "        const int64_t i = i0 + r;\n"
      << "        TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) acc[r][x] = 0;\n"
-     << row << "        for (int64_t j = 0; j < jend; ++j) {\n"
-     << dots << "          TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) acc[r][x] += ds * "
+     << dsZero << row << "        for (int64_t j = 0; j < jend; ++j) {\n"
+     << dots << dsWrite
+     << "          TC_SIMD_LOOP for (int64_t x = 0; x < D; ++x) acc[r][x] += ds * "
      << L("k[j * KSS + x]") << ";\n        }\n      }\n"
      << "      for (int64_t r = 0; r < nq; ++r)\n"
      << "        for (int64_t x = 0; x < D; ++x) O[b * OSB + h * OSH + (i0 + r) * OSS + x] = "
@@ -136,7 +146,8 @@ void emitCpu(std::ostream &os, const KernelContext &c, const AttentionOperands &
      << c.store(t, "dva[jj][x]") << ";\n    }\n    r0 += nk;\n  }\n}\n";
 }
 
-void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands &o, DType t) {
+void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands &o, DType t,
+              bool maskGrad) {
   auto L = [&](const std::string &r) { return c.load(t, r); };
   os << "  enum { D = " << o.d << ", DV = " << o.dv
      << ", TQ = 8, TK = 32, QPW = TQ / 4, KPW = TK / 4, ND = (D + 31) / 32, NV = (DV + 31) / 32 "
@@ -214,16 +225,26 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
      << "        const int nk = jend - j0 < TK ? (int)(jend - j0) : TK;\n"
      << "        __syncthreads(); // the previous block's reads of Ks, Vs, Ss are done\n"
      << stageKeys << "        __syncthreads();\n"
-     << scores << "        __syncthreads();\n"
-     << "#pragma unroll\n"
+     << scores << "        __syncthreads();\n";
+  if (maskGrad) // dmask: the tile's dS (0 where no row's lse is finite)
+    os << "        for (int e = threadIdx.x; e < TQ * TK; e += blockDim.x) {\n"
+       << "          const int r = e / TK, jj = e - r * TK;\n"
+       << "          if (r < nq && jj < nk) DS[(lrow + i0 + r) * SKV + j0 + jj] = "
+       << c.store(t, "Ss[r][jj]") << ";\n        }\n";
+  os << "#pragma unroll\n"
      << "        for (int u = 0; u < QPW; ++u)\n"
      << "#pragma unroll\n"
      << "          for (int n = 0; n < ND; ++n) {\n"
      << "            if (lane + 32 * n >= D) continue;\n"
      << "            for (int jj = 0; jj < nk; ++jj)\n"
      << "              acc[u][n] += Ss[warp * QPW + u][jj] * Ks[jj][lane + 32 * n];\n"
-     << "          }\n      }\n"
-     << "#pragma unroll\n"
+     << "          }\n      }\n";
+  if (maskGrad && o.causal) // dmask: 0 at the keys past the tile's diagonal
+    os << "      for (int64_t e = threadIdx.x; e < nq * (SKV - jend); e += blockDim.x) {\n"
+       << "        const int64_t r = e / (SKV - jend);\n"
+       << "        DS[(lrow + i0 + r) * SKV + jend + e - r * (SKV - jend)] = " << c.store(t, "0.f")
+       << ";\n      }\n";
+  os << "#pragma unroll\n"
      << "      for (int u = 0; u < QPW; ++u) {\n"
      << "        const int r = warp * QPW + u;\n"
      << "        if (r >= nq) continue;\n"
@@ -318,12 +339,20 @@ std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op 
      << partOffset(o.dkOut, o.gradAxes[2]) << ";\n"
      << "  " << S << " *__restrict DVo = (" << S << " *)bufs[" << nargs + (packed ? 0 : 2) << "]"
      << partOffset(o.dvOut, o.gradAxes[3]) << ";\n";
+  // dmask (mask_grad): the dq items write dS. Test-only:
+  // TC_TEST_ATTENTION_GRAD_NO_DMASK writes none (a wrong kernel the numeric
+  // tests must catch).
+  const int dmaskAt = attentionGradMaskResult(op);
+  const bool maskGrad = dmaskAt >= 0 && !std::getenv("TC_TEST_ATTENTION_GRAD_NO_DMASK");
+  if (maskGrad)
+    os << "  " << S << " *__restrict DS = (" << S << " *)bufs[" << nargs + size_t(dmaskAt)
+       << "];\n";
   if (mma)
-    emitAttentionGradMma(os, c, o, t);
+    emitAttentionGradMma(os, c, o, t, maskGrad);
   else if (c.cuda())
-    emitCuda(os, c, o, t);
+    emitCuda(os, c, o, t, maskGrad);
   else
-    emitCpu(os, c, o, t, packed);
+    emitCpu(os, c, o, t, packed, maskGrad);
   EmittedKernel k = c.kernel(symbol, os.str());
   if (c.cuda()) { // blocks stride over the work items: about one each
     k.block = kCudaBlock;

@@ -16,7 +16,8 @@
 //    and dO's fragments in registers, lse and D in shared memory; per key
 //    tile (TKQ keys, K and V rows in shared memory, the next tile's landing
 //    meanwhile) S and dP again, dS, and dQ += dS K (ldmatrix.trans of the
-//    K rows).
+//    K rows); with mask_grad dS goes to the dmask result from the
+//    fragments, and zeros to the keys past a causal item's last tile.
 // All products by mma.m16n8k16 with f32 accumulation; the results are
 // scaled (dq, dk) and rounded once when written. The scores of a (query
 // tile, key tile) pair are computed twice, once for each kind of item.
@@ -105,7 +106,7 @@ unsigned attentionGradMmaVec(const AttentionOperands &o) {
 }
 
 void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const AttentionOperands &o,
-                          DType t) {
+                          DType t, bool maskGrad) {
   const std::string T = t == DType::BF16 ? "bf16" : "f16";
   const std::string mma = "tc_mma16816_" + T, pack = "tc_" + T + "_pack", lo = "tc_" + T + "_lo",
                     hi = "tc_" + T + "_hi";
@@ -398,6 +399,9 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
      << in << "  for (int x = 0; x < 4; ++x) {\n"
      << in << "    const int64_t i = x < 2 ? ia : ib, j = j0 + n * 8 + 2 * t4 + (x & 1);\n";
   scoreTerms(in + "    ", "(x < 2 ? la : lb)", "(x < 2 ? da : db)", false, false);
+  if (maskGrad) // dmask: dS itself
+    os << in << "    if (i < Sq && j < SKV) DS[(lrow + i) * SKV + j] = " << c.store(t, "dp[n][x]")
+       << ";\n";
   os << in << "  }\n"
      << in << "// dQ += dS K over the tile's keys.\n"
      << "#pragma unroll\n"
@@ -406,6 +410,11 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   emitMmaPairs(os, mma, "ND", "tc_ldsm4t", btRow("Kt", "KP"), "dqa", "da", false);
   os << in << "}\n"
      << "      }\n";
+  if (maskGrad && o.causal) // dmask: 0 at the keys past the block's diagonal
+    os << "      for (int64_t e = threadIdx.x; e < nq * (SKV - jend); e += blockDim.x) {\n"
+       << "        const int64_t r = e / (SKV - jend);\n"
+       << "        DS[(lrow + i0 + r) * SKV + jend + e - r * (SKV - jend)] = " << c.store(t, "0.f")
+       << ";\n      }\n";
   store("dqa", "(O + b * OSB + h * OSH)", "OSS", "D", "ND", "i0 + qr", "Sq", " * SCALE");
   os << "    }\n"
      << "  }\n}\n";

@@ -5,16 +5,20 @@
 // a second Attention that computes it), so no [B, H, Sq, Skv] tensor lives
 // between the forward and the backward.
 //
-// Where AttentionGrad does not apply the backward is decomposed into
-// MatMul / Softmax / ReduceSum ops that recompute the scores (an Sq x Skv
-// tensor inside the backward only): a mask that needs a gradient (a
-// trainable bias), and q, k, v of different batches (batch 1
-// broadcast). Its rows whose keys are all hidden give NaN where the op
+// A mask that needs a gradient (a trainable position bias: T5, MPNet,
+// DeBERTa) takes AttentionGrad's dmask result (mask_grad): dS itself,
+// [B, H, Sq, Skv], summed over the mask's broadcast axes here.
+//
+// Where AttentionGrad does not apply (q, k, v of different batches: batch
+// 1 broadcast) the backward is decomposed into MatMul / Softmax /
+// ReduceSum ops that recompute the scores (an Sq x Skv tensor inside the
+// backward only). Its rows whose keys are all hidden give NaN where the op
 // gives 0. Layouts other than [B, H, S, D] (attention-layouts, which
 // `--train` runs after autodiff) have neither: one line naming the node.
 #include "GradRules.h"
 #include "tc/IR/AttentionLayout.h"
 #include <cmath>
+#include <optional>
 
 namespace tc::grad {
 
@@ -40,6 +44,21 @@ Value *sumHeads(GradBuilder &b, Value *g, int64_t hkv) {
   return b.reduceSum(b.reshape(g, {d[0], hkv, d[1] / hkv, d[2], d[3]}), {2}, false);
 }
 
+// A 4-D mask whose batch MB is neither 1 nor B divides B (b reads b % MB:
+// swin's windows): it adds over the scores [B, H, Sq, Skv] viewed as
+// [B / MB, MB, H, Sq, Skv]; any other mask broadcasts with numpy's rules.
+std::optional<Dims> windowsView(const Dims &md, const Dims &sd) {
+  if (md.size() != 4 || md[0] == 1 || md[0] == sd[0])
+    return std::nullopt;
+  return Dims{sd[0] / md[0], md[0], sd[1], sd[2], sd[3]};
+}
+
+// The mask's gradient from dS [B, H, Sq, Skv]: summed over its broadcast axes.
+Value *maskGradient(GradBuilder &b, Value *ds, const Dims &md) {
+  std::optional<Dims> wd = windowsView(md, b.dims(ds));
+  return b.unbroadcast(wd ? b.reshape(ds, *wd) : ds, md);
+}
+
 // The backward through the op's definition (see the file comment).
 void decomposed(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   const Op &f = b.fwd;
@@ -50,13 +69,10 @@ void decomposed(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   Value *k = repeatHeads(b, f.operand(1), h), *v = repeatHeads(b, f.operand(2), h);
   Value *s = b.scale(b.op(OpKind::MatMul, {q, b.swapLastTwo(k)}), scale);
   Dims sd = b.dims(s); // [B, H, Sq, Skv]
-  // A 4-D mask whose batch MB divides B (b reads b % MB) adds over
-  // [B / MB, MB, ...]; any other broadcasts with numpy's rules.
   Dims md = mask ? b.dims(mask) : Dims();
-  bool windows = md.size() == 4 && md[0] != 1 && md[0] != sd[0];
-  Dims wd{windows ? sd[0] / md[0] : 1, md.empty() ? 1 : md[0], h, sq, skv};
+  std::optional<Dims> wd = windowsView(md, sd);
   if (mask)
-    s = windows ? b.reshape(b.add(b.reshape(s, wd), mask), sd) : b.add(s, mask);
+    s = wd ? b.reshape(b.add(b.reshape(s, *wd), mask), sd) : b.add(s, mask);
   if (f.getInt("causal")) { // -inf where j > i + Skv - Sq
     Value *hidden = b.expandTo(b.scalar(-INFINITY, q), {sq, skv});
     Value *kth = b.reshape(b.ints({skv - sq + 1}), {});
@@ -77,7 +93,7 @@ void decomposed(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     og[2] = sumHeads(b, b.unbroadcast(dv, {vd[0], h, skv, vd[3]}), vd[1]);
   }
   if (mask && w[3])
-    og[3] = b.unbroadcast(windows ? b.reshape(ds, wd) : ds, md);
+    og[3] = maskGradient(b, ds, md);
 }
 
 } // namespace
@@ -92,9 +108,9 @@ void attention(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
                       "supported (run autodiff before attention-layouts, as --train does)");
   Value *q = f.operand(0), *k = f.operand(1), *v = f.operand(2), *mask = f.operand(3);
   int64_t batch = b.dims(q)[0];
-  if ((mask && w[3]) || b.dims(k)[0] != batch || b.dims(v)[0] != batch ||
-      b.dims(f.result())[0] != batch)
+  if (b.dims(k)[0] != batch || b.dims(v)[0] != batch || b.dims(f.result())[0] != batch)
     return decomposed(b, rg, w, og);
+  const bool maskGrad = mask && w[3];
   std::vector<std::pair<std::string, Attribute>> attrs{
       {"causal", f.attr("causal")}, {"scale", f.attr("scale")}, {"kv_heads", f.attr("kv_heads")}};
   Value *out = f.result(), *lse = f.results.size() > 1 ? f.result(1) : nullptr;
@@ -104,10 +120,15 @@ void attention(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     out = r[0];
     lse = r[1];
   }
-  std::vector<Value *> g = b.ops(OpKind::AttentionGrad, {q, k, v, mask, out, rg[0], lse}, 3, attrs);
+  if (maskGrad)
+    attrs.push_back({"mask_grad", Attribute(int64_t(1))});
+  std::vector<Value *> g =
+      b.ops(OpKind::AttentionGrad, {q, k, v, mask, out, rg[0], lse}, maskGrad ? 4 : 3, attrs);
   for (size_t i = 0; i < 3; ++i)
     if (w[i])
       og[i] = g[i];
+  if (maskGrad)
+    og[3] = maskGradient(b, g[3], b.dims(mask));
 }
 
 } // namespace tc::grad

@@ -134,23 +134,39 @@ std::vector<TensorType> inferAttentionGrad(const Op &op) {
   for (size_t a = 0; a < 3; ++a)
     checkDim(lt.shape[a], q[a], "lse");
   checkMask(op, 3, qt.dtype, q[0], q[1], q[2], k[2]);
+  int64_t maskGrad = op.getInt("mask_grad");
+  if (maskGrad != 0 && (maskGrad != 1 || !op.operand(3)))
+    fail("mask_grad must be 0, or 1 with a mask, got ", maskGrad,
+         op.operand(3) ? "" : " without a mask");
+  const size_t extra = size_t(maskGrad); // dmask: the scores' shape
+  const TensorType dmask{qt.dtype, {q[0], q[1], q[2], k[2]}};
   if (attentionGradPacked(op)) { // one tensor of the three parts
     checkDim(q[1], k[1], "packed dq, dk, dv: q and k heads");
     checkDim(q[2], k[2], "packed dq, dk, dv: q and k tokens");
     checkDim(q[3], v[3], "packed dq, dk, dv: q and v head dims");
-    if (op.results.size() != 1)
-      fail("has one result (dq, dk, dv packed) by its layout, got ", op.results.size());
-    return {TensorType{qt.dtype, attentionPhysicalShape(q, attentionLayoutCode(op, kAttnDq))}};
+    if (op.results.size() != 1 + extra)
+      fail("has ", 1 + extra, " result",
+           extra ? "s (dq, dk, dv packed; dmask)" : " (dq, dk, dv packed)", " by its layout, got ",
+           op.results.size());
+    std::vector<TensorType> out{
+        TensorType{qt.dtype, attentionPhysicalShape(q, attentionLayoutCode(op, kAttnDq))}};
+    if (extra)
+      out.push_back(dmask);
+    return out;
   }
   for (size_t t : {kAttnDq, kAttnDk, kAttnDv})
     if (isPackedAttentionCode(attentionLayoutCode(op, t)))
       fail("dq, dk and dv are packed only as parts 0, 1, 2 of one packing");
-  if (op.results.size() != 3)
-    fail("has 3 results (dq, dk, dv), got ", op.results.size());
+  if (op.results.size() != 3 + extra)
+    fail("has ", 3 + extra, " results (dq, dk, dv", extra ? ", dmask" : "", "), got ",
+         op.results.size());
   auto typed = [&](const Shape &d, size_t t) {
     return TensorType{qt.dtype, attentionPhysicalShape(d, attentionLayoutCode(op, t))};
   };
-  return {typed(q, kAttnDq), typed(k, kAttnDk), typed(v, kAttnDv)};
+  std::vector<TensorType> out{typed(q, kAttnDq), typed(k, kAttnDk), typed(v, kAttnDv)};
+  if (extra)
+    out.push_back(dmask);
+  return out;
 }
 
 } // namespace tc::infer

@@ -6,7 +6,8 @@
 // the query's kv head (h / group). A row whose lse is -inf (every key
 // hidden: the forward wrote 0) adds nothing. Each tensor is read and
 // written by its layout code's strides (dq, dk, dv as parts of one result
-// where packed).
+// where packed). With mask_grad, ds_j / scale lands in dmask [B, H, Sq, Skv]
+// (0 at the keys and rows nothing flows through).
 #include "AttentionTensors.h"
 #include <cmath>
 
@@ -17,7 +18,12 @@ namespace {
 void attentionGradKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                          std::vector<HostTensor> &outs) {
   const bool packed = attentionGradPacked(op); // dq, dk, dv parts of one result
-  expectArity(ins, 3, outs, packed ? 1 : 3);
+  const int dmaskAt = attentionGradMaskResult(op);
+  expectArity(ins, 3, outs, (packed ? 1 : 3) + (dmaskAt >= 0 ? 1 : 0));
+  HostTensor *dmask = dmaskAt >= 0 ? &outs[size_t(dmaskAt)] : nullptr;
+  if (dmask)
+    for (int64_t e = 0; e < dmask->numElements(); ++e)
+      dmask->setDouble(e, 0.0);
   if (ins.size() != 7)
     fail("internal: AttentionGrad called with ", ins.size(), " operands");
   for (size_t i : {0, 1, 2, 4, 5, 6})
@@ -82,6 +88,8 @@ void attentionGradKernel(const Op &op, const std::vector<const HostTensor *> &in
           for (int64_t c = 0; c < Dv; ++c)
             dp += gi[c] * vj[c];
           double ds = p * (dp - Di) * scale;
+          if (dmask)
+            dmask->setDouble((row * Skv + j), p * (dp - Di));
           for (int64_t c = 0; c < D; ++c) {
             dq[size_t(row * D + c)] += ds * kj[c];
             dk[size_t((kvRow + j) * D + c)] += ds * qi[c];
