@@ -16,14 +16,19 @@
 # and verdict of each model's artifact; BATCH=N: every model at batch N
 # (images, or sequences of 128 tokens) instead of its suite's; TUNE=1:
 # tc-codegen --tune (one tuning cache per GPU; rows under run id
-# zoo-tune-SHA, compile time includes the tuning). tc must be in
+# zoo-tune-SHA, compile time includes the tuning); TRAIN=1: the training
+# suites instead (train-zoo-vision, -text, -generative of the manifest; MODEL
+# names from them): each model exported by utils/bench-train.py
+# --export-for-train and its train step timed by tc-bench --train beside
+# PyTorch eager and torch.compile (PRECS, default amp; STEPS, default 30),
+# rows under run id train-zoo-SHA. tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
 cd "$(dirname "$0")/.."
 name=$1 limit=$2
 shift 2
-M=${MODELS_DIR:-/tmp/bench-models${BATCH:+-b$BATCH}}
+M=${MODELS_DIR:-/tmp/${TRAIN:+train-}bench-models${BATCH:+-b$BATCH}}
 BIN=${BIN:-/tmp/src/build/bin}
 OUT=${OUT:-/tmp/gpu-zoo-out}
 W=/tmp/sweep-$name
@@ -32,15 +37,20 @@ export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64
 start=$(date +%s)
 # "suite model" lines, the suites interleaved (a sweep cut short still has
 # some of each), each in manifest order.
-python3 - "$@" > "$W/plan.txt" <<'EOF'
-import json, sys
+TRAIN=${TRAIN:-} python3 - "$@" > "$W/plan.txt" <<'EOF'
+import json, os, sys
 m = json.load(open("models/manifest.json"))
 want = sys.argv[1:]
-rows = [(e["suite"], e["name"]) for e in m["models"] if e.get("suite") in ("vision", "text", "generative")]
+suites = ("vision", "text", "generative")
+if os.environ["TRAIN"]:
+    suites = ("train-zoo-vision", "train-zoo-text", "train-zoo-generative")
+    rows = [(s, n) for s in suites for n in m["suites"][s]["models"]]
+else:
+    rows = [(e["suite"], e["name"]) for e in m["models"] if e.get("suite") in suites]
 seen = {}
 for i, r in enumerate(rows):
     seen[r] = sum(1 for q in rows[:i] if q[0] == r[0])
-rows.sort(key=lambda r: (seen[r], ("vision", "text", "generative").index(r[0])))
+rows.sort(key=lambda r: (seen[r], suites.index(r[0])))
 if want:
     unknown = set(want) - {n for _, n in rows}
     if unknown:
@@ -54,6 +64,17 @@ IFS=, read -ra ids <<< "${GPUS:-$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))}"
 gpus=${#ids[@]}
 threads=$(($(nproc) / gpus))
 batch_of() { python3 -c "import json,sys; print(json.load(open('models/manifest.json'))['suites'][sys.argv[1]]['batch'])" "$1"; }
+train_one() { # GPU g, SUITE, MODEL: its train step (TRAIN=1), at the suite's batch or BATCH
+  local g=$1 suite=$2 model=$3
+  if [ ! -f "$M/$model/model.onnx" ]; then
+    OMP_NUM_THREADS=$threads python3 utils/bench-train.py --export-for-train "$M" --models "$model" \
+      ${BATCH:+--batch $BATCH} < /dev/null 2>&1 | tail -5
+  fi
+  "$BIN/tc-bench" --train --suite "$suite" --models "$model" --run-id "train-zoo-${SHA:-unknown}" \
+    --commit "${SHA:-unknown}" --target cuda --precisions "${PRECS:-amp}" --steps "${STEPS:-30}" \
+    --warmup 5 --models-dir "$M" --timeout 240 --db "$W/gpu$g.db" --work-dir "$W/work" < /dev/null 2>&1
+  rm -rf "$W/work/$model"
+}
 worker() { # GPU g: every gpus-th line of the plan from line g
   local g=$1 i=0 suite model
   while read -r suite model; do
@@ -61,6 +82,10 @@ worker() { # GPU g: every gpus-th line of the plan from line g
     local b
     b=${BATCH:-$(batch_of "$suite")}
     echo "== $(date +%T) $suite $model (batch $b)"
+    if [ -n "${TRAIN:-}" ]; then
+      train_one "$g" "$suite" "$model"
+      continue
+    fi
     if [ ! -f "$M/$model/model.onnx" ]; then
       OMP_NUM_THREADS=$threads python3 utils/bench-gpu.py --export-for-bench "$M" \
         --models "$model" --batches "$b" < /dev/null 2>&1 | tail -5

@@ -105,9 +105,7 @@ std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxS
   auto logicalDims = [&](size_t i, const Value *x) {
     AttentionAxes a = attentionAxes(g, i);
     std::vector<int64_t> d = staticDims(x->type.shape);
-    return d.size() != a.rank()
-               ? std::vector<int64_t>{}
-               : std::vector<int64_t>{d[a.batch], d[a.heads], d[a.tokens], d.back()};
+    return d.size() != a.rank() ? std::vector<int64_t>{} : attentionLogicalDims(a, d);
   };
   std::vector<int64_t> qd = logicalDims(kAttnQ, q), kd = logicalDims(kAttnK, k),
                        vd = logicalDims(kAttnV, v);

@@ -48,6 +48,26 @@ Op *soleUser(const ValueUses &u, const Value *y) {
 
 bool isOp(const Value *v, OpKind k) { return v && v->def && v->def->is(k); }
 
+// `v`, the strided view of `y`, through the chain of views from `first`
+// (a reader of y) on, each the sole reader of the value before it, up to
+// the op `stop` (not taken) or 16 views. `end` gets the last value reached,
+// `steps` the views taken; nullopt where a view does not apply to v.
+std::optional<StridedView> followViews(const ValueUses &u, StridedView v, Value *y, Op *first,
+                                       const Op *stop, Value *&end, size_t &steps) {
+  end = y;
+  steps = 0;
+  for (Op *t = first; t && t != stop && isStridedViewOp(*t) && t->operand(0) == end &&
+                      t->results.size() == 1 && steps < 16;
+       ++steps, t = soleUser(u, end)) {
+    std::optional<StridedView> next = applyViewOp(v, *t, t->result());
+    if (!next)
+      return std::nullopt;
+    v = *next;
+    end = t->result();
+  }
+  return v;
+}
+
 // A Reshape of `x` to `dims` (ONNX's: 0 keeps x's dim, -1 the one left) typed
 // `shape`, its result named after `name`; not yet in f.ops (the caller places
 // it). `out` is its result.
@@ -620,19 +640,11 @@ struct ViewRewriter {
     // The views after y, from y written in `code` (its strides `st`): the
     // last view's value, when they leave that buffer row-major.
     auto follow = [&](std::vector<int64_t> st) -> Value * {
-      StridedView v{ys, std::move(st), 0, {}};
-      Value *end = y;
+      Value *end = nullptr;
       size_t steps = 0;
-      for (Op *t = first;
-           t && isStridedViewOp(*t) && t->operand(0) == end && t->results.size() == 1 && steps < 16;
-           ++steps, t = u.sole(end)) {
-        std::optional<StridedView> next = applyViewOp(v, *t, t->result());
-        if (!next)
-          return nullptr;
-        v = *next;
-        end = t->result();
-      }
-      return steps && v.isRowMajor() ? end : nullptr;
+      std::optional<StridedView> v =
+          followViews(u, StridedView{ys, std::move(st), 0, {}}, y, first, nullptr, end, steps);
+      return v && steps && v->isRowMajor() ? end : nullptr;
     };
     int64_t code = 1;
     Value *end = follow({S * H * D, D, H * D, 1});
@@ -709,16 +721,8 @@ struct PackRewriter {
   // `v` through the views from `y` on to the value `stop` reads (`stop`
   // null: to the last sole-reader view); `end` gets the last value.
   std::optional<StridedView> follow(StridedView v, Value *y, const Op *stop, Value *&end) {
-    end = y;
-    for (Op *t = soleUser(u, y); t && t != stop && isStridedViewOp(*t) && t->operand(0) == end;
-         t = soleUser(u, end)) {
-      std::optional<StridedView> next = applyViewOp(v, *t, t->result());
-      if (!next)
-        return std::nullopt;
-      v = *next;
-      end = t->result();
-    }
-    return v;
+    size_t steps = 0;
+    return followViews(u, std::move(v), y, soleUser(u, y), stop, end, steps);
   }
 
   // The Concat the view chains from g's three results end in, each at its
@@ -788,18 +792,16 @@ struct PackRewriter {
   bool pack(Op &g) {
     if (g.results.size() != 3)
       return false;
-    for (size_t r = 0; r < 3; ++r)
-      if (isPackedAttentionCode(attentionLayoutCode(g, kAttnDq + r)) ||
-          !isStaticShape(g.results[r]->type.shape))
+    for (size_t r = 0; r < 3; ++r) // (three results: no code is packed)
+      if (!isStaticShape(g.results[r]->type.shape))
         return false;
     Op *c = concatOf(g);
     if (!c)
       return false;
     // [B, H, S, D] of dq, dk, dv: one for all three parts.
     auto logical = [&](size_t r) {
-      AttentionAxes a = attentionAxes(g, kAttnDq + r);
-      std::vector<int64_t> d = staticDims(g.results[r]->type.shape);
-      return std::vector<int64_t>{d[a.batch], d[a.heads], d[a.tokens], d[a.features]};
+      return attentionLogicalDims(attentionAxes(g, kAttnDq + r),
+                                  staticDims(g.results[r]->type.shape));
     };
     std::vector<int64_t> bhsd = logical(0);
     if (logical(1) != bhsd || logical(2) != bhsd)

@@ -73,6 +73,13 @@ inline AttentionAxes attentionAxes(const Op &op, size_t i) {
 // `parts` parts).
 Shape attentionPhysicalShape(const Shape &bhsd, int64_t code, int64_t parts = 3);
 
+// Its inverse: the logical [B, H, S, D] of a tensor of dims `d` (a Shape or
+// static dims) in axes `a`, whose rank `d` must have.
+template <class T>
+std::vector<T> attentionLogicalDims(const AttentionAxes &a, const std::vector<T> &d) {
+  return {d[a.batch], d[a.heads], d[a.tokens], d[a.features]};
+}
+
 // Whether AttentionGrad `op`'s dq, dk, dv codes are parts 0, 1, 2 of one
 // packing (its one result the packed tensor).
 bool attentionGradPacked(const Op &op);

@@ -32,7 +32,7 @@ Shape logicalShape(const Op &op, size_t i, size_t operand) {
   const Dim &parts = a.part >= 0 ? t.shape[a.partAxis] : Dim::fixed(1);
   if (a.part >= 0 && parts.isStatic() && a.part >= parts.size)
     fail(names[i], " is part ", a.part, " of a packed tensor with ", parts.size, " parts");
-  return {t.shape[a.batch], t.shape[a.heads], t.shape[a.tokens], t.shape[a.features]};
+  return attentionLogicalDims(a, t.shape);
 }
 
 // The mask (operand `i`, if any) broadcasts to the scores [MB | B, H, Sq,

@@ -540,10 +540,8 @@ std::optional<AttentionDesc> describeAttention(const Function &group,
     AttentionAxes axes = attentionAxes(op, i);
     std::vector<int64_t> d = staticDims(t.shape);
     AttentionStrides st = attentionStrides(axes, d);
-    return AttentionDesc::View{arg,
-                               {d[axes.batch], d[axes.heads], d[axes.tokens], d.back()},
-                               {st.batch, st.heads, st.tokens, 1},
-                               st.offset};
+    return AttentionDesc::View{
+        arg, attentionLogicalDims(axes, d), {st.batch, st.heads, st.tokens, 1}, st.offset};
   };
   int qa = argIndex(group, op.operand(0)), ka = argIndex(group, op.operand(1)),
       va = argIndex(group, op.operand(2));

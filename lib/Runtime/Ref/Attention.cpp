@@ -105,7 +105,7 @@ AttentionOperand attentionOperand(const Op &op, size_t i, const HostTensor &t) {
   const Dims &x = t.shape();
   if (x.size() != a.rank() || (a.part >= 0 && a.part >= x[a.partAxis]))
     fail("tensor ", i, " ", dimsText(x), " does not fit its layout");
-  return {{x[a.batch], x[a.heads], x[a.tokens], x[a.features]}, attentionStrides(a, x)};
+  return {attentionLogicalDims(a, x), attentionStrides(a, x)};
 }
 
 void registerAttentionKernels(KernelTable &t) {
