@@ -562,7 +562,9 @@ bool fuseAt(Function &f, size_t pos) {
 //   s3 = MatMul(Reshape(q, [-1, Sq, D]), Transpose(Reshape(k, [-1, Skv, D]), [0, 2, 1])) [* c]
 //
 // q, k, v [B, H, S, D]; bias [B * H | 1, Sq | 1, Skv], static, becomes a 4-D
-// mask (`split4`: one per bias value, shared by the layers).
+// mask (`split4`: one per bias value, shared by the layers); a run-time one
+// (DeBERTa's relative-position terms) a Reshape of it to [B | 1, H | 1, Sq,
+// Skv].
 bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value *> &split4) {
   Op &pv = *f.ops[pos];
   if (!isPlainMatMul(pv) || pv.result()->type.rank() != 3)
@@ -575,9 +577,11 @@ bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value 
   if (!out || mt.uses[pv.result()] != 1 || out->result()->type.rank() != 4)
     return false;
   // x [B, H, S, D] from Reshape(x) to [B * H, S, D] (the element count
-  // makes dim 0 B * H).
-  auto merged = [&](Value *v3) -> Value * {
-    Op *r = mt.single(v3, OpKind::Reshape);
+  // makes dim 0 B * H). A view q or k may have other readers (DeBERTa's
+  // relative-position terms read them too): the op reads x, they the view.
+  auto merged = [&](Value *v3, bool shared = false) -> Value * {
+    Op *r = shared && v3->def && v3->def->is(OpKind::Reshape) ? v3->def
+                                                              : mt.single(v3, OpKind::Reshape);
     const Shape *xs = r ? &r->operand(0)->type.shape : nullptr;
     const Shape &rs = v3->type.shape;
     return xs && xs->size() == 4 && rs.size() == 3 && known(rs[1], (*xs)[2]) &&
@@ -614,8 +618,8 @@ bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value 
   Op *t = qk ? mt.single(mt.peelScale(qk->operand(1), pt.scale), OpKind::Transpose) : nullptr;
   if (!t || t->getInts("perm") != std::vector<int64_t>{0, 2, 1})
     return false;
-  pt.q = merged(mt.peelScale(qk->operand(0), pt.scale));
-  pt.k = merged(t->operand(0));
+  pt.q = merged(mt.peelScale(qk->operand(0), pt.scale), true);
+  pt.k = merged(t->operand(0), true);
   if (!pt.q || !pt.k)
     return false;
   // One head count throughout, and one batch: k and v merged as q is.
@@ -625,10 +629,21 @@ bool fuseBmmAt(Function &f, size_t pos, std::unordered_map<const Value *, Value 
       !known(scores->type.shape[1], qs[1]) || !known(os[1], qs[1]) || !known(os[2], qs[2]) ||
       !known(os[3], pt.v->type.shape[3]))
     return false;
-  if (bias3) {
+  if (bias3 && !bias3->isConstant()) {
+    // A run-time bias (DeBERTa's c2p + p2c terms) [B * H | 1, Sq, Skv]: its
+    // [B | 1, H | 1, Sq, Skv] view is a mask term.
     const Shape &bs = bias3->type.shape;
-    if (bias3->type.rank() != 3 || !bias3->isConstant() || !bs[0].isStatic() || !bs[1].isStatic() ||
-        !bs[2].isStatic())
+    if (bias3->type.rank() != 3 || !bs[1].isStatic() || !bs[2].isStatic() || !qs[1].isStatic())
+      return false;
+    bool one = bs[0] == Dim::fixed(1);
+    std::vector<int64_t> dims{one ? 1 : -1, one ? 1 : qs[1].size, bs[1].size, bs[2].size};
+    Value *shape = addIntsConstant(f, bias3->name + "_heads_shape", dims, out->loc);
+    pt.bias = freshOp(f, pt, OpKind::Reshape, {bias3, shape}, bias3->name + "_heads", out->loc);
+    if (!pt.bias || (!one && !known(pt.bias->type.shape[0], qs[0])))
+      return false;
+  } else if (bias3) {
+    const Shape &bs = bias3->type.shape;
+    if (bias3->type.rank() != 3 || !bs[0].isStatic() || !bs[1].isStatic() || !bs[2].isStatic())
       return false;
     Shape b4;
     if (bs[0].size == 1)
