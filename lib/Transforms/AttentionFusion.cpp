@@ -334,6 +334,7 @@ struct Parts {
   Value *hide = nullptr; // TorchScript GPT-2's causal Where condition
   double scale = 1;
   int64_t repK = 1, repV = 1;
+  bool heads3 = false; // the 3-D form: q, k, v [B * H, S, D] seen as [B * H, 1, S, D]
   std::vector<std::unique_ptr<Op>> fresh;
 };
 
@@ -350,13 +351,16 @@ Value *untail(Matcher &mt, Value *p) {
   return w->operand(2);
 }
 
-// A 4-D Op of kind `k` over `operands` made for the rewrite, its type
-// inferred; null if that fails.
+// An Op of kind `k` over `operands` (with attribute `attr`, if named) made
+// for the rewrite, its type inferred; null if that fails.
 Value *freshOp(Function &f, Parts &parts, OpKind k, std::vector<Value *> operands,
-               const std::string &name, const Location &loc) {
+               const std::string &name, const Location &loc,
+               std::pair<const char *, std::vector<int64_t>> attr = {}) {
   auto op = std::make_unique<Op>(k);
   op->operands = std::move(operands);
   op->loc = loc;
+  if (attr.first)
+    op->setAttr(attr.first, Attribute(attr.second));
   std::vector<TensorType> types;
   try {
     types = op->info().infer(*op);
@@ -482,6 +486,13 @@ bool finish(Function &f, Matcher &mt, size_t pos, Value *old, Parts &pt) {
   if (!out)
     return false;
   Op &op = *out->def;
+  Value *result = out;
+  if (pt.heads3) { // [B * H, 1, Sq, Dv] back to the chain's [B * H, Sq, Dv]
+    result =
+        freshOp(f, pt, OpKind::Squeeze, {out}, old->name + "_heads", old->def->loc, {"axes", {1}});
+    if (!result || result->type != old->type)
+      return false;
+  }
   op.setAttr("causal", Attribute(int64_t(causal)));
   op.setAttr("scale", Attribute(pt.scale));
   if (kt.shape[1].size != qt.shape[1].size)
@@ -494,7 +505,7 @@ bool finish(Function &f, Matcher &mt, size_t pos, Value *old, Parts &pt) {
     ops.push_back(std::move(f.ops[i]));
   }
   f.ops = std::move(ops);
-  return replaceValue(f, old, out);
+  return replaceValue(f, old, result);
 }
 
 // Rewrites the attention ending in the 4-D MatMul `pv` (at position `pos` of f).
@@ -550,6 +561,72 @@ bool fuseAt(Function &f, size_t pos) {
   if (pt.fresh.empty() && pt.repK == 1)
     pt.k = mt.ungroup(pt.k, pt.repK);
   pt.v = mt.ungroup(pv.operand(1), pt.repV);
+  return finish(f, mt, pos, pv.result(), pt);
+}
+
+// Rewrites the 3-D form ending in the MatMul `pv` (f.ops[pos]): PyTorch's
+// F.multi_head_attention_forward (WavLM, HuBERT-style encoders) keeps the
+// heads merged into the batch throughout, no 4-D Softmax:
+//
+//   MatMul(Softmax(MatMul(q3', Transpose(x)) [* c | / c] [+ mask3], axis = -1), v3)
+//
+// q3, v3 [B * H, S, D]; Transpose(x) k^T [B * H, D, S] (x any permutation of
+// k3's axes: WavLM's [S, B * H, D] with perm [1, 2, 0]); mask3 [B * H | 1,
+// Sq | 1, Skv] or lower rank. The op runs them as [B * H, 1, S, D]
+// (Unsqueeze: views) and its result is squeezed back.
+bool fuse3dAt(Function &f, size_t pos) {
+  Op &pv = *f.ops[pos];
+  if (!isPlainMatMul(pv) || pv.result()->type.rank() != 3)
+    return false;
+  Matcher mt{f, countUses(f)};
+  Op *sm = mt.single(untail(mt, pv.operand(0)), OpKind::Softmax);
+  if (!sm || (sm->getInt("axis") != -1 && sm->getInt("axis") != 2))
+    return false;
+  Parts pt;
+  pt.heads3 = true;
+  Value *scores = sm->operand(0), *mask3 = nullptr;
+  if (Op *add = mt.single(scores, OpKind::Add)) {
+    size_t s = 2;
+    for (size_t i = 0; i < 2; ++i) {
+      double unused = 1;
+      Value *x = mt.peelScale(add->operand(i), unused);
+      if (x->def && x->def->is(OpKind::MatMul))
+        s = i;
+    }
+    if (s == 2)
+      return false;
+    scores = add->operand(s);
+    mask3 = add->operand(1 - s);
+  }
+  Op *qk = mt.single(mt.peelScale(scores, pt.scale), OpKind::MatMul);
+  Op *t = qk ? mt.single(mt.peelScale(qk->operand(1), pt.scale), OpKind::Transpose) : nullptr;
+  if (!t || t->getInts("perm").size() != 3)
+    return false;
+  Value *q3 = mt.peelScale(qk->operand(0), pt.scale), *v3 = pv.operand(1);
+  const Location &loc = pv.loc;
+  const std::string name = pv.result()->name;
+  // k3 = Transpose(x, perm p with its last two swapped), or x itself.
+  const std::vector<int64_t> &p = t->getInts("perm");
+  std::vector<int64_t> kp{p[0], p[2], p[1]};
+  Value *k3 = t->operand(0);
+  if (kp != std::vector<int64_t>{0, 1, 2} &&
+      !(k3 = freshOp(f, pt, OpKind::Transpose, {k3}, name + "_k", loc, {"perm", kp})))
+    return false;
+  for (const Value *x : {q3, k3, v3})
+    if (x->type.rank() != 3 || !known(x->type.shape[0], q3->type.shape[0]))
+      return false;
+  auto heads = [&](Value *x) {
+    return freshOp(f, pt, OpKind::Unsqueeze, {x}, x->name + "_heads", loc, {"axes", {1}});
+  };
+  pt.q = heads(q3);
+  pt.k = heads(k3);
+  pt.v = heads(v3);
+  if (mask3 && mask3->type.rank() == 3)
+    pt.mask = heads(mask3);
+  else
+    pt.mask = mask3;
+  if (!pt.q || !pt.k || !pt.v || (mask3 && !pt.mask))
+    return false;
   return finish(f, mt, pos, pv.result(), pt);
 }
 
@@ -693,7 +770,7 @@ bool runAttentionFusionPass(Module &m, const PassOptions &opts) {
     for (const Op *pv : matmuls) {
       auto at = std::find_if(f.ops.begin(), f.ops.end(), [&](auto &o) { return o.get() == pv; });
       size_t pos = size_t(at - f.ops.begin());
-      here |= fuseAt(f, pos) || fuseBmmAt(f, pos, split4);
+      here |= fuseAt(f, pos) || fuseBmmAt(f, pos, split4) || fuse3dAt(f, pos);
     }
     if (here || !split4.empty()) // (a bias made for a chain then left alone dies too)
       eraseDeadOps(f);
