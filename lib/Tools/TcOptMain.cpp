@@ -164,9 +164,10 @@ int tcOptMain(int argc, char **argv) {
         "rematerialize", po::value(&remat)->value_name("on|off"),
         "a train step's backward recomputes cheap saved forward values (rematerialize; default "
         "on; off for an A/B of memory and time)")(
-        "attention-grad-gemms", po::value(&attentionGemms)->value_name("on|off"),
-        "with --target=cuda: an f32 attention backward with few enough scores as batched "
-        "GEMMs (attention-grad-gemms; default on; off keeps the f32 kernel: an A/B)")(
+        "attention-grad-gemms", po::value(&attentionGemms)->value_name("on|off|backward"),
+        "with --target=cuda: an f32 attention backward and a train step's f32 forward with few "
+        "enough scores as batched GEMMs (attention-grad-gemms; default on; off keeps the f32 "
+        "kernels, backward the forward's: A/Bs)")(
         "nhwc-conv-transpose", po::value(&nhwcConvT)->value_name("on|off"),
         "with --target=cuda: a conv's backward data pass in NHWC too (channels-last's "
         "conv-transpose; default on; off keeps it NCHW: an A/B)")(
@@ -293,10 +294,12 @@ int tcOptMain(int argc, char **argv) {
       if (t->optPipeline)
         pipeline.insertBefore(pipeline.preFusionAnchor(), t->optPipeline());
     }
-    if (attentionGemms != "on" && attentionGemms != "off")
-      fail("--attention-grad-gemms takes on or off, not '", attentionGemms, "'");
-    if (attentionGemms == "off" &&
-        pipeline.setOption(PassId::AttentionGradGemms, "max-scores", "0") == 0)
+    if (attentionGemms != "on" && attentionGemms != "off" && attentionGemms != "backward")
+      fail("--attention-grad-gemms takes on, off or backward, not '", attentionGemms, "'");
+    if (attentionGemms != "on" &&
+        (attentionGemms == "off"
+             ? pipeline.setOption(PassId::AttentionGradGemms, "max-scores", "0")
+             : pipeline.setOption(PassId::AttentionGradGemms, "forward", "0")) == 0)
       fail("--attention-grad-gemms goes with --target=cuda or a --passes list that runs "
            "attention-grad-gemms");
     if (nhwcConvT != "on" && nhwcConvT != "off")

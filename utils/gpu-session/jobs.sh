@@ -63,15 +63,15 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
       [ -f $a ] && [ -n "$d" ] || { echo "profc $m $p: no artifact/data"; tail -3 /tmp/profc/$m/$p.log; continue; }
       profile $a $d $m $p$PROF_TAG 40; grep -A6 "per phase" $R/prof-$m-$p$PROF_TAG.txt
     done; done ;;
-  agemm) fits 200 || continue; echo "$(el) agemm"
-    # The f32 attention backward as batched GEMMs (attention-grad-gemms, session 35) against
-    # the f32 AttentionGrad kernel: each model's fp32 step compiled with
-    # --attention-grad-gemms on and off (in parallel), then tc-prof of each alone.
-    # Models: AG_MODELS (default vit_b_16 bert_base).
+  agemm) fits 320 || continue; echo "$(el) agemm"
+    # The f32 attention as batched GEMMs (attention-grad-gemms: the backward since session 35,
+    # the train step's forward since 46) against the f32 kernels: each model's fp32 step
+    # compiled with --attention-grad-gemms on, backward (the forward's kernel) and off (in
+    # parallel), then tc-prof of each alone. Models: AG_MODELS (default vit_b_16 bert_base).
     for m in ${AG_MODELS:-vit_b_16 bert_base}; do wait_export $m || continue; W=/tmp/agemm/$m; mkdir -p $W
-      for v in on off; do step $m $W/$v fp32 --attention-grad-gemms=$v & done; done; wait
+      for v in on backward off; do step $m $W/$v fp32 --attention-grad-gemms=$v & done; done; wait
     echo "$(el) agemm compiled"
-    for m in ${AG_MODELS:-vit_b_16 bert_base}; do for v in on off; do
+    for m in ${AG_MODELS:-vit_b_16 bert_base}; do for v in on backward off; do
       a=/tmp/agemm/$m/$v.tcx; d=$(find /tmp/train-models/$m -maxdepth 2 -type d -name 'test_data_set_*' | sort | head -1)
       [ -f $a ] && [ -n "$d" ] || { echo "agemm $m $v: no artifact/data"; tail -3 /tmp/agemm/$m/$v.log; continue; }
       profile $a $d $m fp32-ag-$v 40; grep -A6 "per phase" $R/prof-$m-fp32-ag-$v.txt
