@@ -90,6 +90,10 @@ void emitMmaPairs(std::ostream &os, const std::string &mma, const std::string &c
                   const std::string &ldsm, const std::string &at, const std::string &c,
                   const std::string &a, bool mtiles);
 
+// A CUDA dq item's zeros in dmask at the keys [jend, SKV) past its causal
+// diagonal, for its nq rows from i0 (AttentionGrad's both CUDA kernels).
+std::string attentionGradDmaskTail(const KernelContext &c, DType t);
+
 // The tensor-core AttentionGrad kernel (AttentionGradMma.cpp): f16/bf16
 // with even head dims up to 128; its body after the setup, and its
 // launch's `vec`. `maskGrad`: the op's dmask result (DS) is written.

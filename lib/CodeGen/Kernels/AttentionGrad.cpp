@@ -239,11 +239,8 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
      << "            for (int jj = 0; jj < nk; ++jj)\n"
      << "              acc[u][n] += Ss[warp * QPW + u][jj] * Ks[jj][lane + 32 * n];\n"
      << "          }\n      }\n";
-  if (maskGrad && o.causal) // dmask: 0 at the keys past the tile's diagonal
-    os << "      for (int64_t e = threadIdx.x; e < nq * (SKV - jend); e += blockDim.x) {\n"
-       << "        const int64_t r = e / (SKV - jend);\n"
-       << "        DS[(lrow + i0 + r) * SKV + jend + e - r * (SKV - jend)] = " << c.store(t, "0.f")
-       << ";\n      }\n";
+  if (maskGrad && o.causal)
+    os << attentionGradDmaskTail(c, t);
   os << "#pragma unroll\n"
      << "      for (int u = 0; u < QPW; ++u) {\n"
      << "        const int r = warp * QPW + u;\n"
@@ -303,6 +300,13 @@ void emitCuda(std::ostream &os, const KernelContext &c, const AttentionOperands 
 }
 
 } // namespace
+
+std::string attentionGradDmaskTail(const KernelContext &c, DType t) {
+  return "      for (int64_t e = threadIdx.x; e < nq * (SKV - jend); e += blockDim.x) {\n"
+         "        const int64_t r = e / (SKV - jend);\n"
+         "        DS[(lrow + i0 + r) * SKV + jend + e - r * (SKV - jend)] = " +
+         c.store(t, "0.f") + ";\n      }\n";
+}
 
 std::optional<EmittedKernel> emitAttentionGrad(const KernelContext &c, const Op &op) {
   std::optional<AttentionOperands> found =

@@ -410,11 +410,8 @@ void emitAttentionGradMma(std::ostream &os, const KernelContext &c, const Attent
   emitMmaPairs(os, mma, "ND", "tc_ldsm4t", btRow("Kt", "KP"), "dqa", "da", false);
   os << in << "}\n"
      << "      }\n";
-  if (maskGrad && o.causal) // dmask: 0 at the keys past the block's diagonal
-    os << "      for (int64_t e = threadIdx.x; e < nq * (SKV - jend); e += blockDim.x) {\n"
-       << "        const int64_t r = e / (SKV - jend);\n"
-       << "        DS[(lrow + i0 + r) * SKV + jend + e - r * (SKV - jend)] = " << c.store(t, "0.f")
-       << ";\n      }\n";
+  if (maskGrad && o.causal)
+    os << attentionGradDmaskTail(c, t);
   store("dqa", "(O + b * OSB + h * OSH)", "OSS", "D", "ND", "i0 + qr", "Sq", " * SCALE");
   os << "    }\n"
      << "  }\n}\n";
