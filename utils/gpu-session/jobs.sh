@@ -11,7 +11,20 @@ export PYTHONUNBUFFERED=1
 B=/tmp/build/bin; SHA=$(cat .kit/p2/sha /tmp/build/sha 2>/dev/null | head -1); SHA=${SHA:-unknown}; R=/tmp/res; mkdir -p $R
 T0=$(date +%s)
 el() { echo "[$(( $(date +%s)-T0 )) s]"; }
-wait_export() { for i in $(seq 300); do grep -q "exported $1 " $R/export.log && return 0; sleep 2; done; echo "export of $1 not done"; return 1; }
+# An export call1.sh started: done (its line in export.log), else waited for while its export
+# loop runs (up to 600 s); with the loop gone, the model's file decides at once (a lost
+# export.log no longer means a 600 s wait).
+wait_export() {
+  for i in $(seq 300); do
+    grep -qs "exported $1 " $R/export.log && return 0
+    if ! pgrep -f "bench-train.py --export-for-train" > /dev/null; then
+      [ -f /tmp/train-models/$1/model.onnx ] && return 0
+      break
+    fi
+    sleep 2
+  done
+  echo "export of $1 not done"; return 1
+}
 train() { # MODEL CAP STEPS [extra tc-bench flags]; PREC (fp32,amp by default) from the job's ":amp"
   local m=$1 cap=$2 steps=$3; shift 3
   wait_export $m || return
