@@ -572,6 +572,9 @@ struct ViewRewriter {
     const Dim &B = xs[0];
     int64_t H = xs[1].size, S = xs[2].size, D = xs[3].size;
     int64_t sb = v->strides[0], sh = v->strides[1], ss = v->strides[2], off = v->offset;
+    // One head (the 3-D form's [B * H, 1, S, D]): its stride is free.
+    if (H == 1)
+      sh = D;
     if (v->strides[3] != 1 || sh <= 0 || ss <= 0 || (!(B.isStatic() && B.size == 1) && sb < 0))
       return;
     auto batchFits = [&](int64_t inner) { return (B.isStatic() && B.size == 1) || sb == inner; };
