@@ -101,6 +101,20 @@ struct Matcher {
                : nullptr;
   }
 
+  // Which operand of Add `add` leads (through scales) to a MatMul (the
+  // second where both do): the scores, the other an additive term; nullopt
+  // where neither does.
+  std::optional<size_t> scoresSide(const Op &add) {
+    std::optional<size_t> side;
+    for (size_t i = 0; i < 2; ++i) {
+      double unused = 1;
+      Value *x = peelScale(add.operand(i), unused);
+      if (x->def && x->def->is(OpKind::MatMul))
+        side = i;
+    }
+    return side;
+  }
+
   // Peels Mul/Div by one-element constants off `v`, multiplying `scale`.
   Value *peelScale(Value *v, double &scale) {
     for (;;) {
@@ -519,24 +533,14 @@ bool fuseAt(Function &f, size_t pos) {
   if (!sm || (sm->getInt("axis") != -1 && sm->getInt("axis") != 3))
     return false;
   Value *scores = unwindow(f, mt, pt, sm->operand(0));
-  // The side of an Add that leads (through scales) to a MatMul is the scores.
-  auto scoresSide = [&](Op *add) -> std::optional<size_t> {
-    for (size_t i = 0; i < 2; ++i) {
-      double unused = 1;
-      Value *x = mt.peelScale(add->operand(i), unused);
-      if (x->def && x->def->is(OpKind::MatMul))
-        return i;
-    }
-    return std::nullopt;
-  };
   if (Op *add = mt.single(scores, OpKind::Add)) {
-    size_t s = scoresSide(add).value_or(0);
+    size_t s = mt.scoresSide(*add).value_or(0);
     scores = add->operand(s);
     pt.mask = add->operand(1 - s);
     // MPNet's relative-position bias, then the padding mask: two terms,
     // summed into the op's mask (finish).
     Op *inner = pt.bias ? nullptr : mt.single(scores, OpKind::Add);
-    if (std::optional<size_t> si = inner ? scoresSide(inner) : std::nullopt) {
+    if (std::optional<size_t> si = inner ? mt.scoresSide(*inner) : std::nullopt) {
       scores = inner->operand(*si);
       pt.bias = inner->operand(1 - *si);
     }
@@ -586,17 +590,11 @@ bool fuse3dAt(Function &f, size_t pos) {
   pt.heads3 = true;
   Value *scores = sm->operand(0), *mask3 = nullptr;
   if (Op *add = mt.single(scores, OpKind::Add)) {
-    size_t s = 2;
-    for (size_t i = 0; i < 2; ++i) {
-      double unused = 1;
-      Value *x = mt.peelScale(add->operand(i), unused);
-      if (x->def && x->def->is(OpKind::MatMul))
-        s = i;
-    }
-    if (s == 2)
+    std::optional<size_t> s = mt.scoresSide(*add);
+    if (!s)
       return false;
-    scores = add->operand(s);
-    mask3 = add->operand(1 - s);
+    scores = add->operand(*s);
+    mask3 = add->operand(1 - *s);
   }
   Op *qk = mt.single(mt.peelScale(scores, pt.scale), OpKind::MatMul);
   Op *t = qk ? mt.single(mt.peelScale(qk->operand(1), pt.scale), OpKind::Transpose) : nullptr;
