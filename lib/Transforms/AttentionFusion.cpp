@@ -62,8 +62,10 @@ UseCounts countUses(const Function &f) {
       if (v && !op->is(OpKind::Shape))
         ++uses[v];
   for (const Value *v : f.results)
-    uses[v] += 2;                                            // a result is never an intermediate
-  for (auto it = f.ops.rbegin(); it != f.ops.rend(); ++it) { // readers before their operands
+    uses[v] += 2; // a result is never an intermediate
+  // In reverse (readers before their operands): a value read only by such
+  // ops frees its own operands too.
+  for (auto it = f.ops.rbegin(); it != f.ops.rend(); ++it) {
     const Op &op = **it;
     bool shapeOnly = !op.is(OpKind::Shape) && !op.results.empty() &&
                      std::all_of(op.results.begin(), op.results.end(),
@@ -179,9 +181,8 @@ struct Matcher {
   // k from k^T: Transpose(x) swapping the last two axes of k, or dynamo's
   // Reshape -> Transpose([0, 2, 1]) -> Reshape over Shape(k), whose first
   // Reshape may read grouped-query attention's Expand directly (see the
-  // header): then the
-  // result is the group's x and `rep` its repeat. May append a Transpose op
-  // to `fresh` (placed by the caller).
+  // header): then the result is the group's x and `rep` its repeat. May
+  // append a Transpose op to `fresh` (placed by the caller).
   Value *untranspose(Value *kt, std::vector<std::unique_ptr<Op>> &fresh, int64_t &rep) {
     rep = 1;
     if (Op *t = single(kt, OpKind::Transpose)) {

@@ -153,6 +153,12 @@ struct Gemms {
   Value *cast(Value *x, DType to) {
     return x->type.dtype == to ? x : b.op(OpKind::Cast, {x}, {{"to", Attribute(to)}});
   }
+  // Reduction `k` of `x` [B, H, Sq, X] over each row: [B, H, Sq, 1].
+  Value *rows(OpKind k, Value *x) {
+    return b.op(
+        k, {x},
+        {{"axes", Attribute(std::vector<int64_t>{3})}, {"keepdims", Attribute(int64_t(1))}});
+  }
 
   // S [B, H, Sq, Skv] in f32 from the grouped q `qg` and k.
   Value *scores(Value *qg, Value *k) {
@@ -204,9 +210,8 @@ std::optional<std::vector<Value *>> lower(Function &f, const Op &g, int64_t maxS
   Value *p = m.probabilities(m.scores(qg, k), rowLse);
   Value *dv = b.matmul(m.grouped(m.cast(p, m.t)), gg, true, false);
   Value *dp = m.cast(m.perHead(b.matmul(gg, v, false, true)), DType::F32);
-  Value *rowD = b.op(
-      OpKind::ReduceSum, {b.op(OpKind::Mul, {m.cast(dout, DType::F32), m.cast(out, DType::F32)})},
-      {{"axes", Attribute(std::vector<int64_t>{3})}, {"keepdims", Attribute(int64_t(1))}});
+  Value *rowD = m.rows(OpKind::ReduceSum,
+                       b.op(OpKind::Mul, {m.cast(dout, DType::F32), m.cast(out, DType::F32)}));
   Value *dsHeads = m.cast(b.op(OpKind::Mul, {p, b.op(OpKind::Sub, {dp, rowD})}), m.t);
   Value *ds = m.grouped(dsHeads);
   Value *dq = m.perHead(b.matmul(ds, k, false, false, m.scale));
@@ -250,14 +255,9 @@ std::optional<std::vector<Value *>> lowerForward(Function &f, const Op &a, int64
     return std::nullopt;
   Builder &b = m.b;
   Value *s = m.scores(m.grouped(a.operand(0)), a.operand(1));
-  auto rows = [&](OpKind k, Value *x) {
-    return b.op(
-        k, {x},
-        {{"axes", Attribute(std::vector<int64_t>{3})}, {"keepdims", Attribute(int64_t(1))}});
-  };
-  Value *max = rows(OpKind::ReduceMax, s);
+  Value *max = m.rows(OpKind::ReduceMax, s);
   max = b.op(OpKind::Where, {b.op(OpKind::Equal, {max, b.scalar(-INFINITY)}), b.scalar(0.f), max});
-  Value *sum = rows(OpKind::ReduceSum, b.op(OpKind::Exp, {b.op(OpKind::Sub, {s, max})}));
+  Value *sum = m.rows(OpKind::ReduceSum, b.op(OpKind::Exp, {b.op(OpKind::Sub, {s, max})}));
   Value *rowLse = b.op(OpKind::Add, {max, b.op(OpKind::Log, {sum})});
   Value *p = m.probabilities(s, rowLse);
   Value *out = m.perHead(b.matmul(m.grouped(p), a.operand(2), false, false));
