@@ -21,7 +21,8 @@
 # names from them): each model exported by utils/bench-train.py
 # --export-for-train and its train step timed by tc-bench --train beside
 # PyTorch eager and torch.compile (PRECS, default amp; STEPS, default 30),
-# rows under run id train-zoo-SHA. tc must be in
+# rows under run id train-zoo-SHA; PREFETCH=N exports N models at a time
+# ahead of the workers. tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
@@ -66,7 +67,9 @@ threads=$(($(nproc) / gpus))
 batch_of() { python3 -c "import json,sys; print(json.load(open('models/manifest.json'))['suites'][sys.argv[1]]['batch'])" "$1"; }
 train_one() { # GPU g, SUITE, MODEL: its train step (TRAIN=1), at the suite's batch or BATCH
   local g=$1 suite=$2 model=$3
-  if [ ! -f "$M/$model/model.onnx" ]; then
+  if [ -n "${PREFETCH:-}" ]; then # the prefetcher exports it (or has given up on it)
+    while [ ! -f "$W/exported-$model" ]; do sleep 1; done
+  elif [ ! -f "$M/$model/model.onnx" ]; then
     OMP_NUM_THREADS=$threads python3 utils/bench-train.py --export-for-train "$M" --models "$model" \
       ${BATCH:+--batch $BATCH} < /dev/null 2>&1 | tail -5
   fi
@@ -110,6 +113,15 @@ worker() { # GPU g: every gpus-th line of the plan from line g
   done < "$W/plan.txt"
   echo "== $(date +%T) gpu $g done"
 }
+# PREFETCH=N (TRAIN=1): the exports run ahead on the CPUs, N at a time in plan
+# order, so a GPU's worker does not wait on its model's export (one GPU: the
+# export was a third of each model's time).
+if [ -n "${TRAIN:-}" ] && [ -n "${PREFETCH:-}" ]; then
+  (cut -d' ' -f2 "$W/plan.txt" | xargs -P "$PREFETCH" -I{} sh -c \
+    '[ -f "$0/{}/model.onnx" ] || OMP_NUM_THREADS=2 python3 utils/bench-train.py --export-for-train "$0" --models {} \
+       ${1:+--batch $1} < /dev/null > "$2/export-{}.log" 2>&1; touch "$2/exported-{}"' "$M" "${BATCH:-}" "$W") &
+  prefetcher=$!
+fi
 pids=()
 for ((g = 0; g < gpus; g++)); do
   CUDA_VISIBLE_DEVICES=${ids[g]} worker "$g" > "$W/gpu$g.log" 2>&1 &
@@ -120,7 +132,7 @@ done
 deadline=$((start + limit - 40))
 alive() { for p in "${pids[@]}"; do kill -0 "$p" 2>/dev/null && return 0; done; return 1; }
 while (($(date +%s) < deadline)) && alive; do sleep 5; done
-for p in "${pids[@]}"; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
+for p in "${pids[@]}" ${prefetcher:-}; do pkill -TERM -P "$p" 2>/dev/null; kill "$p" 2>/dev/null; done
 sleep 2
 for f in "$W"/gpu*.log; do echo "--- $f"; tail -15 "$f"; done
 # Databases, logs and profiles only: the work folder (artifacts, reference

@@ -13,7 +13,10 @@ namespace {
 
 constexpr size_t kNameBytes = 24, kEntryBytes = kNameBytes + 24, kPrologue = 16;
 constexpr size_t kAlign = 64;
-constexpr uint32_t kMaxSections = 64;
+// A model's kernels are split into ~16 KB NVRTC programs, a section each per
+// arch (a CNN's train step: 60-130 for one arch), so the bound is wide; the
+// table must fit in the file besides, which bounds a hostile count anyway.
+constexpr uint32_t kMaxSections = 16384;
 
 void put32(std::string &s, uint32_t v) {
   for (int i = 0; i < 4; ++i)
@@ -161,6 +164,10 @@ std::string writeArtifact(const Artifact &a) {
   for (const auto &[name, buf] : a.sections)
     if (name != kSectionHeader)
       parts.emplace_back(name, buf->str());
+  // The reader's bound, so no artifact is written that cannot be loaded.
+  if (parts.size() > kMaxSections)
+    fail("artifact with ", parts.size(), " sections; at most ", kMaxSections,
+         " (a larger TC_CUDA_PROGRAM_KB makes fewer programs)");
   for (const auto &[name, bytes] : parts)
     if (name.empty() || name.size() >= kNameBytes)
       fail("artifact section name '", name, "' must have 1 to ", kNameBytes - 1, " characters");

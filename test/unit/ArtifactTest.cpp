@@ -86,6 +86,29 @@ TEST(Artifact, CudaArchesRoundTripWithACubinEach) {
   EXPECT_TRUE(readArtifact(MemoryBuffer::copy(writeArtifact(sample()), "x.tcx")).arches.empty());
 }
 
+// A CNN's train step splits into 60-130 programs per arch (session 47: a 64-section
+// bound refused resnet50's and efficientnet_b0's steps at load after writing them).
+TEST(Artifact, FatArtifactsOfManyProgramsRoundTrip) {
+  Artifact a = sample();
+  a.target = "cuda";
+  a.arches = {"sm_80", "sm_90"};
+  for (const std::string &arch : a.arches)
+    for (size_t k = 0; k < 300; ++k)
+      a.setSection(cubinSection(arch, k), arch + " program " + std::to_string(k));
+  Artifact b = readArtifact(MemoryBuffer::copy(writeArtifact(a), "x.tcx"));
+  EXPECT_EQ(b.cubins("sm_90").size(), 300u);
+  EXPECT_EQ(b.require(cubinSection("sm_80", 299)).str(), "sm_80 program 299");
+  // Past the reader's bound the writer refuses, rather than write what no tool loads.
+  for (size_t k = 300; k < 17000; ++k)
+    a.setSection(cubinSection("sm_90", k), "p");
+  try {
+    writeArtifact(a);
+    ADD_FAILURE() << "an artifact of 17300 sections was written";
+  } catch (const Error &e) {
+    EXPECT_NE(std::string(e.what()).find("sections; at most"), std::string::npos) << e.what();
+  }
+}
+
 // Every single-byte change of a section's bytes is caught by its checksum
 // (ArtifactCheck::All) before anything reads it; None verifies nothing.
 TEST(Artifact, ChecksumsCatchEveryByteOfEverySection) {
