@@ -115,12 +115,21 @@ def no_dropout(m):
     (`self.attention_dropout`, `attn_pdrop`, ...), and what HF configs draw
     at random in training mode only: LayerDrop (skipping whole layers,
     `layerdrop`, `encoder_layerdrop`) and the speech models' SpecAugment
-    masks (`mask_time_prob`, `mask_feature_prob`)."""
+    masks (`mask_time_prob`, `mask_feature_prob`); and stochastic depth,
+    which drops whole residual branches in training mode (torchvision's
+    StochasticDepth `p`, timm's DropPath `drop_prob`: efficientnet,
+    convnext, swin ...) and timm's head dropout (`drop_rate`, read by
+    F.dropout: ghostnet)."""
     for mod in m.modules():
         if isinstance(mod, torch.nn.Dropout):
             mod.p = 0.0
+        kind = type(mod).__name__
+        if "StochasticDepth" in kind or "DropPath" in kind:
+            for k in ("p", "drop_prob"):
+                if isinstance(getattr(mod, k, None), float):
+                    setattr(mod, k, 0.0)
         for k, v in list(vars(mod).items()):
-            if isinstance(v, float) and ("dropout" in k or k.endswith("pdrop")):
+            if isinstance(v, float) and ("dropout" in k or k.endswith("pdrop") or k == "drop_rate"):
                 setattr(mod, k, 0.0)
         cfg = getattr(mod, "config", None)
         if cfg is not None and hasattr(cfg, "to_dict"):

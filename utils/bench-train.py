@@ -125,6 +125,26 @@ def train(model, batches, a, compile_, amp):
     return row
 
 
+def draws_at_random(model, xs, dev):
+    """A reason if the model's training-mode forward is random (a dropout or
+    drop-path that training_models.no_dropout missed: tc's step has none),
+    else None: two forwards of one batch under different seeds must agree
+    (to 1e-3 of the output's scale: GPU reductions may reorder)."""
+    import torch
+    model = model.to(dev).train()
+    outs = []
+    for seed in (1, 2):
+        torch.manual_seed(seed)
+        with torch.no_grad():
+            o = model(*(x.to(dev) for x in xs))
+        o = o if torch.is_tensor(o) else (o[0] if isinstance(o, (tuple, list)) else o.logits)
+        outs.append(o.double())
+    d = (outs[0] - outs[1]).abs().max().item()
+    if d > 1e-3 * (outs[0].abs().max().item() + 1e-6):
+        return "the model draws at random in training mode (outputs under two seeds %.3g apart)" % d
+    return None
+
+
 def torch_train(a):
     import torch
     from training_models import load_initializers, make
@@ -138,7 +158,11 @@ def torch_train(a):
     batches = load_batches(a.data)
     amp = a.precision == "amp"
     out = {"model": a.models, "precision": a.precision, "init": "%d/%d" % (found, total)}
+    random = draws_at_random(model, batches[0][0], a.device)
     for mode in filter(None, a.modes.split(",")):
+        if random:  # its losses would differ from tc's by the draws, not by the arithmetic
+            out[mode] = {"error": random}
+            continue
         model.load_state_dict(init)
         if mode == "compile":
             torch._dynamo.reset()
