@@ -9,6 +9,7 @@
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/ControlFlow.h"
 #include "tc/IR/ElementMove.h"
+#include "tc/Support/Error.h"
 #include "tc/Transforms/Rewrite.h"
 #include "tc/Transforms/ShapeComputations.h"
 #include <algorithm>
@@ -124,8 +125,24 @@ std::vector<std::string> nodesOf(const Function &group) {
 }
 } // namespace
 
+// A tensor-parallel program (RankSlice, collectives over 2+ ranks) runs only
+// on the reference executor's simulated ranks so far: an artifact would stop
+// at its first collective, so none is written (issue 37: NCCL steps).
+void refuseRanks(const Module &m) {
+  for (const Function *f : walkedFunctions(m))
+    for (const auto &op : f->ops)
+      if ((op->is(OpKind::RankSlice) || op->is(OpKind::AllReduce) || op->is(OpKind::AllGather) ||
+           op->is(OpKind::ReduceScatter)) &&
+          op->getInt("ranks") > 1)
+        fail(op->where(), ": a program over ", op->getInt("ranks"),
+             " ranks is not compiled yet (no NCCL steps): run it on the reference executor, "
+             "tc-run --ranks ",
+             op->getInt("ranks"));
+}
+
 CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary,
                            const DriverOptions &options) {
+  refuseRanks(input);
   CodegenResult r;
   auto t0 = Clock::now();
   std::vector<StoredGuard> guards;

@@ -1,6 +1,7 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/Ranks.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Runtime/ShapePlanner.h"
@@ -12,6 +13,7 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cstring>
 #include <iostream>
 #include <optional>
 #include <sstream>
@@ -81,6 +83,25 @@ int runDecodeLoop(const Function &f, const Module *m, Executable *exe, const Tar
   return ok ? 0 : 1;
 }
 
+// One call of f on `ranks` simulated ranks (each the same inputs); a
+// tensor-parallel program's outputs are replicated, so every rank's must be
+// rank 0's, bit for bit (each combines in rank order).
+std::vector<HostTensor> runOnRanks(const Module &m, const Function &f,
+                                   const std::vector<HostTensor> &inputs, int ranks) {
+  std::vector<std::vector<HostTensor>> outs(static_cast<size_t>(ranks));
+  runRanks(ranks, [&](int r) { outs[size_t(r)] = runReference(&m, f, inputs); });
+  for (int r = 1; r < ranks; ++r)
+    for (size_t i = 0; i < outs[0].size(); ++i) {
+      const HostTensor &a = outs[0][i], &b = outs[size_t(r)][i];
+      if (!a.sameType(b) || a.byteSize() != b.byteSize() ||
+          std::memcmp(a.bytes(), b.bytes(), a.byteSize()) != 0)
+        fail("output '", f.results[i]->name, "' of rank ", r, " differs from rank 0's (",
+             b.typeStr(), " against ", a.typeStr(),
+             "): a tensor-parallel program must return the same outputs on every rank");
+    }
+  return std::move(outs[0]);
+}
+
 // --decode-buckets 128,256: ascending positive capacities.
 std::vector<int64_t> parseBuckets(const std::string &list) {
   std::vector<int64_t> out;
@@ -102,7 +123,7 @@ int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
     CommonOptions common;
     std::string target, outputDir, compareDir;
-    int iterations = 0, warmup = 1, decode = 0;
+    int iterations = 0, warmup = 1, decode = 0, ranks = 1;
     int64_t past = -1, decodeToken = -1;
     std::string decodeBuckets;
     std::string report;
@@ -114,6 +135,10 @@ int tcRunMain(int argc, char **argv) {
                        "ref: the reference executor over IR (or an artifact's own IR); a code "
                        "generation target: a compiled artifact (default: the artifact's)");
     addInputOptions(opts, inputFlags);
+    opts.add_options()("ranks", po::value(&ranks)->value_name("N"),
+                       "run a tensor-parallel program on N ranks simulated as threads (the "
+                       "reference executor: its RankSlice and collectives meet across them); "
+                       "every rank must return the same outputs, which are rank 0's (1)");
     opts.add_options()("output-dir", po::value(&outputDir)->value_name("DIR"),
                        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
         "compare", po::value(&compareDir)->value_name("DIR"),
@@ -243,6 +268,11 @@ int tcRunMain(int argc, char **argv) {
     const Function &f = m->main();
     if (train.steps < 0 || train.checkpointEvery < 0 || train.logEvery < 0)
       fail("--train, --checkpoint-every and --log-every take N >= 0");
+    if (ranks < 1 || (ranks > 1 && (exe || train.steps || evalRun || decode)))
+      fail(ranks < 1 ? "--ranks takes N >= 1"
+                     : "--ranks runs one call of IR on the reference executor (--target=ref); "
+                       "compiled multi-rank artifacts, training and decoding on ranks are not "
+                       "built yet");
     if (evalRun) {
       if (train.steps || !train.checkpoint.empty())
         fail("--eval updates nothing: no --train or --checkpoint");
@@ -294,6 +324,8 @@ int tcRunMain(int argc, char **argv) {
     // the host: its wall time is the latency, copies included. Its note
     // (a CUDA graph recorded for a new shape, or why not) is worth a line.
     auto runOnce = [&] {
+      if (!exe && ranks > 1)
+        return runOnRanks(*m, f, inputs, ranks);
       if (!exe)
         return runReference(m, f, inputs);
       std::vector<HostTensor> outs = exe->run(inputs);

@@ -35,6 +35,8 @@ void registerSpatialKernels(KernelTable &t);
 // RNN, GRU, LSTM; DFT, STFT, the window functions, MelWeightMatrix.
 void registerRecurrentKernels(KernelTable &t);
 void registerSignalKernels(KernelTable &t);
+// RankSlice and the collectives over the thread's rank group (Collectives.cpp).
+void registerCollectiveKernels(KernelTable &t);
 
 // The ops whose output sizes depend on operand values (NonZero, Compress,
 // Unique, NonMaxSuppression; Ops.def): registered together with their

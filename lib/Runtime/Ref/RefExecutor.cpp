@@ -34,6 +34,7 @@ const KernelTables &kernelTables() {
     ref::registerSpatialKernels(t);
     ref::registerRecurrentKernels(t);
     ref::registerSignalKernels(t);
+    ref::registerCollectiveKernels(t);
     ref::registerDataDependentKernels(t, all.setsDims);
     ref::registerStringKernels(t, all.setsDims);
     return all;

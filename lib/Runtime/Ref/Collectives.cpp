@@ -1,0 +1,123 @@
+// The tensor-parallel ops (Ops.def "Distributed") over the running thread's
+// rank group (tc/Runtime/Ranks.h): ranks simulated as threads, the oracle an
+// NCCL run is checked against. Combining goes in rank order, in double, so
+// every rank computes the same bits.
+#include "Kernels.h"
+#include "tc/Runtime/Ranks.h"
+#include <cstring>
+
+namespace tc::ref {
+
+namespace {
+
+// The running rank of a group of `ranks`: rank 0 alone when ranks is 1.
+RankContext rankOf(const Op &op) {
+  int64_t ranks = op.getInt("ranks");
+  const RankContext &c = currentRank();
+  if (ranks == 1)
+    return RankContext{0, nullptr};
+  if (!c.group || c.group->size() != ranks)
+    fail(op.info().name, " over ", ranks, " ranks runs on ", ranks, " ranks (tc-run --ranks ",
+         ranks, "); this run has ", c.group ? c.group->size() : 1);
+  return c;
+}
+
+// The piece `part` along `axis` of a whole tensor: copied out of src into dst
+// (dst the piece), or with `gather` copied from src (the piece) into dst.
+void copyPart(const HostTensor &src, HostTensor &dst, int64_t axis, int64_t part, bool gather) {
+  const HostTensor &whole = gather ? dst : src;
+  const HostTensor &piece = gather ? src : dst;
+  const Dims &d = whole.shape();
+  int64_t outer = 1, inner = int64_t(dtypeSize(whole.dtype()));
+  for (int64_t a = 0; a < axis; ++a)
+    outer *= d[size_t(a)];
+  for (size_t a = size_t(axis) + 1; a < d.size(); ++a)
+    inner *= d[a];
+  int64_t wholeRow = d[size_t(axis)] * inner, pieceRow = piece.shape()[size_t(axis)] * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    size_t w = size_t(o * wholeRow + part * pieceRow), p = size_t(o * pieceRow);
+    if (gather)
+      std::memcpy(dst.bytes() + w, src.bytes() + p, size_t(pieceRow));
+    else
+      std::memcpy(dst.bytes() + p, src.bytes() + w, size_t(pieceRow));
+  }
+}
+
+void combine(const Op &op, const std::vector<HostTensor> &all, HostTensor &out) {
+  const std::string &how = op.getString("reduction");
+  for (int64_t i = 0, n = out.numElements(); i < n; ++i) {
+    double v = all[0].getDouble(i);
+    for (size_t r = 1; r < all.size(); ++r) {
+      double x = all[r].getDouble(i);
+      v = how == "sum" ? v + x : how == "max" ? std::max(v, x) : std::min(v, x);
+    }
+    out.setDouble(i, v);
+  }
+}
+
+std::string collectiveName(const Op &op) {
+  return std::string(op.info().name) + " of %" + op.operand(0)->name;
+}
+
+void checkFixedSize(const Op &op, const HostTensor &x) {
+  if (dtypeSize(x.dtype()) == 0)
+    fail(op.info().name, " of ", x.typeStr(), ": strings are not exchanged between ranks");
+}
+
+void rankSliceKernel(const Op &op, const std::vector<const HostTensor *> &ins,
+                     std::vector<HostTensor> &outs) {
+  RankContext c = rankOf(op);
+  checkFixedSize(op, *ins[0]);
+  int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(ins[0]->rank()));
+  copyPart(*ins[0], outs[0], axis, c.rank, false);
+}
+
+void allReduceKernel(const Op &op, const std::vector<const HostTensor *> &ins,
+                     std::vector<HostTensor> &outs) {
+  RankContext c = rankOf(op);
+  checkFixedSize(op, *ins[0]);
+  if (!c.group) {
+    outs[0] = *ins[0];
+    return;
+  }
+  combine(op, *c.group->exchange(c.rank, *ins[0], collectiveName(op)), outs[0]);
+}
+
+void allGatherKernel(const Op &op, const std::vector<const HostTensor *> &ins,
+                     std::vector<HostTensor> &outs) {
+  RankContext c = rankOf(op);
+  checkFixedSize(op, *ins[0]);
+  if (!c.group) {
+    outs[0] = *ins[0];
+    return;
+  }
+  int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(ins[0]->rank()));
+  auto all = c.group->exchange(c.rank, *ins[0], collectiveName(op));
+  for (size_t r = 0; r < all->size(); ++r)
+    copyPart((*all)[r], outs[0], axis, int64_t(r), true);
+}
+
+void reduceScatterKernel(const Op &op, const std::vector<const HostTensor *> &ins,
+                         std::vector<HostTensor> &outs) {
+  RankContext c = rankOf(op);
+  checkFixedSize(op, *ins[0]);
+  if (!c.group) {
+    outs[0] = *ins[0];
+    return;
+  }
+  HostTensor sum(ins[0]->dtype(), ins[0]->shape());
+  combine(op, *c.group->exchange(c.rank, *ins[0], collectiveName(op)), sum);
+  int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(ins[0]->rank()));
+  copyPart(sum, outs[0], axis, c.rank, false);
+}
+
+} // namespace
+
+void registerCollectiveKernels(KernelTable &t) {
+  t[size_t(OpKind::RankSlice)] = rankSliceKernel;
+  t[size_t(OpKind::AllReduce)] = allReduceKernel;
+  t[size_t(OpKind::AllGather)] = allGatherKernel;
+  t[size_t(OpKind::ReduceScatter)] = reduceScatterKernel;
+}
+
+} // namespace tc::ref
