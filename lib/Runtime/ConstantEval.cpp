@@ -64,6 +64,9 @@ std::optional<std::vector<HostTensor>> evaluateConstantOp(const Op &op, size_t m
   // results are not sized by the types here.
   if (!kernel || op.operands.empty() || refKernelSetsOutputDims(op.kind))
     return std::nullopt;
+  // A rank's shard of a constant differs between ranks: never one constant.
+  if (op.is(OpKind::RankSlice))
+    return std::nullopt;
   for (const Value *v : op.operands)
     if (v && !v->isConstant())
       return std::nullopt;

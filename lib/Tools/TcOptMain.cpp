@@ -118,6 +118,7 @@ int tcOptMain(int argc, char **argv) {
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     bool checkGrads = false, train = false, eval = false;
+    int64_t tensorParallel = 1;
     std::string lossSpec = "cross-entropy", optimizerSpec = "adamw", trainable = ".*", freeze;
     std::string lossScale = "dynamic";
     GradCheckOptions gradCheck;
@@ -178,6 +179,9 @@ int tcOptMain(int argc, char **argv) {
         "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
         "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
         "weight, stride 1, no padding, one group) or never")(
+        "tensor-parallel", po::value(&tensorParallel)->value_name("N"),
+        "split the model's MLP blocks over N ranks first (tensor-parallel: one program every "
+        "rank runs; tc-run --ranks N runs it on the reference executor)")(
         "precision", po::value(&precision)->value_name("fp32|fp16|bf16"),
         "fp16/bf16: run matmul/conv/pointwise in the low type before fusion (adds "
         "mixed-precision,canonicalize,dce before fuse, or at the end)")(
@@ -314,6 +318,17 @@ int tcOptMain(int argc, char **argv) {
         fail("unknown --conv-gemm '", convGemm, "' (auto, always or never)");
       if (pipeline.setOption(PassId::ConvGemms, "mode", convGemm) == 0)
         fail("--conv-gemm goes with --target=cuda or a --passes list that runs conv-gemms");
+    }
+    if (tensorParallel < 1 || (tensorParallel > 1 && (train || eval)))
+      fail(tensorParallel < 1 ? "--tensor-parallel takes N >= 1"
+                              : "--tensor-parallel splits an inference model; training on "
+                                "several ranks is not built yet");
+    if (tensorParallel > 1) { // on shapes and folded shape computations, before the rest
+      Pipeline tp;
+      tp.add(PassId::InferShapes)
+          .add(PassId::FoldConstants)
+          .add(PassInvocation(PassId::TensorParallel).set("ranks", tensorParallel));
+      pipeline = tp.append(pipeline);
     }
     if (train && eval)
       fail("--train and --eval: one module is a train step or an eval step");
