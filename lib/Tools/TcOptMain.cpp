@@ -323,10 +323,12 @@ int tcOptMain(int argc, char **argv) {
       fail(tensorParallel < 1 ? "--tensor-parallel takes N >= 1"
                               : "--tensor-parallel splits an inference model; training on "
                                 "several ranks is not built yet");
-    if (tensorParallel > 1) { // on shapes and folded shape computations, before the rest
+    if (tensorParallel > 1) { // on shapes and fused attention ops, before the rest
       Pipeline tp;
       tp.add(PassId::InferShapes)
           .add(PassId::FoldConstants)
+          .add(PassId::Canonicalize)
+          .add(PassId::AttentionFusion)
           .add(PassInvocation(PassId::TensorParallel).set("ranks", tensorParallel));
       pipeline = tp.append(pipeline);
     }

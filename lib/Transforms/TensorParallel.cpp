@@ -1,25 +1,31 @@
-// tensor-parallel: splits a model's MLP blocks over N ranks, Megatron-style
-// (issue 37). An MLP block is a row-parallel GEMM D = MatMul(h, W2) whose h
-// is computed from column-parallel GEMMs MatMul(x, W1) by pointwise ops over
-// the hidden columns (GELU, a gated SiLU * up, per-column biases): each rank
-// keeps columns [r F/N, (r+1) F/N) of every W1 and bias and the same rows of
-// W2, computes its partial D, and an AllReduce sums the partials. The
-// program stays one function every rank runs (SPMD): a weight's shard is a
-// RankSlice of the whole constant, which tc-run --ranks N checks on the
-// reference executor against the unsplit model (ranks 1 leaves it as is).
+// tensor-parallel: splits a model's MLP and attention blocks over N ranks,
+// Megatron-style (issue 37). A block ends in a row-parallel GEMM D =
+// MatMul(h, W2) (or Gemm) whose h comes from column-parallel GEMMs MatMul(x,
+// W1) of a replicated x: each rank keeps columns [r F/N, (r+1) F/N) of every
+// W1 and its bias and the same rows of W2, computes its partial D, and an
+// AllReduce sums the partials (a row Gemm's bias added after). Between, each
+// value is split along one axis, followed back from h op by op (follow()):
+// pointwise ops (constants split alike, broadcasts replicated), Reshapes that
+// keep the split extent's prefix ([B, S, H*D] <-> [B, S, H, D]: the target's
+// entry divided by N where it spells the extent out), Transposes, Slice /
+// Concat / kept reductions over other axes (RoPE, a per-head norm), batched
+// MatMuls and Softmax along a batch axis, and the fused Attention op by heads
+// (kv_heads divided too). The program stays one function every rank runs
+// (SPMD): a weight's shard is a RankSlice of the whole constant, which
+// tc-run --ranks N checks on the reference executor against the unsplit model.
 //
-// Gemm's forms too (transB, a bias C: a row Gemm's is added after the sum),
-// and Reshapes between the GEMMs and the pointwise ops that keep the hidden
-// columns last (GPT-2's Conv1D: [B*S, F] <-> [B, S, F]).
-//
-// Left alone (replicated): attention (its projections split by heads need
-// the head reshapes rewritten too), embeddings and the LM head, GEMMs whose
-// hidden values reach anything but pointwise ops and the row GEMM.
+// A block is left whole (replicated) where a value of it is read outside it
+// (a Shape of it would see the shard), is an output, or splits two ways, and
+// where an extent does not divide by N; so are embeddings and the LM head,
+// and a fused qkv projection (its Split would need the weight's columns
+// regrouped per rank).
+#include "tc/IR/ConstantInts.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeContents.h"
 #include <map>
 #include <set>
+#include <tuple>
 #include <unordered_map>
 
 namespace tc {
@@ -29,8 +35,6 @@ namespace {
 bool isStatic2D(const Value *w) {
   return w && w->isConstant() && w->type.rank() == 2 && isStaticShape(w->type.shape);
 }
-
-int64_t lastDim(const Value *v) { return v->type.rank() ? v->type.shape.back().size : -1; }
 
 // A GEMM of a replicated activation by a constant [K, N] weight: MatMul(x, W),
 // or Gemm(x, B) without transA. Its weight's output-column axis (N) and
@@ -53,14 +57,33 @@ Value *gemmBias(const Op &op) {
   return op.is(OpKind::Gemm) && op.operands.size() > 2 ? op.operand(2) : nullptr;
 }
 
-// One MLP block: the row GEMM, the column GEMMs, the hidden values between
-// (their last dim F becomes F / N) and the per-column constants they read.
+// A dim as an expression (a symbol's text parsed: "(* 16 batch)").
+DimExpr dimExpr(const Dim &d) {
+  return d.isStatic() ? DimExpr::constant(d.size) : DimExpr::parse(d.symbol);
+}
+
+// The product of dims [0, k) of `s`, or nullopt where one is unknown.
+std::optional<std::string> prefix(const Shape &s, int64_t k) {
+  DimExpr p = DimExpr::constant(1);
+  for (int64_t i = 0; i < k; ++i) {
+    if (s[size_t(i)].isUnknown())
+      return std::nullopt;
+    p = p * dimExpr(s[size_t(i)]);
+  }
+  return p.str();
+}
+
+// One block: the row GEMM, the column GEMMs, the values between (each split
+// along one axis, whose extent becomes 1/N), the constants they read split
+// the same way, the Reshapes whose target names a split extent, and the
+// Attention ops whose kv_heads attribute counts heads.
 struct Block {
   Op *row = nullptr;
   std::vector<Op *> columns;
-  std::set<Value *> hidden;
-  std::set<std::pair<Op *, size_t>> perColumn; // (op, operand) of a [F] / [.., 1, F] constant
-  std::vector<Op *> reshapes;                  // Reshapes keeping the hidden columns last
+  std::map<Value *, int64_t> split;                   // value -> its split axis
+  std::set<std::tuple<Op *, size_t, int64_t>> slices; // (op, operand, axis) of a constant
+  std::map<Op *, int64_t> reshapes;                   // Reshape -> target entry to divide
+  std::vector<Op *> attentions;
 };
 
 class Splitter {
@@ -87,58 +110,33 @@ public:
       return std::nullopt;
     Block b;
     b.row = &d;
-    std::vector<Value *> work{d.operand(0)};
-    while (!work.empty()) {
-      Value *v = work.back();
-      work.pop_back();
-      if (b.hidden.count(v))
-        continue;
-      if (!v->def || lastDim(v) != f || outputs_.count(v))
-        return std::nullopt;
-      b.hidden.insert(v);
-      Op &op = *v->def;
-      if (op.results.size() != 1)
-        return std::nullopt;
-      if (std::optional<Gemm2D> c = gemmOf(op); c && lastDim(op.operand(0)) != f) {
-        b.columns.push_back(&op); // x is replicated: its columns are W1's
-        if (Value *bias = gemmBias(op)) {
-          if (lastDim(bias) != f || staticNumElements(bias->type.shape) != f)
-            return std::nullopt;
-          b.perColumn.insert({&op, 2});
-        }
+    work_ = {{d.operand(0), int64_t(d.operand(0)->type.rank()) - 1}};
+    while (!work_.empty()) {
+      auto [v, axis] = work_.back();
+      work_.pop_back();
+      if (auto it = b.split.find(v); it != b.split.end()) {
+        if (it->second != axis)
+          return std::nullopt; // split two ways
         continue;
       }
-      if (op.is(OpKind::Reshape)) { // [M, F] <-> [B, S, F]: the columns stay last
-        std::optional<ShapeContents> c = shapes_.contents(op.operand(1));
-        if (!c || c->empty() || !c->back() || !c->back()->isConstant() ||
-            c->back()->constantValue() != f || lastDim(op.operand(0)) != f)
-          return std::nullopt;
-        b.reshapes.push_back(&op);
-        work.push_back(op.operand(0));
-        continue;
-      }
-      if (op.info().category != FusionCategory::Pointwise)
+      const Dim &d = v->type.shape[size_t(axis)];
+      if (!v->def || outputs_.count(v) || !d.isStatic() || d.size % ranks_ || d.size < ranks_)
         return std::nullopt;
-      for (size_t i = 0; i < op.operands.size(); ++i) {
-        Value *o = op.operand(i);
-        if (!o)
-          continue;
-        std::optional<int64_t> n = staticNumElements(o->type.shape);
-        if (o->isConstant() && n == 1)
-          continue; // a scalar: every rank's
-        if (o->isConstant() && lastDim(o) == f && n == f)
-          b.perColumn.insert({&op, i}); // a bias over the hidden columns
-        else
-          work.push_back(o); // must be hidden too
-      }
+      b.split[v] = axis;
+      if (!follow(b, *v->def, axis))
+        return std::nullopt;
     }
     if (b.columns.empty())
       return std::nullopt;
-    // Every hidden value is read inside the block only.
-    for (Value *v : b.hidden)
+    // The blocks' values are read inside the block only (a Shape of one
+    // would see the shard), and the column GEMMs' inputs are whole.
+    for (auto [v, axis] : b.split)
       for (Op *u : users_[v])
-        if (u != &d && !(u->results.size() == 1 && b.hidden.count(u->result())))
+        if (u != &d && !(u->results.size() == 1 && b.split.count(u->result())))
           return std::nullopt;
+    for (Op *c : b.columns)
+      if (b.split.count(c->operand(0)))
+        return std::nullopt;
     return b;
   }
 
@@ -146,17 +144,20 @@ public:
     std::unordered_map<Op *, std::vector<std::pair<size_t, int64_t>>>
         slices; // op -> (operand, axis)
     std::set<Op *> rows;
-    std::set<Op *> reshapes;
+    std::map<Op *, int64_t> reshapes;
     for (Block &b : blocks) {
       for (Op *c : b.columns)
         slices[c].push_back({1, gemmOf(*c)->colAxis});
-      for (auto [op, i] : b.perColumn)
-        slices[op].push_back({i, int64_t(op->operand(i)->type.rank()) - 1});
+      for (auto [op, i, axis] : b.slices)
+        slices[op].push_back({i, axis});
       slices[b.row].push_back({1, gemmOf(*b.row)->rowAxis});
       rows.insert(b.row);
       reshapes.insert(b.reshapes.begin(), b.reshapes.end());
-      for (Value *v : b.hidden)
-        v->type.shape.back().size /= ranks_;
+      for (auto [v, axis] : b.split)
+        v->type.shape[size_t(axis)].size /= ranks_;
+      for (Op *a : b.attentions)
+        if (int64_t kv = a->getInt("kv_heads"))
+          a->setAttr("kv_heads", Attribute(kv / ranks_));
     }
     std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
     f_.ops.clear();
@@ -178,8 +179,8 @@ public:
         }
         op.operands[i] = s;
       }
-      if (reshapes.count(&op)) // its target's last entry F (ShapeTracker): F / N
-        op.operands[1] = divideLast(op.operand(1), op.loc);
+      if (auto it = reshapes.find(&op); it != reshapes.end()) // that entry / N
+        op.operands[1] = divideEntry(op.operand(1), it->second, op.loc);
       Value *bias = rows.count(&op) ? gemmBias(op) : nullptr;
       if (bias)
         op.operands.resize(2); // added once, after the sum
@@ -209,11 +210,11 @@ public:
   }
 
 private:
-  // shape / [1, ..., 1, N]: a shape tensor whose last entry is the hidden width.
-  Value *divideLast(Value *shape, const Location &loc) {
+  // shape / [1, ..., N, ..., 1]: N at `entry`, whose value is a split extent.
+  Value *divideEntry(Value *shape, int64_t entry, const Location &loc) {
     int64_t n = shape->type.shape.empty() ? 0 : shape->type.shape[0].size;
     std::vector<int64_t> div(size_t(n), 1);
-    div.back() = ranks_;
+    div[size_t(entry)] = ranks_;
     TensorType t{DType::I64, makeShape({n})};
     Value *c = f_.addConstant(f_.uniqueName(shape->name + "_ranks"), t,
                               TensorData::copyOf(div.data(), div.size() * sizeof(int64_t)), loc);
@@ -221,6 +222,123 @@ private:
         ->result();
   }
 
+  // Operand i of `op`, whose result is split along `axis` (of rank `rank`):
+  // replicated where it broadcasts along that axis, a constant split too, or
+  // a value of the block. False where it can be none of these.
+  bool operandAlong(Block &b, Op &op, size_t i, int64_t axis, size_t rank) {
+    Value *o = op.operand(i);
+    if (!o)
+      return true;
+    int64_t a = axis - (int64_t(rank) - int64_t(o->type.rank()));
+    if (a < 0 || o->type.shape[size_t(a)] == Dim::fixed(1))
+      return true; // the same on every rank
+    if (o->isConstant()) {
+      b.slices.insert({&op, i, a});
+      return true;
+    }
+    work_.push_back({o, a});
+    return true;
+  }
+
+  // Follows the split of `op`'s result (`axis`) to its operands.
+  bool follow(Block &b, Op &op, int64_t axis) {
+    size_t rank = op.result()->type.rank();
+    if (op.results.size() != 1)
+      return false;
+    if (std::optional<Gemm2D> c = gemmOf(op)) { // a column GEMM: x is whole
+      if (axis != int64_t(rank) - 1)
+        return false;
+      b.columns.push_back(&op);
+      if (Value *bias = gemmBias(op)) {
+        if (bias->type.rank() == 0 || !bias->isConstant())
+          return false;
+        b.slices.insert({&op, 2, int64_t(bias->type.rank()) - 1});
+      }
+      return true;
+    }
+    switch (op.kind) {
+    case OpKind::Transpose:
+      work_.push_back({op.operand(0), op.getInts("perm")[size_t(axis)]});
+      return true;
+    case OpKind::Reshape: { // the split extent keeps its prefix: [B, S, H*D] <-> [B, S, H, D]
+      const Shape &in = op.operand(0)->type.shape, &out = op.result()->type.shape;
+      std::optional<std::string> want = prefix(out, axis);
+      std::optional<ShapeContents> c = shapes_.contents(op.operand(1));
+      if (!want || !c || c->size() != out.size() || !(*c)[size_t(axis)])
+        return false;
+      const DimExpr &e = *(*c)[size_t(axis)];
+      if (e.isConstant() && e.constantValue() == out[size_t(axis)].size)
+        b.reshapes[&op] = axis; // the extent spelled out: divided
+      else if (!(e == DimExpr::integer(-1)))
+        return false; // -1 infers the shard's extent itself; anything else is unknown
+      for (int64_t a = 0; a < int64_t(in.size()); ++a)
+        if (prefix(in, a) == want && in[size_t(a)].isStatic()) {
+          work_.push_back({op.operand(0), a});
+          return true;
+        }
+      return false;
+    }
+    case OpKind::Attention: { // [B, H, S, D] (no layout yet): split by heads
+      if (axis != 1 || !op.getInts("layout").empty())
+        return false;
+      b.attentions.push_back(&op);
+      for (size_t i = 0; i < 3; ++i)
+        work_.push_back({op.operand(i), 1});
+      return operandAlong(b, op, 3, 1, rank);
+    }
+    case OpKind::MatMul: // batched (both operands computed): along a batch axis
+      if (axis >= int64_t(rank) - 2)
+        return false;
+      return operandAlong(b, op, 0, axis, rank) && operandAlong(b, op, 1, axis, rank);
+    case OpKind::Concat: // along another axis (RoPE's halves): every part split the same way
+      if ((op.getInt("axis") + int64_t(rank)) % int64_t(rank) == axis)
+        return false;
+      for (Value *o : op.operands)
+        work_.push_back({o, axis});
+      return true;
+    case OpKind::Slice: { // of other axes only (ONNX's axes operand, else the first ones)
+      std::optional<std::vector<int64_t>> starts = infer::constantInts(op.operand(1));
+      std::optional<std::vector<int64_t>> axes =
+          op.operand(3) ? infer::constantInts(op.operand(3)) : std::nullopt;
+      if (!starts || (op.operand(3) && !axes))
+        return false;
+      for (size_t k = 0; k < starts->size(); ++k) {
+        int64_t a = axes ? (*axes)[k] : int64_t(k);
+        if ((a + int64_t(rank)) % int64_t(rank) == axis)
+          return false;
+      }
+      work_.push_back({op.operand(0), axis});
+      return true;
+    }
+    case OpKind::Softmax:
+    case OpKind::LogSoftmax:
+      if ((op.getInt("axis") + int64_t(rank)) % int64_t(rank) == axis)
+        return false;
+      work_.push_back({op.operand(0), axis});
+      return true;
+    case OpKind::ReduceSum:
+    case OpKind::ReduceMean:
+    case OpKind::ReduceMax: { // over other axes, kept (a per-head RMSNorm: qwen3's q/k norm)
+      const std::vector<int64_t> &axes = op.getInts("axes");
+      if (op.operand(1) || axes.empty() || !op.getInt("keepdims"))
+        return false;
+      for (int64_t a : axes)
+        if ((a + int64_t(rank)) % int64_t(rank) == axis)
+          return false;
+      work_.push_back({op.operand(0), axis});
+      return true;
+    }
+    default:
+      if (op.info().category != FusionCategory::Pointwise)
+        return false;
+      for (size_t i = 0; i < op.operands.size(); ++i)
+        if (!operandAlong(b, op, i, axis, rank))
+          return false;
+      return true;
+    }
+  }
+
+  std::vector<std::pair<Value *, int64_t>> work_;
   ShapeTracker shapes_;
   Function &f_;
   int64_t ranks_;
@@ -243,11 +361,12 @@ bool runTensorParallelPass(Module &m, const PassOptions &opts) {
   for (auto &op : f.ops)
     if (std::optional<Block> b = s.blockAt(*op)) {
       bool overlaps = false; // a hidden value of two blocks: split neither twice
-      for (Value *v : b->hidden)
+      for (auto [v, axis] : b->split)
         overlaps = overlaps || taken.count(v);
       if (overlaps)
         continue;
-      taken.insert(b->hidden.begin(), b->hidden.end());
+      for (auto [v, axis] : b->split)
+        taken.insert(v);
       blocks.push_back(std::move(*b));
     }
   if (blocks.empty())
