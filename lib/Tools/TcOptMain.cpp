@@ -118,7 +118,7 @@ int tcOptMain(int argc, char **argv) {
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     bool checkGrads = false, train = false, eval = false;
-    int64_t tensorParallel = 1;
+    int64_t tensorParallel = 1, dataParallel = 1;
     std::string lossSpec = "cross-entropy", optimizerSpec = "adamw", trainable = ".*", freeze;
     std::string lossScale = "dynamic";
     GradCheckOptions gradCheck;
@@ -179,6 +179,9 @@ int tcOptMain(int argc, char **argv) {
         "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
         "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
         "weight, stride 1, no padding, one group) or never")(
+        "data-parallel", po::value(&dataParallel)->value_name("N"),
+        "with --train: a step N ranks run on N micro-batches at once, the loss, gradients and "
+        "buffers averaged over them before the optimizer (tc-run --train --ranks N)")(
         "tensor-parallel", po::value(&tensorParallel)->value_name("N"),
         "split the model's MLP blocks over N ranks first (tensor-parallel: one program every "
         "rank runs; tc-run --ranks N runs it on the reference executor)")(
@@ -332,6 +335,8 @@ int tcOptMain(int argc, char **argv) {
           .add(PassInvocation(PassId::TensorParallel).set("ranks", tensorParallel));
       pipeline = tp.append(pipeline);
     }
+    if (dataParallel < 1 || (dataParallel > 1 && !train))
+      fail(dataParallel < 1 ? "--data-parallel takes N >= 1" : "--data-parallel goes with --train");
     if (train && eval)
       fail("--train and --eval: one module is a train step or an eval step");
     if (!train && !eval &&
@@ -350,6 +355,11 @@ int tcOptMain(int argc, char **argv) {
       Pipeline t =
           trainingPipeline(lossSpec, optimizerSpec == "none" ? "" : optimizerSpec, trainable,
                            freeze, low, precision == "fp16" ? lossScale : "none");
+      if (dataParallel > 1) { // the means before the update (or as the step's results)
+        Pipeline dp;
+        dp.add(PassInvocation(PassId::DataParallel).set("ranks", dataParallel));
+        t.insertBefore(PassId::AppendOptimizer, dp);
+      }
       // Where attention-layouts follows (-O2's rule, --attention-fusion),
       // the projections go batch-first before autodiff: their backward then
       // has no Transposes around the gradients either.

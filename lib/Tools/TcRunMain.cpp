@@ -138,7 +138,8 @@ int tcRunMain(int argc, char **argv) {
     opts.add_options()("ranks", po::value(&ranks)->value_name("N"),
                        "run a tensor-parallel program on N ranks simulated as threads (the "
                        "reference executor: its RankSlice and collectives meet across them); "
-                       "every rank must return the same outputs, which are rank 0's (1)");
+                       "every rank must return the same outputs, which are rank 0's; with "
+                       "--train, rank r trains on micro-batches r, N + r, ... (1)");
     opts.add_options()("output-dir", po::value(&outputDir)->value_name("DIR"),
                        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
         "compare", po::value(&compareDir)->value_name("DIR"),
@@ -268,10 +269,10 @@ int tcRunMain(int argc, char **argv) {
     const Function &f = m->main();
     if (train.steps < 0 || train.checkpointEvery < 0 || train.logEvery < 0)
       fail("--train, --checkpoint-every and --log-every take N >= 0");
-    if (ranks < 1 || (ranks > 1 && (exe || train.steps || evalRun || decode)))
+    if (ranks < 1 || (ranks > 1 && (exe || evalRun || decode)))
       fail(ranks < 1 ? "--ranks takes N >= 1"
-                     : "--ranks runs one call of IR on the reference executor (--target=ref); "
-                       "compiled multi-rank artifacts, training and decoding on ranks are not "
+                     : "--ranks runs IR on the reference executor (--target=ref): one call, or "
+                       "--train; compiled multi-rank artifacts and decoding on ranks are not "
                        "built yet");
     if (evalRun) {
       if (train.steps || !train.checkpoint.empty())
@@ -311,6 +312,10 @@ int tcRunMain(int argc, char **argv) {
         }
         train.evalModule = evalIr ? evalIr.get() : &evalExe->module();
         train.evalExe = evalExe.get();
+      }
+      if (ranks > 1) { // a data-parallel step (tc-opt --data-parallel N) on N threads
+        runRanks(ranks, [&](int) { runTrainLoop(*m, nullptr, train); });
+        return 0;
       }
       return runTrainLoop(*m, exe.get(), train);
     }

@@ -1,11 +1,13 @@
 // tc-run --train (tc/Tools/TrainLoop.h).
 #include "tc/Tools/TrainLoop.h"
 #include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/Ranks.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunBuffers.h"
 #include "tc/Runtime/RunHarness.h"
 #include "tc/Runtime/TrainCheckpoint.h"
 #include "tc/Support/Error.h"
+#include "tc/Support/Hash64.h"
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -138,6 +140,22 @@ int runEvalLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   return 0;
 }
 
+// Every rank's state after a data-parallel run against rank 0's, by a hash
+// of each tensor's bytes: one line naming the first that differs.
+static void checkSameState(const std::vector<HostTensor> &state, const TrainStateLayout &layout,
+                           RankGroup &group, int rank) {
+  HostTensor sums(DType::I64, {int64_t(state.size())});
+  for (size_t i = 0; i < state.size(); ++i)
+    sums.data<int64_t>()[i] = int64_t(hash64(
+        std::string_view(reinterpret_cast<const char *>(state[i].bytes()), state[i].byteSize())));
+  auto all = group.exchange(rank, sums, "the state after training");
+  for (size_t r = 1; r < all->size(); ++r)
+    for (size_t i = 0; i < state.size(); ++i)
+      if ((*all)[r].data<int64_t>()[i] != (*all)[0].data<int64_t>()[i])
+        fail("--train --ranks: rank ", r, "'s state '", layout.keys[i],
+             "' differs from rank 0's after training (a step that is not data-parallel?)");
+}
+
 int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   std::optional<TrainSignature> sig = trainSignature(m);
   if (!sig || !sig->step)
@@ -198,9 +216,15 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
       done += v;
   }
   int logEvery = opts.logEvery > 0 ? opts.logEvery : std::max(1, opts.steps / 10);
+  // On simulated ranks (tc-run --ranks N: a data-parallel step), rank r's
+  // k-th micro-batch is the data's k * N + r, so N ranks see what one rank
+  // accumulating N micro-batches would; rank 0 alone speaks and writes.
+  const RankContext &rc = currentRank();
+  size_t ranks = rc.group ? size_t(rc.group->size()) : 1, rank = size_t(rc.rank);
+  bool speaks = rank == 0;
   int64_t samples =
       (batches[0].empty() || batches[0][0].shape().empty() ? 1 : batches[0][0].shape()[0]) *
-      int64_t(perStep);
+      int64_t(perStep * ranks);
   auto t0 = std::chrono::steady_clock::now();
   auto lastLog = t0;
   size_t n = f.args.size(), numInputs = n - sig->state, numResults = f.results.size();
@@ -267,7 +291,10 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     // A logged step's loss is its micro-batches' mean.
     double loss = 0;
     for (size_t k = 0; k < perStep; ++k, ++done)
-      loss += call(done % batches.size(), logged, saving && k + 1 == perStep) / double(perStep);
+      loss += call((done * ranks + rank) % batches.size(), logged, saving && k + 1 == perStep) /
+              double(perStep);
+    if (!speaks)
+      continue;
     if (checkpointing && step != opts.steps) // the last step's is written below
       writeTrainCheckpoint(opts.checkpoint, layout, state);
     if (!logged) {    // the loss stays on the device: no sync
@@ -288,6 +315,10 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
       evaluateAt(step);
     lastLog = std::chrono::steady_clock::now(); // the evaluation is not the window's
   }
+  if (rc.group) // the same updates from the same state: the same state on every rank
+    checkSameState(state, layout, *rc.group, int(rank));
+  if (!speaks)
+    return 0;
   double total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   std::cerr << "tc-run: trained " << opts.steps << " steps of " << samples << " samples in "
             << std::setprecision(4) << total << " s ("

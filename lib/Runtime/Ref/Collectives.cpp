@@ -55,13 +55,22 @@ void combine(const Op &op, const std::vector<HostTensor> &all, HostTensor &out) 
   }
 }
 
-std::string collectiveName(const Op &op) {
-  return std::string(op.info().name) + " of %" + op.operand(0)->name;
-}
-
 void checkFixedSize(const Op &op, const HostTensor &x) {
   if (dtypeSize(x.dtype()) == 0)
     fail(op.info().name, " of ", x.typeStr(), ": strings are not exchanged between ranks");
+}
+
+// Every rank's X at this collective, in rank order; null for a one-rank
+// group, whose result is X itself (copied into out).
+std::shared_ptr<const std::vector<HostTensor>> gather(const Op &op, const HostTensor &x,
+                                                      HostTensor &out, RankContext &c) {
+  c = rankOf(op);
+  checkFixedSize(op, x);
+  if (!c.group) {
+    out = x;
+    return nullptr;
+  }
+  return c.group->exchange(c.rank, x, std::string(op.info().name) + " of %" + op.operand(0)->name);
 }
 
 void rankSliceKernel(const Op &op, const std::vector<const HostTensor *> &ins,
@@ -74,39 +83,28 @@ void rankSliceKernel(const Op &op, const std::vector<const HostTensor *> &ins,
 
 void allReduceKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                      std::vector<HostTensor> &outs) {
-  RankContext c = rankOf(op);
-  checkFixedSize(op, *ins[0]);
-  if (!c.group) {
-    outs[0] = *ins[0];
-    return;
-  }
-  combine(op, *c.group->exchange(c.rank, *ins[0], collectiveName(op)), outs[0]);
+  RankContext c;
+  if (auto all = gather(op, *ins[0], outs[0], c))
+    combine(op, *all, outs[0]);
 }
 
 void allGatherKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                      std::vector<HostTensor> &outs) {
-  RankContext c = rankOf(op);
-  checkFixedSize(op, *ins[0]);
-  if (!c.group) {
-    outs[0] = *ins[0];
-    return;
-  }
+  RankContext c;
+  auto all = gather(op, *ins[0], outs[0], c);
   int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(ins[0]->rank()));
-  auto all = c.group->exchange(c.rank, *ins[0], collectiveName(op));
-  for (size_t r = 0; r < all->size(); ++r)
+  for (size_t r = 0; all && r < all->size(); ++r)
     copyPart((*all)[r], outs[0], axis, int64_t(r), true);
 }
 
 void reduceScatterKernel(const Op &op, const std::vector<const HostTensor *> &ins,
                          std::vector<HostTensor> &outs) {
-  RankContext c = rankOf(op);
-  checkFixedSize(op, *ins[0]);
-  if (!c.group) {
-    outs[0] = *ins[0];
+  RankContext c;
+  auto all = gather(op, *ins[0], outs[0], c);
+  if (!all)
     return;
-  }
   HostTensor sum(ins[0]->dtype(), ins[0]->shape());
-  combine(op, *c.group->exchange(c.rank, *ins[0], collectiveName(op)), sum);
+  combine(op, *all, sum);
   int64_t axis = normalizeAxis(op.getInt("axis"), int64_t(ins[0]->rank()));
   copyPart(sum, outs[0], axis, c.rank, false);
 }
