@@ -349,8 +349,13 @@ private:
       stack.pop_back();
       if (g == target)
         return true;
+      // No pruning by program order: a group's ops need not be contiguous
+      // (an AMP step's Adam update joins the gradient's group early in the
+      // step and reads the bias corrections computed after the overflow
+      // check), so a group wholly before `target` may still depend on it
+      // through one that is not.
       for (size_t p : producersOf(g))
-        if (groups_[p].last >= groups_[target].first && seen.insert(p).second)
+        if (seen.insert(p).second)
           stack.push_back(p);
     }
     return false;
