@@ -16,9 +16,11 @@
 //
 // A block is left whole (replicated) where a value of it is read outside it
 // (a Shape of it would see the shard), is an output, or splits two ways, and
-// where an extent does not divide by N; so are embeddings and the LM head,
-// and a fused qkv projection (its Split would need the weight's columns
-// regrouped per rank).
+// where an extent does not divide by N; so are embeddings and a fused qkv
+// projection (its Split would need the weight's columns regrouped per rank).
+// An output GEMM by a constant weight of min-head elements or more (an LM
+// head: what splitting it saves is memory) is split by its columns, an
+// AllGather joining them.
 #include "tc/IR/ConstantInts.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
@@ -140,10 +142,30 @@ public:
     return b;
   }
 
-  void split(std::vector<Block> &blocks) {
+  // A model's output GEMM of a whole input by a constant weight whose
+  // output columns divide by N (an LM head over its vocabulary): each rank
+  // computes its columns, an AllGather puts the rows back together.
+  bool isHead(const Op &op, const std::set<Value *> &split, int64_t minElements) const {
+    std::optional<Gemm2D> g = gemmOf(op);
+    if (!g || op.results.size() != 1 || !outputs_.count(op.result()) ||
+        split.count(op.operand(0)) || *staticNumElements(g->weight->type.shape) < minElements)
+      return false;
+    int64_t v = g->weight->type.shape[size_t(g->colAxis)].size;
+    Value *bias = gemmBias(op);
+    return v % ranks_ == 0 && v >= ranks_ && (!bias || (bias->isConstant() && bias->type.rank()));
+  }
+
+  void split(std::vector<Block> &blocks, const std::vector<Op *> &heads) {
     std::unordered_map<Op *, std::vector<std::pair<size_t, int64_t>>>
         slices; // op -> (operand, axis)
-    std::set<Op *> rows;
+    std::set<Op *> rows, gathered;
+    for (Op *h : heads) {
+      slices[h].push_back({1, gemmOf(*h)->colAxis});
+      if (Value *bias = gemmBias(*h))
+        slices[h].push_back({2, int64_t(bias->type.rank()) - 1});
+      h->result()->type.shape.back().size /= ranks_;
+      gathered.insert(h);
+    }
     std::map<Op *, int64_t> reshapes;
     for (Block &b : blocks) {
       for (Op *c : b.columns)
@@ -197,9 +219,19 @@ public:
                     ->result();
         reduced.push_back({partial, sum});
       }
+      if (gathered.count(&op)) { // the columns of every rank, in rank order
+        Value *part = op.result();
+        TensorType whole = part->type;
+        whole.shape.back().size *= ranks_;
+        Op *ag = f_.addOp(OpKind::AllGather, {part}, {f_.uniqueName(part->name + "_allgather")},
+                          {whole}, op.loc);
+        ag->setAttr("axis", Attribute(int64_t(whole.rank()) - 1));
+        ag->setAttr("ranks", Attribute(ranks_));
+        reduced.push_back({part, ag->result()});
+      }
     }
     for (auto [partial, sum] : reduced) {
-      Op *ar = sum->def->is(OpKind::AllReduce) ? sum->def : sum->def->operand(0)->def;
+      Op *ar = sum->def->is(OpKind::Add) ? sum->def->operand(0)->def : sum->def;
       Value *summed = ar->result();
       f_.replaceAllUsesWith(partial, sum);
       ar->operands[0] = partial; // the AllReduce itself reads the partial sum
@@ -369,9 +401,18 @@ bool runTensorParallelPass(Module &m, const PassOptions &opts) {
         taken.insert(v);
       blocks.push_back(std::move(*b));
     }
-  if (blocks.empty())
+  std::set<const Op *> inBlocks; // a block's row GEMM may be an output too
+  for (const Block &b : blocks) {
+    inBlocks.insert(b.row);
+    inBlocks.insert(b.columns.begin(), b.columns.end());
+  }
+  std::vector<Op *> heads;
+  for (auto &op : f.ops)
+    if (!inBlocks.count(op.get()) && s.isHead(*op, taken, opts.getInt("min-head")))
+      heads.push_back(op.get());
+  if (blocks.empty() && heads.empty())
     return false;
-  s.split(blocks);
+  s.split(blocks, heads);
   return true;
 }
 
