@@ -16,12 +16,14 @@
 //
 // A block is left whole (replicated) where a value of it is read outside it
 // (a Shape of it would see the shard), is an output, or splits two ways, and
-// where an extent does not divide by N; so are embeddings and a fused qkv
-// projection (its Split would need the weight's columns regrouped per rank).
+// where an extent does not divide by N; so is a fused qkv projection (its
+// Split would need the weight's columns regrouped per rank). Embedding
+// tables of min-head elements or more are split by rows (splitEmbeddings).
 // An output GEMM by a constant weight of min-head elements or more (an LM
 // head: what splitting it saves is memory) is split by its columns, an
 // AllGather joining them.
 #include "tc/IR/ConstantInts.h"
+#include "tc/Runtime/HostTensor.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeContents.h"
@@ -380,6 +382,85 @@ private:
 
 } // namespace
 
+// A constant scalar or vector of `t` holding `values`.
+Value *intConstant(Function &f, const std::string &name, DType t, std::vector<int64_t> values,
+                   bool scalar) {
+  HostTensor h(t, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(values.size())});
+  for (size_t i = 0; i < values.size(); ++i)
+    h.setInt(int64_t(i), values[i]);
+  return f.addConstant(f.uniqueName(name), h.type(), TensorData::copyOf(h.bytes(), h.byteSize()));
+}
+
+// Vocab-parallel embeddings: a Gather of rows of a constant [V, K] table of
+// min-head elements or more becomes each rank's lookup in its V / N rows
+// (ids outside them read row 0 and are zeroed), summed by an AllReduce.
+bool splitEmbeddings(Function &f, int64_t ranks, int64_t minElements) {
+  auto wanted = [&](const Op &op) {
+    const Value *w = op.operand(0), *ids = op.operand(1);
+    return op.is(OpKind::Gather) && op.getInt("axis") == 0 && isStatic2D(w) &&
+           isInteger(ids->type.dtype) && w->type.shape[0].size % ranks == 0 &&
+           *staticNumElements(w->type.shape) >= minElements && isFloat(w->type.dtype);
+  };
+  std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
+  f.ops.clear();
+  std::vector<std::pair<Value *, Value *>> replaced;
+  for (auto &owned : old) {
+    Op &op = *owned;
+    if (!wanted(op)) {
+      f.ops.push_back(std::move(owned));
+      continue;
+    }
+    Value *w = op.operand(0), *ids = op.operand(1), *out = op.result();
+    int64_t rows = w->type.shape[0].size / ranks;
+    DType it = ids->type.dtype;
+    Location loc = op.loc;
+    auto add = [&](OpKind k, std::vector<Value *> in, TensorType t, const std::string &suffix) {
+      return f.addOp(k, std::move(in), {f.uniqueName(out->name + suffix)}, {t}, loc);
+    };
+    std::vector<int64_t> starts;
+    for (int64_t r = 0; r < ranks; ++r)
+      starts.push_back(r * rows);
+    Op *first = add(OpKind::RankSlice, {intConstant(f, out->name + "_rows", it, starts, false)},
+                    TensorType{it, makeShape({1})}, "_first_row");
+    first->setAttr("axis", Attribute(int64_t(0)));
+    first->setAttr("ranks", Attribute(ranks));
+    TensorType idT = ids->type, boolT{DType::Bool, ids->type.shape};
+    Value *local = add(OpKind::Sub, {ids, first->result()}, idT, "_local")->result();
+    Value *zero = intConstant(f, out->name + "_zero", it, {0}, true);
+    Value *count = intConstant(f, out->name + "_count", it, {rows}, true);
+    Value *ge = add(OpKind::GreaterOrEqual, {local, zero}, boolT, "_ge")->result();
+    Value *lt = add(OpKind::Less, {local, count}, boolT, "_lt")->result();
+    Value *mine = add(OpKind::And, {ge, lt}, boolT, "_mine")->result();
+    Value *safe = add(OpKind::Where, {mine, local, zero}, idT, "_safe")->result();
+    TensorType shardT = w->type;
+    shardT.shape[0].size = rows;
+    Op *shard = f.addOp(OpKind::RankSlice, {w}, {f.uniqueName(w->name + "_shard")}, {shardT}, loc);
+    shard->setAttr("axis", Attribute(int64_t(0)));
+    shard->setAttr("ranks", Attribute(ranks));
+    Op *look = add(OpKind::Gather, {shard->result(), safe}, out->type, "_lookup");
+    look->setAttr("axis", Attribute(int64_t(0)));
+    TensorType maskT{DType::Bool, ids->type.shape};
+    maskT.shape.push_back(Dim::fixed(1));
+    Op *unsq = add(OpKind::Unsqueeze, {mine}, maskT, "_mask");
+    unsq->setAttr("axes", Attribute(std::vector<int64_t>{-1}));
+    HostTensor z(w->type.dtype, {});
+    Value *fzero = f.addConstant(f.uniqueName(out->name + "_fzero"), z.type(),
+                                 TensorData::copyOf(z.bytes(), z.byteSize()));
+    Value *part =
+        add(OpKind::Where, {unsq->result(), look->result(), fzero}, out->type, "_part")->result();
+    Op *ar = add(OpKind::AllReduce, {part}, out->type, "_allreduce");
+    ar->setAttr("ranks", Attribute(ranks));
+    replaced.push_back({out, ar->result()});
+  }
+  for (auto [from, to] : replaced) {
+    f.replaceAllUsesWith(from, to);
+    std::swap(from->name, to->name); // the sum keeps the lookup's name
+  }
+  if (!replaced.empty())
+    f.removeUnusedConstants();
+  return !replaced.empty();
+}
+
 bool runTensorParallelPass(Module &m, const PassOptions &opts) {
   int64_t ranks = opts.getInt("ranks");
   if (ranks < 1)
@@ -410,10 +491,10 @@ bool runTensorParallelPass(Module &m, const PassOptions &opts) {
   for (auto &op : f.ops)
     if (!inBlocks.count(op.get()) && s.isHead(*op, taken, opts.getInt("min-head")))
       heads.push_back(op.get());
-  if (blocks.empty() && heads.empty())
-    return false;
-  s.split(blocks, heads);
-  return true;
+  if (!blocks.empty() || !heads.empty())
+    s.split(blocks, heads);
+  bool embeddings = splitEmbeddings(f, ranks, opts.getInt("min-head"));
+  return !blocks.empty() || !heads.empty() || embeddings;
 }
 
 } // namespace tc
