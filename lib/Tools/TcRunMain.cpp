@@ -64,6 +64,8 @@ int runDecodeLoop(const Function &f, const Module *m, Executable *exe, const Tar
   int64_t batch = inputs[0].shape()[0];
   std::vector<HostTensor> first = inputs;
   DecodeResult r = runDecode(f, sig, std::move(inputs), opts, run);
+  if (currentRank().rank != 0) // on simulated ranks (--ranks), rank 0 speaks
+    return 0;
   std::string where = target + (exe ? exe->latencyNote() : std::string()) +
                       (opts.deviceCache ? "; caches stay on the device" : "; caches on the host");
   printDecodeReport(std::cerr, r, batch, start, where);
@@ -139,7 +141,8 @@ int tcRunMain(int argc, char **argv) {
                        "run a tensor-parallel program on N ranks simulated as threads (the "
                        "reference executor: its RankSlice and collectives meet across them); "
                        "every rank must return the same outputs, which are rank 0's; with "
-                       "--train, rank r trains on micro-batches r, N + r, ... (1)");
+                       "--train, rank r trains on micro-batches r, N + r, ...; with --decode, "
+                       "each rank keeps its own caches and rank 0 reports (1)");
     opts.add_options()("output-dir", po::value(&outputDir)->value_name("DIR"),
                        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
         "compare", po::value(&compareDir)->value_name("DIR"),
@@ -227,8 +230,8 @@ int tcRunMain(int argc, char **argv) {
     }
     if (decode && (iterations || !report.empty()))
       fail("--decode times its own steps: not with --iterations or --report");
-    if (vm.count("past") && past < 1)
-      fail("--past must be >= 1");
+    if (vm.count("past") && past < 0)
+      fail("--past must be >= 0");
     if (!(rtol >= 0) || !(atol >= 0))
       fail("--rtol and --atol must be non-negative");
     InputSources src = inputSources(inputFlags);
@@ -269,11 +272,10 @@ int tcRunMain(int argc, char **argv) {
     const Function &f = m->main();
     if (train.steps < 0 || train.checkpointEvery < 0 || train.logEvery < 0)
       fail("--train, --checkpoint-every and --log-every take N >= 0");
-    if (ranks < 1 || (ranks > 1 && (exe || evalRun || decode)))
+    if (ranks < 1 || (ranks > 1 && (exe || evalRun)))
       fail(ranks < 1 ? "--ranks takes N >= 1"
-                     : "--ranks runs IR on the reference executor (--target=ref): one call, or "
-                       "--train; compiled multi-rank artifacts and decoding on ranks are not "
-                       "built yet");
+                     : "--ranks runs IR on the reference executor (--target=ref): one call, "
+                       "--train or --decode; compiled multi-rank artifacts are not built yet");
     if (evalRun) {
       if (train.steps || !train.checkpoint.empty())
         fail("--eval updates nothing: no --train or --checkpoint");
@@ -318,6 +320,16 @@ int tcRunMain(int argc, char **argv) {
         return 0;
       }
       return runTrainLoop(*m, exe.get(), train);
+    }
+    if (decode && ranks > 1) { // a tensor-parallel decode step: each rank its heads' caches
+      int rc = 0;
+      runRanks(ranks, [&](int r) {
+        int code = runDecodeLoop(f, m, nullptr, backend, target, src, past, decodeOpts, outputDir,
+                                 compareDir, rtol, atol);
+        if (r == 0)
+          rc = code;
+      });
+      return rc;
     }
     if (decode)
       return runDecodeLoop(f, m, exe.get(), backend, target, src, past, decodeOpts, outputDir,

@@ -14,8 +14,12 @@
 // (SPMD): a weight's shard is a RankSlice of the whole constant, which
 // tc-run --ranks N checks on the reference executor against the unsplit model.
 //
+// A decode step's KV caches (a result Concat(past, new) of an argument past)
+// are split with their attention: each rank keeps its heads' caches, and the
+// step's signature has each rank's shapes.
+//
 // A block is left whole (replicated) where a value of it is read outside it
-// (a Shape of it would see the shard), is an output, or splits two ways, and
+// (a Shape of it would see the shard), is another output, or splits two ways, and
 // where an extent does not divide by N; so is a fused qkv projection (its
 // Split would need the weight's columns regrouped per rank). Embedding
 // tables of min-head elements or more are split by rows (splitEmbeddings).
@@ -27,6 +31,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeContents.h"
+#include <algorithm>
 #include <map>
 #include <set>
 #include <tuple>
@@ -99,8 +104,17 @@ public:
         if (v)
           users_[v].push_back(op.get());
     }
-    for (Value *r : f.results)
+    // A decode step's KV caches: a result Concat(past, new) of an argument
+    // past. Each rank keeps its heads' part: both may be split (the step's
+    // signature then has each rank's shapes).
+    for (Value *r : f.results) {
       outputs_.insert(r);
+      if (r->def && r->def->is(OpKind::Concat) && r->def->operands.size() == 2 &&
+          r->def->operand(0)->isArgument()) {
+        caches_.insert(r);
+        caches_.insert(r->def->operand(0));
+      }
+    }
   }
 
   // The block whose row GEMM is `d`, or nullopt.
@@ -124,10 +138,12 @@ public:
         continue;
       }
       const Dim &d = v->type.shape[size_t(axis)];
-      if (!v->def || outputs_.count(v) || !d.isStatic() || d.size % ranks_ || d.size < ranks_)
+      bool cache = caches_.count(v) != 0;
+      if ((!v->def && !cache) || (outputs_.count(v) && !cache) || !d.isStatic() ||
+          d.size % ranks_ || d.size < ranks_)
         return std::nullopt;
       b.split[v] = axis;
-      if (!follow(b, *v->def, axis))
+      if (v->def && !follow(b, *v->def, axis))
         return std::nullopt;
     }
     if (b.columns.empty())
@@ -136,7 +152,8 @@ public:
     // would see the shard), and the column GEMMs' inputs are whole.
     for (auto [v, axis] : b.split)
       for (Op *u : users_[v])
-        if (u != &d && !(u->results.size() == 1 && b.split.count(u->result())))
+        if (u != &d && !(u->results.size() == 1 && b.split.count(u->result())) &&
+            !shapeAwayFrom(*u, axis))
           return std::nullopt;
     for (Op *c : b.columns)
       if (b.split.count(c->operand(0)))
@@ -155,6 +172,20 @@ public:
     int64_t v = g->weight->type.shape[size_t(g->colAxis)].size;
     Value *bias = gemmBias(op);
     return v % ranks_ == 0 && v >= ranks_ && (!bias || (bias->isConstant() && bias->type.rank()));
+  }
+
+  // A Shape of dims other than the split one (a decode step's past length
+  // read from a cache): the same on every rank.
+  static bool shapeAwayFrom(const Op &u, int64_t axis) {
+    if (!u.is(OpKind::Shape))
+      return false;
+    int64_t r = int64_t(u.operand(0)->type.rank());
+    auto at = [&](const char *k, int64_t dflt) {
+      const Attribute *a = u.findAttr(k);
+      int64_t v = a ? a->i() : dflt;
+      return std::clamp(v < 0 ? v + r : v, int64_t(0), r);
+    };
+    return axis < at("start", 0) || axis >= at("end", r);
   }
 
   void split(std::vector<Block> &blocks, const std::vector<Op *> &heads) {
@@ -305,8 +336,8 @@ private:
         b.reshapes[&op] = axis; // the extent spelled out: divided
       else if (!(e == DimExpr::integer(-1)))
         return false; // -1 infers the shard's extent itself; anything else is unknown
-      for (int64_t a = 0; a < int64_t(in.size()); ++a)
-        if (prefix(in, a) == want && in[size_t(a)].isStatic()) {
+      for (int64_t a = 0; a < int64_t(in.size()); ++a) // unit dims leave the prefix as it is
+        if (prefix(in, a) == want && in[size_t(a)].isStatic() && in[size_t(a)].size != 1) {
           work_.push_back({op.operand(0), a});
           return true;
         }
@@ -377,7 +408,7 @@ private:
   Function &f_;
   int64_t ranks_;
   std::unordered_map<Value *, std::vector<Op *>> users_;
-  std::set<Value *> outputs_;
+  std::set<Value *> outputs_, caches_;
 };
 
 } // namespace
