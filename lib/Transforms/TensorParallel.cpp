@@ -27,11 +27,13 @@
 // head: what splitting it saves is memory) is split by its columns, an
 // AllGather joining them.
 #include "tc/IR/ConstantInts.h"
+#include "tc/Runtime/ConstantTensor.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeContents.h"
 #include <algorithm>
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -89,9 +91,13 @@ std::optional<std::string> prefix(const Shape &s, int64_t k) {
 struct Block {
   Op *row = nullptr;
   std::vector<Op *> columns;
-  std::map<Value *, int64_t> split;                   // value -> its split axis
-  std::set<std::tuple<Op *, size_t, int64_t>> slices; // (op, operand, axis) of a constant
-  std::map<Op *, int64_t> reshapes;                   // Reshape -> target entry to divide
+  std::map<Value *, int64_t> split; // value -> its split axis
+  // (op, operand, axis, groups) of a constant; groups > 1: the axis holds
+  // that many equal segments (a fused qkv projection's q, k, v), each split.
+  std::set<std::tuple<Op *, size_t, int64_t, int64_t>> slices;
+  std::map<Op *, int64_t> columnGroups; // a column GEMM's segments (fused qkv: 3)
+  std::map<Value *, int64_t> groups;    // a split value's segments where > 1
+  std::map<Op *, int64_t> reshapes;     // Reshape -> target entry to divide
   std::vector<Op *> attentions;
 };
 
@@ -128,22 +134,24 @@ public:
       return std::nullopt;
     Block b;
     b.row = &d;
-    work_ = {{d.operand(0), int64_t(d.operand(0)->type.rank()) - 1}};
+    work_ = {{d.operand(0), int64_t(d.operand(0)->type.rank()) - 1, 1}};
     while (!work_.empty()) {
-      auto [v, axis] = work_.back();
+      auto [v, axis, segments] = work_.back();
       work_.pop_back();
       if (auto it = b.split.find(v); it != b.split.end()) {
-        if (it->second != axis)
+        if (it->second != axis || groupsOf(b, v) != segments)
           return std::nullopt; // split two ways
         continue;
       }
+      if (segments > 1)
+        b.groups[v] = segments;
       const Dim &d = v->type.shape[size_t(axis)];
       bool cache = caches_.count(v) != 0;
       if ((!v->def && !cache) || (outputs_.count(v) && !cache) || !d.isStatic() ||
           d.size % ranks_ || d.size < ranks_)
         return std::nullopt;
       b.split[v] = axis;
-      if (v->def && !follow(b, *v->def, axis))
+      if (v->def && !follow(b, *v->def, axis, segments))
         return std::nullopt;
     }
     if (b.columns.empty())
@@ -152,8 +160,7 @@ public:
     // would see the shard), and the column GEMMs' inputs are whole.
     for (auto [v, axis] : b.split)
       for (Op *u : users_[v])
-        if (u != &d && !(u->results.size() == 1 && b.split.count(u->result())) &&
-            !shapeAwayFrom(*u, axis))
+        if (u != &d && !allSplit(b, *u) && !shapeAwayFrom(*u, axis))
           return std::nullopt;
     for (Op *c : b.columns)
       if (b.split.count(c->operand(0)))
@@ -174,6 +181,16 @@ public:
     return v % ranks_ == 0 && v >= ranks_ && (!bias || (bias->isConstant() && bias->type.rank()));
   }
 
+  static int64_t groupsOf(const Block &b, Value *v) {
+    auto it = b.groups.find(v);
+    return it == b.groups.end() ? 1 : it->second;
+  }
+  // Whether every result of `u` is a value of the block (a Split's three).
+  static bool allSplit(const Block &b, const Op &u) {
+    return std::all_of(u.results.begin(), u.results.end(),
+                       [&](Value *r) { return b.split.count(r) != 0; });
+  }
+
   // A Shape of dims other than the split one (a decode step's past length
   // read from a cache): the same on every rank.
   static bool shapeAwayFrom(const Op &u, int64_t axis) {
@@ -189,23 +206,25 @@ public:
   }
 
   void split(std::vector<Block> &blocks, const std::vector<Op *> &heads) {
-    std::unordered_map<Op *, std::vector<std::pair<size_t, int64_t>>>
-        slices; // op -> (operand, axis)
+    std::unordered_map<Op *, std::vector<std::tuple<size_t, int64_t, int64_t>>>
+        slices; // op -> (operand, axis, segments)
     std::set<Op *> rows, gathered;
     for (Op *h : heads) {
-      slices[h].push_back({1, gemmOf(*h)->colAxis});
+      slices[h].push_back({1, gemmOf(*h)->colAxis, 1});
       if (Value *bias = gemmBias(*h))
-        slices[h].push_back({2, int64_t(bias->type.rank()) - 1});
+        slices[h].push_back({2, int64_t(bias->type.rank()) - 1, 1});
       h->result()->type.shape.back().size /= ranks_;
       gathered.insert(h);
     }
     std::map<Op *, int64_t> reshapes;
     for (Block &b : blocks) {
-      for (Op *c : b.columns)
-        slices[c].push_back({1, gemmOf(*c)->colAxis});
-      for (auto [op, i, axis] : b.slices)
-        slices[op].push_back({i, axis});
-      slices[b.row].push_back({1, gemmOf(*b.row)->rowAxis});
+      for (Op *c : b.columns) {
+        auto it = b.columnGroups.find(c);
+        slices[c].push_back({1, gemmOf(*c)->colAxis, it == b.columnGroups.end() ? 1 : it->second});
+      }
+      for (auto [op, i, axis, segments] : b.slices)
+        slices[op].push_back({i, axis, segments});
+      slices[b.row].push_back({1, gemmOf(*b.row)->rowAxis, 1});
       rows.insert(b.row);
       reshapes.insert(b.reshapes.begin(), b.reshapes.end());
       for (auto [v, axis] : b.split)
@@ -216,18 +235,19 @@ public:
     }
     std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
     f_.ops.clear();
-    std::map<std::pair<Value *, int64_t>, Value *> shards; // one RankSlice per weight and axis
-    std::vector<std::pair<Value *, Value *>> reduced;      // row GEMM result -> its AllReduce
+    std::map<std::tuple<Value *, int64_t, int64_t>, Value *> shards; // one RankSlice a weight
+    std::vector<std::pair<Value *, Value *>> reduced; // row GEMM result -> its AllReduce
     for (auto &owned : old) {
       Op &op = *owned;
-      for (auto [i, axis] : slices[&op]) {
+      for (auto [i, axis, segments] : slices[&op]) {
         Value *w = op.operand(i);
-        Value *&s = shards[{w, axis}];
+        Value *&s = shards[{w, axis, segments}];
         if (!s) {
           TensorType t = w->type;
           t.shape[size_t(axis)].size /= ranks_;
-          Op *rs =
-              f_.addOp(OpKind::RankSlice, {w}, {f_.uniqueName(w->name + "_shard")}, {t}, op.loc);
+          Value *whole = segments > 1 ? regrouped(w, axis, segments) : w;
+          Op *rs = f_.addOp(OpKind::RankSlice, {whole}, {f_.uniqueName(w->name + "_shard")}, {t},
+                            op.loc);
           rs->setAttr("axis", Attribute(axis));
           rs->setAttr("ranks", Attribute(ranks_));
           s = rs->result();
@@ -275,6 +295,32 @@ public:
   }
 
 private:
+  // Constant w with its `axis` of `segments` equal parts (q, k, v) reordered
+  // rank by rank, [q_0 k_0 v_0 q_1 k_1 v_1 ...] (part p's r-th N-th as
+  // x_r), so that rank r's RankSlice holds its part of every segment.
+  Value *regrouped(Value *w, int64_t axis, int64_t segments) {
+    HostTensor src = constantTensor(*w), dst(src.dtype(), src.shape());
+    const std::vector<int64_t> &d = src.shape();
+    int64_t outer = 1, inner = 1, extent = d[size_t(axis)];
+    for (int64_t a = 0; a < axis; ++a)
+      outer *= d[size_t(a)];
+    for (size_t a = size_t(axis) + 1; a < d.size(); ++a)
+      inner *= d[a];
+    int64_t piece = extent / segments / ranks_, at = 0; // a rank's part of a segment
+    std::vector<int64_t> order;                         // source index of each position
+    for (int64_t r = 0; r < ranks_; ++r)
+      for (int64_t p = 0; p < segments; ++p)
+        for (int64_t j = 0; j < piece; ++j)
+          order.push_back(p * (extent / segments) + r * piece + j);
+    size_t bytes = dtypeSize(src.dtype()) * size_t(inner);
+    for (int64_t o = 0; o < outer; ++o, at = 0)
+      for (int64_t from : order)
+        std::memcpy(dst.bytes() + size_t(o * extent + at++) * bytes,
+                    src.bytes() + size_t(o * extent + from) * bytes, bytes);
+    return f_.addConstant(f_.uniqueName(w->name + "_by_rank"), w->type,
+                          TensorData::copyOf(dst.bytes(), dst.byteSize()), w->loc);
+  }
+
   // shape / [1, ..., N, ..., 1]: N at `entry`, whose value is a split extent.
   Value *divideEntry(Value *shape, int64_t entry, const Location &loc) {
     int64_t n = shape->type.shape.empty() ? 0 : shape->type.shape[0].size;
@@ -290,7 +336,7 @@ private:
   // Operand i of `op`, whose result is split along `axis` (of rank `rank`):
   // replicated where it broadcasts along that axis, a constant split too, or
   // a value of the block. False where it can be none of these.
-  bool operandAlong(Block &b, Op &op, size_t i, int64_t axis, size_t rank) {
+  bool operandAlong(Block &b, Op &op, size_t i, int64_t axis, size_t rank, int64_t segments = 1) {
     Value *o = op.operand(i);
     if (!o)
       return true;
@@ -298,32 +344,49 @@ private:
     if (a < 0 || o->type.shape[size_t(a)] == Dim::fixed(1))
       return true; // the same on every rank
     if (o->isConstant()) {
-      b.slices.insert({&op, i, a});
+      b.slices.insert({&op, i, a, segments});
       return true;
     }
-    work_.push_back({o, a});
+    work_.push_back({o, a, segments});
     return true;
   }
 
-  // Follows the split of `op`'s result (`axis`) to its operands.
-  bool follow(Block &b, Op &op, int64_t axis) {
+  // Follows the split of `op`'s result (`axis`; `segments` > 1: of equal
+  // parts split each, what a Split of them reads) to its operands.
+  bool follow(Block &b, Op &op, int64_t axis, int64_t segments) {
     size_t rank = op.result()->type.rank();
+    if (op.is(OpKind::Split)) { // equal parts along the axis: the input's segments
+      int64_t parts = int64_t(op.results.size());
+      if (segments != 1 || op.operands.size() > 1 ||
+          (op.getInt("axis") + int64_t(rank)) % int64_t(rank) != axis)
+        return false;
+      for (Value *r : op.results)
+        if (r->type != op.result()->type)
+          return false;
+      work_.push_back({op.operand(0), axis, parts});
+      return true;
+    }
     if (op.results.size() != 1)
       return false;
     if (std::optional<Gemm2D> c = gemmOf(op)) { // a column GEMM: x is whole
       if (axis != int64_t(rank) - 1)
         return false;
       b.columns.push_back(&op);
+      if (segments > 1)
+        b.columnGroups[&op] = segments;
       if (Value *bias = gemmBias(op)) {
         if (bias->type.rank() == 0 || !bias->isConstant())
           return false;
-        b.slices.insert({&op, 2, int64_t(bias->type.rank()) - 1});
+        b.slices.insert({&op, 2, int64_t(bias->type.rank()) - 1, segments});
       }
       return true;
     }
+    if (segments > 1 && !op.is(OpKind::Reshape) && !op.is(OpKind::Transpose) &&
+        op.info().category != FusionCategory::Pointwise)
+      return false; // segments only back through layout ops and pointwise ones
     switch (op.kind) {
     case OpKind::Transpose:
-      work_.push_back({op.operand(0), op.getInts("perm")[size_t(axis)]});
+      work_.push_back({op.operand(0), op.getInts("perm")[size_t(axis)], segments});
       return true;
     case OpKind::Reshape: { // the split extent keeps its prefix: [B, S, H*D] <-> [B, S, H, D]
       const Shape &in = op.operand(0)->type.shape, &out = op.result()->type.shape;
@@ -338,7 +401,9 @@ private:
         return false; // -1 infers the shard's extent itself; anything else is unknown
       for (int64_t a = 0; a < int64_t(in.size()); ++a) // unit dims leave the prefix as it is
         if (prefix(in, a) == want && in[size_t(a)].isStatic() && in[size_t(a)].size != 1) {
-          work_.push_back({op.operand(0), a});
+          if (segments > 1 && in[size_t(a)] != out[size_t(axis)])
+            return false; // the segments keep their axis
+          work_.push_back({op.operand(0), a, segments});
           return true;
         }
       return false;
@@ -348,7 +413,7 @@ private:
         return false;
       b.attentions.push_back(&op);
       for (size_t i = 0; i < 3; ++i)
-        work_.push_back({op.operand(i), 1});
+        work_.push_back({op.operand(i), 1, 1});
       return operandAlong(b, op, 3, 1, rank);
     }
     case OpKind::MatMul: // batched (both operands computed): along a batch axis
@@ -359,7 +424,7 @@ private:
       if ((op.getInt("axis") + int64_t(rank)) % int64_t(rank) == axis)
         return false;
       for (Value *o : op.operands)
-        work_.push_back({o, axis});
+        work_.push_back({o, axis, 1});
       return true;
     case OpKind::Slice: { // of other axes only (ONNX's axes operand, else the first ones)
       std::optional<std::vector<int64_t>> starts = infer::constantInts(op.operand(1));
@@ -372,14 +437,14 @@ private:
         if ((a + int64_t(rank)) % int64_t(rank) == axis)
           return false;
       }
-      work_.push_back({op.operand(0), axis});
+      work_.push_back({op.operand(0), axis, 1});
       return true;
     }
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
       if ((op.getInt("axis") + int64_t(rank)) % int64_t(rank) == axis)
         return false;
-      work_.push_back({op.operand(0), axis});
+      work_.push_back({op.operand(0), axis, 1});
       return true;
     case OpKind::ReduceSum:
     case OpKind::ReduceMean:
@@ -390,20 +455,20 @@ private:
       for (int64_t a : axes)
         if ((a + int64_t(rank)) % int64_t(rank) == axis)
           return false;
-      work_.push_back({op.operand(0), axis});
+      work_.push_back({op.operand(0), axis, 1});
       return true;
     }
     default:
       if (op.info().category != FusionCategory::Pointwise)
         return false;
       for (size_t i = 0; i < op.operands.size(); ++i)
-        if (!operandAlong(b, op, i, axis, rank))
+        if (!operandAlong(b, op, i, axis, rank, segments))
           return false;
       return true;
     }
   }
 
-  std::vector<std::pair<Value *, int64_t>> work_;
+  std::vector<std::tuple<Value *, int64_t, int64_t>> work_; // value, axis, segments
   ShapeTracker shapes_;
   Function &f_;
   int64_t ranks_;
