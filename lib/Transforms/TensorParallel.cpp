@@ -18,13 +18,17 @@
 // are split with their attention: each rank keeps its heads' caches, and the
 // step's signature has each rank's shapes.
 //
+// A fused qkv projection (one weight, then an equal Split: GPT-2's c_attn)
+// splits too: the Split's input carries its parts as segments, and the
+// constants on the way back are regrouped rank by rank (regrouped()) before
+// their RankSlice, so a rank's shard holds its heads of each part.
+//
 // A block is left whole (replicated) where a value of it is read outside it
-// (a Shape of it would see the shard), is another output, or splits two ways, and
-// where an extent does not divide by N; so is a fused qkv projection (its
-// Split would need the weight's columns regrouped per rank). Embedding
-// tables of min-head elements or more are split by rows (splitEmbeddings).
-// An output GEMM by a constant weight of min-head elements or more (an LM
-// head: what splitting it saves is memory) is split by its columns, an
+// (a Shape of it would see the shard; a Shape of other dims is fine), is
+// another output, or splits two ways, and where an extent does not divide by
+// N. Embedding tables of min-head elements or more are split by rows
+// (splitEmbeddings); an output GEMM by a constant weight of as many elements
+// (an LM head: what splitting it saves is memory) by its columns, an
 // AllGather joining them.
 #include "tc/IR/ConstantInts.h"
 #include "tc/Runtime/ConstantTensor.h"
@@ -92,8 +96,8 @@ struct Block {
   Op *row = nullptr;
   std::vector<Op *> columns;
   std::map<Value *, int64_t> split; // value -> its split axis
-  // (op, operand, axis, groups) of a constant; groups > 1: the axis holds
-  // that many equal segments (a fused qkv projection's q, k, v), each split.
+  // (op, operand, axis, segments) of a constant; segments > 1: the axis holds
+  // that many equal parts (a fused qkv projection's q, k, v), each split.
   std::set<std::tuple<Op *, size_t, int64_t, int64_t>> slices;
   std::map<Op *, int64_t> columnGroups; // a column GEMM's segments (fused qkv: 3)
   std::map<Value *, int64_t> groups;    // a split value's segments where > 1
@@ -145,10 +149,10 @@ public:
       }
       if (segments > 1)
         b.groups[v] = segments;
-      const Dim &d = v->type.shape[size_t(axis)];
+      const Dim &extent = v->type.shape[size_t(axis)];
       bool cache = caches_.count(v) != 0;
-      if ((!v->def && !cache) || (outputs_.count(v) && !cache) || !d.isStatic() ||
-          d.size % ranks_ || d.size < ranks_)
+      if ((!v->def && !cache) || (outputs_.count(v) && !cache) || !extent.isStatic() ||
+          extent.size % ranks_ || extent.size < ranks_)
         return std::nullopt;
       b.split[v] = axis;
       if (v->def && !follow(b, *v->def, axis, segments))
