@@ -11,7 +11,7 @@ text = open(sys.argv[1]).read()
 args, body, results, kept = [], [], [], 0
 for m in re.finditer(r"^  func @(fused_\w+)\(([^\n]*)\) -> \(([^\n]*)\) \{\n(.*?)^  \}\n", text, re.M | re.S):
     sig, ops = m.group(2), m.group(4)
-    if re.search(r"= (MatMul|Gemm|Conv)\(", ops) or re.search(r"%[\w.]+: (?!f16|bf16|f32|f64|i32|i64|bool)", sig):
+    if re.search(r"= (MatMul|Gemm|Conv)\(", ops) or re.search(r"%[\w./-]+: (?!f16|bf16|f32|f64|i32|i64|bool)", sig):
         continue
     # A non-scalar constant, but those that only fix positions (Slice's starts).
     if re.search(r"= const \w+\[[^\]]+\] ", ops) and not re.search(r"= (Slice|Expand|Tile|Pad)\(", ops):
@@ -19,16 +19,18 @@ for m in re.finditer(r"^  func @(fused_\w+)\(([^\n]*)\) -> \(([^\n]*)\) \{\n(.*?
     kept += 1
     prefix = f"k{kept}_"
     def rename(s):
-        return re.sub(r"%([\w.]+)", lambda v: "%" + prefix + v.group(1).replace(".", "_"), s)
-    args.append(rename(sig))
+        # Value names of dynamo exports hold "/" and "-" (%/m/layers.0/Add_output_0).
+        return re.sub(r"%([\w./-]+)", lambda v: "%" + prefix + re.sub(r"[./-]", "_", v.group(1)), s)
+    if sig.strip():  # a group of constants only reads nothing
+        args.append(rename(sig))
     lines = [rename(l) for l in ops.splitlines()]
     body += lines[:-1]
-    results += re.findall(r"%[\w.]+", lines[-1])  # the return line
+    results += re.findall(r"%[\w./-]+", lines[-1])  # the return line
 # A result's type: from the op that defines it ("%a, %b = Op(...) : T1, T2").
 types = []
 for r in results:
-    d = next(l for l in body if r in re.findall(r"%[\w.]+", l.split(" = ")[0]))
-    outs = re.findall(r"%[\w.]+", d.split(" = ")[0])
+    d = next(l for l in body if r in re.findall(r"%[\w./-]+", l.split(" = ")[0]))
+    outs = re.findall(r"%[\w./-]+", d.split(" = ")[0])
     types.append(re.findall(r"\w+\[[^\]]*\]", d.rsplit(" : ", 1)[1])[outs.index(r)])
 print("module @m {")
 print(f"  func @main({', '.join(args)}) -> ({', '.join(types)}) {{")
