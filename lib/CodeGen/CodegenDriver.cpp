@@ -131,9 +131,7 @@ std::vector<std::string> nodesOf(const Function &group) {
 void refuseRanks(const Module &m) {
   for (const Function *f : walkedFunctions(m))
     for (const auto &op : f->ops)
-      if ((op->is(OpKind::RankSlice) || op->is(OpKind::AllReduce) || op->is(OpKind::AllGather) ||
-           op->is(OpKind::ReduceScatter)) &&
-          op->getInt("ranks") > 1)
+      if (isRankOp(op->kind) && op->getInt("ranks") > 1)
         fail(op->where(), ": a program over ", op->getInt("ranks"),
              " ranks is not compiled yet (no NCCL steps): run it on the reference executor, "
              "tc-run --ranks ",

@@ -213,13 +213,10 @@ bool narrowBeforeMove(Function &f, Op &cast) {
 }
 
 bool rewrite(Function &f, Op &op) {
+  if (isRankOp(op.kind)) // a one-rank group's collectives and shard are their operand
+    return op.getInt("ranks") == 1 && foldToOperand(f, op);
   switch (op.kind) {
   case OpKind::Identity: return foldToOperand(f, op);
-  // A one-rank group's collectives and shard are their operand.
-  case OpKind::RankSlice:
-  case OpKind::AllReduce:
-  case OpKind::AllGather:
-  case OpKind::ReduceScatter: return op.getInt("ranks") == 1 && foldToOperand(f, op);
   // Inference Dropout whose mask nobody asked for is the identity.
   case OpKind::Dropout: return op.results.size() == 1 && !op.operand(2) && foldToOperand(f, op);
   // Expand to the shape x already has (static: a symbolic dim may be 1 at run time).

@@ -51,6 +51,29 @@ bool isStatic2D(const Value *w) {
   return w && w->isConstant() && w->type.rank() == 2 && isStaticShape(w->type.shape);
 }
 
+// Whether attribute axis `a` (negative from the end) of a rank-`rank` value is `axis`.
+bool isAxis(int64_t a, size_t rank, int64_t axis) {
+  return (a + int64_t(rank)) % int64_t(rank) == axis;
+}
+
+// Rank r's part r of `ranks` of w along `axis`, a value of type `t`.
+Value *rankSlice(Function &f, Value *w, int64_t axis, int64_t ranks, TensorType t,
+                 const Location &loc) {
+  Op *rs = f.addOp(OpKind::RankSlice, {w}, {f.uniqueName(w->name + "_shard")}, {std::move(t)}, loc);
+  rs->setAttr("axis", Attribute(axis));
+  rs->setAttr("ranks", Attribute(ranks));
+  return rs->result();
+}
+
+// A constant scalar or vector of `t` holding `values`.
+Value *intConstant(Function &f, const std::string &name, DType t, std::vector<int64_t> values,
+                   bool scalar) {
+  HostTensor h(t, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(values.size())});
+  for (size_t i = 0; i < values.size(); ++i)
+    h.setInt(int64_t(i), values[i]);
+  return f.addConstant(f.uniqueName(name), h.type(), TensorData::copyOf(h.bytes(), h.byteSize()));
+}
+
 // A GEMM of a replicated activation by a constant [K, N] weight: MatMul(x, W),
 // or Gemm(x, B) without transA. Its weight's output-column axis (N) and
 // input-row axis (K), as B is stored (transB swaps them).
@@ -99,9 +122,8 @@ struct Block {
   // (op, operand, axis, segments) of a constant; segments > 1: the axis holds
   // that many equal parts (a fused qkv projection's q, k, v), each split.
   std::set<std::tuple<Op *, size_t, int64_t, int64_t>> slices;
-  std::map<Op *, int64_t> columnGroups; // a column GEMM's segments (fused qkv: 3)
-  std::map<Value *, int64_t> groups;    // a split value's segments where > 1
-  std::map<Op *, int64_t> reshapes;     // Reshape -> target entry to divide
+  std::map<Value *, int64_t> groups; // a split value's segments where > 1
+  std::map<Op *, int64_t> reshapes;  // Reshape -> target entry to divide
   std::vector<Op *> attentions;
 };
 
@@ -222,10 +244,6 @@ public:
     }
     std::map<Op *, int64_t> reshapes;
     for (Block &b : blocks) {
-      for (Op *c : b.columns) {
-        auto it = b.columnGroups.find(c);
-        slices[c].push_back({1, gemmOf(*c)->colAxis, it == b.columnGroups.end() ? 1 : it->second});
-      }
       for (auto [op, i, axis, segments] : b.slices)
         slices[op].push_back({i, axis, segments});
       slices[b.row].push_back({1, gemmOf(*b.row)->rowAxis, 1});
@@ -240,21 +258,22 @@ public:
     std::vector<std::unique_ptr<Op>> old = std::move(f_.ops);
     f_.ops.clear();
     std::map<std::tuple<Value *, int64_t, int64_t>, Value *> shards; // one RankSlice a weight
-    std::vector<std::pair<Value *, Value *>> reduced; // row GEMM result -> its AllReduce
+    // A row GEMM's or head's result -> what the ops after it read instead:
+    // its AllReduce (then the bias added) or AllGather, which reads it.
+    std::unordered_map<Value *, Value *> after;
     for (auto &owned : old) {
       Op &op = *owned;
+      for (Value *&v : op.operands)
+        if (auto it = after.find(v); v && it != after.end())
+          v = it->second;
       for (auto [i, axis, segments] : slices[&op]) {
         Value *w = op.operand(i);
         Value *&s = shards[{w, axis, segments}];
         if (!s) {
           TensorType t = w->type;
           t.shape[size_t(axis)].size /= ranks_;
-          Value *whole = segments > 1 ? regrouped(w, axis, segments) : w;
-          Op *rs = f_.addOp(OpKind::RankSlice, {whole}, {f_.uniqueName(w->name + "_shard")}, {t},
-                            op.loc);
-          rs->setAttr("axis", Attribute(axis));
-          rs->setAttr("ranks", Attribute(ranks_));
-          s = rs->result();
+          s = rankSlice(f_, segments > 1 ? regrouped(w, axis, segments) : w, axis, ranks_, t,
+                        op.loc);
         }
         op.operands[i] = s;
       }
@@ -274,7 +293,7 @@ public:
           sum = f_.addOp(OpKind::Add, {sum, bias}, {f_.uniqueName(partial->name + "_bias")},
                          {partial->type}, op.loc)
                     ->result();
-        reduced.push_back({partial, sum});
+        after[partial] = sum;
       }
       if (gathered.count(&op)) { // the columns of every rank, in rank order
         Value *part = op.result();
@@ -284,18 +303,14 @@ public:
                           {whole}, op.loc);
         ag->setAttr("axis", Attribute(int64_t(whole.rank()) - 1));
         ag->setAttr("ranks", Attribute(ranks_));
-        reduced.push_back({part, ag->result()});
+        after[part] = ag->result();
       }
     }
-    for (auto [partial, sum] : reduced) {
-      Op *ar = sum->def->is(OpKind::Add) ? sum->def->operand(0)->def : sum->def;
-      Value *summed = ar->result();
-      f_.replaceAllUsesWith(partial, sum);
-      ar->operands[0] = partial; // the AllReduce itself reads the partial sum
-      if (sum != summed)
-        sum->def->operands[0] = summed;    // and the bias add the AllReduce
+    for (Value *&r : f_.results)
+      if (auto it = after.find(r); it != after.end())
+        r = it->second;
+    for (auto [partial, sum] : after)
       std::swap(partial->name, sum->name); // the result keeps the public name
-    }
   }
 
 private:
@@ -327,13 +342,11 @@ private:
 
   // shape / [1, ..., N, ..., 1]: N at `entry`, whose value is a split extent.
   Value *divideEntry(Value *shape, int64_t entry, const Location &loc) {
-    int64_t n = shape->type.shape.empty() ? 0 : shape->type.shape[0].size;
-    std::vector<int64_t> div(size_t(n), 1);
+    std::vector<int64_t> div(size_t(shape->type.shape[0].size), 1);
     div[size_t(entry)] = ranks_;
-    TensorType t{DType::I64, makeShape({n})};
-    Value *c = f_.addConstant(f_.uniqueName(shape->name + "_ranks"), t,
-                              TensorData::copyOf(div.data(), div.size() * sizeof(int64_t)), loc);
-    return f_.addOp(OpKind::Div, {shape, c}, {f_.uniqueName(shape->name + "_shard")}, {t}, loc)
+    Value *c = intConstant(f_, shape->name + "_ranks", DType::I64, div, false);
+    return f_
+        .addOp(OpKind::Div, {shape, c}, {f_.uniqueName(shape->name + "_shard")}, {c->type}, loc)
         ->result();
   }
 
@@ -361,8 +374,7 @@ private:
     size_t rank = op.result()->type.rank();
     if (op.is(OpKind::Split)) { // equal parts along the axis: the input's segments
       int64_t parts = int64_t(op.results.size());
-      if (segments != 1 || op.operands.size() > 1 ||
-          (op.getInt("axis") + int64_t(rank)) % int64_t(rank) != axis)
+      if (segments != 1 || op.operands.size() > 1 || !isAxis(op.getInt("axis"), rank, axis))
         return false;
       for (Value *r : op.results)
         if (r->type != op.result()->type)
@@ -376,8 +388,7 @@ private:
       if (axis != int64_t(rank) - 1)
         return false;
       b.columns.push_back(&op);
-      if (segments > 1)
-        b.columnGroups[&op] = segments;
+      b.slices.insert({&op, 1, c->colAxis, segments});
       if (Value *bias = gemmBias(op)) {
         if (bias->type.rank() == 0 || !bias->isConstant())
           return false;
@@ -425,7 +436,7 @@ private:
         return false;
       return operandAlong(b, op, 0, axis, rank) && operandAlong(b, op, 1, axis, rank);
     case OpKind::Concat: // along another axis (RoPE's halves): every part split the same way
-      if ((op.getInt("axis") + int64_t(rank)) % int64_t(rank) == axis)
+      if (isAxis(op.getInt("axis"), rank, axis))
         return false;
       for (Value *o : op.operands)
         work_.push_back({o, axis, 1});
@@ -438,7 +449,7 @@ private:
         return false;
       for (size_t k = 0; k < starts->size(); ++k) {
         int64_t a = axes ? (*axes)[k] : int64_t(k);
-        if ((a + int64_t(rank)) % int64_t(rank) == axis)
+        if (isAxis(a, rank, axis))
           return false;
       }
       work_.push_back({op.operand(0), axis, 1});
@@ -446,7 +457,7 @@ private:
     }
     case OpKind::Softmax:
     case OpKind::LogSoftmax:
-      if ((op.getInt("axis") + int64_t(rank)) % int64_t(rank) == axis)
+      if (isAxis(op.getInt("axis"), rank, axis))
         return false;
       work_.push_back({op.operand(0), axis, 1});
       return true;
@@ -457,7 +468,7 @@ private:
       if (op.operand(1) || axes.empty() || !op.getInt("keepdims"))
         return false;
       for (int64_t a : axes)
-        if ((a + int64_t(rank)) % int64_t(rank) == axis)
+        if (isAxis(a, rank, axis))
           return false;
       work_.push_back({op.operand(0), axis, 1});
       return true;
@@ -479,17 +490,6 @@ private:
   std::unordered_map<Value *, std::vector<Op *>> users_;
   std::set<Value *> outputs_, caches_;
 };
-
-} // namespace
-
-// A constant scalar or vector of `t` holding `values`.
-Value *intConstant(Function &f, const std::string &name, DType t, std::vector<int64_t> values,
-                   bool scalar) {
-  HostTensor h(t, scalar ? std::vector<int64_t>{} : std::vector<int64_t>{int64_t(values.size())});
-  for (size_t i = 0; i < values.size(); ++i)
-    h.setInt(int64_t(i), values[i]);
-  return f.addConstant(f.uniqueName(name), h.type(), TensorData::copyOf(h.bytes(), h.byteSize()));
-}
 
 // Vocab-parallel embeddings: a Gather of rows of a constant [V, K] table of
 // min-head elements or more becomes each rank's lookup in its V / N rows
@@ -520,12 +520,10 @@ bool splitEmbeddings(Function &f, int64_t ranks, int64_t minElements) {
     std::vector<int64_t> starts;
     for (int64_t r = 0; r < ranks; ++r)
       starts.push_back(r * rows);
-    Op *first = add(OpKind::RankSlice, {intConstant(f, out->name + "_rows", it, starts, false)},
-                    TensorType{it, makeShape({1})}, "_first_row");
-    first->setAttr("axis", Attribute(int64_t(0)));
-    first->setAttr("ranks", Attribute(ranks));
+    Value *first = rankSlice(f, intConstant(f, out->name + "_rows", it, starts, false), 0, ranks,
+                             TensorType{it, makeShape({1})}, loc);
     TensorType idT = ids->type, boolT{DType::Bool, ids->type.shape};
-    Value *local = add(OpKind::Sub, {ids, first->result()}, idT, "_local")->result();
+    Value *local = add(OpKind::Sub, {ids, first}, idT, "_local")->result();
     Value *zero = intConstant(f, out->name + "_zero", it, {0}, true);
     Value *count = intConstant(f, out->name + "_count", it, {rows}, true);
     Value *ge = add(OpKind::GreaterOrEqual, {local, zero}, boolT, "_ge")->result();
@@ -534,10 +532,8 @@ bool splitEmbeddings(Function &f, int64_t ranks, int64_t minElements) {
     Value *safe = add(OpKind::Where, {mine, local, zero}, idT, "_safe")->result();
     TensorType shardT = w->type;
     shardT.shape[0].size = rows;
-    Op *shard = f.addOp(OpKind::RankSlice, {w}, {f.uniqueName(w->name + "_shard")}, {shardT}, loc);
-    shard->setAttr("axis", Attribute(int64_t(0)));
-    shard->setAttr("ranks", Attribute(ranks));
-    Op *look = add(OpKind::Gather, {shard->result(), safe}, out->type, "_lookup");
+    Op *look =
+        add(OpKind::Gather, {rankSlice(f, w, 0, ranks, shardT, loc), safe}, out->type, "_lookup");
     look->setAttr("axis", Attribute(int64_t(0)));
     TensorType maskT{DType::Bool, ids->type.shape};
     maskT.shape.push_back(Dim::fixed(1));
@@ -560,6 +556,8 @@ bool splitEmbeddings(Function &f, int64_t ranks, int64_t minElements) {
     f.removeUnusedConstants();
   return !replaced.empty();
 }
+
+} // namespace
 
 bool runTensorParallelPass(Module &m, const PassOptions &opts) {
   int64_t ranks = opts.getInt("ranks");

@@ -106,4 +106,11 @@ const OpInfo &opInfo(OpKind k);
 const OpInfo *lookupOp(std::string_view name);
 const std::vector<OpInfo> &allOps();
 
+// The ops of Ops.def's "Distributed" section, whose value depends on the
+// running rank of a group of `ranks` (their common attribute).
+inline bool isRankOp(OpKind k) {
+  return k == OpKind::RankSlice || k == OpKind::AllReduce || k == OpKind::AllGather ||
+         k == OpKind::ReduceScatter;
+}
+
 } // namespace tc
