@@ -135,10 +135,8 @@ def draws_at_random(model, xs, dev):
     outs = []
     for seed in (1, 2):
         torch.manual_seed(seed)
-        with torch.no_grad():
-            o = model(*(x.to(dev) for x in xs))
-        o = o if torch.is_tensor(o) else (o[0] if isinstance(o, (tuple, list)) else o.logits)
-        outs.append(o.double())
+        with torch.no_grad():  # the logits, as train()'s loss_of reads them
+            outs.append(model(*(x.to(dev) for x in xs)).double())
     d = (outs[0] - outs[1]).abs().max().item()
     if d > 1e-3 * (outs[0].abs().max().item() + 1e-6):
         return "the model draws at random in training mode (outputs under two seeds %.3g apart)" % d

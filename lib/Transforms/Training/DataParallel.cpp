@@ -6,7 +6,6 @@
 // micro-batches' gradients would (append-optimizer{accumulate=N}: the check
 // in test/Training/data-parallel.test). A batch norm's batch statistics stay
 // each rank's own, as PyTorch's DistributedDataParallel without SyncBatchNorm.
-#include "tc/IR/Gradient.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Support/Error.h"
