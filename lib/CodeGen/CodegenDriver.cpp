@@ -63,13 +63,14 @@ void decideHost(GroupCode &g, const CodegenBackend &b) {
 // shape (ShapeComputations.h, the definition the fuse pass keeps them out
 // of groups by), the CPU runtime copies Gather/Concat/Split/Slice; anything
 // else is a step on the reference kernels. Control-flow ops are
-// ControlFlowSteps' to decide.
+// ControlFlowSteps' to decide; collectives and RankSlices are the runtime's
+// own steps where the backend runs collectives.
 std::vector<HostStep> hostOps(const Function &f, const CodegenBackend &b) {
   std::unordered_set<const Op *> folded = shapeComputations(f);
   std::vector<HostStep> out;
   for (const auto &op : f.ops) {
     if (op->is(OpKind::Fused) || isControlFlowOp(*op) || folded.count(op.get()) || isViewOp(*op) ||
-        (!b.outlineMoves() && isCpuCopyMove(op->kind)))
+        (!b.outlineMoves() && isCpuCopyMove(op->kind)) || (b.collectives() && isRankOp(op->kind)))
       continue;
     std::string name = op->results.empty() ? "?" : op->result()->name;
     std::string why = " is no kernel family's op";
@@ -125,22 +126,33 @@ std::vector<std::string> nodesOf(const Function &group) {
 }
 } // namespace
 
-// A tensor-parallel program (RankSlice, collectives over 2+ ranks) runs only
-// on the reference executor's simulated ranks so far: an artifact would stop
-// at its first collective, so none is written (issue 37: NCCL steps).
-void refuseRanks(const Module &m) {
+// A multi-rank program (RankSlice, collectives over 2+ ranks) compiles for a
+// backend whose runtime runs collectives (CUDA: NCCL steps); elsewhere it
+// runs only on the reference executor's simulated ranks, so no artifact is
+// written that would stop at its first collective. A RankSlice shards a
+// weight (the runtime uploads its rank's part): of a computed value it is
+// refused.
+void checkRanks(const Module &m, const CodegenBackend &b) {
   for (const Function *f : walkedFunctions(m))
-    for (const auto &op : f->ops)
-      if (isRankOp(op->kind) && op->getInt("ranks") > 1)
-        fail(op->where(), ": a program over ", op->getInt("ranks"),
-             " ranks is not compiled yet (no NCCL steps): run it on the reference executor, "
-             "tc-run --ranks ",
+    for (const auto &op : f->ops) {
+      if (!isRankOp(op->kind))
+        continue;
+      if (!b.collectives() && op->getInt("ranks") > 1)
+        fail(op->where(), ": a program over ", op->getInt("ranks"), " ranks does not compile for ",
+             b.name(),
+             " (no collectives): compile it for a GPU target, or run it on the "
+             "reference executor, tc-run --ranks ",
              op->getInt("ranks"));
+      if (op->is(OpKind::RankSlice) && !op->operand(0)->isConstant())
+        fail(op->where(), ": RankSlice of %", op->operand(0)->name,
+             ", a computed value: a rank's part is of a weight (run tc-opt, whose fold-constants "
+             "folds what computes it)");
+    }
 }
 
 CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool withBinary,
                            const DriverOptions &options) {
-  refuseRanks(input);
+  checkRanks(input, b);
   CodegenResult r;
   auto t0 = Clock::now();
   std::vector<StoredGuard> guards;

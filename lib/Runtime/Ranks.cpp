@@ -1,15 +1,43 @@
 #include "tc/Runtime/Ranks.h"
 #include "tc/Support/Error.h"
+#include <cstring>
 #include <exception>
 #include <thread>
 
 namespace tc {
 
 namespace {
-thread_local RankContext tRank;
+RankContext gProcess;                 // setProcessRank's
+thread_local RankContext tRank;       // runRanks' thread's
+thread_local bool tSimulated = false; // tRank is set
 } // namespace
 
-const RankContext &currentRank() { return tRank; }
+const RankContext &currentRank() { return tSimulated ? tRank : gProcess; }
+
+void setProcessRank(int rank, int size) {
+  if (size < 1 || rank < 0 || rank >= size)
+    fail("rank ", rank, " is not a rank of ", size);
+  gProcess = RankContext{rank, nullptr, size};
+}
+
+void copyPart(const HostTensor &src, HostTensor &dst, int64_t axis, int64_t part, bool gather) {
+  const HostTensor &whole = gather ? dst : src;
+  const HostTensor &piece = gather ? src : dst;
+  const std::vector<int64_t> &d = whole.shape();
+  int64_t outer = 1, inner = int64_t(dtypeSize(whole.dtype()));
+  for (int64_t a = 0; a < axis; ++a)
+    outer *= d[size_t(a)];
+  for (size_t a = size_t(axis) + 1; a < d.size(); ++a)
+    inner *= d[a];
+  int64_t wholeRow = d[size_t(axis)] * inner, pieceRow = piece.shape()[size_t(axis)] * inner;
+  for (int64_t o = 0; o < outer; ++o) {
+    size_t w = size_t(o * wholeRow + part * pieceRow), p = size_t(o * pieceRow);
+    if (gather)
+      std::memcpy(dst.bytes() + w, src.bytes() + p, size_t(pieceRow));
+    else
+      std::memcpy(dst.bytes() + p, src.bytes() + w, size_t(pieceRow));
+  }
+}
 
 RankGroup::RankGroup(int size) : size_(size), slots_(size_t(size)), whats_(size_t(size)) {
   if (size < 1)
@@ -65,7 +93,8 @@ void runRanks(int n, const std::function<void(int)> &fn) {
   std::mutex first;
   std::exception_ptr cause;
   auto body = [&](int rank) {
-    tRank = RankContext{rank, &group};
+    tRank = RankContext{rank, &group, n};
+    tSimulated = true;
     bool failed = false;
     try {
       fn(rank);
@@ -77,6 +106,7 @@ void runRanks(int n, const std::function<void(int)> &fn) {
     }
     group.leave(rank, failed);
     tRank = RankContext{};
+    tSimulated = false;
   };
   std::vector<std::thread> threads;
   for (int r = 1; r < n; ++r)

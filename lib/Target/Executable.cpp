@@ -42,4 +42,9 @@ void Executable::copyToHost(void *, DeviceAddress, void *, size_t) {
   fail("copyToHost: this model holds no device memory");
 }
 
+void Executable::setCommunicator(void *) {
+  fail("a communicator: this target runs no collectives (a multi-rank program compiles for a GPU "
+       "target)");
+}
+
 } // namespace tc

@@ -1,6 +1,7 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/Bytecode.h"
 #include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/DeviceRanks.h"
 #include "tc/Runtime/Ranks.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/RunHarness.h"
@@ -8,6 +9,7 @@
 #include "tc/Support/Error.h"
 #include "tc/Tools/DecodeLoop.h"
 #include "tc/Tools/Drivers.h"
+#include "tc/Tools/GpuLauncher.h"
 #include "tc/Tools/ToolCommon.h"
 #include "tc/Tools/TrainLoop.h"
 #include <algorithm>
@@ -125,7 +127,7 @@ int tcRunMain(int argc, char **argv) {
   return runTool("tc-run", [&] {
     CommonOptions common;
     std::string target, outputDir, compareDir;
-    int iterations = 0, warmup = 1, decode = 0, ranks = 1;
+    int iterations = 0, warmup = 1, decode = 0, ranks = 1, gpus = 0;
     int64_t past = -1, decodeToken = -1;
     std::string decodeBuckets;
     std::string report;
@@ -143,6 +145,13 @@ int tcRunMain(int argc, char **argv) {
                        "every rank must return the same outputs, which are rank 0's; with "
                        "--train, rank r trains on micro-batches r, N + r, ...; with --decode, "
                        "each rank keeps its own caches and rank 0 reports (1)");
+    opts.add_options()("gpus", po::value(&gpus)->value_name("N"),
+                       "run a multi-rank artifact (tc-opt --tensor-parallel N or --data-parallel "
+                       "N, compiled for a GPU) as N processes, one GPU each, its collectives on "
+                       "NCCL: this command without --gpus, started with the launcher variables "
+                       "RANK, WORLD_SIZE, LOCAL_RANK and TC_NCCL_ID; rank 0 reports (its outputs "
+                       "are every rank's); with --train, rank r trains on micro-batches r, N + r, "
+                       "...; a rank that fails stops the others");
     opts.add_options()("output-dir", po::value(&outputDir)->value_name("DIR"),
                        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
         "compare", po::value(&compareDir)->value_name("DIR"),
@@ -215,6 +224,26 @@ int tcRunMain(int argc, char **argv) {
       return 0;
     if (!report.empty() && report != "json")
       fail("unknown --report '", report, "' (json)");
+    if (vm.count("gpus")) {
+      if (ranks != 1)
+        fail("--gpus runs an artifact on GPUs; --ranks simulates ranks on the reference "
+             "executor: one or the other");
+      // What the ranks would each find, said once here: not a GPU artifact, no GPU.
+      auto in = MemoryBuffer::open(common.input);
+      const Target *t = isArtifact(in->str()) ? findTarget(readArtifact(in).target) : nullptr;
+      if (!t || !t->gpu)
+        fail(common.input, ": --gpus runs an artifact compiled for a GPU target");
+      t->openDevice();
+      return runOnGpus(gpus, argc, argv);
+    }
+    // A process of a group a launcher started (--gpus, torchrun, mpirun):
+    // its GPU is its local rank; rank 0 alone reports.
+    int device = 0;
+    if (std::optional<LaunchEnv> env = launchEnv()) {
+      setProcessRank(env->rank, env->size);
+      device = env->localRank;
+    }
+    bool speaks = currentRank().rank == 0;
     TargetOptionValues runValues = targetOptionValues(vm, runOptions);
     if (iterations < 0 || warmup < 0)
       fail("--iterations and --warmup must be >= 0");
@@ -258,7 +287,7 @@ int tcRunMain(int argc, char **argv) {
     std::unique_ptr<Module> ir;
     if (artifact && backend) {
       noteRunTimePlanning("tc-run", *artifact);
-      exe = backend->load(std::move(*artifact), runValues, 0);
+      exe = backend->load(std::move(*artifact), runValues, device);
     } else if (artifact)
       ir = readBytecode(artifact->share(kSectionModule));
     else if (backend)
@@ -275,7 +304,7 @@ int tcRunMain(int argc, char **argv) {
     if (ranks < 1 || (ranks > 1 && (exe || evalRun)))
       fail(ranks < 1 ? "--ranks takes N >= 1"
                      : "--ranks runs IR on the reference executor (--target=ref): one call, "
-                       "--train or --decode; compiled multi-rank artifacts are not built yet");
+                       "--train or --decode; a compiled artifact runs its ranks on GPUs: --gpus N");
     if (evalRun) {
       if (train.steps || !train.checkpoint.empty())
         fail("--eval updates nothing: no --train or --checkpoint");
@@ -301,7 +330,7 @@ int tcRunMain(int argc, char **argv) {
           if (backend && ea.target != target)
             fail(evalModelPath, ": built for ", ea.target, ", the train step runs on ", target);
           if (backend)
-            evalExe = backend->load(std::move(ea), runValues, 0);
+            evalExe = backend->load(std::move(ea), runValues, device);
           else
             evalIr = readBytecode(ea.share(kSectionModule));
         } else if (backend) {
@@ -406,7 +435,7 @@ int tcRunMain(int argc, char **argv) {
         << ", \"max\": " << v.back() << "}";
       return o.str();
     };
-    if (!outputDir.empty())
+    if (!outputDir.empty() && speaks)
       writeTestDataSet(outputDir, f, inputs, outputs);
     std::ostringstream results;
     bool ok = true;
@@ -414,6 +443,8 @@ int tcRunMain(int argc, char **argv) {
       printOutputSummary(f, outputs, results);
     else
       ok = compareOutputs(f, outputs, compareDir, rtol, atol, results, src.bf16AsU16);
+    if (!speaks) // every rank compares; rank 0 reports
+      return ok ? 0 : 1;
     if (report == "json") {
       // One JSON object on stdout, for scripts (utils/bench-cpu.py).
       std::ostringstream js;

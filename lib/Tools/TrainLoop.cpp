@@ -220,7 +220,7 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
   // k-th micro-batch is the data's k * N + r, so N ranks see what one rank
   // accumulating N micro-batches would; rank 0 alone speaks and writes.
   const RankContext &rc = currentRank();
-  size_t ranks = rc.group ? size_t(rc.group->size()) : 1, rank = size_t(rc.rank);
+  size_t ranks = size_t(rc.size), rank = size_t(rc.rank);
   bool speaks = rank == 0;
   int64_t samples =
       (batches[0].empty() || batches[0][0].shape().empty() ? 1 : batches[0][0].shape()[0]) *

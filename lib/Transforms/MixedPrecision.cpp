@@ -115,6 +115,13 @@ private:
       for (int64_t i = 0; i < src.numElements(); ++i)
         dst.setDouble(i, src.getDouble(i));
       out = f_.addConstant(name, type, TensorData::copyOf(dst.bytes(), dst.byteSize()), v->loc);
+    } else if (const Op *rs = v->def;
+               rs && rs->is(OpKind::RankSlice) && rs->operand(0)->isConstant()) {
+      // A rank's part of a weight: the part of the converted weight, so no
+      // Cast runs at each call (and a rank uploads the part in `t`).
+      Op *part = f_.addOp(OpKind::RankSlice, {castTo(rs->operand(0), t)}, {name}, {type}, rs->loc);
+      part->attrs = rs->attrs;
+      out = part->result();
     } else {
       Op *cast = f_.addOp(OpKind::Cast, {v}, {name}, {type}, v->def ? v->def->loc : Location{});
       cast->setAttr("to", Attribute(t));

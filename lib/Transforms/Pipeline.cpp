@@ -306,6 +306,7 @@ Pipeline outlineLoneOpsPipeline(bool moves) {
   return p.add(PassId::LowerLosses)
       .add(PassId::LowerHardmax)
       .add(PassId::LowerOptimizers)
+      .add(PassId::LowerCollectives)
       .add(PassId::LowerQuantize)
       .add(PassInvocation(PassId::Fuse).set("singles", true).set("moves", moves))
       .add(PassInvocation(PassId::ExpandIntoGathers));

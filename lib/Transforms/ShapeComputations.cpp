@@ -1,5 +1,6 @@
 #include "tc/Transforms/ShapeComputations.h"
 #include "tc/Analysis/KernelCount.h"
+#include "tc/IR/OpTable.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
@@ -15,8 +16,8 @@ std::unordered_set<const Op *> shapeComputations(const Function &f) {
   for (const auto &op : f.ops) {
     bool shape = op->is(OpKind::Shape) || op->is(OpKind::Size);
     // Folding evaluates the op on its reference kernel; a Fused group is
-    // a kernel, not folded.
-    bool folds = shape || (!op->is(OpKind::Fused) && !op->operands.empty() &&
+    // a kernel, not folded, and a rank op's value is each rank's own.
+    bool folds = shape || (!op->is(OpKind::Fused) && !isRankOp(op->kind) && !op->operands.empty() &&
                            lookupRefKernel(op->kind) && !refKernelSetsOutputDims(op->kind) &&
                            std::all_of(op->operands.begin(), op->operands.end(), isKnown));
     bool small = std::all_of(op->results.begin(), op->results.end(), [&](const Value *r) {

@@ -134,14 +134,16 @@ TEST(Pipelines, NamedPipelinesAreBuiltInCode) {
   EXPECT_FALSE(attentionFusionAtO2(true, "fp32"));
   EXPECT_FALSE(attentionFusionAtO2(false, "fp16"));
   EXPECT_EQ(outlineLoneOpsPipeline(false).spelling(),
-            "lower-losses,lower-hardmax,lower-optimizers,lower-quantize,fuse{singles=1},"
+            "lower-losses,lower-hardmax,lower-optimizers,lower-collectives,lower-quantize,"
+            "fuse{singles=1},"
             "expand-into-gathers");
   EXPECT_EQ(outlineLoneOpsPipeline(true).spelling(),
-            "lower-losses,lower-hardmax,lower-optimizers,lower-quantize,fuse{singles=1,moves=1},"
+            "lower-losses,lower-hardmax,lower-optimizers,lower-collectives,lower-quantize,"
+            "fuse{singles=1,moves=1},"
             "expand-into-gathers");
   EXPECT_EQ(mixedPrecisionPipeline("bf16").spelling(),
             "mixed-precision{type=bf16},canonicalize,dce");
-  EXPECT_TRUE(outlineLoneOpsPipeline(true)[4].options.getBool("moves")); // fuse
+  EXPECT_TRUE(outlineLoneOpsPipeline(true)[5].options.getBool("moves")); // fuse
 }
 
 TEST(Pipelines, InsertBeforeFindsThePassWhateverItsOptions) {

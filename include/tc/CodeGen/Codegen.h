@@ -92,6 +92,9 @@ public:
   virtual KernelDialect dialect() const = 0;
   virtual const char *name() const = 0; // "cuda": "no cuda kernel"
   virtual bool outlineMoves() const { return false; }
+  // Whether the runtime runs collectives (Ops.def "Distributed") as steps of
+  // its own (CUDA: NCCL), so a multi-rank program compiles.
+  virtual bool collectives() const { return false; }
   // The library `group` calls ("": none); `hasKernel`: it has a whole kernel.
   virtual std::string libraryFor(const Function &group, bool hasKernel) const = 0;
   // Rewrites a group the backend calls `library` for before its epilogue is

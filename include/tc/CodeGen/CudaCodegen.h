@@ -40,6 +40,7 @@ public:
   KernelDialect dialect() const override { return KernelDialect::Cuda; }
   const char *name() const override { return "cuda"; }
   bool outlineMoves() const override { return true; } // CUDA generates data movement
+  bool collectives() const override { return true; }  // NCCL steps (Runtime/CUDA/Nccl.cpp)
   std::string libraryFor(const Function &group, bool hasKernel) const override;
   // cuDNN groups: the conv's bias goes to the epilogue (moveConvBiasToEpilogue),
   // where the legacy API's call would add it in a pass of its own; the graph

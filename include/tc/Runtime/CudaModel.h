@@ -32,6 +32,7 @@
 
 namespace tc {
 
+class NcclCommunicator;
 namespace cuda {
 struct CallTuning;
 class CublasLt;
@@ -106,6 +107,15 @@ public:
   // CUDA graphs (on by default): a plan whose steps are all on the device
   // is captured once and replayed.
   void setGraphs(bool on) { graphs_ = on; }
+  // A multi-rank artifact (tensor- or data-parallel: Ops.def "Distributed"):
+  // the group size its collectives name (0: none), and the NCCL
+  // communicator they run over: `comm` (an ncclComm_t the caller keeps
+  // alive; its size must be ranks()), else, at the first plan, one made from
+  // the launcher's environment (tc/Runtime/DeviceRanks.h; a 1-rank program
+  // makes a 1-rank one). RankSlice'd weights are this rank's part, uploaded
+  // once.
+  int ranks() const { return ranks_; }
+  void setCommunicator(void *comm);
   // Attention groups (AttentionImpl); for plans made after the call.
   void setAttention(AttentionImpl a) { attention_ = a; }
   // Profiling: runs go step by step (no graph) with an event after each
@@ -225,6 +235,14 @@ private:
   std::string env_;                // tuningEnv().key(), when first needed
   struct TuneRun;
   TuneRun *tuneRun_ = nullptr; // tune() in progress
+  int ranks_ = 0;              // the collectives' group size (0: none)
+  void *comm_ = nullptr;       // ncclComm_t: the caller's or ownComm_'s
+  int commRank_ = 0;
+  std::unique_ptr<NcclCommunicator> ownComm_;
+  // This rank's part of each RankSlice'd weight, by (its bytes, axis).
+  std::map<std::pair<const uint8_t *, int64_t>, cuda::DeviceMemory> shards_;
+  void *communicator();
+  cuda::CUdeviceptr shardOnDevice(const Op &rankSlice);
   std::vector<std::string> tuningNotes_;
   void tuningNote(const std::string &note);
   // What library call `key` is handed (CudaModelTuning.cpp), and the report's

@@ -42,12 +42,23 @@ private:
   std::shared_ptr<const std::vector<HostTensor>> done_;
 };
 
-// The running thread's rank and group (group null: no group, one rank).
+// The running thread's rank, group and the group's size: a simulated rank's
+// (runRanks), else this process's (setProcessRank: one of `size` processes,
+// one GPU each, whose collectives are NCCL's; no group), else rank 0 of 1.
 struct RankContext {
   int rank = 0;
   RankGroup *group = nullptr;
+  int size = 1;
 };
 const RankContext &currentRank();
+// This process is rank `rank` of `size` (tc-run --gpus, a launcher): what
+// currentRank() gives threads outside runRanks from then on.
+void setProcessRank(int rank, int size);
+
+// Part `part` along `axis` of a whole tensor: copied out of `src` (the whole)
+// into `dst` (the part), or, with `gather`, from `src` (the part) into its
+// place in `dst` (the whole). A rank's shard, an all-gather's pieces.
+void copyPart(const HostTensor &src, HostTensor &dst, int64_t axis, int64_t part, bool gather);
 
 // Runs fn(rank) for rank 0..n-1, each on its own thread within its rank's
 // context; after all have stopped, rethrows the first failure (the cause:

@@ -102,6 +102,11 @@ public:
   virtual DeviceAddress keepOnDevice(const HostTensor &) { return 0; }
   // Device memory (GPU targets): what the model planned to hold, and the
   // most tc held at once; 0 on the host.
+  // A multi-rank artifact's collectives run over `comm`, a communicator of
+  // the caller's (GPU targets: an ncclComm_t it keeps alive); without one,
+  // the target makes its own from the launcher's environment
+  // (tc/Runtime/DeviceRanks.h). The default fails: no collectives.
+  virtual void setCommunicator(void *comm);
   virtual uint64_t plannedDeviceBytes() const { return 0; }
   virtual uint64_t peakDeviceBytes() const { return 0; }
 };

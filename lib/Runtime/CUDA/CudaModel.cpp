@@ -4,8 +4,13 @@
 #include "tc/CodeGen/ControlFlowSection.h"
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/OpTable.h"
+#include "tc/Runtime/DeviceRanks.h"
+#include "tc/Runtime/Ranks.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 #include <cstdlib>
+#include <optional>
 
 namespace tc {
 
@@ -26,6 +31,10 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
   for (const CudaKernelEntry &e : table)
     if (!m->module_->lookup(e.group))
       fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");
+  for (const auto &fn : m->module_->functions)
+    for (const auto &op : fn->ops)
+      if (isRankOp(op->kind))
+        m->ranks_ = std::max(m->ranks_, int(op->getInt("ranks")));
   m->plans_ = std::make_unique<ShapePlanCache<ShapePlan>>();
   if (const MemoryBuffer *t = a.section(kSectionTuning))
     m->tuning_ = readTuningSection(t->str(), a.file);
@@ -104,6 +113,38 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
   return m;
 }
 
+void CudaModel::setCommunicator(void *comm) {
+  int rank = 0, size = 1;
+  ncclCommInfo(comm, rank, size);
+  if (ranks_ && size != ranks_)
+    fail(artifact_.file, ": its collectives are over ", ranks_,
+         " ranks; the communicator given has ", size);
+  comm_ = comm;
+  commRank_ = rank;
+}
+
+// The communicator, made at the first plan that needs one: from the
+// launcher's environment, or a 1-rank one for a 1-rank program (the same
+// NCCL steps). Its rank is this process's (currentRank: what a train loop
+// deals batches by).
+void *CudaModel::communicator() {
+  if (comm_)
+    return comm_;
+  std::optional<LaunchEnv> env = launchEnv();
+  if (!env && ranks_ > 1)
+    fail(artifact_.file, ": its collectives are over ", ranks_, " ranks: run it as ", ranks_,
+         " processes, one GPU each (tc-run --gpus ", ranks_,
+         ", or a launcher setting RANK, WORLD_SIZE, LOCAL_RANK and TC_NCCL_ID or TC_NCCL_ID_FILE)");
+  LaunchEnv e = env.value_or(LaunchEnv{});
+  if (e.size != std::max(ranks_, 1))
+    fail(artifact_.file, ": its collectives are over ", ranks_, " ranks; the launcher started ",
+         e.size, " processes");
+  ownComm_ = std::make_unique<NcclCommunicator>(e);
+  comm_ = ownComm_->handle();
+  commRank_ = ownComm_->rank();
+  return comm_;
+}
+
 void CudaModel::setTrace(RunTrace *trace) {
   if (cupti_)
     cuda::stopCupti();
@@ -133,6 +174,8 @@ CudaModel::~CudaModel() {
   const cuda::Driver &d = cuda::driver(); // loaded, or there would be no context
   // Library state and device memory go while the context lives.
   plans_.reset();
+  shards_.clear();
+  ownComm_.reset();
   cublasLt_.reset();
   cudnn_.reset();
   weights_.clear();

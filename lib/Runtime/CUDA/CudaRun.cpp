@@ -9,7 +9,9 @@
 #include "tc/Analysis/StepCost.h"
 #include "tc/CodeGen/KernelFault.h"
 #include "tc/CodeGen/MultiTensor.h"
+#include "tc/IR/OpTable.h"
 #include "tc/IR/TrainSignature.h"
+#include "tc/Runtime/Ranks.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -44,6 +46,34 @@ cuda::CUdeviceptr CudaModel::weightOnDevice(const Value &v,
     const cuda::Driver &d = cuda::driver();
     d.check(d.memcpyHtoDAsync(mem.get(), data.ptr, data.size, work_), "cuMemcpyHtoDAsync");
     it = cache.emplace(data.ptr, std::move(mem)).first;
+  }
+  return it->second.get();
+}
+
+// This rank's part of a RankSlice'd weight, uploaded once per model (the
+// whole stays in the artifact's host memory; the device holds the part).
+cuda::CUdeviceptr CudaModel::shardOnDevice(const Op &rankSlice) {
+  const Value &w = *rankSlice.operand(0);
+  if (!w.isConstant())
+    fail(artifact_.file, ": ", rankSlice.where(), ": RankSlice of %", w.name,
+         ", a computed value: only weights are sharded (tc-opt folds what computes them)");
+  communicator();                          // this process's rank
+  int64_t axis = rankSlice.getInt("axis"); // checked by the shape rule
+  if (axis < 0)
+    axis += int64_t(w.type.shape.size());
+  auto key = std::make_pair(w.data->ptr, axis);
+  auto it = shards_.find(key);
+  if (it == shards_.end()) {
+    HostTensor whole(w.type.dtype, staticDims(w.type.shape));
+    std::copy(w.data->ptr, w.data->ptr + whole.byteSize(), whole.bytes());
+    HostTensor part(w.type.dtype, staticDims(rankSlice.result()->type.shape));
+    copyPart(whole, part, axis, commRank_, false);
+    cuda::DeviceMemory mem(part.byteSize());
+    const cuda::Driver &d = cuda::driver();
+    d.check(d.memcpyHtoDAsync(mem.get(), part.bytes(), part.byteSize(), work_),
+            "cuMemcpyHtoDAsync");
+    d.check(d.streamSynchronize(work_), "cuStreamSynchronize"); // `part` goes now
+    it = shards_.emplace(key, std::move(mem)).first;
   }
   return it->second.get();
 }
@@ -468,6 +498,17 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     } else if (pm.aliases(op)) {
       s.kind = Step::Kind::Nothing; // same bytes, another shape
       what = "view";
+    } else if (op.is(OpKind::RankSlice)) {
+      s.kind = Step::Kind::Nothing;
+      plan->shards[op.result()] = shardOnDevice(op);
+      what = "rank " + std::to_string(commRank_) + "'s part of %" + op.operand(0)->name +
+             " (on the device once)";
+    } else if (isRankOp(op.kind)) {
+      s.kind = Step::Kind::Library;
+      s.collective = cuda::collectiveFor(op, devicePtr(*plan, op.operand(0)),
+                                         devicePtr(*plan, op.result()), communicator());
+      what = "NCCL " + std::string(op.name()) + " over " + std::to_string(op.getInt("ranks")) +
+             " ranks";
     } else if (k != kernels_.end() &&
                std::find(op.operands.begin(), op.operands.end(), nullptr) == op.operands.end()) {
       std::vector<int64_t> domain = staticDims(op.result()->type.shape);
@@ -579,6 +620,8 @@ std::string CudaModel::planMultiTensorStep(ShapePlan &plan, const Function &f, s
 }
 
 cuda::CUdeviceptr CudaModel::devicePtr(ShapePlan &plan, const Value *v) {
+  if (auto shard = plan.shards.find(v); shard != plan.shards.end())
+    return shard->second;
   if (auto in = plan.inPlace.find(v); in != plan.inPlace.end())
     return plan.arena.get() + plan.inputOffsets[in->second];
   ValuePlace at = plan.planned->placeOf(v);
@@ -626,7 +669,9 @@ void CudaModel::enqueueSteps(ShapePlan &plan,
     if (s.kind == Kind::Kernel) {
       launch(s);
     } else if (s.kind == Kind::Library) {
-      if (s.gemm)
+      if (s.collective)
+        s.collective->run(work_);
+      else if (s.gemm)
         s.gemm->run(work_);
       else if (s.sdpa)
         s.sdpa->run();

@@ -6,6 +6,7 @@
 #include "CublasLtCall.h"
 #include "CudnnAttention.h"
 #include "CudnnConv.h"
+#include "NcclCall.h"
 #include "tc/Runtime/CudaModel.h"
 #include "tc/Runtime/CudaTraceAttribution.h"
 #include <optional>
@@ -15,14 +16,15 @@ namespace tc {
 
 struct CudaModel::Step {
   const Op *op = nullptr;
-  enum class Kind { Nothing, Kernel, Library, Host } kind = Kind::Host;
+  enum class Kind { Nothing, Kernel, Library, Collective, Host } kind = Kind::Host;
   // Kernel: the group's kernel; Library: its epilogue's (nullptr: folded or none).
   cuda::CUfunction fn = nullptr;
   LaunchDims launch;
   std::vector<uint64_t> params;             // the kernel's by-value parameter
   std::unique_ptr<cuda::CublasLtCall> gemm; // Library: one of these three
   std::unique_ptr<cuda::CudnnConv> conv;
-  std::unique_ptr<cuda::CudnnAttention> sdpa; // an Attention group (its kernel not launched)
+  std::unique_ptr<cuda::CudnnAttention> sdpa;     // an Attention group (its kernel not launched)
+  std::optional<cuda::CollectiveCall> collective; // Collective: NCCL's call
   cuda::DeviceMemory scratch; // the anchor's result where the epilogue changes its dtype
   std::string what;           // what runs it: the report line's end, a trace's detail
   // A multi-tensor run's later member (Nothing): the index of the step that
@@ -53,6 +55,8 @@ struct CudaModel::ShapePlan {
   std::unordered_map<const Value *, size_t> inPlace;
   // Constants that folded for this shape (the artifact's own are weights_).
   std::map<const uint8_t *, cuda::DeviceMemory> folded;
+  // RankSlice results: this rank's part of a weight (CudaModel::shards_), not the arena.
+  std::unordered_map<const Value *, cuda::CUdeviceptr> shards;
   cuda::DeviceMemory convWorkspace;   // shared by the plan's cuDNN calls (convs, attention)
   cuda::ZeroedScratch columnsScratch; // shared by its `columns` and `split` kernels
   // Each multi-tensor launch's table (tc/CodeGen/MultiTensor.h) and the

@@ -15,32 +15,11 @@ RankContext rankOf(const Op &op) {
   int64_t ranks = op.getInt("ranks");
   const RankContext &c = currentRank();
   if (ranks == 1)
-    return RankContext{0, nullptr};
-  if (!c.group || c.group->size() != ranks)
+    return RankContext{};
+  if (c.size != ranks)
     fail(op.info().name, " over ", ranks, " ranks runs on ", ranks, " ranks (tc-run --ranks ",
-         ranks, "); this run has ", c.group ? c.group->size() : 1);
+         ranks, "); this run has ", c.size);
   return c;
-}
-
-// The piece `part` along `axis` of a whole tensor: copied out of src into dst
-// (dst the piece), or with `gather` copied from src (the piece) into dst.
-void copyPart(const HostTensor &src, HostTensor &dst, int64_t axis, int64_t part, bool gather) {
-  const HostTensor &whole = gather ? dst : src;
-  const HostTensor &piece = gather ? src : dst;
-  const Dims &d = whole.shape();
-  int64_t outer = 1, inner = int64_t(dtypeSize(whole.dtype()));
-  for (int64_t a = 0; a < axis; ++a)
-    outer *= d[size_t(a)];
-  for (size_t a = size_t(axis) + 1; a < d.size(); ++a)
-    inner *= d[a];
-  int64_t wholeRow = d[size_t(axis)] * inner, pieceRow = piece.shape()[size_t(axis)] * inner;
-  for (int64_t o = 0; o < outer; ++o) {
-    size_t w = size_t(o * wholeRow + part * pieceRow), p = size_t(o * pieceRow);
-    if (gather)
-      std::memcpy(dst.bytes() + w, src.bytes() + p, size_t(pieceRow));
-    else
-      std::memcpy(dst.bytes() + p, src.bytes() + w, size_t(pieceRow));
-  }
 }
 
 void combine(const Op &op, const std::vector<HostTensor> &all, HostTensor &out) {
@@ -66,10 +45,14 @@ std::shared_ptr<const std::vector<HostTensor>> gather(const Op &op, const HostTe
                                                       HostTensor &out, RankContext &c) {
   c = rankOf(op);
   checkFixedSize(op, x);
-  if (!c.group) {
+  if (c.size == 1) {
     out = x;
     return nullptr;
   }
+  if (!c.group) // a process of several (one GPU each): its collectives are NCCL's steps
+    fail(op.info().name, " of %", op.operand(0)->name,
+         " on the host of one process of a group: only the device's NCCL step exchanges "
+         "between processes");
   return c.group->exchange(c.rank, x, std::string(op.info().name) + " of %" + op.operand(0)->name);
 }
 

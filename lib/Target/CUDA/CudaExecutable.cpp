@@ -63,10 +63,13 @@ public:
        << ", \"cuda_graph\": " << (m_->ranGraph() ? "true" : "false")
        << ", \"peak_device_bytes\": " << cuda::deviceBytesPeak()
        << ", \"planned_device_bytes\": " << m_->plannedDeviceBytes();
+    if (m_->ranks()) // a multi-rank artifact's group
+      os << ", \"ranks\": " << m_->ranks();
   }
   void printSummary(std::ostream &os) const override {
     os << "steps: " << m_->kernelSteps() << " generated kernels, " << m_->librarySteps()
-       << " library calls, " << m_->hostSteps() << " on the host (reference kernels)"
+       << " library calls" << (m_->ranks() ? " (NCCL collectives among them)" : "") << ", "
+       << m_->hostSteps() << " on the host (reference kernels)"
        << (m_->countReads() ? ", " + std::to_string(m_->countReads()) +
                                   " counts read back (device-to-host syncs sizing results)"
                             : std::string())
@@ -95,6 +98,7 @@ public:
   DeviceAddress keepOnDevice(const HostTensor &t) override {
     return m_->keepOnDevice(t.bytes(), t.byteSize());
   }
+  void setCommunicator(void *comm) override { m_->setCommunicator(comm); }
   uint64_t plannedDeviceBytes() const override { return m_->plannedDeviceBytes(); }
   uint64_t peakDeviceBytes() const override { return cuda::deviceBytesPeak(); }
 };
