@@ -199,6 +199,42 @@ bool emitScatterND(MoveCode &m) {
   }
   m.body << "      if (hit) { " << m.combine(m.data(2) + "[t * slice + i % slice]")
          << " }\n    }\n    " << m.finish("i") << "\n";
+  if (m.c.cuda()) {
+    // CUDA's gather: a block's elements together, the tuples staged in
+    // shared memory a block-width chunk at a time (read, normalized and
+    // checked once, not by every element), compared there, and the chunk's
+    // hits folded in tuple order with their loads unrolled ahead of the
+    // adds (a token type's one row takes every update: one chain).
+    std::ostringstream &g = m.blockLoop;
+    g << "  __shared__ int64_t tc_k[" << k << "][" << kPointwiseBlock << "];\n"
+      << "  for (int64_t i0 = blockIdx.x * (int64_t)blockDim.x; i0 < n; i0 += stride) {\n"
+      << "    const int64_t i = i0 + threadIdx.x;\n    const bool live = i < n;\n"
+      << "    int64_t rem = live ? i : 0;\n";
+    for (size_t d = m.r; d-- > 0;)
+      g << "    const int64_t c" << d << " = "
+        << (d ? "rem % " + m.c.dim(m.y, d) + "; rem /= " + m.c.dim(m.y, d) : std::string("rem"))
+        << ";\n";
+    // Test-only wrong sums: only the first chunk's tuples (the test's token type must fail).
+    std::string chunks = std::getenv("TC_TEST_SCATTER_FIRST_ONLY") ? "blockDim.x" : "tuples";
+    g << "    " << m.initial("live ? i : 0") << "\n"
+      << "    for (int64_t t0 = 0; t0 < tuples && t0 < " << chunks << "; t0 += blockDim.x) {\n"
+      << "      __syncthreads();\n"
+      << "      if (t0 + threadIdx.x < tuples) {\n"
+      << "        const int64_t t = t0 + threadIdx.x;\n";
+    for (size_t j = 0; j < k; ++j) {
+      std::string v = "k" + std::to_string(j);
+      m.index(g, v, ind, "t * " + K + " + " + std::to_string(j), m.c.dim(m.y, j), "        ");
+      g << "        tc_k[" << j << "][threadIdx.x] = " << v << ";\n";
+    }
+    g << "      }\n      __syncthreads();\n"
+      << "      const int64_t m = tuples - t0 < blockDim.x ? tuples - t0 : blockDim.x;\n"
+      << "      if (live) {\n#pragma unroll 8\n"
+      << "        for (int64_t u = 0; u < m; ++u)\n          if (";
+    for (size_t j = 0; j < k; ++j)
+      g << (j ? " && " : "") << "tc_k[" << j << "][u] == " << m.cs(j);
+    g << ") " << m.combine(m.data(2) + "[(t0 + u) * slice + i % slice]") << "\n      }\n    }\n"
+      << "    if (live) " << m.finish("i") << "\n  }\n";
+  }
 
   // By update slices. Tuple s equals tuple t (its k<j> checked in range)
   // where each index is k<j> or k<j> - D (negative).
@@ -217,28 +253,63 @@ bool emitScatterND(MoveCode &m) {
                "  const bool byUpdates = (tuples + G - 1) / G * (1 + (slice + B - 1) / B) <\n"
                "                         (n + G * B - 1) / (G * B);\n";
   std::ostringstream &u = m.updates;
-  u << "  for (int64_t t = " << (cuda ? "blockIdx.x" : "0")
-    << "; t < tuples; t += " << (cuda ? "gridDim.x" : "1") << ") {\n";
-  for (size_t j = 0; j < k; ++j)
-    m.index(u, "k" + std::to_string(j), ind, "t * " + K + " + " + std::to_string(j),
-            m.c.dim(m.y, j), "    ");
-  u << "    const int64_t at = (" << base << ") * slice;\n";
-  std::string e = "e = threadIdx.x; e < slice; e += blockDim.x";
-  if (!cuda) { // the part of the slice in this chunk's [tid, n)
-    u << "    const int64_t e0 = tid > at ? tid - at : 0, e1 = n - at < slice ? n - at : slice;\n"
-      << "    if (e0 >= e1)\n      continue;\n";
-    e = "e = e0; e < e1; ++e";
-  }
   // Test-only wrong sums the host-emulation tests must catch: a slice
   // takes only its first tuple's update (duplicates dropped).
   std::string last = std::getenv("TC_TEST_SCATTER_FIRST_ONLY") ? "t + 1" : "tuples";
-  u << "    bool first = true;\n"
-    << "    for (int64_t s = 0; s < t && first; ++s)\n      first = !(" << same << ");\n"
-    << "    if (!first)\n      continue;\n"
-    << "    for (int64_t " << e << ") {\n      " << m.initial("at + e") << "\n"
-    << "      for (int64_t s = t; s < " << last << "; ++s)\n"
-    << "        if (" << same << ") " << m.combine(m.data(2) + "[s * slice + e]") << "\n"
-    << "      " << m.finish("at + e") << "\n    }\n  }\n";
+  if (cuda) {
+    // A block per tuple; the block decides together whether an earlier tuple
+    // has t's value (each thread scans a share of them), then finds the
+    // tuples of t's value a block-width chunk at a time (a flag each, in
+    // shared memory) and every thread folds its slice elements' updates of
+    // the chunk in tuple order: no thread scans all the tuples alone
+    // (bert's embedding gradient: 1024 tuples, a token type's one row
+    // taking all of them).
+    u << "  __shared__ unsigned char tc_hit[1024];\n  __shared__ int tc_any;\n"
+      << "  for (int64_t t = blockIdx.x; t < tuples; t += gridDim.x) {\n";
+    for (size_t j = 0; j < k; ++j)
+      m.index(u, "k" + std::to_string(j), ind, "t * " + K + " + " + std::to_string(j),
+              m.c.dim(m.y, j), "    ");
+    u << "    const int64_t at = (" << base << ") * slice;\n"
+      << "    bool seen = false;\n"
+      << "    for (int64_t s = threadIdx.x; s < t && !seen; s += blockDim.x)\n"
+      << "      seen = " << same << ";\n"
+      << "    if (threadIdx.x == 0) tc_any = 0;\n    __syncthreads();\n"
+      << "    if (seen) tc_any = 1;\n    __syncthreads();\n"
+      << "    const bool owned = !tc_any;\n    __syncthreads();\n"
+      << "    if (!owned)\n      continue;\n"
+      << "    for (int64_t from = t; from < " << last << "; from += blockDim.x) {\n"
+      << "      const int64_t s = from + threadIdx.x;\n"
+      << "      const bool h = s < " << last << " && " << same << ";\n"
+      << "      if (threadIdx.x == 0) tc_any = 0;\n      __syncthreads();\n"
+      << "      tc_hit[threadIdx.x] = h;\n      if (h) tc_any = 1;\n      __syncthreads();\n"
+      << "      if (tc_any) {\n"
+      << "        const int64_t m = " << last << " - from < blockDim.x ? " << last
+      << " - from : blockDim.x;\n"
+      << "        for (int64_t e = threadIdx.x; e < slice; e += blockDim.x) {\n"
+      << "          " << m.initial("at + e") << "\n"
+      << "          if (from != t) // a later chunk: on from the earlier chunks' result\n"
+      << "            " << m.resume("at + e") << "\n"
+      << "          for (int64_t j = 0; j < m; ++j)\n"
+      << "            if (tc_hit[j]) " << m.combine(m.data(2) + "[(from + j) * slice + e]") << "\n"
+      << "          " << m.finish("at + e") << "\n        }\n      }\n"
+      << "      __syncthreads();\n    }\n  }\n";
+  } else {
+    u << "  for (int64_t t = 0; t < tuples; ++t) {\n";
+    for (size_t j = 0; j < k; ++j)
+      m.index(u, "k" + std::to_string(j), ind, "t * " + K + " + " + std::to_string(j),
+              m.c.dim(m.y, j), "    ");
+    // The part of the slice in this chunk's [tid, n).
+    u << "    const int64_t at = (" << base << ") * slice;\n"
+      << "    const int64_t e0 = tid > at ? tid - at : 0, e1 = n - at < slice ? n - at : slice;\n"
+      << "    if (e0 >= e1)\n      continue;\n"
+      << "    bool first = true;\n"
+      << "    for (int64_t s = 0; s < t && first; ++s)\n      first = !(" << same << ");\n"
+      << "    if (!first)\n      continue;\n"
+      << "    for (int64_t e = e0; e < e1; ++e) {\n      " << m.initial("at + e") << "\n"
+      << "      for (int64_t s = t; s < " << last << "; ++s)\n"
+      << "        if (" << same << ") " << m.combine(m.data(2) + "[s * slice + e]") << "\n"
+      << "      " << m.finish("at + e") << "\n    }\n  }\n";
+  }
   m.copied = m.data(0);
   return true;
 }

@@ -146,6 +146,11 @@ std::string MoveCode::initial(const std::string &at) {
                     : T + std::string(" v = ") + x + ";";
 }
 
+std::string MoveCode::resume(const std::string &at) const {
+  std::string x = "out0[" + at + "]";
+  return "v = " + (reduction_ ? load(x) : x) + ";";
+}
+
 std::string MoveCode::combine(const std::string &update) const {
   std::string u = reduction_ ? load(update) : update;
   switch (reduction_) {
@@ -176,6 +181,12 @@ void MoveCode::emitLoop(std::ostream &os, const std::string &) {
   }
   os << setup.str();
   auto elements = [&](const std::string &indent) {
+    if (c.cuda() && !blockLoop.str().empty()) {
+      std::istringstream lines(blockLoop.str());
+      for (std::string line; std::getline(lines, line);)
+        os << indent.substr(2) << line << "\n";
+      return;
+    }
     os << indent << "for (int64_t i = tid; i < n; i += stride) {\n";
     if (r)
       os << indent << "  int64_t rem = i;\n";

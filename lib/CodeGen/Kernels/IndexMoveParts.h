@@ -59,6 +59,8 @@ struct MoveCode {
   // the reduction says, finish(at) writes it to the result.
   bool startCombine();
   std::string initial(const std::string &at);
+  // `v` = the result's element at `at` (a scatter resuming its own partial result).
+  std::string resume(const std::string &at) const;
   std::string combine(const std::string &update) const;
   std::string finish(const std::string &at) const;
   // Scatters by update slices (IndexMove.cpp's emitScatterND): code run
@@ -69,6 +71,10 @@ struct MoveCode {
   // `updates` where it holds.
   std::ostringstream updates;
   std::string copied;
+  // CUDA: a loop over the elements that replaces `body`'s grid-stride one
+  // (each block's threads at its barriers together; `n`, `stride` and
+  // `setup` as for `body`).
+  std::ostringstream blockLoop;
   // The kernel's body after its signature.
   void emitLoop(std::ostream &os, const std::string &symbol);
 
