@@ -228,11 +228,24 @@ bool emitScatterND(MoveCode &m) {
     }
     g << "      }\n      __syncthreads();\n"
       << "      const int64_t m = tuples - t0 < blockDim.x ? tuples - t0 : blockDim.x;\n"
-      << "      if (live) {\n#pragma unroll 8\n"
-      << "        for (int64_t u = 0; u < m; ++u)\n          if (";
+      << "      if (live) {\n";
+    std::string match;
     for (size_t j = 0; j < k; ++j)
-      g << (j ? " && " : "") << "tc_k[" << j << "][u] == " << m.cs(j);
-    g << ") " << m.combine(m.data(2) + "[(t0 + u) * slice + i % slice]") << "\n      }\n    }\n"
+      match += (j ? " && " : "") + std::string("tc_k[") + std::to_string(j) + "][u] == " + m.cs(j);
+    std::string update = m.data(2) + "[(t0 + u) * slice + i % slice]";
+    // Where most of the chunk's tuples hit (a token type's one row), every
+    // update is loaded ahead of the adds (no load waits on a compare);
+    // else only the hits are.
+    g << "        int64_t hits = 0;\n"
+      << "        for (int64_t u = 0; u < m; ++u)\n          hits += " << match << ";\n"
+      << "        if (4 * hits >= m) {\n#pragma unroll 8\n"
+      << "          for (int64_t u = 0; u < m; ++u) {\n"
+      << "            const " << m.T << " tc_x = " << update << ";\n"
+      << "            if (" << match << ") " << m.combine("tc_x") << "\n          }\n"
+      << "        } else if (hits) {\n"
+      << "          for (int64_t u = 0; u < m; ++u)\n"
+      << "            if (" << match << ") " << m.combine(update) << "\n        }\n"
+      << "      }\n    }\n"
       << "    if (live) " << m.finish("i") << "\n  }\n";
   }
 
