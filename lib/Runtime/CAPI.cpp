@@ -468,6 +468,17 @@ int tc_model_device_bytes(const tc_model *m, uint64_t *planned, uint64_t *peak) 
   return 0;
 }
 
+int tc_model_set_communicator(tc_model *m, void *comm) {
+  if (!m || !comm)
+    return bad("tc_model_set_communicator: NULL model or communicator");
+  return guarded(
+      [&] {
+        m->exe->setCommunicator(comm);
+        return 0;
+      },
+      -1);
+}
+
 tc_trainer *tc_trainer_load(const char *path, const tc_load_options *options) {
   return guarded(
       [&] {

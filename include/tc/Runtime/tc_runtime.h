@@ -29,8 +29,9 @@ extern "C" {
 /* 1: CPU artifacts. 2: CUDA artifacts, tc_model_load_ex, device tensors
  * (tc_tensor.memory), tc_model_run_on_stream, tc_model_backend,
  * tc_model_device_bytes. 3: tc_load_options.no_verify. 4:
- * tc_load_options.attention. 5: training (tc_trainer_*). */
-#define TC_RUNTIME_API_VERSION 6
+ * tc_load_options.attention. 5: training (tc_trainer_*). 6: tc_trainer_eval.
+ * 7: tc_model_set_communicator. */
+#define TC_RUNTIME_API_VERSION 7
 
 typedef struct tc_model tc_model;
 
@@ -132,6 +133,18 @@ int tc_model_run_on_stream(tc_model *model, void *stream, const tc_tensor *input
  * runtime has held at once in this process (all its models). Either pointer
  * may be NULL. Returns 0, or -1 for a NULL model. */
 int tc_model_device_bytes(const tc_model *model, uint64_t *planned, uint64_t *peak);
+
+/* (Since version 7.) A multi-rank CUDA model (a program of tc-opt
+ * --tensor-parallel N or --data-parallel N; docs/multi-gpu.md) runs its
+ * collectives over `comm`, an NCCL communicator of the caller's (an
+ * ncclComm_t on the model's device, of the program's size; the caller keeps
+ * it alive while the model runs, and this process's rank in it decides which
+ * part of each sharded weight the model takes). Without one, the model's
+ * first run makes its own from the launcher's environment (RANK,
+ * WORLD_SIZE, LOCAL_RANK, TC_NCCL_ID or TC_NCCL_ID_FILE). Call it before the
+ * first run. Returns 0, or -1 (a CPU model, a NULL communicator, one of
+ * another size). */
+int tc_model_set_communicator(tc_model *model, void *comm);
 
 /* Training (since version 5; docs/training.md). A trainer runs a train step
  * compiled by `tc-opt --train` (main(batch inputs..., state...) -> (loss,

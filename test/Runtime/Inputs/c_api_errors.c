@@ -44,6 +44,7 @@ int main(int argc, char **argv) {
   SHOW(tc_model_device_bytes(NULL, NULL, NULL));
   SHOW(tc_model_run(NULL, NULL, 0, NULL, 0));
   SHOW(tc_model_run_on_stream(NULL, NULL, NULL, 0, NULL, 0));
+  SHOW(tc_model_set_communicator(NULL, NULL));
 
   tc_model *cpu = tc_model_load(argv[1], 1);
   tc_model *cuda = tc_model_load_ex(argv[2], NULL);
@@ -52,6 +53,8 @@ int main(int argc, char **argv) {
     return 1;
   }
   printf("backends: %s %s\n", tc_model_backend(cpu), tc_model_backend(cuda));
+  int notAComm = 0;
+  SHOW(tc_model_set_communicator(cpu, &notAComm));
   SHOW(tc_model_input(cpu, 5, NULL, NULL));
   SHOW(tc_model_output(cuda, -1, NULL, NULL));
 
