@@ -269,6 +269,14 @@ bool emitScatterND(MoveCode &m) {
   // Test-only wrong sums the host-emulation tests must catch: a slice
   // takes only its first tuple's update (duplicates dropped).
   std::string last = std::getenv("TC_TEST_SCATTER_FIRST_ONLY") ? "t + 1" : "tuples";
+  // The loop over the tuples: tuple t's index values k<j> (checked) and where its slice starts.
+  auto tupleLoop = [&](const std::string &head) {
+    u << head;
+    for (size_t j = 0; j < k; ++j)
+      m.index(u, "k" + std::to_string(j), ind, "t * " + K + " + " + std::to_string(j),
+              m.c.dim(m.y, j), "    ");
+    u << "    const int64_t at = (" << base << ") * slice;\n";
+  };
   if (cuda) {
     // A block per tuple; the block decides together whether an earlier tuple
     // has t's value (each thread scans a share of them), then finds the
@@ -277,13 +285,9 @@ bool emitScatterND(MoveCode &m) {
     // the chunk in tuple order: no thread scans all the tuples alone
     // (bert's embedding gradient: 1024 tuples, a token type's one row
     // taking all of them).
-    u << "  __shared__ unsigned char tc_hit[1024];\n  __shared__ int tc_any;\n"
-      << "  for (int64_t t = blockIdx.x; t < tuples; t += gridDim.x) {\n";
-    for (size_t j = 0; j < k; ++j)
-      m.index(u, "k" + std::to_string(j), ind, "t * " + K + " + " + std::to_string(j),
-              m.c.dim(m.y, j), "    ");
-    u << "    const int64_t at = (" << base << ") * slice;\n"
-      << "    bool seen = false;\n"
+    u << "  __shared__ unsigned char tc_hit[1024];\n  __shared__ int tc_any;\n";
+    tupleLoop("  for (int64_t t = blockIdx.x; t < tuples; t += gridDim.x) {\n");
+    u << "    bool seen = false;\n"
       << "    for (int64_t s = threadIdx.x; s < t && !seen; s += blockDim.x)\n"
       << "      seen = " << same << ";\n"
       << "    if (threadIdx.x == 0) tc_any = 0;\n    __syncthreads();\n"
@@ -307,13 +311,9 @@ bool emitScatterND(MoveCode &m) {
       << "          " << m.finish("at + e") << "\n        }\n      }\n"
       << "      __syncthreads();\n    }\n  }\n";
   } else {
-    u << "  for (int64_t t = 0; t < tuples; ++t) {\n";
-    for (size_t j = 0; j < k; ++j)
-      m.index(u, "k" + std::to_string(j), ind, "t * " + K + " + " + std::to_string(j),
-              m.c.dim(m.y, j), "    ");
+    tupleLoop("  for (int64_t t = 0; t < tuples; ++t) {\n");
     // The part of the slice in this chunk's [tid, n).
-    u << "    const int64_t at = (" << base << ") * slice;\n"
-      << "    const int64_t e0 = tid > at ? tid - at : 0, e1 = n - at < slice ? n - at : slice;\n"
+    u << "    const int64_t e0 = tid > at ? tid - at : 0, e1 = n - at < slice ? n - at : slice;\n"
       << "    if (e0 >= e1)\n      continue;\n"
       << "    bool first = true;\n"
       << "    for (int64_t s = 0; s < t && first; ++s)\n      first = !(" << same << ");\n"
