@@ -118,7 +118,7 @@ int tcOptMain(int argc, char **argv) {
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     bool checkGrads = false, train = false, eval = false;
-    int64_t tensorParallel = 1, dataParallel = 1;
+    int64_t tensorParallel = 1, dataParallel = 1, bucketMb = 25;
     std::string lossSpec = "cross-entropy", optimizerSpec = "adamw", trainable = ".*", freeze;
     std::string lossScale = "dynamic";
     GradCheckOptions gradCheck;
@@ -181,7 +181,10 @@ int tcOptMain(int argc, char **argv) {
         "weight, stride 1, no padding, one group) or never")(
         "data-parallel", po::value(&dataParallel)->value_name("N"),
         "with --train: a step N ranks run on N micro-batches at once, the loss, gradients and "
-        "buffers averaged over them before the optimizer (tc-run --train --ranks N)")(
+        "buffers averaged over them before the optimizer (tc-run --train --ranks N, or --gpus "
+        "N)")("bucket-mb", po::value(&bucketMb)->value_name("MB"),
+              "with --data-parallel: the most MiB of gradients one AllReduce takes (default 25; "
+              "0: one AllReduce per gradient)")(
         "tensor-parallel", po::value(&tensorParallel)->value_name("N"),
         "split the model's MLP blocks over N ranks first (tensor-parallel: one program every "
         "rank runs; tc-run --ranks N runs it on the reference executor)")(
@@ -357,7 +360,11 @@ int tcOptMain(int argc, char **argv) {
                            freeze, low, precision == "fp16" ? lossScale : "none");
       if (dataParallel > 1) { // the means before the update (or as the step's results)
         Pipeline dp;
-        dp.add(PassInvocation(PassId::DataParallel).set("ranks", dataParallel));
+        if (bucketMb < 0)
+          fail("--bucket-mb takes MB >= 0");
+        dp.add(PassInvocation(PassId::DataParallel)
+                   .set("ranks", dataParallel)
+                   .set("bucket-mb", bucketMb));
         t.insertBefore(PassId::AppendOptimizer, dp);
       }
       // Where attention-layouts follows (-O2's rule, --attention-fusion),
