@@ -374,6 +374,15 @@ int tcOptMain(int argc, char **argv) {
           std::any_of(pipeline.begin(), pipeline.end(),
                       [](const PassInvocation &p) { return p.is(PassId::AttentionProjections); }))
         t.insertBefore(PassId::Autodiff, Pipeline{PassId::AttentionProjections});
+      // A target that aligns GEMMs (CUDA) gets its weights' GEMMs aligned
+      // before autodiff, so their backward GEMMs are too.
+      if (passes.empty() &&
+          std::any_of(pipeline.begin(), pipeline.end(),
+                      [](const PassInvocation &p) { return p.is(PassId::AlignGemms); })) {
+        Pipeline align;
+        align.add(PassInvocation(PassId::AlignGemms).set("trainable", true));
+        t.insertBefore(PassId::Autodiff, align);
+      }
       pipeline = t.append(pipeline);
     }
     if (eval) {
