@@ -50,6 +50,29 @@ std::optional<MoveMap> concatMap(const Op &op) {
   return m;
 }
 
+// Zeros around static axes: autodiff's gradient of a Slice (the padded
+// cotangent a cast or a sum reads in place).
+std::optional<MoveMap> padMap(const Op &op) {
+  const Value *x = op.operand(0);
+  size_t r = x->type.rank();
+  for (size_t k = 1; k < op.operands.size(); ++k) // run-time pads or fill
+    if (op.operand(k))
+      return std::nullopt;
+  if (!op.findAttr("pads") || op.getString("mode") != "constant" || op.getFloat("value") != 0)
+    return std::nullopt;
+  const std::vector<int64_t> &pads = op.getInts("pads");
+  if (pads.size() != 2 * r)
+    return std::nullopt;
+  MoveMap m;
+  for (size_t d = 0; d < r; ++d) {
+    if (pads[d] < 0 || pads[r + d] < 0 ||
+        ((pads[d] || pads[r + d]) && !x->type.shape[d].isStatic()))
+      return std::nullopt;
+    m.before.push_back(pads[d]);
+  }
+  return m;
+}
+
 } // namespace
 
 std::optional<MoveMap> moveMap(const Op &op) {
@@ -60,6 +83,7 @@ std::optional<MoveMap> moveMap(const Op &op) {
   switch (op.kind) {
   case OpKind::Slice: return sliceMap(op);
   case OpKind::Concat: return concatMap(op);
+  case OpKind::Pad: return padMap(op);
   case OpKind::Transpose: {
     MoveMap m;
     m.perm = op.getInts("perm");

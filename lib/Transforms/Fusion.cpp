@@ -17,7 +17,7 @@
 //    (ShapeComputations.h: integer arithmetic on sizes that per-shape plans
 //    fold; a kernel would put them on the device, out of the fold's reach);
 //    but once all are placed, a data move with an index map (MoveMap.h:
-//    Slice, Concat, Transpose, Expand, Tile) read only by one pointwise
+//    Slice, Concat, Transpose, Expand, Tile, Pad) read only by one pointwise
 //    group joins it as an inlined load, and a Concat of pointwise groups
 //    read only by it becomes their root (inlineMoves).
 // First, a reduction of few long rows over several runs of axes becomes one
@@ -290,14 +290,14 @@ private:
   }
 
   // The ops of g reading p's results are moves that read each element at
-  // most once (Slice, Concat, Transpose): p's code is inlined, not repeated.
+  // most once (Slice, Concat, Transpose, Pad): p's code is inlined, not repeated.
   bool readOnlyByMoves(size_t p, size_t g) const {
     for (const Op *op : groups_[p].ops)
       for (const Value *r : op->results)
         for (const Op *reader : readersOf(r))
           if (groupOf_.at(reader) == g &&
               !((reader->is(OpKind::Slice) || reader->is(OpKind::Concat) ||
-                 reader->is(OpKind::Transpose)) &&
+                 reader->is(OpKind::Transpose) || reader->is(OpKind::Pad)) &&
                 moveMap(*reader)))
             return false;
     return true;

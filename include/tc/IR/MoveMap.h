@@ -22,13 +22,17 @@ struct MoveMap {
   // Tile: result axis d reads operand index c % dim d, repeats[d] times.
   std::vector<int64_t> repeats;
   // Expand reads its operand broadcast (numpy's trailing alignment).
+  // Pad (constant zeros): result axis d reads operand index c - before[d],
+  // a zero outside the operand's extent.
+  std::vector<int64_t> before;
 };
 
 // The map of `op`, or nullopt when it has none a kernel can follow at
 // compile-time-known positions: Slice with constant starts/ends/axes/steps
 // over static axes, Concat along a static axis, Transpose keeping the last
 // axis (so consecutive threads still read consecutive elements), Expand
-// whose '?' result dims are its operand's, Tile with constant repeats.
+// whose '?' result dims are its operand's, Tile with constant repeats, Pad
+// with zeros (mode constant, value 0, no crops) around static axes.
 // Results of rank 0 have none.
 std::optional<MoveMap> moveMap(const Op &op);
 

@@ -67,6 +67,8 @@ bool vectorizable(const Function &f, unsigned lanes) {
     else if (m && op->is(OpKind::Concat))
       for (int64_t o : m->offsets)
         ok &= m->axis != last || o % lanes == 0;
+    else if (m && op->is(OpKind::Pad)) // no border along the last axis
+      ok = m->before[last] == 0 && op->operand(0)->type.shape[last] == res->type.shape[last];
     else if (m && op->is(OpKind::Tile))
       ok = op->operand(0)->type.shape.back() == res->type.shape.back() &&
            !res->type.shape.back().isUnknown();
@@ -101,6 +103,8 @@ private:
   std::optional<std::string> load(const Value *arg, const Index &idx, std::ostream &os);
   std::optional<std::string> move(const Op &op, const MoveMap &m, const Index &idx,
                                   std::ostream &os);
+  std::optional<std::string> pad(const Op &op, const MoveMap &m, const Index &in, std::ostream &os,
+                                 const char *T);
   std::string temp(const char *prefix) { return prefix + std::to_string(next_++); }
   // A per-lane expression (an array element or a vector's lane).
   static bool perLane(const std::string &e) { return e.find("[k]") != std::string::npos; }
@@ -141,8 +145,8 @@ std::optional<std::string> Evaluator::dim(const Value *v, size_t d) const {
   if (auto m = moveMap(*op)) {
     if (op->is(OpKind::Transpose))
       return dim(op->operand(0), size_t(m->perm[d]));
-    if (op->is(OpKind::Slice) || (op->is(OpKind::Concat) && d != m->axis))
-      return dim(op->operand(0), d); // the sliced axes are static
+    if (op->is(OpKind::Slice) || op->is(OpKind::Pad) || (op->is(OpKind::Concat) && d != m->axis))
+      return dim(op->operand(0), d); // the sliced and padded axes are static
     if (op->is(OpKind::Tile)) {
       auto x = dim(op->operand(0), d);
       return x ? "(" + *x + " * " + std::to_string(m->repeats[d]) + "LL)" : x;
@@ -300,6 +304,9 @@ std::optional<std::string> Evaluator::move(const Op &op, const MoveMap &m, const
       keep = m.start[d] != 0 || m.step[d] != 1 || !(res->type.shape[d] == x->type.shape[d]) ? d : r;
   else if (op.is(OpKind::Concat))
     keep = m.axis;
+  else if (op.is(OpKind::Pad))
+    for (size_t d = 0; d < r && keep == r; ++d)
+      keep = m.before[d] != 0 || !(res->type.shape[d] == x->type.shape[d]) ? d : r;
   else
     keep = 0;
   Index in = idx;
@@ -335,10 +342,12 @@ std::optional<std::string> Evaluator::move(const Op &op, const MoveMap &m, const
     }
     return value(x, in, os);
   }
-  // Concat: the part the coordinate along the axis falls in.
   const char *T = c_.ct(res->type.dtype);
   if (!T)
-    return c_.reject("Concat of " + res->type.str());
+    return c_.reject(std::string(op.name()) + " of " + res->type.str());
+  if (op.is(OpKind::Pad)) // the operand where the coordinates fall inside it, else zero
+    return pad(op, m, in, os, T);
+  // Concat: the part the coordinate along the axis falls in.
   std::string name = temp("m"), c = coord(m.axis);
   os << "      " << T << " " << name << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "")
      << ";\n";
@@ -366,6 +375,47 @@ std::optional<std::string> Evaluator::move(const Op &op, const MoveMap &m, const
     memo_ = savedMemo;
     coordsOf_ = savedCoords;
   }
+  os << "      }\n";
+  return lanes_ > 1 ? name + "[k]" : name;
+}
+
+// Pad with zeros: X's element at the coordinates less the borders where all
+// fall inside X (a branch, whose values are forgotten when it closes), else 0.
+std::optional<std::string> Evaluator::pad(const Op &op, const MoveMap &m, const Index &in,
+                                          std::ostream &os, const char *T) {
+  const Value *res = op.result(), *x = op.operand(0);
+  // Test-only: the border shifted by one (the numerics tests must catch it).
+  int64_t shift = std::getenv("TC_TEST_INLINED_PAD_SHIFT") ? 1 : 0;
+  Index part = in;
+  std::string inside;
+  for (size_t d = in.lead; d < res->type.rank(); ++d) {
+    if (m.before[d] == 0 && res->type.shape[d] == x->type.shape[d])
+      continue;
+    std::string &c = part.coords[d - in.lead];
+    if (m.before[d] + shift)
+      c = "(" + c + " - " + std::to_string(m.before[d] + shift) + "LL)";
+    inside += (inside.empty() ? "" : " && ") + c + " >= 0 && " + c + " < " +
+              std::to_string(x->type.shape[d].size) + "LL";
+  }
+  std::string name = temp("m");
+  os << "      " << T << " " << name << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "")
+     << ";\n      if (" << (inside.empty() ? "true" : inside) << ") {\n";
+  auto savedMemo = memo_;
+  auto savedCoords = coordsOf_;
+  auto e = value(x, part, os);
+  if (!e)
+    return std::nullopt;
+  memo_ = savedMemo;
+  coordsOf_ = savedCoords;
+  auto set = [&](const std::string &v) {
+    if (lanes_ > 1)
+      os << unrolled() << "      " << name << "[k] = " << v << ";\n      }\n";
+    else
+      os << "      " << name << " = " << v << ";\n";
+  };
+  set(*e);
+  os << "      } else {\n";
+  set("(" + std::string(T) + ")0");
   os << "      }\n";
   return lanes_ > 1 ? name + "[k]" : name;
 }
