@@ -228,6 +228,8 @@ int tcRunMain(int argc, char **argv) {
       if (ranks != 1)
         fail("--gpus runs an artifact on GPUs; --ranks simulates ranks on the reference "
              "executor: one or the other");
+      if (gpus < 1)
+        fail("--gpus takes N >= 1");
       // What the ranks would each find, said once here: not a GPU artifact, no GPU.
       auto in = MemoryBuffer::open(common.input);
       const Target *t = isArtifact(in->str()) ? findTarget(readArtifact(in).target) : nullptr;
