@@ -1,5 +1,6 @@
 #include "tc/CodeGen/Artifact.h"
 #include "tc/IR/Bytecode.h"
+#include "tc/IR/OpTable.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/DeviceRanks.h"
 #include "tc/Runtime/Ranks.h"
@@ -232,9 +233,21 @@ int tcRunMain(int argc, char **argv) {
         fail("--gpus takes N >= 1");
       // What the ranks would each find, said once here: not a GPU artifact, no GPU.
       auto in = MemoryBuffer::open(common.input);
-      const Target *t = isArtifact(in->str()) ? findTarget(readArtifact(in).target) : nullptr;
+      std::optional<Artifact> a;
+      if (isArtifact(in->str()))
+        a = readArtifact(in);
+      const Target *t = a ? findTarget(a->target) : nullptr;
       if (!t || !t->gpu)
         fail(common.input, ": --gpus runs an artifact compiled for a GPU target");
+      int64_t group = 0; // the ranks its collectives name
+      std::unique_ptr<Module> mod = readBytecode(a->share(kSectionModule));
+      for (const auto &fn : mod->functions)
+        for (const auto &op : fn->ops)
+          if (isRankOp(op->kind))
+            group = std::max(group, op->getInt("ranks"));
+      if (group && group != gpus)
+        fail(common.input, ": its collectives are over ", group, " ranks; --gpus ", gpus,
+             " starts ", gpus, " processes");
       t->openDevice();
       return runOnGpus(gpus, argc, argv);
     }

@@ -21,6 +21,7 @@
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
+#include <algorithm>
 #include <map>
 #include <unordered_set>
 
@@ -139,12 +140,32 @@ private:
     changed_ = true;
   }
 
+  // Statistics: f32 reductions' results and the small pointwise values
+  // computed from them (a lowered batch norm's per-channel mean, variance,
+  // 1 / sqrt(var + eps) and its backward's per-channel terms, up to
+  // rstd^3), which stay f32 as cuDNN's and PyTorch's batch norms keep them:
+  // in a half type a channel whose mean is far above its spread loses the
+  // variance, and rstd^3 overflows (a NaN loss where PyTorch trains;
+  // test/Training/amp-batchnorm-stats.test). Per-channel sizes: free.
+  static constexpr int64_t kStatElements = int64_t(1) << 16;
+  std::unordered_set<const Value *> stats_;
+  bool statistic(const Op &op) const {
+    std::optional<int64_t> n = staticNumElements(op.result()->type.shape);
+    return op.info().category == FusionCategory::Pointwise && op.results.size() == 1 && n &&
+           *n <= kStatElements &&
+           std::any_of(op.operands.begin(), op.operands.end(),
+                       [&](const Value *v) { return v && stats_.count(v); });
+  }
+
   void retype(Op &op) {
     PrecisionClass p = op.info().precision;
     if (p == PrecisionClass::Keep)
       return;
     // A train step's loss and its gradient stay f32 (TrainSignature.h).
     if (p == PrecisionClass::Low && op.loc.node == kLossNode)
+      p = PrecisionClass::F32;
+    bool stat = p == PrecisionClass::Low && statistic(op);
+    if (stat)
       p = PrecisionClass::F32;
     DType want = p == PrecisionClass::Low ? low_ : DType::F32;
     if (p == PrecisionClass::Follow) {
@@ -163,6 +184,9 @@ private:
         op.results[r]->type.dtype = types[r].dtype;
         changed_ = true;
       }
+    if (stat || (op.info().category == FusionCategory::Reduction && op.results.size() == 1 &&
+                 op.result()->type.dtype == DType::F32))
+      stats_.insert(op.result());
   }
 };
 
