@@ -239,12 +239,7 @@ int tcRunMain(int argc, char **argv) {
       const Target *t = a ? findTarget(a->target) : nullptr;
       if (!t || !t->gpu)
         fail(common.input, ": --gpus runs an artifact compiled for a GPU target");
-      int64_t group = 0; // the ranks its collectives name
-      std::unique_ptr<Module> mod = readBytecode(a->share(kSectionModule));
-      for (const auto &fn : mod->functions)
-        for (const auto &op : fn->ops)
-          if (isRankOp(op->kind))
-            group = std::max(group, op->getInt("ranks"));
+      int64_t group = rankGroupSize(*readBytecode(a->share(kSectionModule)));
       if (group && group != gpus)
         fail(common.input, ": its collectives are over ", group, " ranks; --gpus ", gpus,
              " starts ", gpus, " processes");

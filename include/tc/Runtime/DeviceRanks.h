@@ -9,10 +9,17 @@
 // 128 bytes in hex; `tc-run --gpus N` makes one and starts N processes) or
 // TC_NCCL_ID_FILE (a file rank 0 writes and the others wait for).
 #pragma once
+#include <cstdint>
 #include <optional>
 #include <string>
 
 namespace tc {
+
+class Module;
+
+// The group size a module's collectives and RankSlices name (Ops.def
+// "Distributed"); 0 when it has none.
+int64_t rankGroupSize(const Module &m);
 
 struct LaunchEnv {
   int rank = 0, size = 1, localRank = 0; // localRank: the GPU this process takes

@@ -31,10 +31,7 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
   for (const CudaKernelEntry &e : table)
     if (!m->module_->lookup(e.group))
       fail(a.file, ": the kernel table names group @", e.group, ", which the module lacks");
-  for (const auto &fn : m->module_->functions)
-    for (const auto &op : fn->ops)
-      if (isRankOp(op->kind))
-        m->ranks_ = std::max(m->ranks_, int(op->getInt("ranks")));
+  m->ranks_ = int(rankGroupSize(*m->module_));
   m->plans_ = std::make_unique<ShapePlanCache<ShapePlan>>();
   if (const MemoryBuffer *t = a.section(kSectionTuning))
     m->tuning_ = readTuningSection(t->str(), a.file);

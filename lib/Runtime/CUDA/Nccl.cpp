@@ -4,8 +4,10 @@
 // them (nccl.h), so no NCCL header is needed to build.
 #include "LibraryLoader.h"
 #include "NcclCall.h"
+#include "tc/IR/OpTable.h"
 #include "tc/Runtime/DeviceRanks.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -142,6 +144,15 @@ UniqueId idFromFile(const std::string &path, int rank) {
 }
 
 } // namespace
+
+int64_t rankGroupSize(const Module &m) {
+  int64_t n = 0;
+  for (const auto &fn : m.functions)
+    for (const auto &op : fn->ops)
+      if (isRankOp(op->kind))
+        n = std::max(n, op->getInt("ranks"));
+  return n;
+}
 
 std::optional<LaunchEnv> launchEnv() {
   std::optional<int> rank = envInt({"RANK", "OMPI_COMM_WORLD_RANK"});
