@@ -89,52 +89,55 @@ int runOnGpus(int n, int argc, char **argv) {
     }
     pids[size_t(r)] = pid;
   }
-  // Wait for all; the first to fail stops the rest (SIGTERM, then SIGKILL).
-  int failedRank = -1, failedStatus = 0, running = n;
-  auto stopOthers = [&] {
+  // Wait for all. A rank that fails gives the others a grace period to end
+  // on their own (rank 0 says its own error or its outputs' mismatch), then
+  // stops the rest (SIGTERM, then SIGKILL): a rank waiting at a collective a
+  // dead rank never reaches is no hang.
+  std::vector<int> status(size_t(n), 0);
+  int running = n, failedRank = -1;
+  auto reap = [&](bool block) {
+    int st = 0;
+    pid_t p = waitpid(-1, &st, block ? 0 : WNOHANG);
+    if (p <= 0)
+      return p;
+    for (int i = 0; i < n; ++i)
+      if (pids[size_t(i)] == p) {
+        pids[size_t(i)] = -1;
+        status[size_t(i)] = st;
+        --running;
+        if (!(WIFEXITED(st) && WEXITSTATUS(st) == 0) && failedRank < 0)
+          failedRank = i;
+      }
+    return p;
+  };
+  auto waitUntil = [&](std::chrono::steady_clock::time_point until) {
+    while (running > 0 && std::chrono::steady_clock::now() < until)
+      if (reap(false) <= 0)
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  };
+  auto signalAll = [&](int sig) {
     for (pid_t p : pids)
       if (p > 0)
-        kill(p, SIGTERM);
-    auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-    while (running > 0) {
-      int status = 0;
-      pid_t p = waitpid(-1, &status, WNOHANG);
-      if (p > 0) {
-        for (pid_t &q : pids)
-          if (q == p)
-            q = -1;
-        --running;
-        continue;
-      }
-      if (std::chrono::steady_clock::now() > until) {
-        for (pid_t q : pids)
-          if (q > 0)
-            kill(q, SIGKILL);
-        until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
+        kill(p, sig);
   };
-  while (running > 0) {
-    int status = 0;
-    pid_t p = waitpid(-1, &status, 0);
-    if (p < 0)
+  while (running > 0 && failedRank < 0)
+    if (reap(true) < 0)
       break;
-    int r = -1;
-    for (int i = 0; i < n; ++i)
-      if (pids[size_t(i)] == p)
-        r = i;
-    if (r < 0)
-      continue;
-    pids[size_t(r)] = -1;
-    --running;
-    if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) && failedRank < 0) {
-      failedRank = r;
-      failedStatus = status;
-      stopOthers();
+  if (running > 0) {
+    using namespace std::chrono;
+    waitUntil(steady_clock::now() + seconds(failedRank == 0 ? 0 : 10));
+    signalAll(SIGTERM);
+    waitUntil(steady_clock::now() + seconds(5));
+    signalAll(SIGKILL);
+    while (running > 0 && reap(true) > 0) {
     }
   }
-  if (failedRank > 0) { // rank 0's stderr is ours already
+  // Rank 0's own lines are on our stderr already: where it ended with an
+  // error of its own, its exit code says the rest; else the first rank that
+  // failed, its lines prefixed, and one line naming it.
+  const int status0 = status[0];
+  bool zeroSaid = WIFEXITED(status0) && WEXITSTATUS(status0) != 0;
+  if (failedRank > 0 && !zeroSaid) {
     std::ifstream log(logOf(failedRank));
     for (std::string line; std::getline(log, line);)
       std::cerr << "rank " << failedRank << ": " << line << "\n";
@@ -142,11 +145,10 @@ int runOnGpus(int n, int argc, char **argv) {
   for (int r = 1; r < n; ++r)
     std::remove(logOf(r).c_str());
   rmdir(dir);
-  // Rank 0's own error line is on our stderr already: its exit code says the rest.
-  if (failedRank == 0 && WIFEXITED(failedStatus))
-    return WEXITSTATUS(failedStatus);
+  if (failedRank >= 0 && zeroSaid)
+    return WEXITSTATUS(status0);
   if (failedRank >= 0)
-    fail("--gpus ", n, ": rank ", failedRank, " ", describe(failedStatus),
+    fail("--gpus ", n, ": rank ", failedRank, " ", describe(status[size_t(failedRank)]),
          n > 1 ? "; the other ranks were stopped" : "");
   return 0;
 }

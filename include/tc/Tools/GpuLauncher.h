@@ -8,10 +8,11 @@ namespace tc::tools {
 
 // Runs argv (without its --gpus) as ranks 0..n-1. Rank 0 speaks (its stdout
 // and stderr are this process's); the others' stdout is dropped and their
-// stderr kept, shown prefixed with "rank R: " when they fail. The first rank
-// to fail stops the others (never a hang on a collective a dead rank never
-// reaches): rank 0's exit code (its error line is already out), or 1 with a
-// line naming the rank; 0 when all succeed.
+// stderr kept, shown prefixed with "rank R: " when they fail. A rank that
+// fails gives the others 10 s to end on their own, then stops them (never a
+// hang on a collective a dead rank never reaches): rank 0's exit code where
+// it ended with an error of its own (its lines are already out), else 1 with
+// a line naming the first rank that failed; 0 when all succeed.
 int runOnGpus(int n, int argc, char **argv);
 
 } // namespace tc::tools
