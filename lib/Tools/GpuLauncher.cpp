@@ -46,8 +46,6 @@ std::string describe(int status) {
 } // namespace
 
 int runOnGpus(int n, int argc, char **argv) {
-  if (n < 1)
-    fail("--gpus takes N >= 1");
   if (launchEnv())
     fail("--gpus starts the ranks itself: not within a launcher's process (RANK and WORLD_SIZE "
          "are set)");

@@ -152,7 +152,7 @@ int tcRunMain(int argc, char **argv) {
                        "NCCL: this command without --gpus, started with the launcher variables "
                        "RANK, WORLD_SIZE, LOCAL_RANK and TC_NCCL_ID; rank 0 reports (its outputs "
                        "are every rank's); with --train, rank r trains on micro-batches r, N + r, "
-                       "...; a rank that fails stops the others");
+                       "...; a rank that fails stops the others (after 10 s to end on their own)");
     opts.add_options()("output-dir", po::value(&outputDir)->value_name("DIR"),
                        "write input_N.pb and output_N.pb to DIR (an ONNX test_data_set)")(
         "compare", po::value(&compareDir)->value_name("DIR"),

@@ -11,7 +11,6 @@
 // (codegen's outlining: the Transposes are kernels of their own.)
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
-#include <algorithm>
 
 namespace tc {
 
@@ -30,7 +29,11 @@ bool needsLowering(const Op &op) {
   return false;
 }
 
-Value *lower(Function &f, const Op &op) {
+// `op` becomes the Transpose back; the moved operand and the leading-axis
+// collective land before it (rewriteOpsInPlace).
+bool lower(Function &f, Op &op) {
+  if (!needsLowering(op))
+    return false;
   Value *x = op.operand(0);
   int64_t r = int64_t(x->type.rank()), axis = op.getInt("axis");
   if (axis < 0)
@@ -42,37 +45,22 @@ Value *lower(Function &f, const Op &op) {
       perm.push_back(a);
   for (int64_t i = 0; i < r; ++i)
     inverse[size_t(perm[size_t(i)])] = i;
-  const std::string &name = op.result()->name;
-  Value *xt = addInferredOp(f, OpKind::Transpose, {x}, {{"perm", Attribute(perm)}},
-                            name + "_leading", op.loc);
+  const std::string base = op.result()->name + "_leading";
+  Value *xt = addInferredOp(f, OpKind::Transpose, {x}, {{"perm", Attribute(perm)}}, base, op.loc);
   std::vector<std::pair<std::string, Attribute>> attrs = {{"axis", Attribute(int64_t(0))},
                                                           {"ranks", op.attr("ranks")}};
   if (op.is(OpKind::ReduceScatter))
     attrs.push_back({"reduction", op.attr("reduction")});
-  Value *yt = addInferredOp(f, op.kind, {xt}, std::move(attrs), name + "_leading", op.loc);
-  return addInferredOp(f, OpKind::Transpose, {yt}, {{"perm", Attribute(inverse)}}, name, op.loc);
+  Value *yt = addInferredOp(f, op.kind, {xt}, std::move(attrs), base, op.loc);
+  op.kind = OpKind::Transpose;
+  op.attrs.clear();
+  op.operands = {yt};
+  op.setAttr("perm", Attribute(inverse));
+  return true;
 }
 
 } // namespace
 
-bool runLowerCollectivesPass(Module &m, const PassOptions &) {
-  bool changed = false;
-  for (auto &fp : m.functions) {
-    Function &f = *fp;
-    if (std::none_of(f.ops.begin(), f.ops.end(), [](const auto &o) { return needsLowering(*o); }))
-      continue;
-    std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
-    f.ops.clear();
-    for (auto &o : old) {
-      if (!needsLowering(*o)) {
-        f.ops.push_back(std::move(o));
-        continue;
-      }
-      adoptValue(o->result(), lower(f, *o));
-      changed = true;
-    }
-  }
-  return changed;
-}
+bool runLowerCollectivesPass(Module &m, const PassOptions &) { return rewriteOpsInPlace(m, lower); }
 
 } // namespace tc

@@ -35,9 +35,6 @@ std::optional<LaunchEnv> launchEnv();
 // A new NCCL unique id in hex (libnccl opened; tc::Error without it).
 std::string ncclUniqueIdHex();
 
-// The NCCL library's version, "2.28.9" (tc::Error without it).
-std::string ncclVersion();
-
 // An NCCL communicator: made from a launch (rank, size, the unique id) on the
 // calling thread's current CUDA device, or a 1-rank one; destroyed with it.
 class NcclCommunicator {

@@ -6,7 +6,7 @@
 
 namespace tc::tools {
 
-// Runs argv (without its --gpus) as ranks 0..n-1. Rank 0 speaks (its stdout
+// Runs argv (without its --gpus) as ranks 0..n-1 (n >= 1: tc-run checks). Rank 0 speaks (its stdout
 // and stderr are this process's); the others' stdout is dropped and their
 // stderr kept, shown prefixed with "rank R: " when they fail. A rank that
 // fails gives the others 10 s to end on their own, then stops them (never a

@@ -190,16 +190,17 @@ bool emitScatterND(MoveCode &m) {
   for (size_t d = k; d < m.r; ++d)
     slice += " * " + m.c.dim(m.y, d);
   m.setup << "  const int64_t tuples = " << tuples << ", slice = " << slice << ";\n";
-  m.body << "    " << m.initial("i") << "\n"
-         << "    for (int64_t t = 0; t < tuples; ++t) {\n      bool hit = true;\n";
-  for (size_t j = 0; j < k; ++j) {
-    std::string v = "k" + std::to_string(j);
-    m.index(v, ind, "t * " + K + " + " + std::to_string(j), m.c.dim(m.y, j), "      ");
-    m.body << "      hit &= " << v << " == " << m.cs(j) << ";\n";
-  }
-  m.body << "      if (hit) { " << m.combine(m.data(2) + "[t * slice + i % slice]")
-         << " }\n    }\n    " << m.finish("i") << "\n";
-  if (m.c.cuda()) {
+  if (!m.c.cuda()) { // the CPU's gather: each element scans the tuples
+    m.body << "    " << m.initial("i") << "\n"
+           << "    for (int64_t t = 0; t < tuples; ++t) {\n      bool hit = true;\n";
+    for (size_t j = 0; j < k; ++j) {
+      std::string v = "k" + std::to_string(j);
+      m.index(v, ind, "t * " + K + " + " + std::to_string(j), m.c.dim(m.y, j), "      ");
+      m.body << "      hit &= " << v << " == " << m.cs(j) << ";\n";
+    }
+    m.body << "      if (hit) { " << m.combine(m.data(2) + "[t * slice + i % slice]")
+           << " }\n    }\n    " << m.finish("i") << "\n";
+  } else {
     // CUDA's gather: a block's elements together, the tuples staged in
     // shared memory a block-width chunk at a time (read, normalized and
     // checked once, not by every element), compared there, and the chunk's
@@ -208,12 +209,8 @@ bool emitScatterND(MoveCode &m) {
     std::ostringstream &g = m.blockLoop;
     g << "  __shared__ int64_t tc_k[" << k << "][" << kPointwiseBlock << "];\n"
       << "  for (int64_t i0 = blockIdx.x * (int64_t)blockDim.x; i0 < n; i0 += stride) {\n"
-      << "    const int64_t i = i0 + threadIdx.x;\n    const bool live = i < n;\n"
-      << "    int64_t rem = live ? i : 0;\n";
-    for (size_t d = m.r; d-- > 0;)
-      g << "    const int64_t c" << d << " = "
-        << (d ? "rem % " + m.c.dim(m.y, d) + "; rem /= " + m.c.dim(m.y, d) : std::string("rem"))
-        << ";\n";
+      << "    const int64_t i = i0 + threadIdx.x;\n    const bool live = i < n;\n";
+    m.coordinates(g, "live ? i : 0", "    ");
     // Test-only wrong sums: only the first chunk's tuples (the test's token type must fail).
     std::string chunks = std::getenv("TC_TEST_SCATTER_FIRST_ONLY") ? "blockDim.x" : "tuples";
     g << "    " << m.initial("live ? i : 0") << "\n"

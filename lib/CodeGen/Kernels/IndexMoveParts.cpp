@@ -167,6 +167,15 @@ std::string MoveCode::finish(const std::string &at) const {
          ";";
 }
 
+void MoveCode::coordinates(std::ostream &os, const std::string &flat,
+                           const std::string &indent) const {
+  if (r)
+    os << indent << "int64_t rem = " << flat << ";\n";
+  for (size_t d = r; d-- > 0;) // the outermost is what is left (i < n)
+    os << indent << "const int64_t c" << d << " = "
+       << (d ? "rem % " + c.dim(y, d) + "; rem /= " + c.dim(y, d) : std::string("rem")) << ";\n";
+}
+
 void MoveCode::emitLoop(std::ostream &os, const std::string &) {
   for (const auto &[a, type] : pointers_)
     os << "  const " << type << " *__restrict in" << a << " = (const " << type << " *)bufs[" << a
@@ -188,11 +197,7 @@ void MoveCode::emitLoop(std::ostream &os, const std::string &) {
       return;
     }
     os << indent << "for (int64_t i = tid; i < n; i += stride) {\n";
-    if (r)
-      os << indent << "  int64_t rem = i;\n";
-    for (size_t d = r; d-- > 0;) // the outermost is what is left (i < n)
-      os << indent << "  const int64_t c" << d << " = "
-         << (d ? "rem % " + c.dim(y, d) + "; rem /= " + c.dim(y, d) : std::string("rem")) << ";\n";
+    coordinates(os, "i", indent + "  ");
     std::istringstream lines(body.str());
     for (std::string line; std::getline(lines, line);) // at this depth
       os << indent.substr(2) << line << "\n";

@@ -75,6 +75,8 @@ struct MoveCode {
   // (each block's threads at its barriers together; `n`, `stride` and
   // `setup` as for `body`).
   std::ostringstream blockLoop;
+  // Declares the result coordinates c0 .. c<r-1> of flat index `flat`.
+  void coordinates(std::ostream &os, const std::string &flat, const std::string &indent) const;
   // The kernel's body after its signature.
   void emitLoop(std::ostream &os, const std::string &symbol);
 

@@ -106,6 +106,20 @@ private:
   std::optional<std::string> pad(const Op &op, const MoveMap &m, const Index &in, std::ostream &os,
                                  const char *T);
   std::string temp(const char *prefix) { return prefix + std::to_string(next_++); }
+  // A move's value chosen in branches (Concat's part, Pad's inside or
+  // zero): declared first (an array of the lanes), assigned in each.
+  std::string declare(const char *T, std::ostream &os) {
+    std::string name = temp("m");
+    os << "      " << T << " " << name << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "")
+       << ";\n";
+    return name;
+  }
+  void assign(const std::string &name, const std::string &v, std::ostream &os) const {
+    if (lanes_ > 1)
+      os << unrolled() << "      " << name << "[k] = " << v << ";\n      }\n";
+    else
+      os << "      " << name << " = " << v << ";\n";
+  }
   // A per-lane expression (an array element or a vector's lane).
   static bool perLane(const std::string &e) { return e.find("[k]") != std::string::npos; }
   std::string unrolled() const {
@@ -348,9 +362,7 @@ std::optional<std::string> Evaluator::move(const Op &op, const MoveMap &m, const
   if (op.is(OpKind::Pad)) // the operand where the coordinates fall inside it, else zero
     return pad(op, m, in, os, T);
   // Concat: the part the coordinate along the axis falls in.
-  std::string name = temp("m"), c = coord(m.axis);
-  os << "      " << T << " " << name << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "")
-     << ";\n";
+  std::string name = declare(T, os), c = coord(m.axis);
   // Test-only: each part read one element off along the axis (wrapping
   // inside the part: a wrong offset the numerics tests must catch).
   bool skew = std::getenv("TC_TEST_INLINED_CONCAT_SKEW") != nullptr;
@@ -368,10 +380,7 @@ std::optional<std::string> Evaluator::move(const Op &op, const MoveMap &m, const
     auto e = value(op.operand(k), part, os);
     if (!e)
       return std::nullopt;
-    if (lanes_ > 1)
-      os << unrolled() << "      " << name << "[k] = " << *e << ";\n      }\n";
-    else
-      os << "      " << name << " = " << *e << ";\n";
+    assign(name, *e, os);
     memo_ = savedMemo;
     coordsOf_ = savedCoords;
   }
@@ -397,9 +406,8 @@ std::optional<std::string> Evaluator::pad(const Op &op, const MoveMap &m, const 
     inside += (inside.empty() ? "" : " && ") + c + " >= 0 && " + c + " < " +
               std::to_string(x->type.shape[d].size) + "LL";
   }
-  std::string name = temp("m");
-  os << "      " << T << " " << name << (lanes_ > 1 ? "[" + std::to_string(lanes_) + "]" : "")
-     << ";\n      if (" << (inside.empty() ? "true" : inside) << ") {\n";
+  std::string name = declare(T, os);
+  os << "      if (" << (inside.empty() ? "true" : inside) << ") {\n";
   auto savedMemo = memo_;
   auto savedCoords = coordsOf_;
   auto e = value(x, part, os);
@@ -407,15 +415,9 @@ std::optional<std::string> Evaluator::pad(const Op &op, const MoveMap &m, const 
     return std::nullopt;
   memo_ = savedMemo;
   coordsOf_ = savedCoords;
-  auto set = [&](const std::string &v) {
-    if (lanes_ > 1)
-      os << unrolled() << "      " << name << "[k] = " << v << ";\n      }\n";
-    else
-      os << "      " << name << " = " << v << ";\n";
-  };
-  set(*e);
+  assign(name, *e, os);
   os << "      } else {\n";
-  set("(" + std::string(T) + ")0");
+  assign(name, "(" + std::string(T) + ")0", os);
   os << "      }\n";
   return lanes_ > 1 ? name + "[k]" : name;
 }

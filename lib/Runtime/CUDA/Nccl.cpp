@@ -14,7 +14,6 @@
 #include <fstream>
 #include <map>
 #include <optional>
-#include <sstream>
 #include <thread>
 #include <unistd.h>
 
@@ -31,7 +30,6 @@ enum { kSuccess = 0 };
 enum { kSum = 0, kMax = 2, kMin = 3 };
 
 struct Api {
-  int (*getVersion)(int *);
   int (*getUniqueId)(UniqueId *);
   int (*commInitRank)(ncclComm *, int, UniqueId, int);
   int (*commDestroy)(ncclComm);
@@ -58,7 +56,6 @@ const Api &api() {
     void *lib = cuda::openLibrary("NCCL", {"libnccl.so.2", "libnccl.so"});
     Api a{};
     auto bind = [&](auto &fn, const char *name) { cuda::bindSymbol(lib, fn, name, "NCCL"); };
-    bind(a.getVersion, "ncclGetVersion");
     bind(a.getUniqueId, "ncclGetUniqueId");
     bind(a.commInitRank, "ncclCommInitRank");
     bind(a.commDestroy, "ncclCommDestroy");
@@ -72,6 +69,12 @@ const Api &api() {
     return a;
   }();
   return a;
+}
+
+UniqueId newUniqueId() {
+  UniqueId id{};
+  api().check(api().getUniqueId(&id), "ncclGetUniqueId");
+  return id;
 }
 
 std::string toHex(const UniqueId &id) {
@@ -118,8 +121,7 @@ std::optional<int> envInt(std::initializer_list<const char *> names) {
 // The id rank 0 writes to `path` (whole, by a rename), read by the others.
 UniqueId idFromFile(const std::string &path, int rank) {
   if (rank == 0) {
-    UniqueId id{};
-    api().check(api().getUniqueId(&id), "ncclGetUniqueId");
+    UniqueId id = newUniqueId();
     std::string tmp = path + ".tmp." + std::to_string(::getpid());
     {
       std::ofstream out(tmp);
@@ -175,25 +177,13 @@ std::optional<LaunchEnv> launchEnv() {
   return e;
 }
 
-std::string ncclUniqueIdHex() {
-  UniqueId id{};
-  api().check(api().getUniqueId(&id), "ncclGetUniqueId");
-  return toHex(id);
-}
-
-std::string ncclVersion() {
-  int v = 0;
-  api().check(api().getVersion(&v), "ncclGetVersion");
-  // 2.9 and later: major * 10000 + minor * 100 + patch.
-  return std::to_string(v / 10000) + "." + std::to_string(v / 100 % 100) + "." +
-         std::to_string(v % 100);
-}
+std::string ncclUniqueIdHex() { return toHex(newUniqueId()); }
 
 NcclCommunicator::NcclCommunicator(const LaunchEnv &env) : rank_(env.rank), size_(env.size) {
   const Api &a = api();
   UniqueId id{};
   if (size_ == 1)
-    a.check(a.getUniqueId(&id), "ncclGetUniqueId");
+    id = newUniqueId();
   else if (!env.idHex.empty())
     id = fromHex(env.idHex, "TC_NCCL_ID");
   else if (!env.idFile.empty())

@@ -63,8 +63,8 @@ bool runDataParallelPass(Module &m, const PassOptions &opts) {
   constexpr size_t kBucketParts = 64;
   int64_t bucketBytes = opts.getInt("bucket-mb") << 20;
   std::vector<std::vector<size_t>> buckets;
-  std::map<DType, size_t> open; // dtype -> its bucket being filled
-  std::map<size_t, int64_t> filled;
+  std::vector<int64_t> filled;     // each bucket's bytes
+  std::map<DType, size_t> open;    // dtype -> its bucket being filled
   std::vector<size_t> alone = {0}; // the loss, and what no bucket takes
   for (size_t i = 1; i <= sig->grads; ++i) {
     const TensorType &t = f.results[i]->type;
@@ -78,6 +78,7 @@ bool runDataParallelPass(Module &m, const PassOptions &opts) {
         buckets[it->second].size() == kBucketParts) {
       it = open.insert_or_assign(t.dtype, buckets.size()).first;
       buckets.emplace_back();
+      filled.push_back(0);
     }
     buckets[it->second].push_back(i);
     filled[it->second] += int64_t(*bytes);
@@ -111,12 +112,9 @@ bool runDataParallelPass(Module &m, const PassOptions &opts) {
                                    addIntsConstant(f, g->name + "_axes", {0}, loc)},
                                   {}, g->name + "_ranks", loc);
       start += sizes[k];
-      std::vector<int64_t> dims;
-      for (const Dim &d : g->type.shape)
-        dims.push_back(d.size);
-      replace(bucket[k], addInferredOp(f, OpKind::Reshape,
-                                       {part, addIntsConstant(f, g->name + "_shape", dims, loc)},
-                                       {}, g->name + "_ranks", loc));
+      Value *shape = addIntsConstant(f, g->name + "_shape", staticDims(g->type.shape), loc);
+      replace(bucket[k],
+              addInferredOp(f, OpKind::Reshape, {part, shape}, {}, g->name + "_ranks", loc));
     }
   }
   for (size_t i : alone)
