@@ -189,6 +189,31 @@ void tile(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.reshape(b.reduceSum(b.reshape(rg[0], split), axes, false), inDims);
 }
 
+namespace {
+// Indices (wrapped) that are `repeats` copies, one after another, of the
+// rows first, first + 1, ..., first + length - 1 of a table of `extent`.
+struct IndexRun {
+  int64_t first;
+  size_t length, repeats;
+};
+std::optional<IndexRun> periodicRun(std::vector<int64_t> c, int64_t extent) {
+  for (int64_t &i : c) {
+    if (i < -extent || i >= extent)
+      return std::nullopt; // the forward's error, not the gradient's
+    i = i < 0 ? i + extent : i;
+  }
+  size_t length = 1;
+  while (length < c.size() && c[length] == c[0] + int64_t(length))
+    ++length;
+  if (c.size() % length != 0)
+    return std::nullopt;
+  for (size_t k = length; k < c.size(); ++k)
+    if (c[k] != c[k - length])
+      return std::nullopt;
+  return IndexRun{c[0], length, c.size() / length};
+}
+} // namespace
+
 // Gather along `axis`: the cotangent scatter-added into zeros at the
 // indices (ScatterND over the axis moved to the front; negative indices
 // wrapped first).
@@ -198,12 +223,6 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   size_t r = dDims.size();
   int64_t axis = normAxis(b.fwd.getInt("axis"), r);
   std::vector<int64_t> iDims = b.dims(idx);
-  Value *i64 = idx->type.dtype == DType::I64
-                   ? idx
-                   : b.op(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
-  Value *zeroI =
-      b.f.addConstant(b.f.uniqueName("gather_grad_zero"), TensorType{DType::I64, {}},
-                      TensorData::copyOf(std::array<int64_t, 1>{0}.data(), 8), b.fwd.loc);
   int64_t extent = dDims[size_t(axis)];
   // One constant index (a packed qkv's q, k or v; a class token): the
   // cotangent padded with zeros along the axis, a move that fuses into the
@@ -218,9 +237,9 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
       return;
     }
   }
-  Value *extentC = b.f.addConstant(b.f.uniqueName("gather_grad_extent"), TensorType{DType::I64, {}},
-                                   TensorData::copyOf(&extent, 8), b.fwd.loc);
-  i64 = b.where(b.op(OpKind::Less, {i64, zeroI}), b.add(i64, extentC), i64);
+  std::optional<IndexRun> run;
+  if (std::optional<std::vector<int64_t>> c = constInts(b, 1))
+    run = periodicRun(*c, extent);
   // g: [d0..d(axis-1), i..., d(axis+1)..]: move the index axes to the front.
   size_t ni = iDims.size();
   std::vector<int64_t> perm;
@@ -239,11 +258,36 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
       front.push_back(dDims[k]);
       dperm.push_back(int64_t(k));
     }
-  std::vector<int64_t> idxDims = iDims;
-  idxDims.push_back(1);
-  Value *scattered =
-      b.op(OpKind::ScatterND, {b.expandTo(b.scalar(0, rg[0]), front), b.reshape(i64, idxDims), g},
-           {{"reduction", Attribute(std::string("add"))}});
+  Value *scattered;
+  if (run) {
+    // Constant indices that repeat one ascending run of rows (position
+    // ids, arange per sequence; token types, all 0): the cotangent's
+    // repeats summed (a column sum) and padded with zeros to the table,
+    // where a scatter-add serializes on the duplicates (a token type's one
+    // row: ~190 us of roberta_base's step on an H100).
+    std::vector<int64_t> byRun{int64_t(run->repeats), int64_t(run->length)};
+    byRun.insert(byRun.end(), front.begin() + 1, front.end());
+    Value *rows = run->repeats == 1
+                      ? b.reshape(g, std::vector<int64_t>(byRun.begin() + 1, byRun.end()))
+                      : b.reduceSum(b.reshape(g, byRun), {0}, false);
+    scattered = b.padAxis(rows, 0, run->first, extent - run->first - int64_t(run->length));
+  } else {
+    Value *i64 = idx->type.dtype == DType::I64
+                     ? idx
+                     : b.op(OpKind::Cast, {idx}, {{"to", Attribute(DType::I64)}});
+    Value *zeroI =
+        b.f.addConstant(b.f.uniqueName("gather_grad_zero"), TensorType{DType::I64, {}},
+                        TensorData::copyOf(std::array<int64_t, 1>{0}.data(), 8), b.fwd.loc);
+    Value *extentC =
+        b.f.addConstant(b.f.uniqueName("gather_grad_extent"), TensorType{DType::I64, {}},
+                        TensorData::copyOf(&extent, 8), b.fwd.loc);
+    i64 = b.where(b.op(OpKind::Less, {i64, zeroI}), b.add(i64, extentC), i64);
+    std::vector<int64_t> idxDims = iDims;
+    idxDims.push_back(1);
+    scattered =
+        b.op(OpKind::ScatterND, {b.expandTo(b.scalar(0, rg[0]), front), b.reshape(i64, idxDims), g},
+             {{"reduction", Attribute(std::string("add"))}});
+  }
   std::vector<int64_t> inv(r);
   for (size_t k = 0; k < r; ++k)
     inv[size_t(dperm[k])] = int64_t(k);
