@@ -9,8 +9,15 @@
 //   pick = Where(Equal(iota, tf), x * w, 0)   [N, C, d...]; iota [1, C, 1...] = c
 //   none: -ReduceSum(pick, axis 1)   sum: -ReduceSum(pick)
 //   mean: -ReduceSum(pick) / ReduceSum(Where(Equal(iota, tf), w, 0))   (weights)
-//         -ReduceSum(pick) / ReduceSum(tf >= 0 ? 1 : 0)                (ignore_index)
+//         -ReduceSum(pick) / ReduceSum(ignored ? 0 : 1)                 (ignore_index)
 //         -C * ReduceMean(pick)                                         (neither)
+//
+// SCE whose log_prob nothing reads goes by rows instead: pick is
+// w_t (x_t - ReduceLogSumExp(x, axis 1)), [N, 1, d...], 0 where ignored,
+// x_t a GatherElements of the target's score (of the half scores where
+// an AMP step casts them to f32), so no [N, C] value is written: the
+// logsumexp's row reduction reads x once (-C * ReduceMean becomes
+// -ReduceMean).
 //
 // The label's log probability is picked by a compare against the class
 // index, not gathered: the pick is pointwise, so it fuses into the
@@ -29,6 +36,7 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <unordered_set>
 
 namespace tc {
 
@@ -61,7 +69,8 @@ private:
 };
 
 // The lowered loss's value, or null when the op stays (nothing added).
-Value *lower(Function &f, const Op &loss) {
+// `logProbRead`: SoftmaxCrossEntropyLoss's log_prob has readers.
+Value *lower(Function &f, const Op &loss, bool logProbRead) {
   if (!lossObstacle(loss).empty())
     return nullptr;
   Value *x = loss.operand(0), *t = loss.operand(1), *w = loss.operand(2);
@@ -70,30 +79,24 @@ Value *lower(Function &f, const Op &loss) {
   int64_t C = xt.shape[1].size;
   DType ft = xt.dtype;
   LossLowering lw(f, loss);
-  if (loss.is(OpKind::SoftmaxCrossEntropyLoss)) {
+  // Softmax cross-entropy without log_prob readers: by rows (below).
+  bool byRows = loss.is(OpKind::SoftmaxCrossEntropyLoss) && !logProbRead;
+  if (loss.is(OpKind::SoftmaxCrossEntropyLoss) && logProbRead) { // log_prob: the LogSoftmax's
     x = lw.op(OpKind::LogSoftmax, {x}, {{"axis", Attribute(int64_t(1))}});
-    if (loss.results.size() > 1) { // log_prob: the LogSoftmax's result
-      adoptValue(loss.result(1), x);
-      x = loss.result(1);
-    }
+    adoptValue(loss.result(1), x);
+    x = loss.result(1);
   }
-  // The targets as f32 [N, 1, d...], ignored ones -1.
-  Value *tu = lw.op(OpKind::Unsqueeze, {t}, {{"axes", Attribute(std::vector<int64_t>{1})}});
+  // The targets [N, 1, d...]; `ignored` where they equal ignore_index.
+  Value *targets = lw.op(OpKind::Unsqueeze, {t}, {{"axes", Attribute(std::vector<int64_t>{1})}});
+  Value *ignored = nullptr;
   const std::vector<int64_t> &ignore = loss.getInts("ignore_index");
-  if (!ignore.empty()) {
-    DType it = t->type.dtype;
-    Value *ignored = lw.op(OpKind::Equal, {tu, lw.scalar("ignore_index", it, double(ignore[0]))});
-    tu = lw.op(OpKind::Where, {ignored, lw.scalar("ignored", it, -1), tu});
-  }
-  Value *tf = lw.op(OpKind::Cast, {tu}, {{"to", Attribute(DType::F32)}});
-  // The class index along axis 1.
+  DType it = t->type.dtype;
+  if (!ignore.empty())
+    ignored = lw.op(OpKind::Equal, {targets, lw.scalar("ignore_index", it, double(ignore[0]))});
+  Value *zero = lw.scalar("zero", ft, 0);
+  // The weights along axis 1 ([1, C, 1...]).
   std::vector<int64_t> iotaShape(r, 1);
   iotaShape[1] = C;
-  HostTensor iota(DType::F32, iotaShape);
-  for (int64_t c = 0; c < C; ++c)
-    iota.setDouble(c, double(c));
-  Value *classes = lw.constant("classes", iota);
-  // The weights along axis 1.
   Value *wb = nullptr;
   if (w) {
     TensorType bt{ft, makeShape(iotaShape)};
@@ -106,31 +109,70 @@ Value *lower(Function &f, const Op &loss) {
       wb = lw.op(OpKind::Unsqueeze, {w}, {{"axes", Attribute(axes)}});
     }
   }
-  Value *zero = lw.scalar("zero", ft, 0);
-  Value *label = lw.op(OpKind::Equal, {classes, tf});
-  Value *pick = lw.op(OpKind::Where, {label, wb ? lw.op(OpKind::Mul, {x, wb}) : x, zero});
-  const std::string &reduction = loss.getString("reduction");
-  auto sum = [&](Value *v, std::vector<int64_t> axes) {
-    return lw.op(OpKind::ReduceSum, {v},
-                 {{"axes", Attribute(std::move(axes))}, {"keepdims", Attribute(int64_t(0))}});
+  // [N, C, d...]: whether class c is the target's, by a compare of the
+  // targets as f32 (ignored ones -1, which match no class) against the
+  // class index.
+  auto labels = [&] {
+    Value *tu =
+        ignored ? lw.op(OpKind::Where, {ignored, lw.scalar("ignored", it, -1), targets}) : targets;
+    HostTensor iota(DType::F32, iotaShape);
+    for (int64_t c = 0; c < C; ++c)
+      iota.setDouble(c, double(c));
+    return lw.op(OpKind::Equal, {lw.constant("classes", iota),
+                                 lw.op(OpKind::Cast, {tu}, {{"to", Attribute(DType::F32)}})});
   };
+  auto sum = [&](Value *v, std::vector<int64_t> axes, int64_t keepdims = 0) {
+    return lw.op(OpKind::ReduceSum, {v},
+                 {{"axes", Attribute(std::move(axes))}, {"keepdims", Attribute(keepdims)}});
+  };
+  // What the loss negates and sums (over axis 1 for `none`, all for the
+  // rest), and each target's weight where not all are 1 (the mean's
+  // denominator, summed).
+  Value *pick, *counted = nullptr;
+  Value *label = byRows && !wb ? nullptr : labels();
+  if (wb) // the weight of each target's class: a second compare, fused into its reduction
+    counted = lw.op(OpKind::Where, {label, wb, zero});
+  else if (ignored)
+    counted = lw.op(OpKind::Where, {ignored, zero, lw.scalar("one", ft, 1)});
+  if (byRows) {
+    // log p_t = x_t - logsumexp(x), [N, 1, d...]: the logsumexp a row
+    // reduction reading x once, x_t gathered (from the half scores an AMP
+    // step casts), where a LogSoftmax writes [N, C] f32 log probabilities
+    // for a pick to read back (an LM head's 1024 x 50265 logits: 0.2 GB
+    // written and read a step). A target out of [0, C) is a gather fault.
+    Value *lse =
+        lw.op(OpKind::ReduceLogSumExp, {x},
+              {{"axes", Attribute(std::vector<int64_t>{1})}, {"keepdims", Attribute(int64_t(1))}});
+    Value *src = x;
+    if (x->def && x->def->is(OpKind::Cast) && isFloat(x->def->operand(0)->type.dtype) &&
+        dtypeSize(x->def->operand(0)->type.dtype) < dtypeSize(ft))
+      src = x->def->operand(0);
+    Value *idx = ignored // gathered at class 0, then masked
+                     ? lw.op(OpKind::Where, {ignored, lw.scalar("ignored_at", it, 0), targets})
+                     : targets;
+    Value *xt = lw.op(OpKind::GatherElements, {src, idx}, {{"axis", Attribute(int64_t(1))}});
+    if (src != x)
+      xt = lw.op(OpKind::Cast, {xt}, {{"to", Attribute(ft)}});
+    pick = lw.op(OpKind::Sub, {xt, lse});
+    if (wb) {
+      counted = sum(counted, {1}, 1);
+      pick = lw.op(OpKind::Mul, {pick, counted});
+    }
+    if (ignored)
+      pick = lw.op(OpKind::Where, {ignored, zero, pick});
+  } else {
+    pick = lw.op(OpKind::Where, {label, wb ? lw.op(OpKind::Mul, {x, wb}) : x, zero});
+  }
+  const std::string &reduction = loss.getString("reduction");
   if (reduction == "none")
     return lw.op(OpKind::Neg, {sum(pick, {1})});
   if (reduction == "sum")
     return lw.op(OpKind::Neg, {sum(pick, {})});
-  if (!wb && ignore.empty()) { // every target counts once: the mean over N, d... is C x over all
+  if (!counted) { // every target counts once: the mean over N, d... (C x over all by classes)
     Value *mean = lw.op(OpKind::ReduceMean, {pick}, {{"keepdims", Attribute(int64_t(0))}});
-    return lw.op(OpKind::Mul, {mean, lw.scalar("minus_classes", ft, -double(C))});
+    return lw.op(OpKind::Mul, {mean, lw.scalar("minus_classes", ft, byRows ? -1.0 : -double(C))});
   }
-  Value *num = lw.op(OpKind::Neg, {sum(pick, {})});
-  Value *counted;
-  if (wb) // the weight of each target's class: a second compare, fused into its reduction
-    counted = lw.op(OpKind::Where, {lw.op(OpKind::Equal, {classes, tf}), wb, zero});
-  else
-    counted = lw.op(OpKind::Where,
-                    {lw.op(OpKind::GreaterOrEqual, {tf, lw.scalar("first", DType::F32, 0)}),
-                     lw.scalar("one", ft, 1), zero});
-  return lw.op(OpKind::Div, {num, sum(counted, {})});
+  return lw.op(OpKind::Div, {lw.op(OpKind::Neg, {sum(pick, {})}), sum(counted, {})});
 }
 
 } // namespace
@@ -155,13 +197,16 @@ bool runLowerLossesPass(Module &m, const PassOptions &) {
       continue;
     std::vector<std::unique_ptr<Op>> old = std::move(f.ops);
     f.ops.clear();
+    std::unordered_set<const Value *> read(f.results.begin(), f.results.end());
+    for (const auto &o : old)
+      read.insert(o->operands.begin(), o->operands.end());
     for (auto &o : old) {
       if (!isLoss(o)) {
         f.ops.push_back(std::move(o));
         continue;
       }
       size_t mark = f.ops.size();
-      Value *y = lower(f, *o);
+      Value *y = lower(f, *o, o->results.size() > 1 && read.count(o->result(1)));
       if (!y) {
         f.ops.erase(f.ops.begin() + std::ptrdiff_t(mark), f.ops.end());
         f.ops.push_back(std::move(o));
