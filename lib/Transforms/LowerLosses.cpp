@@ -36,6 +36,7 @@
 #include "tc/Runtime/HostTensor.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <map>
 #include <unordered_set>
 
 namespace tc {
@@ -68,9 +69,18 @@ private:
   std::string base_;
 };
 
+// A by-rows loss's logsumexp of its scores, which the loss's gradient rule
+// computes too (a later op of the same value): it reads this one.
+using RowStatistics = std::map<const Value *, Value *>;
+
+bool isRowLogSumExp(const Op &op) {
+  return op.is(OpKind::ReduceLogSumExp) && op.getInts("axes") == std::vector<int64_t>{1} &&
+         op.getInt("keepdims") == 1;
+}
+
 // The lowered loss's value, or null when the op stays (nothing added).
 // `logProbRead`: SoftmaxCrossEntropyLoss's log_prob has readers.
-Value *lower(Function &f, const Op &loss, bool logProbRead) {
+Value *lower(Function &f, const Op &loss, bool logProbRead, RowStatistics &lses) {
   if (!lossObstacle(loss).empty())
     return nullptr;
   Value *x = loss.operand(0), *t = loss.operand(1), *w = loss.operand(2);
@@ -143,6 +153,7 @@ Value *lower(Function &f, const Op &loss, bool logProbRead) {
     Value *lse =
         lw.op(OpKind::ReduceLogSumExp, {x},
               {{"axes", Attribute(std::vector<int64_t>{1})}, {"keepdims", Attribute(int64_t(1))}});
+    lses.emplace(x, lse);
     Value *src = x;
     if (x->def && x->def->is(OpKind::Cast) && isFloat(x->def->operand(0)->type.dtype) &&
         dtypeSize(x->def->operand(0)->type.dtype) < dtypeSize(ft))
@@ -200,13 +211,19 @@ bool runLowerLossesPass(Module &m, const PassOptions &) {
     std::unordered_set<const Value *> read(f.results.begin(), f.results.end());
     for (const auto &o : old)
       read.insert(o->operands.begin(), o->operands.end());
+    RowStatistics lses;
     for (auto &o : old) {
+      if (auto it = lses.find(o->operand(0)); it != lses.end() && isRowLogSumExp(*o)) {
+        adoptValue(o->result(), it->second, &f); // the loss's backward: the forward's
+        it->second = o->result();
+        continue;
+      }
       if (!isLoss(o)) {
         f.ops.push_back(std::move(o));
         continue;
       }
       size_t mark = f.ops.size();
-      Value *y = lower(f, *o, o->results.size() > 1 && read.count(o->result(1)));
+      Value *y = lower(f, *o, o->results.size() > 1 && read.count(o->result(1)), lses);
       if (!y) {
         f.ops.erase(f.ops.begin() + std::ptrdiff_t(mark), f.ops.end());
         f.ops.push_back(std::move(o));

@@ -657,9 +657,15 @@ void softmaxCrossEntropy(GradBuilder &b, const Grads &rg, const Wanted &w, Grads
   if (!w[0])
     return;
   Value *scores = in(b, 0);
+  // Without log_prob: scores - logsumexp(scores), the row statistic the
+  // loss computes by rows (lower-losses), which takes this one's place: the
+  // backward is then one pointwise pass over the scores, not a LogSoftmax
+  // recomputed.
   Value *logp = b.fwd.results.size() > 1
                     ? b.fwd.result(1)
-                    : b.op(OpKind::LogSoftmax, {scores}, {{"axis", Attribute(int64_t(1))}});
+                    : b.sub(scores, b.op(OpKind::ReduceLogSumExp, {scores},
+                                         {{"axes", Attribute(std::vector<int64_t>{1})},
+                                          {"keepdims", Attribute(int64_t(1))}}));
   Value *p = b.op(OpKind::Exp, {logp});
   Value *d = nullptr;
   if (rg[0]) {
