@@ -72,13 +72,29 @@ void pad(Function &f, Op &mm) {
     bp = f.addConstant(f.uniqueName(b->name + "_aligned"), padded.type(),
                        TensorData::copyOf(padded.bytes(), padded.byteSize()), b->loc);
   } else {
-    HostTensor zeros(b->type.dtype, {k, np - n});
-    Value *z = f.addConstant(f.uniqueName(b->name + "_pad"), zeros.type(),
+    // A tied head's Transpose(table) [K, N]: the table [N, K] joined to zero
+    // rows, then transposed: the GEMMs read the padded table by transB (no
+    // transposed copy of the f32 table each step, gemm-views) and the
+    // table's gradient comes out [N', K], its first N rows (roberta: a 131
+    // us f32 Transpose forward, a Transpose and a Split of the gradient 144).
+    bool tied = b->def && b->def->is(OpKind::Transpose);
+    Value *src = tied ? b->def->operand(0) : b;
+    std::vector<int64_t> zd =
+        tied ? std::vector<int64_t>{np - n, k} : std::vector<int64_t>{k, np - n};
+    HostTensor zeros(b->type.dtype, zd);
+    Value *z = f.addConstant(f.uniqueName(src->name + "_pad"), zeros.type(),
                              TensorData::copyOf(zeros.bytes(), zeros.byteSize()), mm.loc);
-    Op *cat = f.addOp(OpKind::Concat, {b, z}, {f.uniqueName(b->name + "_aligned")},
-                      {TensorType{b->type.dtype, makeShape({k, np})}}, mm.loc);
-    cat->setAttr("axis", Attribute(int64_t(1)));
+    std::vector<int64_t> cd = tied ? std::vector<int64_t>{np, k} : std::vector<int64_t>{k, np};
+    Op *cat = f.addOp(OpKind::Concat, {src, z}, {f.uniqueName(src->name + "_aligned")},
+                      {TensorType{b->type.dtype, makeShape(cd)}}, mm.loc);
+    cat->setAttr("axis", Attribute(int64_t(tied ? 0 : 1)));
     bp = cat->result();
+    if (tied) {
+      Op *t = f.addOp(OpKind::Transpose, {bp}, {f.uniqueName(b->name + "_aligned")},
+                      {TensorType{b->type.dtype, makeShape({k, np})}}, mm.loc);
+      t->setAttr("perm", Attribute(std::vector<int64_t>{1, 0}));
+      bp = t->result();
+    }
   }
   Value *y = mm.result();
   Shape wide = y->type.shape;

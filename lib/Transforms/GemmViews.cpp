@@ -27,6 +27,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
+#include <map>
 #include <unordered_map>
 #include <vector>
 
@@ -169,6 +170,28 @@ bool transposeProduct(const Function &f, const std::unordered_map<const Value *,
 
 } // namespace
 
+// One Cast per (value, type): a Cast this pass made for a GEMM of the
+// forward (a tied head's Cast(Transpose(table)) -> Cast(table)) and the
+// backward's own Cast of the same table (mixed precision's, placed later)
+// would be two kernels each reading the table; the later one's readers
+// read the earlier one.
+void dedupeCasts(Function &f) {
+  std::map<std::pair<const Value *, DType>, Value *> first;
+  std::unordered_map<const Value *, Value *> replaced;
+  for (auto &op : f.ops) {
+    for (Value *&v : op->operands)
+      if (auto it = replaced.find(v); v && it != replaced.end())
+        v = it->second;
+    bool returned = std::find(f.results.begin(), f.results.end(), op->result()) != f.results.end();
+    if (op->is(OpKind::Cast) && op->operand(0) && !returned) {
+      auto [it, fresh] =
+          first.emplace(std::make_pair(op->operand(0), op->result()->type.dtype), op->result());
+      if (!fresh)
+        replaced[op->result()] = it->second;
+    }
+  }
+}
+
 bool runGemmViewsPass(Module &m, const PassOptions &) {
   bool changed = false;
   for (auto &fp : m.functions) {
@@ -180,8 +203,10 @@ bool runGemmViewsPass(Module &m, const PassOptions &) {
       bool swapped = transposeProduct(f, reads, op);
       return viewOperands(f, op) || swapped;
     });
-    if (here)
+    if (here) {
+      dedupeCasts(*fp);
       eraseDeadOps(*fp);
+    }
     changed |= here;
   }
   return changed;

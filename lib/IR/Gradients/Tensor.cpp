@@ -42,6 +42,16 @@ void concat(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   std::vector<int64_t> sizes;
   for (Value *v : b.fwd.operands)
     sizes.push_back(b.dims(v)[size_t(axis)]);
+  // One part wanted (a weight joined to constant padding: a tied head's
+  // table): its Slice, a view where the part is a contiguous run (leading
+  // rows), not a Split kernel copying it.
+  if (std::count(w.begin(), w.end(), true) == 1) {
+    size_t i = size_t(std::find(w.begin(), w.end(), true) - w.begin());
+    int64_t start = std::accumulate(sizes.begin(), sizes.begin() + std::ptrdiff_t(i), int64_t(0));
+    og[i] =
+        b.op(OpKind::Slice, {rg[0], b.ints({start}), b.ints({start + sizes[i]}), b.ints({axis})});
+    return;
+  }
   std::vector<Value *> parts = b.ops(OpKind::Split, {rg[0]}, sizes.size(),
                                      {{"axis", Attribute(axis)}, {"split", Attribute(sizes)}});
   for (size_t i = 0; i < og.size(); ++i)
