@@ -552,9 +552,9 @@ class Runner:
         with open(pt["tcir"], "w") as f:
             f.write(op.tcir())
         q = shlex.quote
-        r = run("%s -O2 --target=%s %s | %s --target=%s - -o %s" % (
+        r = run("%s -O2 --target=%s %s | %s --target=%s %s - -o %s" % (
             q(self.tool("tc-opt")), a.target, q(pt["tcir"]), q(self.tool("tc-codegen")), a.target,
-            q(pt["tcx"])), shell=True)
+            " ".join(map(q, a.codegen_arg)), q(pt["tcx"])), shell=True)
         if r.returncode:
             return dict(status="compile", error=last_line(r))
         if a.compile_only:
@@ -774,6 +774,9 @@ def main():
                     help="points with more FLOPs are not checked against the reference "
                          "executor (it runs on the host); 0: check all")
     ap.add_argument("--torch", choices=("auto", "off"), default="auto")
+    ap.add_argument("--codegen-arg", action="append", default=[], metavar="ARG",
+                    help="one more tc-codegen flag (repeatable), e.g. --codegen-arg=--tune: "
+                         "each point's kernel variants timed at compile time (docs/cuda-backend.md)")
     ap.add_argument("--timeout", type=int, default=TIMEOUT,
                     help="seconds one tool may run (then the point fails: status of its step)")
     ap.add_argument("--out", default="kernel-grid.jsonl")

@@ -131,7 +131,7 @@ std::string prepareStageName(bool outlineMoves) {
   return "outline lone ops (" + outlineLoneOpsPipeline(outlineMoves).spelling() + ")";
 }
 
-EmittedKernels emitKernels(const Module &m, KernelDialect dialect) {
+EmittedKernels emitKernels(const Module &m, KernelDialect dialect, bool variants) {
   EmittedKernels r;
   std::set<std::string> seen;
   for (const Function *caller : walkedFunctions(m))
@@ -140,9 +140,13 @@ EmittedKernels emitKernels(const Module &m, KernelDialect dialect) {
         continue;
       std::string why;
       auto t0 = std::chrono::steady_clock::now();
-      if (auto k = emitKernel(*m.lookup(op->getString("callee")), dialect, why))
+      const Function &group = *m.lookup(op->getString("callee"));
+      if (auto k = emitKernel(group, dialect, why)) {
+        for (unsigned i = 1; variants && i < k->variantCount; ++i)
+          if (auto v = emitKernelVariant(group, dialect, i, why))
+            k->variants.push_back(std::move(*v));
         r.kernels.push_back(std::move(*k));
-      else
+      } else
         r.fallback.push_back(why);
       r.perGroup.push_back(
           {"emit kernels/@" + op->getString("callee"),

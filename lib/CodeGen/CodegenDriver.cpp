@@ -160,7 +160,7 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   Module &m = *owned;
   r.timeline.push_back({prepareStageName(b.outlineMoves()), since(t0)});
   t0 = Clock::now();
-  EmittedKernels ks = emitKernels(m, b.dialect());
+  EmittedKernels ks = emitKernels(m, b.dialect(), options.variants);
   std::map<std::string, EmittedKernel *> kernelOf;
   for (EmittedKernel &k : ks.kernels)
     kernelOf[k.group] = &k;
@@ -207,8 +207,8 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   std::string noPlan;
   if (options.multiTensor && compileShapePlan(m, noPlan, guards))
     r.multiTensor = formMultiTensorRuns(m, groups, b.dialect());
-  std::string table, hostLines;
-  b.assemble(groups, r.source, table);
+  std::string table, variants, hostLines;
+  b.assemble(groups, r.source, table, variants);
   std::map<std::string, const GroupCode *> codeOf;
   for (const GroupCode &g : groups) {
     codeOf[g.group->name] = &g;
@@ -262,6 +262,8 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   auto t1 = Clock::now();
   a.setSection(kSectionModule, writeBytecode(m));
   a.setSection(kSectionKernels, table);
+  if (!variants.empty())
+    a.setSection(kSectionKernelVariants, variants);
   a.setSection(kSectionSource, r.source);
   a.setSection(kSectionHostSteps, hostLines);
   std::string controlFlowLines;

@@ -36,7 +36,7 @@ CodegenBackend::LibraryVerdict CpuBackend::libraryVerdict(const GroupCode &g) co
 }
 
 void CpuBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
-                          std::string &table) const {
+                          std::string &table, std::string &) const {
   // Table line (format: CpuModel.cpp's parser): group, its kernel and kind,
   // then the library ("-": none) and the epilogue's kernel and kind. The
   // whole group's kernel stays as the fallback for sizes or attributes the

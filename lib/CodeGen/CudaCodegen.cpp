@@ -4,6 +4,7 @@
 #include "tc/IR/ConvForms.h"
 #include "tc/Support/EnvNumber.h"
 #include "tc/Support/Error.h"
+#include "tc/Support/Hash64.h"
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -177,15 +178,15 @@ void CudaBackend::prepareLibraryGroup(Function &group, const std::string &librar
 }
 
 void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &source,
-                           std::string &table) const {
-  std::ostringstream body, tab;
+                           std::string &table, std::string &variants) const {
+  std::ostringstream body, tab, var;
   bool halfTypes = false, faults = false;
   // Fusion makes many equal groups (every layer's LayerNorm, the attention
   // heads' transposes): one kernel each, fewer for NVRTC to compile.
   std::map<std::string, std::string> symbolOf;
-  // A table line (format: include/tc/Runtime/CudaLaunch.h); the kernel's
-  // source goes into the program unless an equal one is there.
-  auto add = [&](const EmittedKernel &k, const std::string &group, const std::string &library) {
+  // The kernel's symbol: its source goes into the program unless an equal
+  // one is there.
+  auto symbol = [&](const EmittedKernel &k) {
     auto [same, fresh] = symbolOf.emplace(anonymousSource(k), k.symbol);
     if (fresh) {
       body << kKernelMark << k.symbol << (k.mayFault ? kMayFault : "") << "\n";
@@ -195,15 +196,36 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
         body << "#error the kernel TC_TEST_NVRTC_ERROR names\n";
       body << k.source << "\n";
     }
-    tab << group << " " << same->second << " " << kernelKindName(k.kind) << " "
-        << launchKindName(k.launch) << " " << k.block << " " << k.vec
-        << (library.empty() ? "" : " " + library) << "\n";
     halfTypes |= k.halfTypes;
     faults |= k.mayFault;
+    return same->second;
+  };
+  // A kernel table line's fields from the symbol on (format:
+  // include/tc/Runtime/CudaLaunch.h).
+  auto fields = [&](const EmittedKernel &k) {
+    return symbol(k) + " " + kernelKindName(k.kind) + " " + launchKindName(k.launch) + " " +
+           std::to_string(k.block) + " " + std::to_string(k.vec);
+  };
+  auto add = [&](const EmittedKernel &k, const std::string &group, const std::string &library) {
+    tab << group << " " << fields(k) << (library.empty() ? "" : " " + library) << "\n";
   };
   for (const GroupCode &g : groups)
-    if (g.kernel)
+    if (g.kernel) {
       add(*g.kernel, g.group->name, "");
+      if (g.kernel->variants.empty())
+        continue;
+      // The key: the family and the default's source (its op, dtypes and
+      // code), which the runtime completes with the step's shapes.
+      char hash[17];
+      std::snprintf(hash, sizeof hash, "%016llx",
+                    (unsigned long long)hash64(anonymousSource(*g.kernel)));
+      std::string key = std::string(kernelKindName(g.kernel->kind)) + ":" + hash;
+      for (size_t i = 0; i <= g.kernel->variants.size(); ++i) {
+        const EmittedKernel &v = i ? g.kernel->variants[i - 1] : *g.kernel;
+        var << key << " " << i << " " << v.variant << " " << g.group->name << " " << fields(v)
+            << "\n";
+      }
+    }
   // Library groups: the call, then the epilogue's kernel in place over the
   // result (the runtime may fold the epilogue into the call instead). Their
   // line comes after the whole group's kernel's: the runtime keeps the last.
@@ -217,6 +239,7 @@ void CudaBackend::assemble(const std::vector<GroupCode> &groups, std::string &so
   }
   source = kernelPrelude(KernelDialect::Cuda, halfTypes, faults) + body.str();
   table = tab.str();
+  variants = var.str();
 }
 
 void CudaBackend::compile(const std::string &source, Artifact &a,

@@ -2,6 +2,8 @@
 // then hand it to its family's emitter, one file per family in Kernels/.
 #include "tc/CodeGen/KernelEmitter.h"
 #include "Kernels/Families.h"
+#include <cstdlib>
+#include <string_view>
 
 namespace tc {
 
@@ -48,6 +50,17 @@ std::optional<EmittedKernel> emitFamily(const KernelContext &c, const KernelClas
   return k;
 }
 
+// TC_KERNEL_VARIANT=I (or "last"): every kernel whose family offers a
+// variant I emitted as that variant (the host tests check each variant
+// against the reference so; a sweep can time one); nullopt: unset.
+std::optional<unsigned> forcedVariant(unsigned count) {
+  const char *e = std::getenv("TC_KERNEL_VARIANT");
+  if (!e || !*e)
+    return std::nullopt;
+  unsigned i = std::string_view(e) == "last" ? count - 1 : unsigned(std::atoi(e));
+  return i < count ? std::optional(i) : std::nullopt;
+}
+
 } // namespace
 
 std::optional<KernelClass> classifyKernel(const Function &callee, KernelDialect dialect,
@@ -63,6 +76,19 @@ std::optional<EmittedKernel> emitKernelOfKind(const Function &callee, KernelDial
 std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect dialect,
                                         std::string &why) {
   KernelContext c(callee, dialect, why);
+  std::optional<KernelClass> cls = classify(c);
+  std::optional<EmittedKernel> k = cls ? emitFamily(c, *cls) : std::nullopt;
+  if (std::optional<unsigned> v = k ? forcedVariant(k->variantCount) : std::nullopt; v && *v) {
+    c.variant = *v;
+    return emitFamily(c, *cls);
+  }
+  return k;
+}
+
+std::optional<EmittedKernel> emitKernelVariant(const Function &callee, KernelDialect dialect,
+                                               unsigned index, std::string &why) {
+  KernelContext c(callee, dialect, why);
+  c.variant = index;
   std::optional<KernelClass> cls = classify(c);
   return cls ? emitFamily(c, *cls) : std::nullopt;
 }

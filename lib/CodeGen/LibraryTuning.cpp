@@ -187,6 +187,8 @@ std::string TuningSummary::statsLine() const {
     return "tuning: " + kept + "; heuristic algorithm choice kept";
   std::ostringstream s;
   s << "tuning: " << shapes << " shapes, " << hits << " cache hits, " << timingMs << " ms timing";
+  if (kernels)
+    s << "; " << kernels << " kernels with variants, " << kernelHits << " cache hits";
   return s.str();
 }
 

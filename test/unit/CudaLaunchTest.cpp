@@ -33,6 +33,35 @@ TEST(CudaLaunch, KernelTableLinesParseAndBadOnesAreErrors) {
 
 // The attention family's split-key kernel: a fixed grid of `vec` blocks
 // with the runtime's scratch, as the reduction family's `columns`.
+// The kernel-variants section (tc-codegen --tune): a key, an index, a
+// name, then a kernel table line; anything else one error naming the file.
+TEST(CudaLaunch, KernelVariantLinesParseAndBadOnesAreErrors) {
+  std::vector<CudaKernelVariant> v = parseCudaKernelVariants(
+      "reduction:00ff 0 grid=264,block=256 g tc_g reduction columns 256 264\n"
+      "reduction:00ff 1 grid=528,block=256 g tc_g__v1 reduction columns 256 528\n",
+      "m.tcx");
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[1].key, "reduction:00ff");
+  EXPECT_EQ(v[1].index, 1u);
+  EXPECT_EQ(v[1].name, "grid=528,block=256");
+  EXPECT_EQ(v[1].entry.group, "g");
+  EXPECT_EQ(v[1].entry.symbol, "tc_g__v1");
+  EXPECT_EQ(v[1].entry.launch, LaunchKind::Columns);
+  EXPECT_EQ(v[1].entry.vec, 528u);
+  for (const char *bad :
+       {"k 0 n g tc_g reduction columns 256\n", "k x n g tc_g reduction columns 256 264\n",
+        "k 0 n g tc_g pointwise lanes 256 4\n"}) {
+    try {
+      parseCudaKernelVariants(bad, "m.tcx");
+      ADD_FAILURE() << bad;
+    } catch (const Error &e) {
+      EXPECT_EQ(std::string(e.what()).rfind("m.tcx: malformed", 0), 0u) << e.what();
+    }
+  }
+  EXPECT_EQ(kernelTuningKey("reduction:00ff", {{2, 7, 40}, {2, 1, 40}, {}}),
+            "kernel reduction:00ff [2,7,40] [2,1,40] []");
+}
+
 TEST(CudaLaunch, AttentionSplitKeysOverAFixedGrid) {
   auto t = parseCudaKernelTable("g tc_g attention columns 160 264\n", "m.tcx");
   ASSERT_EQ(t.size(), 1u);

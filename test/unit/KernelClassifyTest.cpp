@@ -4,6 +4,8 @@
 #include "tc/CodeGen/KernelEmitter.h"
 #include "tc/IR/Parser.h"
 #include <gtest/gtest.h>
+#include <set>
+#include <tuple>
 
 using namespace tc;
 
@@ -24,6 +26,10 @@ const char *kGroups = R"(module @m {
   func @reduce(%x: f32[N,8]) -> (f32[N,1]) {
     %s = ReduceSum(%x) {axes = [1]} : f32[N,1]
     return %s
+  }
+  func @columns(%x: f32[N,7,40]) -> (f32[N,1,40]) {
+    %y = ReduceMean(%x) {axes = [1]} : f32[N,1,40]
+    return %y
   }
   func @matmul(%x: f32[N,5], %w: f32[5,6], %b: f32[6]) -> (f32[N,6]) {
     %y = MatMul(%x, %w) : f32[N,6]
@@ -183,6 +189,38 @@ TEST(KernelKindNames, RoundTrip) {
   for (size_t i = 0; i < std::size(kKernelKindNames); ++i)
     EXPECT_EQ(parseKernelKind(kernelKindName(KernelKind(i))), KernelKind(i));
   EXPECT_FALSE(parseKernelKind("tiles"));
+}
+
+// Geometry variants (tc-codegen --tune): the row-reduction and `columns`
+// families offer several, each its own symbol and name, variant 0 the
+// default kernel itself; other families and the CPU offer none.
+TEST_F(KernelClassify, RowAndColumnReductionsOfferNamedVariants) {
+  std::string why;
+  for (auto [name, count, first] :
+       {std::tuple{"softmax", 5u, "lanes=4,width=1,block=128"},
+        std::tuple{"columns", 4u, "grid=264,rows=16,unroll=8,blocks=2,block=256"}}) {
+    auto k = emitKernel(group(name), kCuda, why);
+    ASSERT_TRUE(k) << name << ": " << why;
+    EXPECT_EQ(k->variantCount, count) << name;
+    EXPECT_EQ(k->variant, first) << name;
+    std::set<std::string> names{k->variant};
+    for (unsigned i = 1; i < k->variantCount; ++i) {
+      auto v = emitKernelVariant(group(name), kCuda, i, why);
+      ASSERT_TRUE(v) << name << " variant " << i << ": " << why;
+      EXPECT_EQ(v->symbol, std::string("tc_") + name + "__v" + std::to_string(i));
+      EXPECT_NE(v->source, k->source);
+      names.insert(v->variant);
+    }
+    EXPECT_EQ(names.size(), count) << name; // distinct names: the record's choice
+    EXPECT_EQ(emitKernelVariant(group(name), kCuda, 0, why)->source, k->source) << name;
+  }
+  for (const char *name : {"pointwise", "reduce", "transpose"}) {
+    auto k = emitKernel(group(name), kCuda, why);
+    ASSERT_TRUE(k) << name;
+    EXPECT_EQ(k->variantCount, 1u) << name;
+    EXPECT_EQ(k->variant, "") << name;
+  }
+  EXPECT_EQ(emitKernel(group("softmax"), KernelDialect::Cpu, why)->variantCount, 1u);
 }
 
 } // namespace

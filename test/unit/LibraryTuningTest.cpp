@@ -115,6 +115,12 @@ TEST(LibraryTuning, StatsLine) {
   s.hits = 1;
   s.timingMs = 12.5;
   EXPECT_EQ(s.statsLine(), "tuning: 3 shapes, 1 cache hits, 12.5 ms timing");
+  s.kernels = 2;
+  s.kernelHits = 1;
+  EXPECT_EQ(s.statsLine(), "tuning: 3 shapes, 1 cache hits, 12.5 ms timing; 2 kernels with "
+                           "variants, 1 cache hits");
+  EXPECT_TRUE(isKernelTuningKey("kernel reduction:00ff [2,7]"));
+  EXPECT_FALSE(isKernelTuningKey("cublaslt gemm f16 m=1"));
   s.kept = "no GPU";
   EXPECT_EQ(s.statsLine(), "tuning: no GPU; heuristic algorithm choice kept");
 }

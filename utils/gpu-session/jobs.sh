@@ -5,7 +5,8 @@
 # attention-grad-gemms on and off, profiled (AG_MODELS); convt: resnet50's step with NHWC ConvTranspose
 # against NCHW, output by output; grid: utils/kernel-grid.py points per `columns` geometry,
 # GRID_TUNES); cudnn: resnet50's fp32 step with f32 convs on cuDNN's legacy API, its graph API
-# and --tune; results under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
+# and --tune; vgrid: kernel-grid points with default and tuned (--tune) kernel variants; results
+# under /tmp/res, packed into $OUT/res-<first job>.tar.xz.
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export PYTHONUNBUFFERED=1
 B=/tmp/build/bin; SHA=$(cat .kit/p2/sha /tmp/build/sha 2>/dev/null | head -1); SHA=${SHA:-unknown}; R=/tmp/res; mkdir -p $R
@@ -123,6 +124,27 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
       echo "$(el) grid $tg rc=$?"; python3 -c "import json,sys
 for l in open(sys.argv[1]): p=json.loads(l); print('%-45s %-8s %9s us %5s%% c/tc %s' % (p['name'][-45:], p['status'], p.get('tc_us'), round(100*(p.get('roofline') or 0)), p.get('speedup_compile')))" $R/grid-$tg.jsonl
     done ;;
+  vgrid) fits 120 || continue; echo "$(el) vgrid"
+    # Generated kernels' variants (tc-codegen --tune, docs/cuda-backend.md "Measured algorithm
+    # choice"): utils/kernel-grid.py over VGRID_FAMILIES (default reduce,softmax,norm) compiled
+    # with the default variants, then with --tune (compiles one at a time: the timings must not
+    # share the GPU); per point the two times and the tuned artifact's choices.
+    F=${VGRID_FAMILIES:-reduce,softmax,norm}; M=${VGRID_MATCH:-}
+    timeout $(( (DL - $(date +%s)) / 3 )) python3 utils/kernel-grid.py --bin $B --target cuda --jobs 16 \
+      --families $F --dtypes ${GRID_DTYPES:-f16,f32} --torch off ${M:+--match "$M"} \
+      --out $R/vgrid-default.jsonl --report $R/vgrid-default.md > $R/vgrid-default.log 2>&1
+    echo "$(el) vgrid default rc=$?"
+    timeout $(( DL - $(date +%s) - 20 )) python3 utils/kernel-grid.py --bin $B --target cuda --jobs 1 \
+      --families $F --dtypes ${GRID_DTYPES:-f16,f32} --torch off ${M:+--match "$M"} \
+      --codegen-arg=--tune --work $R/vgrid-work \
+      --out $R/vgrid-tuned.jsonl --report $R/vgrid-tuned.md > $R/vgrid-tuned.log 2>&1
+    echo "$(el) vgrid tuned rc=$?"; python3 -c "import json,sys
+d={p['name']:p for p in map(json.loads,open(sys.argv[1]))}
+for p in map(json.loads,open(sys.argv[2])):
+  q=d.get(p['name'],{}); a,b=q.get('tc_us'),p.get('tc_us')
+  print('%-50s %9s -> %9s us %s' % (p['name'][-50:], a, b, '%.2fx' % (a/b) if a and b else p['status']))" \
+      $R/vgrid-default.jsonl $R/vgrid-tuned.jsonl
+    for t in $R/vgrid-work/*.tcx; do $B/tc-run $t --random-inputs --print-steps 2>&1 | grep -o "tuned(.*)" | sed "s|^|$(basename $t): |"; done | head -200 ;;
   *) echo "unknown job $job" ;;
 esac; done
 tar -cJf $OUT/res-${1%%:*}.tar.xz -C $R . 2>/dev/null; echo "$(el) packed"

@@ -34,6 +34,8 @@ inline constexpr const char *kSectionObject = "object";     // CPU: ELF shared o
 inline constexpr const char *kSectionKernels = "kernels";   // kernel table (KernelTable.h)
 inline constexpr const char *kSectionSource = "source";     // generated kernel source
 inline constexpr const char *kSectionTimeline = "timeline"; // compile timeline (JSON)
+// CUDA, tc-codegen --tune: kernels' geometry variants (CudaLaunch.h)
+inline constexpr const char *kSectionKernelVariants = "kernel-variants";
 // CUDA: the cubins of an arch, one per program the kernels were split into
 // for a parallel compile ("cubin.sm_90", then "cubin.sm_90.1", ... while
 // present; the kernels that may fault, and the fault record the runtime

@@ -35,7 +35,8 @@ struct EmittedKernels {
   // child stages "emit kernels/@group" of the timeline (tc-prof compile).
   std::vector<CompileStage> perGroup;
 };
-EmittedKernels emitKernels(const Module &m, KernelDialect dialect);
+// `variants`: each kernel's family's geometry variants too (EmittedKernel::variants).
+EmittedKernels emitKernels(const Module &m, KernelDialect dialect, bool variants = false);
 
 // The artifact's "timeline" section (a stage named "parent/child" is a
 // part of the stage "parent" listed after it: not summed into totals): the whole compile, the tools
@@ -116,9 +117,11 @@ public:
     std::string fuses;
   };
   virtual LibraryVerdict libraryVerdict(const GroupCode &) const { return {}; }
-  // The kernel source and the "kernels" section of the decided groups.
+  // The kernel source and the "kernels" section of the decided groups;
+  // `variants`: the "kernel-variants" section (CUDA, tc/Runtime/CudaLaunch.h)
+  // when a kernel carries geometry variants (DriverOptions::variants).
   virtual void assemble(const std::vector<GroupCode> &groups, std::string &source,
-                        std::string &table) const = 0;
+                        std::string &table, std::string &variants) const = 0;
   // Compiles `source` into `a`'s header fields and code sections, adding
   // its stages to `timeline`.
   virtual void compile(const std::string &source, Artifact &a,
@@ -147,6 +150,9 @@ struct CodegenResult {
 // The driver's switches, the same for every backend (tc-codegen's flags).
 struct DriverOptions {
   bool multiTensor = true; // --multi-tensor: form multi-tensor runs
+  // Every kernel's geometry variants compiled too, for the GPU to choose
+  // among (tc-codegen --target=cuda --tune); else the defaults only.
+  bool variants = false;
 };
 
 // THE code generation driver: prepare, emit every group's kernel, decide

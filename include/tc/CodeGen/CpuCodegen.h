@@ -24,8 +24,8 @@ public:
   std::string libraryFor(const Function &group, bool hasKernel) const override;
   LibraryVerdict libraryVerdict(const GroupCode &g) const override;
   bool kernelBacksLibrary() const override { return true; } // oneDNN may turn sizes down
-  void assemble(const std::vector<GroupCode> &groups, std::string &source,
-                std::string &table) const override;
+  void assemble(const std::vector<GroupCode> &groups, std::string &source, std::string &table,
+                std::string &variants) const override;
   void compile(const std::string &source, Artifact &a,
                std::vector<CompileStage> &timeline) const override;
 

@@ -46,8 +46,8 @@ public:
   // where the legacy API's call would add it in a pass of its own; the graph
   // API fuses it back with the rest (CudaLibraryPlan.h: ConvDesc).
   void prepareLibraryGroup(Function &group, const std::string &library) const override;
-  void assemble(const std::vector<GroupCode> &groups, std::string &source,
-                std::string &table) const override;
+  void assemble(const std::vector<GroupCode> &groups, std::string &source, std::string &table,
+                std::string &variants) const override;
   void compile(const std::string &source, Artifact &a,
                std::vector<CompileStage> &timeline) const override;
 

@@ -94,6 +94,7 @@
 #include "tc/IR/IR.h"
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace tc {
 
@@ -115,6 +116,14 @@ struct EmittedKernel {
   unsigned block = 0, vec = 1;
   bool halfTypes = false;
   bool mayFault = false; // some op records a fault (OpExpressions.h)
+  // Geometry variants (tc-codegen --tune; docs/cuda-backend.md, "Measured
+  // algorithm choice"): this kernel's name among the variants its family
+  // offers for the group ("": it offers none), how many it offers (variant
+  // 0 is the default; variant i's symbol ends "__v<i>"), and, where the
+  // driver asked for them, variants 1 .. variantCount - 1 themselves.
+  std::string variant{};
+  unsigned variantCount = 1;
+  std::vector<EmittedKernel> variants{};
 };
 
 // A kernel's source without its name (and the comment naming its group):
@@ -146,6 +155,13 @@ std::optional<KernelClass> classifyKernel(const Function &callee, KernelDialect 
 // such).
 std::optional<EmittedKernel> emitKernel(const Function &callee, KernelDialect dialect,
                                         std::string &why);
+
+// Variant `index` (0 .. variantCount - 1) of group `callee`'s kernel:
+// the same op in another launch geometry or code shape (its family's
+// variant table: the Reduction family's `columns` kernels, the
+// RowReduction family), its symbol "tc_<group>__v<index>".
+std::optional<EmittedKernel> emitKernelVariant(const Function &callee, KernelDialect dialect,
+                                               unsigned index, std::string &why);
 
 // The kernel of a group already classified `cls` (by classifyKernel); the
 // family turns down a group that is not of its kind, `why` saying so.

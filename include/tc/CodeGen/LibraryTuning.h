@@ -91,14 +91,23 @@ std::string writeTuningCache(const TuningCache &c);
 std::optional<size_t> pickFastest(size_t count, const std::function<double(size_t)> &timeMs,
                                   std::vector<double> *times = nullptr);
 
+// A generated kernel's key (tc/Runtime/CudaLaunch.h, kernelTuningKey:
+// "kernel reduction:<hash> [dims]..."), not a library call's; the section
+// and the cache hold both, the choice being the variant's name.
+inline bool isKernelTuningKey(std::string_view key) { return key.starts_with("kernel "); }
+
 // What --tune did, for --stats and the note lines.
 struct TuningSummary {
   bool requested = false;
-  std::string kept;              // why the heuristic choice stayed ("no GPU"); "" when tuned
-  size_t shapes = 0;             // library calls tuned or taken from the cache
-  size_t hits = 0;               // of those, from the cache
-  double timingMs = 0;           // device time of the candidates' runs
-  std::string statsLine() const; // "tuning: 3 shapes, 1 cache hits, 12.5 ms timing"
+  std::string kept;   // why the heuristic choice stayed ("no GPU"); "" when tuned
+  size_t shapes = 0;  // library calls tuned or taken from the cache
+  size_t hits = 0;    // of those, from the cache
+  size_t kernels = 0; // generated kernels whose variants were timed or taken from the cache
+  size_t kernelHits = 0;
+  double timingMs = 0; // device time of the candidates' runs
+  // "tuning: 3 shapes, 1 cache hits, 12.5 ms timing" and, with kernels,
+  // "; 2 kernels with variants, 1 cache hits".
+  std::string statsLine() const;
 };
 
 } // namespace tc

@@ -38,6 +38,28 @@ struct CudaKernelEntry {
 // for a malformed line.
 std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const std::string &file);
 
+// One line of a CUDA artifact's "kernel-variants" section (tc-codegen
+// --tune; written by lib/CodeGen/CudaCodegen.cpp), THE description:
+//   <key> <index> <name> <group> <symbol> <kind> <launch> <block> <vec>
+// Variant <index> (0 .. n - 1, in order; 0 is the kernel table's own
+// entry) of group <group>'s kernel, named <name> in the tuning record
+// ("grid=264,rows=16,unroll=8,blocks=2,block=256"); the rest as a kernel
+// table line. <key> ("reduction:<16 hex digits>": the family and a hash of
+// the default kernel's source) names the kernel for the tuning record,
+// which the runtime completes with the step's shapes (kernelTuningKey).
+struct CudaKernelVariant {
+  std::string key, name;
+  unsigned index = 0;
+  CudaKernelEntry entry;
+};
+// The section's lines; a tc::Error naming `file` for a malformed one.
+std::vector<CudaKernelVariant> parseCudaKernelVariants(std::string_view text,
+                                                       const std::string &file);
+// The tuning record's key of a kernel with variants at one shape:
+// "kernel <key> <dims of each argument and result>", e.g.
+// "kernel reduction:3f2a... [32,56,56,64] [32,1,1,64]".
+std::string kernelTuningKey(const std::string &key, const std::vector<std::vector<int64_t>> &dims);
+
 struct LaunchDims {
   unsigned grid = 0, block = 0;
   unsigned passes = 1; // `split`: launches, the parameter's `pass` 0 .. passes - 1

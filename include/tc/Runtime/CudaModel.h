@@ -206,8 +206,26 @@ private:
   // Made the first time a plan calls them (the libraries opened then).
   std::unique_ptr<cuda::CublasLt> cublasLt_;
   std::unique_ptr<cuda::Cudnn> cudnn_;
-  cuda::CudnnApi cudnnApi_{};                             // TC_CUDNN_API at load
-  std::map<std::string, Kernel> kernels_;                 // by Fused callee
+  cuda::CudnnApi cudnnApi_{};             // TC_CUDNN_API at load
+  std::map<std::string, Kernel> kernels_; // by Fused callee
+  // Kernels with geometry variants (tc-codegen --tune: the artifact's
+  // "kernel-variants", CudaLaunch.h), by Fused callee: the tuning key's
+  // start, and each variant's name and kernel (0: kernels_'s).
+  struct Variants {
+    std::string key;
+    std::vector<std::string> names;
+    std::vector<Kernel> kernels;
+  };
+  std::map<std::string, Variants> variants_;
+  // The kernel `symbol` in the loaded programs.
+  cuda::CUfunction functionOf(const std::string &symbol) const;
+  // Reads the "kernel-variants" section (CudaKernelVariants.cpp).
+  void loadVariants();
+  // Which variant a plan's kernel step `s` of `op` (the default's launch
+  // set) runs: the artifact's recorded one, or under tune() the fastest
+  // (a cache hit: the cache's). Returns the report's words for it.
+  std::string pickVariant(const Variants &v, const Op &op, const std::vector<int64_t> &domain,
+                          Step &s);
   std::map<const uint8_t *, cuda::DeviceMemory> weights_; // the artifact's, by host address
   std::unique_ptr<ShapePlanCache<ShapePlan>> plans_;
   ShapePlan *lastPlan_ = nullptr;

@@ -26,6 +26,33 @@ const ColumnsGeometry &columnsGeometry() {
   return g;
 }
 
+std::string ColumnsGeometry::name() const {
+  if (broken)
+    return "broken";
+  return "grid=" + std::to_string(grid) + ",rows=" + std::to_string(minRows) +
+         ",unroll=" + std::to_string(unroll) + ",blocks=" + std::to_string(blocks) +
+         ",block=" + std::to_string(block);
+}
+
+const std::vector<ColumnsGeometry> &columnsVariants() {
+  static const std::vector<ColumnsGeometry> v = [] {
+    ColumnsGeometry d = columnsGeometry();
+    std::vector<ColumnsGeometry> v{d};
+    // Twice the blocks, each a shorter trip (more blocks an SM: 64 registers).
+    v.push_back({d.grid * 2, std::max(d.minRows / 2, 1u), std::max(d.unroll / 2, 1u), 4, 256});
+    // Half the blocks, each a longer trip (one an SM: no register cap).
+    v.push_back({std::max(d.grid / 2, 1u), d.minRows * 2, d.unroll * 2, 1, 256});
+    // 512 threads: twice the rows of lanes a block (fewer partials to combine).
+    v.push_back({d.grid, d.minRows, d.unroll, 2, 512});
+    if (std::getenv("TC_TEST_BROKEN_VARIANT")) {
+      v.push_back(d);
+      v.back().broken = true;
+    }
+    return v;
+  }();
+  return v;
+}
+
 std::string Emitter::vectorType(const Value *v) const {
   return "tc_vec<" + std::string(c.st(v->type.dtype)) + ", VW>";
 }
@@ -121,9 +148,9 @@ void Emitter::columnsLoop(std::ostream &os) const {
   // Test-only wrong sums the host-emulation tests must catch: the last
   // block leaves out the last partial; the vector path leaves out a lane's
   // last column.
-  bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr;
+  const ColumnsGeometry &geo = columnsVariants()[c.variant];
+  bool drop = std::getenv("TC_TEST_COLUMNS_DROP_PARTIAL") != nullptr || geo.broken;
   bool skip = std::getenv("TC_TEST_COLUMNS_VECTOR_SKIP") != nullptr;
-  const ColumnsGeometry &geo = columnsGeometry();
   const std::string minRows = std::to_string(geo.minRows);
   os << "  enum { U = " << std::max(geo.unroll, 16 / vw) << ", VW = " << vw << ", P = 8 };\n"
      << "  const int64_t I = " << I << ", O = I ? rows / I : 0, G = (I + VW - 1) / VW;\n"
@@ -137,7 +164,7 @@ void Emitter::columnsLoop(std::ostream &os) const {
      << gridSplits("items",
                    "(L + (int64_t)TY * " + minRows + " - 1) / ((int64_t)TY * " + minRows + ")")
      << "  const int64_t per = (L + S - 1) / S;\n"
-     << "  __shared__ A tc_part[" << kColumnsBlock * vw << "];\n"
+     << "  __shared__ A tc_part[" << geo.block * vw << "];\n"
      << "  __shared__ int tc_last;\n"
      << "  A *part = (A *)scratch;\n  const volatile A *settled = part;\n"
      << "  const bool vec = " << aligned(vectors, "I", lanes) << ";\n  (void)vec;\n"

@@ -101,7 +101,7 @@ std::string KernelContext::rowsExpr() const {
 }
 
 std::string KernelContext::head(std::string &symbol) const {
-  symbol = "tc_" + f.name;
+  symbol = "tc_" + f.name + (variant ? "__v" + std::to_string(variant) : "");
   return "// group @" + f.name + ": domain " + TensorType{DType::F32, domain}.str().substr(3) +
          "\n";
 }

@@ -40,6 +40,9 @@ struct KernelContext {
   size_t rank = 0;                                 // of the domain
   std::unordered_map<const Value *, size_t> dimAt; // first dims[] entry of each arg/result
   size_t numDims = 0;                              // entries of dims[]
+  // Which of its family's geometry variants to emit (0: the default;
+  // tc/CodeGen/KernelEmitter.h, emitKernelVariant). The symbol says it.
+  unsigned variant = 0;
 
   bool cuda() const { return dialect == KernelDialect::Cuda; }
   const char *gridHead() const { return multiTensor ? kMultiTensorGridHead : kGridHead; }

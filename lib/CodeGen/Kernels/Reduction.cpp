@@ -432,10 +432,11 @@ std::optional<EmittedKernel> Emitter::emit() {
   // length is known now, else 256 threads (rows over X: its launch rule).
   unsigned threads = kPointwiseBlock, vec = 1;
   LaunchKind launch = LaunchKind::Pointwise;
+  const ColumnsGeometry &geo = columnsVariants()[l.columns ? c.variant : 0];
   if (l.columns) {
-    threads = kColumnsBlock;
+    threads = geo.block;
     launch = LaunchKind::Columns;
-    vec = columnsGeometry().grid;
+    vec = geo.grid;
   } else if (l.split) {
     threads = kSplitBlock;
     launch = LaunchKind::Split;
@@ -461,7 +462,7 @@ std::optional<EmittedKernel> Emitter::emit() {
   const bool multiBlock = l.columns || l.split; // rows split across blocks: a scratch
   std::string symbol = c.emitStart(os, threads, /*scratch=*/multiBlock, l.split,
                                    l.split      ? splitMinBlocks(l)
-                                   : multiBlock ? columnsGeometry().blocks
+                                   : multiBlock ? geo.blocks
                                                 : 0);
   setup(os);
   if (l.plan.topK)
@@ -492,6 +493,10 @@ std::optional<EmittedKernel> Emitter::emit() {
   k.block = threads;
   k.vec = vec;
   k.halfTypes = c.usesHalf();
+  if (l.columns) {
+    k.variant = geo.name();
+    k.variantCount = unsigned(columnsVariants().size());
+  }
   return k;
 }
 

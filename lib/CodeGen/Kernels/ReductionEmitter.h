@@ -28,10 +28,21 @@ constexpr unsigned kColumnsBlock = 256, kColumnsGrid = 264, kColumnsMinRows = 16
 // The geometry a `columns` kernel is emitted with: the constants above, or
 // for a tuning sweep (utils/kernel-grid.py) TC_COLUMNS_TUNE="grid=G,rows=R,
 // unroll=U,blocks=B" (B: the blocks an SM its registers must allow).
+// `block` is at least 256: the last block's combine has a thread per
+// column of an item (up to 32 lanes x 8).
 struct ColumnsGeometry {
   unsigned grid = kColumnsGrid, minRows = kColumnsMinRows, unroll = kColumnsUnroll, blocks = 2;
+  unsigned block = kColumnsBlock;
+  bool broken = false; // test-only (TC_TEST_BROKEN_VARIANT): drops the last partial
+  // The variant's name in the tuning record: "grid=264,rows=16,unroll=8,blocks=2,block=256".
+  std::string name() const;
 };
 const ColumnsGeometry &columnsGeometry();
+// The `columns` kernels' variants (tc-codegen --tune): the default
+// geometry first, then more blocks of shorter trips, fewer of longer ones,
+// and 512-thread blocks; with TC_TEST_BROKEN_VARIANT set, a last one
+// named "broken" whose sums are wrong (the host tests must catch it).
+const std::vector<ColumnsGeometry> &columnsVariants();
 // `split` kernels: threads per block, and the shortest static row that
 // takes them (poolformer's 25088 to 200704: a block per row leaves most of
 // the GPU idle while a few rows fill less than a wave).

@@ -148,9 +148,15 @@ bool epilogueRerunsPrologue(const KernelContext &c, const Op &op, const RowCode 
   return rerun;
 }
 
-// The statistics in float (double for f64), then the last pass.
-void emitCudaRowBody(const KernelContext &c, const Op &op, const char *A, const CudaRowLoop &l,
-                     const std::string &epilogue, std::ostream &os) {
+// The statistics in float (double for f64), then the last pass. `broken`
+// (the test-only variant of TC_TEST_BROKEN_VARIANT): every sum halved.
+void emitCudaRowBody(const KernelContext &c, const Op &op, const char *A, CudaRowLoop l,
+                     const std::string &epilogue, bool broken, std::ostream &os) {
+  if (broken)
+    l.reduce = [reduce = l.reduce](const std::string &v, const char *f) {
+      std::string r = reduce(v, f);
+      return std::string_view(f) == "tc_add_op" ? "(" + r + " * 0.5f)" : r;
+    };
   if (op.is(OpKind::LayerNormalization) || op.is(OpKind::LayerNormalizationGrad)) {
     os << "    " << A << " mean = 0;\n";
     l.pass("      mean += x;\n", true, false);
@@ -180,18 +186,41 @@ void emitCudaRowBody(const KernelContext &c, const Op &op, const char *A, const 
   l.pass(epilogue, false, true);
 }
 
+// Short rows: `lanes` lanes per row (a power of two up to a warp), each
+// keeping `vectors` runs of `width` consecutive elements in registers.
+struct LaneRows {
+  unsigned lanes = 1, width = 1, vectors = 1;
+};
+
+// A CUDA row reduction's geometry: `lanes` (several rows a block of
+// `block` threads) or, without, a block of up to `block` threads a row.
+// `broken`: test-only (emitCudaRowBody).
+struct RowGeometry {
+  std::optional<LaneRows> lanes;
+  unsigned block = kRowsBlock;
+  bool broken = false;
+  // The tuning record's name: "lanes=4,width=8,block=128", "rows,block=1024".
+  std::string name() const {
+    if (broken)
+      return "broken";
+    if (!lanes)
+      return "rows,block=" + std::to_string(block);
+    return "lanes=" + std::to_string(lanes->lanes) + ",width=" + std::to_string(lanes->width) +
+           ",block=" + std::to_string(block);
+  }
+};
 // One block per row: pass 1 computes the prologue and keeps the reduced
 // input (up to kRowCache elements per thread in registers; longer rows
 // recompute the rest from memory), block reductions give the statistics,
 // the last pass runs the epilogue.
 std::optional<EmittedKernel> emitCudaBlockRows(const KernelContext &c, const Op &op,
                                                const ElementAccess &ea, const Expressions &ex,
-                                               const RowCode &code) {
+                                               const RowCode &code, const RowGeometry &geo) {
   const std::string &pro = code.pro;
   const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
   bool rerunPrologue = epilogueRerunsPrologue(c, op, code);
   std::ostringstream os;
-  std::string symbol = c.emitStart(os, kRowsBlock);
+  std::string symbol = c.emitStart(os, geo.block);
   bool anyBroadcast = ea.readsBroadcast();
   if (anyBroadcast)
     ea.emitStrides(os);
@@ -237,21 +266,16 @@ std::optional<EmittedKernel> emitCudaBlockRows(const KernelContext &c, const Op 
   l.reduce = [](const std::string &v, const char *f) {
     return "tc_block_reduce(" + v + ", tc_red, " + f + "())";
   };
-  emitCudaRowBody(c, op, A, l, code.body, os);
+  emitCudaRowBody(c, op, A, l, code.body, geo.broken, os);
   os << "  }\n}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.launch = LaunchKind::Rows;
-  k.block = kRowsBlock;
+  k.block = geo.block;
   k.vec = kRowCache;
   k.halfTypes = c.usesHalf();
   return k;
 }
 
-// Short rows: `lanes` lanes per row (a power of two up to a warp), each
-// keeping `vectors` runs of `width` consecutive elements in registers.
-struct LaneRows {
-  unsigned lanes = 1, width = 1, vectors = 1;
-};
 // `lanes` kernels: threads per block, the most elements a lane keeps and
 // the fewest lanes' vectors that make a lane's share.
 constexpr unsigned kLanesBlock = 128, kLaneCache = 32, kLaneVectors = 4;
@@ -264,6 +288,21 @@ bool laneVectorRead(const KernelContext &c, const ElementAccess &ea, size_t i) {
           (ea.access(i) == ElementAccess::Access::Broadcast && ea.whole(i, c.rank - 1)));
 }
 
+// The row's vector width: 16 bytes of the widest of its tensors, halved
+// until it divides the static row.
+unsigned rowVectorWidth(const KernelContext &c, const ElementAccess &ea) {
+  size_t widest = 1; // of the row's tensors (the parameters' vectors may take two accesses)
+  for (size_t i = 0; i < c.f.args.size(); ++i)
+    if (ea.elementwise(i) && ea.access(i) == ElementAccess::Access::Contiguous)
+      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
+  for (const Value *r : c.f.results)
+    widest = std::max(widest, dtypeSize(r->type.dtype));
+  unsigned width = unsigned(16 / widest);
+  while (width > 1 && c.domain.back().size % width)
+    width /= 2;
+  return width;
+}
+
 // THE choice of a CUDA row-reduction's geometry, from the static row
 // length: a row that fits a warp at kLaneCache elements a lane gets the
 // fewest lanes (a power of two) holding at most kLaneVectors vectors each,
@@ -271,21 +310,13 @@ bool laneVectorRead(const KernelContext &c, const ElementAccess &ea, size_t i) {
 // statistics are warp shuffles only; a longer or dynamic row (or
 // TC_CUDA_ROW_BLOCKS set, for comparisons) a block (emitCudaBlockRows).
 // Vectors are 16 bytes of the widest type of the row's tensors, narrowed
-// until they divide the row (1000 f16: 8; 49: 1).
+// until they divide the static row (1000 f16: 8; 49: 1): rowVectorWidth.
 std::optional<LaneRows> laneRows(const KernelContext &c, const ElementAccess &ea) {
   const Dim &d = c.domain.back();
   if (!d.isStatic() || d.size <= 0 || std::getenv("TC_CUDA_ROW_BLOCKS"))
     return std::nullopt;
-  size_t widest = 1; // of the row's tensors (the parameters' vectors may take two accesses)
-  for (size_t i = 0; i < c.f.args.size(); ++i)
-    if (ea.elementwise(i) && ea.access(i) == ElementAccess::Access::Contiguous)
-      widest = std::max(widest, dtypeSize(c.f.args[i]->type.dtype));
-  for (const Value *r : c.f.results)
-    widest = std::max(widest, dtypeSize(r->type.dtype));
   LaneRows g;
-  g.width = unsigned(16 / widest);
-  while (g.width > 1 && d.size % g.width)
-    g.width /= 2;
+  g.width = rowVectorWidth(c, ea);
   int64_t vectors = d.size / g.width;
   while (g.lanes < 32 && (vectors + g.lanes - 1) / g.lanes > kLaneVectors)
     g.lanes *= 2;
@@ -296,6 +327,48 @@ std::optional<LaneRows> laneRows(const KernelContext &c, const ElementAccess &ea
   return g;
 }
 
+// The geometry variants (tc-codegen --tune), the default first (laneRows'
+// choice, else a block a row): for `lanes`, twice and half the lanes a
+// row (a lane then keeps up to 2 * kLaneCache elements), 256-thread blocks
+// (twice the rows a block) and a block a row; for a block a row, at most
+// 256 threads (rows over 1024 elements: more elements a thread) and a warp
+// a row where a lane keeps at most 2 * kLaneCache elements. With
+// TC_TEST_BROKEN_VARIANT set, a last one named "broken" (wrong sums).
+std::vector<RowGeometry> rowVariants(const KernelContext &c, const ElementAccess &ea) {
+  std::vector<RowGeometry> v;
+  const Dim &d = c.domain.back();
+  auto withLanes = [&](LaneRows g, unsigned lanes, unsigned block) {
+    int64_t vectors = d.size / g.width;
+    g.lanes = lanes;
+    g.vectors = unsigned((vectors + lanes - 1) / lanes);
+    if (lanes >= 1 && lanes <= 32 && g.vectors * g.width <= 2 * kLaneCache)
+      v.push_back({g, block});
+  };
+  if (std::optional<LaneRows> g = laneRows(c, ea)) {
+    v.push_back({g, kLanesBlock});
+    if (g->lanes < 32)
+      withLanes(*g, g->lanes * 2, kLanesBlock);
+    if (g->lanes > 1)
+      withLanes(*g, g->lanes / 2, kLanesBlock);
+    v.push_back({g, 2 * kLanesBlock});
+    v.push_back({std::nullopt, kRowsBlock});
+  } else {
+    v.push_back({std::nullopt, kRowsBlock});
+    if (!d.isStatic() || d.size > 1024)
+      v.push_back({std::nullopt, 256});
+    if (d.isStatic() && d.size > 0 && !std::getenv("TC_CUDA_ROW_BLOCKS")) {
+      LaneRows w;
+      w.width = rowVectorWidth(c, ea);
+      withLanes(w, 32, kLanesBlock);
+    }
+  }
+  if (std::getenv("TC_TEST_BROKEN_VARIANT")) {
+    v.push_back(v.front());
+    v.back().broken = true;
+  }
+  return v;
+}
+
 // Several rows per block, `lanes` lanes a row: each lane's vectors of the
 // row (vector v of lane l at elements (v * lanes + l) * width ...) are read
 // once, 16 bytes at a time where every pointer is aligned, kept in
@@ -304,13 +377,15 @@ std::optional<LaneRows> laneRows(const KernelContext &c, const ElementAccess &ea
 // past the last are computed on nothing and not stored).
 std::optional<EmittedKernel> emitCudaLaneRows(const KernelContext &c, const Op &op,
                                               const ElementAccess &ea, const Expressions &ex,
-                                              const RowCode &code, const LaneRows &g) {
+                                              const RowCode &code, const RowGeometry &geo) {
+  const LaneRows &g = *geo.lanes;
+  const unsigned block = geo.block;
   const char *A = op.result()->type.dtype == DType::F64 ? "double" : "float";
   bool rerunPrologue = epilogueRerunsPrologue(c, op, code);
   std::string W = std::to_string(g.width);
   auto vt = [&](DType t) { return "tc_vec<" + std::string(c.st(t)) + ", " + W + ">"; };
   std::ostringstream os;
-  std::string symbol = c.emitStart(os, kLanesBlock);
+  std::string symbol = c.emitStart(os, block);
   bool anyBroadcast = ea.readsBroadcast();
   if (anyBroadcast)
     ea.emitStrides(os);
@@ -428,11 +503,11 @@ std::optional<EmittedKernel> emitCudaLaneRows(const KernelContext &c, const Op &
   l.reduce = [&](const std::string &v, const char *f) {
     return "tc_lanes_reduce<" + std::to_string(over) + ">(" + v + ", " + f + "())";
   };
-  emitCudaRowBody(c, op, A, l, code.body, os);
+  emitCudaRowBody(c, op, A, l, code.body, geo.broken, os);
   os << "  }\n}\n";
   EmittedKernel k = c.kernel(symbol, os.str());
   k.launch = LaunchKind::Lanes;
-  k.block = kLanesBlock;
+  k.block = block;
   k.vec = g.lanes;
   k.halfTypes = c.usesHalf();
   return k;
@@ -458,9 +533,15 @@ std::optional<EmittedKernel> emitRowReduction(const KernelContext &c, const Kern
   code.pro = pro.str();
   code.body = body.str();
   if (c.cuda()) {
-    if (auto g = laneRows(c, ea))
-      return emitCudaLaneRows(c, op, ea, ex, code, *g);
-    return emitCudaBlockRows(c, op, ea, ex, code);
+    std::vector<RowGeometry> variants = rowVariants(c, ea);
+    const RowGeometry &geo = variants[c.variant];
+    std::optional<EmittedKernel> k = geo.lanes ? emitCudaLaneRows(c, op, ea, ex, code, geo)
+                                               : emitCudaBlockRows(c, op, ea, ex, code, geo);
+    if (k) {
+      k->variant = geo.name();
+      k->variantCount = unsigned(variants.size());
+    }
+    return k;
   }
   CpuRowParts parts;
   parts.prologue = code.prologue;

@@ -1,4 +1,5 @@
 #include "tc/Runtime/CudaLaunch.h"
+#include "tc/CodeGen/Artifact.h"
 #include "tc/CodeGen/KernelTable.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -69,6 +70,37 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     entries.push_back(std::move(e));
   }
   return entries;
+}
+
+std::vector<CudaKernelVariant> parseCudaKernelVariants(std::string_view text,
+                                                       const std::string &file) {
+  std::vector<CudaKernelVariant> out;
+  for (const KernelTableLine &line : splitKernelTable(text)) {
+    const std::vector<std::string> &f = line.fields;
+    CudaKernelVariant v;
+    if (f.size() != 9 || !number(f[1], 1 << 16, v.index) || f[0].empty() || f[2].empty())
+      fail(file, ": malformed ", kSectionKernelVariants, " line '", line.text,
+           "' (expected <key> <index> <name> <group> <symbol> <kind> <launch> <block> <vec>)");
+    v.key = f[0];
+    v.name = f[2];
+    std::string entry;
+    for (size_t i = 3; i < f.size(); ++i)
+      entry += f[i] + (i + 1 < f.size() ? " " : "\n");
+    v.entry = parseCudaKernelTable(entry, file).at(0);
+    out.push_back(std::move(v));
+  }
+  return out;
+}
+
+std::string kernelTuningKey(const std::string &key, const std::vector<std::vector<int64_t>> &dims) {
+  std::string s = "kernel " + key;
+  for (const std::vector<int64_t> &d : dims) {
+    s += " [";
+    for (size_t i = 0; i < d.size(); ++i)
+      s += (i ? "," : "") + std::to_string(d[i]);
+    s += "]";
+  }
+  return s;
 }
 
 std::optional<LaunchDims> launchDims(const CudaKernelEntry &k, const std::vector<int64_t> &domain) {

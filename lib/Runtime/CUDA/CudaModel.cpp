@@ -89,15 +89,13 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
       d.check(d.moduleLoadData(&m->cubins_.back(), cubin->data()), "cuModuleLoadData");
     }
     for (CudaKernelEntry &e : table) {
+      // A library group without an epilogue has no kernel.
       Kernel k{std::move(e), nullptr};
-      // A library group without an epilogue has no kernel; the others' are
-      // in one of the programs.
-      for (size_t i = 0; k.entry.hasKernel() && !k.fn; ++i)
-        if (int rc = d.moduleGetFunction(&k.fn, m->cubins_[i], k.entry.symbol.c_str());
-            rc != 0 && (rc != cuda::kErrorNotFound || i + 1 == m->cubins_.size()))
-          d.check(rc, "cuModuleGetFunction");
+      if (k.entry.hasKernel())
+        k.fn = m->functionOf(k.entry.symbol);
       m->kernels_[k.entry.group] = std::move(k);
     }
+    m->loadVariants();
     // Only a program with a kernel that may fault defines the record, and
     // such kernels are all in the first.
     size_t faultBytes = 0;
@@ -108,6 +106,16 @@ std::unique_ptr<CudaModel> CudaModel::load(Artifact artifact, const char *target
     fail(a.file, ": cannot load the ", m->arch_, " cubin: ", e.what());
   }
   return m;
+}
+
+cuda::CUfunction CudaModel::functionOf(const std::string &symbol) const {
+  const cuda::Driver &d = cuda::driver();
+  cuda::CUfunction fn = nullptr;
+  for (size_t i = 0; !fn; ++i) // in one of the programs
+    if (int rc = d.moduleGetFunction(&fn, cubins_[i], symbol.c_str());
+        rc != 0 && (rc != cuda::kErrorNotFound || i + 1 == cubins_.size()))
+      d.check(rc, "cuModuleGetFunction");
+  return fn;
 }
 
 void CudaModel::setCommunicator(void *comm) {

@@ -56,11 +56,12 @@ cuda::CallTuning CudaModel::callTuning(const std::string &key) {
 
 std::string CudaModel::tunedText(const std::string &key, const cuda::CallTuning &t) {
   if (!t.rejected.empty()) {
-    tuningNote(artifact_.file + ": the recorded algorithm of " + key + " was turned down (" +
-               t.rejected + "): the heuristic's is used");
+    const char *what = t.kernel ? "variant" : "algorithm";
+    tuningNote(artifact_.file + ": the recorded " + what + " of " + key + " was turned down (" +
+               t.rejected + "): the " + (t.kernel ? "default" : "heuristic's") + " is used");
     if (tuneRun_) // timed again by the next --tune
       tuneRun_->cache.erase(env_, key);
-    return " (recorded algorithm turned down)";
+    return std::string(" (recorded ") + what + " turned down)";
   }
   if (t.chosen.empty())
     return "";
@@ -86,8 +87,11 @@ std::map<std::string, TunedCall> CudaModel::tune(TuningCache &cache, TuningSumma
     throw;
   }
   tuneRun_ = nullptr;
-  summary.shapes += run.winners.size();
-  summary.hits += run.hits.size();
+  for (const auto &[key, won] : run.winners) {
+    bool kernel = isKernelTuningKey(key);
+    (kernel ? summary.kernels : summary.shapes) += 1;
+    (kernel ? summary.kernelHits : summary.hits) += run.hits.count(key);
+  }
   summary.timingMs += run.tuner.timingMs;
   return run.winners;
 }

@@ -473,10 +473,17 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   // the stream; the emitter gives them all one grid and block), its
   // counters zeroed once on the run's stream (ZeroedScratch): each launch
   // leaves them zero.
+  // (Variants too: any may run.)
   uint64_t scratchBytes = 0;
-  for (const auto &[callee, k] : kernels_)
+  auto scratchFor = [&](const Kernel &k) {
     if (readsScratch(k.entry.launch))
       scratchBytes = std::max(scratchBytes, columnsScratchBytes(*launchDims(k.entry, {1})));
+  };
+  for (const auto &[callee, k] : kernels_)
+    scratchFor(k);
+  for (const auto &[callee, v] : variants_)
+    for (const Kernel &k : v.kernels)
+      scratchFor(k);
   plan->columnsScratch.reserve(scratchBytes, work_);
   const Op *runLead = nullptr; // the multi-tensor run's first step, which launches it
   size_t runLeadAt = 0;
@@ -531,6 +538,8 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
           s.params.push_back(0);
         what = "kernel " + k->second.entry.symbol + " <<<" + std::to_string(s.launch.grid) + ", " +
                std::to_string(s.launch.block) + ">>>";
+        if (auto v = variants_.find(k->first); v != variants_.end())
+          what = pickVariant(v->second, op, domain, s);
         if (k->second.entry.kind == KernelKind::Attention)
           what = planAttentionStep(*plan, op, s, what);
       }

@@ -73,8 +73,8 @@ std::optional<size_t> CallTuning::pick(size_t count, const std::function<std::st
         us = recorded->us;
         return i;
       }
-    rejected = "'" + recorded->choice + "' is not among the library's " + std::to_string(count) +
-               " candidates here";
+    rejected = "'" + recorded->choice + "' is not among the " +
+               (kernel ? "kernel's " : "library's ") + std::to_string(count) + " candidates here";
     return 0;
   }
   if (!tuner)

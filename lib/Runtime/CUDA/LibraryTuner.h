@@ -44,6 +44,9 @@ struct CallTuning {
   const TunedCall *recorded = nullptr; // apply this choice
   Tuner *tuner = nullptr;              // else time candidates (nullptr: the heuristic's)
   Tf32 tf32 = Tf32::None;
+  // The candidates are a generated kernel's variants, not a library's
+  // algorithms (the notes' words).
+  bool kernel = false;
   // Set by create():
   std::string chosen; // the choice made, in the recorded form ("" : the heuristic's, untimed)
   double us = 0;

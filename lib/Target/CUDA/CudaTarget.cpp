@@ -4,6 +4,7 @@
 #include "CudaTuning.h"
 #include "tc/CodeGen/CudaCodegen.h"
 #include "tc/CodeGen/CudaCompiler.h"
+#include "tc/Runtime/CudaLaunch.h"
 #include "tc/Runtime/CudaLibraryPlan.h"
 #include "tc/Support/Error.h"
 #include "tc/Target/Target.h"
@@ -73,6 +74,20 @@ private:
   }
 };
 
+// The tuning stage's name's end where kernels carry variants: " and
+// kernel variants (2 kernels, 9 variants)".
+std::string variantsNote(const Artifact &a) {
+  const MemoryBuffer *section = a.section(kSectionKernelVariants);
+  if (!section)
+    return "";
+  std::vector<CudaKernelVariant> lines = parseCudaKernelVariants(section->str(), a.file);
+  size_t kernels = 0;
+  for (const CudaKernelVariant &v : lines)
+    kernels += v.index == 0;
+  return " and kernel variants (" + std::to_string(kernels) + " kernels, " +
+         std::to_string(lines.size()) + " variants)";
+}
+
 class CudaCompileTarget : public CompileTarget {
 public:
   std::vector<TargetOption> options() const override {
@@ -94,9 +109,10 @@ public:
              {std::begin(kConvBackwardNames), std::end(kConvBackwardNames)}},
             {"tune",
              "",
-             "time each cuDNN conv's and cuBLASLt GEMM's candidate algorithms on this machine's "
-             "GPU (the static shape) and record the fastest in the artifact; without a GPU the "
-             "heuristics' choice stays",
+             "time each cuDNN conv's and cuBLASLt GEMM's candidate algorithms and each "
+             "reduction kernel's geometry variants (compiled too) on this machine's GPU (the "
+             "static shape) and record the fastest in the artifact; without a GPU the "
+             "heuristics' choice and default variants stay",
              {},
              "on"},
             {"tuning-cache",
@@ -140,7 +156,9 @@ public:
   // The driver's artifact, then (--tune) its library calls timed; the
   // "tuning" section records the TF32 switch and the winners.
   CodegenResult compile(const Module &m, bool withBinary) const override {
-    CodegenResult r = generateCode(m, *backend_, withBinary, driverOptions);
+    DriverOptions options = driverOptions;
+    options.variants = tune_; // only --tune times them: no cost otherwise
+    CodegenResult r = generateCode(m, *backend_, withBinary, options);
     if (!withBinary)
       return r;
     LibraryTuning t;
@@ -151,7 +169,7 @@ public:
       auto start = std::chrono::steady_clock::now();
       tuneLibraryCalls(r.artifact, cachePath_, t, summary_, r.notes);
       r.timeline.push_back(
-          {"tune library calls",
+          {"tune library calls" + variantsNote(r.artifact),
            std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count()});
       r.artifact.setSection(kSectionTimeline, artifactTimeline(m, r.timeline));
     }

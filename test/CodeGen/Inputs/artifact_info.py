@@ -79,6 +79,6 @@ def sections(path):
 if __name__ == "__main__":
     for name, data in sections(sys.argv[1]).items():
         print(f"section {name}: {len(data)} bytes")
-        if name in ("header", "kernels"):
+        if name in ("header", "kernels", "kernel-variants"):
             for line in data.decode().splitlines():
                 print(f"  {name}: {line}")

@@ -13,9 +13,12 @@ from artifact_info import sections
 
 s = sections(tcx)
 source = re.sub(r"#include <cuda_\w+\.h>\n", "", s["source"].decode())
-# Library groups' epilogue kernels too ("-": a library group without one).
+# Library groups' epilogue kernels too ("-": a library group without one),
+# and every geometry variant (tc-codegen --tune: field 5 of its line).
 symbols = sorted({line.split()[1] for line in s["kernels"].decode().splitlines()
-                  if line.strip() and line.split()[1] != "-"})
+                  if line.strip() and line.split()[1] != "-"} |
+                 {line.split()[4] for line in s.get("kernel-variants", b"").decode().splitlines()
+                  if line.strip()})
 code = ['#include "cuda_host_shim.h"', source]
 for sym in symbols:
     code.append(f'extern "C" void host_launch_{sym}(void *p, unsigned grid, unsigned block) '
