@@ -99,8 +99,11 @@ std::optional<EmittedKernel> emitMultiTensorKernel(const Function &erased, Kerne
   std::optional<KernelClass> cls = classify(c);
   if (!cls)
     return std::nullopt;
-  if (cls->kind != KernelKind::Pointwise)
-    return c.reject("a multi-tensor kernel is a pointwise one");
+  if (cls->kind != KernelKind::Pointwise && cls->kind != KernelKind::Reduction)
+    return c.reject("a multi-tensor kernel is a pointwise or reduction one");
+  // (The CPU runs a run as one loop over its members' elements concatenated.)
+  if (cls->kind == KernelKind::Reduction && !c.multiTensor)
+    return c.reject("a multi-tensor reduction is a CUDA kernel");
   std::optional<EmittedKernel> k = emitFamily(c, *cls);
   if (k && c.multiTensor) {
     k->launch = LaunchKind::MultiTensor;

@@ -7,6 +7,9 @@
 // then live until the run; its results are written later, where nothing
 // reads them before). A train step's optimizer updates are such steps: each
 // reads its gradient, weight and moments and writes only state results.
+// On CUDA so are steps whose groups are full `split` reductions of one
+// statistic (flatReduction): the AMP overflow check's sum of each large
+// gradient.
 #include "tc/CodeGen/Codegen.h"
 #include "tc/CodeGen/MultiTensor.h"
 #include <algorithm>
@@ -48,10 +51,57 @@ bool flatGroup(const Function &g) {
   return true;
 }
 
+// A full reduction to one element of one statistic (its members' `split`
+// kernels are then one erased kernel: tc/CodeGen/MultiTensor.h): one
+// Reduce* of the whole input X, with no axes (X's rank goes), a pointwise
+// prologue over X's static shape, whose element count is a multiple of
+// kMultiTensorReduceMultiple, and an epilogue and results of one element.
+bool flatReduction(const Function &g) {
+  const Op *anchor = nullptr;
+  for (const auto &op : g.ops)
+    if (opInfo(op->kind).category != FusionCategory::Pointwise) {
+      if (anchor || op->operands.size() != 1 || op->findAttr("axes") ||
+          op->findAttr("noop_with_empty_axes") ||
+          !(op->is(OpKind::ReduceSum) || op->is(OpKind::ReduceSumSquare) ||
+            op->is(OpKind::ReduceMean) || op->is(OpKind::ReduceMax) || op->is(OpKind::ReduceMin)))
+        return false;
+      anchor = op.get();
+    }
+  if (!anchor || g.results.empty())
+    return false;
+  const Shape &xs = anchor->operand(0)->type.shape;
+  std::optional<int64_t> n = staticNumElements(xs);
+  if (!n || *n < 1 || *n % kMultiTensorReduceMultiple)
+    return false;
+  auto fits = [&](const Value *v) {
+    std::optional<int64_t> k = staticNumElements(v->type.shape);
+    return v->type.shape == xs || (k && *k == 1);
+  };
+  for (const Value *r : g.results)
+    if (r->type.shape == xs || !fits(r))
+      return false;
+  for (const Value *a : g.args)
+    if (!fits(a))
+      return false;
+  for (const auto &op : g.ops)
+    for (const Value *r : op->results)
+      if (!fits(r) || op->is(OpKind::PhiloxDropout))
+        return false;
+  return true;
+}
+
+// The shape of `g`'s flat values (multiTensorShape).
+const Shape &flatShape(const Function &g, bool reduction) {
+  std::vector<const Value *> values(g.args.begin(), g.args.end());
+  values.insert(values.end(), g.results.begin(), g.results.end());
+  return multiTensorShape(values, g.args.size(), reduction);
+}
+
 // `g` with its sizes erased, as function `name` of `scratch`: flat values
-// [n] (one symbol for all), the others [].
-Function &erase(const Function &g, Module &scratch, const std::string &name) {
-  const Shape &domain = g.results[0]->type.shape;
+// [n] (one symbol for all), the others []. A reduction's anchor then
+// reduces all of [n] to [].
+Function &erase(const Function &g, Module &scratch, const std::string &name, bool reduction) {
+  const Shape &domain = flatShape(g, reduction);
   auto erased = [&](const TensorType &t) {
     return TensorType{t.dtype, multiTensorFlat(t, domain) ? Shape{Dim::sym("tc_mt_n")} : Shape{}};
   };
@@ -73,6 +123,8 @@ Function &erase(const Function &g, Module &scratch, const std::string &name) {
     }
     Op *copy = e.addOp(op->kind, operands, names, types, op->loc);
     copy->attrs = op->attrs;
+    if (reduction && opInfo(op->kind).category != FusionCategory::Pointwise)
+      copy->setAttr("keepdims", Attribute(int64_t(0)));
     for (size_t i = 0; i < op->results.size(); ++i)
       map[op->results[i]] = copy->results[i];
   }
@@ -161,12 +213,17 @@ std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<Group
       continue;
     GroupCode *g = groupOf[op->getString("callee")];
     if (!g || calls[g->group->name] != 1 || !g->kernel || !g->library.empty() || g->host ||
-        g->kernel->kind != KernelKind::Pointwise || g->kernel->launch != LaunchKind::Pointwise ||
-        g->kernel->mayFault || !flatGroup(*g->group))
+        g->kernel->mayFault)
+      continue;
+    const EmittedKernel &own = *g->kernel;
+    bool pointwise = own.kind == KernelKind::Pointwise && own.launch == LaunchKind::Pointwise;
+    bool reduction = dialect == KernelDialect::Cuda && own.kind == KernelKind::Reduction &&
+                     own.launch == LaunchKind::Split && own.vec == 1;
+    if (!(pointwise ? flatGroup(*g->group) : reduction && flatReduction(*g->group)))
       continue;
     std::string why;
-    std::optional<EmittedKernel> k =
-        emitMultiTensorKernel(erase(*g->group, scratch, g->group->name + "_mt"), dialect, why);
+    std::optional<EmittedKernel> k = emitMultiTensorKernel(
+        erase(*g->group, scratch, g->group->name + "_mt", reduction), dialect, why);
     if (!k)
       continue;
     std::string key = anonymousSource(*k);

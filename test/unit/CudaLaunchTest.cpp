@@ -114,6 +114,27 @@ TEST(CudaLaunch, SplitLaunchesItsPassesOverAFixedGridWithTheScratch) {
   EXPECT_EQ(launchDims(s[0], {30522, 768})->passes, 2u);
 }
 
+// Multi-tensor runs: pointwise kernels, or full `split` reductions (the
+// AMP overflow check's sums, tc/CodeGen/MultiTensor.h), each member the
+// blocks its own `split` launch splits its row into.
+TEST(CudaLaunch, MultiTensorRunsArePointwiseOrSplitReductions) {
+  auto t = parseCudaKernelTable("g0 tc_g0_mt pointwise multi-tensor 256 4\n"
+                                "g1 tc_g1_mt reduction multi-tensor 256 1\n",
+                                "m.tcx");
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[1].launch, LaunchKind::MultiTensor);
+  EXPECT_EQ(t[1].kind, KernelKind::Reduction);
+  EXPECT_FALSE(readsScratch(t[1].launch)); // each member's is in its table entry
+  for (const char *bad :
+       {"g tc_g row-reduction multi-tensor 256 1\n", "g tc_g data-movement multi-tensor 256 1\n"})
+    EXPECT_THROW(parseCudaKernelTable(bad, "m.tcx"), Error) << bad;
+  // 16 elements a thread at least, at most the `split` grid.
+  EXPECT_EQ(splitBlocks(8, 256), 1);
+  EXPECT_EQ(splitBlocks(16384, 256), 4);
+  EXPECT_EQ(splitBlocks(140000, 256), 35);
+  EXPECT_EQ(splitBlocks(int64_t(30522) * 768, 256), int64_t(kSplitGrid));
+}
+
 // The compaction family: one block, its two passes, even over an empty
 // result (the count pass decides its size).
 TEST(CudaLaunch, CompactionRunsOneBlockTwiceWhateverItsResult) {

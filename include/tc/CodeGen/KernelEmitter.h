@@ -88,6 +88,8 @@
 //     steps, tc/CodeGen/MultiTensor.h): blockDim.x = `block`; each member
 //     gets the grid `pointwise` gives its n, gridDim.x their sum. Its
 //     parameter is { const entry *table; int64_t count; } (MultiTensor.h).
+//     A reduction family's one (full `split` reductions, `vec` = 1): each
+//     member gets splitBlocks(n, block) blocks and its own scratch.
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/CodeGen/KernelKind.h"
@@ -104,6 +106,15 @@ enum class KernelDialect { Cpu, Cuda };
 enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split, Compact, MultiTensor };
 // `split` launches (see the launch rule above): the grid of every pass.
 inline constexpr unsigned kSplitGrid = 1024;
+// `split`: the fewest elements a thread reduces before another block takes
+// part. One row of L elements takes splitBlocks(L, block) blocks (the
+// kernel's S; a multi-tensor reduction member's share of the grid).
+inline constexpr int64_t kSplitMinPerThread = 16;
+inline int64_t splitBlocks(int64_t L, unsigned block) {
+  int64_t per = int64_t(block) * kSplitMinPerThread;
+  int64_t s = (L + per - 1) / per;
+  return s < 1 ? 1 : s > int64_t(kSplitGrid) ? int64_t(kSplitGrid) : s;
+}
 
 struct EmittedKernel {
   std::string group;                       // the Fused callee
@@ -171,7 +182,8 @@ std::optional<EmittedKernel> emitKernelOfKind(const Function &callee, KernelDial
 // The kernel of a run's members (tc/CodeGen/MultiTensor.h) from `erased`,
 // a member's group with its sizes erased: CUDA the multi-tensor kernel
 // (launch `multi-tensor`), CPU the erased group's ordinary kernel; nullopt
-// with `why` set unless the Pointwise family emits it.
+// with `why` set unless the Pointwise family emits it, or on CUDA the
+// Reduction family's `split` (a full reduction of one statistic).
 std::optional<EmittedKernel> emitMultiTensorKernel(const Function &erased, KernelDialect dialect,
                                                    std::string &why);
 

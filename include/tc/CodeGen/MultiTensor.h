@@ -27,8 +27,27 @@
 // one parallel loop over the members' elements concatenated, each piece a
 // call over a part of one member (its flat pointers advanced, n the part's
 // length).
+//
+// Reductions (CUDA only): steps whose groups are full `split` reductions of
+// one statistic to a single element (the AMP overflow check's sum of each
+// large gradient, tc/Transforms/Training: one launch each, ~9 us apiece)
+// form runs the same way. Their flat values are those of the reduced
+// input's shape (multiTensorShape), the results single elements. The
+// kernel is the Reduction family's `split` kernel over the member's share
+// of the grid (Kernels/SplitRows.cpp): a member of n elements gets the
+// blocks its own `split` launch would split it into (splitBlocks), so each
+// block sums the same chunk and its last block combines the same partials
+// in the same order: the sums are the unfused kernels', bit for bit. Its
+// entry's parameter has one more buffer, its own scratch
+// (multiTensorScratchBytes: its blocks' partials, its statistic, its
+// counter; the runtime's, zero before the first launch, left zero by
+// each), and the `pass` field (0). A member's n must be a multiple of
+// kMultiTensorReduceMultiple: the erased kernel's vectors are then the
+// member's own kernel's (a vector width divides n), and so are its chunks.
 #pragma once
+#include "tc/CodeGen/KernelEmitter.h"
 #include "tc/IR/IR.h"
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -46,6 +65,29 @@ inline int64_t multiTensorRun(const Op &call) {
 // Whether value type `t` of a group whose result 0 has shape `domain` is
 // flat in the erased kernel (else a scalar).
 inline bool multiTensorFlat(const TensorType &t, const Shape &domain) { return t.shape == domain; }
+
+// The shape of a member's flat values, of its `values` (arguments, then
+// results): a pointwise run's domain, result 0's shape; a reduction run's
+// reduced input, the largest of them.
+inline const Shape &multiTensorShape(const std::vector<const Value *> &values, size_t args,
+                                     bool reduction) {
+  if (!reduction)
+    return values.at(args)->type.shape;
+  const Value *widest = values.at(0);
+  for (const Value *v : values)
+    if (staticNumElements(v->type.shape).value_or(0) >
+        staticNumElements(widest->type.shape).value_or(0))
+      widest = v;
+  return widest->type.shape;
+}
+
+// A reduction member's element count is a multiple of this: every `split`
+// kernel's vector width (16 bytes of f16) divides it.
+inline constexpr int64_t kMultiTensorReduceMultiple = 8;
+
+// A reduction member's scratch: its blocks' partials and its statistic, 8
+// bytes each, then its counter (the kernel's layout, SplitRows.cpp).
+inline uint64_t multiTensorScratchBytes(uint64_t blocks) { return (blocks + 1) * 8 + 8; }
 
 // The erased kernel's dims[] for `values` (a member's arguments, then its
 // results; static): n for each flat value, nothing for a scalar.

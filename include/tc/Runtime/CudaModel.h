@@ -292,7 +292,7 @@ private:
   };
   std::string makeLibraryStep(const LibraryOperands &o, const Kernel &k, Step &s);
   std::string planMultiTensorStep(ShapePlan &plan, const Function &f, size_t first, const Kernel &k,
-                                  Step &s);
+                                  Step &s, uint64_t &scratchAt);
   std::string planAttentionStep(ShapePlan &plan, const Op &op, Step &s, std::string kernel);
   bool runPlanned(ShapePlan &plan, const std::vector<Input> &inputs, std::vector<Output> &outputs,
                   bool wait);

@@ -159,7 +159,8 @@ void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, u
        << "_params p; int64_t first, blocks; };\n"
           "struct "
        << symbol << "_tensors { const " << symbol << "_entry *table; int64_t count; };\n"
-       << info().kernelHead << "__launch_bounds__(" << cudaBlock << ") " << symbol
+       << info().kernelHead << "__launch_bounds__(" << cudaBlock
+       << (minBlocks ? ", " + std::to_string(minBlocks) : "") << ") " << symbol
        << "(const __grid_constant__ " << symbol << "_tensors mt) {\n"
        << "  const int64_t tc_mt_total = mt.table[mt.count - 1].first + "
           "mt.table[mt.count - 1].blocks;\n"
@@ -175,6 +176,9 @@ void KernelContext::emitSignature(std::ostream &os, const std::string &symbol, u
           "  const int64_t tc_mt_block = vb - mt.table[lo].first,\n"
           "                tc_mt_blocks = mt.table[lo].blocks;\n"
           "  void *const *bufs = p.bufs;\n  const int64_t *dims = p.dims;\n";
+    if (scratch) // the member's own (a multi-tensor reduction's)
+      os << "  char *__restrict scratch = (char *)bufs[" << f.args.size() + f.results.size()
+         << "];\n";
     return;
   }
   os << info().kernelHead << "__launch_bounds__(" << cudaBlock
@@ -229,9 +233,11 @@ std::optional<double> scalarConstant(const Value *v) {
   return std::nullopt;
 }
 
-std::string gridSplits(const std::string &items, const std::string &most, const std::string &cap) {
-  return "  int64_t S = " + items + " > 0 && " + items + " < gridDim.x ? (int64_t)gridDim.x / " +
-         items + " : 1;\n  { const int64_t most = " + most + ";\n    S = S < most ? S : most;" +
+std::string gridSplits(const std::string &items, const std::string &most, const std::string &cap,
+                       const std::string &grid) {
+  return "  int64_t S = " + items + " > 0 && " + items + " < " + grid + " ? (int64_t)" + grid +
+         " / " + items + " : 1;\n  { const int64_t most = " + most +
+         ";\n    S = S < most ? S : most;" +
          (cap.empty() ? "" : " S = S < " + cap + " ? S : " + cap + ";") + " S = S > 1 ? S : 1; }\n";
 }
 

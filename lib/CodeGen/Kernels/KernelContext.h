@@ -117,10 +117,10 @@ struct KernelContext {
 // Emitted code of the kernels over a fixed grid that split work items
 // across blocks through the runtime's scratch (`columns` and `split`
 // launches; its layout: columnsScratchBytes, tc/Runtime/CudaLaunch.h).
-// `int64_t S`: blocks per item, what fills the grid for `items` items, at
-// most `most` (and `cap`, when given), at least 1.
+// `int64_t S`: blocks per item, what fills the grid (`grid` blocks) for
+// `items` items, at most `most` (and `cap`, when given), at least 1.
 std::string gridSplits(const std::string &items, const std::string &most,
-                       const std::string &cap = "");
+                       const std::string &cap = "", const std::string &grid = "gridDim.x");
 // `unsigned *count`: the scratch's counters, after the grid's partials.
 inline constexpr const char *kScratchCounters =
     "  unsigned *count = (unsigned *)(scratch + (size_t)gridDim.x * blockDim.x * 8);\n";

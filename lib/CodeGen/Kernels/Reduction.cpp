@@ -425,6 +425,8 @@ void Emitter::topK(std::ostream &os) const {
 }
 
 std::optional<EmittedKernel> Emitter::emit() {
+  if (c.multiTensor && !takesMultiTensorSplit(l))
+    return c.reject("a multi-tensor reduction is a full split one of one statistic");
   if (!emitOps())
     return std::nullopt;
   block = c.cuda() && l.contiguous && !l.plan.arg;

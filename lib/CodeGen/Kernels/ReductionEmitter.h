@@ -82,6 +82,10 @@ bool takesSplit(const KernelContext &c, const Layout &l);
 // statistic's pass stores them and there is no last pass.
 unsigned splitLaunches(const Layout &l);
 bool foldsRowResults(const Layout &l);
+// What a multi-tensor kernel's `split` takes (tc/CodeGen/MultiTensor.h):
+// a full reduction of one statistic, its row results stored by that
+// statistic's one launch, no broadcast argument.
+bool takesMultiTensorSplit(const Layout &l);
 // The blocks an SM a `split` kernel's registers must allow (launch bounds).
 unsigned splitMinBlocks(const Layout &l);
 

@@ -16,8 +16,6 @@ namespace tc::kernels::reduce {
 
 namespace {
 
-// The fewest elements a thread reduces before another block takes part.
-constexpr int64_t kSplitMinPerThread = 16;
 // Vectors a thread loads before it combines any (memory-level
 // parallelism): in the statistics' passes, and in the last (its results'
 // vectors too). A kernel with broadcast arguments (a per-channel scale)
@@ -34,6 +32,19 @@ bool oneVectorATrip(const Layout &l) { return !l.broadcastArgs.empty(); }
 
 // Whether a `centered` plan's two statistics take one pass (centeredPass).
 bool oneCenteredPass(const Layout &l) { return l.plan.centered && l.plan.stats.size() == 2; }
+
+// The grid as a block sees it: the launch's, or in a multi-tensor kernel
+// its member's share (tc/CodeGen/MultiTensor.h), whose scratch holds that
+// member's partials, statistic and counter alone (multiTensorScratchBytes).
+struct SplitGrid {
+  std::string blocks, block, partialBytes, counters;
+};
+SplitGrid splitGrid(const KernelContext &c) {
+  if (!c.multiTensor)
+    return {"gridDim.x", "blockIdx.x", "(int64_t)gridDim.x * blockDim.x * 8", kScratchCounters};
+  return {"tc_mt_blocks", "tc_mt_block", "(tc_mt_blocks + 1) * 8",
+          "  unsigned *count = (unsigned *)(scratch + (tc_mt_blocks + 1) * 8);\n"};
+}
 
 } // namespace
 
@@ -53,26 +64,37 @@ std::vector<size_t> Emitter::laneArgs(unsigned vw) const {
   return lanes;
 }
 
-bool takesSplit(const KernelContext &c, const Layout &l) {
-  if (!c.cuda() || !l.contiguous || l.plan.arg || l.plan.topK || !l.plan.viewDims.empty())
-    return false;
+// The row's static length, 0 when unknown.
+int64_t staticRow(const Layout &l) {
   int64_t n = 1;
   for (size_t d = 0; d < l.plan.reduced.size(); ++d)
     if (l.plan.reduced[d]) {
       const Dim &dim = l.x->type.shape[d];
       if (!dim.isStatic())
-        return false;
+        return 0;
       n *= dim.size;
     }
-  return n >= kSplitMinRow;
+  return n;
+}
+
+bool takesSplit(const KernelContext &c, const Layout &l) {
+  if (!c.cuda() || !l.contiguous || l.plan.arg || l.plan.topK || !l.plan.viewDims.empty())
+    return false;
+  // A multi-tensor kernel's members are each split (MultiTensorRuns.cpp);
+  // its sizes are erased.
+  return c.multiTensor || staticRow(l) >= kSplitMinRow;
+}
+
+bool takesMultiTensorSplit(const Layout &l) {
+  return l.split && foldsRowResults(l) && l.plan.stats.size() == 1 &&
+         l.plan.reduced == std::vector<bool>(l.plan.reduced.size(), true) &&
+         l.broadcastArgs.empty();
 }
 
 void Emitter::splitLoop(std::ostream &os) const {
   const size_t P = l.plan.stats.size();
-  int64_t n = 1; // the row's static length (takesSplit)
-  for (size_t d = 0; d < l.plan.reduced.size(); ++d)
-    if (l.plan.reduced[d])
-      n *= l.x->type.shape[d].size;
+  const int64_t n = staticRow(l); // 0 in a multi-tensor kernel
+  const SplitGrid grid = splitGrid(c);
   std::vector<size_t> vectors;
   const unsigned vw = vectorWidth(n, vectors);
   // Test-only wrong statistics the host-emulation tests must catch: the
@@ -90,22 +112,22 @@ void Emitter::splitLoop(std::ostream &os) const {
      << ", UL = " << (one ? 1 : kSplitLastUnroll) << ", VW = " << vw
      << " };\n"
      // Blocks per row: what fills the grid, at least kSplitMinPerThread elements a thread.
-     << gridSplits("rows", "(L + (int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) +
-                               " - 1) / ((int64_t)blockDim.x * " +
-                               std::to_string(kSplitMinPerThread) + ")")
+     << gridSplits("rows",
+                   "(L + (int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) +
+                       " - 1) / ((int64_t)blockDim.x * " + std::to_string(kSplitMinPerThread) + ")",
+                   "", grid.blocks)
      << "  const int64_t per = ((L + S - 1) / S + VW - 1) / VW * VW; // whole vectors a block\n"
      // The scratch: the items' partials, the rows' statistics, the counters.
-     << "  if ((rows * S * " << K
-     << " + rows * P) * (int64_t)sizeof(A) > (int64_t)gridDim.x * "
-        "blockDim.x * 8) {\n"
+     << "  if ((rows * S * " << K << " + rows * P) * (int64_t)sizeof(A) > " << grid.partialBytes
+     << ") {\n"
      << "    __trap(); // never below 2^33 elements: the statistics outgrow the scratch\n"
      << "    return;\n  }\n"
      << "  A *part = (A *)scratch, *stat = part + rows * S * " << K << ";\n"
      << "  const volatile A *settled = part;\n"
      << "  const bool vec = " << aligned(vectors, "L", lanes) << ";\n  (void)vec;\n"
-     << kScratchCounters << "  __shared__ A tc_red[32];\n"
+     << grid.counters << "  __shared__ A tc_red[32];\n"
      << (centered ? "  __shared__ A tc_red3[96];\n" : "") << "  __shared__ int tc_last;\n"
-     << "  for (int64_t w = blockIdx.x; w < rows * S; w += gridDim.x) {\n"
+     << "  for (int64_t w = " << grid.block << "; w < rows * S; w += " << grid.blocks << ") {\n"
      << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
   for (size_t k = 0; k < P; ++k)
     os << "    const A s" << k << " = p.pass > " << (centered ? 0 : k) << " ? stat[o * P + " << k

@@ -40,7 +40,7 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
     // two up to 32 lanes a row), only the reduction family per result
     // element or split (and the data-movement family's ScatterND: two
     // passes), it and the attention family's split-key kernel over a fixed
-    // grid (`columns`).
+    // grid (`columns`); multi-tensor runs are pointwise or full reductions.
     bool launchOk =
         launch == "pointwise" ||
         (launch == "rows" &&
@@ -50,7 +50,8 @@ std::vector<CudaKernelEntry> parseCudaKernelTable(std::string_view text, const s
         ((launch == "reduce" || launch == "split") && family == KernelKind::Reduction) ||
         (launch == "split" && family == KernelKind::DataMovement) ||
         (launch == "compact" && family == KernelKind::Compaction) ||
-        (launch == "multi-tensor" && family == KernelKind::Pointwise) ||
+        (launch == "multi-tensor" &&
+         (family == KernelKind::Pointwise || family == KernelKind::Reduction)) ||
         (launch == "columns" &&
          (family == KernelKind::Reduction || family == KernelKind::Attention));
     bool kernelOk = family && launchOk && e.block > 0 && e.block % 32 == 0 && e.vec > 0;

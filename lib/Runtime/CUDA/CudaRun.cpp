@@ -437,6 +437,24 @@ inPlaceResults(const Module &m, const Function &f,
   return out;
 }
 
+// A run of full reductions (MultiTensor.h), not of pointwise kernels.
+bool multiTensorReduction(const CudaKernelEntry &e) {
+  return e.launch == LaunchKind::MultiTensor && e.kind == KernelKind::Reduction;
+}
+
+// A multi-tensor run's member step: its values (operands, then results),
+// the shape of its flat ones and their element count.
+struct MultiTensorMember {
+  MultiTensorMember(const Op &op, bool reduction) : values(op.operands.begin(), op.operands.end()) {
+    values.insert(values.end(), op.results.begin(), op.results.end());
+    shape = multiTensorShape(values, op.operands.size(), reduction);
+    n = staticNumElements(shape).value_or(0);
+  }
+  std::vector<const Value *> values;
+  Shape shape;
+  int64_t n = 0;
+};
+
 } // namespace
 
 std::unique_ptr<CudaModel::ShapePlan>
@@ -484,6 +502,14 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
   for (const auto &[callee, v] : variants_)
     for (const Kernel &k : v.kernels)
       scratchFor(k);
+  // Each member of a multi-tensor reduction has a scratch of its own, after those.
+  uint64_t memberScratchAt = scratchBytes = alignUp(scratchBytes);
+  for (const auto &op : f.ops) {
+    auto k = op->is(OpKind::Fused) ? kernels_.find(op->getString("callee")) : kernels_.end();
+    if (k != kernels_.end() && multiTensorReduction(k->second.entry))
+      scratchBytes += multiTensorScratchBytes(
+          uint64_t(splitBlocks(MultiTensorMember(*op, true).n, k->second.entry.block)));
+  }
   plan->columnsScratch.reserve(scratchBytes, work_);
   const Op *runLead = nullptr; // the multi-tensor run's first step, which launches it
   size_t runLeadAt = 0;
@@ -501,7 +527,7 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     } else if (multi) {
       runLead = &op;
       runLeadAt = i;
-      what = planMultiTensorStep(*plan, f, i, k->second, s);
+      what = planMultiTensorStep(*plan, f, i, k->second, s, memberScratchAt);
     } else if (pm.aliases(op)) {
       s.kind = Step::Kind::Nothing; // same bytes, another shape
       what = "view";
@@ -583,31 +609,38 @@ constexpr int64_t kMultiTensorWork = 8;
 // The multi-tensor run starting at step `first` of `f` as one launch
 // (tc/CodeGen/MultiTensor.h): each member's parameter over its sizes
 // erased, its first block and block count, in a table in device memory.
-// Returns the step's report.
+// A reduction's members take their scratch from the plan's at `scratchAt`
+// on. Returns the step's report.
 std::string CudaModel::planMultiTensorStep(ShapePlan &plan, const Function &f, size_t first,
-                                           const Kernel &k, Step &s) {
+                                           const Kernel &k, Step &s, uint64_t &scratchAt) {
   std::vector<uint64_t> words;
   uint64_t blocks = 0;
   size_t count = 0;
   int64_t run = multiTensorRun(*f.ops[first]);
+  const bool reduction = multiTensorReduction(k.entry);
   for (size_t i = first; i < f.ops.size() && multiTensorRun(*f.ops[i]) == run; ++i, ++count) {
-    const Op &op = *f.ops[i];
-    std::vector<const Value *> values(op.operands.begin(), op.operands.end());
-    values.insert(values.end(), op.results.begin(), op.results.end());
-    const Shape &domain = op.result()->type.shape;
-    int64_t n = staticNumElements(domain).value_or(0);
+    const MultiTensorMember m(*f.ops[i], reduction);
     std::vector<uint64_t> bufs;
-    for (const Value *v : values)
+    for (const Value *v : m.values)
       bufs.push_back(devicePtr(plan, v));
-    std::vector<uint64_t> p = packKernelParams(bufs, multiTensorDims(values, domain, n));
+    uint64_t grid = 0;
+    if (reduction) { // its own `split` launch's blocks, its own scratch
+      grid = uint64_t(splitBlocks(m.n, k.entry.block));
+      bufs.push_back(plan.columnsScratch.get() + scratchAt);
+      scratchAt += multiTensorScratchBytes(grid);
+    } else {
+      // A member's blocks each take kMultiTensorWork pointwise blocks' worth of
+      // elements (the kernel loops over them): every block first finds its
+      // member in the table, a binary search of dependent loads that at one
+      // pointwise block's work took most of the time (resnet50's 161 weight
+      // gradients cast to f32 at 750 GB/s).
+      int64_t per = int64_t(k.entry.block) * std::max<int64_t>(k.entry.vec, 1) * kMultiTensorWork;
+      grid = uint64_t(std::max<int64_t>((m.n + per - 1) / per, 1));
+    }
+    std::vector<uint64_t> p = packKernelParams(bufs, multiTensorDims(m.values, m.shape, m.n));
+    if (reduction)
+      p.push_back(0); // the `split` kernel's pass: its only one
     words.insert(words.end(), p.begin(), p.end());
-    // A member's blocks each take kMultiTensorWork pointwise blocks' worth of
-    // elements (the kernel loops over them): every block first finds its
-    // member in the table, a binary search of dependent loads that at one
-    // pointwise block's work took most of the time (resnet50's 161 weight
-    // gradients cast to f32 at 750 GB/s).
-    int64_t per = int64_t(k.entry.block) * std::max<int64_t>(k.entry.vec, 1) * kMultiTensorWork;
-    uint64_t grid = uint64_t(std::max<int64_t>((n + per - 1) / per, 1));
     words.push_back(blocks);
     words.push_back(grid);
     blocks += grid;

@@ -142,7 +142,10 @@ bool runAppendOptimizerPass(Module &m, const PassOptions &opts) {
   // Small gradients (biases, norm scales) are summed together: flattened
   // and concatenated per dtype, a copy of a few KB that takes the place of
   // a reduction launch each (a transformer has about a hundred of them;
-  // vit_b_16's AMP profile: ~200 sum launches, 1.1 of its 24 ms).
+  // vit_b_16's AMP profile: ~200 sum launches, 1.1 of its 24 ms). A large
+  // one is a ReduceSum of its own, read in place: CUDA runs those of a
+  // dtype as one multi-tensor launch (tc/CodeGen/MultiTensor.h), where a
+  // Concat of them would copy every gradient.
   Value *ok = nullptr;
   if (lossScale) {
     std::vector<Value *> totals;

@@ -2,8 +2,9 @@
 // memory is host memory, copies are memcpy, and a kernel launch logs its
 // grid and block to stderr. With FAKE_CUDA_KERNELS=K.so (host_kernels.py:
 // the artifact's kernels built for the host) a launch runs the kernel with
-// at most 3 blocks (grid-stride loops cover the rest); without, nothing
-// runs. Built by the lit test, found through LD_LIBRARY_PATH.
+// at most 3 blocks (grid-stride loops cover the rest; FAKE_CUDA_MAX_BLOCKS=N:
+// N, as many as a kernel whose grid decides its sums' order, `split`,
+// takes on the GPU); without, nothing runs. Built by the lit test, found through LD_LIBRARY_PATH.
 // FAKE_CUDA_DEVICES=N: N devices (default 1; 0: "no usable GPU").
 // FAKE_CUDA_STREAMS=1: every copy, launch and synchronize logs its stream
 // ("on stream 2": streams are numbered from 1 as created).
@@ -205,8 +206,11 @@ int cuLaunchKernel(void *f, unsigned gx, unsigned gy, unsigned gz, unsigned bx, 
   struct Function *fn = f;
   fprintf(stderr, "fake launch <<<%u, %u>>>\n", gx, bx);
   virtual_us += launch_us(fn->name);
-  if (fn->host)
-    fn->host(params[0], gx < 3 ? gx : 3, bx);
+  if (fn->host) {
+    const char *most = getenv("FAKE_CUDA_MAX_BLOCKS");
+    unsigned m = most ? (unsigned)atoi(most) : 3;
+    fn->host(params[0], gx < m ? gx : m, bx);
+  }
   return 0;
 }
 int cuGetErrorName(int e, const char **s) {
