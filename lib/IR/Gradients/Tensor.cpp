@@ -68,11 +68,9 @@ void split(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
 }
 
 namespace {
-std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
-  Value *v = in(b, i);
-  if (!v)
-    return std::vector<int64_t>{};
-  if (!v->isConstant())
+// The elements of a constant integer tensor.
+std::optional<std::vector<int64_t>> constIntsOf(const Value *v) {
+  if (!v->isConstant() || (v->type.dtype != DType::I32 && v->type.dtype != DType::I64))
     return std::nullopt;
   std::vector<int64_t> out;
   size_t n = size_t(staticNumElements(v->type.shape).value_or(0));
@@ -80,6 +78,12 @@ std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
     out.push_back(v->type.dtype == DType::I32 ? int64_t(v->data->as<int32_t>()[k])
                                               : v->data->as<int64_t>()[k]);
   return out;
+}
+std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
+  Value *v = in(b, i);
+  if (!v)
+    return std::vector<int64_t>{};
+  return constIntsOf(v);
 }
 // Elements [from, to) of one axis.
 Value *sliceAxis(GradBuilder &b, Value *v, size_t axis, int64_t from, int64_t to) {
@@ -356,9 +360,76 @@ Attribute addReduction() { return Attribute(std::string("add")); }
 } // namespace
 
 // GatherElements: the cotangent scatter-added at the indices.
+namespace {
+// GatherElements whose index is a constant (or an Expand of one along
+// leading axes) that picks each element at most once along `axis` in every
+// row (DeBERTa's relative-position gathers: i - j + span): its gradient as
+// a gather, each data element taking the cotangent element that picked it,
+// 0 where none did; a ScatterElements would have every element scan its
+// row's updates (2 x 12 of them in deberta_v3_base's step).
+Value *injectiveGatherGrad(GradBuilder &b, Value *g, Value *data, Value *idx, int64_t axis) {
+  const Value *base = idx->def && idx->def->is(OpKind::Expand) ? idx->def->operand(0) : idx;
+  std::optional<std::vector<int64_t>> c = constIntsOf(base);
+  std::vector<int64_t> dd = b.dims(data), od = b.dims(g);
+  size_t r = dd.size(), a = size_t(axis);
+  if (!c || base->type.rank() != r || !isStaticShape(base->type.shape))
+    return nullptr;
+  std::vector<int64_t> bd = staticDims(base->type.shape);
+  // Leading axes [0, k) broadcast (1 in the base); the rest whole, and the
+  // data's extents off the axis (no partial rows).
+  size_t k = 0;
+  while (k < r && k != a && bd[k] == 1 && od[k] != 1)
+    ++k;
+  for (size_t d = 0; d < r; ++d)
+    if ((d >= k && bd[d] != od[d]) || (d != a && od[d] != dd[d]))
+      return nullptr;
+  // Per row of the base (all but the axis, leading axes dropped): the
+  // source of each data element along the axis, as a flat offset into the
+  // cotangent's trailing axes [k, r).
+  int64_t inner = 1, n = dd[a], m = od[a];
+  for (size_t d = a + 1; d < r; ++d)
+    inner *= dd[d];
+  int64_t rows = 1;
+  for (size_t d = k; d < a; ++d)
+    rows *= dd[d];
+  int64_t total = rows * n * inner;
+  std::vector<int32_t> src(size_t(total), 0);
+  std::vector<uint8_t> valid(size_t(total), 0);
+  for (int64_t row = 0; row < rows; ++row)
+    for (int64_t j = 0; j < m; ++j)
+      for (int64_t in = 0; in < inner; ++in) {
+        int64_t at = (row * m + j) * inner + in, v = (*c)[size_t(at)];
+        v = v < 0 ? v + n : v;
+        if (v < 0 || v >= n)
+          return nullptr; // the forward's error
+        int64_t to = (row * n + v) * inner + in;
+        if (valid[size_t(to)] || at > INT32_MAX)
+          return nullptr; // picked twice: a sum, the scatter's
+        valid[size_t(to)] = 1;
+        src[size_t(to)] = int32_t(at);
+      }
+  std::vector<int64_t> lead(od.begin(), od.begin() + std::ptrdiff_t(k));
+  std::vector<int64_t> flatG = lead, maskDims(r, 1);
+  flatG.push_back(rows * m * inner);
+  for (size_t d = k; d < r; ++d)
+    maskDims[d] = dd[d];
+  Value *srcC =
+      b.f.addConstant(b.f.uniqueName("gather_grad_src"), TensorType{DType::I32, makeShape({total})},
+                      TensorData::copyOf(src.data(), src.size() * 4), b.fwd.loc);
+  Value *validC = b.f.addConstant(b.f.uniqueName("gather_grad_hit"),
+                                  TensorType{DType::Bool, makeShape(maskDims)},
+                                  TensorData::copyOf(valid.data(), valid.size()), b.fwd.loc);
+  Value *picked =
+      b.op(OpKind::Gather, {b.reshape(g, flatG), srcC}, {{"axis", Attribute(int64_t(k))}});
+  return b.where(validC, b.reshape(picked, dd), b.scalar(0, g));
+}
+} // namespace
+
 void gatherElements(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Value *data = in(b, 0);
   int64_t axis = normAxis(b.fwd.getInt("axis"), data->type.rank());
+  if ((og[0] = injectiveGatherGrad(b, rg[0], data, in(b, 1), axis)))
+    return;
   og[0] = b.op(OpKind::ScatterElements,
                {b.zerosLike(data), elementIndices(b, in(b, 1), data, axis), rg[0]},
                {{"axis", Attribute(axis)}, {"reduction", addReduction()}});
