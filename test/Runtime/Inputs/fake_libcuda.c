@@ -91,7 +91,9 @@ static void *kernels; // FAKE_CUDA_KERNELS, opened
 struct Function {
   char name[256];
   HostLaunch host;
+  struct Function *next; // every function made, reachable (no leak for LeakSanitizer)
 };
+static struct Function *functions;
 int cuModuleGetFunction(void **f, void *m, const char *name) {
   const char *lib = getenv("FAKE_CUDA_KERNELS");
   if (!names(m, name))
@@ -108,6 +110,8 @@ int cuModuleGetFunction(void **f, void *m, const char *name) {
   struct Function *fn = calloc(1, sizeof *fn);
   snprintf(fn->name, sizeof fn->name, "%s", name);
   fn->host = host;
+  fn->next = functions;
+  functions = fn;
   *f = fn;
   return 0;
 }
