@@ -69,18 +69,10 @@ const Op *castOfSwap(const Op &op) {
   return t && swapsLastTwo(*t) ? t : nullptr;
 }
 
-// `x` cast to `to`: an earlier op's (the forward's cast of the same x, which
-// rematerialize may still recompute for the backward) or a new one.
-Value *castOf(Function &f, Value *x, DType to, const std::string &base, const Location &loc) {
-  for (const auto &op : f.ops) // (the ops placed before the one being rewritten)
-    if (op->is(OpKind::Cast) && op->operand(0) == x && op->result()->type.dtype == to)
-      return op->result();
-  return addInferredOp(f, OpKind::Cast, {x}, {{"to", Attribute(to)}}, base, loc);
-}
-
 // Peels the views off operand `side` of `mm` (toggling its trans attribute,
 // scaling alpha; only scales without `transposes`); a Cast of a Transpose
-// becomes a Cast of the Transpose's input, added to `f` before `mm`.
+// becomes a Cast of the Transpose's input, added to `f` before `mm` (one
+// Cast per value and type is kept afterwards: dedupeCasts).
 // Returns whether any was.
 bool peel(Function &f, Op &mm, size_t side, double &alpha, bool transposes = true) {
   const char *trans = side == 0 ? "transA" : "transB";
@@ -95,7 +87,8 @@ bool peel(Function &f, Op &mm, size_t side, double &alpha, bool transposes = tru
       v = def->operand(0);
     } else if (const Op *swap = transposes ? castOfSwap(*def) : nullptr) {
       t = !t;
-      v = castOf(f, swap->operand(0), def->result()->type.dtype, v->name, def->loc);
+      v = addInferredOp(f, OpKind::Cast, {swap->operand(0)},
+                        {{"to", Attribute(def->result()->type.dtype)}}, v->name, def->loc);
     } else {
       break;
     }
@@ -170,11 +163,12 @@ bool transposeProduct(const Function &f, const std::unordered_map<const Value *,
 
 } // namespace
 
-// One Cast per (value, type): a Cast this pass made for a GEMM of the
-// forward (a tied head's Cast(Transpose(table)) -> Cast(table)) and the
-// backward's own Cast of the same table (mixed precision's, placed later)
-// would be two kernels each reading the table; the later one's readers
-// read the earlier one.
+// One Cast per (value, type): the Casts peel makes (a tied head's
+// Cast(Transpose(table)) -> Cast(table)) beside another Cast of the same
+// value, earlier (the forward's, which rematerialize may still recompute
+// for the backward) or later (mixed precision's for the backward's GEMM),
+// would be two kernels each reading it; the later one's readers read the
+// earlier one.
 void dedupeCasts(Function &f) {
   std::map<std::pair<const Value *, DType>, Value *> first;
   std::unordered_map<const Value *, Value *> replaced;

@@ -36,6 +36,13 @@ void expand(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   og[0] = b.unbroadcast(rg[0], b.dims(in(b, 0)));
 }
 
+namespace {
+// Elements [from, to) of one axis.
+Value *sliceAxis(GradBuilder &b, Value *v, size_t axis, int64_t from, int64_t to) {
+  return b.op(OpKind::Slice, {v, b.ints({from}), b.ints({to}), b.ints({int64_t(axis)})});
+}
+} // namespace
+
 void concat(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   size_t r = in(b, 0)->type.rank();
   int64_t axis = normAxis(b.fwd.getInt("axis"), r);
@@ -48,8 +55,7 @@ void concat(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   if (std::count(w.begin(), w.end(), true) == 1) {
     size_t i = size_t(std::find(w.begin(), w.end(), true) - w.begin());
     int64_t start = std::accumulate(sizes.begin(), sizes.begin() + std::ptrdiff_t(i), int64_t(0));
-    og[i] =
-        b.op(OpKind::Slice, {rg[0], b.ints({start}), b.ints({start + sizes[i]}), b.ints({axis})});
+    og[i] = sliceAxis(b, rg[0], size_t(axis), start, start + sizes[i]);
     return;
   }
   std::vector<Value *> parts = b.ops(OpKind::Split, {rg[0]}, sizes.size(),
@@ -84,10 +90,6 @@ std::optional<std::vector<int64_t>> constInts(GradBuilder &b, size_t i) {
   if (!v)
     return std::vector<int64_t>{};
   return constIntsOf(v);
-}
-// Elements [from, to) of one axis.
-Value *sliceAxis(GradBuilder &b, Value *v, size_t axis, int64_t from, int64_t to) {
-  return b.op(OpKind::Slice, {v, b.ints({from}), b.ints({to}), b.ints({int64_t(axis)})});
 }
 // One axis in reverse order.
 Value *reverseAxis(GradBuilder &b, Value *v, size_t axis) {
@@ -210,12 +212,19 @@ struct IndexRun {
   int64_t first;
   size_t length, repeats;
 };
-std::optional<IndexRun> periodicRun(std::vector<int64_t> c, int64_t extent) {
+// Constant indices into an axis of `extent`, negative ones wrapped; false
+// where one is out of range (the forward's error, not the gradient's).
+bool wrapConstIndices(std::vector<int64_t> &c, int64_t extent) {
   for (int64_t &i : c) {
     if (i < -extent || i >= extent)
-      return std::nullopt; // the forward's error, not the gradient's
+      return false;
     i = i < 0 ? i + extent : i;
   }
+  return true;
+}
+std::optional<IndexRun> periodicRun(std::vector<int64_t> c, int64_t extent) {
+  if (!wrapConstIndices(c, extent))
+    return std::nullopt;
   size_t length = 1;
   while (length < c.size() && c[length] == c[0] + int64_t(length))
     ++length;
@@ -242,7 +251,8 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   // cotangent padded with zeros along the axis, a move that fuses into the
   // sum of the other indices' cotangents, not a scatter into a zero tensor
   // of the data's size per index (two passes each) summed after.
-  if (std::optional<std::vector<int64_t>> c = constInts(b, 1); c && c->size() == 1) {
+  std::optional<std::vector<int64_t>> c = constInts(b, 1);
+  if (c && c->size() == 1) {
     int64_t at = (*c)[0] < 0 ? (*c)[0] + extent : (*c)[0];
     if (at >= 0 && at < extent) {
       std::vector<int64_t> one = dDims;
@@ -251,9 +261,7 @@ void gather(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
       return;
     }
   }
-  std::optional<IndexRun> run;
-  if (std::optional<std::vector<int64_t>> c = constInts(b, 1))
-    run = periodicRun(*c, extent);
+  std::optional<IndexRun> run = c ? periodicRun(*c, extent) : std::nullopt;
   // g: [d0..d(axis-1), i..., d(axis+1)..]: move the index axes to the front.
   size_t ni = iDims.size();
   std::vector<int64_t> perm;
@@ -359,7 +367,6 @@ Value *tupleIndices(GradBuilder &b, Value *idx, const Value *data, int64_t batch
 Attribute addReduction() { return Attribute(std::string("add")); }
 } // namespace
 
-// GatherElements: the cotangent scatter-added at the indices.
 namespace {
 // GatherElements whose index is a constant (or an Expand of one along
 // leading axes) that picks each element at most once along `axis` in every
@@ -372,7 +379,8 @@ Value *injectiveGatherGrad(GradBuilder &b, Value *g, Value *data, Value *idx, in
   std::optional<std::vector<int64_t>> c = constIntsOf(base);
   std::vector<int64_t> dd = b.dims(data), od = b.dims(g);
   size_t r = dd.size(), a = size_t(axis);
-  if (!c || base->type.rank() != r || !isStaticShape(base->type.shape))
+  if (!c || base->type.rank() != r || !isStaticShape(base->type.shape) ||
+      !wrapConstIndices(*c, dd[a]))
     return nullptr;
   std::vector<int64_t> bd = staticDims(base->type.shape);
   // Leading axes [0, k) broadcast (1 in the base); the rest whole, and the
@@ -399,9 +407,6 @@ Value *injectiveGatherGrad(GradBuilder &b, Value *g, Value *data, Value *idx, in
     for (int64_t j = 0; j < m; ++j)
       for (int64_t in = 0; in < inner; ++in) {
         int64_t at = (row * m + j) * inner + in, v = (*c)[size_t(at)];
-        v = v < 0 ? v + n : v;
-        if (v < 0 || v >= n)
-          return nullptr; // the forward's error
         int64_t to = (row * n + v) * inner + in;
         if (valid[size_t(to)] || at > INT32_MAX)
           return nullptr; // picked twice: a sum, the scatter's
@@ -425,6 +430,8 @@ Value *injectiveGatherGrad(GradBuilder &b, Value *g, Value *data, Value *idx, in
 }
 } // namespace
 
+// GatherElements: the cotangent scatter-added at the indices (or gathered
+// from the positions an injective constant index picked).
 void gatherElements(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
   Value *data = in(b, 0);
   int64_t axis = normAxis(b.fwd.getInt("axis"), data->type.rank());
