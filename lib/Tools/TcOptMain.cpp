@@ -115,6 +115,7 @@ int tcOptMain(int argc, char **argv) {
     std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on",
                 nhwcConvT = "on", attentionGemms = "on";
     bool lowPrecisionIO = false;
+    std::string precisionPolicy = "fast";
     InputSources numericInputs;
     NumericsCheckOptions numerics;
     bool checkGrads = false, train = false, eval = false;
@@ -194,6 +195,10 @@ int tcOptMain(int argc, char **argv) {
         "low-precision-io", po::bool_switch(&lowPrecisionIO),
         "with --precision fp16|bf16: the model's float inputs and outputs in the low type too "
         "(a model converted to half; a decode step's KV caches stay half between steps)")(
+        "precision-policy", po::value(&precisionPolicy)->value_name("fast|autocast"),
+        "with --precision fp16|bf16: fast (default) runs pointwise math in the low type; "
+        "autocast keeps a pointwise op f32 where an f32 operand is as large as its result, as "
+        "PyTorch's autocast promotes (a residual stream that starts f32 stays f32)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "
@@ -397,9 +402,14 @@ int tcOptMain(int argc, char **argv) {
             mixedPrecisionPipeline(precision == "fp16" ? "f16" : "bf16", lowPrecisionIO));
       // conv-gemms' auto rule leaves f32 convs on cuDNN (TF32): tell it.
       pipeline.setOption(PassId::ConvGemms, "low-precision", "1");
+      pipeline.setOption(PassId::MixedPrecision, "policy", precisionPolicy);
     } else if (precision != "fp32") {
       fail("unknown --precision '", precision, "' (fp32, fp16 or bf16)");
     }
+    if (precisionPolicy != "fast" && precisionPolicy != "autocast")
+      fail("--precision-policy takes fast or autocast, not '", precisionPolicy, "'");
+    if (vm.count("precision-policy") && precision == "fp32")
+      fail("--precision-policy needs --precision fp16 or bf16");
     if ((train || eval) && lowPrecisionIO)
       fail("--low-precision-io: a train step's state and inputs stay f32");
     if (lowPrecisionIO && precision == "fp32")

@@ -16,6 +16,14 @@
 // converted at compile time; activations get one shared Cast per (value,
 // type). Result dtypes are then re-inferred from the op table. The fuse pass
 // afterwards absorbs the casts into the neighbouring kernels.
+//
+// policy=autocast follows PyTorch's autocast one step further: a pointwise
+// op with an f32 operand as large as its result stays f32 (autocast runs
+// only its listed ops in half and promotes the rest), so a residual stream
+// that starts f32 (an embedding) stays f32 with its gradient, at the cost of
+// twice its bytes. Broadcast operands (per-channel statistics, biases,
+// masks) and constants don't promote: a batch norm's normalized output stays
+// half, as cuDNN's is.
 #include "tc/IR/TrainSignature.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -47,7 +55,8 @@ bool keepsF32(const Op &op, size_t i) { return op.is(OpKind::AttentionGrad) && i
 
 class MixedPrecision {
 public:
-  MixedPrecision(Function &f, DType low, bool lowIO) : f_(f), low_(low), lowIO_(lowIO) {
+  MixedPrecision(Function &f, DType low, bool lowIO, bool autocast)
+      : f_(f), low_(low), lowIO_(lowIO), autocast_(autocast) {
     for (Value *a : f.args) {
       noteF32(a);
       if (lowIO && a->type.dtype == DType::F32) { // ops that need f32 cast it back up
@@ -92,6 +101,7 @@ private:
   Function &f_;
   DType low_;
   bool lowIO_;
+  bool autocast_;
   bool changed_ = false;
   std::unordered_set<const Value *> wasF32_;
   std::map<std::pair<const Value *, DType>, Value *> casts_;
@@ -157,6 +167,16 @@ private:
                        [&](const Value *v) { return v && stats_.count(v); });
   }
 
+  // policy=autocast: an f32 activation as large as `op`'s result.
+  bool promotes(const Op &op) const {
+    const Shape &out = op.result()->type.shape;
+    std::optional<int64_t> n = staticNumElements(out);
+    return std::any_of(op.operands.begin(), op.operands.end(), [&](const Value *v) {
+      return v && !v->isConstant() && v->type.dtype == DType::F32 && wasF32_.count(v) &&
+             (v->type.shape == out || (n && staticNumElements(v->type.shape) == n));
+    });
+  }
+
   void retype(Op &op) {
     PrecisionClass p = op.info().precision;
     if (p == PrecisionClass::Keep)
@@ -166,6 +186,9 @@ private:
       p = PrecisionClass::F32;
     bool stat = p == PrecisionClass::Low && statistic(op);
     if (stat)
+      p = PrecisionClass::F32;
+    if (autocast_ && p == PrecisionClass::Low &&
+        op.info().category == FusionCategory::Pointwise && op.results.size() == 1 && promotes(op))
       p = PrecisionClass::F32;
     // A weight's gradient summed from its uses' parts (a tied table's head
     // and embedding gradients) is summed in f32, as PyTorch accumulates an
@@ -227,7 +250,10 @@ bool runMixedPrecisionPass(Module &m, const PassOptions &opts) {
   const std::string &io = opts.get("io");
   if (io != "f32" && io != "low")
     fail("mixed-precision: io must be f32 or low, not '", io, "'");
-  return MixedPrecision(m.main(), low, io == "low").run();
+  const std::string &policy = opts.get("policy");
+  if (policy != "fast" && policy != "autocast")
+    fail("mixed-precision: policy must be fast or autocast, not '", policy, "'");
+  return MixedPrecision(m.main(), low, io == "low", policy == "autocast").run();
 }
 
 } // namespace tc
