@@ -218,6 +218,7 @@ const Compiled &ModelRun::compile(int level, const std::string &precision,
   if (batch)
     for (const std::string &f : dimFlags(*batch))
       args.push_back(f);
+  args.insert(args.end(), opts_.optArgs.begin(), opts_.optArgs.end());
   ProcessResult proc;
   if ((c.failure = tools_.run("tc-opt", args, "compile", proc)))
     return c;

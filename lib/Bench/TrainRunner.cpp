@@ -318,6 +318,7 @@ BenchResult TrainModelRun::runTc(const std::string &precision) {
   if (precision == "amp")
     args.push_back("--precision=fp16");
   args.insert(args.end(), model_.trainArgs.begin(), model_.trainArgs.end());
+  args.insert(args.end(), opts_.optArgs.begin(), opts_.optArgs.end());
   for (const std::string &a : {ir_, std::string("-o"), opt})
     args.push_back(a);
   ProcessResult proc;

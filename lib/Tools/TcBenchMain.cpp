@@ -175,7 +175,10 @@ int tcBenchMain(int argc, char **argv) {
         "threads", po::value(&ro.threads)->value_name("N"), "tc-run --threads on the CPU")(
         "arch", po::value(&ro.level)->value_name("LEVEL"),
         "the target's tc-codegen level (CUDA: its --arch, e.g. sm_90; CPU: its --cpu; default: "
-        "tc-codegen's)")("codegen-arg", po::value(&ro.codegenArgs)->value_name("FLAG"),
+        "tc-codegen's)")("opt-arg", po::value(&ro.optArgs)->value_name("FLAG"),
+                         "one more tc-opt flag for tc's compiles, repeatable (e.g. "
+                         "--opt-arg=--precision-policy=autocast)")(
+        "codegen-arg", po::value(&ro.codegenArgs)->value_name("FLAG"),
                          "one more tc-codegen flag, repeatable (e.g. --codegen-arg=--tune "
                          "--codegen-arg=--tuning-cache=FILE)")(
         "models-dir", po::value(&modelsDir)->value_name("DIR"),

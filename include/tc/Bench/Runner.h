@@ -29,6 +29,7 @@ struct RunnerOptions {
   std::string workDir;        // intermediate files (IR, artifacts, reference data)
   std::string target = "cpu"; // a name in the target registry (Targets.def)
   std::string level;          // the target's tc-codegen level flag (--arch=sm_90); "": its default
+  std::vector<std::string> optArgs;     // more tc-opt flags (--precision-policy=autocast)
   std::vector<std::string> codegenArgs; // more tc-codegen flags (--tune, --tuning-cache=FILE)
   std::vector<std::string> modes{"eager", "default", "dynamic"};
   std::vector<std::string> precisions{"fp32", "amp"};
