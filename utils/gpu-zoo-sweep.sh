@@ -22,7 +22,9 @@
 # --export-for-train and its train step timed by tc-bench --train beside
 # PyTorch eager and torch.compile (PRECS, default amp; STEPS, default 30),
 # rows under run id train-zoo-SHA; PREFETCH=N exports N models at a time
-# ahead of the workers. tc must be in
+# ahead of the workers. OPT_ARGS="--flag ...": more tc-opt flags for tc's
+# compiles (tc-bench --opt-arg), with TAG=NAME in the run ids (train-zoo-NAME-SHA,
+# zoo-NAME-SHA) so their rows stay apart. tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
@@ -64,6 +66,8 @@ EOF
 IFS=, read -ra ids <<< "${GPUS:-$(seq -s, 0 $(($(nvidia-smi -L | wc -l) - 1)))}"
 gpus=${#ids[@]}
 threads=$(($(nproc) / gpus))
+opt=()
+for a in ${OPT_ARGS:-}; do opt+=("--opt-arg=$a"); done
 batch_of() { python3 -c "import json,sys; print(json.load(open('models/manifest.json'))['suites'][sys.argv[1]]['batch'])" "$1"; }
 train_one() { # GPU g, SUITE, MODEL: its train step (TRAIN=1), at the suite's batch or BATCH
   local g=$1 suite=$2 model=$3
@@ -73,7 +77,7 @@ train_one() { # GPU g, SUITE, MODEL: its train step (TRAIN=1), at the suite's ba
     OMP_NUM_THREADS=$threads python3 utils/bench-train.py --export-for-train "$M" --models "$model" \
       ${BATCH:+--batch $BATCH} < /dev/null 2>&1 | tail -5
   fi
-  "$BIN/tc-bench" --train --suite "$suite" --models "$model" --run-id "train-zoo-${SHA:-unknown}" \
+  "$BIN/tc-bench" --train --suite "$suite" --models "$model" --run-id "train-zoo-${TAG:+$TAG-}${SHA:-unknown}" "${opt[@]}" \
     --commit "${SHA:-unknown}" --target cuda --precisions "${PRECS:-amp}" --steps "${STEPS:-30}" \
     --warmup 5 --models-dir "$M" --timeout 240 --db "$W/gpu$g.db" --work-dir "$W/work" < /dev/null 2>&1
   rm -rf "$W/work/$model"
@@ -95,7 +99,7 @@ worker() { # GPU g: every gpus-th line of the plan from line g
     fi
     local tune=()
     [ -n "${TUNE:-}" ] && tune=(--codegen-arg=--tune "--codegen-arg=--tuning-cache=$W/tuning-gpu$g.cache")
-    "$BIN/tc-bench" --suite "$suite" --models "$model" --run-id "zoo-${TUNE:+tune-}${SHA:-unknown}" "${tune[@]}" \
+    "$BIN/tc-bench" --suite "$suite" --models "$model" --run-id "zoo-${TUNE:+tune-}${TAG:+$TAG-}${SHA:-unknown}" "${tune[@]}" "${opt[@]}" \
       --commit "${SHA:-unknown}" --batch "$b" --target cuda --modes cudagraphs --precisions amp \
       --torch-modes eager,reduce-overhead --models-dir "$M" --manifest models/manifest.json \
       --torch-script utils/bench-gpu.py --python python3 --timeout 240 --db "$W/gpu$g.db" \
