@@ -179,8 +179,8 @@ int tcBenchMain(int argc, char **argv) {
                          "one more tc-opt flag for tc's compiles, repeatable (e.g. "
                          "--opt-arg=--precision-policy=autocast)")(
         "codegen-arg", po::value(&ro.codegenArgs)->value_name("FLAG"),
-                         "one more tc-codegen flag, repeatable (e.g. --codegen-arg=--tune "
-                         "--codegen-arg=--tuning-cache=FILE)")(
+        "one more tc-codegen flag, repeatable (e.g. --codegen-arg=--tune "
+        "--codegen-arg=--tuning-cache=FILE)")(
         "models-dir", po::value(&modelsDir)->value_name("DIR"),
         "where exported (not committed) models are: NAME/model.onnx, NAME.onnx or "
         "NAME.dynamo.onnx")("manifest", po::value(&manifest)->value_name("FILE"),

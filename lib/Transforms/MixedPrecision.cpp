@@ -187,8 +187,8 @@ private:
     bool stat = p == PrecisionClass::Low && statistic(op);
     if (stat)
       p = PrecisionClass::F32;
-    if (autocast_ && p == PrecisionClass::Low &&
-        op.info().category == FusionCategory::Pointwise && op.results.size() == 1 && promotes(op))
+    if (autocast_ && p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
+        op.results.size() == 1 && promotes(op))
       p = PrecisionClass::F32;
     // A weight's gradient summed from its uses' parts (a tied table's head
     // and embedding gradients) is summed in f32, as PyTorch accumulates an
