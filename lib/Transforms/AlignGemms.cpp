@@ -109,21 +109,6 @@ void pad(Function &f, Op &mm) {
                  addIntsConstant(f, y->name + "_axis", {-1}, mm.loc)};
 }
 
-// The one op reading `v` (one operand slot, not a result of f), or null.
-Op *soleReader(Function &f, const Value *v) {
-  if (std::find(f.results.begin(), f.results.end(), v) != f.results.end())
-    return nullptr;
-  Op *reader = nullptr;
-  for (auto &o : f.ops)
-    for (const Value *x : o->operands)
-      if (x == v) {
-        if (reader)
-          return nullptr;
-        reader = o.get();
-      }
-  return reader;
-}
-
 // A train step's padded head whose logits only a softmax cross-entropy
 // reads (AppendLoss's, over the last axis): Slice(Y', [0, N)) (+ bias) ->
 // (Reshape ->) SCE becomes Y' + Concat(bias, -inf x (N' - N)) -> SCE over

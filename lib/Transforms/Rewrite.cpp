@@ -2,6 +2,7 @@
 // and eraseDeadOps live with DCE.
 #include "tc/Transforms/Rewrite.h"
 #include "tc/Runtime/ConstantEval.h"
+#include <algorithm>
 #include <cctype>
 
 namespace tc {
@@ -55,6 +56,20 @@ void adoptValue(Value *r, Value *y, Function *f) {
       for (Value *&v : o->operands)
         if (v == y)
           v = r;
+}
+
+Op *soleReader(Function &f, const Value *v) {
+  if (std::find(f.results.begin(), f.results.end(), v) != f.results.end())
+    return nullptr;
+  Op *reader = nullptr;
+  for (auto &o : f.ops)
+    for (const Value *x : o->operands)
+      if (x == v) {
+        if (reader)
+          return nullptr;
+        reader = o.get();
+      }
+  return reader;
 }
 
 std::optional<double> floatScalarConstant(const Value *v) {

@@ -19,6 +19,10 @@ inline bool hasOneElement(const Value *v) {
   return n && *n == 1;
 }
 
+// The one op reading `v` (one operand slot, not a result of f), or null.
+// Scans the function: for a pass's few candidates, not for every op.
+Op *soleReader(Function &f, const Value *v);
+
 // The value of a one-element float constant (a scale, a fill).
 std::optional<double> floatScalarConstant(const Value *v);
 
