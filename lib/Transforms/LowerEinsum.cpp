@@ -8,7 +8,10 @@
 // result's axes. Otherwise a MatMul over [batch..., rows but the last...,
 // columns but the last..., M, N]: an operand lacking an axis has it as
 // size 1 (broadcast), several contracted labels merge into one axis
-// (Reshape [0, ..., -1]: dims may stay symbolic). One operand: ReduceSum and
+// (Reshape [0, ..., -1]: dims may stay symbolic); several column labels merge
+// into one N where the leading axes would otherwise broadcast partly (rows or
+// batch labels beside columns: cuBLASLt's batches are equal or one side's).
+// One operand: ReduceSum and
 // Transpose. What stays an Einsum (a host step; the classifier says why,
 // einsumObstacle): a label repeated in one term (diagonals), more than two
 // operands, non-float data.
@@ -111,6 +114,15 @@ public:
     return op(OpKind::Reshape, {v, s}, {});
   }
 
+  // Splits the last axis into `dims` (at most one of them not static: -1).
+  Value *splitLast(Value *v, const std::vector<Dim> &dims) {
+    std::vector<int64_t> shape(v->type.rank() - 1, 0);
+    for (const Dim &d : dims)
+      shape.push_back(d.isStatic() ? d.size : -1);
+    Value *s = addIntsConstant(f_, base_ + "_shape", shape, loc_);
+    return op(OpKind::Reshape, {v, s}, {});
+  }
+
 private:
   Function &f_;
   Location loc_;
@@ -177,8 +189,28 @@ Value *lower(Function &f, const Op &e) {
     return lw.op(OpKind::Mul, {a.v, b.v}, {});
   }
   // The MatMul's layout: [batch, rows..., cols..., M, N]; K contracted.
-  constexpr int kOne = -1; // a size-1 axis (no row, column or contracted label)
-  int m = rows.empty() ? kOne : rows.back(), n = cols.empty() ? kOne : cols.back();
+  constexpr int kOne = -1;    // a size-1 axis (no row, column or contracted label)
+  constexpr int kMerged = -2; // N: every column label merged (below)
+  constexpr int kSum = -3;    // K: several contracted labels merged
+  // Columns beside rows or batch labels in the leading axes would broadcast
+  // there partly (MaxViT's relative position bias 'nhw,ixh->nixw': [n, 1] x
+  // [1, i]), which cuBLASLt turns down: then every column label merges into
+  // one N, split back after the MatMul, and B's leading axes are the batch
+  // labels alone (A's rows: more rows of B's GEMMs). The split takes the
+  // columns' sizes: all but one static.
+  Labels merged;
+  if (cols.size() >= 2 && (!batch.empty() || rows.size() >= 2)) {
+    size_t unknown = 0;
+    for (int l : cols)
+      unknown += !b.v->type.shape[indexOf(b.labels, l)].isStatic();
+    if (unknown <= 1)
+      merged.swap(cols);
+  }
+  std::vector<Dim> mergedDims;
+  for (int l : merged)
+    mergedDims.push_back(b.v->type.shape[indexOf(b.labels, l)]);
+  int m = rows.empty() ? kOne : rows.back();
+  int n = !merged.empty() ? kMerged : cols.empty() ? kOne : cols.back();
   if (!rows.empty())
     rows.pop_back();
   if (!cols.empty())
@@ -200,15 +232,45 @@ Value *lower(Function &f, const Op &e) {
   else
     bTail = Labels{n}, bTail.insert(bTail.end(), sum.begin(), sum.end());
   a = lw.permute(a, ownOf(a, layout(aTail)));
-  b = lw.permute(b, ownOf(b, layout(bTail)));
-  Lowering::Term af = lw.fill(a, layout(aTail), lead.size()),
-                 bf = lw.fill(b, layout(bTail), lead.size());
-  Value *av = lw.mergeLast(af.v, sum.size()), *bv = lw.mergeLast(bf.v, sum.size());
-  if (sum.size() > 1) {
-    std::vector<int64_t> perm(bv->type.rank());
+  Lowering::Term af = lw.fill(a, layout(aTail), lead.size());
+  Value *av = lw.mergeLast(af.v, sum.size()), *bv = nullptr;
+  auto swapLast = [&](Value *v) {
+    std::vector<int64_t> perm(v->type.rank());
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[perm.size() - 1], perm[perm.size() - 2]);
-    bv = lw.op(OpKind::Transpose, {bv}, {{"perm", Attribute(perm)}});
+    return lw.op(OpKind::Transpose, {v}, {{"perm", Attribute(perm)}});
+  };
+  if (merged.empty()) {
+    b = lw.permute(b, ownOf(b, layout(bTail)));
+    Lowering::Term bf = lw.fill(b, layout(bTail), lead.size());
+    bv = lw.mergeLast(bf.v, sum.size());
+    if (sum.size() > 1)
+      bv = swapLast(bv);
+  } else {
+    // B [batch..., K, N]: with one contracted label [batch..., K, columns...]
+    // merged; with several [batch..., columns..., K...] merged, transposed,
+    // the columns merged.
+    Labels order = batch;
+    int k = sum.size() == 1 ? sum[0] : kSum;
+    if (sum.size() == 1) {
+      order.push_back(k);
+      order.insert(order.end(), merged.begin(), merged.end());
+      b = lw.permute(b, order);
+    } else {
+      order.insert(order.end(), merged.begin(), merged.end());
+      order.insert(order.end(), sum.begin(), sum.end());
+      b = lw.permute(b, order);
+      Value *v = lw.mergeLast(b.v, sum.size());
+      std::vector<int64_t> perm(v->type.rank());
+      std::iota(perm.begin(), perm.end(), 0);
+      std::rotate(perm.begin() + std::ptrdiff_t(batch.size()), perm.end() - 1, perm.end());
+      b.v = lw.op(OpKind::Transpose, {v}, {{"perm", Attribute(perm)}});
+    }
+    Labels kn = batch;
+    kn.push_back(k);
+    kn.push_back(kMerged);
+    b = {lw.mergeLast(b.v, merged.size()), kn};
+    bv = lw.fill(b, layout({k, kMerged}), lead.size()).v;
   }
   Value *y = lw.op(OpKind::MatMul, {av, bv}, {});
   // Drop the size-1 M / N, then the result's order.
@@ -224,6 +286,11 @@ Value *lower(Function &f, const Op &e) {
     got.push_back(n);
   if (!drop.empty())
     y = lw.op(OpKind::Squeeze, {y}, {{"axes", Attribute(drop)}});
+  if (n == kMerged) {
+    got.pop_back();
+    got.insert(got.end(), merged.begin(), merged.end());
+    y = lw.splitLast(y, mergedDims);
+  }
   return lw.permute({y, got}, out).v;
 }
 
