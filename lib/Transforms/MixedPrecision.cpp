@@ -79,6 +79,15 @@ public:
       retype(op);
       f_.ops.push_back(std::move(owned));
     }
+    // An argument's casts (a train step's weights' half copies) go first,
+    // together: one multi-tensor launch (MultiTensorRuns) instead of a cast
+    // kernel before each layer's GEMMs (roberta's AMP step: 72 launches,
+    // 476 us of its 6.3 ms on the H200). The peak stays: a copy still dies
+    // after its last forward reader (the backward recasts it, rematerialize),
+    // and the forward's start holds fewer activations than its end.
+    std::stable_partition(f_.ops.begin(), f_.ops.end(), [&](const std::unique_ptr<Op> &o) {
+      return argumentCasts_.count(o.get()) != 0;
+    });
     // Outputs keep the type the caller expects (f32, or the low type with
     // io=low), and their public names.
     const DType io = lowIO_ ? low_ : DType::F32;
@@ -105,6 +114,7 @@ private:
   bool changed_ = false;
   std::unordered_set<const Value *> wasF32_;
   std::map<std::pair<const Value *, DType>, Value *> casts_;
+  std::unordered_set<const Op *> argumentCasts_; // placed first (run)
 
   void noteF32(const Value *v) {
     if (v->type.dtype == DType::F32)
@@ -136,6 +146,8 @@ private:
     } else {
       Op *cast = f_.addOp(OpKind::Cast, {v}, {name}, {type}, v->def ? v->def->loc : Location{});
       cast->setAttr("to", Attribute(t));
+      if (v->isArgument())
+        argumentCasts_.insert(cast);
       out = cast->result();
     }
     wasF32_.insert(out); // a working-precision copy of an f32 value
