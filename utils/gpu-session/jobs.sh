@@ -57,7 +57,9 @@ for spec in "$@"; do job=${spec%%:*}; PREC=; [ "$spec" = "$job" ] || PREC=${spec
   llama) fits ${c:-230} && train llama ${c:-230} 100 ;;
   vit) fits ${c:-230} && train vit_b_16 ${c:-230} 100 ;;
   resnet) fits ${c:-350} && train resnet50 ${c:-350} 100 --f64-reference ;;
-  conf) fits 250 || continue; echo "$(el) conformance"; timeout 250 python3 utils/conformance.py --bin $B --backends cuda --jobs 16 --timeout 120 --report $R/conformance.md > $R/conformance.log 2>&1; echo "$(el) conformance rc=$?"; tail -25 $R/conformance.log ;;
+  conf) fits 250 || continue; echo "$(el) conformance"
+    for d in .kit/p3/*.deb; do [ -f "$d" ] && dpkg -x "$d" /; done  # the test data (carry .kit/p3)
+    timeout 250 python3 utils/conformance.py --bin $B --backends cuda --jobs 16 --timeout 120 --report $R/conformance.md > $R/conformance.log 2>&1; echo "$(el) conformance rc=$?"; tail -25 $R/conformance.log ;;
   rnn) fits 150 || continue; echo "$(el) rnn"; timeout 150 python3 utils/bench-rnn.py --bin $B --out /tmp/rnn > $R/rnn.log 2>&1; echo "$(el) rnn rc=$?"; tail -12 $R/rnn.log ;;
   prof) fits 120 || continue; echo "$(el) prof"
     for m in bert_base resnet50 vit_b_16; do for p in amp fp32; do
