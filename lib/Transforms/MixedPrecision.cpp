@@ -79,15 +79,19 @@ public:
       retype(op);
       f_.ops.push_back(std::move(owned));
     }
-    // An argument's casts (a train step's weights' half copies) go first,
+    // A train step's argument casts (its weights' half copies) go first,
     // together: one multi-tensor launch (MultiTensorRuns) instead of a cast
     // kernel before each layer's GEMMs (roberta's AMP step: 72 launches,
     // 476 us of its 6.3 ms on the H200). The peak stays: a copy still dies
     // after its last forward reader (the backward recasts it, rematerialize),
-    // and the forward's start holds fewer activations than its end.
-    std::stable_partition(f_.ops.begin(), f_.ops.end(), [&](const std::unique_ptr<Op> &o) {
-      return argumentCasts_.count(o.get()) != 0;
-    });
+    // and the forward's start holds fewer activations than its end. Not at
+    // inference, whose arguments are activations (a decode step's caches:
+    // all cast at the start, all would be live at once).
+    if (std::any_of(f_.ops.begin(), f_.ops.end(),
+                    [](const std::unique_ptr<Op> &o) { return o->loc.phase != Phase::Forward; }))
+      std::stable_partition(f_.ops.begin(), f_.ops.end(), [&](const std::unique_ptr<Op> &o) {
+        return argumentCasts_.count(o.get()) != 0;
+      });
     // Outputs keep the type the caller expects (f32, or the low type with
     // io=low), and their public names.
     const DType io = lowIO_ ? low_ : DType::F32;
