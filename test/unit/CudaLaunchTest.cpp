@@ -1,4 +1,5 @@
 #include "tc/Runtime/CudaLaunch.h"
+#include "tc/CodeGen/MultiTensor.h"
 #include "../../lib/Runtime/CUDA/LibraryLoader.h" // private to the CUDA runtime
 #include "tc/Support/Error.h"
 #include <cstring>
@@ -133,6 +134,11 @@ TEST(CudaLaunch, MultiTensorRunsArePointwiseOrSplitReductions) {
   EXPECT_EQ(splitBlocks(16384, 256), 4);
   EXPECT_EQ(splitBlocks(140000, 256), 35);
   EXPECT_EQ(splitBlocks(int64_t(30522) * 768, 256), int64_t(kSplitGrid));
+  // A multi-tensor member: 8 times the elements a block (128 a thread).
+  EXPECT_EQ(multiTensorSplitBlocks(8, 256), 1);
+  EXPECT_EQ(multiTensorSplitBlocks(140000, 256), 5);
+  EXPECT_EQ(multiTensorSplitBlocks(int64_t(768) * 3072, 256), 72);
+  EXPECT_EQ(multiTensorSplitBlocks(int64_t(50265) * 768, 256), int64_t(kSplitGrid));
 }
 
 // The compaction family: one block, its two passes, even over an empty

@@ -18,6 +18,6 @@ rm -rf .kit/p1 .kit/p2 .kit/p3 && mkdir -p .kit/p1 .kit/p2 .kit/p3
 mv .kit/a/libllvm19* .kit/a/libclang-cpp19* .kit/p1/
 mv .kit/a/*.deb .kit/b/*.deb .kit/b/llvm-dev.tar.xz .kit/p2/
 rm -rf .kit/a .kit/b   # src.tar.xz: call2.sh builds the working tree itself
-(cd .kit/p3 && apt-get download libonnx-testdata >/dev/null 2>&1)
+mv .kit/p2/libonnx-testdata* .kit/p3/ 2>/dev/null || (cd .kit/p3 && apt-get download libonnx-testdata >/dev/null 2>&1)
 du -sh .kit/p1 .kit/p2 .kit/p3
 git rev-parse --short=10 HEAD > .kit/p2/sha

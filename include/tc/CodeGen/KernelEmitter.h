@@ -89,7 +89,7 @@
 //     gets the grid `pointwise` gives its n, gridDim.x their sum. Its
 //     parameter is { const entry *table; int64_t count; } (MultiTensor.h).
 //     A reduction family's one (full `split` reductions, `vec` = 1): each
-//     member gets splitBlocks(n, block) blocks and its own scratch.
+//     member gets multiTensorSplitBlocks(n, block) blocks and its own scratch.
 // No dynamic shared memory; skip the launch when n is 0.
 #pragma once
 #include "tc/CodeGen/KernelKind.h"
@@ -108,7 +108,7 @@ enum class LaunchKind { Pointwise, Rows, Reduce, Columns, Lanes, Split, Compact,
 inline constexpr unsigned kSplitGrid = 1024;
 // `split`: the fewest elements a thread reduces before another block takes
 // part. One row of L elements takes splitBlocks(L, block) blocks (the
-// kernel's S; a multi-tensor reduction member's share of the grid).
+// kernel's S; a multi-tensor reduction member's: multiTensorSplitBlocks).
 inline constexpr int64_t kSplitMinPerThread = 16;
 inline int64_t splitBlocks(int64_t L, unsigned block) {
   int64_t per = int64_t(block) * kSplitMinPerThread;

@@ -34,10 +34,12 @@
 // form runs the same way. Their flat values are those of the reduced
 // input's shape (multiTensorShape), the results single elements. The
 // kernel is the Reduction family's `split` kernel over the member's share
-// of the grid (Kernels/SplitRows.cpp): a member of n elements gets the
-// blocks its own `split` launch would split it into (splitBlocks), so each
-// block sums the same chunk and its last block combines the same partials
-// in the same order: the sums are the unfused kernels', bit for bit. Its
+// of the grid (Kernels/SplitRows.cpp): a member of n elements gets
+// multiTensorSplitBlocks(n) blocks, each summing a chunk in a fixed order
+// and its last block combining the partials in order: a member's sum
+// depends on its n alone (not on the other members, nor on how many blocks
+// are resident), though not the unfused kernel's bits (that one splits
+// finer, to fill the GPU alone). Its
 // entry's parameter has one more buffer, its own scratch
 // (multiTensorScratchBytes: its blocks' partials, its statistic, its
 // counter; the runtime's, zero before the first launch, left zero by
@@ -84,6 +86,17 @@ inline const Shape &multiTensorShape(const std::vector<const Value *> &values, s
 // A reduction member's element count is a multiple of this: every `split`
 // kernel's vector width (16 bytes of f16) divides it.
 inline constexpr int64_t kMultiTensorReduceMultiple = 8;
+
+// A reduction member's blocks: a lone `split` launch's (splitBlocks) over
+// n / kMultiTensorReduceWork elements, each block summing that many times
+// a lone launch's chunk. The run fills the GPU by its members together; at
+// a lone launch's chunks the blocks' table searches and partials took most
+// of the time (roberta_base's overflow check: 21873 blocks over 124M f32
+// gradients, 1.8 TB/s, 37% of the H200's bandwidth).
+inline constexpr int64_t kMultiTensorReduceWork = 8;
+inline int64_t multiTensorSplitBlocks(int64_t n, unsigned block) {
+  return splitBlocks((n + kMultiTensorReduceWork - 1) / kMultiTensorReduceWork, block);
+}
 
 // A reduction member's scratch: its blocks' partials and its statistic, 8
 // bytes each, then its counter (the kernel's layout, SplitRows.cpp).

@@ -20,7 +20,11 @@ namespace tc {
 // opA(A) is m x k (A stored k x m when transA), opB(B) k x n (B stored n x k
 // when transB). Batch strides in elements; 0: one matrix for every batch.
 struct GemmDesc {
-  DType dtype = DType::F32;
+  DType dtype = DType::F32; // A's, B's and (unless `castF32`) D's
+  // D is f32 from f16/bf16 operands (a group `MatMul` then `Cast to f32`
+  // alone: a weight gradient of an AMP step, the f32 copy the optimizer
+  // reads): cuBLASLt writes the sums in f32, no f16 result and no cast kernel.
+  bool castF32 = false;
   int64_t m = 0, n = 0, k = 0, batch = 1;
   bool transA = false, transB = false;
   int64_t strideA = 0, strideB = 0, strideD = 0;
@@ -32,14 +36,15 @@ struct GemmDesc {
   bool relu = false, geluTanh = false; // the folded activation
   bool epilogueFolded = false;         // nothing left for the epilogue kernel
 
-  // "bias,residual,relu": the folded epilogue ("" for none).
+  // "bias,residual,relu" or "cast_f32": the folded epilogue ("" for none).
   std::string epilogueText() const;
   // "gemm m=8 n=16 k=32 batch=1 epilogue=bias,relu"
   std::string describe() const;
 };
 
-// The GEMM of MatMul/Gemm group `group`; `args` and `result` are the static
-// types of its arguments and result (the Fused op's operands and result). nullopt with `why` for
+// The GEMM of MatMul/Gemm group `group`; `args` are the static types of its
+// arguments (the Fused op's operands), `result` the anchor's result (the
+// Fused op's shape, the MatMul's dtype). nullopt with `why` for
 // what cuBLASLt is not given: a batch broadcast other than equal dims or one side shared, a C
 // broadcast along rows, an empty K, a dtype other than f32/f16/bf16.
 std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<TensorType> &args,

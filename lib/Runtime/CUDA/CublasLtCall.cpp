@@ -192,6 +192,10 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
     layout(c.b, g.m, g.k, g.m, g.strideA);
   else
     layout(c.b, g.k, g.m, g.k, g.strideA);
+  // D (and C, the same layout) in f32 where the group's cast folds (castF32):
+  // `layout` reads t.
+  if (g.castF32)
+    t = CUDA_R_32F;
   layout(c.d, g.n, g.m, g.n, g.strideD);
 
   c.alpha = g.alpha;
@@ -208,7 +212,7 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
 
   cublasLtMatmulPreference_t pref = nullptr;
   x.check(x.prefCreate(&pref), "cublasLtMatmulPreferenceCreate");
-  uint64_t elem = dtypeSize(g.dtype);
+  uint64_t elem = dtypeSize(g.dtype), elemD = g.castF32 ? 4 : elem;
   auto setPref = [&](cublasLtMatmulPreferenceAttributes_t attr, const auto &v) {
     x.check(x.prefSet(pref, attr, &v, sizeof v), "cublasLtMatmulPreferenceSetAttribute");
   };
@@ -224,9 +228,9 @@ std::unique_ptr<CublasLtCall> CublasLtCall::create(CublasLt &lib, const GemmDesc
     setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES,
             alignment({c.pb, uint64_t(g.strideA) * elem}));
     setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES,
-            alignment({c.pc, uint64_t(g.strideD) * elem}));
+            alignment({c.pc, uint64_t(g.strideD) * elemD}));
     setPref(CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES,
-            alignment({c.pd, uint64_t(g.strideD) * elem}));
+            alignment({c.pd, uint64_t(g.strideD) * elemD}));
     s = x.heuristic(c.handle, c.op, c.a, c.b, c.d, c.d, pref, wanted, results.data(), &found);
   } catch (...) {
     x.prefDestroy(pref);

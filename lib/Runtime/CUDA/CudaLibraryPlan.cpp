@@ -94,6 +94,8 @@ std::vector<int64_t> intsOr(const Op &op, const char *name, size_t n, int64_t fi
 } // namespace
 
 std::string GemmDesc::epilogueText() const {
+  if (castF32)
+    return "cast_f32";
   std::string e = bias >= 0 ? "bias" : "";
   if (residual)
     e += (e.empty() ? "" : ",") + std::string("residual");
@@ -215,6 +217,17 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
   std::vector<int64_t> perColumn(rd.size(), 1);
   if (!rd.empty())
     perColumn.back() = g.n;
+  // MatMul then a Cast of its f16/bf16 result to f32, nothing else: D in f32.
+  if (group.ops.size() == 2 && group.results.size() == 1 && g.c < 0 && g.bias < 0 &&
+      (g.dtype == DType::F16 || g.dtype == DType::BF16)) {
+    const Op &cast = *group.ops[1];
+    if (cast.is(OpKind::Cast) && cast.operand(0) == anchor.result() &&
+        cast.result()->type.dtype == DType::F32) {
+      g.castF32 = true;
+      g.epilogueFolded = true;
+      return g;
+    }
+  }
   // A residual Add is C where the op has none (MatMul; Gemm without C).
   Fold f = foldEpilogue(group, args, perColumn, true, g.c < 0 ? &rd : nullptr, g.dtype);
   if (f.all && !(f.bias >= 0 && g.bias >= 0) && !(f64 && (f.bias >= 0 || f.relu || f.geluTanh))) {

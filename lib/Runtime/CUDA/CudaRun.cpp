@@ -131,13 +131,16 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
   const std::vector<TensorType> &args = o.args;
   const TensorType &result = o.result;
   // The anchor writes the result in place, or, when the epilogue changes the
-  // dtype (a Cast), a buffer of its own the epilogue kernel reads.
+  // dtype (a Cast the library does not fold), a buffer of its own the
+  // epilogue kernel reads.
   const TensorType anchored{group.ops.front()->result()->type.dtype, result.shape};
   cuda::CUdeviceptr out = o.result0;
-  if (anchored.dtype != result.dtype) {
+  auto ownBuffer = [&] {
+    if (anchored.dtype == result.dtype)
+      return;
     s.scratch = cuda::DeviceMemory(*byteSize(anchored));
     out = s.scratch.get();
-  }
+  };
   auto ptr = [&](int arg) { return arg < 0 ? 0 : o.operand(size_t(arg)); };
   std::string why, what;
   bool folded = false;
@@ -145,6 +148,8 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
     std::optional<GemmDesc> g = describeGemm(group, args, anchored, why);
     if (!g)
       return host(why);
+    if (!g->castF32)
+      ownBuffer();
     if (!g->epilogueFolded && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cublasLt_) {
@@ -165,6 +170,7 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
     std::optional<ConvDesc> c = describeConv(group, args, anchored, why);
     if (!c)
       return host(why);
+    ownBuffer();
     if (!c->graphTakesEpilogue() && !k.entry.hasKernel())
       return host("the epilogue has no CUDA kernel");
     if (!cudnn_) {
@@ -508,7 +514,7 @@ CudaModel::makePlan(const std::map<std::string, int64_t> &sizes) {
     auto k = op->is(OpKind::Fused) ? kernels_.find(op->getString("callee")) : kernels_.end();
     if (k != kernels_.end() && multiTensorReduction(k->second.entry))
       scratchBytes += multiTensorScratchBytes(
-          uint64_t(splitBlocks(MultiTensorMember(*op, true).n, k->second.entry.block)));
+          uint64_t(multiTensorSplitBlocks(MultiTensorMember(*op, true).n, k->second.entry.block)));
   }
   plan->columnsScratch.reserve(scratchBytes, work_);
   const Op *runLead = nullptr; // the multi-tensor run's first step, which launches it
@@ -624,8 +630,8 @@ std::string CudaModel::planMultiTensorStep(ShapePlan &plan, const Function &f, s
     for (const Value *v : m.values)
       bufs.push_back(devicePtr(plan, v));
     uint64_t grid = 0;
-    if (reduction) { // its own `split` launch's blocks, its own scratch
-      grid = uint64_t(splitBlocks(m.n, k.entry.block));
+    if (reduction) { // its blocks (multiTensorSplitBlocks), its own scratch
+      grid = uint64_t(multiTensorSplitBlocks(m.n, k.entry.block));
       bufs.push_back(plan.columnsScratch.get() + scratchAt);
       scratchAt += multiTensorScratchBytes(grid);
     } else {

@@ -87,9 +87,11 @@ int cublasLtMatmul(void *h, Desc *op, const void *alpha, const void *A, Layout *
     return 7;
   if (op->epilogue & ~(1 | kRelu | kBias)) // GELU: not here
     return 15;
-  if (a->type != d->type || b->type != d->type || c->type != d->type)
+  // A and B of one type; C and D theirs, or f32 from halves (a folded cast to f32).
+  if (a->type != b->type || c->type != d->type ||
+      (a->type != d->type && !(d->type == 0 && (a->type == 2 || a->type == 14))))
     return 15;
-  int t = d->type;
+  int t = a->type, td = d->type;
   // The scale type is the compute type's: f64 operands only with COMPUTE_64F, no epilogue.
   if ((t == 1) != op->f64 || (op->f64 && op->epilogue != 1))
     return 15;
@@ -109,13 +111,13 @@ int cublasLtMatmul(void *h, Desc *op, const void *alpha, const void *A, Layout *
         // f32 and halves: the product rounded to f32 once, then scaled in f32.
         double v = t == 1 ? al * s : (double)((float)al * (float)s);
         if (be != 0)
-          v = t == 1 ? v + be * get(C, t, bt * c->stride + i + j * c->ld)
-                     : (double)((float)v + (float)be * (float)get(C, t, bt * c->stride + i + j * c->ld));
+          v = t == 1 ? v + be * get(C, td, bt * c->stride + i + j * c->ld)
+                     : (double)((float)v + (float)be * (float)get(C, td, bt * c->stride + i + j * c->ld));
         if (op->epilogue & kBias)
-          v += get(op->bias, t, i);
+          v += get(op->bias, td, i);
         if ((op->epilogue & kRelu) && v < 0)
           v = 0;
-        put(D, t, bt * d->stride + i + j * d->ld, v);
+        put(D, td, bt * d->stride + i + j * d->ld, v);
       }
   return 0;
 }
