@@ -1,6 +1,6 @@
 #include "tc/Runtime/CudaLaunch.h"
-#include "tc/CodeGen/MultiTensor.h"
 #include "../../lib/Runtime/CUDA/LibraryLoader.h" // private to the CUDA runtime
+#include "tc/CodeGen/MultiTensor.h"
 #include "tc/Support/Error.h"
 #include <cstring>
 #include <gtest/gtest.h>
