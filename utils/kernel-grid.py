@@ -167,6 +167,11 @@ def gen_reduce(budget, e):
     for c in geom(1, 4096):
         for tot in sizes(budget) + [budget / 64]:
             yield dict(axes="columns", dims="%dx%d" % (fill(tot, c * e), c))
+    # and a training step's bias gradients: a token count's rows (8 x 128
+    # to 64 x 128) of a transformer's widths, whatever the budget.
+    for c in (768, 1024, 3072, 4096):
+        for r in (1024, 2048, 4096, 8192):
+            yield dict(axes="columns", dims="%dx%d" % (r, c))
     for name, (_, slots) in REDUCE.items():
         if "k" not in slots:
             continue
