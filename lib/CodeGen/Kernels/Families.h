@@ -69,6 +69,10 @@ struct ReducePlan {
   // stats[0] is the mean (sum / L) and stats[1] the sum of (x - s0)^2,
   // finished: a kernel may compute both in one pass (SplitRows.cpp).
   bool centered = false;
+  // stats[0] is a max M and stats[1] the sum of exp(x - s0) (ReduceLogSumExp):
+  // a kernel may compute both in one pass, the sum relative to the running
+  // max and rescaled when it grows (SplitRows.cpp, onlinePass).
+  bool online = false;
   // The anchor's results after the first, one value per row, of the
   // statistics (LayerNormalization's Mean and InvStdDev: s0, s1).
   std::vector<std::string> rowValues;

@@ -315,6 +315,32 @@ template <class T> TC_INLINE void tc_block_chan(T &n, T &mean, T &m2, T *sh) {
   for (unsigned w = 1; w < blockDim.x >> 5; ++w)
     tc_chan_merge(n, mean, m2, sh[w], sh[32 + w], sh[64 + w]);
 }
+// Online log-sum-exp summaries (m, s): m the max by `f`, s the sum of
+// exp(x - m) over the summary's elements; b merged into a (either empty:
+// m -inf, s 0). Where m is not finite s means nothing (the kernel's finish
+// decides from m alone).
+template <class T, class F> TC_INLINE void tc_online_merge(T &m, T &s, T mb, T sb, F f) {
+  const T mm = f(m, mb);
+  s = (m == mm ? s : s * tc_exp(m - mm)) + (mb == mm ? sb : sb * tc_exp(mb - mm));
+  m = mm;
+}
+// The block's (m, s) merged in a fixed order (lanes by xor shuffles, then
+// warps in order through `sh`: 64 entries); every thread gets the result.
+template <class T, class F> TC_INLINE void tc_block_online(T &m, T &s, T *sh, F f) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const T om = __shfl_xor_sync(0xffffffffu, m, o), os = __shfl_xor_sync(0xffffffffu, s, o);
+    tc_online_merge(m, s, om, os, f);
+  }
+  __syncthreads(); // the previous reduction may still read `sh`
+  if ((threadIdx.x & 31) == 0) {
+    sh[threadIdx.x >> 5] = m;
+    sh[32 + (threadIdx.x >> 5)] = s;
+  }
+  __syncthreads();
+  m = sh[0], s = sh[32];
+  for (unsigned w = 1; w < blockDim.x >> 5; ++w)
+    tc_online_merge(m, s, sh[w], sh[32 + w], f);
+}
 template <class T> TC_INLINE T tc_block_sum(T v, T *sh) { return tc_block_reduce(v, sh, tc_add_op()); }
 template <class T> TC_INLINE T tc_block_max(T v, T *sh) { return tc_block_reduce(v, sh, tc_max_op()); }
 )";

@@ -138,6 +138,7 @@ std::optional<ReducePlan> reducePlan(const KernelContext &c, const Op &op) {
     p.stats = {{"x", "tc_maxn_op", "-inf", "acc - acc == (A)0 || acc != acc ? acc : (A)0"},
                {"tc_exp(x - s0)", "tc_add_op", "0", "tc_log(acc) + s0"}};
     p.value = "s1";
+    p.online = true;
     break;
   case OpKind::ArgMax:
   case OpKind::ArgMin:

@@ -77,7 +77,7 @@ bool analyze(const KernelContext &c, const Op &anchor, Layout &l);
 // rows there are over its grid (many rows: a block each).
 bool takesSplit(const KernelContext &c, const Layout &l);
 // The launches (passes) of a `split` kernel: one per statistic (one for a
-// centered plan's two) and the last, which writes the elements and the
+// centered or an online plan's two) and the last, which writes the elements and the
 // row results; with row results only (foldsRowResults), the last
 // statistic's pass stores them and there is no last pass.
 unsigned splitLaunches(const Layout &l);
@@ -159,6 +159,10 @@ private:
              const std::function<void(const Accumulate *)> &chunk) const;
   void centeredPass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk,
                     bool drop) const;
+  // `split`: an online plan's pass (max and sum of exponentials in one sweep);
+  // with row results only (`folded`) it stores them too.
+  void onlinePass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk,
+                  bool drop, bool folded) const;
   void topK(std::ostream &os) const;
 };
 

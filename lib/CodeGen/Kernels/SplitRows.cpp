@@ -33,6 +33,9 @@ bool oneVectorATrip(const Layout &l) { return !l.broadcastArgs.empty(); }
 // Whether a `centered` plan's two statistics take one pass (centeredPass).
 bool oneCenteredPass(const Layout &l) { return l.plan.centered && l.plan.stats.size() == 2; }
 
+// Whether an `online` plan's two statistics take one pass (onlinePass).
+bool oneOnlinePass(const Layout &l) { return l.plan.online && l.plan.stats.size() == 2; }
+
 // The grid as a block sees it: the launch's, or in a multi-tensor kernel
 // its member's share (tc/CodeGen/MultiTensor.h), whose scratch holds that
 // member's partials, statistic and counter alone (multiTensorScratchBytes).
@@ -105,8 +108,8 @@ void Emitter::splitLoop(std::ostream &os) const {
   const std::vector<size_t> lanes = vectors.empty() ? std::vector<size_t>() : laneArgs(vw);
   // Mean and squared deviations in one pass (X read twice, not three
   // times): K partials a block.
-  const bool centered = oneCenteredPass(l);
-  const int K = centered ? 2 : 1;
+  const bool centered = oneCenteredPass(l), online = oneOnlinePass(l);
+  const int K = centered || online ? 2 : 1;
   const bool one = oneVectorATrip(l);
   os << "  const int64_t P = " << P << ";\n  enum { U = " << (one ? 1 : kSplitUnroll)
      << ", UL = " << (one ? 1 : kSplitLastUnroll) << ", VW = " << vw
@@ -126,11 +129,11 @@ void Emitter::splitLoop(std::ostream &os) const {
      << "  const volatile A *settled = part;\n"
      << "  const bool vec = " << aligned(vectors, "L", lanes) << ";\n  (void)vec;\n"
      << grid.counters << "  __shared__ A tc_red[32];\n"
-     << (centered ? "  __shared__ A tc_red3[96];\n" : "") << "  __shared__ int tc_last;\n"
+     << (centered || online ? "  __shared__ A tc_red3[96];\n" : "") << "  __shared__ int tc_last;\n"
      << "  for (int64_t w = " << grid.block << "; w < rows * S; w += " << grid.blocks << ") {\n"
      << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
   for (size_t k = 0; k < P; ++k)
-    os << "    const A s" << k << " = p.pass > " << (centered ? 0 : k) << " ? stat[o * P + " << k
+    os << "    const A s" << k << " = p.pass > " << (centered || online ? 0 : k) << " ? stat[o * P + " << k
        << "] : (A)0;\n    (void)s" << k << ";\n";
   // A thread's U vectors of VW elements a trip (vector u at jb + u *
   // blockDim.x * VW), every load before any use: U 16-byte loads in flight
@@ -183,12 +186,14 @@ void Emitter::splitLoop(std::ostream &os) const {
     }
     os << element(nullptr) << "      }\n";
   };
-  if (centered)
-    centeredPass(os, chunk, drop);
   // Row results only (a loss's sum, the overflow check's sum of a
   // gradient): the last statistic's last block stores them, no pass after.
   const bool folded = foldsRowResults(l);
-  for (size_t k = 0; k < P && !centered; ++k) {
+  if (centered)
+    centeredPass(os, chunk, drop);
+  if (online)
+    onlinePass(os, chunk, drop, folded);
+  for (size_t k = 0; k < P && !centered && !online; ++k) {
     const ReduceStat &s = l.plan.stats[k];
     std::string combine = s.combine + "()";
     os << "    if (p.pass == " << k << ") {\n      A acc;\n";
@@ -246,9 +251,10 @@ unsigned splitMinBlocks(const Layout &l) { return oneVectorATrip(l) ? 4 : 2; }
 bool foldsRowResults(const Layout &l) { return !l.perElementResults && !oneCenteredPass(l); }
 
 unsigned splitLaunches(const Layout &l) {
+  const bool one = oneCenteredPass(l) || oneOnlinePass(l); // both statistics in one pass
   if (foldsRowResults(l))
-    return unsigned(l.plan.stats.size());
-  return oneCenteredPass(l) ? 2 : unsigned(l.plan.stats.size() + 1);
+    return one ? 1 : unsigned(l.plan.stats.size());
+  return one ? 2 : unsigned(l.plan.stats.size() + 1);
 }
 
 // Statistic `s` over the block's chunk: a partial per u (U independent
@@ -309,6 +315,62 @@ void Emitter::centeredPass(std::ostream &os, const std::function<void(const Accu
      << "        const A acc = m2;\n"
      << "        stat[o * P + 1] = " << q.finish << ";\n      }\n"
      << "      continue;\n    }\n";
+}
+
+// The pass of an `online` plan's two statistics (ReduceLogSumExp: the max M
+// and the sum of exp(x - s0)) in ONE sweep: each thread's (max, sum of
+// exp(x - max)) per u, the sum rescaled when the max grows, merged across
+// u, the block and (the last block) the row's chunks in a fixed order
+// (tc_online_merge). The two-pass kernel read [1024, 50272] logits twice
+// (roberta_base's cross-entropy: two launches of ~42 us on the H200). The
+// finish is the two-pass one's: s0 from M; the sum relative to s0 is the
+// accumulated one where s0 is M (M finite), else M's own (+inf, NaN) or 0
+// (every element -inf), which is what summing exp(x - s0) gives there.
+void Emitter::onlinePass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk,
+                         bool drop, bool folded) const {
+  const ReduceStat &mx = l.plan.stats[0], &sum = l.plan.stats[1];
+  const std::string f = mx.combine + "()";
+  os << "    if (p.pass == 0) {\n"
+     << "      A m, e;\n      {\n"
+     << "      A om[U], oe[U];\n"
+     << "#pragma unroll\n      for (int u = 0; u < U; ++u) { om[u] = " << initOf(mx)
+     << "; oe[u] = (A)0; }\n";
+  Accumulate acc{"",
+                 "        { const A v = (A)(" + mx.term + "), mm = " + f +
+                     "(om[u], v);\n"
+                     "          if (mm == om[u]) oe[u] += v == mm ? (A)1 : tc_exp(v - mm);\n"
+                     "          else { oe[u] = oe[u] * tc_exp(om[u] - mm) + tc_exp(v - mm); om[u] = "
+                     "mm; } }\n",
+                 ""};
+  chunk(&acc);
+  os << "#pragma unroll\n      for (int u = 1; u < U; ++u) tc_online_merge(om[0], oe[0], om[u], "
+        "oe[u], "
+     << f << ");\n"
+     << "      tc_block_online(om[0], oe[0], tc_red3, " << f << ");\n"
+     << "      m = om[0];\n      e = oe[0];\n      }\n"
+     << "      if (S > 1) {\n"
+     << "        if (threadIdx.x == 0) { part[2 * w] = m; part[2 * w + 1] = e; }\n"
+     << lastBlockOf("o", "        ") << "        m = " << initOf(mx) << ";\n        e = 0;\n"
+     << "        for (int64_t t = 0; t < S" << (drop ? " - 1" : "") << "; ++t)\n"
+     << "          tc_online_merge(m, e, settled[2 * (o * S + t)], settled[2 * (o * S + t) + 1], "
+     << f << ");\n"
+     << "        if (threadIdx.x == 0) count[o] = 0; // zero for the next launch\n"
+     << "      }\n"
+     << "      if (threadIdx.x == 0) {\n"
+     << "        A tc_s0, tc_s1;\n"
+     << "        { const A acc = m; tc_s0 = " << mx.finish << "; }\n"
+     << "        { const A s0 = tc_s0;\n"
+     << "          const A acc = s0 == m ? e : (m != m || m > (A)0 ? m : (A)0);\n"
+     << "          tc_s1 = " << sum.finish << "; }\n"
+     << "        stat[o * P] = tc_s0;\n        stat[o * P + 1] = tc_s1;\n";
+  if (folded) {
+    std::ostringstream st;
+    ex.emitStores(st, "o");
+    os << "        const A s0 = tc_s0, s1 = tc_s1;\n        (void)s0;\n        (void)s1;\n";
+    rowLoads(os);
+    os << rowCode << st.str();
+  }
+  os << "      }\n      continue;\n    }\n";
 }
 
 } // namespace tc::kernels::reduce
