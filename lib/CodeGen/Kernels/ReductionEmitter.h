@@ -161,8 +161,8 @@ private:
                     bool drop) const;
   // `split`: an online plan's pass (max and sum of exponentials in one sweep);
   // with row results only (`folded`) it stores them too.
-  void onlinePass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk,
-                  bool drop, bool folded) const;
+  void onlinePass(std::ostream &os, const std::function<void(const Accumulate *)> &chunk, bool drop,
+                  bool folded) const;
   void topK(std::ostream &os) const;
 };
 

@@ -133,8 +133,8 @@ void Emitter::splitLoop(std::ostream &os) const {
      << "  for (int64_t w = " << grid.block << "; w < rows * S; w += " << grid.blocks << ") {\n"
      << "    const int64_t o = w / S, j0 = (w - o * S) * per, j1 = j0 + per < L ? j0 + per : L;\n";
   for (size_t k = 0; k < P; ++k)
-    os << "    const A s" << k << " = p.pass > " << (centered || online ? 0 : k) << " ? stat[o * P + " << k
-       << "] : (A)0;\n    (void)s" << k << ";\n";
+    os << "    const A s" << k << " = p.pass > " << (centered || online ? 0 : k)
+       << " ? stat[o * P + " << k << "] : (A)0;\n    (void)s" << k << ";\n";
   // A thread's U vectors of VW elements a trip (vector u at jb + u *
   // blockDim.x * VW), every load before any use: U 16-byte loads in flight
   // (a pass at one 2-byte load a thread ran at a fifth of HBM's
@@ -335,13 +335,14 @@ void Emitter::onlinePass(std::ostream &os, const std::function<void(const Accumu
      << "      A om[U], oe[U];\n"
      << "#pragma unroll\n      for (int u = 0; u < U; ++u) { om[u] = " << initOf(mx)
      << "; oe[u] = (A)0; }\n";
-  Accumulate acc{"",
-                 "        { const A v = (A)(" + mx.term + "), mm = " + f +
-                     "(om[u], v);\n"
-                     "          if (mm == om[u]) oe[u] += v == mm ? (A)1 : tc_exp(v - mm);\n"
-                     "          else { oe[u] = oe[u] * tc_exp(om[u] - mm) + tc_exp(v - mm); om[u] = "
-                     "mm; } }\n",
-                 ""};
+  Accumulate acc{
+      "",
+      "        { const A v = (A)(" + mx.term + "), mm = " + f +
+          "(om[u], v);\n"
+          "          if (mm == om[u]) oe[u] += v == mm ? (A)1 : tc_exp(v - mm);\n"
+          "          else { oe[u] = oe[u] * tc_exp(om[u] - mm) + tc_exp(v - mm); om[u] = "
+          "mm; } }\n",
+      ""};
   chunk(&acc);
   os << "#pragma unroll\n      for (int u = 1; u < U; ++u) tc_online_merge(om[0], oe[0], om[u], "
         "oe[u], "
