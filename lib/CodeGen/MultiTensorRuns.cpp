@@ -7,6 +7,10 @@
 // then live until the run; its results are written later, where nothing
 // reads them before). A train step's optimizer updates are such steps: each
 // reads its gradient, weight and moments and writes only state results.
+// Pointwise steps left alone then form runs the other way (hoistRuns): a
+// later member whose operands already exist at an earlier one moves up
+// beside it, within a byte budget (a train step's backward recasts of its
+// weights, each before its reader, batched a few layers at a time).
 // On CUDA so are steps whose groups are full `split` reductions of one
 // statistic (flatReduction): the AMP overflow check's sum of each large
 // gradient.
@@ -191,6 +195,73 @@ std::vector<std::vector<Op *>> formRuns(Function &main, std::vector<Op *> member
   return runs;
 }
 
+// The bytes of `op`'s results (static shapes; others count 0).
+uint64_t resultBytes(const Op &op) {
+  uint64_t b = 0;
+  for (const Value *r : op.results)
+    b += uint64_t(staticNumElements(r->type.shape).value_or(0)) * dtypeSize(r->type.dtype);
+  return b;
+}
+
+// Of `members` (pointwise calls in main's order, in no run), runs hoisted to
+// their first: a later member joins when it reads only main's arguments and
+// constants (a weight's recast; an intermediate would live longer where
+// rematerialize placed it late on purpose) and no step in between defines a
+// result of main (a state written in place of its argument: the member must
+// not read it earlier), and moves right after the run so far; a run's
+// results stop growing past kMultiTensorHoistBytes (they now live from the
+// run on: the peak may grow by that much). The members that cannot join
+// wait for the next run.
+std::vector<std::vector<Op *>> hoistRuns(Function &main, std::vector<Op *> members) {
+  std::vector<std::vector<Op *>> runs;
+  std::unordered_set<const Value *> results(main.results.begin(), main.results.end());
+  auto fromArguments = [](const Op &m) {
+    for (const Value *v : m.operands)
+      if (v && !v->isConstant() && v->def)
+        return false;
+    return true;
+  };
+  std::erase_if(members, [&](const Op *m) { return !fromArguments(*m); });
+  while (members.size() >= 2) {
+    Op *first = members.front();
+    std::vector<Op *> run{first}, left;
+    uint64_t bytes = resultBytes(*first);
+    size_t scanned = indexOf(main, first); // main's steps up to here define no result of main
+    bool blocked = false;
+    for (size_t k = 1; k < members.size(); ++k) {
+      Op *m = members[k];
+      size_t to = indexOf(main, m);
+      for (; !blocked && scanned < to; ++scanned)
+        for (const Value *r : main.ops[scanned]->results)
+          blocked |= results.count(r) != 0;
+      if (!blocked && run.size() < kMultiTensorMaxTensors &&
+          bytes + resultBytes(*m) <= kMultiTensorHoistBytes) {
+        run.push_back(m);
+        bytes += resultBytes(*m);
+      } else {
+        left.push_back(m);
+      }
+    }
+    members = std::move(left);
+    if (run.size() < 2)
+      continue;
+    // Out of main in order, back in right after the first.
+    std::unordered_set<const Op *> moving(run.begin() + 1, run.end());
+    std::vector<std::unique_ptr<Op>> moved;
+    for (auto it = main.ops.begin(); it != main.ops.end();)
+      if (moving.count(it->get())) {
+        moved.push_back(std::move(*it));
+        it = main.ops.erase(it);
+      } else {
+        ++it;
+      }
+    main.ops.insert(main.ops.begin() + std::ptrdiff_t(indexOf(main, first) + 1),
+                    std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+    runs.push_back(std::move(run));
+  }
+  return runs;
+}
+
 } // namespace
 
 std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<GroupCode> &groups,
@@ -235,8 +306,20 @@ std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<Group
   }
   std::vector<MultiTensorSummary> out;
   int64_t id = 0;
-  for (const std::string &key : order)
-    for (std::vector<Op *> &run : formRuns(main, membersOf[key])) {
+  for (const std::string &key : order) {
+    std::vector<std::vector<Op *>> runs = formRuns(main, membersOf[key]);
+    if (kernelOf.at(key).kind == KernelKind::Pointwise) {
+      std::unordered_set<const Op *> inRun;
+      for (const auto &r : runs)
+        inRun.insert(r.begin(), r.end());
+      std::vector<Op *> alone;
+      for (Op *m : membersOf[key])
+        if (!inRun.count(m))
+          alone.push_back(m);
+      for (std::vector<Op *> &r : hoistRuns(main, alone))
+        runs.push_back(std::move(r));
+    }
+    for (std::vector<Op *> &run : runs) {
       ++id;
       const EmittedKernel &k = kernelOf.at(key);
       MultiTensorSummary s{k.symbol, {}};
@@ -249,6 +332,7 @@ std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<Group
       }
       out.push_back(std::move(s));
     }
+  }
   return out;
 }
 
