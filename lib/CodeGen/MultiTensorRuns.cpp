@@ -155,6 +155,23 @@ size_t indexOf(const Function &main, const Op *op) {
   return SIZE_MAX;
 }
 
+// `moving` (steps of main) out of main in order and back in right before
+// (or `after`) `anchor`, together.
+void moveBeside(Function &main, const std::unordered_set<const Op *> &moving, const Op *anchor,
+                bool after) {
+  std::vector<std::unique_ptr<Op>> moved;
+  for (auto it = main.ops.begin(); it != main.ops.end();)
+    if (moving.count(it->get())) {
+      moved.push_back(std::move(*it));
+      it = main.ops.erase(it);
+    } else {
+      ++it;
+    }
+  size_t at = indexOf(main, anchor) + (after ? 1 : 0);
+  main.ops.insert(main.ops.begin() + std::ptrdiff_t(at), std::make_move_iterator(moved.begin()),
+                  std::make_move_iterator(moved.end()));
+}
+
 // Of `members` (calls in main's order), runs around the last one, then the
 // last of those left, and so on; each run's members moved together (main's
 // ops reordered). Runs of one step are none.
@@ -176,19 +193,7 @@ std::vector<std::vector<Op *>> formRuns(Function &main, std::vector<Op *> member
     members = std::move(left);
     if (run.size() < 2)
       continue;
-    // Out of main in order, back in right before the anchor.
-    std::unordered_set<const Op *> moving(run.begin(), run.end() - 1);
-    std::vector<std::unique_ptr<Op>> moved;
-    for (auto it = main.ops.begin(); it != main.ops.end();)
-      if (moving.count(it->get())) {
-        moved.push_back(std::move(*it));
-        it = main.ops.erase(it);
-      } else {
-        ++it;
-      }
-    size_t at = indexOf(main, anchor);
-    main.ops.insert(main.ops.begin() + std::ptrdiff_t(at), std::make_move_iterator(moved.begin()),
-                    std::make_move_iterator(moved.end()));
+    moveBeside(main, {run.begin(), run.end() - 1}, anchor, /*after=*/false);
     runs.push_back(std::move(run));
   }
   std::reverse(runs.begin(), runs.end());
@@ -245,18 +250,7 @@ std::vector<std::vector<Op *>> hoistRuns(Function &main, std::vector<Op *> membe
     members = std::move(left);
     if (run.size() < 2)
       continue;
-    // Out of main in order, back in right after the first.
-    std::unordered_set<const Op *> moving(run.begin() + 1, run.end());
-    std::vector<std::unique_ptr<Op>> moved;
-    for (auto it = main.ops.begin(); it != main.ops.end();)
-      if (moving.count(it->get())) {
-        moved.push_back(std::move(*it));
-        it = main.ops.erase(it);
-      } else {
-        ++it;
-      }
-    main.ops.insert(main.ops.begin() + std::ptrdiff_t(indexOf(main, first) + 1),
-                    std::make_move_iterator(moved.begin()), std::make_move_iterator(moved.end()));
+    moveBeside(main, {run.begin() + 1, run.end()}, first, /*after=*/true);
     runs.push_back(std::move(run));
   }
   return runs;
