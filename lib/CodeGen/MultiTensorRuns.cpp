@@ -7,9 +7,9 @@
 // then live until the run; its results are written later, where nothing
 // reads them before). A train step's optimizer updates are such steps: each
 // reads its gradient, weight and moments and writes only state results.
-// Pointwise steps left alone then form runs the other way (hoistRuns): a
-// later member whose operands already exist at an earlier one moves up
-// beside it, within a byte budget (a train step's backward recasts of its
+// Pointwise steps of a train step's backward left alone and reading only
+// arguments then form runs the other way (hoistRuns): a later one moves up
+// beside the first, within a byte budget (the backward's recasts of the
 // weights, each before its reader, batched a few layers at a time).
 // On CUDA so are steps whose groups are full `split` reductions of one
 // statistic (flatReduction): the AMP overflow check's sum of each large
@@ -208,25 +208,26 @@ uint64_t resultBytes(const Op &op) {
   return b;
 }
 
-// Of `members` (pointwise calls in main's order, in no run), runs hoisted to
-// their first: a later member joins when it reads only main's arguments and
-// constants (a weight's recast; an intermediate would live longer where
-// rematerialize placed it late on purpose) and no step in between defines a
-// result of main (a state written in place of its argument: the member must
-// not read it earlier), and moves right after the run so far; a run's
-// results stop growing past kMultiTensorHoistBytes (they now live from the
-// run on: the peak may grow by that much). The members that cannot join
-// wait for the next run.
+// Of `members` (pointwise calls in main's order, in no run), those of a train
+// step's backward that read only main's arguments and constants (its weights'
+// recasts: an intermediate would live longer where rematerialize placed it
+// late on purpose; at inference the arguments are activations, a decode
+// step's caches) form runs hoisted to their first: a later one joins when no
+// step in between defines a result of main (a state written in place of its
+// argument: the member must not read it earlier), and moves right after the
+// run so far; a run's results stop growing past kMultiTensorHoistBytes (they
+// now live from the run on: the peak may grow by that much). The members
+// that cannot join wait for the next run.
 std::vector<std::vector<Op *>> hoistRuns(Function &main, std::vector<Op *> members) {
   std::vector<std::vector<Op *>> runs;
   std::unordered_set<const Value *> results(main.results.begin(), main.results.end());
-  auto fromArguments = [](const Op &m) {
+  auto hoistable = [](const Op &m) {
     for (const Value *v : m.operands)
       if (v && !v->isConstant() && v->def)
         return false;
-    return true;
+    return m.loc.phase == Phase::Backward;
   };
-  std::erase_if(members, [&](const Op *m) { return !fromArguments(*m); });
+  std::erase_if(members, [&](const Op *m) { return !hoistable(*m); });
   while (members.size() >= 2) {
     Op *first = members.front();
     std::vector<Op *> run{first}, left;
