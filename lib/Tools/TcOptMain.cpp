@@ -173,9 +173,10 @@ int tcOptMain(int argc, char **argv) {
         "nhwc-conv-transpose", po::value(&nhwcConvT)->value_name("on|off"),
         "with --target=cuda: a conv's backward data pass in NHWC too (channels-last's "
         "conv-transpose; default on; off keeps it NCHW: an A/B)")(
-        "merge-gemms", po::value(&mergeGemms)->value_name("on|off"),
+        "merge-gemms", po::value(&mergeGemms)->value_name("on|off|train"),
         "on a GPU target at -O2/-O3: sibling GEMMs (one input, constant weights) as one "
-        "(merge-gemms; default on; off for an A/B)")(
+        "(merge-gemms; default on; off for an A/B; train: a train step's too, its weight "
+        "arguments' GEMMs before autodiff)")(
         "conv-gemm", po::value(&convGemm)->value_name("MODE"),
         "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
         "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
@@ -286,8 +287,8 @@ int tcOptMain(int argc, char **argv) {
     // Target- and precision-driven passes go right before lower-quantize
     // and fusion (preFusionAnchor), so that fusion absorbs the transposes
     // and casts they insert; with neither pass, at the end of the pipeline.
-    if (mergeGemms != "on" && mergeGemms != "off")
-      fail("--merge-gemms takes on or off, not '", mergeGemms, "'");
+    if (mergeGemms != "on" && mergeGemms != "off" && mergeGemms != "train")
+      fail("--merge-gemms takes on, off or train, not '", mergeGemms, "'");
     if (remat != "on" && remat != "off")
       fail("--rematerialize takes on or off, not '", remat, "'");
     if (remat == "off")
@@ -299,7 +300,7 @@ int tcOptMain(int argc, char **argv) {
       // On a GPU, sibling GEMMs become one (fewer launches, wider N at a
       // small batch) before attention-fusion: the packed qkv it leaves is
       // what attention-layouts reads in place (MergeGemms.cpp).
-      if (t->gpu && passes.empty() && (level < 0 || level >= 2) && mergeGemms == "on") {
+      if (t->gpu && passes.empty() && (level < 0 || level >= 2) && mergeGemms != "off") {
         bool attend = std::any_of(pipeline.begin(), pipeline.end(), [](const PassInvocation &p) {
           return p.is(PassId::AttentionFusion);
         });
@@ -379,6 +380,16 @@ int tcOptMain(int argc, char **argv) {
           std::any_of(pipeline.begin(), pipeline.end(),
                       [](const PassInvocation &p) { return p.is(PassId::AttentionProjections); }))
         t.insertBefore(PassId::Autodiff, Pipeline{PassId::AttentionProjections});
+      // --merge-gemms=train: sibling GEMMs of weight arguments as one before
+      // attention-fusion (which reads the packed q, k, v in place) and
+      // autodiff (one weight-gradient GEMM and one bias sum for the set).
+      if (mergeGemms == "train" && passes.empty() &&
+          std::any_of(pipeline.begin(), pipeline.end(),
+                      [](const PassInvocation &p) { return p.is(PassId::MergeGemms); })) {
+        Pipeline merge;
+        merge.add(PassInvocation(PassId::MergeGemms).set("trainable", true));
+        t.insertBefore(PassId::AttentionFusion, merge);
+      }
       // A target that aligns GEMMs (CUDA) gets its weights' GEMMs aligned
       // before autodiff, so their backward GEMMs are too.
       if (passes.empty() &&

@@ -39,14 +39,6 @@ constexpr int64_t kAlign = 8;
 // Narrower GEMMs are not worth a Slice.
 constexpr int64_t kMinN = 1024;
 
-// A train step's weight before autodiff: an argument of main, or a
-// Transpose of one (a tied LM head reads the embedding table so).
-bool isWeightArgument(const Function &f, const Value *b) {
-  if (b->def && b->def->is(OpKind::Transpose))
-    b = b->def->operand(0);
-  return !b->def && !b->isConstant() && std::find(f.args.begin(), f.args.end(), b) != f.args.end();
-}
-
 // `trainable`: B a weight argument (align-gemms{trainable=1}), else a constant.
 bool misalignedN(const Function &f, const Op &mm, bool trainable) {
   const Value *b = mm.operand(1);

@@ -400,6 +400,51 @@ bool lowerMaskedDropout(Function &f, size_t at) {
   return true;
 }
 
+// Split(x) whose every part is read only by a Cast to one float type T:
+// Cast(x) to T first, then the Split of it (the Casts' readers read the
+// parts). One cast of x instead of one per part, fusable into x's producer:
+// a merged weight gradient (merge-gemms{trainable}) is split into each
+// weight's f16 gradient and each cast to f32 under mixed precision; cast
+// first, the GEMM writes f32 itself (GemmDesc::castF32) and the parts are
+// views. The Casts are left dead.
+bool castBeforeSplit(Function &f, size_t at) {
+  Op &split = *f.ops[at];
+  if (!split.is(OpKind::Split) || split.operands.size() > 2 ||
+      (split.operands.size() == 2 && split.operand(1)))
+    return false;
+  Value *x = split.operand(0);
+  std::vector<Op *> casts;
+  for (Value *r : split.results) {
+    Op *c = soleReader(f, r);
+    if (!c || !c->is(OpKind::Cast) ||
+        std::find(f.results.begin(), f.results.end(), r) != f.results.end())
+      return false;
+    casts.push_back(c);
+  }
+  DType to = casts[0]->attr("to").type();
+  if (!isFloat(x->type.dtype) || !isFloat(to) || to == x->type.dtype ||
+      std::any_of(casts.begin(), casts.end(),
+                  [&](const Op *c) { return c->attr("to").type() != to; }))
+    return false;
+  auto cast = std::make_unique<Op>(OpKind::Cast);
+  Value *wide = f.newValue(f.uniqueName(x->name + "_" + std::string(dtypeName(to))),
+                           TensorType{to, x->type.shape});
+  wide->def = cast.get();
+  cast->operands = {x};
+  cast->results = {wide};
+  cast->setAttr("to", Attribute(to));
+  cast->loc = casts[0]->loc;
+  split.operands[0] = wide;
+  for (size_t k = 0; k < casts.size(); ++k) {
+    Value *part = split.results[k];
+    part->type.dtype = to;
+    if (!replaceValue(f, casts[k]->result(), part))
+      fail("canonicalize: cannot replace %", casts[k]->result()->name);
+  }
+  f.insertOp(at, std::move(cast));
+  return true;
+}
+
 } // namespace
 
 bool runCanonicalizePass(Module &m, const PassOptions &opts) {
@@ -418,7 +463,8 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
     }
     for (size_t i = 0; i < f->ops.size(); ++i)
       changedAny |= lowerBatchNormToAffine(*f, i) ||
-                    (lowerTraining && lowerTrainingBatchNorm(*f, i)) || lowerMaskedDropout(*f, i);
+                    (lowerTraining && lowerTrainingBatchNorm(*f, i)) || lowerMaskedDropout(*f, i) ||
+                    castBeforeSplit(*f, i);
   }
   return changedAny;
 }

@@ -11,6 +11,15 @@
 // into the pointwise group reading them (RoPE, SiLU(gate) * up). A bias (an
 // Add of a constant [N_i] that is the MatMul's only use) joins the merged
 // one; siblings without one add zeros.
+//
+// `trainable` (a train step before autodiff, tc-opt --merge-gemms=train):
+// the weights are arguments instead (a Linear's as PyTorch exports it,
+// Transpose(W_i) of W_i [N_i, K], or W_i [K, N_i] itself), and so may the
+// biases be; the merged weight is an op of them, Transpose(Concat(W_i) on
+// axis 0) (or a Concat on axis 1), the bias a Concat: autodiff gives each
+// W_i the rows of the merged gradient that are its own (a Slice of axis 0:
+// a view, no copy), one weight-gradient GEMM and one bias sum where there
+// were one per sibling.
 #include "tc/IR/MatMulViews.h"
 #include "tc/IR/OpTable.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -60,8 +69,24 @@ Uses usesOf(Function &f, std::unordered_map<const Value *, int> &returned) {
   return u;
 }
 
-// The bias Add of y (its only use), if any.
-void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *, int> &returned) {
+// The weight [K, N] of `mm` in a train step before autodiff (`trainable`):
+// an argument, or Transpose(argument [N, K]); else null.
+const Value *argumentWeight(const Function &f, const Op &mm) {
+  const Value *w = mm.operand(1);
+  if (!isWeightArgument(f, w) || w->type.rank() != 2 || !isStaticShape(w->type.shape))
+    return nullptr;
+  if (w->def && w->def->getInts("perm") != std::vector<int64_t>{1, 0})
+    return nullptr;
+  const Value *x = mm.operand(0);
+  if (x->type.rank() < 2 || x->type.dtype != w->type.dtype)
+    return nullptr;
+  return w;
+}
+
+// The bias Add of y (its only use), if any: a constant [N], or (`trainable`)
+// an argument of f.
+void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *, int> &returned,
+              const Function &f, bool trainable) {
   const Value *y = s.mm->result();
   auto it = u.find(y);
   if (returned.count(y) || it == u.end() || it->second.size() != 1)
@@ -70,7 +95,8 @@ void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *,
   if (!add->is(OpKind::Add))
     return;
   const Value *b = add->operand(0) == y ? add->operand(1) : add->operand(0);
-  if (b == y || !b->isConstant() || b->type.rank() != 1 || b->type.dtype != y->type.dtype ||
+  bool given = b->isConstant() || (trainable && !b->def && isWeightArgument(f, b));
+  if (b == y || !given || b->type.rank() != 1 || b->type.dtype != y->type.dtype ||
       b->type.shape[0] != Dim::fixed(s.n) || add->result()->type != y->type)
     return;
   s.biasAdd = add;
@@ -94,6 +120,60 @@ Value *concatColumns(Function &f, const std::vector<Sibling> &set, std::vector<i
   }
   return f.addConstant(f.uniqueName(named->name + "_merged"), all.type(),
                        TensorData::copyOf(all.bytes(), all.byteSize()), named->loc);
+}
+
+// Concat(`parts`, axis) as a new op named after `name`.
+Value *addConcat(Function &f, std::vector<Value *> parts, int64_t axis, const std::string &name,
+                 const TensorType &t, Location loc) {
+  Op *c = f.addOp(OpKind::Concat, std::move(parts), {f.uniqueName(name)}, {t}, loc);
+  c->setAttr("axis", Attribute(axis));
+  return c->result();
+}
+
+// A train step's merged weight [K, total] and bias [total] (`trainable`):
+// ops of the siblings' arguments. All weights Transpose(W_i): the W_i [N_i,
+// K] stacked, then one Transpose (a view gemm-views reads as transB, the
+// gradient a row block of one [total, K] tensor per W_i); else the [K, N_i]
+// side by side.
+Value *argumentColumns(Function &f, const std::vector<Sibling> &set, int64_t k, int64_t total) {
+  const Op &first = *set[0].mm;
+  DType dtype = first.result()->type.dtype;
+  bool transposed = std::all_of(set.begin(), set.end(),
+                                [](const Sibling &s) { return s.mm->operand(1)->def != nullptr; });
+  std::vector<Value *> parts;
+  for (const Sibling &s : set) {
+    Value *w = s.mm->operand(1);
+    parts.push_back(transposed ? w->def->operand(0) : w);
+  }
+  std::string name = parts[0]->name + "_merged";
+  if (!transposed)
+    return addConcat(f, parts, 1, name, TensorType{dtype, {Dim::fixed(k), Dim::fixed(total)}},
+                     first.loc);
+  Value *rows = addConcat(f, parts, 0, name, TensorType{dtype, {Dim::fixed(total), Dim::fixed(k)}},
+                          first.loc);
+  Op *t = f.addOp(OpKind::Transpose, {rows}, {f.uniqueName(name + "_t")},
+                  {TensorType{dtype, {Dim::fixed(k), Dim::fixed(total)}}}, first.loc);
+  t->setAttr("perm", Attribute(std::vector<int64_t>{1, 0}));
+  return t->result();
+}
+
+Value *argumentBias(Function &f, const std::vector<Sibling> &set, int64_t total) {
+  const Op &first = *set[0].mm;
+  DType dtype = first.result()->type.dtype;
+  std::vector<Value *> parts;
+  const Value *named = nullptr;
+  for (const Sibling &s : set) {
+    if (s.bias) {
+      parts.push_back(const_cast<Value *>(s.bias));
+      named = named ? named : s.bias;
+      continue;
+    }
+    HostTensor zeros(dtype, {s.n}); // zero-filled
+    parts.push_back(f.addConstant(f.uniqueName(s.out()->name + "_nobias"), zeros.type(),
+                                  TensorData::copyOf(zeros.bytes(), zeros.byteSize()), first.loc));
+  }
+  return addConcat(f, parts, 0, named->name + "_merged", TensorType{dtype, {Dim::fixed(total)}},
+                   first.loc);
 }
 
 // Slice(x, [start, end) of `axis`) as a new op named after `name`.
@@ -223,7 +303,7 @@ Value *sinkThroughReshapes(Function &f, Value *part, int64_t a, int64_t s, int64
 
 // Adds the merged GEMM (before the op being visited: the set's first) and
 // its parts; every sibling's output is then replaced by its part.
-void merge(Function &f, std::vector<Sibling> &set) {
+void merge(Function &f, std::vector<Sibling> &set, bool trainable) {
   Op &first = *set[0].mm;
   const Value *x = first.operand(0);
   int64_t k = first.operand(1)->type.shape[0].size, total = 0;
@@ -244,15 +324,18 @@ void merge(Function &f, std::vector<Sibling> &set) {
   Shape shape = first.result()->type.shape;
   shape.back() = Dim::fixed(total);
   TensorType pt{first.result()->type.dtype, shape};
-  Value *w = concatColumns(f, set, {k, total},
-                           [](const Sibling &s) -> const Value * { return s.mm->operand(1); });
+  Value *w = trainable ? argumentColumns(f, set, k, total)
+                       : concatColumns(f, set, {k, total}, [](const Sibling &s) -> const Value * {
+                           return s.mm->operand(1);
+                         });
   std::string base = first.result()->name + "_merged";
   Op *mm =
       f.addOp(OpKind::MatMul, {const_cast<Value *>(x), w}, {f.uniqueName(base)}, {pt}, first.loc);
   Value *p = mm->result();
   if (anyBias) {
-    Value *b =
-        concatColumns(f, set, {total}, [](const Sibling &s) -> const Value * { return s.bias; });
+    Value *b = trainable ? argumentBias(f, set, total)
+                         : concatColumns(f, set, {total},
+                                         [](const Sibling &s) -> const Value * { return s.bias; });
     p = f.addOp(OpKind::Add, {p, b}, {f.uniqueName(base + "_bias")}, {pt}, first.loc)->result();
   }
   int64_t axis = int64_t(shape.size()) - 1;
@@ -286,7 +369,8 @@ void merge(Function &f, std::vector<Sibling> &set) {
 
 } // namespace
 
-bool runMergeGemmsPass(Module &m, const PassOptions &) {
+bool runMergeGemmsPass(Module &m, const PassOptions &opts) {
+  const bool trainable = opts.getBool("trainable");
   bool changed = false;
   for (auto &fp : m.functions) {
     Function &f = *fp;
@@ -299,13 +383,13 @@ bool runMergeGemmsPass(Module &m, const PassOptions &) {
     for (auto &op : f.ops) {
       if (!isPlainMatMul(*op)) // gemm-views' transposed/scaled reads differ per sibling
         continue;
-      const Value *w = constantWeight(*op);
+      const Value *w = trainable ? argumentWeight(f, *op) : constantWeight(*op);
       if (!w)
         continue;
       Sibling s;
       s.mm = op.get();
       s.n = w->type.shape[1].size;
-      findBias(s, u, returned);
+      findBias(s, u, returned, f, trainable);
       auto [it, fresh] = setOf.try_emplace({op->operand(0), w->type.shape[0].size}, sets.size());
       if (fresh)
         sets.emplace_back();
@@ -321,7 +405,7 @@ bool runMergeGemmsPass(Module &m, const PassOptions &) {
         continue;
       // The new ops (appended by addOp) move to where the first sibling is.
       size_t added = f.ops.size();
-      merge(f, set);
+      merge(f, set, trainable);
       auto at = std::find_if(f.ops.begin(), f.ops.end(),
                              [&](const std::unique_ptr<Op> &op) { return op.get() == set[0].mm; });
       std::rotate(at, f.ops.begin() + std::ptrdiff_t(added), f.ops.end());

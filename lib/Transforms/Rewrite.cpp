@@ -58,6 +58,12 @@ void adoptValue(Value *r, Value *y, Function *f) {
           v = r;
 }
 
+bool isWeightArgument(const Function &f, const Value *v) {
+  if (v->def && v->def->is(OpKind::Transpose))
+    v = v->def->operand(0);
+  return !v->def && !v->isConstant() && std::find(f.args.begin(), f.args.end(), v) != f.args.end();
+}
+
 Op *soleReader(Function &f, const Value *v) {
   if (std::find(f.results.begin(), f.results.end(), v) != f.results.end())
     return nullptr;

@@ -19,6 +19,11 @@ inline bool hasOneElement(const Value *v) {
   return n && *n == 1;
 }
 
+// A train step's weight before autodiff: an argument of `f`, or a Transpose
+// of one (a Linear's weight as PyTorch exports it; a tied LM head reads the
+// embedding table so).
+bool isWeightArgument(const Function &f, const Value *v);
+
 // The one op reading `v` (one operand slot, not a result of f), or null.
 // Scans the function: for a pass's few candidates, not for every op.
 Op *soleReader(Function &f, const Value *v);
