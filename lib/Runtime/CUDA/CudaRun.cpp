@@ -161,10 +161,22 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
     cuda::CallTuning tuning = callTuning(what);
     s.gemm = cuda::CublasLtCall::create(
         *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
+    // A cuBLASLt without an algorithm for f32 D from halves: the half GEMM
+    // into a buffer of its own and the epilogue kernel's cast, not the host.
+    std::string refused;
+    if (!s.gemm && g->castF32 && k.entry.hasKernel()) {
+      refused = " (" + why + ": f16 D, then the epilogue kernel's cast)";
+      g->castF32 = g->epilogueFolded = false;
+      ownBuffer();
+      what = "cublaslt " + g->describe();
+      tuning = callTuning(what);
+      s.gemm = cuda::CublasLtCall::create(
+          *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
+    }
     if (!s.gemm)
       return host(why);
     what += (g->dtype == DType::F32 && tuning.tf32 == Tf32::All ? " tf32" : "") +
-            tunedText(what, tuning);
+            tunedText(what, tuning) + refused;
     folded = g->epilogueFolded;
   } else {
     std::optional<ConvDesc> c = describeConv(group, args, anchored, why);
