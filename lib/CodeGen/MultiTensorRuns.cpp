@@ -223,7 +223,7 @@ std::vector<std::vector<Op *>> hoistRuns(Function &main, std::vector<Op *> membe
   std::unordered_set<const Value *> results(main.results.begin(), main.results.end());
   auto hoistable = [](const Op &m) {
     for (const Value *v : m.operands)
-      if (v && !v->isConstant() && v->def)
+      if (v && !v->isConstant() && !v->isArgument())
         return false;
     return m.loc.phase == Phase::Backward;
   };

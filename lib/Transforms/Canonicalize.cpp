@@ -415,9 +415,8 @@ bool castBeforeSplit(Function &f, size_t at) {
   Value *x = split.operand(0);
   std::vector<Op *> casts;
   for (Value *r : split.results) {
-    Op *c = soleReader(f, r);
-    if (!c || !c->is(OpKind::Cast) ||
-        std::find(f.results.begin(), f.results.end(), r) != f.results.end())
+    Op *c = soleReader(f, r); // null for a result of f too
+    if (!c || !c->is(OpKind::Cast))
       return false;
     casts.push_back(c);
   }

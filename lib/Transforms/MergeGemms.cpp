@@ -44,10 +44,14 @@ struct Sibling {
   Value *out() const { return biasAdd ? biasAdd->result() : mm->result(); }
 };
 
-// The constant weight [K, N] of `mm`, else null.
-const Value *constantWeight(const Op &mm) {
+// The weight [K, N] of `mm`, else null: a constant, or (`trainable`, a train
+// step before autodiff) an argument or Transpose(argument [N, K]).
+const Value *siblingWeight(const Function &f, const Op &mm, bool trainable) {
   const Value *w = mm.operand(1);
-  if (!w->isConstant() || w->type.rank() != 2 || !isStaticShape(w->type.shape))
+  bool given = trainable ? isWeightArgument(f, w) &&
+                               (!w->def || w->def->getInts("perm") == std::vector<int64_t>{1, 0})
+                         : w->isConstant();
+  if (!given || w->type.rank() != 2 || !isStaticShape(w->type.shape))
     return nullptr;
   const Value *x = mm.operand(0);
   if (x->type.rank() < 2 || x->type.dtype != w->type.dtype)
@@ -69,24 +73,10 @@ Uses usesOf(Function &f, std::unordered_map<const Value *, int> &returned) {
   return u;
 }
 
-// The weight [K, N] of `mm` in a train step before autodiff (`trainable`):
-// an argument, or Transpose(argument [N, K]); else null.
-const Value *argumentWeight(const Function &f, const Op &mm) {
-  const Value *w = mm.operand(1);
-  if (!isWeightArgument(f, w) || w->type.rank() != 2 || !isStaticShape(w->type.shape))
-    return nullptr;
-  if (w->def && w->def->getInts("perm") != std::vector<int64_t>{1, 0})
-    return nullptr;
-  const Value *x = mm.operand(0);
-  if (x->type.rank() < 2 || x->type.dtype != w->type.dtype)
-    return nullptr;
-  return w;
-}
-
 // The bias Add of y (its only use), if any: a constant [N], or (`trainable`)
 // an argument of f.
 void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *, int> &returned,
-              const Function &f, bool trainable) {
+              bool trainable) {
   const Value *y = s.mm->result();
   auto it = u.find(y);
   if (returned.count(y) || it == u.end() || it->second.size() != 1)
@@ -95,7 +85,7 @@ void findBias(Sibling &s, const Uses &u, const std::unordered_map<const Value *,
   if (!add->is(OpKind::Add))
     return;
   const Value *b = add->operand(0) == y ? add->operand(1) : add->operand(0);
-  bool given = b->isConstant() || (trainable && !b->def && isWeightArgument(f, b));
+  bool given = b->isConstant() || (trainable && b->isArgument());
   if (b == y || !given || b->type.rank() != 1 || b->type.dtype != y->type.dtype ||
       b->type.shape[0] != Dim::fixed(s.n) || add->result()->type != y->type)
     return;
@@ -383,13 +373,13 @@ bool runMergeGemmsPass(Module &m, const PassOptions &opts) {
     for (auto &op : f.ops) {
       if (!isPlainMatMul(*op)) // gemm-views' transposed/scaled reads differ per sibling
         continue;
-      const Value *w = trainable ? argumentWeight(f, *op) : constantWeight(*op);
+      const Value *w = siblingWeight(f, *op, trainable);
       if (!w)
         continue;
       Sibling s;
       s.mm = op.get();
       s.n = w->type.shape[1].size;
-      findBias(s, u, returned, f, trainable);
+      findBias(s, u, returned, trainable);
       auto [it, fresh] = setOf.try_emplace({op->operand(0), w->type.shape[0].size}, sets.size());
       if (fresh)
         sets.emplace_back();

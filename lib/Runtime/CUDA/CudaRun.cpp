@@ -157,10 +157,14 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
                                 artifact_.file);
       cublasLt_ = std::make_unique<cuda::CublasLt>();
     }
-    what = "cublaslt " + g->describe();
-    cuda::CallTuning tuning = callTuning(what);
-    s.gemm = cuda::CublasLtCall::create(
-        *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
+    cuda::CallTuning tuning;
+    auto call = [&] {
+      what = "cublaslt " + g->describe();
+      tuning = callTuning(what);
+      s.gemm = cuda::CublasLtCall::create(
+          *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
+    };
+    call();
     // A cuBLASLt without an algorithm for f32 D from halves: the half GEMM
     // into a buffer of its own and the epilogue kernel's cast, not the host.
     std::string refused;
@@ -168,10 +172,7 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
       refused = " (" + why + ": f16 D, then the epilogue kernel's cast)";
       g->castF32 = g->epilogueFolded = false;
       ownBuffer();
-      what = "cublaslt " + g->describe();
-      tuning = callTuning(what);
-      s.gemm = cuda::CublasLtCall::create(
-          *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
+      call();
     }
     if (!s.gemm)
       return host(why);
