@@ -24,7 +24,9 @@
 # rows under run id train-zoo-SHA; PREFETCH=N exports N models at a time
 # ahead of the workers. OPT_ARGS="--flag ...": more tc-opt flags for tc's
 # compiles (tc-bench --opt-arg), with TAG=NAME in the run ids (train-zoo-NAME-SHA,
-# zoo-NAME-SHA) so their rows stay apart. tc must be in
+# zoo-NAME-SHA) so their rows stay apart. BENCH_ARGS="...": more tc-bench
+# flags for TRAIN=1 (e.g. --torch-modes eager for an A/B of tc flags whose
+# torch.compile times the untagged sweep of the same call already has). tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
@@ -79,7 +81,7 @@ train_one() { # GPU g, SUITE, MODEL: its train step (TRAIN=1), at the suite's ba
   fi
   "$BIN/tc-bench" --train --suite "$suite" --models "$model" --run-id "train-zoo-${TAG:+$TAG-}${SHA:-unknown}" "${opt[@]}" \
     --commit "${SHA:-unknown}" --target cuda --precisions "${PRECS:-amp}" --steps "${STEPS:-30}" \
-    --warmup 5 --models-dir "$M" --timeout 240 --db "$W/gpu$g.db" --work-dir "$W/work" < /dev/null 2>&1
+    --warmup 5 --models-dir "$M" --timeout 240 --db "$W/gpu$g.db" --work-dir "$W/work" ${BENCH_ARGS:-} < /dev/null 2>&1
   rm -rf "$W/work/$model"
 }
 worker() { # GPU g: every gpus-th line of the plan from line g
