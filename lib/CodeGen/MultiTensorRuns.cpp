@@ -7,10 +7,6 @@
 // then live until the run; its results are written later, where nothing
 // reads them before). A train step's optimizer updates are such steps: each
 // reads its gradient, weight and moments and writes only state results.
-// Pointwise steps of a train step's backward left alone and reading only
-// arguments then form runs the other way (hoistRuns): a later one moves up
-// beside the first, within a byte budget (the backward's recasts of the
-// weights, each before its reader, batched a few layers at a time).
 // On CUDA so are steps whose groups are full `split` reductions of one
 // statistic (flatReduction): the AMP overflow check's sum of each large
 // gradient.
@@ -200,63 +196,6 @@ std::vector<std::vector<Op *>> formRuns(Function &main, std::vector<Op *> member
   return runs;
 }
 
-// The bytes of `op`'s results (static shapes; others count 0).
-uint64_t resultBytes(const Op &op) {
-  uint64_t b = 0;
-  for (const Value *r : op.results)
-    b += uint64_t(staticNumElements(r->type.shape).value_or(0)) * dtypeSize(r->type.dtype);
-  return b;
-}
-
-// Of `members` (pointwise calls in main's order, in no run), those of a train
-// step's backward that read only main's arguments and constants (its weights'
-// recasts: an intermediate would live longer where rematerialize placed it
-// late on purpose; at inference the arguments are activations, a decode
-// step's caches) form runs hoisted to their first: a later one joins when no
-// step in between defines a result of main (a state written in place of its
-// argument: the member must not read it earlier), and moves right after the
-// run so far; a run's results stop growing past kMultiTensorHoistBytes (they
-// now live from the run on: the peak may grow by that much). The members
-// that cannot join wait for the next run.
-std::vector<std::vector<Op *>> hoistRuns(Function &main, std::vector<Op *> members) {
-  std::vector<std::vector<Op *>> runs;
-  std::unordered_set<const Value *> results(main.results.begin(), main.results.end());
-  auto hoistable = [](const Op &m) {
-    for (const Value *v : m.operands)
-      if (v && !v->isConstant() && !v->isArgument())
-        return false;
-    return m.loc.phase == Phase::Backward;
-  };
-  std::erase_if(members, [&](const Op *m) { return !hoistable(*m); });
-  while (members.size() >= 2) {
-    Op *first = members.front();
-    std::vector<Op *> run{first}, left;
-    uint64_t bytes = resultBytes(*first);
-    size_t scanned = indexOf(main, first); // main's steps up to here define no result of main
-    bool blocked = false;
-    for (size_t k = 1; k < members.size(); ++k) {
-      Op *m = members[k];
-      size_t to = indexOf(main, m);
-      for (; !blocked && scanned < to; ++scanned)
-        for (const Value *r : main.ops[scanned]->results)
-          blocked |= results.count(r) != 0;
-      if (!blocked && run.size() < kMultiTensorMaxTensors &&
-          bytes + resultBytes(*m) <= kMultiTensorHoistBytes) {
-        run.push_back(m);
-        bytes += resultBytes(*m);
-      } else {
-        left.push_back(m);
-      }
-    }
-    members = std::move(left);
-    if (run.size() < 2)
-      continue;
-    moveBeside(main, {run.begin() + 1, run.end()}, first, /*after=*/true);
-    runs.push_back(std::move(run));
-  }
-  return runs;
-}
-
 } // namespace
 
 std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<GroupCode> &groups,
@@ -302,19 +241,7 @@ std::vector<MultiTensorSummary> formMultiTensorRuns(Module &m, std::vector<Group
   std::vector<MultiTensorSummary> out;
   int64_t id = 0;
   for (const std::string &key : order) {
-    std::vector<std::vector<Op *>> runs = formRuns(main, membersOf[key]);
-    if (kernelOf.at(key).kind == KernelKind::Pointwise) {
-      std::unordered_set<const Op *> inRun;
-      for (const auto &r : runs)
-        inRun.insert(r.begin(), r.end());
-      std::vector<Op *> alone;
-      for (Op *m : membersOf[key])
-        if (!inRun.count(m))
-          alone.push_back(m);
-      for (std::vector<Op *> &r : hoistRuns(main, alone))
-        runs.push_back(std::move(r));
-    }
-    for (std::vector<Op *> &run : runs) {
+    for (std::vector<Op *> &run : formRuns(main, membersOf[key])) {
       ++id;
       const EmittedKernel &k = kernelOf.at(key);
       MultiTensorSummary s{k.symbol, {}};

@@ -57,11 +57,6 @@ namespace tc {
 
 // The most tensors one multi-tensor launch takes (its table's entries).
 inline constexpr size_t kMultiTensorMaxTensors = 256;
-// The most bytes of results a run hoisted to its first member makes
-// (MultiTensorRuns.cpp, hoistRuns): they live from the run on, so the peak
-// may grow by this much (a few layers of a train step's backward weight
-// recasts: roberta_base's are 14 MB a layer in f16).
-inline constexpr uint64_t kMultiTensorHoistBytes = uint64_t(32) << 20;
 
 // The run `call` (a Fused op of main) belongs to: 0 for none.
 inline int64_t multiTensorRun(const Op &call) {

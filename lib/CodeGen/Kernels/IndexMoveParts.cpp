@@ -203,7 +203,10 @@ void MoveCode::emitLoop(std::ostream &os, const std::string &) {
       os << indent.substr(2) << line << "\n";
     os << indent << "}\n";
   };
-  std::string copy = "for (int64_t i = tid; i < n; i += stride) out0[i] = " + copied + "[i];\n";
+  // No copy where the result is the data (the memory plan's in-place
+  // scatter: MemoryPlan.cpp mayOverwrite).
+  std::string copy = "if ((const void *)out0 != (const void *)" + copied +
+                     ") for (int64_t i = tid; i < n; i += stride) out0[i] = " + copied + "[i];\n";
   if (updates.str().empty()) {
     elements("  ");
   } else if (c.cuda()) {
