@@ -119,4 +119,30 @@ void setStateKeys(Module &m, const std::vector<std::string> &keys) {
   m.metadata[kTrainKeysMetadataKey] = text;
 }
 
+std::vector<std::pair<std::string, std::string>> derivedState(const Module &m) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto it = m.metadata.find(kTrainDerivedMetadataKey);
+  if (it == m.metadata.end())
+    return out;
+  std::istringstream is(it->second);
+  for (std::string line; std::getline(is, line);) {
+    size_t tab = line.find('\t');
+    if (tab == std::string::npos)
+      fail("module metadata ", kTrainDerivedMetadataKey, ": line '", line,
+           "' is not key<TAB>source");
+    out.push_back({line.substr(0, tab), line.substr(tab + 1)});
+  }
+  return out;
+}
+
+void setDerivedState(Module &m, const std::vector<std::pair<std::string, std::string>> &derived) {
+  std::string text;
+  for (const auto &[key, source] : derived)
+    text += (text.empty() ? "" : "\n") + key + "\t" + source;
+  if (text.empty())
+    m.metadata.erase(kTrainDerivedMetadataKey);
+  else
+    m.metadata[kTrainDerivedMetadataKey] = text;
+}
+
 } // namespace tc

@@ -491,7 +491,7 @@ tc_trainer *tc_trainer_load(const char *path, const tc_load_options *options) {
                    sig ? "has no optimizer" : "does not train");
         t->layout = tc::trainStateLayout(module, *sig);
         t->batchInputs = module.main().args.size() - sig->state;
-        t->host = tc::runReference(&module, *module.lookup(tc::kTrainInitFunction), {});
+        t->host = tc::initialTrainState(module, t->layout);
         return t.release();
       },
       (tc_trainer *)nullptr);

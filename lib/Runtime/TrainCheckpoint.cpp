@@ -1,7 +1,9 @@
 // Train-step checkpoints (tc/Runtime/TrainCheckpoint.h).
 #include "tc/Runtime/TrainCheckpoint.h"
+#include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/Safetensors.h"
 #include "tc/Support/Error.h"
+#include <algorithm>
 #include <map>
 
 namespace tc {
@@ -15,9 +17,16 @@ void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
   for (const NamedTensor &t : got)
     byName[t.name] = &t.tensor;
   for (size_t i = from; i < to; ++i) {
+    if (l.derivedFrom[i] >= 0)
+      continue;
     auto it = byName.find(l.keys[i]);
     if (it == byName.end())
-      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ", to - from, " tensors)");
+      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ",
+           to - from -
+               size_t(std::count_if(l.derivedFrom.begin() + std::ptrdiff_t(from),
+                                    l.derivedFrom.begin() + std::ptrdiff_t(to),
+                                    [](int64_t s) { return s >= 0; })),
+           " tensors)");
     if (!(it->second->type() == l.types[i]))
       fail(file, ": tensor '", l.keys[i], "' is ", it->second->typeStr(), ", the model's is ",
            l.types[i].str());
@@ -27,13 +36,39 @@ void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
     fail(file, ": tensor '", byName.begin()->first, "' is not part of this model's state");
 }
 
+// `src` in dtype `to`, element by element (a derived weight copy: what
+// the step's Cast computes, rounding to nearest even).
+HostTensor castTensor(const HostTensor &src, DType to) {
+  HostTensor dst(to, src.shape());
+  for (int64_t i = 0; i < src.numElements(); ++i)
+    dst.setDouble(i, src.getDouble(i));
+  return dst;
+}
+
+// The derived values of `state` from their sources.
+void derive(const TrainStateLayout &l, std::vector<HostTensor> &state) {
+  for (size_t i = 0; i < state.size(); ++i)
+    if (int64_t from = l.derivedFrom[i]; from >= 0)
+      state[i] = castTensor(state[size_t(from)], l.types[i].dtype);
+}
+
 } // namespace
 
 TrainStateLayout trainStateLayout(const Module &m, const TrainSignature &sig) {
-  TrainStateLayout l{sig, stateKeys(m), {}};
+  TrainStateLayout l{sig, stateKeys(m), {}, {}};
   const Function &f = m.main();
   for (size_t i = f.args.size() - sig.state; i < f.args.size(); ++i)
     l.types.push_back(f.args[i]->type);
+  l.derivedFrom.assign(l.keys.size(), -1);
+  for (const auto &[key, source] : derivedState(m)) {
+    auto at = [&](const std::string &k) {
+      auto it = std::find(l.keys.begin(), l.keys.end(), k);
+      if (it == l.keys.end())
+        fail("module metadata ", kTrainDerivedMetadataKey, ": '", k, "' is no state value");
+      return size_t(it - l.keys.begin());
+    };
+    l.derivedFrom[at(key)] = int64_t(at(source));
+  }
   return l;
 }
 
@@ -51,7 +86,8 @@ void writeTrainCheckpoint(const std::string &path, const TrainStateLayout &l,
     fail(path, ": ", state.size(), " state tensors to write, the model has ", l.keys.size());
   std::vector<NamedTensor> model, optim;
   for (size_t i = 0; i < state.size(); ++i)
-    (i < l.modelState() ? model : optim).push_back({l.keys[i], state[i]});
+    if (l.derivedFrom[i] < 0)
+      (i < l.modelState() ? model : optim).push_back({l.keys[i], state[i]});
   writeSafetensors(path, model, {{"format", "pt"}});
   writeSafetensors(optimizerCheckpointPath(path), optim, {{"format", "tc-optimizer"}});
 }
@@ -73,6 +109,13 @@ std::vector<HostTensor> readTrainCheckpoint(const std::string &path, const Train
   std::vector<HostTensor> state;
   for (const std::string &k : l.keys)
     state.push_back(std::move(byName[k]));
+  derive(l, state);
+  return state;
+}
+
+std::vector<HostTensor> initialTrainState(const Module &m, const TrainStateLayout &l) {
+  std::vector<HostTensor> state = runReference(&m, *m.lookup(kTrainInitFunction), {});
+  derive(l, state);
   return state;
 }
 

@@ -113,7 +113,7 @@ int tcOptMain(int argc, char **argv) {
     std::string format = "text";
     bool verifyNumerics = false;
     std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on",
-                nhwcConvT = "on", attentionGemms = "on";
+                shadows = "on", nhwcConvT = "on", attentionGemms = "on";
     bool lowPrecisionIO = false;
     std::string precisionPolicy = "fast";
     InputSources numericInputs;
@@ -166,6 +166,9 @@ int tcOptMain(int argc, char **argv) {
         "rematerialize", po::value(&remat)->value_name("on|off"),
         "a train step's backward recomputes cheap saved forward values (rematerialize; default "
         "on; off for an A/B of memory and time)")(
+        "weight-shadows", po::value(&shadows)->value_name("on|off"),
+        "--train with --precision fp16/bf16: each weight's half copy is state the optimizer "
+        "writes, not a cast each forward (weight-shadows; default on; off for an A/B)")(
         "attention-grad-gemms", po::value(&attentionGemms)->value_name("on|off|backward"),
         "with --target=cuda: an f32 attention backward and a train step's f32 forward with few "
         "enough scores as batched GEMMs (attention-grad-gemms; default on; off keeps the f32 "
@@ -293,6 +296,8 @@ int tcOptMain(int argc, char **argv) {
       fail("--rematerialize takes on or off, not '", remat, "'");
     if (remat == "off")
       pipeline.setOption(PassId::Rematerialize, "max-chain", "0");
+    if (shadows != "on" && shadows != "off")
+      fail("--weight-shadows takes on or off, not '", shadows, "'");
     if (target != "any") { // what the target wants before fusion (Targets.def)
       const Target *t = findTarget(target);
       if (!t)
@@ -364,6 +369,8 @@ int tcOptMain(int argc, char **argv) {
       Pipeline t =
           trainingPipeline(lossSpec, optimizerSpec == "none" ? "" : optimizerSpec, trainable,
                            freeze, low, precision == "fp16" ? lossScale : "none");
+      if (shadows == "off")
+        t.setOption(PassId::WeightShadows, "enable", "0");
       if (dataParallel > 1) { // the means before the update (or as the step's results)
         Pipeline dp;
         if (bucketMb < 0)

@@ -6,6 +6,7 @@
 #include "tc/IR/TrainSignature.h"
 #include "tc/Runtime/RefExecutor.h"
 #include "tc/Runtime/ShapePlanner.h"
+#include "tc/Runtime/TrainCheckpoint.h"
 #include "tc/Support/AtomicFile.h"
 #include "tc/Support/Error.h"
 #include "tc/Support/MemoryBuffer.h"
@@ -185,7 +186,7 @@ std::vector<HostTensor> gatherRunInputs(const Module &m, const InputSources &src
   Function given;
   given.args.assign(f.args.begin(), f.args.end() - std::ptrdiff_t(sig->state));
   std::vector<HostTensor> inputs = gatherInputs(given, src);
-  for (HostTensor &t : runReference(&m, *m.lookup(kTrainInitFunction), {}))
+  for (HostTensor &t : initialTrainState(m, trainStateLayout(m, *sig)))
     inputs.push_back(std::move(t));
   return inputs;
 }

@@ -54,8 +54,7 @@ Function inputsOf(const Function &f, const TrainSignature &sig) {
 // anything runs, or @init's.
 std::vector<HostTensor> initialState(const Module &m, const TrainStateLayout &layout,
                                      const std::string &resume) {
-  return resume.empty() ? runReference(&m, *m.lookup(kTrainInitFunction), {})
-                        : readTrainCheckpoint(resume, layout);
+  return resume.empty() ? initialTrainState(m, layout) : readTrainCheckpoint(resume, layout);
 }
 
 // One run of main, compiled (`exe`) or on the reference executor; `outs`

@@ -284,6 +284,8 @@ Pipeline trainingPipeline(const std::string &loss, const std::string &optimizer,
     p.append(mixedPrecisionPipeline(lowType));
   if (!optimizer.empty())
     p.add(fromSpec(AppendOptimizer, "optimizer", optimizer));
+  if (!optimizer.empty() && !lowType.empty())
+    p.add(WeightShadows);
   return p.add(Canonicalize).add(CSE).add(DCE);
 }
 

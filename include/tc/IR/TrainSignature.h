@@ -73,6 +73,17 @@ inline constexpr const char *kRngOffsetKey = "rng.offset";
 std::optional<TrainSignature> trainSignature(const Module &m);
 void setTrainSignature(Module &m, const TrainSignature &s);
 
+// Derived state (weight-shadows): a value the step keeps beside its source
+// state value, a function of it alone (a parameter's f16 copy: Cast of it),
+// as (key, source key) pairs. @init gives zeros for it and a checkpoint
+// never stores it: whoever starts the state derives it from the source
+// (TrainCheckpoint.h initialTrainState, readTrainCheckpoint), so the two
+// never disagree. Module
+// metadata "tc.train.derived", one "key<TAB>source key" line each.
+inline constexpr const char *kTrainDerivedMetadataKey = "tc.train.derived";
+std::vector<std::pair<std::string, std::string>> derivedState(const Module &m);
+void setDerivedState(Module &m, const std::vector<std::pair<std::string, std::string>> &derived);
+
 // The state's initial-value function (created empty when `create`).
 Function *trainInit(Module &m, bool create = false);
 // The checkpoint key of each state value, in order.

@@ -22,6 +22,9 @@ struct TrainStateLayout {
   TrainSignature sig;
   std::vector<std::string> keys;
   std::vector<TensorType> types;
+  // Derived state (TrainSignature.h derivedState): the index of each
+  // value's source, or -1. A checkpoint skips derived values.
+  std::vector<int64_t> derivedFrom;
   // The first `modelState()` values go into FILE, the rest into the
   // optimizer's file.
   size_t modelState() const { return sig.params + sig.buffers; }
@@ -45,7 +48,12 @@ void writeTrainCheckpoint(const std::string &path, const TrainStateLayout &l,
 // ("FILE: no tensor 'fc.bias' (the model's state has N tensors)"), one it
 // has not ("FILE: tensor 'stray' is not part of this model's state"), or of
 // another type ("FILE: tensor 'fc.weight' is f32[32,10], the model's is
-// f32[10,32]") is one tc::Error. Returns the state in the layout's order.
+// f32[10,32]") is one tc::Error. Returns the state in the layout's order,
+// derived values computed from their sources (a cast, as the step does).
 std::vector<HostTensor> readTrainCheckpoint(const std::string &path, const TrainStateLayout &l);
+
+// The state @init gives (the reference executor runs it), derived values
+// computed from their sources.
+std::vector<HostTensor> initialTrainState(const Module &m, const TrainStateLayout &l);
 
 } // namespace tc

@@ -451,6 +451,19 @@ inPlaceResults(const Module &m, const Function &f,
         taken[a] = 1;
         break;
       }
+      // A new state value whose kernel does not read its input (a weight's
+      // f16 copy the update writes: weight-shadows) takes the input's slot
+      // where everything reading it runs before the launch.
+      auto own = feedsBack.find(r);
+      if (out.count(r) || own == feedsBack.end())
+        continue;
+      const Value *a = own->second;
+      const std::vector<size_t> &by = readers[a];
+      if (a->type == r->type && !resultUses.count(a) && !taken.count(a) && !viewed.count(a) &&
+          std::all_of(by.begin(), by.end(), [&](size_t j) { return j < launchAt[i]; })) {
+        out[r] = argOf.at(a);
+        taken[a] = 1;
+      }
     }
   }
   return out;
