@@ -328,8 +328,7 @@ bool emitScatterND(MoveCode &m) {
     // the chunk in tuple order: no thread scans all the tuples alone
     // (bert's embedding gradient: 1024 tuples, a token type's one row
     // taking all of them).
-    u << "  __shared__ unsigned char tc_hit[1024];\n  __shared__ int tc_any;\n"
-      << "  __shared__ unsigned tc_hits;\n";
+    u << "  __shared__ unsigned char tc_hit[1024];\n  __shared__ int tc_any;\n";
     tupleLoop("  for (int64_t t = blockIdx.x; t < tuples; t += gridDim.x) {\n");
     u << "    bool seen = false;\n"
       << "    for (int64_t s = threadIdx.x; s < t && !seen; s += blockDim.x)\n"
@@ -341,30 +340,17 @@ bool emitScatterND(MoveCode &m) {
       << "    for (int64_t from = t; from < " << last << "; from += blockDim.x) {\n"
       << "      const int64_t s = from + threadIdx.x;\n"
       << "      const bool h = s < " << last << " && " << same << ";\n"
-      << "      if (threadIdx.x == 0) tc_hits = 0;\n      __syncthreads();\n"
-      << "      tc_hit[threadIdx.x] = h;\n      if (h) atomicAdd(&tc_hits, 1u);\n      "
-         "__syncthreads();\n"
-      << "      if (tc_hits) {\n"
+      << "      if (threadIdx.x == 0) tc_any = 0;\n      __syncthreads();\n"
+      << "      tc_hit[threadIdx.x] = h;\n      if (h) tc_any = 1;\n      __syncthreads();\n"
+      << "      if (tc_any) {\n"
       << "        const int64_t m = " << last << " - from < blockDim.x ? " << last
       << " - from : blockDim.x;\n"
-      // Where most of the chunk's tuples hit (a token type's one row takes
-      // every update), the updates load ahead of the adds, unrolled: the
-      // fold was a chain of dependent global loads (roberta's token-type
-      // gradient, 1024 updates into one row: 140 us on the H100).
-      << "        const bool dense = 4 * (int64_t)tc_hits >= m;\n"
       << "        for (int64_t e = threadIdx.x; e < slice; e += blockDim.x) {\n"
       << "          " << m.initial("at + e") << "\n"
       << "          if (from != t) // a later chunk: on from the earlier chunks' result\n"
       << "            " << m.resume("at + e") << "\n"
-      << "          if (dense) {\n#pragma unroll 8\n"
-      << "            for (int64_t j = 0; j < m; ++j) {\n"
-      << "              const " << m.T << " tc_x = " << m.data(2) << "[(from + j) * slice + e];\n"
-      << "              if (tc_hit[j]) " << m.combine("tc_x") << "\n            }\n"
-      << "          } else {\n"
-      << "            for (int64_t j = 0; j < m; ++j)\n"
-      << "              if (tc_hit[j]) " << m.combine(m.data(2) + "[(from + j) * slice + e]")
-      << "\n"
-      << "          }\n"
+      << "          for (int64_t j = 0; j < m; ++j)\n"
+      << "            if (tc_hit[j]) " << m.combine(m.data(2) + "[(from + j) * slice + e]") << "\n"
       << "          " << m.finish("at + e") << "\n        }\n      }\n"
       << "      __syncthreads();\n    }\n  }\n";
   } else {
