@@ -47,8 +47,10 @@ struct GemmDesc {
 // Fused op's shape, the MatMul's dtype). nullopt with `why` for
 // what cuBLASLt is not given: a batch broadcast other than equal dims or one side shared, a C
 // broadcast along rows, an empty K, a dtype other than f32/f16/bf16.
+// `fold` false: the anchor's GEMM alone, the epilogue left to the group's
+// epilogue kernel (the runtime's fallback where cuBLASLt refuses the fold).
 std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<TensorType> &args,
-                                     const TensorType &result, std::string &why);
+                                     const TensorType &result, std::string &why, bool fold = true);
 
 // A convolution for cuDNN's Nd descriptors: dims in cuDNN's order (N, C,
 // spatial...; filters K, C/groups, k...), 1-D convs as 2-D with H = 1, so

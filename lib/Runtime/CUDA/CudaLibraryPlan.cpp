@@ -120,7 +120,7 @@ std::string GemmDesc::describe() const {
 }
 
 std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<TensorType> &args,
-                                     const TensorType &result, std::string &why) {
+                                     const TensorType &result, std::string &why, bool fold) {
   GemmDesc g;
   const Op &anchor = *group.ops.front();
   g.a = argIndex(group, anchor.operand(0));
@@ -217,6 +217,8 @@ std::optional<GemmDesc> describeGemm(const Function &group, const std::vector<Te
   std::vector<int64_t> perColumn(rd.size(), 1);
   if (!rd.empty())
     perColumn.back() = g.n;
+  if (!fold)
+    return g;
   // MatMul then a Cast of its f16/bf16 result to f32, nothing else: D in f32.
   if (group.ops.size() == 2 && group.results.size() == 1 && g.c < 0 && g.bias < 0 &&
       (g.dtype == DType::F16 || g.dtype == DType::BF16)) {

@@ -165,14 +165,17 @@ std::string CudaModel::makeLibraryStep(const LibraryOperands &o, const Kernel &k
           *cublasLt_, *g, {ptr(g->a), ptr(g->b), ptr(g->c), ptr(g->bias), out}, tuning, why);
     };
     call();
-    // A cuBLASLt without an algorithm for f32 D from halves: the half GEMM
-    // into a buffer of its own and the epilogue kernel's cast, not the host.
+    // A cuBLASLt without an algorithm for the folded epilogue (f32 D from
+    // halves, a bias, ReLU or GELU, a residual C): the GEMM alone, into a
+    // buffer of its own where the dtype changes, then the epilogue kernel,
+    // not the host.
     std::string refused;
-    if (!s.gemm && g->castF32 && k.entry.hasKernel()) {
-      refused = " (" + why + ": f16 D, then the epilogue kernel's cast)";
-      g->castF32 = g->epilogueFolded = false;
-      ownBuffer();
-      call();
+    if (!s.gemm && g->epilogueFolded && k.entry.hasKernel()) {
+      refused = " (" + why + ": the epilogue kernel instead)";
+      if ((g = describeGemm(group, args, anchored, why, /*fold=*/false))) {
+        ownBuffer();
+        call();
+      }
     }
     if (!s.gemm)
       return host(why);

@@ -72,13 +72,15 @@ static int pref;
 int cublasLtMatmulPreferenceCreate(void **p) { *p = &pref; return 0; }
 int cublasLtMatmulPreferenceDestroy(void *p) { return 0; }
 int cublasLtMatmulPreferenceSetAttribute(void *p, int attr, const void *buf, size_t n) { return 0; }
-// FAKE_CUBLASLT_NO_F32_D: no algorithm for an f32 D from half A/B (a
+// FAKE_CUBLASLT_NO_F32_D: no algorithm for an f32 D from half A/B;
+// FAKE_CUBLASLT_NO_EPILOGUE: none for a bias / ReLU / GELU epilogue (a
 // cuBLASLt that lacks one: the runtime must fall back, not go to the host).
-int cublasLtMatmulAlgoGetHeuristic(void *h, void *op, void *a, void *b, void *c, void *d, void *p,
+int cublasLtMatmulAlgoGetHeuristic(void *h, Desc *op, void *a, void *b, void *c, void *d, void *p,
                                    int requested, Result *r, int *count) {
   memset(r, 0, sizeof *r);
   Layout *la = a, *ld = d;
-  if (getenv("FAKE_CUBLASLT_NO_F32_D") && ld->type == 0 && la->type != 0) {
+  if ((getenv("FAKE_CUBLASLT_NO_F32_D") && ld->type == 0 && la->type != 0) ||
+      (getenv("FAKE_CUBLASLT_NO_EPILOGUE") && op->epilogue != 1)) {
     *count = 0;
     return 15; // NOT_SUPPORTED
   }
