@@ -8,8 +8,9 @@
 // it. The copy is derived state (TrainSignature.h, derivedState): whoever
 // starts the state from @init or a checkpoint casts it from the weight
 // (TrainCheckpoint.h initialTrainState, readTrainCheckpoint), and a
-// checkpoint never stores it, so it can never disagree with its weight. A step whose loss scale
-// skips the update writes the same copy again (the cast of the kept weight).
+// checkpoint never stores it, so it can never disagree with its weight. A
+// step whose loss scale skips the update writes the same copy again (the
+// cast of the kept weight).
 #include "tc/IR/Gradient.h"
 #include "tc/IR/TrainSignature.h"
 #include "tc/Support/Error.h"
