@@ -67,7 +67,12 @@ TrainStateLayout trainStateLayout(const Module &m, const TrainSignature &sig) {
         fail("module metadata ", kTrainDerivedMetadataKey, ": '", k, "' is no state value");
       return size_t(it - l.keys.begin());
     };
-    l.derivedFrom[at(key)] = int64_t(at(source));
+    size_t i = at(key), from = at(source);
+    if (l.types[i].shape != l.types[from].shape || !isFloat(l.types[i].dtype) ||
+        !isFloat(l.types[from].dtype))
+      fail("module metadata ", kTrainDerivedMetadataKey, ": '", key, "' (", l.types[i].str(),
+           ") is no cast of '", source, "' (", l.types[from].str(), ")");
+    l.derivedFrom[i] = int64_t(from);
   }
   return l;
 }
