@@ -3,6 +3,7 @@
 #include <cmath>
 #include <iterator>
 #include <map>
+#include <set>
 #include <tuple>
 
 namespace tc::bench {
@@ -114,8 +115,21 @@ std::vector<GroupHistory> groupHistories(const std::vector<StoredResult> &rows) 
   for (auto &[key, runs] : byKey) {
     GroupHistory h;
     h.key = key;
-    for (auto &[run, rs] : runs)
-      h.runs.push_back(summarizeGroup(key, run, rs));
+    // Each model's newest row: later runs overwrite earlier ones.
+    std::map<std::pair<std::string, int64_t>, std::pair<const BenchResult *, size_t>> newest;
+    for (size_t i = 0; i < runs.size(); ++i) {
+      h.runs.push_back(summarizeGroup(key, runs[i].first, runs[i].second));
+      for (const BenchResult *r : runs[i].second)
+        newest[{r->model, r->batch}] = {r, i};
+    }
+    std::vector<const BenchResult *> standing;
+    std::set<size_t> from;
+    for (const auto &[_, row] : newest) {
+      standing.push_back(row.first);
+      from.insert(row.second);
+    }
+    h.standing = summarizeGroup(key, runs.back().first, standing);
+    h.standingRuns = int(from.size());
     out.push_back(std::move(h));
   }
   return out;
@@ -213,6 +227,28 @@ std::vector<ModelChange> modelChanges(const std::vector<StoredResult> &rows, con
       c.regressed = statusRegressed(*c.before, r) ||
                     latencyRegressed(mergeRepeats(repeats(prev->run.commit, r)),
                                      mergeRepeats(repeats(nowCommit, r)), noise);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::vector<ModelChange> standingChanges(const std::vector<StoredResult> &rows,
+                                         const GroupHistory &h, double noise) {
+  // Each model's rows in history order, with their commits.
+  std::map<std::pair<std::string, int64_t>, std::vector<const StoredResult *>> byModel;
+  for (const StoredResult &s : rows)
+    if (keyOf(s) == h.key)
+      byModel[{s.result.model, s.result.batch}].push_back(&s);
+  std::vector<ModelChange> out;
+  for (const auto &[_, rs] : byModel) {
+    const StoredResult &now = *rs.back();
+    ModelChange c{now.result, std::nullopt, false};
+    for (auto it = rs.rbegin(); it != rs.rend() && !c.before; ++it)
+      if ((*it)->run.commit != now.run.commit)
+        c.before = (*it)->result;
+    if (c.before)
+      c.regressed =
+          statusRegressed(*c.before, now.result) || latencyRegressed(*c.before, now.result, noise);
     out.push_back(std::move(c));
   }
   return out;

@@ -114,10 +114,13 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
         << " reduce-overhead</th><th>models with host steps</th><th>speedup trend</th>"
            "<th>regressions</th><th class=\"l\">latest run</th></tr>\n";
   std::ostringstream training;
-  training << "<h2>Training: train steps beside PyTorch (tc-bench --train, latest run)</h2>\n"
+  training << "<h2>Training: train steps beside PyTorch (tc-bench --train, each model's newest "
+              "row)</h2>\n"
               "<p class=\"note\">tc's compiled train step (mode default) and PyTorch's eager "
               "and torch.compile() steps from the same initial weights on the same batches "
-              "(AdamW, cross-entropy). Pass: the losses at the last step within "
+              "(AdamW, cross-entropy). A suite's numbers are over each model's newest row in any "
+              "run (a sweep measures a few models; its ratios to PyTorch are its own run's); the "
+              "trend and the regressions compare runs. Pass: the losses at the last step within "
            << number(kLossTolerance, 3) << " (relative) of PyTorch eager fp32's; amp: within max("
            << number(kLossTolerance, 3) << ", " << number(kTorchAmpLossFactor, 0, "x")
            << " PyTorch AMP's own distance from fp32). Speedups: PyTorch's ms per step / ms per "
@@ -129,12 +132,13 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
               "<th class=\"l\">side</th><th class=\"l\">precision</th><th>pass rate</th>"
               "<th>geomean speedup vs PyTorch eager</th><th>geomean speedup vs "
               "torch.compile</th><th>mean compile (s)</th><th>memory: PyTorch peak / peak</th>"
-              "<th>models with host steps</th><th>speedup trend</th><th>regressions</th><th "
-              "class=\"l\">latest run</th></tr>\n";
+              "<th>models with host steps</th><th>speedup trend</th><th>regressions</th>"
+              "<th>runs</th><th class=\"l\">latest run</th></tr>\n";
   bool anyTraining = false, anyInference = false;
   for (const GroupHistory *h : sorted) {
     const GroupSummary &s = h->latest();
-    size_t models = countRegressions(modelChanges(rows, *h));
+    size_t models =
+        countRegressions(h->key.train() ? standingChanges(rows, *h) : modelChanges(rows, *h));
     bool group = groupRegressed(*h);
     std::vector<std::optional<double>> trend;
     for (const GroupSummary &r : h->runs)
@@ -154,6 +158,7 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
     }
     if (h->key.train()) {
       anyTraining = true;
+      const GroupSummary &t = h->standing; // every model's newest row
       training << "<tr data-key=\"" << escape(h->key.str()) << "\""
                << (group || models ? " class=\"regress\"" : "") << "><td class=\"l\"><a href=\""
                << link << "\">" << escape(h->key.suite) << "</a></td><td class=\"l\">"
@@ -161,17 +166,18 @@ std::string landing(const std::vector<StoredResult> &rows, const std::vector<Gro
                << escape(h->key.mode == "default" ? "tc" : h->key.mode)
                << "</a></td><td class=\"l\">" << escape(h->key.precision)
                << "</td><td data-metric=\"pass_rate\" class=\""
-               << (s.passed == s.total ? "ok" : "bad") << "\">" << passRate(s)
+               << (t.passed == t.total ? "ok" : "bad") << "\">" << passRate(t)
                << "</td><td data-metric=\"vs_torch_eager\">"
-               << number(s.geomeanVsTorchEager, 2, "x")
+               << number(t.geomeanVsTorchEager, 2, "x")
                << "</td><td data-metric=\"vs_torch_compile\">"
-               << number(s.geomeanVsTorchCompile, 2, "x") << "</td><td data-metric=\"compile_s\">"
-               << number(s.meanCompileS, 2) << "</td><td data-metric=\"memory_vs_torch\">"
-               << number(s.geomeanMemoryVsTorch, 2, "x") << "</td><td data-metric=\"host_steps\""
-               << (s.withHostSteps ? " class=\"red\"" : "") << ">" << s.withHostSteps << "</td><td>"
+               << number(t.geomeanVsTorchCompile, 2, "x") << "</td><td data-metric=\"compile_s\">"
+               << number(t.meanCompileS, 2) << "</td><td data-metric=\"memory_vs_torch\">"
+               << number(t.geomeanMemoryVsTorch, 2, "x") << "</td><td data-metric=\"host_steps\""
+               << (t.withHostSteps ? " class=\"red\"" : "") << ">" << t.withHostSteps << "</td><td>"
                << svg::sparkline(trend) << "</td><td data-metric=\"regressions\">"
-               << (group ? "group, " : "") << models << "</td><td class=\"l\">"
-               << escape(runLabel(s.run)) << "</td></tr>\n";
+               << (group ? "group, " : "") << models << "</td><td data-metric=\"runs\">"
+               << h->standingRuns << "</td><td class=\"l\">" << escape(runLabel(t.run))
+               << "</td></tr>\n";
       continue;
     }
     anyInference = true;
@@ -226,7 +232,7 @@ void trainingModels(std::ostringstream &o, const std::vector<StoredResult> &rows
        "(MiB)</th><th>memory vs PyTorch</th><th title=\"groups tc-codegen left to the "
        "host\">host steps</th><th>ms/step vs previous commit</th><th>ms/step trend</th><th "
        "class=\"l\">losses</th><th class=\"l\">error</th></tr>\n";
-  for (const ModelChange &c : modelChanges(rows, h)) {
+  for (const ModelChange &c : standingChanges(rows, h)) {
     const BenchResult &r = c.now;
     std::optional<double> change;
     if (c.before && c.before->latencyMs && r.latencyMs && *c.before->latencyMs > 0)
@@ -324,14 +330,16 @@ std::string suitePage(const std::vector<StoredResult> &rows,
   for (const GroupHistory *h : hs) {
     const GroupSummary &s = h->latest();
     if (train) {
+      const GroupSummary &t = h->standing;
       o << "<h2 id=\"" << anchor(h->key) << "\">"
         << escape(h->key.mode == "default" ? "tc" : h->key.mode) << ", " << escape(h->key.precision)
-        << "</h2>\n<p>Latest run " << escape(runLabel(s.run)) << " on " << escape(s.run.machine)
-        << " (" << escape(s.run.device) << "): pass " << passRate(s) << ", vs PyTorch eager "
-        << number(s.geomeanVsTorchEager, 2, "x") << ", vs torch.compile "
-        << number(s.geomeanVsTorchCompile, 2, "x") << ", mean compile "
-        << number(s.meanCompileS, 2, " s") << ", memory vs PyTorch "
-        << number(s.geomeanMemoryVsTorch, 2, "x") << ".</p>\n";
+        << "</h2>\n<p>Each model's newest row (" << h->standingRuns << " run(s), the latest "
+        << escape(runLabel(t.run)) << " on " << escape(t.run.machine) << " ("
+        << escape(t.run.device) << ")): pass " << passRate(t) << ", vs PyTorch eager "
+        << number(t.geomeanVsTorchEager, 2, "x") << ", vs torch.compile "
+        << number(t.geomeanVsTorchCompile, 2, "x") << ", mean compile "
+        << number(t.meanCompileS, 2, " s") << ", memory vs PyTorch "
+        << number(t.geomeanMemoryVsTorch, 2, "x") << ".</p>\n";
       trainingModels(o, rows, *h);
       continue;
     }

@@ -157,6 +157,36 @@ TEST(BenchAggregate, TrainingGroupsAndTheirRegressions) {
   EXPECT_TRUE(changes[1].regressed);
 }
 
+// A suite swept a few models a run (the training zoo: a run id per sweep):
+// its standing summary is every model's newest row, from whichever run.
+TEST(BenchAggregate, StandingIsEachModelsNewestRow) {
+  RunInfo r1 = run("1", "2026-11-22T10:00:00Z"), r2 = run("2", "2026-11-23T10:00:00Z"),
+          r3 = run("3", "2026-11-24T10:00:00Z");
+  std::vector<StoredResult> rows{{r1, row("a", "default", true, 1.0, 2.0)},
+                                 {r1, row("b", "default", true, 1.0, 8.0)},
+                                 {r2, row("c", "default", false, 1.0)},
+                                 {r3, row("a", "default", true, 1.0, 4.0)}};
+  std::vector<GroupHistory> hs = groupHistories(rows);
+  ASSERT_EQ(hs.size(), 1u);
+  const GroupHistory &h = hs[0];
+  EXPECT_EQ(h.latest().total, 1); // run 3 alone: model a
+  EXPECT_EQ(h.standing.total, 3); // a (run 3), b (run 1), c (run 2)
+  EXPECT_EQ(h.standing.passed, 2);
+  EXPECT_NEAR(*h.standing.geomeanSpeedup, std::sqrt(4.0 * 8.0), 1e-12); // a's newest, not 2
+  EXPECT_EQ(h.standing.run.runId, "3");
+  EXPECT_EQ(h.standingRuns, 3);
+  // Each model once, its newest row against its row of an earlier commit.
+  std::vector<ModelChange> changes = standingChanges(rows, h);
+  ASSERT_EQ(changes.size(), 3u);
+  EXPECT_EQ(changes[0].now.model, "a");
+  EXPECT_EQ(*changes[0].now.speedup, 4.0);
+  ASSERT_TRUE(changes[0].before);
+  EXPECT_EQ(*changes[0].before->speedup, 2.0);
+  EXPECT_FALSE(changes[0].regressed); // the same 1.0 ms
+  EXPECT_FALSE(changes[1].before);    // b: one row
+  EXPECT_EQ(changes[2].now.model, "c");
+}
+
 TEST(BenchAggregate, RepeatsOfACommitAreNoise) {
   // Commit x run twice: the second run 50% slower, beyond the first's spread.
   RunInfo x1 = run("1", "2026-11-22T10:00:00Z"), x2 = run("2", "2026-11-22T11:00:00Z");

@@ -55,6 +55,7 @@ TEST(BenchDashboard, TrainingSection) {
   EXPECT_NE(index.find("<td data-metric=\"vs_torch_eager\">2.00x</td>", row), std::string::npos);
   EXPECT_NE(index.find("<td data-metric=\"vs_torch_compile\">1.00x</td>", row), std::string::npos);
   EXPECT_NE(index.find("<td data-metric=\"memory_vs_torch\">1.50x</td>", row), std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"runs\">1</td>", row), std::string::npos);
   EXPECT_NE(index.find("train-ci/cuda/default/fp32/train</a>: pass 2/2 \u2192 1/2, geomean "
                        "speedup vs PyTorch eager 4.00x \u2192 2.00x"),
             std::string::npos);
@@ -64,6 +65,24 @@ TEST(BenchDashboard, TrainingSection) {
   EXPECT_NE(page.find("<td data-metric=\"losses\" class=\"red\">1.0e-02 &gt; 1.0e-03</td>"),
             std::string::npos);
   EXPECT_NE(page.find("2.3,2.2,2.1"), std::string::npos);
+}
+
+// A training sweep of a few models a run: the suite is every model's
+// newest row (index and page), not the last sweep's models alone.
+TEST(BenchDashboard, TrainingSuiteIsEveryModelsNewestRow) {
+  std::vector<StoredResult> rows = trainingHistory();
+  rows.erase(rows.begin() + 3); // run t2 measured m alone
+  std::vector<DashboardPage> pages = renderDashboard(rows, "bench.db");
+  const std::string &index = pages[0].html;
+  size_t row = index.find("<tr data-key=\"train-ci/cuda/default/fp32/train\"");
+  ASSERT_NE(row, std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"pass_rate\" class=\"ok\">2/2 (100%)</td>", row),
+            std::string::npos);
+  EXPECT_NE(index.find("<td data-metric=\"runs\">2</td>", row), std::string::npos);
+  const std::string &page = pages.back().html;
+  EXPECT_NE(page.find("data-model=\"m\""), std::string::npos);
+  EXPECT_NE(page.find("data-model=\"n\""), std::string::npos);
+  EXPECT_NE(page.find("Each model's newest row (2 run(s)"), std::string::npos);
 }
 
 TEST(BenchDashboard, NoRegressionWithOneRun) {

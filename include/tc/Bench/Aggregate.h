@@ -53,6 +53,12 @@ struct GroupSummary {
 struct GroupHistory {
   GroupKey key;
   std::vector<GroupSummary> runs;
+  // The group over each model's newest row (model and batch) in any run,
+  // dated by the latest run: a suite measured a few models a sweep, each
+  // sweep its own run (the training zoo's train-zoo-SHA), is the sum of its
+  // sweeps, not the last one. Each row's ratios to PyTorch are its own run's.
+  GroupSummary standing;
+  int standingRuns = 0; // the runs the standing rows come from
   const GroupSummary &latest() const { return runs.back(); }
   // What the latest run is compared with: the latest run of another commit.
   // Runs of one commit are repeats; what differs between them is noise.
@@ -102,6 +108,12 @@ struct ModelChange {
 };
 std::vector<ModelChange> modelChanges(const std::vector<StoredResult> &rows, const GroupHistory &h,
                                       double noise = kNoise);
+
+// The same over the standing rows (GroupHistory::standing): each model's
+// newest row, against that model's newest row in a run of another, earlier
+// commit.
+std::vector<ModelChange> standingChanges(const std::vector<StoredResult> &rows,
+                                         const GroupHistory &h, double noise = kNoise);
 
 // The rows of group `key` in run `runId`.
 std::vector<BenchResult> rowsOf(const std::vector<StoredResult> &rows, const GroupKey &key,
