@@ -2,6 +2,7 @@
 #include "tc/Analysis/KernelCount.h"
 #include "tc/CodeGen/MultiTensor.h"
 #include "tc/IR/DimExpr.h"
+#include "tc/IR/ElementMove.h"
 #include "tc/Runtime/ArenaPacking.h"
 #include "tc/Support/Error.h"
 #include <algorithm>
@@ -25,17 +26,15 @@ namespace {
 // group's last result still read; every step below it diverged, while the
 // host build of the same kernel kept program order). A lone result depends
 // on every input its kernel loads.
-// A scatter (ScatterND, ScatterElements; outlined, the Fused op's
-// `overwrites` operand) overwrites its data (operand 0): its kernel starts
-// the result as a copy of the data, a copy it skips when the two are one
-// buffer (IndexMoveParts.cpp), and its gather form reads each element where
-// it writes it. An embedding's gradient, a [vocab, hidden] table the
-// scatter's data alone reads: roberta_base's copy was 0.17 ms of its AMP
-// step on the H100.
+// A scatter (startsFromData, ElementMove.h; outlined, the Fused op's
+// `overwrites` operand) overwrites its data: its gather form, too, reads
+// each element where it writes it. An embedding's gradient, a [vocab,
+// hidden] table the scatter's data alone reads: roberta_base's copy was
+// 0.17 ms of its AMP step on the H100.
 bool mayOverwrite(const Op &op, size_t operand) {
   if (op.results.size() != 1)
     return false;
-  if (op.is(OpKind::ScatterND) || op.is(OpKind::ScatterElements))
+  if (startsFromData(op.kind))
     return operand == 0;
   if (op.is(OpKind::Fused)) {
     if (int64_t data = op.getInt("overwrites"); data >= 0)

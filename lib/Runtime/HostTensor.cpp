@@ -226,6 +226,13 @@ void HostTensor::setInt(int64_t i, int64_t v) {
   }
 }
 
+HostTensor convertTo(const HostTensor &x, DType to) {
+  HostTensor y(to, x.shape());
+  for (int64_t i = 0; i < x.numElements(); ++i)
+    y.setDouble(i, x.getDouble(i));
+  return y;
+}
+
 HostTensor permuteAxes(const HostTensor &x, const std::vector<int64_t> &perm) {
   const std::vector<int64_t> &xs = x.shape();
   if (perm.size() != xs.size())

@@ -16,17 +16,15 @@ void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
   std::map<std::string, const HostTensor *> byName;
   for (const NamedTensor &t : got)
     byName[t.name] = &t.tensor;
+  // The values a checkpoint stores: derived ones it does not.
+  const size_t stored = size_t(std::count(l.derivedFrom.begin() + std::ptrdiff_t(from),
+                                          l.derivedFrom.begin() + std::ptrdiff_t(to), -1));
   for (size_t i = from; i < to; ++i) {
     if (l.derivedFrom[i] >= 0)
       continue;
     auto it = byName.find(l.keys[i]);
     if (it == byName.end())
-      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ",
-           to - from -
-               size_t(std::count_if(l.derivedFrom.begin() + std::ptrdiff_t(from),
-                                    l.derivedFrom.begin() + std::ptrdiff_t(to),
-                                    [](int64_t s) { return s >= 0; })),
-           " tensors)");
+      fail(file, ": no tensor '", l.keys[i], "' (the model's state has ", stored, " tensors)");
     if (!(it->second->type() == l.types[i]))
       fail(file, ": tensor '", l.keys[i], "' is ", it->second->typeStr(), ", the model's is ",
            l.types[i].str());
@@ -36,20 +34,12 @@ void checkAgainst(const std::string &file, const std::vector<NamedTensor> &got,
     fail(file, ": tensor '", byName.begin()->first, "' is not part of this model's state");
 }
 
-// `src` in dtype `to`, element by element (a derived weight copy: what
-// the step's Cast computes, rounding to nearest even).
-HostTensor castTensor(const HostTensor &src, DType to) {
-  HostTensor dst(to, src.shape());
-  for (int64_t i = 0; i < src.numElements(); ++i)
-    dst.setDouble(i, src.getDouble(i));
-  return dst;
-}
-
-// The derived values of `state` from their sources.
+// The derived values of `state` from their sources: the casts the step
+// computes.
 void derive(const TrainStateLayout &l, std::vector<HostTensor> &state) {
   for (size_t i = 0; i < state.size(); ++i)
     if (int64_t from = l.derivedFrom[i]; from >= 0)
-      state[i] = castTensor(state[size_t(from)], l.types[i].dtype);
+      state[i] = convertTo(state[size_t(from)], l.types[i].dtype);
 }
 
 } // namespace

@@ -867,8 +867,7 @@ std::unique_ptr<Op> outline(Module &m, Function &f, const Group &g, const std::s
   fused->setAttr("kind", Attribute(kind));
   // A lone scatter starts its result as a copy of its data: the planner may
   // write the result over that operand (MemoryPlan.cpp mayOverwrite).
-  if (g.ops.size() == 1 &&
-      (g.ops[0]->is(OpKind::ScatterND) || g.ops[0]->is(OpKind::ScatterElements)))
+  if (g.ops.size() == 1 && startsFromData(g.ops[0]->kind))
     if (auto at = std::find(fused->operands.begin(), fused->operands.end(), g.ops[0]->operand(0));
         at != fused->operands.end())
       fused->setAttr("overwrites", Attribute(int64_t(at - fused->operands.begin())));

@@ -135,10 +135,7 @@ private:
     TensorType type{t, v->type.shape};
     Value *out;
     if (v->isConstant()) {
-      HostTensor src = constantTensor(*v);
-      HostTensor dst(t, src.shape());
-      for (int64_t i = 0; i < src.numElements(); ++i)
-        dst.setDouble(i, src.getDouble(i));
+      HostTensor dst = convertTo(constantTensor(*v), t);
       out = f_.addConstant(name, type, TensorData::copyOf(dst.bytes(), dst.byteSize()), v->loc);
     } else if (const Op *rs = v->def;
                rs && rs->is(OpKind::RankSlice) && rs->operand(0)->isConstant()) {

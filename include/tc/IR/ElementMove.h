@@ -27,6 +27,14 @@ bool isCpuCopyMove(OpKind k);
 // computation; Kernels/IndexMove.cpp).
 bool isIndexMove(OpKind k);
 
+// ScatterND, ScatterElements: the result starts as a copy of the data
+// (operand 0), a copy the kernel skips where the two are one buffer
+// (IndexMoveParts.cpp): the memory plan may write the result over the data
+// (MemoryPlan.cpp; an outlined one's Fused attribute `overwrites`, Fusion.cpp).
+inline bool startsFromData(OpKind k) {
+  return k == OpKind::ScatterND || k == OpKind::ScatterElements;
+}
+
 // MaxPool, MaxPoolGrad, AveragePool, LpPool, ConvTranspose, ConvWeightGrad: sliding-window ops the
 // fuse pass keeps alone (no epilogue) and outlines, the Pool family generates.
 bool isWindowOp(OpKind k);

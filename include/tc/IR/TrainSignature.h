@@ -78,8 +78,8 @@ void setTrainSignature(Module &m, const TrainSignature &s);
 // as (key, source key) pairs. @init gives zeros for it and a checkpoint
 // never stores it: whoever starts the state derives it from the source
 // (TrainCheckpoint.h initialTrainState, readTrainCheckpoint), so the two
-// never disagree. Module
-// metadata "tc.train.derived", one "key<TAB>source key" line each.
+// never disagree. Module metadata "tc.train.derived", one "key<TAB>source
+// key" line each.
 inline constexpr const char *kTrainDerivedMetadataKey = "tc.train.derived";
 std::vector<std::pair<std::string, std::string>> derivedState(const Module &m);
 void setDerivedState(Module &m, const std::vector<std::pair<std::string, std::string>> &derived);

@@ -76,6 +76,11 @@ HostTensor permuteAxes(const HostTensor &x, const std::vector<int64_t> &perm);
 // anything else.
 void placeColumns(HostTensor &dst, const HostTensor &src, int64_t col);
 
+// `x` with each element converted to numeric dtype `to` as getDouble /
+// setDouble do (float to float rounds to nearest once; what a Cast computes
+// from a float tensor).
+HostTensor convertTo(const HostTensor &x, DType to);
+
 // `v` rounded to the nearest value representable in float dtype `t`
 // (identity for f64); for non-float dtypes, returns v unchanged.
 double roundToFloatDType(double v, DType t);

@@ -79,10 +79,7 @@ void widenToF64(Module &m) {
 HostTensor toF64(const HostTensor &t) {
   if (!lowFloat(t.dtype()))
     return t;
-  HostTensor r(DType::F64, t.shape());
-  for (int64_t i = 0; i < t.numElements(); ++i)
-    r.setDouble(i, t.getDouble(i));
-  return r;
+  return convertTo(t, DType::F64);
 }
 
 } // namespace
