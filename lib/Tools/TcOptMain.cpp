@@ -113,7 +113,7 @@ int tcOptMain(int argc, char **argv) {
     std::string format = "text";
     bool verifyNumerics = false;
     std::string precision = "fp32", target = "any", convGemm, mergeGemms = "on", remat = "on",
-                shadows = "on", nhwcConvT = "on", attentionGemms = "on";
+                shadows = "on", halfGrads = "on", nhwcConvT = "on", attentionGemms = "on";
     bool lowPrecisionIO = false;
     std::string precisionPolicy = "fast";
     InputSources numericInputs;
@@ -169,6 +169,10 @@ int tcOptMain(int argc, char **argv) {
         "weight-shadows", po::value(&shadows)->value_name("on|off"),
         "--train with --precision fp16/bf16: each weight's half copy is state the optimizer "
         "writes, not a cast each forward (weight-shadows; default on; off for an A/B)")(
+        "half-gradients", po::value(&halfGrads)->value_name("on|off"),
+        "--train with --precision fp16/bf16: a weight gradient stays the half GEMM's result, "
+        "widened by the optimizer's kernels that read it (rematerialize's half-gradients; "
+        "default on; off for an A/B)")(
         "attention-grad-gemms", po::value(&attentionGemms)->value_name("on|off|backward"),
         "with --target=cuda: an f32 attention backward and a train step's f32 forward with few "
         "enough scores as batched GEMMs (attention-grad-gemms; default on; off keeps the f32 "
@@ -298,6 +302,10 @@ int tcOptMain(int argc, char **argv) {
       pipeline.setOption(PassId::Rematerialize, "max-chain", "0");
     if (shadows != "on" && shadows != "off")
       fail("--weight-shadows takes on or off, not '", shadows, "'");
+    if (halfGrads != "on" && halfGrads != "off")
+      fail("--half-gradients takes on or off, not '", halfGrads, "'");
+    if (halfGrads == "off")
+      pipeline.setOption(PassId::Rematerialize, "half-gradients", "0");
     if (target != "any") { // what the target wants before fusion (Targets.def)
       const Target *t = findTarget(target);
       if (!t)

@@ -21,6 +21,15 @@
 // with readers in two kernels into a kernel of its own, written out and read back; a batch norm's
 // xhat = x * invStd + shift, read by its ds sum and by dx, was written out with g * xhat (two
 // activation-sized tensors a norm), where each reader recomputing it from x reads x instead.
+//
+// Then (half-gradients) an AMP weight gradient: the backward's half GEMM
+// result widened to f32 (the gradient of mixed precision's Cast), read only
+// by the optimizer (the overflow check's sum, the update). In the backward
+// that Cast is the GEMM's epilogue, which then writes an f32 copy (4 bytes a
+// parameter, read back by each reader); as one Cast a reader in the
+// optimizer, each reader's kernel reads the half values (2 bytes) and widens
+// them in registers. PyTorch's autocast leaves the same values: its .grad is
+// the half GEMM's result cast up.
 #include "tc/IR/OpTable.h"
 #include "tc/Transforms/Pass.h"
 #include <algorithm>
@@ -140,16 +149,83 @@ static bool splitSharedBackwardValues(Function &f) {
   return changed;
 }
 
+// The half-gradients part (the file's comment): each reader's Cast right
+// before it, tagged with its phase; the backward's Cast goes.
+static bool widenInOptimizer(Function &f) {
+  std::unordered_map<const Value *, std::vector<std::pair<Op *, size_t>>> readers;
+  for (const auto &o : f.ops)
+    for (size_t k = 0; k < o->operands.size(); ++k)
+      if (o->operands[k])
+        readers[o->operands[k]].emplace_back(o.get(), k);
+  std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
+  auto movable = [&](const Op &op) {
+    if (!op.is(OpKind::Cast) || op.loc.phase != Phase::Backward || !op.operand(0) ||
+        (op.operand(0)->type.dtype != DType::F16 && op.operand(0)->type.dtype != DType::BF16) ||
+        op.result()->type.dtype != DType::F32 || returned.count(op.result()))
+      return false;
+    auto found = readers.find(op.result());
+    if (found == readers.end())
+      return false;
+    for (const auto &[reader, k] : found->second) {
+      FusionCategory c = reader->info().category;
+      if (reader->loc.phase != Phase::Optimizer ||
+          !(c == FusionCategory::Pointwise || (c == FusionCategory::Reduction && k == 0)))
+        return false;
+    }
+    return true;
+  };
+  std::unordered_map<const Op *, std::vector<std::unique_ptr<Op>>> before; // reader -> its Casts
+  std::unordered_set<const Op *> gone;
+  for (const auto &op : f.ops) {
+    if (!movable(*op))
+      continue;
+    for (const auto &[reader, k] : readers[op->result()]) {
+      auto &casts = before[reader];
+      Value *c = nullptr;
+      for (const auto &cast : casts) // one Cast a reader, for all its slots
+        if (cast->operand(0) == op->operand(0))
+          c = cast->result();
+      if (!c) {
+        auto copy = std::make_unique<Op>(op->kind);
+        copy->operands = op->operands;
+        copy->attrs = op->attrs;
+        copy->loc = op->loc;
+        copy->loc.phase = reader->loc.phase;
+        c = f.newValue(f.uniqueName(op->result()->name + "_read"), op->result()->type);
+        c->def = copy.get();
+        copy->results = {c};
+        casts.push_back(std::move(copy));
+      }
+      reader->operands[k] = c;
+    }
+    gone.insert(op.get());
+  }
+  if (gone.empty())
+    return false;
+  std::vector<std::unique_ptr<Op>> ops;
+  for (auto &op : f.ops) {
+    if (gone.count(op.get()))
+      continue;
+    if (auto b = before.find(op.get()); b != before.end())
+      for (auto &c : b->second)
+        ops.push_back(std::move(c));
+    ops.push_back(std::move(op));
+  }
+  f.ops = std::move(ops);
+  return true;
+}
+
 bool runRematerializePass(Module &m, const PassOptions &opts) {
   Function &f = m.main();
+  if (std::all_of(f.ops.begin(), f.ops.end(), [](const auto &op) { return forward(*op); }))
+    return false;
+  bool widened = opts.getBool("half-gradients") && widenInOptimizer(f);
   // Ops recomputed for one saved value, on its deepest path (0: off).
   int64_t maxChain = opts.getInt("max-chain");
   if (maxChain <= 0)
-    return false;
-  if (std::all_of(f.ops.begin(), f.ops.end(), [](const auto &op) { return forward(*op); }))
-    return false;
+    return widened;
   bool split = opts.getBool("split-shared");
-  return rematerializeSaved(f, maxChain) | (split && splitSharedBackwardValues(f));
+  return widened | rematerializeSaved(f, maxChain) | (split && splitSharedBackwardValues(f));
 }
 
 // Backward ops still placed in the forward (the forward ops only backward
