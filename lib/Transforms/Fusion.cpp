@@ -21,11 +21,14 @@
 //    group joins it as an inlined load, and a Concat of pointwise groups
 //    read only by it becomes their root (inlineMoves).
 // First, a reduction of few long rows over several runs of axes becomes one
-// per run (ReductionRuns.cpp): codegen's parallel strategies take one run.
+// per run (ReductionRuns.cpp): codegen's parallel strategies take one run;
+// and a Split whose parts pointwise ops and Concats read becomes Slices
+// (SplitSlices.cpp), which they inline.
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
 #include "ReductionRuns.h"
+#include "SplitSlices.h"
 #include "tc/Analysis/Views.h"
 #include "tc/IR/ElementMove.h"
 #include "tc/IR/MoveMap.h"
@@ -940,6 +943,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
   size_t index = callees.size();
   for (Function *f : todo) {
     changed |= splitReductionRuns(*f);
+    changed |= splitsAsSlices(*f);
     Grouper grouper(*f);
     std::vector<Group> groups = grouper.run();
     std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
