@@ -214,26 +214,6 @@ bool narrowBeforeMove(Function &f, Op &cast) {
   return true;
 }
 
-// Zeros: a constant of zeros, an Expand of one, or ConstantOfShape's default
-// or zero fill.
-bool isZeros(const Value *v) {
-  if (v->isConstant()) {
-    if (!isFloat(v->type.dtype) || !v->data)
-      return false;
-    HostTensor t = constantTensor(*v);
-    for (int64_t i = 0; i < t.numElements(); ++i)
-      if (t.getDouble(i) != 0)
-        return false;
-    return true;
-  }
-  const Op *d = v->def;
-  if (d && d->is(OpKind::Expand))
-    return isZeros(d->operand(0));
-  if (d && d->is(OpKind::ConstantOfShape))
-    return d->getFloat("value") == 0;
-  return false;
-}
-
 // Add(a, ScatterND(zeros, i, u, add)) -> ScatterND(a, i, u, add), the same
 // for ScatterElements, where the Add alone reads the scatter and nothing
 // broadcasts: a tied embedding's gradient (the head's part plus the token

@@ -126,4 +126,22 @@ bool ValueUses::returned(const Value *v) const { return (*this)[v] > int(readers
 
 Op *ValueUses::sole(const Value *v) const { return (*this)[v] == 1 ? readers(v)[0] : nullptr; }
 
+bool isZeros(const Value *v) {
+  if (v->isConstant()) {
+    if (!isFloat(v->type.dtype) || !v->data)
+      return false;
+    HostTensor t = constantTensor(*v);
+    for (int64_t i = 0; i < t.numElements(); ++i)
+      if (t.getDouble(i) != 0)
+        return false;
+    return true;
+  }
+  const Op *d = v->def;
+  if (d && d->is(OpKind::Expand))
+    return isZeros(d->operand(0));
+  if (d && d->is(OpKind::ConstantOfShape))
+    return d->getFloat("value") == 0;
+  return false;
+}
+
 } // namespace tc

@@ -48,6 +48,10 @@ bool rewriteOpsInPlace(Module &m, const std::function<bool(Function &, Op &)> &r
 // The same over one function's ops (the fuse pass's reduction-runs split).
 bool rewriteOpsInPlace(Function &f, const std::function<bool(Function &, Op &)> &rewrite);
 
+// Zeros: a float constant of zeros, an Expand of one, or ConstantOfShape's
+// default or zero fill (a scatter-add into zeros: an embedding's gradient).
+bool isZeros(const Value *v);
+
 // A new 1-D i64 constant (a Reshape's shape, Slice's starts, Gather's
 // indices) named uniquely after `base`.
 Value *addIntsConstant(Function &f, const std::string &base, const std::vector<int64_t> &values,
