@@ -41,7 +41,7 @@ rm -rf "$W" && mkdir -p "$M" "$W" "$OUT"
 export LD_LIBRARY_PATH=/tmp/kit/usr/lib/x86_64-linux-gnu:/usr/local/cuda/lib64
 start=$(date +%s)
 # "suite model" lines, the suites interleaved (a sweep cut short still has
-# some of each), each in manifest order.
+# some of each), each in manifest order; named models in the order given.
 TRAIN=${TRAIN:-} python3 - "$@" > "$W/plan.txt" <<'EOF'
 import json, os, sys
 m = json.load(open("models/manifest.json"))
@@ -60,7 +60,9 @@ if want:
     unknown = set(want) - {n for _, n in rows}
     if unknown:
         sys.exit("gpu-zoo-sweep: not zoo models: " + ", ".join(sorted(unknown)))
-    rows = [r for r in rows if r[1] in want]
+    # Named models run in the order given (a sweep cut short by LIMIT
+    # still has the first ones), not interleaved by suite.
+    rows = sorted((r for r in rows if r[1] in want), key=lambda r: want.index(r[1]))
 for s, n in rows:
     print(s, n)
 EOF
