@@ -22,11 +22,13 @@
 //    read only by it becomes their root (inlineMoves).
 // First, a reduction of few long rows over several runs of axes becomes one
 // per run (ReductionRuns.cpp): codegen's parallel strategies take one run;
-// and a Split whose parts pointwise ops and Concats read becomes Slices
-// (SplitSlices.cpp), which they inline.
+// a Split whose parts pointwise ops and Concats read becomes Slices
+// (SplitSlices.cpp), which they inline; and an Expand that its pointwise
+// readers would broadcast anyway goes (ExpandBroadcasts.cpp).
 // Joining must keep the group graph acyclic: a group may not both feed and
 // consume another group through a third. Outlined groups are then scheduled
 // by a stable topological sort over the contracted graph.
+#include "ExpandBroadcasts.h"
 #include "ReductionRuns.h"
 #include "SplitSlices.h"
 #include "tc/Analysis/Views.h"
@@ -944,6 +946,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
   for (Function *f : todo) {
     changed |= splitReductionRuns(*f);
     changed |= splitsAsSlices(*f);
+    changed |= dropBroadcastExpands(*f);
     Grouper grouper(*f);
     std::vector<Group> groups = grouper.run();
     std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
