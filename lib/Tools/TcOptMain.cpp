@@ -163,9 +163,10 @@ int tcOptMain(int argc, char **argv) {
         "split-input-file", po::bool_switch(&split),
         "process each `// -----`-separated chunk of the input on its own; text output")(
         "target", po::value(&target)->value_name("any|" + targetNames("|")), targetHelp.c_str())(
-        "rematerialize", po::value(&remat)->value_name("on|off"),
+        "rematerialize", po::value(&remat)->value_name("on|off|keep-gemm-operands"),
         "a train step's backward recomputes cheap saved forward values (rematerialize; default "
-        "on; off for an A/B of memory and time)")(
+        "on; off for an A/B of memory and time; keep-gemm-operands: but not those only GEMMs "
+        "and convs read)")(
         "weight-shadows", po::value(&shadows)->value_name("on|off"),
         "--train with --precision fp16/bf16: each weight's half copy is state the optimizer "
         "writes, not a cast each forward (weight-shadows; default on; off for an A/B)")(
@@ -296,10 +297,12 @@ int tcOptMain(int argc, char **argv) {
     // and casts they insert; with neither pass, at the end of the pipeline.
     if (mergeGemms != "on" && mergeGemms != "off" && mergeGemms != "train")
       fail("--merge-gemms takes on, off or train, not '", mergeGemms, "'");
-    if (remat != "on" && remat != "off")
-      fail("--rematerialize takes on or off, not '", remat, "'");
+    if (remat != "on" && remat != "off" && remat != "keep-gemm-operands")
+      fail("--rematerialize takes on, off or keep-gemm-operands, not '", remat, "'");
     if (remat == "off")
       pipeline.setOption(PassId::Rematerialize, "max-chain", "0");
+    if (remat == "keep-gemm-operands")
+      pipeline.setOption(PassId::Rematerialize, "keep-library-operands", "1");
     if (shadows != "on" && shadows != "off")
       fail("--weight-shadows takes on or off, not '", shadows, "'");
     if (halfGrads != "on" && halfGrads != "off")
