@@ -9,24 +9,12 @@
 // before the Expand first, so the Mul reads the Expand itself.
 #include "ExpandBroadcasts.h"
 #include "tc/IR/OpTable.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace tc {
 
 namespace {
-
-using Readers = std::unordered_map<const Value *, std::vector<Op *>>;
-
-Readers readersOf(Function &f) {
-  Readers r;
-  for (const auto &op : f.ops)
-    for (const Value *v : op->operands)
-      if (v)
-        r[v].push_back(op.get());
-  return r;
-}
 
 bool isExpand(const Op *op) {
   return op && op->is(OpKind::Expand) && op->operand(0) &&
@@ -36,38 +24,35 @@ bool isExpand(const Op *op) {
 } // namespace
 
 bool dropBroadcastExpands(Function &f) {
-  std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
   bool changed = false;
   // Cast(Expand(x)), the Expand read by the Cast alone: Expand(Cast(x)).
-  Readers readers = readersOf(f);
+  ValueUses uses(f);
   for (const auto &op : f.ops) {
     Op *e = op->is(OpKind::Cast) && op->operand(0) ? op->operand(0)->def : nullptr;
-    if (!isExpand(e) || returned.count(e->result()) || readers[e->result()].size() != 1)
+    if (!isExpand(e) || uses.sole(e->result()) != op.get())
       continue;
     // Swap the two ops' roles in place (their positions stay: the new Cast
     // where the Expand was, reading x; the new Expand where the Cast was).
-    Value *x = e->operand(0), *mid = e->result(), *out = op->result();
-    DType to = out->type.dtype;
+    Value *x = e->operand(0), *mid = e->result();
+    DType to = op->result()->type.dtype;
     std::swap(e->kind, op->kind);
     std::swap(e->attrs, op->attrs);
     op->operands = {mid, e->operand(1)};
     e->operands = {x};
     mid->type = TensorType{to, x->type.shape};
-    (void)out;
     changed = true;
   }
   // Expands whose readers broadcast: each reads x instead.
-  readers = readersOf(f);
+  uses = ValueUses(f);
   std::vector<const Op *> dead;
   for (const auto &op : f.ops) {
-    if (!isExpand(op.get()) || returned.count(op->result()))
+    if (!isExpand(op.get()))
       continue;
     const Value *e = op->result();
-    auto it = readers.find(e);
-    if (it == readers.end())
+    if (uses.returned(e) || uses.readers(e).empty())
       continue;
     bool broadcast = true;
-    for (const Op *reader : it->second) {
+    for (const Op *reader : uses.readers(e)) {
       bool full = false;
       for (const Value *v : reader->operands)
         full |= v && v != e && v->type.shape == e->type.shape;
@@ -77,7 +62,7 @@ bool dropBroadcastExpands(Function &f) {
     }
     if (!broadcast)
       continue;
-    for (Op *reader : it->second)
+    for (Op *reader : uses.readers(e))
       std::replace(reader->operands.begin(), reader->operands.end(), op->result(), op->operand(0));
     dead.push_back(op.get());
     changed = true;

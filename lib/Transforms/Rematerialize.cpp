@@ -32,9 +32,11 @@
 // the half GEMM's result cast up.
 #include "tc/IR/OpTable.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 #include <functional>
 #include <map>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -152,24 +154,21 @@ static bool splitSharedBackwardValues(Function &f) {
 // The half-gradients part (the file's comment): each reader's Cast right
 // before it, tagged with its phase; the backward's Cast goes.
 static bool widenInOptimizer(Function &f) {
-  std::unordered_map<const Value *, std::vector<std::pair<Op *, size_t>>> readers;
-  for (const auto &o : f.ops)
-    for (size_t k = 0; k < o->operands.size(); ++k)
-      if (o->operands[k])
-        readers[o->operands[k]].emplace_back(o.get(), k);
-  std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
+  ValueUses uses(f);
   auto movable = [&](const Op &op) {
     if (!op.is(OpKind::Cast) || op.loc.phase != Phase::Backward || !op.operand(0) ||
         (op.operand(0)->type.dtype != DType::F16 && op.operand(0)->type.dtype != DType::BF16) ||
-        op.result()->type.dtype != DType::F32 || returned.count(op.result()))
+        op.result()->type.dtype != DType::F32 || uses.returned(op.result()) ||
+        uses.readers(op.result()).empty())
       return false;
-    auto found = readers.find(op.result());
-    if (found == readers.end())
-      return false;
-    for (const auto &[reader, k] : found->second) {
+    // Optimizer-phase pointwise ops, and reductions reading it as their
+    // data (operand 0) only.
+    for (const Op *reader : uses.readers(op.result())) {
       FusionCategory c = reader->info().category;
+      bool dataOnly = std::find(reader->operands.begin() + 1, reader->operands.end(),
+                                op.result()) == reader->operands.end();
       if (reader->loc.phase != Phase::Optimizer ||
-          !(c == FusionCategory::Pointwise || (c == FusionCategory::Reduction && k == 0)))
+          !(c == FusionCategory::Pointwise || (c == FusionCategory::Reduction && dataOnly)))
         return false;
     }
     return true;
@@ -179,7 +178,7 @@ static bool widenInOptimizer(Function &f) {
   for (const auto &op : f.ops) {
     if (!movable(*op))
       continue;
-    for (const auto &[reader, k] : readers[op->result()]) {
+    for (Op *reader : uses.readers(op->result())) {
       auto &casts = before[reader];
       Value *c = nullptr;
       for (const auto &cast : casts) // one Cast a reader, for all its slots
@@ -196,7 +195,7 @@ static bool widenInOptimizer(Function &f) {
         copy->results = {c};
         casts.push_back(std::move(copy));
       }
-      reader->operands[k] = c;
+      std::replace(reader->operands.begin(), reader->operands.end(), op->result(), c);
     }
     gone.insert(op.get());
   }
@@ -340,14 +339,11 @@ static bool rematerializeSaved(Function &f, int64_t maxChain, bool keepLibraryOp
   // keep-library-operands: whether a backward op other than a library call
   // reads a value, through Reshapes (a weight gradient's GEMM reads its
   // operand flattened to rows).
-  std::unordered_map<const Value *, std::vector<const Op *>> readers;
+  std::optional<ValueUses> uses;
   if (keepLibraryOperands)
-    for (const auto &op : f.ops)
-      for (const Value *v : op->operands)
-        if (v)
-          readers[v].push_back(op.get());
+    uses.emplace(f);
   std::function<bool(const Value *)> fusiblyRead = [&](const Value *v) {
-    for (const Op *r : readers[v]) {
+    for (const Op *r : uses->readers(v)) {
       if (forward(*r) || r->info().category == FusionCategory::Library)
         continue;
       if (!r->is(OpKind::Reshape) || fusiblyRead(r->result()))

@@ -10,18 +10,11 @@
 #include "SplitSlices.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
-#include <unordered_map>
-#include <unordered_set>
 
 namespace tc {
 
 bool splitsAsSlices(Function &f) {
-  std::unordered_map<const Value *, std::vector<Op *>> readers;
-  for (const auto &op : f.ops)
-    for (const Value *v : op->operands)
-      if (v)
-        readers[v].push_back(op.get());
-  std::unordered_set<const Value *> returned(f.results.begin(), f.results.end());
+  ValueUses uses(f);
   auto axisOf = [](const Op &split) {
     int64_t rank = int64_t(split.operand(0)->type.rank()), axis = split.getInt("axis");
     return axis < 0 ? axis + rank : axis;
@@ -35,10 +28,9 @@ bool splitsAsSlices(Function &f) {
     if (axis < 0 || axis >= int64_t(x->type.rank()) || !x->type.shape[size_t(axis)].isStatic())
       return false;
     for (const Value *r : split.results) {
-      auto it = readers.find(r);
-      if (returned.count(r) || it == readers.end() || !r->type.shape[size_t(axis)].isStatic())
+      if (uses.returned(r) || uses.readers(r).empty() || !r->type.shape[size_t(axis)].isStatic())
         return false;
-      for (const Op *reader : it->second)
+      for (const Op *reader : uses.readers(r))
         if (reader->info().category != FusionCategory::Pointwise && !reader->is(OpKind::Concat))
           return false;
     }
@@ -69,7 +61,7 @@ bool splitsAsSlices(Function &f) {
                        {parts[i]->type}, op.loc);
       // Its readers by hand: rewriteOpsInPlace has the later ops out of
       // fn.ops while it rebuilds them (replaceAllUsesWith would miss them).
-      for (Op *reader : readers[parts[i]])
+      for (Op *reader : uses.readers(parts[i]))
         std::replace(reader->operands.begin(), reader->operands.end(), parts[i], s->result());
     }
     // The Split itself becomes part 0's Slice (its result value kept).
