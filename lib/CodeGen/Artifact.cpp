@@ -153,11 +153,15 @@ void Artifact::setSection(const std::string &name, std::string_view bytes) {
   sections[name] = MemoryBuffer::copy(bytes, file + ":" + name);
 }
 
+void Artifact::setSection(const std::string &name, std::shared_ptr<const MemoryBuffer> bytes) {
+  sections[name] = std::move(bytes);
+}
+
 bool isArtifact(std::string_view bytes) {
   return bytes.size() >= 4 && std::memcmp(bytes.data(), kArtifactMagic, 4) == 0;
 }
 
-std::string writeArtifact(const Artifact &a) {
+size_t writeArtifact(const Artifact &a, const ByteSink &sink) {
   std::vector<std::pair<std::string, std::string_view>> parts;
   std::string header = headerText(a);
   parts.emplace_back(kSectionHeader, header);
@@ -186,10 +190,24 @@ std::string writeArtifact(const Artifact &a) {
     offset = alignUp(offset + bytes.size());
   }
   put64(out, hash64(out));
+  // The table, then each section at its aligned offset (streamed: a train
+  // step's module section holds its weights).
+  size_t at = out.size();
+  sink(out);
+  static const char zeros[kAlign] = {};
   for (const auto &[name, bytes] : parts) {
-    out.resize(alignUp(out.size()), '\0');
-    out.append(bytes.data(), bytes.size());
+    if (alignUp(at) > at)
+      sink({zeros, alignUp(at) - at});
+    at = alignUp(at);
+    sink(bytes);
+    at += bytes.size();
   }
+  return at;
+}
+
+std::string writeArtifact(const Artifact &a) {
+  std::string out;
+  writeArtifact(a, [&](std::string_view b) { out += b; });
   return out;
 }
 

@@ -113,8 +113,9 @@ void perElementResultFirst(Module &m) {
 
 std::unique_ptr<Module> prepareForCodegen(const Module &input, bool outlineMoves,
                                           std::vector<StoredGuard> *guards) {
-  // The module travels in the artifact, so it is copied here.
-  std::unique_ptr<Module> m = readBytecode(MemoryBuffer::copy(writeBytecode(input), "<codegen>"));
+  // The module travels in the artifact, so it is copied here (its weights
+  // shared, not copied).
+  std::unique_ptr<Module> m = cloneModule(input);
   std::vector<StoredGuard> assumed = assumeSliceBounds(*m); // before the Slices are outlined
   if (guards)
     *guards = std::move(assumed);

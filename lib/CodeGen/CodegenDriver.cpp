@@ -260,7 +260,7 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   Artifact &a = r.artifact;
   b.compile(r.source, a, r.timeline);
   auto t1 = Clock::now();
-  a.setSection(kSectionModule, writeBytecode(m));
+  a.setSection(kSectionModule, bytecodeBuffer(m, a.file + ":" + kSectionModule));
   a.setSection(kSectionKernels, table);
   if (!variants.empty())
     a.setSection(kSectionKernelVariants, variants);

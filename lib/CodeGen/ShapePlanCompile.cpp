@@ -196,9 +196,8 @@ std::optional<StoredShapePlan> foldedPlan(const Module &m, const std::vector<std
                                           std::vector<StoredFold> folds, std::string &why) {
   // The copies are planned, not stored.
   std::unique_ptr<Module> at[2];
-  std::string bytes = writeBytecode(m);
   for (int i = 0; i < 2; ++i) {
-    at[i] = readBytecode(MemoryBuffer::copy(bytes, "shape plan"));
+    at[i] = cloneModule(m);
     std::map<std::string, int64_t> sizes;
     for (size_t s = 0; s < symbols.size(); ++s)
       sizes[symbols[s]] = int64_t((i ? 97 : 61) + 2 * s);

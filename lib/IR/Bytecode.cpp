@@ -241,9 +241,22 @@ bool isBytecode(std::string_view bytes) {
   return bytes.size() >= 4 && std::memcmp(bytes.data(), kBytecodeMagic, 4) == 0;
 }
 
-std::string writeBytecode(const Module &m) {
+namespace {
+
+// The file's bytes before the constants (header, body, padding to
+// dataOffset) and where each constant's bytes go; the constants themselves
+// are not copied here. With `shareData` (cloneModule) the body records no
+// data: every constant at offset 0, its size kept, the data section empty.
+struct Layout {
+  std::string head;
+  std::vector<const TensorData *> data; // in file order
+  std::vector<uint64_t> offsets;        // from dataOffset
+  uint64_t dataSize = 0;
+};
+
+Layout layOut(const Module &m, bool shareData) {
+  Layout l;
   Writer w;
-  std::string data;
   w.str(m.name);
   w.varint(m.metadata.size());
   for (const auto &[k, v] : m.metadata) {
@@ -266,10 +279,14 @@ std::string writeBytecode(const Module &m) {
       w.str(c->name);
       w.type(c->type);
       w.loc(c->loc);
-      data.resize(alignUp(data.size()), '\0');
-      w.u64(data.size());
+      uint64_t off = shareData ? 0 : alignUp(l.dataSize);
+      w.u64(off);
       w.u64(c->data->size);
-      data.append(reinterpret_cast<const char *>(c->data->ptr), c->data->size);
+      if (!shareData) {
+        l.data.push_back(&*c->data);
+        l.offsets.push_back(off);
+        l.dataSize = off + c->data->size;
+      }
       id(c);
     }
     w.varint(f->ops.size());
@@ -301,14 +318,71 @@ std::string writeBytecode(const Module &m) {
   for (int i = 0; i < 4; ++i)
     h.u8(uint8_t(kBytecodeVersion >> (8 * i)));
   h.u64(dataOffset);
-  h.u64(data.size());
+  h.u64(l.dataSize);
   h.u64(0);
-  std::string file = h.out + w.out;
-  file.resize(dataOffset, '\0');
-  return file + data;
+  l.head = h.out + w.out;
+  l.head.resize(dataOffset, '\0');
+  return l;
+}
+
+// The constants after the head, each padded to its offset.
+void emitData(const Layout &l, const ByteSink &sink) {
+  static const char zeros[kBytecodeAlign] = {};
+  uint64_t at = 0;
+  for (size_t i = 0; i < l.data.size(); ++i) {
+    if (l.offsets[i] > at)
+      sink({zeros, size_t(l.offsets[i] - at)});
+    sink({reinterpret_cast<const char *>(l.data[i]->ptr), l.data[i]->size});
+    at = l.offsets[i] + l.data[i]->size;
+  }
+}
+
+std::unique_ptr<Module> readModule(std::shared_ptr<const MemoryBuffer> buf,
+                                   const Module *sharedFrom);
+
+} // namespace
+
+size_t writeBytecode(const Module &m, const ByteSink &sink) {
+  Layout l = layOut(m, false);
+  sink(l.head);
+  emitData(l, sink);
+  return l.head.size() + l.dataSize;
+}
+
+std::string writeBytecode(const Module &m) {
+  Layout l = layOut(m, false);
+  std::string out;
+  out.reserve(l.head.size() + l.dataSize);
+  out += l.head;
+  emitData(l, [&](std::string_view b) { out += b; });
+  return out;
+}
+
+std::shared_ptr<const MemoryBuffer> bytecodeBuffer(const Module &m, std::string name) {
+  Layout l = layOut(m, false);
+  return MemoryBuffer::build(l.head.size() + l.dataSize, std::move(name), [&](char *out) {
+    std::memcpy(out, l.head.data(), l.head.size());
+    out += l.head.size();
+    emitData(l, [&](std::string_view b) {
+      std::memcpy(out, b.data(), b.size());
+      out += b.size();
+    });
+  });
+}
+
+std::unique_ptr<Module> cloneModule(const Module &m) {
+  std::string head = layOut(m, true).head;
+  return readModule(MemoryBuffer::copy(head, "<clone of " + m.name + ">"), &m);
 }
 
 std::unique_ptr<Module> readBytecode(std::shared_ptr<const MemoryBuffer> buf) {
+  return readModule(std::move(buf), nullptr);
+}
+
+namespace {
+
+std::unique_ptr<Module> readModule(std::shared_ptr<const MemoryBuffer> buf,
+                                   const Module *sharedFrom) {
   Reader hdr(*buf, 0, buf->size());
   if (!isBytecode(buf->str()))
     hdr.error("not a tc bytecode file");
@@ -353,6 +427,12 @@ std::unique_ptr<Module> readBytecode(std::shared_ptr<const MemoryBuffer> buf) {
       TensorType t = r.type();
       Location loc = r.loc();
       uint64_t off = r.u64(), size = r.u64();
+      if (sharedFrom) { // cloneModule: the source's bytes, shared
+        values.push_back(f->addConstant(std::move(n), std::move(t),
+                                        *sharedFrom->functions[fi]->constants[i]->data,
+                                        std::move(loc)));
+        continue;
+      }
       if (off > dataSize || size > dataSize - off)
         r.error("constant %" + n + " data out of bounds");
       auto want = byteSize(t);
@@ -414,5 +494,7 @@ std::unique_ptr<Module> readBytecode(std::shared_ptr<const MemoryBuffer> buf) {
   }
   return m;
 }
+
+} // namespace
 
 } // namespace tc

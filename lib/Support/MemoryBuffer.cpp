@@ -15,18 +15,17 @@ namespace {
 
 class HeapBuffer : public MemoryBuffer {
 public:
-  HeapBuffer(std::string_view bytes, std::string name) {
-    // 64-byte alignment so constants of a .tcbc read from a pipe are as
-    // aligned as those of an mmapped file.
-    storage_ = static_cast<char *>(::operator new(bytes.size() + 1, std::align_val_t(64)));
-    if (!bytes.empty())
-      std::memcpy(storage_, bytes.data(), bytes.size());
-    storage_[bytes.size()] = 0;
+  // 64-byte alignment so constants of a .tcbc read from a pipe are as
+  // aligned as those of an mmapped file.
+  HeapBuffer(size_t size, std::string name) {
+    storage_ = static_cast<char *>(::operator new(size + 1, std::align_val_t(64)));
+    storage_[size] = 0;
     data_ = storage_;
-    size_ = bytes.size();
+    size_ = size;
     name_ = std::move(name);
   }
   ~HeapBuffer() override { ::operator delete(storage_, std::align_val_t(64)); }
+  char *storage() { return storage_; }
 
 private:
   char *storage_;
@@ -78,7 +77,17 @@ std::string readAll(int fd, const std::string &name) {
 } // namespace
 
 std::shared_ptr<const MemoryBuffer> MemoryBuffer::copy(std::string_view bytes, std::string name) {
-  return std::make_shared<HeapBuffer>(bytes, std::move(name));
+  return build(bytes.size(), std::move(name), [&](char *out) {
+    if (!bytes.empty())
+      std::memcpy(out, bytes.data(), bytes.size());
+  });
+}
+
+std::shared_ptr<const MemoryBuffer> MemoryBuffer::build(size_t size, std::string name,
+                                                        const std::function<void(char *)> &fill) {
+  auto b = std::make_shared<HeapBuffer>(size, std::move(name));
+  fill(b->storage());
+  return b;
 }
 
 std::shared_ptr<const MemoryBuffer> MemoryBuffer::open(const std::string &path) {

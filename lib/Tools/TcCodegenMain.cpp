@@ -175,7 +175,7 @@ int tcCodegenMain(int argc, char **argv) {
     else {
       if (common.output == "-" && ::isatty(1))
         fail("refusing to write a binary artifact to a terminal (use -o FILE)");
-      writeOutput(common.output, writeArtifact(r.artifact));
+      writeOutput(common.output, [&](const ByteSink &sink) { writeArtifact(r.artifact, sink); });
     }
     return 0;
   });

@@ -136,8 +136,12 @@ int forEachChunk(const char *tool, const MemoryBuffer &input, const std::string 
 }
 
 void writeOutput(const std::string &path, std::string_view bytes) {
+  writeOutput(path, [&](const ByteSink &sink) { sink(bytes); });
+}
+
+void writeOutput(const std::string &path, const std::function<void(const ByteSink &)> &produce) {
   if (path == "-") {
-    std::cout.write(bytes.data(), std::streamsize(bytes.size()));
+    produce([](std::string_view b) { std::cout.write(b.data(), std::streamsize(b.size())); });
     std::cout.flush();
     if (!std::cout)
       fail("<stdout>: write failed");
@@ -145,7 +149,9 @@ void writeOutput(const std::string &path, std::string_view bytes) {
   }
   // Whole or absent: a tool that fails or is killed mid-write leaves the old
   // file (no fsync: a pipeline's intermediate, not a checkpoint).
-  writeFileAtomically(path, bytes, /*sync=*/false);
+  AtomicFile f(path, /*sync=*/false);
+  produce([&](std::string_view b) { f.write(b.data(), b.size()); });
+  f.commit();
 }
 
 void writeModule(const Module &m, const CommonOptions &common) {
@@ -155,7 +161,7 @@ void writeModule(const Module &m, const CommonOptions &common) {
   }
   if (common.output == "-" && ::isatty(1))
     fail("refusing to write bytecode to a terminal; use -S for text or -o FILE");
-  writeOutput(common.output, writeBytecode(m));
+  writeOutput(common.output, [&](const ByteSink &sink) { writeBytecode(m, sink); });
 }
 
 void addVerifyOption(po::options_description &opts, bool &noVerify) {

@@ -1,6 +1,7 @@
 #include "tc/IR/Printer.h"
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
+#include <algorithm>
 #include <string_view>
 #include <unordered_map>
 
@@ -8,16 +9,25 @@ namespace tc {
 
 namespace {
 
-// Constants are equal when type and bytes are; hash the bytes once.
+// Constants are equal when type and bytes are. Buckets are keyed by the type
+// and a hash of the first bytes only (a train step's weights are hundreds of
+// MB: copying them into keys cost seconds a run); members of a bucket are
+// compared whole.
 bool mergeConstants(Function &f) {
-  std::unordered_map<std::string, Value *> seen;
+  constexpr size_t kPrefix = 4096;
+  std::unordered_map<std::string, std::vector<Value *>> buckets;
   bool changed = false;
   for (Value *c : f.constants) {
-    std::string key = c->type.str() + '\0' +
-                      std::string(reinterpret_cast<const char *>(c->data->ptr), c->data->size);
-    auto [it, inserted] = seen.emplace(std::move(key), c);
-    if (!inserted)
-      changed |= replaceValue(f, c, it->second);
+    const TensorData &d = *c->data;
+    std::string_view head(reinterpret_cast<const char *>(d.ptr), std::min(d.size, kPrefix));
+    std::string key = c->type.str() + '\0' + std::to_string(d.size) + '\0' +
+                      std::to_string(std::hash<std::string_view>{}(head));
+    std::vector<Value *> &same = buckets[std::move(key)];
+    auto equal = std::find_if(same.begin(), same.end(), [&](Value *o) { return *o->data == d; });
+    if (equal == same.end())
+      same.push_back(c);
+    else
+      changed |= replaceValue(f, c, *equal);
   }
   if (changed)
     f.removeUnusedConstants();

@@ -12,6 +12,7 @@
 // are hash64 (Support/Hash64.h) of the bytes. What a reader promises:
 // docs/cpu-backend.md, "The artifact".
 #pragma once
+#include "tc/Support/ByteSink.h"
 #include "tc/Support/MemoryBuffer.h"
 #include <cstdint>
 #include <map>
@@ -84,12 +85,16 @@ struct Artifact {
   std::vector<const MemoryBuffer *> cubins(const std::string &arch) const;
   std::shared_ptr<const MemoryBuffer> share(std::string_view name) const;
   void setSection(const std::string &name, std::string_view bytes);
+  void setSection(const std::string &name, std::shared_ptr<const MemoryBuffer> bytes); // no copy
 
   std::string file; // where it was read from
 };
 
 bool isArtifact(std::string_view bytes);
 std::string writeArtifact(const Artifact &a);
+// The same bytes handed to `sink` in order (sections are not copied into one
+// string first); returns their count.
+size_t writeArtifact(const Artifact &a, const ByteSink &sink);
 // Throws tc::Error "<file>: <what>" for a truncated, corrupt, damaged
 // (checksum) or foreign file or one written by another format version;
 // never reads out of bounds.

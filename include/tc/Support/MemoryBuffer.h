@@ -2,6 +2,7 @@
 // for stdin and pipes. Data is at least 64-byte aligned either way.
 #pragma once
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -19,6 +20,9 @@ public:
   // Reads a file, or stdin for "-". Throws tc::Error naming the file.
   static std::shared_ptr<const MemoryBuffer> open(const std::string &path);
   static std::shared_ptr<const MemoryBuffer> copy(std::string_view bytes, std::string name);
+  // `size` bytes that `fill` writes once (aligned like copy's), then read-only.
+  static std::shared_ptr<const MemoryBuffer> build(size_t size, std::string name,
+                                                   const std::function<void(char *)> &fill);
   // Bytes [offset, offset + size) of `parent`, sharing its storage (and
   // keeping it alive); throws tc::Error when the range is outside it.
   static std::shared_ptr<const MemoryBuffer> slice(std::shared_ptr<const MemoryBuffer> parent,

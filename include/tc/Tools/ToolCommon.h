@@ -3,6 +3,7 @@
 #pragma once
 #include "tc/IR/IR.h"
 #include "tc/Runtime/RunHarness.h"
+#include "tc/Support/ByteSink.h"
 #include "tc/Support/MemoryBuffer.h"
 #include "tc/Target/Target.h"
 #include <boost/program_options.hpp>
@@ -46,6 +47,9 @@ int forEachChunk(const char *tool, const MemoryBuffer &input, const std::string 
 void writeModule(const Module &m, const CommonOptions &common);
 // Writes raw bytes to -o (file or stdout).
 void writeOutput(const std::string &path, std::string_view bytes);
+// The same, the bytes handed over piece by piece (large outputs are not
+// assembled in memory first).
+void writeOutput(const std::string &path, const std::function<void(const ByteSink &)> &produce);
 
 // The debug dump folder for this tool: --dump-dir, else $TC_DEBUG_DIR, with
 // the tool name appended; empty when neither is set. Created on demand.

@@ -86,8 +86,7 @@ HostTensor toF64(const HostTensor &t) {
 
 bool checkGradients(const Module &m, const std::vector<HostTensor> &inputs,
                     const GradCheckOptions &opts, std::ostream &os) {
-  std::unique_ptr<Module> wide =
-      readBytecode(MemoryBuffer::copy(writeBytecode(m), "gradient check"));
+  std::unique_ptr<Module> wide = cloneModule(m);
   widenToF64(*wide);
   const Function &f = wide->main();
   std::optional<TrainSignature> sig = trainSignature(*wide);
