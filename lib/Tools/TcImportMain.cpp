@@ -58,7 +58,10 @@ int tcImportMain(int argc, char **argv) {
     appendTimeline(*m,
                    {"tc-import", "import",
                     std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count()});
-    dumpFile(dumpDirFor("tc-import", common), "imported.tcir", printModuleToString(*m));
+    // Printed only for a dump folder: the text of a model's weights (base64)
+    // is larger than its file.
+    if (std::string dir = dumpDirFor("tc-import", common); !dir.empty())
+      dumpFile(dir, "imported.tcir", printModuleToString(*m));
     writeModule(*m, common);
     return 0;
   });

@@ -10,6 +10,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/ShapeContents.h"
 #include "tc/Transforms/ShapeInference.h"
+#include <cstring>
 
 namespace tc {
 
@@ -37,6 +38,34 @@ std::optional<std::vector<HostTensor>> knownInts(const ShapeTracker &tracker, co
   return r;
 }
 
+// A gather from a constant whose elements are all equal reads that value
+// wherever its indices point: RoBERTa's token types (a zero buffer gathered
+// at the run-time position ids) become a constant, and the table's gradient
+// a column sum instead of a scatter-add that serializes on one row.
+std::optional<std::vector<HostTensor>> splatGather(const Op &op, size_t maxBytes) {
+  if (!op.is(OpKind::Gather) && !op.is(OpKind::GatherElements) && !op.is(OpKind::GatherND))
+    return std::nullopt;
+  const Value *data = op.operand(0);
+  const TensorType &t = op.result()->type;
+  auto n = staticNumElements(t.shape);
+  size_t width = dtypeSize(t.dtype); // 0 for strings
+  if (!data->isConstant() || !data->data || data->type.dtype != t.dtype || !n || *n == 0 ||
+      width == 0 || size_t(*n) * width > maxBytes)
+    return std::nullopt;
+  const TensorData &d = *data->data;
+  if (d.size < width || d.size % width != 0)
+    return std::nullopt;
+  for (size_t at = width; at < d.size; at += width)
+    if (std::memcmp(d.ptr, d.ptr + at, width) != 0)
+      return std::nullopt;
+  HostTensor out(t.dtype, staticDims(t.shape));
+  for (size_t at = 0; at < out.byteSize(); at += width)
+    std::memcpy(out.bytes() + at, d.ptr, width);
+  std::vector<HostTensor> r;
+  r.push_back(std::move(out));
+  return r;
+}
+
 bool foldOnce(Module &m, size_t maxBytes) {
   bool changed = false;
   for (auto &f : m.functions) {
@@ -48,6 +77,8 @@ bool foldOnce(Module &m, size_t maxBytes) {
     ShapeTracker tracker;
     for (Op *op : candidates) {
       auto outs = evaluateConstantOp(*op, maxBytes);
+      if (!outs)
+        outs = splatGather(*op, maxBytes);
       if (!outs) {
         tracker.visit(*op);
         outs = knownInts(tracker, *op);
