@@ -16,19 +16,38 @@ namespace {
 class HeapBuffer : public MemoryBuffer {
 public:
   // 64-byte alignment so constants of a .tcbc read from a pipe are as
-  // aligned as those of an mmapped file.
+  // aligned as those of an mmapped file. A large buffer (a train step's
+  // weights) is mapped on its own and asks for huge pages: filled once,
+  // its 4 KB page faults were most of tc-codegen's time writing an artifact.
   HeapBuffer(size_t size, std::string name) {
-    storage_ = static_cast<char *>(::operator new(size + 1, std::align_val_t(64)));
+    mapped_ = size + 1 >= kHugeFrom;
+    if (mapped_) {
+      void *p =
+          ::mmap(nullptr, size + 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED)
+        throw std::bad_alloc();
+      (void)::madvise(p, size + 1, MADV_HUGEPAGE); // a hint: without it, plain pages
+      storage_ = static_cast<char *>(p);
+    } else {
+      storage_ = static_cast<char *>(::operator new(size + 1, std::align_val_t(64)));
+    }
     storage_[size] = 0;
     data_ = storage_;
     size_ = size;
     name_ = std::move(name);
   }
-  ~HeapBuffer() override { ::operator delete(storage_, std::align_val_t(64)); }
+  ~HeapBuffer() override {
+    if (mapped_)
+      ::munmap(storage_, size_ + 1);
+    else
+      ::operator delete(storage_, std::align_val_t(64));
+  }
   char *storage() { return storage_; }
 
 private:
+  static constexpr size_t kHugeFrom = size_t(32) << 20;
   char *storage_;
+  bool mapped_ = false;
 };
 
 class SliceBuffer : public MemoryBuffer {
