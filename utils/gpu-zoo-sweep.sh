@@ -26,7 +26,10 @@
 # compiles (tc-bench --opt-arg), with TAG=NAME in the run ids (train-zoo-NAME-SHA,
 # zoo-NAME-SHA) so their rows stay apart. BENCH_ARGS="...": more tc-bench
 # flags for TRAIN=1 (e.g. --torch-modes eager for an A/B of tc flags whose
-# torch.compile times the untagged sweep of the same call already has). tc must be in
+# torch.compile times the untagged sweep of the same call already has). A GPU
+# named more than once (GPUS=0,0,0,0) runs that many workers on it side by side:
+# a pass/fail check of many models in one call (with TAG=check BENCH_ARGS="--torch-modes
+# eager"), whose times and compile times are contended: never merge them as timings. tc must be in
 # /tmp/src/build/bin (the devkit's two commands). Here, afterwards:
 #   tar -xJf sweep-NAME.tar.xz && build/bin/tc-bench --merge gpu*.db -o NAME.db
 set -uo pipefail
