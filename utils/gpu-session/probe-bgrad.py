@@ -16,51 +16,12 @@ import ctypes
 
 import torch
 
-L = ctypes.CDLL("libcublasLt.so.13")
-COMPUTE_32F, R16F, R32F = 68, 2, 0
-TRANSA, TRANSB, EPILOGUE, BIAS_POINTER, BIAS_DATA_TYPE = 3, 4, 7, 8, 26
+from ltprobe import L, R16F, R32F, ck, layout, setd, timed, timed_matmul
+
+COMPUTE_32F = 68
+TRANSA, TRANSB, EPILOGUE, BIAS_POINTER = 3, 4, 7, 8
 DEFAULT, BGRADB = 1, 512
 N, T = 0, 1
-
-
-class Heur(ctypes.Structure):
-    _fields_ = [("algo", ctypes.c_uint64 * 8), ("ws", ctypes.c_size_t), ("state", ctypes.c_int),
-                ("waves", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
-
-
-def ck(s, what):
-    if s != 0:
-        raise RuntimeError("%s: status %d" % (what, s))
-
-
-h = ctypes.c_void_p()
-ck(L.cublasLtCreate(ctypes.byref(h)), "create")
-WS = 32 << 20
-ws = torch.empty(WS, dtype=torch.uint8, device="cuda")
-
-
-def setd(desc, attr, value, ctype=ctypes.c_int32):
-    v = ctype(value)
-    ck(L.cublasLtMatmulDescSetAttribute(desc, attr, ctypes.byref(v), ctypes.sizeof(v)), "set %d" % attr)
-
-
-def layout(t, rows, cols, ld):
-    l = ctypes.c_void_p()
-    ck(L.cublasLtMatrixLayoutCreate(ctypes.byref(l), t, ctypes.c_uint64(rows), ctypes.c_uint64(cols),
-                                    ctypes.c_int64(ld)), "layout")
-    return l
-
-
-def timed(fn, reps=200):
-    for _ in range(10):
-        fn()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(reps):
-        fn()
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) * 1000 / reps
 
 
 def probe(tok, out, inn, dout, epi):
@@ -80,25 +41,9 @@ def probe(tok, out, inn, dout, epi):
     a = layout(R16F, inn, tok, inn)   # X [T, in] row-major: col-major in x T
     b = layout(R16F, out, tok, out)   # dY [T, out]: col-major out x T, transposed
     d = layout(td, inn, out, inn)     # dW [out, in]: col-major in x out
-    pref = ctypes.c_void_p()
-    ck(L.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "pref")
-    w = ctypes.c_uint64(WS)
-    ck(L.cublasLtMatmulPreferenceSetAttribute(pref, 1, ctypes.byref(w), ctypes.sizeof(w)), "pref ws")
-    res = (Heur * 4)()
-    found = ctypes.c_int(0)
-    s = L.cublasLtMatmulAlgoGetHeuristic(h, desc, a, b, d, d, pref, 4, res, ctypes.byref(found))
-    if s != 0 or found.value == 0:
+    us = timed_matmul(desc, X, a, dY, b, D, d)
+    if us is None:
         return None
-    alpha, beta = ctypes.c_float(1), ctypes.c_float(0)
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-
-    def run():
-        ck(L.cublasLtMatmul(h, desc, ctypes.byref(alpha), ctypes.c_void_p(X.data_ptr()), a,
-                            ctypes.c_void_p(dY.data_ptr()), b, ctypes.byref(beta),
-                            ctypes.c_void_p(D.data_ptr()), d, ctypes.c_void_p(D.data_ptr()), d,
-                            ctypes.byref(res[0].algo), ctypes.c_void_p(ws.data_ptr()),
-                            ctypes.c_size_t(WS), stream), "matmul")
-    us = timed(run)
     torch.cuda.synchronize()
     werr = (D.float() - dY.float().t() @ X.float()).abs().max().item()
     berr = (db.float() - dY.float().sum(0)).abs().max().item() if epi != DEFAULT else 0.0

@@ -15,51 +15,16 @@ import ctypes
 
 import torch
 
-L = ctypes.CDLL("libcublasLt.so.13")
-R32F = 0
+from ltprobe import L, R32F, ck, layout, timed_matmul
+
 COMPUTES = (("f32", 68), ("tf32", 77), ("bf16x9", 78))
-TRANSA, TRANSB, EMULATION_DESCRIPTOR = 3, 4, 38
-EMU_STRATEGY, EAGER = 0, 2
+EMULATION_DESCRIPTOR, EMU_STRATEGY, EAGER = 38, 0, 2
 
-
-class Heur(ctypes.Structure):
-    _fields_ = [("algo", ctypes.c_uint64 * 8), ("ws", ctypes.c_size_t), ("state", ctypes.c_int),
-                ("waves", ctypes.c_float), ("reserved", ctypes.c_int * 4)]
-
-
-def ck(s, what):
-    if s != 0:
-        raise RuntimeError("%s: status %d" % (what, s))
-
-
-h = ctypes.c_void_p()
-ck(L.cublasLtCreate(ctypes.byref(h)), "create")
-WS = 64 << 20
-ws = torch.empty(WS, dtype=torch.uint8, device="cuda")
 emu = ctypes.c_void_p()
 have_emu = L.cublasLtEmulationDescCreate(ctypes.byref(emu)) == 0
 if have_emu:
     v = ctypes.c_int32(EAGER)
     ck(L.cublasLtEmulationDescSetAttribute(emu, EMU_STRATEGY, ctypes.byref(v), ctypes.sizeof(v)), "emu strategy")
-
-
-def layout(rows, cols, ld):
-    lay = ctypes.c_void_p()
-    ck(L.cublasLtMatrixLayoutCreate(ctypes.byref(lay), R32F, ctypes.c_uint64(rows), ctypes.c_uint64(cols),
-                                    ctypes.c_int64(ld)), "layout")
-    return lay
-
-
-def timed(fn, reps=50):
-    for _ in range(5):
-        fn()
-    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    s.record()
-    for _ in range(reps):
-        fn()
-    e.record()
-    torch.cuda.synchronize()
-    return s.elapsed_time(e) * 1000 / reps
 
 
 def probe(m, n, k, compute):
@@ -72,26 +37,10 @@ def probe(m, n, k, compute):
         p = ctypes.c_void_p(emu.value)
         ck(L.cublasLtMatmulDescSetAttribute(desc, EMULATION_DESCRIPTOR, ctypes.byref(p), ctypes.sizeof(p)), "emu")
     # Row-major D = A B is column-major D^T = B^T A^T: cuBLASLt's A is B (n x k), its B is A (k x m).
-    la, lb, ld = layout(n, k, n), layout(k, m, k), layout(n, m, n)
-    pref = ctypes.c_void_p()
-    ck(L.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "pref")
-    w = ctypes.c_uint64(WS)
-    ck(L.cublasLtMatmulPreferenceSetAttribute(pref, 1, ctypes.byref(w), ctypes.sizeof(w)), "pref ws")
-    res = (Heur * 4)()
-    found = ctypes.c_int(0)
-    s = L.cublasLtMatmulAlgoGetHeuristic(h, desc, la, lb, ld, ld, pref, 4, res, ctypes.byref(found))
-    if s != 0 or found.value == 0:
+    la, lb, ld = layout(R32F, n, k, n), layout(R32F, k, m, k), layout(R32F, n, m, n)
+    us = timed_matmul(desc, B, la, A, lb, D, ld, reps=50, warmup=5)
+    if us is None:
         return None
-    alpha, beta = ctypes.c_float(1), ctypes.c_float(0)
-    stream = ctypes.c_void_p(torch.cuda.current_stream().cuda_stream)
-
-    def run():
-        ck(L.cublasLtMatmul(h, desc, ctypes.byref(alpha), ctypes.c_void_p(B.data_ptr()), la,
-                            ctypes.c_void_p(A.data_ptr()), lb, ctypes.byref(beta),
-                            ctypes.c_void_p(D.data_ptr()), ld, ctypes.c_void_p(D.data_ptr()), ld,
-                            ctypes.byref(res[0].algo), ctypes.c_void_p(ws.data_ptr()),
-                            ctypes.c_size_t(res[0].ws), stream), "matmul")
-    us = timed(run)
     ref = A.double() @ B.double()
     err = ((D.double() - ref).abs().max() / ref.abs().max()).item()
     return us, err
