@@ -15,13 +15,15 @@ namespace {
 // Softmax / LogSoftmax / LayerNormalization(Grad) over the last axis; over
 // others, and LayerNormalization with its Mean / InvStdDev results (row
 // statistics), they are the Reduction family's (LayerNormalizationGrad has
-// no other kernel: autodiff makes it over the last axis only).
+// no other kernel: autodiff makes it over the last axis only; its second
+// result, dY * xhat, is the row kernel's too).
 bool isRowReduction(const Op &op) {
   if (!op.is(OpKind::Softmax) && !op.is(OpKind::LogSoftmax) && !op.is(OpKind::LayerNormalization) &&
       !op.is(OpKind::LayerNormalizationGrad))
     return false;
   int64_t axis = op.getInt("axis"), r = int64_t(op.operand(0)->type.rank());
-  return op.results.size() == 1 && (axis == -1 || axis == r - 1);
+  return (op.results.size() == 1 || op.is(OpKind::LayerNormalizationGrad)) &&
+         (axis == -1 || axis == r - 1);
 }
 
 } // namespace

@@ -53,7 +53,9 @@ std::optional<std::string> Expressions::operand(const Value *v) {
 }
 
 const char *Expressions::resultType(const Op &op) {
-  if (op.results.size() != 1)
+  // LayerNormalizationGrad's dY * xhat has dX's type (the row family's anchor
+  // defines both).
+  if (op.results.size() != 1 && !op.is(OpKind::LayerNormalizationGrad))
     return c_.noKernel(std::string(op.name()) + " with several results"), nullptr;
   const Value *res = op.result();
   const char *rt = c_.ct(res->type.dtype);

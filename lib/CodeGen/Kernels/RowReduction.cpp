@@ -34,7 +34,7 @@ bool checkRowReduction(const KernelContext &c, const Op &op,
   int64_t axis = op.getInt("axis");
   if (axis != -1 && axis != int64_t(r) - 1)
     return c.noKernel(std::string(op.name()) + " over an axis other than the last");
-  if (op.results.size() != 1)
+  if (op.results.size() != 1 && !op.is(OpKind::LayerNormalizationGrad))
     return c.noKernel("LayerNormalization with Mean/InvStdDev results");
   // The parameters (Scale, B; not LayerNormalizationGrad's dY, operand 2)
   // from memory or a scalar constant.
@@ -101,6 +101,11 @@ bool emitAnchor(const KernelContext &c, Expressions &ex, const Op &op, const cha
     std::string gj = c.cuda() ? "g" : "acc[inner + j]";
     e = std::string(rt) + "(rstd * (" + gj + " - s1 - (" + xj + " - mean) * rstd * s2))";
     ex.define(op.result(), rt, e, os);
+    // dY * xhat: dY read again in the epilogue (a prologue value reruns
+    // the prologue there: epilogueRerunsPrologue).
+    if (op.results.size() > 1)
+      ex.define(op.result(1), rt,
+                std::string(rt) + "((" + A + ")(" + *dy + ") * (" + xj + " - mean) * rstd)", os);
     return true;
   }
   if (op.is(OpKind::Softmax))
@@ -138,7 +143,10 @@ struct CudaRowLoop {
 // The epilogue reads a prologue value other than through the reduction:
 // the last pass recomputes the prologue.
 bool epilogueRerunsPrologue(const KernelContext &c, const Op &op, const RowCode &code) {
-  bool rerun = false, after = false;
+  // LayerNormalizationGrad's dY * xhat reads dY in the epilogue.
+  bool rerun = op.is(OpKind::LayerNormalizationGrad) && op.results.size() > 1 &&
+               code.prologue.count(op.operand(2)) != 0;
+  bool after = false;
   for (const auto &o : c.f.ops) {
     if (after)
       for (const Value *v : o->operands)

@@ -530,9 +530,8 @@ void batchNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
 //
 // Normalized over the last axis, with no cotangent of Mean / InvStdDev (a
 // train step's LayerNorm), dX is one LayerNormalizationGrad (a row kernel
-// reading X and dY once) and Scale's gradient sums dY * xhat, xhat a
-// LayerNormalization of X with Scale 1 (one more row kernel, the product
-// its epilogue).
+// reading X and dY once) and Scale's gradient sums its second result,
+// dY * xhat, over the rows.
 void layerNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
   Value *X = in(b, 0), *g = rg[0];
   size_t r = X->type.rank();
@@ -544,10 +543,13 @@ void layerNorm(GradBuilder &b, const Grads &rg, const Wanted &w, Grads &og) {
     std::vector<std::pair<std::string, Attribute>> attrs{{"axis", Attribute(axis)},
                                                          {"epsilon", Attribute(eps)}};
     Value *gx = b.castTo(g, X->type.dtype);
-    og[0] = b.op(OpKind::LayerNormalizationGrad, {X, in(b, 1), gx}, attrs);
+    // With Scale's gradient wanted, the same op's second result dY * xhat
+    // (its rows summed here): the kernel has xhat in registers already.
+    std::vector<Value *> r =
+        b.ops(OpKind::LayerNormalizationGrad, {X, in(b, 1), gx}, w[1] ? 2 : 1, attrs);
+    og[0] = r[0];
     if (w[1])
-      og[1] = b.unbroadcast(b.mul(gx, b.op(OpKind::LayerNormalization, {X, b.scalar(1, X)}, attrs)),
-                            b.dims(in(b, 1)));
+      og[1] = b.unbroadcast(r[1], b.dims(in(b, 1)));
     if (w.size() > 2 && w[2] && in(b, 2))
       og[2] = b.unbroadcast(g, b.dims(in(b, 2)));
     return;

@@ -528,7 +528,9 @@ std::vector<TensorType> inferLayerNormGrad(const Op &op) {
     if (dy.shape[d].isStatic() && x.shape[d].isStatic() && dy.shape[d].size != x.shape[d].size)
       fail("dY ", dy.str(), " must have X's type and shape ", x.str());
   requireNormalizedDims(op, 1, x, normalizeAxis(op.getInt("axis"), int64_t(x.rank())));
-  return {x};
+  if (op.results.size() > 2)
+    fail("has at most 2 results (dX, dY * xhat), got ", op.results.size());
+  return std::vector<TensorType>(std::max<size_t>(op.results.size(), 1), x);
 }
 
 std::vector<TensorType> inferGroupNorm(const Op &op) {

@@ -152,7 +152,7 @@ void layerNormKernel(const Op &op, const Ins &ins, Outs &outs) {
 
 // dX = rstd * (g - mean(g) - xhat * mean(g * xhat)), g = dY * Scale.
 void layerNormGradKernel(const Op &op, const Ins &ins, Outs &outs) {
-  expectArity(ins, 3, outs, 1);
+  expectArity(ins, 3, outs, outs.size() == 2 ? 2 : 1); // dX, and dY * xhat if asked
   const HostTensor &x = *ins[0], &scaleT = *ins[1], &dyT = *ins[2];
   const Dims &xs = x.shape();
   if (dyT.shape() != xs)
@@ -176,8 +176,11 @@ void layerNormGradKernel(const Op &op, const Ins &ins, Outs &outs) {
     }
     s1 /= double(inner);
     s2 /= double(inner);
-    for (int64_t i = 0; i < inner; ++i)
+    for (int64_t i = 0; i < inner; ++i) {
       outs[0].setDouble(r * inner + i, inv * (g[size_t(i)] - s1 - xhat[size_t(i)] * s2));
+      if (outs.size() > 1)
+        outs[1].setDouble(r * inner + i, dy[size_t(r * inner + i)] * xhat[size_t(i)]);
+    }
   }
 }
 
