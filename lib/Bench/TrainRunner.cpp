@@ -324,7 +324,7 @@ BenchResult TrainModelRun::runTc(const std::string &precision) {
   ProcessResult proc;
   if (auto f = tools_.run("tc-opt", args, "compile", proc))
     return failed(*f);
-  double seconds = importSeconds_ + proc.wallSeconds;
+  double optSeconds = proc.wallSeconds, seconds = importSeconds_ + optSeconds;
   std::vector<std::string> cg{"--target=" + opts_.target, opt, "-o", artifact};
   if (!opts_.level.empty())
     cg.push_back(std::string("--") + requireTarget(opts_.target).levelFlag + "=" + opts_.level);
@@ -336,6 +336,7 @@ BenchResult TrainModelRun::runTc(const std::string &precision) {
   if (auto f = tools_.run("tc-codegen", cg, "compile", proc))
     return failed(*f);
   r.compileS = seconds + proc.wallSeconds;
+  r.compileParts = std::array<double, 3>{importSeconds_, optSeconds, proc.wallSeconds};
   r.hostSteps = countHostSteps(readArtifact(MemoryBuffer::open(artifact)));
   std::vector<std::string> run{
       artifact, "--train", std::to_string(train_.steps), "--log-every", "1", "--data", data_};
@@ -408,6 +409,9 @@ std::string formatTrainResult(const BenchResult &r) {
     o << ", " << *r.vsTorchCompile << "x torch.compile";
   if (r.compileS)
     o << ", compile " << *r.compileS << " s";
+  if (r.compileParts)
+    o << " (import " << (*r.compileParts)[0] << " + tc-opt " << (*r.compileParts)[1]
+      << " + tc-codegen " << (*r.compileParts)[2] << ")";
   if (r.peakBytes)
     o << ", peak " << double(*r.peakBytes) / (1 << 20) << " MiB";
   if (r.memoryVsTorch)

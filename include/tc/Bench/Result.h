@@ -3,6 +3,7 @@
 // tc-bench invocation) it belongs to. These are the rows of the SQLite
 // history (ResultStore.h) and what the dashboard aggregates (Aggregate.h).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -58,7 +59,10 @@ struct BenchResult {
   std::optional<double> p10Ms, p90Ms; // spread of the timed iterations
   std::optional<double> speedup;      // eager latency / this latency (same model, precision, batch)
   std::optional<double> compileS;     // wall time of tc-import + tc-opt + tc-codegen
-  std::optional<int64_t> peakBytes;   // see memoryKind
+  // The three tools' seconds of compileS (a train step's), printed beside it
+  // to show which stage a slow compile is in; not stored.
+  std::optional<std::array<double, 3>> compileParts;
+  std::optional<int64_t> peakBytes; // see memoryKind
   std::string memoryKind; // "device": CUDA bytes tc held at peak; "arena+weights": CPU plan
   std::optional<double> compression; // eager peakBytes / this peakBytes
   // tc-run's maximum resident set (getrusage): everything the process held
