@@ -88,8 +88,13 @@ void AtomicFile::commit() {
 }
 
 void writeFileAtomically(const std::string &path, std::string_view bytes, bool sync) {
+  writeFileAtomically(path, [&](const ByteSink &sink) { sink(bytes); }, sync);
+}
+
+void writeFileAtomically(const std::string &path,
+                         const std::function<void(const ByteSink &)> &produce, bool sync) {
   AtomicFile f(path, sync);
-  f.write(bytes.data(), bytes.size());
+  produce([&](std::string_view b) { f.write(b.data(), b.size()); });
   f.commit();
 }
 

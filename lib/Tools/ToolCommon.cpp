@@ -149,9 +149,7 @@ void writeOutput(const std::string &path, const std::function<void(const ByteSin
   }
   // Whole or absent: a tool that fails or is killed mid-write leaves the old
   // file (no fsync: a pipeline's intermediate, not a checkpoint).
-  AtomicFile f(path, /*sync=*/false);
-  produce([&](std::string_view b) { f.write(b.data(), b.size()); });
-  f.commit();
+  writeFileAtomically(path, produce, /*sync=*/false);
 }
 
 void writeModule(const Module &m, const CommonOptions &common) {

@@ -91,3 +91,27 @@ TEST_F(AtomicFileDest, ReplacementKeepsPermissions) {
 }
 
 } // namespace
+
+// Written piece by piece: the pieces in order; a producer that throws
+// midway leaves the old file whole and no temporary file behind.
+TEST_F(AtomicFileDest, ProducedPiecesOrNothing) {
+  std::string p = (dir / "out.bin").string();
+  writeFileAtomically(p, "old");
+  writeFileAtomically(
+      p,
+      [](const ByteSink &sink) {
+        sink("ab");
+        sink("");
+        sink("cd");
+      },
+      /*sync=*/false);
+  EXPECT_EQ(readAll(p), "abcd");
+  EXPECT_THROW(writeFileAtomically(p,
+                                   [](const ByteSink &sink) {
+                                     sink("partial");
+                                     throw std::runtime_error("stop");
+                                   }),
+               std::runtime_error);
+  EXPECT_EQ(readAll(p), "abcd");
+  EXPECT_EQ(entries(), 1u);
+}

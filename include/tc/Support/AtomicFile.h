@@ -4,6 +4,8 @@
 // tool's -o). A symlink's target is replaced, the link kept; a destination
 // that is not a regular file (/dev/null, a FIFO) is written in place.
 #pragma once
+#include "tc/Support/ByteSink.h"
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -35,5 +37,10 @@ private:
 
 // `bytes` as the whole of `path`, atomically (fsync'd when `sync`).
 void writeFileAtomically(const std::string &path, std::string_view bytes, bool sync = true);
+// The same, the bytes handed over piece by piece by `produce` (a large
+// output is not assembled in memory first); if it throws, `path` is left
+// as it was.
+void writeFileAtomically(const std::string &path,
+                         const std::function<void(const ByteSink &)> &produce, bool sync = true);
 
 } // namespace tc
