@@ -19,6 +19,7 @@
 #include "tc/Transforms/Pass.h"
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 namespace tc {
@@ -380,6 +381,151 @@ bool lowerMaskedDropout(Function &f, size_t at) {
   return true;
 }
 
+// ScatterND(data, indices, updates) whose indices are a grid of ranges, as
+// PyTorch exports `x[:, :, a:, b:] = y` (index_put with slices): indices
+// [n_0, ..., n_{K-1}, K] made by Concat(Unsqueeze(Expand(c_k, [n...])), axis
+// -1), each c_k a constant counting s_k, s_k + 1, ... along grid axis k. It
+// writes the box [s_k, s_k + n_k) of data's first K axes: updates where the
+// box is all of data, else Concats of data's Slices around the updates.
+// MViTv2's relative-position add (every block): its run-time index tensors
+// were 0.6-1.3 GB of i64 a block and the CUDA step crawled past 240 s; the
+// gradient of a Slice/Concat is a copy, not a GatherND and a ScatterND.
+struct Box {
+  int64_t start, size;
+};
+
+// Grid axis `k` of indices component `part` (shape G + [1]): its start when
+// the component counts up by one along axis k of G and is constant across
+// the others.
+std::optional<int64_t> gridStart(const Value *part, size_t k, const Shape &grid) {
+  const Op *u = part->def;
+  if (!u || !(u->is(OpKind::Unsqueeze) || u->is(OpKind::Reshape)) ||
+      u->operand(0)->type.shape != grid)
+    return std::nullopt;
+  const Value *e = u->operand(0);
+  const Value *c = e->isConstant() ? e : nullptr;
+  if (!c && e->def && e->def->is(OpKind::Expand) && e->def->operand(0)->isConstant())
+    c = e->def->operand(0);
+  std::optional<std::vector<int64_t>> v = c ? infer::constantInts(c) : std::nullopt;
+  size_t r = grid.size(), cr = c ? c->type.rank() : 0;
+  if (!v || v->empty() || cr > r || !isStaticShape(c->type.shape))
+    return std::nullopt;
+  // c's dims align to the grid's last ones; only axis k may be longer than 1.
+  int64_t along = 1;
+  for (size_t j = 0; j < cr; ++j) {
+    int64_t d = c->type.shape[j].size, axis = int64_t(r - cr + j);
+    if (axis == int64_t(k))
+      along = d;
+    else if (d != 1)
+      return std::nullopt;
+  }
+  int64_t n = grid[k].size;
+  if (along != n && !(along == 1 && n == 1))
+    return std::nullopt;
+  for (int64_t i = 0; i < along; ++i)
+    if ((*v)[size_t(i)] != (*v)[0] + i)
+      return std::nullopt;
+  return (*v)[0];
+}
+
+// The box's starts when `idx` (shape grid + [K]) is such a grid: a Concat of
+// counting components, or a constant (a small grid folds) that counts so.
+std::optional<std::vector<int64_t>> gridStarts(const Value *idx, const Shape &grid) {
+  size_t k = grid.size();
+  std::vector<int64_t> starts;
+  if (idx->isConstant()) {
+    std::optional<std::vector<int64_t>> v = infer::constantInts(idx);
+    if (!v || v->size() < k)
+      return std::nullopt;
+    starts.assign(v->begin(), v->begin() + std::ptrdiff_t(k));
+    std::vector<int64_t> at(k, 0); // the grid position of element group g
+    for (size_t g = 0; g < v->size() / k; ++g) {
+      for (size_t a = 0; a < k; ++a)
+        if ((*v)[g * k + a] != starts[a] + at[a])
+          return std::nullopt;
+      for (size_t a = k; a-- > 0;) // next position, last axis fastest
+        if (++at[a] < grid[a].size)
+          break;
+        else
+          at[a] = 0;
+    }
+    return starts;
+  }
+  const Op *cat = idx->def;
+  if (!cat || !cat->is(OpKind::Concat) || cat->operands.size() != k)
+    return std::nullopt;
+  int64_t axis = cat->getInt("axis");
+  if (axis != -1 && axis != int64_t(k))
+    return std::nullopt;
+  for (size_t a = 0; a < k; ++a) {
+    std::optional<int64_t> s = gridStart(cat->operand(a), a, grid);
+    if (!s)
+      return std::nullopt;
+    starts.push_back(*s);
+  }
+  return starts;
+}
+
+bool sliceScatter(Function &f, size_t at) {
+  Op &op = *f.ops[at];
+  if (!op.is(OpKind::ScatterND) || op.operands.size() != 3)
+    return false;
+  if (const Attribute *red = op.findAttr("reduction"); red && red->s() != "none")
+    return false;
+  Value *data = op.operand(0), *idx = op.operand(1), *upd = op.operand(2);
+  const Shape &ds = data->type.shape, &is = idx->type.shape;
+  if (!isStaticShape(ds) || !isStaticShape(is) || is.size() < 2 ||
+      upd->type.dtype != data->type.dtype)
+    return false;
+  size_t k = size_t(is.back().size);
+  Shape grid(is.begin(), is.end() - 1);
+  if (grid.size() != k || k > ds.size())
+    return false;
+  // The updates: the grid's box of data, then data's remaining axes.
+  Shape want = grid;
+  want.insert(want.end(), ds.begin() + std::ptrdiff_t(k), ds.end());
+  std::optional<std::vector<int64_t>> starts;
+  if (upd->type.shape != want || !(starts = gridStarts(idx, grid)))
+    return false;
+  std::vector<Box> box;
+  for (size_t a = 0; a < k; ++a) {
+    int64_t s = (*starts)[a];
+    if (s < 0 || s + grid[a].size > ds[a].size)
+      return false;
+    box.push_back({s, grid[a].size});
+  }
+  size_t before = f.ops.size();
+  AtOpBuilder b{f, op};
+  auto slice = [&](Value *x, size_t a, int64_t lo, int64_t hi) {
+    return b.op(OpKind::Slice, {x, b.ints({lo}), b.ints({hi}), b.ints({int64_t(a)})});
+  };
+  // Axis a of `part` (data cut to the box on axes before a).
+  std::function<Value *(size_t, Value *)> build = [&](size_t a, Value *part) -> Value * {
+    if (a == k)
+      return upd;
+    int64_t lo = box[a].start, hi = lo + box[a].size, end = ds[a].size;
+    if (lo == 0 && hi == end)
+      return build(a + 1, part);
+    std::vector<Value *> pieces;
+    if (lo > 0)
+      pieces.push_back(slice(part, a, 0, lo));
+    pieces.push_back(build(a + 1, slice(part, a, lo, hi)));
+    if (hi < end)
+      pieces.push_back(slice(part, a, hi, end));
+    return b.op(OpKind::Concat, pieces, {{"axis", Attribute(int64_t(a))}});
+  };
+  Value *y = build(0, data);
+  if (y == upd) // the box is all of data
+    return replaceValue(f, op.result(), upd);
+  // The new ops (appended) go where the scatter was.
+  size_t added = f.ops.size() - before;
+  std::rotate(f.ops.begin() + std::ptrdiff_t(at), f.ops.begin() + std::ptrdiff_t(before),
+              f.ops.end());
+  adoptValue(op.result(), y, &f); // the Concat defines the result now
+  f.ops.erase(f.ops.begin() + std::ptrdiff_t(at + added));
+  return true;
+}
+
 // Split(x) whose every part is read only by a Cast to one float type T:
 // Cast(x) to T first, then the Split of it (the Casts' readers read the
 // parts). One cast of x instead of one per part, fusable into x's producer:
@@ -443,7 +589,7 @@ bool runCanonicalizePass(Module &m, const PassOptions &opts) {
     for (size_t i = 0; i < f->ops.size(); ++i)
       changedAny |= lowerBatchNormToAffine(*f, i) ||
                     (lowerTraining && lowerTrainingBatchNorm(*f, i)) || lowerMaskedDropout(*f, i) ||
-                    castBeforeSplit(*f, i);
+                    castBeforeSplit(*f, i) || sliceScatter(*f, i);
   }
   return changedAny;
 }
