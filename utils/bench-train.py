@@ -109,15 +109,19 @@ def train(model, batches, a, compile_, amp):
         torch.cuda.synchronize()
         torch.cuda.reset_peak_memory_stats()
     on_dev = [(tuple(x.to(dev) for x in xs), y.to(dev)) for xs, y in batches]
-    losses, ms = [], []
+    losses, ms, scales = [], [], []
     for i in range(a.steps):
         x, y = on_dev[i % len(on_dev)]
         t0 = time.perf_counter()
         losses.append(step(x, y).item())  # syncs: the step's time includes its loss read
         ms.append((time.perf_counter() - t0) * 1e3)
+        if amp:  # after the timing: the scale after the step (halved: that step overflowed)
+            scales.append(scaler.get_scale())
     timed = ms[a.warmup:] if a.steps > a.warmup else ms[-1:]
     row = {"losses": losses, "ms": float(np.median(timed)), "p10_ms": float(np.percentile(timed, 10)),
            "p90_ms": float(np.percentile(timed, 90))}
+    if amp:
+        row["scales"] = scales
     if compile_:
         row["compile_s"] = ms[0] / 1e3
     if cuda:

@@ -44,6 +44,31 @@ std::string describeLossCheck(double distance, double bound, std::optional<doubl
   return s;
 }
 
+std::vector<size_t> skippedSteps(const std::vector<double> &scales, double initialScale) {
+  std::vector<size_t> skipped;
+  double before = initialScale;
+  for (size_t i = 0; i < scales.size(); ++i) {
+    if (scales[i] < before)
+      skipped.push_back(i + 1);
+    before = scales[i];
+  }
+  return skipped;
+}
+
+std::string describeSkips(const std::vector<double> &tcScales,
+                          const std::vector<double> &torchScales) {
+  if (tcScales.empty() || torchScales.empty())
+    return "";
+  auto list = [](const std::vector<size_t> &steps) {
+    std::string s;
+    for (size_t k : steps)
+      s += (s.empty() ? "" : ",") + std::to_string(k);
+    return s.empty() ? std::string("none") : s;
+  };
+  return "; steps skipped for overflow: tc " + list(skippedSteps(tcScales)) + ", PyTorch " +
+         list(skippedSteps(torchScales));
+}
+
 std::string joinLosses(const std::vector<double> &losses) {
   std::string out;
   char buf[32];

@@ -96,6 +96,7 @@ TorchTraining TorchTrainer::train(const BenchModel &model, const std::string &on
       continue;
     }
     s.losses = numbers(m->getArray("losses"));
+    s.scales = numbers(m->getArray("scales"));
     s.ms = m->getNumber("ms");
     s.p10Ms = m->getNumber("p10_ms");
     s.p90Ms = m->getNumber("p90_ms");

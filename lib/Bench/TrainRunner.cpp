@@ -39,12 +39,14 @@ double quantile(std::vector<double> xs, double q) {
 // What tc-run --train --log-every 1 printed.
 struct TcSteps {
   std::vector<double> losses, ms; // per step
+  std::vector<double> scales;     // fp16: the loss scale after each step
   std::optional<int64_t> peakBytes;
 };
 
 TcSteps parseTrainLog(const ProcessResult &p) {
   TcSteps t;
-  static const std::regex step(R"(^step \d+/\d+  loss (\S+)  (\S+) samples/s$)");
+  static const std::regex step(
+      R"(^step \d+/\d+  loss (\S+)  (\S+) samples/s(?:  loss scale (\S+))?$)");
   static const std::regex samples(R"(steps of (\d+) samples)");
   static const std::regex peak(R"(peak device memory (\S+) MiB)");
   std::smatch m;
@@ -57,6 +59,8 @@ TcSteps parseTrainLog(const ProcessResult &p) {
       t.losses.push_back(std::strtod(m[1].str().c_str(), nullptr));
       double rate = std::strtod(m[2].str().c_str(), nullptr);
       t.ms.push_back(rate > 0 ? 1e3 * perStep / rate : NAN);
+      if (m[3].matched)
+        t.scales.push_back(std::strtod(m[3].str().c_str(), nullptr));
     }
   if (std::regex_search(p.err, m, peak))
     t.peakBytes = int64_t(std::stod(m[1]) * (1 << 20));
@@ -143,6 +147,7 @@ private:
   int64_t batch_;
   std::string data_, ir_;
   double importSeconds_ = 0;
+  std::vector<double> tcScales_;  // the last tc run's loss scale after each step (fp16)
   std::vector<std::string> done_; // "precision mode" reported
 };
 
@@ -266,6 +271,8 @@ void TrainModelRun::runPrecision(const std::string &precision) {
     for (std::string l; std::getline(in, l, ',');)
       losses.push_back(std::strtod(l.c_str(), nullptr));
     check(tc, losses);
+    if (!tc.passed && eager)
+      tc.error += describeSkips(tcScales_, eager->scales);
     if (!reference) {
       tc.passed = false;
       tc.reason = "reference";
@@ -345,6 +352,7 @@ BenchResult TrainModelRun::runTc(const std::string &precision) {
   if (auto f = tools_.run("tc-run", run, "run", proc))
     return failed(*f);
   TcSteps steps = parseTrainLog(proc);
+  tcScales_ = steps.scales;
   if (steps.losses.size() != size_t(train_.steps))
     return failed({"run", "tc-run --train printed " + std::to_string(steps.losses.size()) +
                               " losses for " + std::to_string(train_.steps) + " steps"});

@@ -251,6 +251,15 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
         break;
       }
     }
+  // fp16's dynamic loss scale, printed with each logged loss (4 bytes read
+  // back then): a scale that halved says a step overflowed and was skipped,
+  // as PyTorch's scaler.get_scale() tells.
+  std::optional<size_t> scaleAt;
+  for (size_t j = 0; j < layout.keys.size(); ++j)
+    if (layout.keys[j] == kLossScaleKey && state[j].dtype() == DType::F32 &&
+        state[j].numElements() == 1)
+      scaleAt = j;
+  double scale = 0;
   // One call: the loss comes back to the host only when `logged`, the state
   // only when `saving` (or always, without device state).
   auto call = [&](size_t b, bool logged, bool saving) {
@@ -277,6 +286,15 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
         in[numInputs + j] = RunInput{};
         in[numInputs + j].host = &state[j];
       }
+    }
+    if (logged && scaleAt) {
+      const RunOutput &o = outs[numResults - sig->state + *scaleAt];
+      float v = 0;
+      if (o.to == RunOutput::To::ModelDevice)
+        exe->copyToHost(nullptr, o.device, &v, sizeof v);
+      else
+        v = float(state[*scaleAt].getDouble(0));
+      scale = v;
     }
     return logged ? outs[0].host.getDouble(0) : 0.0;
   };
@@ -308,8 +326,10 @@ int runTrainLoop(const Module &m, Executable *exe, const TrainOptions &opts) {
     int stepsInWindow = step % logEvery == 0 ? logEvery : step % logEvery;
     std::cout << "step " << step << "/" << opts.steps << "  loss " << std::setprecision(6) << loss
               << "  " << std::setprecision(4)
-              << double(stepsInWindow * samples) / std::max(secs, 1e-9) << " samples/s\n"
-              << std::flush;
+              << double(stepsInWindow * samples) / std::max(secs, 1e-9) << " samples/s";
+    if (scaleAt)
+      std::cout << "  loss scale " << std::setprecision(6) << scale;
+    std::cout << "\n" << std::flush;
     if (evaluating)
       evaluateAt(step);
     lastLog = std::chrono::steady_clock::now(); // the evaluation is not the window's

@@ -39,3 +39,16 @@ TEST(BenchLossRule, TorchSpread) {
   EXPECT_FALSE(torchSpread({&nan}, ref).has_value());
   EXPECT_FALSE(torchSpread({}, ref).has_value());
 }
+
+// Where two AMP runs parted: the steps after which each one's loss scale
+// fell (from 65536 before the first), as tc-run --train and GradScaler
+// report the scale.
+TEST(BenchLossRule, SkippedSteps) {
+  EXPECT_EQ(skippedSteps({32768, 16384, 16384, 8192, 8192}), (std::vector<size_t>{1, 2, 4}));
+  EXPECT_EQ(skippedSteps({65536, 65536, 131072, 65536}), (std::vector<size_t>{4}));
+  EXPECT_TRUE(skippedSteps({}).empty());
+  EXPECT_EQ(describeSkips({32768, 16384, 8192}, {32768, 32768, 32768}),
+            "; steps skipped for overflow: tc 1,2,3, PyTorch 1");
+  EXPECT_EQ(describeSkips({65536}, {65536}), "; steps skipped for overflow: tc none, PyTorch none");
+  EXPECT_EQ(describeSkips({}, {32768}), "");
+}

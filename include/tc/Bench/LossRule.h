@@ -47,6 +47,17 @@ double lossBound(std::optional<double> torchAmpDistance);
 std::string describeLossCheck(double distance, double bound, std::optional<double> torchAmp,
                               size_t steps, bool f64 = false);
 
+// The steps an fp16 run skipped for overflow (1-based): those after which
+// its loss scale (one per step, as tc-run --train and GradScaler report it)
+// was below the one before, the first from `initialScale` (both sides start
+// at 65536).
+std::vector<size_t> skippedSteps(const std::vector<double> &scales, double initialScale = 65536);
+
+// "; steps skipped for overflow: tc 1,2,5, PyTorch 1,2" (an AMP row's
+// failed loss check: where two runs parted); "" when either has no scales.
+std::string describeSkips(const std::vector<double> &tcScales,
+                          const std::vector<double> &torchScales);
+
 // "2.32236,2.36784" (%.7g each): the losses as stored; and read back.
 std::string joinLosses(const std::vector<double> &losses);
 

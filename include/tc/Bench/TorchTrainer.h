@@ -29,6 +29,7 @@ inline constexpr double kTrainLr = 1e-4, kTrainWeightDecay = 0.01;
 // One PyTorch mode's steps; `error` set when the mode failed.
 struct TorchSteps {
   std::vector<double> losses;
+  std::vector<double> scales; // amp: GradScaler's scale after each step
   std::optional<double> ms, p10Ms, p90Ms, compileS;
   std::optional<int64_t> peakBytes; // CUDA: max_memory_allocated
   std::string error;
