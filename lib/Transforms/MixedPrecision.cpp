@@ -33,13 +33,26 @@
 // was rounded three times, not once (nfnet_l0's AMP gradients 3x PyTorch's
 // error, its losses 1.7e-2 off at step 30). Weight-sized work, not
 // activation-sized: free.
+//
+// Also in a train step: a pointwise op reading a float constant tensor that
+// the low type cannot hold exactly (a frozen table: ESM's rotary cos/sin)
+// stays f32, as PyTorch promotes an f16 tensor times an f32 one; in f16 the
+// rounded table turned every query and key a little (esm2_t12's q/k
+// gradients 3-4x autocast's error), and so does the pointwise math of its
+// size on its result, up to the GEMM that casts it (q * cos + rotate(q) *
+// sin is one f32 value, as in PyTorch). A train step's weights are arguments,
+// so its constants are few; at inference every weight is one, and this
+// would keep every bias add f32.
 #include "tc/IR/TrainSignature.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
 #include "tc/Support/Error.h"
 #include "tc/Transforms/Pass.h"
+#include "tc/Transforms/Rewrite.h"
 #include <algorithm>
+#include <cstring>
 #include <map>
+#include <unordered_map>
 #include <unordered_set>
 
 namespace tc {
@@ -66,7 +79,8 @@ class MixedPrecision {
 public:
   MixedPrecision(Function &f, DType low, bool lowIO, bool autocast,
                  std::unordered_set<const Value *> params)
-      : f_(f), low_(low), lowIO_(lowIO), autocast_(autocast), weightOnly_(std::move(params)) {
+      : f_(f), low_(low), lowIO_(lowIO), autocast_(autocast), train_(!params.empty()),
+        weightOnly_(std::move(params)) {
     for (Value *a : f.args) {
       noteF32(a);
       if (lowIO && a->type.dtype == DType::F32) { // ops that need f32 cast it back up
@@ -126,6 +140,7 @@ private:
   DType low_;
   bool lowIO_;
   bool autocast_;
+  bool train_; // a train step (it has parameters)
   bool changed_ = false;
   std::unordered_set<const Value *> wasF32_;
   std::map<std::pair<const Value *, DType>, Value *> casts_;
@@ -162,6 +177,29 @@ private:
       if (weightPointwise(*op) && !op->loc.node.empty())
         weightNodes_.insert(op->loc.node);
     }
+  }
+
+  // Results kept f32 by such a constant, and the pointwise math on them of
+  // their size (the rotary's q * cos + rotate(q) * sin: f32 until the GEMM).
+  std::unordered_set<const Value *> promoted_;
+  static bool sameSize(const Value *a, const Value *b) {
+    std::optional<int64_t> n = staticNumElements(b->type.shape);
+    return a->type.shape == b->type.shape || (n && staticNumElements(a->type.shape) == n);
+  }
+
+  // A float tensor constant that `low_` rounds (cached per constant).
+  mutable std::unordered_map<const Value *, bool> inexact_;
+  bool inexactConstant(const Value *v) const {
+    if (!v || !v->isConstant() || !wasF32_.count(v) || v->type.dtype != DType::F32 ||
+        hasOneElement(v))
+      return false;
+    auto [it, fresh] = inexact_.try_emplace(v, false);
+    if (fresh) {
+      HostTensor t = constantTensor(*v);
+      HostTensor back = convertTo(convertTo(t, low_), DType::F32);
+      it->second = std::memcmp(t.bytes(), back.bytes(), t.byteSize()) != 0;
+    }
+    return it->second;
   }
 
   // A weight's preprocessing or its gradient (see the header).
@@ -253,6 +291,13 @@ private:
     bool stat = p == PrecisionClass::Low && statistic(op);
     if (stat || (p == PrecisionClass::Low && weightMath(op)))
       p = PrecisionClass::F32;
+    bool promoted = false;
+    if (p == PrecisionClass::Low && train_ && op.info().category == FusionCategory::Pointwise &&
+        op.results.size() == 1 &&
+        std::any_of(op.operands.begin(), op.operands.end(), [&](const Value *v) {
+          return inexactConstant(v) || (v && promoted_.count(v) && sameSize(v, op.result()));
+        }))
+      p = PrecisionClass::F32, promoted = true;
     if (autocast_ && p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
         op.results.size() == 1 && promotes(op))
       p = PrecisionClass::F32;
@@ -297,6 +342,8 @@ private:
     if (stat || (op.info().category == FusionCategory::Reduction && op.results.size() == 1 &&
                  op.result()->type.dtype == DType::F32))
       stats_.insert(op.result());
+    if (promoted)
+      promoted_.insert(op.result());
   }
 };
 
