@@ -530,6 +530,35 @@ private:
     return read;
   }
 
+  // `op`, over group g's input domain, reads g's total (a reduction to one
+  // element) : such an epilogue is a second pass over the domain, a kernel
+  // of its own in all but name, and there it would take ops from their
+  // other producers: a train step's update selects (Where(ok, new, old) of
+  // an embedding table and an LM head the shape of the head's gradient,
+  // whose overflow sum is such a total) left the updates' kernel, which
+  // then wrote its results out of place (olmo: six 196 MiB tables, its peak
+  // 1.3x PyTorch eager's), not over the state. Per-element values beside
+  // the total (an update's moments from the summed gradient) still join:
+  // one pass.
+  bool afterTotal(const Group &g, const Op &op) const {
+    if (g.anchor != Anchor::Reduction || !hasOneElement(g.anchorOp->result()) ||
+        op.result()->type.shape == g.anchorOp->result()->type.shape)
+      return false;
+    std::unordered_set<const Op *> in(g.ops.begin(), g.ops.end());
+    std::vector<const Value *> todo(op.operands.begin(), op.operands.end());
+    std::unordered_set<const Value *> seen;
+    while (!todo.empty()) {
+      const Value *v = todo.back();
+      todo.pop_back();
+      if (!v || !seen.insert(v).second || !v->def || !in.count(v->def))
+        continue;
+      if (v->def == g.anchorOp)
+        return true;
+      todo.insert(todo.end(), v->def->operands.begin(), v->def->operands.end());
+    }
+    return false;
+  }
+
   void placePointwise(Op &op) {
     const Shape &s = op.result()->type.shape;
     // Candidates: anchored groups first, then the most recent; for a Cast
@@ -543,7 +572,7 @@ private:
     bool pointwiseOnly = widens || op.is(OpKind::PhiloxDropout) || touchesIntegers(op);
     for (size_t g : operandGroups(op))
       if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]) &&
-          !(pointwiseOnly && groups_[g].anchor != Anchor::None))
+          !(pointwiseOnly && groups_[g].anchor != Anchor::None) && !afterTotal(groups_[g], op))
         cands.push_back(g);
     std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
       auto rankOf = [&](size_t g) { return groups_[g].anchor == Anchor::None ? 0 : 1; };
