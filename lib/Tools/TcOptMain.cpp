@@ -207,7 +207,8 @@ int tcOptMain(int argc, char **argv) {
         "precision-policy", po::value(&precisionPolicy)->value_name("fast|autocast"),
         "with --precision fp16|bf16: fast (default) runs pointwise math in the low type; "
         "autocast keeps a pointwise op f32 where an f32 operand is as large as its result, as "
-        "PyTorch's autocast promotes (a residual stream that starts f32 stays f32)")(
+        "PyTorch's autocast promotes (a residual stream that starts f32 stays f32), and a batch "
+        "norm's normalization f32 (rounded to half once after it)")(
         "verify-numerics", po::bool_switch(&verifyNumerics),
         "run the reference executor before the pipeline and after every pass that changes the "
         "IR; stop at the first pass whose outputs differ, naming it and the first diverging "

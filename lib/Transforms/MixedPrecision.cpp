@@ -21,9 +21,15 @@
 // op with an f32 operand as large as its result stays f32 (autocast runs
 // only its listed ops in half and promotes the rest), so a residual stream
 // that starts f32 (an embedding) stays f32 with its gradient, at the cost of
-// twice its bytes. Broadcast operands (per-channel statistics, biases,
-// masks) and constants don't promote: a batch norm's normalized output stays
-// half, as cuDNN's is.
+// twice its bytes. Broadcast operands (biases, masks) and constants don't
+// promote. A per-channel statistic does (a lowered batch norm's x * a + c,
+// its mean and rstd folded into a and c): the normalization runs in f32 as
+// cuDNN's does inside, and its result is rounded to half once, at the next
+// op that runs in half. In f16, a and c are rounded and x * a + c cancels
+// where a channel's mean is far above its spread (repvgg_a2's identity
+// batch norms on ReLU outputs: |mean| / std up to 10.5 at initialization,
+// 10x f16's rounding in the normalized values). Measure before making it
+// the default.
 //
 // In a train step, under either policy, a weight's preprocessing (pointwise
 // math on parameters and constants alone: NFNet's weight standardization,
@@ -182,6 +188,8 @@ private:
   // Results kept f32 by such a constant, and the pointwise math on them of
   // their size (the rotary's q * cos + rotate(q) * sin: f32 until the GEMM).
   std::unordered_set<const Value *> promoted_;
+  // policy=autocast: batch norms' x * a + c computed in f32 (half to their readers).
+  std::unordered_set<const Value *> normalized_;
   static bool sameSize(const Value *a, const Value *b) {
     std::optional<int64_t> n = staticNumElements(b->type.shape);
     return a->type.shape == b->type.shape || (n && staticNumElements(a->type.shape) == n);
@@ -263,12 +271,15 @@ private:
   // test/Training/amp-batchnorm-stats.test). Per-channel sizes: free.
   static constexpr int64_t kStatElements = int64_t(1) << 16;
   std::unordered_set<const Value *> stats_;
-  bool statistic(const Op &op) const {
+  bool statisticSized(const Op &op) const {
     std::optional<int64_t> n = staticNumElements(op.result()->type.shape);
-    return op.info().category == FusionCategory::Pointwise && op.results.size() == 1 && n &&
-           *n <= kStatElements &&
+    return n && *n <= kStatElements &&
            std::any_of(op.operands.begin(), op.operands.end(),
                        [&](const Value *v) { return v && stats_.count(v); });
+  }
+  bool statistic(const Op &op) const {
+    return op.info().category == FusionCategory::Pointwise && op.results.size() == 1 &&
+           statisticSized(op);
   }
 
   // policy=autocast: an f32 activation as large as `op`'s result.
@@ -277,6 +288,7 @@ private:
     std::optional<int64_t> n = staticNumElements(out);
     return std::any_of(op.operands.begin(), op.operands.end(), [&](const Value *v) {
       return v && !v->isConstant() && v->type.dtype == DType::F32 && wasF32_.count(v) &&
+             !normalized_.count(v) &&
              (v->type.shape == out || (n && staticNumElements(v->type.shape) == n));
     });
   }
@@ -292,12 +304,22 @@ private:
     if (stat || (p == PrecisionClass::Low && weightMath(op)))
       p = PrecisionClass::F32;
     bool promoted = false;
-    if (p == PrecisionClass::Low && train_ && op.info().category == FusionCategory::Pointwise &&
+    if (p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
         op.results.size() == 1 &&
         std::any_of(op.operands.begin(), op.operands.end(), [&](const Value *v) {
-          return inexactConstant(v) || (v && promoted_.count(v) && sameSize(v, op.result()));
+          return (train_ && inexactConstant(v)) ||
+                 (v && promoted_.count(v) && sameSize(v, op.result()));
         }))
       p = PrecisionClass::F32, promoted = true;
+    // policy=autocast: a batch norm's x * a + c (a, c its statistics) in f32,
+    // its result rounded at its readers (cuDNN's is half): no chain.
+    if (autocast_ && p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
+        op.results.size() == 1 &&
+        std::any_of(op.operands.begin(), op.operands.end(),
+                    [&](const Value *v) { return v && stats_.count(v); })) {
+      p = PrecisionClass::F32;
+      normalized_.insert(op.result());
+    }
     if (autocast_ && p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
         op.results.size() == 1 && promotes(op))
       p = PrecisionClass::F32;
@@ -309,6 +331,16 @@ private:
         op.loc.phase == Phase::Backward &&
         std::find(f_.results.begin(), f_.results.end(), op.result()) != f_.results.end())
       p = PrecisionClass::F32;
+    // Other readers of a promoted value read it rounded to the low type
+    // once, as it would be stored: saved for the backward, it takes the
+    // bytes it took before (no f32 activation kept), and an f32 reader
+    // widens that copy.
+    if (!promoted)
+      for (Value *&v : op.operands)
+        if (v && promoted_.count(v) && v->type.dtype == DType::F32) {
+          v = castTo(v, low_);
+          changed_ = true;
+        }
     DType want = p == PrecisionClass::Low ? low_ : DType::F32;
     // The loss's gradient leaves the loss in the low type: its readers
     // (the head's GEMMs, the bias gradient's sum, a padded head's Pad)
@@ -339,8 +371,14 @@ private:
         op.results[r]->type.dtype = types[r].dtype;
         changed_ = true;
       }
-    if (stat || (op.info().category == FusionCategory::Reduction && op.results.size() == 1 &&
-                 op.result()->type.dtype == DType::F32))
+    // (policy=autocast: an f32 op's small result from statistics is one
+    // too: rstd = 1 / sqrt(var + eps), whose product with the scale is a
+    // batch norm's a. Not under fast: each a would be a cast launch more.)
+    if (stat ||
+        (op.info().category == FusionCategory::Reduction && op.results.size() == 1 &&
+         op.result()->type.dtype == DType::F32) ||
+        (autocast_ && p == PrecisionClass::F32 && op.info().category == FusionCategory::Pointwise &&
+         op.results.size() == 1 && op.result()->type.dtype == DType::F32 && statisticSized(op)))
       stats_.insert(op.result());
     if (promoted)
       promoted_.insert(op.result());
