@@ -531,7 +531,7 @@ private:
   }
 
   // `op`, over group g's input domain, reads g's total (a reduction to one
-  // element) : such an epilogue is a second pass over the domain, a kernel
+  // element): such an epilogue is a second pass over the domain, a kernel
   // of its own in all but name, and there it would take ops from their
   // other producers: a train step's update selects (Where(ok, new, old) of
   // an embedding table and an LM head the shape of the head's gradient,
