@@ -162,8 +162,11 @@ CodegenResult generateCode(const Module &input, const CodegenBackend &b, bool wi
   t0 = Clock::now();
   EmittedKernels ks = emitKernels(m, b.dialect(), options.variants);
   std::map<std::string, EmittedKernel *> kernelOf;
-  for (EmittedKernel &k : ks.kernels)
+  for (EmittedKernel &k : ks.kernels) {
     kernelOf[k.group] = &k;
+    if (!k.slowPath.empty())
+      r.notes.push_back("@" + k.group + ": " + k.slowPath);
+  }
   std::map<std::string, std::string> whyOf; // "@group: why" by group
   for (const std::string &why : ks.fallback)
     whyOf[why.substr(1, why.find(':') - 1)] = reason(why);

@@ -46,6 +46,7 @@ std::optional<EmittedKernel> emitFamily(const KernelContext &c, const KernelClas
   if (k) {
     k->kind = cls.kind;
     k->mayFault = kernels::groupMayFault(c.f);
+    k->slowPath = c.slowPath;
   }
   return k;
 }

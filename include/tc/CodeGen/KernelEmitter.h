@@ -126,7 +126,9 @@ struct EmittedKernel {
   LaunchKind launch = LaunchKind::Pointwise;
   unsigned block = 0, vec = 1;
   bool halfTypes = false;
-  bool mayFault = false; // some op records a fault (OpExpressions.h)
+  bool mayFault = false;  // some op records a fault (OpExpressions.h)
+  std::string slowPath{}; // why its work outgrows its data (KernelContext), or ""
+
   // Geometry variants (tc-codegen --tune; docs/cuda-backend.md, "Measured
   // algorithm choice"): this kernel's name among the variants its family
   // offers for the group ("": it offers none), how many it offers (variant

@@ -24,6 +24,7 @@
 #include "Families.h"
 #include "IndexMoveParts.h"
 #include <cstdlib>
+#include <iomanip>
 #include <sstream>
 
 namespace tc::kernels {
@@ -218,6 +219,10 @@ bool emitScatterElements(MoveCode &m) {
 // fewer steps a thread (byUpdates, at run time: a block per tuple against
 // the gather's elements a thread over the same grid); few tuples with big
 // slices leave most of the grid idle there, and the gather is better.
+// More compares than this (about a tenth of a second on an H100) make
+// emitScatterND's kernel a slow path tc-codegen reports.
+constexpr double kSlowScatterCompares = 1e11;
+
 bool emitScatterND(MoveCode &m) {
   const Value *ind = m.op.operand(1);
   size_t q = ind->type.rank();
@@ -232,6 +237,22 @@ bool emitScatterND(MoveCode &m) {
   for (size_t d = k; d < m.r; ++d)
     slice += " * " + m.c.dim(m.y, d);
   m.setup << "  const int64_t tuples = " << tuples << ", slice = " << slice << ";\n";
+  // CUDA's two ways (below) compare every element with every tuple, or
+  // tuples with tuples: quadratic in the tuples. Where that is large, say so.
+  if (m.c.cuda()) {
+    std::optional<int64_t> nt =
+        staticNumElements(Shape(ind->type.shape.begin(), ind->type.shape.end() - 1));
+    std::optional<int64_t> ne = staticNumElements(m.y->type.shape);
+    double compares = nt && ne ? double(*nt) * double(std::min(*nt, *ne)) : 0;
+    if (compares > kSlowScatterCompares) {
+      std::ostringstream why;
+      why << "a ScatterND of " << *nt << " index tuples into " << *ne
+          << " elements compares tuples pairwise (" << std::setprecision(2) << compares
+          << " compares a run: seconds or more on a GPU); canonicalize rewrites a slice "
+             "assignment's grid of ranges, not this one";
+      m.c.slowPath = why.str();
+    }
+  }
   if (!m.c.cuda()) { // the CPU's gather: each element scans the tuples
     m.body << "    " << m.initial("i") << "\n"
            << "    for (int64_t t = 0; t < tuples; ++t) {\n      bool hit = true;\n";

@@ -35,7 +35,11 @@ struct KernelContext {
   // CUDA: the kernel walks a table of members (tc/CodeGen/MultiTensor.h);
   // the signature finds the block's member, gridHead() its share.
   const bool multiTensor;
-  std::string &why;                                // the reason when the group gets no kernel
+  std::string &why; // the reason when the group gets no kernel
+  // A kernel that is correct but whose work grows faster than its data
+  // ("a ScatterND of 39M tuples compares them pairwise"): tc-codegen says so
+  // (a slow path is never silent).
+  mutable std::string slowPath;
   Shape domain;                                    // result 0's shape: the iteration domain
   size_t rank = 0;                                 // of the domain
   std::unordered_map<const Value *, size_t> dimAt; // first dims[] entry of each arg/result
