@@ -246,7 +246,17 @@ static void sinkBackwardWork(Function &f) {
     forwardBefore[i + 1] = forwardBefore[i] + forward(*f.ops[i]);
   }
   std::unordered_map<const Op *, const Op *> target; // moved op -> the op it goes before
-  for (size_t i = 0; i < f.ops.size(); ++i) {
+  std::unordered_map<const Op *, size_t> indexOf;
+  for (size_t i = 0; i < f.ops.size(); ++i)
+    indexOf[f.ops[i].get()] = i;
+  // Where reader j runs once moved: a chain of backward ops (a GELU's
+  // output and the channels-last Transpose of it the weight gradient reads)
+  // moves as a whole, each op before its reader's new place (last first).
+  auto placeOf = [&](size_t j) {
+    auto t = target.find(f.ops[j].get());
+    return t == target.end() ? j : indexOf.at(t->second);
+  };
+  for (size_t i = f.ops.size(); i-- > 0;) {
     Op &op = *f.ops[i];
     if (forward(op) || op.results.empty())
       continue;
@@ -255,7 +265,7 @@ static void sinkBackwardWork(Function &f) {
     bool known = true;
     for (const Value *r : op.results) {
       for (size_t j : readers[r])
-        first = std::min(first, j);
+        first = std::min(first, placeOf(j));
       known &= elements(r) >= 0;
       size += std::max<int64_t>(elements(r), 0);
     }
@@ -269,7 +279,7 @@ static void sinkBackwardWork(Function &f) {
         continue;
       bool backwardReads = false;
       for (size_t j : readers[o])
-        backwardReads |= j != i && !forward(*f.ops[j]) && j >= first;
+        backwardReads |= j != i && !forward(*f.ops[j]) && placeOf(j) >= first;
       if (!backwardReads)
         extended += std::max<int64_t>(elements(o), 0);
     }
