@@ -57,6 +57,7 @@
 #include "tc/Transforms/Rewrite.h"
 #include <algorithm>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <unordered_map>
 #include <unordered_set>
@@ -284,12 +285,9 @@ private:
 
   // policy=autocast: an f32 activation as large as `op`'s result.
   bool promotes(const Op &op) const {
-    const Shape &out = op.result()->type.shape;
-    std::optional<int64_t> n = staticNumElements(out);
     return std::any_of(op.operands.begin(), op.operands.end(), [&](const Value *v) {
       return v && !v->isConstant() && v->type.dtype == DType::F32 && wasF32_.count(v) &&
-             !normalized_.count(v) &&
-             (v->type.shape == out || (n && staticNumElements(v->type.shape) == n));
+             !normalized_.count(v) && sameSize(v, op.result());
     });
   }
 
@@ -303,25 +301,28 @@ private:
     bool stat = p == PrecisionClass::Low && statistic(op);
     if (stat || (p == PrecisionClass::Low && weightMath(op)))
       p = PrecisionClass::F32;
+    // The promotions below apply to a one-result pointwise op still in half.
+    auto lowPointwise = [&] {
+      return p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
+             op.results.size() == 1;
+    };
+    auto reads = [&](const std::function<bool(const Value *)> &pred) {
+      return std::any_of(op.operands.begin(), op.operands.end(),
+                         [&](const Value *v) { return v && pred(v); });
+    };
     bool promoted = false;
-    if (p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
-        op.results.size() == 1 &&
-        std::any_of(op.operands.begin(), op.operands.end(), [&](const Value *v) {
-          return (train_ && inexactConstant(v)) ||
-                 (v && promoted_.count(v) && sameSize(v, op.result()));
+    if (lowPointwise() && reads([&](const Value *v) {
+          return (train_ && inexactConstant(v)) || (promoted_.count(v) && sameSize(v, op.result()));
         }))
       p = PrecisionClass::F32, promoted = true;
     // policy=autocast: a batch norm's x * a + c (a, c its statistics) in f32,
     // its result rounded at its readers (cuDNN's is half): no chain.
-    if (autocast_ && p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
-        op.results.size() == 1 &&
-        std::any_of(op.operands.begin(), op.operands.end(),
-                    [&](const Value *v) { return v && stats_.count(v); })) {
+    if (autocast_ && lowPointwise() &&
+        reads([&](const Value *v) { return stats_.count(v) != 0; })) {
       p = PrecisionClass::F32;
       normalized_.insert(op.result());
     }
-    if (autocast_ && p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
-        op.results.size() == 1 && promotes(op))
+    if (autocast_ && lowPointwise() && promotes(op))
       p = PrecisionClass::F32;
     // A weight's gradient summed from its uses' parts (a tied table's head
     // and embedding gradients) is summed in f32, as PyTorch accumulates an
