@@ -13,7 +13,21 @@ namespace {
 // and a hash of the first bytes only (a train step's weights are hundreds of
 // MB: copying them into keys cost seconds a run); members of a bucket are
 // compared whole.
-bool mergeConstants(Function &f) {
+// Replacements are recorded, not made at once (each replaceValue walks
+// every op: seconds for a CNN's train step); the walk over the ops renames
+// an op's operands when it reaches it, its producers' replacements known by
+// then. A returned value is replaced at once (replaceValue moves its name,
+// or declines).
+using Renames = std::unordered_map<const Value *, Value *>;
+
+bool replaceLater(Function &f, Renames &renames, Value *from, Value *to) {
+  if (std::find(f.results.begin(), f.results.end(), from) != f.results.end())
+    return replaceValue(f, from, to);
+  renames[from] = to;
+  return true;
+}
+
+bool mergeConstants(Function &f, Renames &renames) {
   constexpr size_t kPrefix = 4096;
   std::unordered_map<std::string, std::vector<Value *>> buckets;
   bool changed = false;
@@ -27,10 +41,8 @@ bool mergeConstants(Function &f) {
     if (equal == same.end())
       same.push_back(c);
     else
-      changed |= replaceValue(f, c, *equal);
+      changed |= replaceLater(f, renames, c, *equal);
   }
-  if (changed)
-    f.removeUnusedConstants();
   return changed;
 }
 
@@ -55,21 +67,28 @@ bool runCSEPass(Module &m, const PassOptions &) {
   bool changed = false;
   for (auto &fp : m.functions) {
     Function &f = *fp;
-    changed |= mergeConstants(f);
+    Renames renames;
+    bool mergedConstants = mergeConstants(f, renames);
+    changed |= mergedConstants;
     std::unordered_map<std::string, Op *> seen;
     std::vector<const Op *> dead;
     for (auto &op : f.ops) {
+      for (Value *&o : op->operands)
+        if (auto r = o ? renames.find(o) : renames.end(); r != renames.end())
+          o = r->second;
       auto [it, inserted] = seen.emplace(opKey(*op), op.get());
       if (inserted)
         continue;
       bool all = true;
       for (size_t i = 0; i < op->results.size(); ++i)
-        all &= replaceValue(f, op->result(i), it->second->result(i));
+        all &= replaceLater(f, renames, op->result(i), it->second->result(i));
       if (all)
         dead.push_back(op.get());
       changed = true;
     }
     f.eraseOps(dead);
+    if (mergedConstants)
+      f.removeUnusedConstants();
   }
   return changed;
 }

@@ -237,15 +237,14 @@ bool foldScaleIntoMatMul(Function &f, Op &mul) {
     Op *mm = y->def, *add = nullptr;
     Value *bias = nullptr;
     if (!c->isConstant() || !isFloat(c->type.dtype) || c == y || !mm ||
-        mul.result()->type != y->type || !usedOnlyBy(f, y, mul))
+        mul.result()->type != y->type)
       continue;
     if (mm->is(OpKind::Add)) { // x W + b
       add = mm;
       mm = nullptr;
       for (size_t s = 0; s < 2 && !mm; ++s) {
         Op *d = add->operand(s)->def;
-        if (d && isPlainMatMul(*d) && add->operand(1 - s)->isConstant() &&
-            usedOnlyBy(f, add->operand(s), *add)) {
+        if (d && isPlainMatMul(*d) && add->operand(1 - s)->isConstant()) {
           mm = d;
           bias = add->operand(1 - s);
         }
@@ -260,6 +259,10 @@ bool foldScaleIntoMatMul(Function &f, Op &mul) {
     int64_t n = w->type.shape[1].size;
     if (!alongLastAxis(c, n) || (bias && (!isFloat(bias->type.dtype) || !alongLastAxis(bias, n) ||
                                           add->result()->type != mm->result()->type)))
+      continue;
+    // Last: each scans the function (a Mul by a constant is common, a
+    // foldable one is not).
+    if (!usedOnlyBy(f, y, mul) || (add && !usedOnlyBy(f, mm->result(), *add)))
       continue;
     HostTensor ct = constantTensor(*c), wt = constantTensor(*w);
     auto scale = [&](int64_t col) { return ct.getDouble(ct.numElements() == 1 ? 0 : col); };
