@@ -72,6 +72,90 @@ bool inlineable(const Value *v) {
 // that codegen then turned down (a host step).
 constexpr size_t kMaxGroupSlots = kKernelParamSlots - 16;
 
+// The ops reading each value of a function (each once), and the values it
+// returns.
+struct Uses {
+  std::unordered_map<const Value *, std::vector<const Op *>> readers;
+  std::unordered_set<const Value *> returned;
+  explicit Uses(const Function &f) : returned(f.results.begin(), f.results.end()) {
+    for (const auto &op : f.ops)
+      for (const Value *v : std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
+        if (v)
+          readers[v].push_back(op.get());
+  }
+  const std::vector<const Op *> &of(const Value *v) const {
+    static const std::vector<const Op *> none;
+    auto it = readers.find(v);
+    return it == readers.end() ? none : it->second;
+  }
+};
+
+// Whether `v` is read only by reductions (as their data; LayerNormalizationGrad's
+// x too) and by pointwise ops of its shape whose results are, through at most
+// `depth` of them (mixed precision's f32 prologues: a batch norm's (x - mean)^2).
+bool feedsReductions(const Uses &uses, const Value *v, int depth) {
+  if (uses.returned.count(v) || uses.of(v).empty())
+    return false;
+  for (const Op *user : uses.of(v)) {
+    if (user->info().category == FusionCategory::Reduction) {
+      for (size_t k = 0; k < user->operands.size(); ++k)
+        if (user->operands[k] == v && k != 0 &&
+            !(k == 2 && user->is(OpKind::LayerNormalizationGrad)))
+          return false;
+      continue;
+    }
+    if (depth == 0 || user->info().category != FusionCategory::Pointwise ||
+        user->results.size() != 1 || user->result()->type.shape != v->type.shape ||
+        !feedsReductions(uses, user->result(), depth - 1))
+      return false;
+  }
+  return true;
+}
+
+// A Cast that widens half floats to f32 only for reductions to read (the
+// f32 copy mixed precision gives LayerNorm, Softmax, ReduceMean, and its f32
+// prologues): in a producer's epilogue, the producer would write the f32
+// copy as well as (or instead of) its half result; as the reduction's
+// prologue, it reads the half values and widens them in registers.
+bool widensForReductions(const Uses &uses, const Op &op) {
+  DType from = op.operand(0) ? op.operand(0)->type.dtype : DType::F32;
+  return op.is(OpKind::Cast) && (from == DType::F16 || from == DType::BF16) &&
+         op.result()->type.dtype == DType::F32 && feedsReductions(uses, op.result(), 8);
+}
+
+// A widening Cast read by several ops (CSE merged a batch norm's mean's and
+// variance's): each reader but the first gets a Cast of its own, so each
+// reduction widens in its own kernel instead of one kernel writing an f32
+// copy for the others to read (repvgg_a2: 2 GB more written a step).
+bool splitWideningCasts(Function &f) {
+  const Uses uses(f);
+  std::vector<std::pair<Op *, std::vector<const Op *>>> todo;
+  for (const auto &op : f.ops)
+    if (uses.of(op->results.empty() ? nullptr : op->result()).size() > 1 &&
+        widensForReductions(uses, *op))
+      todo.emplace_back(op.get(), uses.of(op->result()));
+  for (auto &[cast, readers] : todo) {
+    Value *from = cast->result();
+    for (size_t i = 1; i < readers.size(); ++i) {
+      Op *reader = const_cast<Op *>(readers[i]);
+      auto copy = std::make_unique<Op>(OpKind::Cast);
+      copy->attrs = cast->attrs;
+      copy->loc = reader->loc;
+      copy->operands = cast->operands;
+      Value *r = f.newValue(f.uniqueName(from->name), from->type);
+      r->def = copy.get();
+      copy->results.push_back(r);
+      for (Value *&o : reader->operands)
+        if (o == from)
+          o = r;
+      auto at = std::find_if(f.ops.begin(), f.ops.end(),
+                             [&](const std::unique_ptr<Op> &o) { return o.get() == reader; });
+      f.ops.insert(at, std::move(copy));
+    }
+  }
+  return !todo.empty();
+}
+
 struct Group {
   std::vector<Op *> ops; // in original order
   Anchor anchor = Anchor::None;
@@ -134,6 +218,7 @@ private:
     groupAt_[index_.at(o)] = g;
   }
   std::unordered_map<const Value *, size_t> uses_; // ops reading it, and function results
+  const Uses all_{f_}; // the ops reading each value, as before grouping
   std::vector<Group> groups_;
 
   // A library call's epilogue runs in place over the call's result: a
@@ -184,7 +269,7 @@ private:
 
   // The one group every reader of `v` is in: none for a function result.
   std::optional<size_t> readersGroup(const Value *v) const {
-    if (returned_.count(v))
+    if (all_.returned.count(v))
       return std::nullopt;
     std::optional<size_t> g;
     for (const Op *op : readersOf(v)) {
@@ -196,11 +281,7 @@ private:
     return g;
   }
 
-  const std::vector<const Op *> &readersOf(const Value *v) const {
-    static const std::vector<const Op *> none;
-    auto it = readers_.find(v);
-    return it == readers_.end() ? none : it->second;
-  }
+  const std::vector<const Op *> &readersOf(const Value *v) const { return all_.of(v); }
 
   // A lone move with an index map, which a pointwise kernel reads through.
   Op *inlinableMove(size_t g) const {
@@ -223,12 +304,6 @@ private:
   // Expand and Tile read elements more than once, so a group behind them
   // stays its own kernel rather than being recomputed per read.
   void inlineMoves() {
-    for (const auto &op : f_.ops)
-      for (const Value *v :
-           std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
-        if (v)
-          readers_[v].push_back(op.get());
-    returned_.insert(f_.results.begin(), f_.results.end());
     for (bool changed = true; changed;) {
       changed = false;
       for (size_t s = 0; s < groups_.size(); ++s) {
@@ -294,7 +369,7 @@ private:
   bool onlyFeeds(size_t p, size_t g) const {
     for (const Op *op : groups_[p].ops)
       for (const Value *r : op->results) {
-        if (returned_.count(r))
+        if (all_.returned.count(r))
           return false;
         for (const Op *reader : readersOf(r))
           if (groupOf_.at(reader) != p && groupOf_.at(reader) != g)
@@ -542,28 +617,13 @@ private:
     return std::any_of(g.ops.begin(), g.ops.end(), [](const Op *o) { return touchesIntegers(*o); });
   }
 
-  // A Cast that widens half floats to f32 only for reductions to read (the
-  // f32 copy mixed precision gives LayerNorm, Softmax, ReduceMean): in a
-  // producer's epilogue, the producer would write the f32 copy as well as
-  // (or instead of) its half result; as the reduction's prologue, it reads
-  // the half values and widens them in registers.
-  bool widensForReductions(const Op &op) const {
-    DType from = op.operand(0) ? op.operand(0)->type.dtype : DType::F32;
-    const Value *r = op.result();
-    if (!op.is(OpKind::Cast) || (from != DType::F16 && from != DType::BF16) ||
-        r->type.dtype != DType::F32 ||
-        std::find(f_.results.begin(), f_.results.end(), r) != f_.results.end())
-      return false;
-    bool read = false;
-    for (const auto &user : f_.ops)
-      for (size_t k = 0; k < user->operands.size(); ++k)
-        if (user->operands[k] == r) {
-          if ((k != 0 && !(k == 2 && user->is(OpKind::LayerNormalizationGrad))) ||
-              user->info().category != FusionCategory::Reduction)
-            return false;
-          read = true;
-        }
-    return read;
+  bool widensForReductions(const Op &op) const { return tc::widensForReductions(all_, op); }
+  // A group holds one reduction's widening Casts: another's (a second
+  // reduction of the same values, splitWideningCasts) starts its own group,
+  // or the first reduction's kernel would write its f32 copy.
+  bool widensForAReduction(const Group &g) const {
+    return std::any_of(g.ops.begin(), g.ops.end(),
+                       [&](const Op *o) { return widensForReductions(*o); });
   }
 
   // `op`, over group g's input domain, reads g's total (a reduction to one
@@ -608,7 +668,8 @@ private:
     bool pointwiseOnly = widens || op.is(OpKind::PhiloxDropout) || touchesIntegers(op);
     for (size_t g : operandGroups(op))
       if (!isolated_.count(g) && fitsDomain(groups_[g], s) && !libraryResultShared(groups_[g]) &&
-          !(pointwiseOnly && groups_[g].anchor != Anchor::None) && !afterTotal(groups_[g], op))
+          !(pointwiseOnly && groups_[g].anchor != Anchor::None) && !afterTotal(groups_[g], op) &&
+          !(widens && widensForAReduction(groups_[g])))
         cands.push_back(g);
     std::sort(cands.begin(), cands.end(), [&](size_t a, size_t b) {
       auto rankOf = [&](size_t g) { return groups_[g].anchor == Anchor::None ? 0 : 1; };
@@ -673,10 +734,19 @@ private:
     if (!hasMixedResults(grp))
       return;
     size_t at = index_.at(grp.anchorOp);
-    // A Cast widening for the reductions stays their prologue: the split-off
-    // ops (a call's epilogue, often) then write only the half values.
-    splitOff(g, grp.domain,
-             [&](const Op *o) { return index_.at(o) < at && !widensForReductions(*o); });
+    // A Cast widening for the reductions stays their prologue, with the ops
+    // reading it (mixed precision's f32 (x - mean)^2): the split-off ops (a
+    // call's epilogue, often) then write only the half values.
+    std::unordered_set<const Value *> widened;
+    for (const Op *o : grp.ops)
+      if (index_.at(o) < at &&
+          (widensForReductions(*o) ||
+           std::any_of(o->operands.begin(), o->operands.end(),
+                       [&](const Value *v) { return widened.count(v) != 0; })))
+        widened.insert(o->results.begin(), o->results.end());
+    splitOff(g, grp.domain, [&](const Op *o) {
+      return index_.at(o) < at && !widened.count(o->result());
+    });
   }
 
   // Moves group g's ops that `moves` picks (none of them reading a result
@@ -791,9 +861,6 @@ private:
   }
 
   std::unordered_set<size_t> isolated_;
-  // For inlineMoves: the ops reading each value, the function's results.
-  std::unordered_map<const Value *, std::vector<const Op *>> readers_;
-  std::unordered_set<const Value *> returned_;
 };
 
 std::string snakeName(std::string_view opName) {
@@ -872,18 +939,6 @@ bool isLoneIndexMove(const Group &g) {
          (isTensorData(op.result()) || op.is(OpKind::Range) || op.is(OpKind::ConstantOfShape) ||
           (!op.operands.empty() && op.operand(0) && isTensorData(op.operand(0))));
 }
-
-// The ops reading each value of a function, and the values it returns.
-struct Uses {
-  std::unordered_map<const Value *, std::vector<const Op *>> readers;
-  std::unordered_set<const Value *> returned;
-  explicit Uses(const Function &f) : returned(f.results.begin(), f.results.end()) {
-    for (const auto &op : f.ops)
-      for (const Value *v : op->operands)
-        if (v)
-          readers[v].push_back(op.get());
-  }
-};
 
 std::unique_ptr<Op> outline(Module &m, const Uses &uses, const Group &g, const std::string &name) {
   std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
@@ -1027,6 +1082,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
     changed |= splitReductionRuns(*f);
     changed |= splitsAsSlices(*f);
     changed |= dropBroadcastExpands(*f);
+    changed |= splitWideningCasts(*f);
     Grouper grouper(*f);
     std::vector<Group> groups = grouper.run();
     const Uses uses(*f); // readers as before outlining: a group's operands stay the originals

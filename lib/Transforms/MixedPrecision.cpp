@@ -49,6 +49,15 @@
 // sin is one f32 value, as in PyTorch). A train step's weights are arguments,
 // so its constants are few; at inference every weight is one, and this
 // would keep every bias add f32.
+//
+// And in a train step: pointwise math whose only readers are sums and means
+// (a reduction's prologue: a batch norm's (x - mean)^2 for its variance, its
+// backward's dy * xhat for the scale's gradient) runs in f32 from half
+// operands widened in the reduction's kernel, as cuDNN's batch norm does
+// inside. In half, dy * xhat overflowed where the loss scale made dy large
+// (repvgg_a2's identity batch norms: xhat up to 10): steps skipped that
+// PyTorch did not skip, its losses 6.7e-3 off at step 30. It is read once,
+// in the reduction's kernel: free.
 #include "tc/IR/TrainSignature.h"
 #include "tc/IR/Verifier.h"
 #include "tc/Runtime/ConstantEval.h"
@@ -101,6 +110,8 @@ public:
       for (Value *r : op->results)
         noteF32(r);
     noteWeightPreprocessing();
+    if (train_)
+      noteReductionPrologues();
   }
 
   bool run() {
@@ -183,6 +194,41 @@ private:
         weightOnly_.insert(r);
       if (weightPointwise(*op) && !op->loc.node.empty())
         weightNodes_.insert(op->loc.node);
+    }
+  }
+
+  // Pointwise ops whose one reader is a sum or mean, directly or through
+  // others of their size (see the header).
+  std::unordered_set<const Op *> prologue_;
+
+  void noteReductionPrologues() {
+    std::unordered_map<const Value *, std::vector<const Op *>> readers;
+    for (const auto &op : f_.ops)
+      for (const Value *v : op->operands)
+        if (v)
+          readers[v].push_back(op.get());
+    std::unordered_set<const Value *> returned(f_.results.begin(), f_.results.end());
+    auto sums = [](const Op &r, const Value *v) {
+      return (r.is(OpKind::ReduceSum) || r.is(OpKind::ReduceMean) ||
+              r.is(OpKind::ReduceSumSquare)) &&
+             r.operand(0) == v;
+    };
+    // Readers come after their producers: last op first.
+    for (auto it = f_.ops.rbegin(); it != f_.ops.rend(); ++it) {
+      const Op &op = **it;
+      if (!weightPointwise(op) || op.results.size() != 1 || op.result()->type.dtype != DType::F32 ||
+          returned.count(op.result()))
+        continue;
+      // One reader (an op may read it twice: x * x), so the f32 value lives
+      // only inside the reduction's kernel.
+      auto rs = readers.find(op.result());
+      if (rs == readers.end() ||
+          std::any_of(rs->second.begin(), rs->second.end(),
+                      [&](const Op *r) { return r != rs->second.front(); }))
+        continue;
+      const Op &r = *rs->second.front();
+      if (sums(r, op.result()) || (prologue_.count(&r) && sameSize(r.result(), op.result())))
+        prologue_.insert(&op);
     }
   }
 
@@ -301,6 +347,28 @@ private:
     bool stat = p == PrecisionClass::Low && statistic(op);
     if (stat || (p == PrecisionClass::Low && weightMath(op)))
       p = PrecisionClass::F32;
+    // A reduction's prologue: f32, its half operands widened by casts of its
+    // own (a shared one, read by another kernel too, would be stored in f32).
+    // An f32 activation it reads (a softmax's probabilities, for its
+    // backward's dP * P) is read as the half copy the other readers read,
+    // or its producer would store it in f32 as well (mvitv2_tiny: 219 MiB).
+    if (p == PrecisionClass::Low && prologue_.count(&op)) {
+      for (Value *&v : op.operands) {
+        if (v && !autocast_ && v->type.dtype == DType::F32 && wasF32_.count(v) &&
+            !v->isConstant() && !promoted_.count(v) && !(v->def && prologue_.count(v->def)) &&
+            sameSize(v, op.result()))
+          v = castTo(v, low_);
+        if (v && v->type.dtype == low_ && wasF32_.count(v) && !v->isConstant()) {
+          Op *cast = f_.addOp(OpKind::Cast, {v}, {f_.uniqueName(v->name + "_f32")},
+                              {TensorType{DType::F32, v->type.shape}}, op.loc);
+          cast->setAttr("to", Attribute(DType::F32));
+          wasF32_.insert(cast->result());
+          v = cast->result();
+          changed_ = true;
+        }
+      }
+      p = PrecisionClass::F32;
+    }
     // The promotions below apply to a one-result pointwise op still in half.
     auto lowPointwise = [&] {
       return p == PrecisionClass::Low && op.info().category == FusionCategory::Pointwise &&
