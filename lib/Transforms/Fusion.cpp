@@ -79,7 +79,8 @@ struct Uses {
   std::unordered_set<const Value *> returned;
   explicit Uses(const Function &f) : returned(f.results.begin(), f.results.end()) {
     for (const auto &op : f.ops)
-      for (const Value *v : std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
+      for (const Value *v :
+           std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
         if (v)
           readers[v].push_back(op.get());
   }
@@ -218,7 +219,7 @@ private:
     groupAt_[index_.at(o)] = g;
   }
   std::unordered_map<const Value *, size_t> uses_; // ops reading it, and function results
-  const Uses all_{f_}; // the ops reading each value, as before grouping
+  const Uses all_{f_};                             // the ops reading each value, as before grouping
   std::vector<Group> groups_;
 
   // A library call's epilogue runs in place over the call's result: a
@@ -739,14 +740,12 @@ private:
     // call's epilogue, often) then write only the half values.
     std::unordered_set<const Value *> widened;
     for (const Op *o : grp.ops)
-      if (index_.at(o) < at &&
-          (widensForReductions(*o) ||
-           std::any_of(o->operands.begin(), o->operands.end(),
-                       [&](const Value *v) { return widened.count(v) != 0; })))
+      if (index_.at(o) < at && (widensForReductions(*o) ||
+                                std::any_of(o->operands.begin(), o->operands.end(),
+                                            [&](const Value *v) { return widened.count(v) != 0; })))
         widened.insert(o->results.begin(), o->results.end());
-    splitOff(g, grp.domain, [&](const Op *o) {
-      return index_.at(o) < at && !widened.count(o->result());
-    });
+    splitOff(g, grp.domain,
+             [&](const Op *o) { return index_.at(o) < at && !widened.count(o->result()); });
   }
 
   // Moves group g's ops that `moves` picks (none of them reading a result

@@ -222,9 +222,8 @@ private:
       // One reader (an op may read it twice: x * x), so the f32 value lives
       // only inside the reduction's kernel.
       auto rs = readers.find(op.result());
-      if (rs == readers.end() ||
-          std::any_of(rs->second.begin(), rs->second.end(),
-                      [&](const Op *r) { return r != rs->second.front(); }))
+      if (rs == readers.end() || std::any_of(rs->second.begin(), rs->second.end(),
+                                             [&](const Op *r) { return r != rs->second.front(); }))
         continue;
       const Op &r = *rs->second.front();
       if (sums(r, op.result()) || (prologue_.count(&r) && sameSize(r.result(), op.result())))
