@@ -81,8 +81,20 @@ def export(out, name, batch, count=4):
         for k, x in enumerate(xs + (y,)):
             save_pb(x, os.path.join(s, "input_%d.pb" % k))
     names = ["x", "mask"][:len(batches[0][0])]
-    torch.onnx.export(model.eval(), batches[0][0], os.path.join(d, "model.onnx"), opset_version=17,
+    path = os.path.join(d, "model.onnx")
+    torch.onnx.export(model.eval(), batches[0][0], path, opset_version=17,
                       dynamo=False, do_constant_folding=False, input_names=names, output_names=["logits"])
+    # What PyTorch does not train (float buffers: ESM's rotary inv_freq; parameters
+    # without requires_grad: Whisper's positional table) tc does not either:
+    # tc-import keeps this entry and train-state leaves those initializers constants.
+    frozen = [k for k, b in model.named_buffers() if b.is_floating_point()]
+    frozen += [k for k, p in model.named_parameters() if not p.requires_grad]
+    if frozen:
+        import onnx
+        proto = onnx.load(path, load_external_data=False)  # external weights stay where they are
+        entry = proto.metadata_props.add()
+        entry.key, entry.value = "tc.frozen", "\n".join(frozen)
+        onnx.save(proto, path)
 
 
 def train(model, batches, a, compile_, amp):

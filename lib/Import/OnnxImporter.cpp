@@ -1010,6 +1010,9 @@ std::unique_ptr<Module> importOnnx(const MemoryBuffer &buf, const ImportOptions 
   if (!producer.empty())
     m->metadata["producer"] = producer;
   m->metadata["ir_version"] = std::to_string(model.ir_version());
+  for (const onnx::StringStringEntryProto &e : model.metadata_props())
+    if (e.key() == kFrozenMetadataKey)
+      m->metadata[kFrozenMetadataKey] = e.value();
   if (opset)
     m->metadata["opset"] = std::to_string(opset);
 

@@ -53,6 +53,11 @@ inline constexpr const char *kTrainInitFunction = "init";
 // parameters. A module without it (hand-written IR) trains every float
 // constant of 2+ elements.
 inline constexpr const char *kWeightsMetadataKey = "tc.weights";
+// An ONNX model's metadata_props entry tc-import keeps: the ONNX names of
+// float initializers that are not trained (PyTorch's buffers and parameters
+// without requires_grad: ESM's rotary inv_freq, Whisper's positional table),
+// one per line. train-state leaves them constants, as --freeze would.
+inline constexpr const char *kFrozenMetadataKey = "tc.frozen";
 // The node name of append-loss's ops (their file stays the model's), which
 // lower-losses' ops and their gradients (autodiff copies a location) carry
 // too: tc-prof shows the loss as a node of its own, and mixed-precision runs

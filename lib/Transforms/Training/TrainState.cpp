@@ -219,6 +219,13 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
     for (std::string line; std::getline(lines, line);)
       weights->insert(line);
   }
+  // Not trained, as the model's exporter said (kFrozenMetadataKey).
+  std::unordered_set<std::string> frozen;
+  if (auto it = m.metadata.find(kFrozenMetadataKey); it != m.metadata.end()) {
+    std::istringstream lines(it->second);
+    for (std::string line; std::getline(lines, line);)
+      frozen.insert(line);
+  }
   std::unordered_set<const Value *> used;
   for (const auto &op : f.ops)
     for (const Value *v : op->operands)
@@ -226,7 +233,7 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   std::vector<Value *> params;
   for (Value *c : f.constants) {
     if (!isFloat(c->type.dtype) || statistics.count(c) || !used.count(c) ||
-        (weights && !weights->count(onnxName(c))))
+        (weights && !weights->count(onnxName(c))) || frozen.count(onnxName(c)))
       continue;
     std::optional<int64_t> n = staticNumElements(c->type.shape);
     std::string name = onnxName(c);
