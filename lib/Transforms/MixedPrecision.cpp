@@ -50,11 +50,11 @@
 // so its constants are few; at inference every weight is one, and this
 // would keep every bias add f32.
 //
-// And in a train step: pointwise math whose only readers are sums and means
-// (a reduction's prologue: a batch norm's (x - mean)^2 for its variance, its
-// backward's dy * xhat for the scale's gradient) runs in f32 from half
-// operands widened in the reduction's kernel, as cuDNN's batch norm does
-// inside. In half, dy * xhat overflowed where the loss scale made dy large
+// And in a train step: a pointwise op whose one reader is a sum or a mean,
+// directly or through others of its size (a reduction's prologue: a batch
+// norm's (x - mean)^2 for its variance, its backward's dy * xhat for the
+// scale's gradient) runs in f32 from half operands widened in the
+// reduction's kernel, as cuDNN's batch norm does inside. In half, dy * xhat overflowed where the loss scale made dy large
 // (repvgg_a2's identity batch norms: xhat up to 10): steps skipped that
 // PyTorch did not skip, its losses 6.7e-3 off at step 30. It is read once,
 // in the reduction's kernel: free.
@@ -346,8 +346,9 @@ private:
     bool stat = p == PrecisionClass::Low && statistic(op);
     if (stat || (p == PrecisionClass::Low && weightMath(op)))
       p = PrecisionClass::F32;
-    // A reduction's prologue: f32, its half operands widened by casts of its
-    // own (a shared one, read by another kernel too, would be stored in f32).
+    // A reduction's prologue: f32, its half operands widened by Casts of its
+    // own (CSE merges equal ones; fuse gives each reading kernel its own
+    // again, splitWideningCasts, so none is stored in f32).
     // An f32 activation it reads (a softmax's probabilities, for its
     // backward's dP * P) is read as the half copy the other readers read,
     // or its producer would store it in f32 as well (mvitv2_tiny: 219 MiB).
