@@ -54,8 +54,8 @@
 // directly or through others of its size (a reduction's prologue: a batch
 // norm's (x - mean)^2 for its variance, its backward's dy * xhat for the
 // scale's gradient) runs in f32 from half operands widened in the
-// reduction's kernel, as cuDNN's batch norm does inside. In half, dy * xhat overflowed where the loss scale made dy large
-// (repvgg_a2's identity batch norms: xhat up to 10): steps skipped that
+// reduction's kernel, as cuDNN's batch norm does inside. In half, dy * xhat overflowed where the
+// loss scale made dy large (repvgg_a2's identity batch norms: xhat up to 10): steps skipped that
 // PyTorch did not skip, its losses 6.7e-3 off at step 30. It is read once,
 // in the reduction's kernel: free.
 #include "tc/IR/TrainSignature.h"
