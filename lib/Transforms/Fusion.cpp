@@ -84,6 +84,7 @@ struct Uses {
         if (v)
           readers[v].push_back(op.get());
   }
+  mutable std::unordered_map<const Value *, bool> feeds; // feedsReductions' answers
   const std::vector<const Op *> &of(const Value *v) const {
     static const std::vector<const Op *> none;
     auto it = readers.find(v);
@@ -92,25 +93,27 @@ struct Uses {
 };
 
 // Whether `v` is read only by reductions (as their data; LayerNormalizationGrad's
-// x too) and by pointwise ops of its shape whose results are, through at most
-// `depth` of them (mixed precision's f32 prologues: a batch norm's (x - mean)^2).
-bool feedsReductions(const Uses &uses, const Value *v, int depth) {
-  if (uses.returned.count(v) || uses.of(v).empty())
-    return false;
+// x too) and by pointwise ops of its shape whose results are (mixed
+// precision's f32 prologues: a batch norm's (x - mean)^2). Memoized in
+// `uses`: shared chains are walked once.
+bool feedsReductions(const Uses &uses, const Value *v) {
+  if (auto it = uses.feeds.find(v); it != uses.feeds.end())
+    return it->second;
+  bool feeds = !uses.returned.count(v) && !uses.of(v).empty();
   for (const Op *user : uses.of(v)) {
+    if (!feeds)
+      break;
     if (user->info().category == FusionCategory::Reduction) {
       for (size_t k = 0; k < user->operands.size(); ++k)
         if (user->operands[k] == v && k != 0 &&
             !(k == 2 && user->is(OpKind::LayerNormalizationGrad)))
-          return false;
+          feeds = false;
       continue;
     }
-    if (depth == 0 || user->info().category != FusionCategory::Pointwise ||
-        user->results.size() != 1 || user->result()->type.shape != v->type.shape ||
-        !feedsReductions(uses, user->result(), depth - 1))
-      return false;
+    feeds = user->info().category == FusionCategory::Pointwise && user->results.size() == 1 &&
+            user->result()->type.shape == v->type.shape && feedsReductions(uses, user->result());
   }
-  return true;
+  return uses.feeds[v] = feeds;
 }
 
 // A Cast that widens half floats to f32 only for reductions to read (the
@@ -121,7 +124,7 @@ bool feedsReductions(const Uses &uses, const Value *v, int depth) {
 bool widensForReductions(const Uses &uses, const Op &op) {
   DType from = op.operand(0) ? op.operand(0)->type.dtype : DType::F32;
   return op.is(OpKind::Cast) && (from == DType::F16 || from == DType::BF16) &&
-         op.result()->type.dtype == DType::F32 && feedsReductions(uses, op.result(), 8);
+         op.result()->type.dtype == DType::F32 && feedsReductions(uses, op.result());
 }
 
 // A widening Cast read by several ops (CSE merged a batch norm's mean's and
