@@ -236,7 +236,9 @@ int tcOptMain(int argc, char **argv) {
         "none: return the gradients instead of updating")(
         "trainable", po::value(&trainable)->value_name("REGEX"),
         "--train: initializers trained (by ONNX name; default all float ones)")(
-        "freeze", po::value(&freeze)->value_name("REGEX"), "--train: initializers kept constant")(
+        "freeze", po::value(&freeze)->value_name("REGEX"),
+        "--train: initializers kept constant (besides those the model's metadata entry tc.frozen "
+        "names)")(
         "loss-scale", po::value(&lossScale)->value_name("dynamic|none|N"),
         "--train --precision fp16: the loss scale (default dynamic: PyTorch's GradScaler, on the "
         "device; a step whose gradients overflow is skipped)")(
