@@ -72,76 +72,68 @@ bool inlineable(const Value *v) {
 // that codegen then turned down (a host step).
 constexpr size_t kMaxGroupSlots = kKernelParamSlots - 16;
 
-// The ops reading each value of a function (each once), and the values it
-// returns.
-struct Uses {
-  std::unordered_map<const Value *, std::vector<const Op *>> readers;
-  std::unordered_set<const Value *> returned;
-  explicit Uses(const Function &f) : returned(f.results.begin(), f.results.end()) {
-    for (const auto &op : f.ops)
-      for (const Value *v :
-           std::unordered_set<const Value *>(op->operands.begin(), op->operands.end()))
-        if (v)
-          readers[v].push_back(op.get());
+// Whether a value is read only by reductions (as their data;
+// LayerNormalizationGrad's x too) and by pointwise ops of its shape whose
+// results are (mixed precision's f32 prologues: a batch norm's (x - mean)^2),
+// over ValueUses (Rewrite.h); memoized, so shared chains are walked once.
+struct ReductionFeeds {
+  const ValueUses &uses;
+  std::unordered_map<const Value *, bool> memo;
+
+  bool operator()(const Value *v) {
+    if (auto it = memo.find(v); it != memo.end())
+      return it->second;
+    bool feeds = !uses.returned(v) && !uses.readers(v).empty();
+    for (const Op *user : uses.readers(v)) {
+      if (!feeds)
+        break;
+      if (user->info().category == FusionCategory::Reduction) {
+        for (size_t k = 0; k < user->operands.size(); ++k)
+          if (user->operands[k] == v && k != 0 &&
+              !(k == 2 && user->is(OpKind::LayerNormalizationGrad)))
+            feeds = false;
+        continue;
+      }
+      feeds = user->info().category == FusionCategory::Pointwise && user->results.size() == 1 &&
+              user->result()->type.shape == v->type.shape && (*this)(user->result());
+    }
+    return memo[v] = feeds;
   }
-  mutable std::unordered_map<const Value *, bool> feeds; // feedsReductions' answers
-  const std::vector<const Op *> &of(const Value *v) const {
-    static const std::vector<const Op *> none;
-    auto it = readers.find(v);
-    return it == readers.end() ? none : it->second;
+
+  // A Cast that widens half floats to f32 only for reductions to read (the
+  // f32 copy mixed precision gives LayerNorm, Softmax, ReduceMean, and its
+  // f32 prologues): in a producer's epilogue, the producer would write the
+  // f32 copy as well as (or instead of) its half result; as the reduction's
+  // prologue, it reads the half values and widens them in registers.
+  bool widens(const Op &op) {
+    DType from = op.operand(0) ? op.operand(0)->type.dtype : DType::F32;
+    return op.is(OpKind::Cast) && (from == DType::F16 || from == DType::BF16) &&
+           op.result()->type.dtype == DType::F32 && (*this)(op.result());
   }
 };
-
-// Whether `v` is read only by reductions (as their data; LayerNormalizationGrad's
-// x too) and by pointwise ops of its shape whose results are (mixed
-// precision's f32 prologues: a batch norm's (x - mean)^2). Memoized in
-// `uses`: shared chains are walked once.
-bool feedsReductions(const Uses &uses, const Value *v) {
-  if (auto it = uses.feeds.find(v); it != uses.feeds.end())
-    return it->second;
-  bool feeds = !uses.returned.count(v) && !uses.of(v).empty();
-  for (const Op *user : uses.of(v)) {
-    if (!feeds)
-      break;
-    if (user->info().category == FusionCategory::Reduction) {
-      for (size_t k = 0; k < user->operands.size(); ++k)
-        if (user->operands[k] == v && k != 0 &&
-            !(k == 2 && user->is(OpKind::LayerNormalizationGrad)))
-          feeds = false;
-      continue;
-    }
-    feeds = user->info().category == FusionCategory::Pointwise && user->results.size() == 1 &&
-            user->result()->type.shape == v->type.shape && feedsReductions(uses, user->result());
-  }
-  return uses.feeds[v] = feeds;
-}
-
-// A Cast that widens half floats to f32 only for reductions to read (the
-// f32 copy mixed precision gives LayerNorm, Softmax, ReduceMean, and its f32
-// prologues): in a producer's epilogue, the producer would write the f32
-// copy as well as (or instead of) its half result; as the reduction's
-// prologue, it reads the half values and widens them in registers.
-bool widensForReductions(const Uses &uses, const Op &op) {
-  DType from = op.operand(0) ? op.operand(0)->type.dtype : DType::F32;
-  return op.is(OpKind::Cast) && (from == DType::F16 || from == DType::BF16) &&
-         op.result()->type.dtype == DType::F32 && feedsReductions(uses, op.result());
-}
 
 // A widening Cast read by several ops (CSE merged a batch norm's mean's and
 // variance's): each reader but the first gets a Cast of its own, so each
 // reduction widens in its own kernel instead of one kernel writing an f32
 // copy for the others to read (repvgg_a2: 2 GB more written a step).
 bool splitWideningCasts(Function &f) {
-  const Uses uses(f);
-  std::vector<std::pair<Op *, std::vector<const Op *>>> todo;
-  for (const auto &op : f.ops)
-    if (uses.of(op->results.empty() ? nullptr : op->result()).size() > 1 &&
-        widensForReductions(uses, *op))
-      todo.emplace_back(op.get(), uses.of(op->result()));
+  const ValueUses uses(f);
+  ReductionFeeds feeds{uses, {}};
+  std::vector<std::pair<Op *, std::vector<Op *>>> todo;
+  for (const auto &op : f.ops) {
+    if (op->results.empty() || !feeds.widens(*op))
+      continue;
+    std::vector<Op *> readers; // each once (ValueUses lists one an operand)
+    for (Op *r : uses.readers(op->result()))
+      if (std::find(readers.begin(), readers.end(), r) == readers.end())
+        readers.push_back(r);
+    if (readers.size() > 1)
+      todo.emplace_back(op.get(), std::move(readers));
+  }
   for (auto &[cast, readers] : todo) {
     Value *from = cast->result();
     for (size_t i = 1; i < readers.size(); ++i) {
-      Op *reader = const_cast<Op *>(readers[i]);
+      Op *reader = readers[i];
       auto copy = std::make_unique<Op>(OpKind::Cast);
       copy->attrs = cast->attrs;
       copy->loc = reader->loc;
@@ -203,6 +195,7 @@ public:
   }
 
   bool isShapeComputation(const Op *op) const { return shapeOps_.count(op) != 0; }
+  const ValueUses &uses() const { return all_; }
 
 private:
   Function &f_;
@@ -222,7 +215,8 @@ private:
     groupAt_[index_.at(o)] = g;
   }
   std::unordered_map<const Value *, size_t> uses_; // ops reading it, and function results
-  const Uses all_{f_};                             // the ops reading each value, as before grouping
+  const ValueUses all_{f_};                        // the ops reading each value, as before grouping
+  mutable ReductionFeeds feeds_{all_, {}};         // (memoized answers: mutable)
   std::vector<Group> groups_;
 
   // A library call's epilogue runs in place over the call's result: a
@@ -273,7 +267,7 @@ private:
 
   // The one group every reader of `v` is in: none for a function result.
   std::optional<size_t> readersGroup(const Value *v) const {
-    if (all_.returned.count(v))
+    if (all_.returned(v))
       return std::nullopt;
     std::optional<size_t> g;
     for (const Op *op : readersOf(v)) {
@@ -285,7 +279,7 @@ private:
     return g;
   }
 
-  const std::vector<const Op *> &readersOf(const Value *v) const { return all_.of(v); }
+  const std::vector<Op *> &readersOf(const Value *v) const { return all_.readers(v); }
 
   // A lone move with an index map, which a pointwise kernel reads through.
   Op *inlinableMove(size_t g) const {
@@ -373,7 +367,7 @@ private:
   bool onlyFeeds(size_t p, size_t g) const {
     for (const Op *op : groups_[p].ops)
       for (const Value *r : op->results) {
-        if (all_.returned.count(r))
+        if (all_.returned(r))
           return false;
         for (const Op *reader : readersOf(r))
           if (groupOf_.at(reader) != p && groupOf_.at(reader) != g)
@@ -621,7 +615,7 @@ private:
     return std::any_of(g.ops.begin(), g.ops.end(), [](const Op *o) { return touchesIntegers(*o); });
   }
 
-  bool widensForReductions(const Op &op) const { return tc::widensForReductions(all_, op); }
+  bool widensForReductions(const Op &op) const { return feeds_.widens(op); }
   // A group holds one reduction's widening Casts: another's (a second
   // reduction of the same values, splitWideningCasts) starts its own group,
   // or the first reduction's kernel would write its f32 copy.
@@ -942,7 +936,8 @@ bool isLoneIndexMove(const Group &g) {
           (!op.operands.empty() && op.operand(0) && isTensorData(op.operand(0))));
 }
 
-std::unique_ptr<Op> outline(Module &m, const Uses &uses, const Group &g, const std::string &name) {
+std::unique_ptr<Op> outline(Module &m, const ValueUses &uses, const Group &g,
+                            const std::string &name) {
   std::unordered_set<const Op *> members(g.ops.begin(), g.ops.end());
   std::unordered_set<const Value *> inside;
   for (const Op *op : g.ops)
@@ -950,14 +945,10 @@ std::unique_ptr<Op> outline(Module &m, const Uses &uses, const Group &g, const s
 
   // Results read outside the group (by another op or as function results).
   std::unordered_set<const Value *> usedOutside;
-  for (const Value *r : inside) {
-    auto it = uses.readers.find(r);
-    if (uses.returned.count(r) ||
-        (it != uses.readers.end() &&
-         std::any_of(it->second.begin(), it->second.end(),
-                     [&](const Op *reader) { return !members.count(reader); })))
+  for (const Value *r : inside)
+    if (uses.returned(r) || std::any_of(uses.readers(r).begin(), uses.readers(r).end(),
+                                        [&](const Op *reader) { return !members.count(reader); }))
       usedOutside.insert(r);
-  }
 
   Function *callee = m.addFunction(name);
   std::unordered_map<const Value *, Value *> map;
@@ -1087,7 +1078,7 @@ bool runFusePass(Module &m, const PassOptions &opts) {
     changed |= splitWideningCasts(*f);
     Grouper grouper(*f);
     std::vector<Group> groups = grouper.run();
-    const Uses uses(*f); // readers as before outlining: a group's operands stay the originals
+    const ValueUses &uses = grouper.uses(); // as before outlining: operands stay the originals
     std::unordered_map<const Op *, std::unique_ptr<Op>> replacement; // first member -> Fused
     std::unordered_set<const Op *> absorbed;
     for (const Group &g : groups) {

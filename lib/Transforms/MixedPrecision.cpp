@@ -202,12 +202,7 @@ private:
   std::unordered_set<const Op *> prologue_;
 
   void noteReductionPrologues() {
-    std::unordered_map<const Value *, std::vector<const Op *>> readers;
-    for (const auto &op : f_.ops)
-      for (const Value *v : op->operands)
-        if (v)
-          readers[v].push_back(op.get());
-    std::unordered_set<const Value *> returned(f_.results.begin(), f_.results.end());
+    const ValueUses uses(f_);
     auto sums = [](const Op &r, const Value *v) {
       return (r.is(OpKind::ReduceSum) || r.is(OpKind::ReduceMean) ||
               r.is(OpKind::ReduceSumSquare)) &&
@@ -217,15 +212,15 @@ private:
     for (auto it = f_.ops.rbegin(); it != f_.ops.rend(); ++it) {
       const Op &op = **it;
       if (!weightPointwise(op) || op.results.size() != 1 || op.result()->type.dtype != DType::F32 ||
-          returned.count(op.result()))
+          uses.returned(op.result()))
         continue;
       // One reader (an op may read it twice: x * x), so the f32 value lives
       // only inside the reduction's kernel.
-      auto rs = readers.find(op.result());
-      if (rs == readers.end() || std::any_of(rs->second.begin(), rs->second.end(),
-                                             [&](const Op *r) { return r != rs->second.front(); }))
+      const std::vector<Op *> &rs = uses.readers(op.result());
+      if (rs.empty() ||
+          std::any_of(rs.begin(), rs.end(), [&](const Op *r) { return r != rs.front(); }))
         continue;
-      const Op &r = *rs->second.front();
+      const Op &r = *rs.front();
       if (sums(r, op.result()) || (prologue_.count(&r) && sameSize(r.result(), op.result())))
         prologue_.insert(&op);
     }
