@@ -212,20 +212,21 @@ bool runTrainStatePass(Module &m, const PassOptions &opts) {
   // Parameters: float initializers with 2+ elements that some op reads
   // (scalars are the exporter's literals, not weights), in the model's order;
   // of an imported model, only its initializers (kWeightsMetadataKey).
-  std::optional<std::unordered_set<std::string>> weights;
-  if (auto it = m.metadata.find(kWeightsMetadataKey); it != m.metadata.end()) {
-    weights.emplace();
+  // (A metadata entry of names, one a line; none when the module lacks it.)
+  auto names = [&](const char *key) -> std::optional<std::unordered_set<std::string>> {
+    auto it = m.metadata.find(key);
+    if (it == m.metadata.end())
+      return std::nullopt;
+    std::unordered_set<std::string> out;
     std::istringstream lines(it->second);
     for (std::string line; std::getline(lines, line);)
-      weights->insert(line);
-  }
+      out.insert(line);
+    return out;
+  };
+  std::optional<std::unordered_set<std::string>> weights = names(kWeightsMetadataKey);
   // Not trained, as the model's exporter said (kFrozenMetadataKey).
-  std::unordered_set<std::string> frozen;
-  if (auto it = m.metadata.find(kFrozenMetadataKey); it != m.metadata.end()) {
-    std::istringstream lines(it->second);
-    for (std::string line; std::getline(lines, line);)
-      frozen.insert(line);
-  }
+  std::unordered_set<std::string> frozen =
+      names(kFrozenMetadataKey).value_or(std::unordered_set<std::string>{});
   std::unordered_set<const Value *> used;
   for (const auto &op : f.ops)
     for (const Value *v : op->operands)
