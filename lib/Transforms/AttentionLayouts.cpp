@@ -303,8 +303,17 @@ struct Rewriter {
   explicit Rewriter(Function &fn) : f(fn), u(fn) {}
   std::vector<Absorb> todo;
   // Shared producers (the ViT Transpose, the GPT-2 Split) -> the rewrites
-  // through them; applied only when they cover every use.
+  // through them; applied only when they cover every use, in the order the
+  // producers were first met (not by address: the constants the rewrites
+  // make would be listed in a different order from run to run).
   std::map<Op *, std::vector<Absorb>> shared;
+  std::vector<Op *> sharedOrder;
+  std::vector<Absorb> &sharedOf(Op *producer) {
+    auto [it, fresh] = shared.try_emplace(producer);
+    if (fresh)
+      sharedOrder.push_back(producer);
+    return it->second;
+  }
   std::map<Op *, int> sharedUses;                 // uses of the producer's results
   std::map<Op *, int> covered;                    // of them, those the rewrites replace
   std::unordered_map<const Op *, Value *> packed; // Split -> its Reshape to [B, S, N, H, D]
@@ -325,7 +334,7 @@ struct Rewriter {
     if (isOp(x, OpKind::Transpose) && x->def->getInts("perm") == Ints{0, 2, 1, 3}) {
       Value *bshd = x->def->operand(0);
       if (Op *split = splitPart(bshd, p)) {
-        absorb(shared[split], nullptr, 2 + p);
+        absorb(sharedOf(split), nullptr, 2 + p);
         ++covered[split];
         return;
       }
@@ -341,7 +350,7 @@ struct Rewriter {
     Value *p5 = t->def->operand(0);
     if (p5->type.shape[2].isStatic() && p >= p5->type.shape[2].size)
       return;
-    absorb(shared[t->def], p5, 2 + p);
+    absorb(sharedOf(t->def), p5, 2 + p);
     ++covered[t->def];
     sharedUses[t->def] = u[t];
   }
@@ -432,10 +441,10 @@ struct Rewriter {
     bool changed = false;
     for (const Absorb &r : todo)
       changed |= relayout(*r.op, r.i, r.to, r.code);
-    for (auto &[producer, rs] : shared) {
+    for (Op *producer : sharedOrder) {
       if (covered[producer] != sharedUses[producer])
         continue; // the copy stays for another use
-      for (const Absorb &r : rs) {
+      for (const Absorb &r : shared[producer]) {
         Value *to = r.to;
         if (!to) // a Split part: the [B, S, H, D] Reshape of it has the dims
           to = packedOf(*producer, r.op->operand(r.i)->def->operand(0)->type.shape);
