@@ -81,8 +81,12 @@ static Value *masked(GradBuilder &b, Value *mask, Value *g) {
   return b.where(mask, g, b.scalar(0, g));
 }
 
+// The mask from the output (y > 0 exactly where x > 0): the backward reads
+// the value the next layer saves anyway, so the pre-activation is not kept
+// and the op before can write y alone (a GEMM's ReLU epilogue, a batch
+// norm's apply and ReLU in one kernel).
 void relu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
-  og[0] = masked(b, b.op(OpKind::Greater, {in(b, 0), b.scalar(0, in(b, 0))}), rg[0]);
+  og[0] = masked(b, b.op(OpKind::Greater, {out(b), b.scalar(0, out(b))}), rg[0]);
 }
 
 void leakyRelu(GradBuilder &b, const Grads &rg, const Wanted &, Grads &og) {
