@@ -376,6 +376,30 @@ private:
     return true;
   }
 
+  // A pointwise group h placed before reduction group g's anchor, over the
+  // anchor's input like the epilogue op of shape `s` that joined g, read by
+  // g alone: it joins as prologue that only the epilogue reads, so the
+  // kernel computes it per element in its last pass instead of another
+  // kernel writing it for this one to read (T5's RMSNorm backward: the
+  // residual gradient plus dxhat * rstd, and 2x for the variance's
+  // gradient, were two launches a norm).
+  bool inputOnlyFeeds(size_t h, size_t g, const Shape &s) const {
+    const Op &anchor = *groups_[g].anchorOp;
+    if (!anchor.operand(0) || anchor.operand(0)->type.shape != s || groups_[h].domain != s)
+      return false;
+    for (const Op *op : groups_[h].ops)
+      for (const Value *r : op->results) {
+        if (all_.returned(r))
+          return false;
+        for (const Op *reader : readersOf(r)) {
+          auto it = groupOf_.find(reader);
+          if (it == groupOf_.end() || (it->second != h && it->second != g))
+            return false;
+        }
+      }
+    return true;
+  }
+
   // The groups reading some result of group p.
   std::set<size_t> readerGroupsOf(size_t p) const {
     std::set<size_t> out;
@@ -687,13 +711,15 @@ private:
       // into a reduction's only from after it (an op before it that does
       // not feed its input is no prologue: the AMP step's Reciprocal of the
       // loss scale, pulled into the last gradient sum's group by the Sum
-      // of all, was a host step).
+      // of all, was a host step), or from before it over the reduction's
+      // input where only this group reads it (inputOnlyFeeds).
       for (size_t h : cands)
         if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
             groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
             !pathThroughOthers(h, g) &&
             !(groups_[g].anchor == Anchor::Reduction &&
-              (readsIntegers(groups_[h]) || groups_[h].first < index_.at(groups_[g].anchorOp))) &&
+              (readsIntegers(groups_[h]) ||
+               (groups_[h].first < index_.at(groups_[g].anchorOp) && !inputOnlyFeeds(h, g, s)))) &&
             combinable(groups_[g].ops, groups_[h].ops) && epilogueFits(groups_[g], groups_[h].ops))
           merge(g, h);
       return;
