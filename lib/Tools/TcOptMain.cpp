@@ -181,10 +181,11 @@ int tcOptMain(int argc, char **argv) {
         "nhwc-conv-transpose", po::value(&nhwcConvT)->value_name("on|off"),
         "with --target=cuda: a conv's backward data pass in NHWC too (channels-last's "
         "conv-transpose; default on; off keeps it NCHW: an A/B)")(
-        "merge-gemms", po::value(&mergeGemms)->value_name("on|off|train"),
+        "merge-gemms", po::value(&mergeGemms)->value_name("on|off|train|heads"),
         "on a GPU target at -O2/-O3: sibling GEMMs (one input, constant weights) as one "
         "(merge-gemms; default on; off for an A/B; train: a train step's too, its weight "
-        "arguments' GEMMs before autodiff)")(
+        "arguments' GEMMs before autodiff; heads: of those, only attention's q, k, v of "
+        "equal widths)")(
         "conv-gemm", po::value(&convGemm)->value_name("MODE"),
         "with --target=cuda: which 1x1 convs run as cuBLASLt GEMMs (the conv-gemms pass): "
         "auto (default: its rule; none at fp32), always (every 1x1 NHWC conv with a constant "
@@ -298,8 +299,8 @@ int tcOptMain(int argc, char **argv) {
     // Target- and precision-driven passes go right before lower-quantize
     // and fusion (preFusionAnchor), so that fusion absorbs the transposes
     // and casts they insert; with neither pass, at the end of the pipeline.
-    if (mergeGemms != "on" && mergeGemms != "off" && mergeGemms != "train")
-      fail("--merge-gemms takes on, off or train, not '", mergeGemms, "'");
+    if (mergeGemms != "on" && mergeGemms != "off" && mergeGemms != "train" && mergeGemms != "heads")
+      fail("--merge-gemms takes on, off, train or heads, not '", mergeGemms, "'");
     if (remat != "on" && remat != "off" && remat != "keep-gemm-operands")
       fail("--rematerialize takes on, off or keep-gemm-operands, not '", remat, "'");
     if (remat == "off")
@@ -404,11 +405,13 @@ int tcOptMain(int argc, char **argv) {
       // --merge-gemms=train: sibling GEMMs of weight arguments as one before
       // attention-fusion (which reads the packed q, k, v in place) and
       // autodiff (one weight-gradient GEMM and one bias sum for the set).
-      if (mergeGemms == "train" && passes.empty() &&
+      if ((mergeGemms == "train" || mergeGemms == "heads") && passes.empty() &&
           std::any_of(pipeline.begin(), pipeline.end(),
                       [](const PassInvocation &p) { return p.is(PassId::MergeGemms); })) {
         Pipeline merge;
-        merge.add(PassInvocation(PassId::MergeGemms).set("trainable", true));
+        merge.add(PassInvocation(PassId::MergeGemms)
+                      .set("trainable", true)
+                      .set("heads", mergeGemms == "heads"));
         t.insertBefore(PassId::AttentionFusion, merge);
       }
       // A target that aligns GEMMs (CUDA) gets its weights' GEMMs aligned

@@ -293,24 +293,29 @@ Value *sinkThroughReshapes(Function &f, Value *part, int64_t a, int64_t s, int64
 
 // Adds the merged GEMM (before the op being visited: the set's first) and
 // its parts; every sibling's output is then replaced by its part.
+// Whether the set's parts are of equal widths and each goes on to a head
+// split (a Reshape: what attention-layouts reads in place when attention
+// takes it): one Split then, which attention reads packed.
+bool headSplits(Function &f, const std::vector<Sibling> &set) {
+  return std::all_of(set.begin(), set.end(), [&](const Sibling &s) {
+    std::vector<Op *> users = usersOf(f, s.out());
+    return s.n == set[0].n && users.size() == 1 && users[0]->is(OpKind::Reshape);
+  });
+}
+
 void merge(Function &f, std::vector<Sibling> &set, bool trainable) {
   Op &first = *set[0].mm;
   const Value *x = first.operand(0);
   int64_t k = first.operand(1)->type.shape[0].size, total = 0;
-  bool anyBias = false, oneSplit = true;
+  bool anyBias = false;
   for (const Sibling &s : set) {
     total += s.n;
     anyBias |= s.bias != nullptr;
-    oneSplit &= s.n == set[0].n;
   }
-  // A Split only where each part goes on to a head split (a Reshape: what
-  // attention-layouts reads in place when attention takes it): a Split is
-  // its own copy kernel otherwise, where a Slice inlines into the pointwise
-  // group reading it (LLaMA's SiLU(gate) * up).
-  for (const Sibling &s : set) {
-    std::vector<Op *> users = usersOf(f, s.out());
-    oneSplit &= users.size() == 1 && users[0]->is(OpKind::Reshape);
-  }
+  // A Split only for head splits: a Split is its own copy kernel
+  // otherwise, where a Slice inlines into the pointwise group reading it
+  // (LLaMA's SiLU(gate) * up).
+  const bool oneSplit = headSplits(f, set);
   Shape shape = first.result()->type.shape;
   shape.back() = Dim::fixed(total);
   TensorType pt{first.result()->type.dtype, shape};
@@ -360,7 +365,7 @@ void merge(Function &f, std::vector<Sibling> &set, bool trainable) {
 } // namespace
 
 bool runMergeGemmsPass(Module &m, const PassOptions &opts) {
-  const bool trainable = opts.getBool("trainable");
+  const bool trainable = opts.getBool("trainable"), heads = opts.getBool("heads");
   bool changed = false;
   for (auto &fp : m.functions) {
     Function &f = *fp;
@@ -391,7 +396,7 @@ bool runMergeGemmsPass(Module &m, const PassOptions &opts) {
       int outputs = 0;
       for (const Sibling &s : set)
         outputs += returned.count(s.out()) ? 1 : 0;
-      if (set.size() < 2 || outputs > 1)
+      if (set.size() < 2 || outputs > 1 || (heads && !headSplits(f, set)))
         continue;
       // The new ops (appended by addOp) move to where the first sibling is.
       size_t added = f.ops.size();
