@@ -362,6 +362,15 @@ static bool rematerializeSaved(Function &f, int64_t maxChain, bool keepLibraryOp
     return false;
   };
 
+  // The largest result of each value's readers (in elements).
+  std::unordered_map<const Value *, int64_t> largestReader;
+  for (const auto &op : f.ops)
+    for (const Value *v : op->operands)
+      if (v && !op->results.empty()) {
+        int64_t &n = largestReader[v];
+        n = std::max(n, elements(op->results[0]));
+      }
+
   // In forward order: a cheap forward value is recomputable when all it
   // reads is available in the backward (saved anyway, recomputable, an
   // argument, a constant or small); its chain depth bounds the work.
@@ -370,6 +379,13 @@ static bool rematerializeSaved(Function &f, int64_t maxChain, bool keepLibraryOp
     if (!forward(*op) || !cheap(*op) || returned.count(op->result()))
       continue;
     const Value *v = op->result();
+    // A saved value its readers broadcast (an RMSNorm's rstd per row, 4 KB
+    // beside its 1 MB rows) stays saved: its forward kernel stores it beside
+    // its rows for nothing, where a recompute is a kernel of its own in the
+    // backward (t5_small: 30 a step).
+    if (auto r = largestReader.find(v); firstBackward.count(v) && r != largestReader.end() &&
+                                        elements(v) * kSmallRatio <= r->second)
+      continue;
     int d = 1;
     bool available = true;
     // A widening Cast (the f32 copy mixed precision gives a LayerNorm's
