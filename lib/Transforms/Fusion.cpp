@@ -427,8 +427,23 @@ private:
   // gradient, were two launches a norm).
   bool inputOnlyFeeds(size_t h, size_t g, const Shape &s) const {
     const Op &anchor = *groups_[g].anchorOp;
-    if (!anchor.operand(0) || anchor.operand(0)->type.shape != s || groups_[h].domain != s)
-      return false;
+    return anchor.operand(0) && anchor.operand(0)->type.shape == s && groups_[h].domain == s &&
+           onlyReadBy(h, g);
+  }
+
+  // A pointwise group h placed after library group g's call, over the
+  // call's result shape, read by g alone: the epilogue kernel computes it
+  // per element after the call (a ReLU backward's mask y > 0 beside the
+  // data gradient's GEMM was a kernel writing a bool tensor for the
+  // epilogue to read: T5's FFN, 12 a step).
+  bool afterCallOnlyFeeds(size_t h, size_t g, const Shape &s) const {
+    const Op &call = *groups_[g].anchorOp;
+    return groups_[h].first > index_.at(&call) && call.result()->type.shape == s &&
+           groups_[h].domain == s && onlyReadBy(h, g);
+  }
+
+  // Every result of group h is read only by ops of h and g (placed ones).
+  bool onlyReadBy(size_t h, size_t g) const {
     for (const Op *op : groups_[h].ops)
       for (const Value *r : op->results) {
         if (all_.returned(r))
@@ -750,14 +765,16 @@ private:
       // into a library call's group, whose ops after the call are the
       // epilogue (a producer there would run before the MatMul/Conv, and no
       // library or kernel takes that: T5's position bias, Swin's masks);
+      // (but one placed after the call, over its result, that only the
+      // epilogue reads is epilogue too: afterCallOnlyFeeds);
       // into a reduction's only from after it (an op before it that does
       // not feed its input is no prologue: the AMP step's Reciprocal of the
       // loss scale, pulled into the last gradient sum's group by the Sum
       // of all, was a host step), or from before it over the reduction's
       // input where only this group reads it (inputOnlyFeeds).
       for (size_t h : cands)
-        if (h != g && groups_[g].anchor != Anchor::Library && groups_[h].alive &&
-            groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
+        if (h != g && (groups_[g].anchor != Anchor::Library || afterCallOnlyFeeds(h, g, s)) &&
+            groups_[h].alive && groups_[h].anchor == Anchor::None && !pathThroughOthers(g, h) &&
             !pathThroughOthers(h, g) &&
             !(groups_[g].anchor == Anchor::Reduction &&
               (readsIntegers(groups_[h]) ||
