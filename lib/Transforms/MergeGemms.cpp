@@ -291,8 +291,6 @@ Value *sinkThroughReshapes(Function &f, Value *part, int64_t a, int64_t s, int64
   }
 }
 
-// Adds the merged GEMM (before the op being visited: the set's first) and
-// its parts; every sibling's output is then replaced by its part.
 // Whether the set's parts are of equal widths and each goes on to a head
 // split (a Reshape: what attention-layouts reads in place when attention
 // takes it): one Split then, which attention reads packed.
@@ -303,6 +301,8 @@ bool headSplits(Function &f, const std::vector<Sibling> &set) {
   });
 }
 
+// Adds the merged GEMM (before the op being visited: the set's first) and
+// its parts; every sibling's output is then replaced by its part.
 void merge(Function &f, std::vector<Sibling> &set, bool trainable) {
   Op &first = *set[0].mm;
   const Value *x = first.operand(0);
