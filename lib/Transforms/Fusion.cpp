@@ -268,35 +268,35 @@ private:
   // [tokens, 2816] fewer, qwen3's AMP step). Siblings in a library call's
   // epilogue or a reduction's kernel stay: those read their data there.
   void mergeSiblings() {
-    std::map<const Value *, std::vector<size_t>> readers; // by first reading op
+    // Each value with several such readers, in the order first read; its
+    // reading groups in program order.
+    std::vector<std::vector<size_t>> sets;
+    std::unordered_set<const Value *> seen;
     for (const auto &op : f_.ops)
-      for (const Value *v : op->operands)
-        if (v && !inlineable(v)) {
-          size_t g = groupOf_.at(op.get());
-          std::vector<size_t> &gs = readers[v];
+      for (const Value *v : op->operands) {
+        if (!v || inlineable(v) || !seen.insert(v).second)
+          continue;
+        std::vector<size_t> gs;
+        for (const Op *r : readersOf(v)) {
+          size_t g = groupOf_.at(r);
           if (pointwiseGroup(g) && !readsIntegers(groups_[g]) &&
               sameDomain(groups_[g].domain, v->type.shape) &&
               std::find(gs.begin(), gs.end(), g) == gs.end())
             gs.push_back(g);
         }
-    for (const auto &op : f_.ops)
-      for (const Value *v : op->operands) {
-        auto it = v ? readers.find(v) : readers.end();
-        if (it == readers.end())
-          continue;
-        std::vector<size_t> &gs = it->second;
-        for (size_t i = 0; i < gs.size(); ++i)
-          for (size_t j = i + 1; j < gs.size(); ++j) {
-            size_t a = gs[i], b = gs[j];
-            if (!groups_[a].alive || !groups_[b].alive || !pointwiseGroup(a) ||
-                !pointwiseGroup(b) || !sameDomain(groups_[a].domain, groups_[b].domain) ||
-                reaches(producersOf(a), b) || reaches(producersOf(b), a) ||
-                !combinable(groups_[a].ops, groups_[b].ops))
-              continue;
-            merge(a, b);
-          }
-        readers.erase(it);
+        if (gs.size() > 1)
+          sets.push_back(std::move(gs));
       }
+    for (const std::vector<size_t> &gs : sets)
+      for (size_t i = 0; i < gs.size(); ++i)
+        for (size_t j = i + 1; j < gs.size(); ++j) {
+          size_t a = gs[i], b = gs[j];
+          if (!groups_[a].alive || !groups_[b].alive || !pointwiseGroup(a) || !pointwiseGroup(b) ||
+              !sameDomain(groups_[a].domain, groups_[b].domain) || reaches(producersOf(a), b) ||
+              reaches(producersOf(b), a) || !combinable(groups_[a].ops, groups_[b].ops))
+            continue;
+          merge(a, b);
+        }
   }
 
   // A pure pointwise group (no anchor, not a lone shape/opaque op); only
@@ -404,20 +404,21 @@ private:
     return read.size() <= kMaxInlinedInputs;
   }
 
-  // Every result of group p is read only by ops of group g (and by nothing
-  // outside the function).
+  // Every result of group p is read only by ops of p and g (and by nothing
+  // outside the function); a reader not placed yet is neither.
   bool onlyFeeds(size_t p, size_t g) const {
     for (const Op *op : groups_[p].ops)
       for (const Value *r : op->results) {
         if (all_.returned(r))
           return false;
-        for (const Op *reader : readersOf(r))
-          if (groupOf_.at(reader) != p && groupOf_.at(reader) != g)
+        for (const Op *reader : readersOf(r)) {
+          auto it = groupOf_.find(reader);
+          if (it == groupOf_.end() || (it->second != p && it->second != g))
             return false;
+        }
       }
     return true;
   }
-
   // A pointwise group h placed before reduction group g's anchor, over the
   // anchor's input like the epilogue op of shape `s` that joined g, read by
   // g alone: it joins as prologue that only the epilogue reads, so the
@@ -428,7 +429,7 @@ private:
   bool inputOnlyFeeds(size_t h, size_t g, const Shape &s) const {
     const Op &anchor = *groups_[g].anchorOp;
     return anchor.operand(0) && anchor.operand(0)->type.shape == s && groups_[h].domain == s &&
-           onlyReadBy(h, g);
+           onlyFeeds(h, g);
   }
 
   // A pointwise group h placed after library group g's call, over the
@@ -439,22 +440,7 @@ private:
   bool afterCallOnlyFeeds(size_t h, size_t g, const Shape &s) const {
     const Op &call = *groups_[g].anchorOp;
     return groups_[h].first > index_.at(&call) && call.result()->type.shape == s &&
-           groups_[h].domain == s && onlyReadBy(h, g);
-  }
-
-  // Every result of group h is read only by ops of h and g (placed ones).
-  bool onlyReadBy(size_t h, size_t g) const {
-    for (const Op *op : groups_[h].ops)
-      for (const Value *r : op->results) {
-        if (all_.returned(r))
-          return false;
-        for (const Op *reader : readersOf(r)) {
-          auto it = groupOf_.find(reader);
-          if (it == groupOf_.end() || (it->second != h && it->second != g))
-            return false;
-        }
-      }
-    return true;
+           groups_[h].domain == s && onlyFeeds(h, g);
   }
 
   // The groups reading some result of group p.

@@ -36,7 +36,6 @@
 #include <algorithm>
 #include <functional>
 #include <map>
-#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -346,14 +345,12 @@ static bool rematerializeSaved(Function &f, int64_t maxChain, bool keepLibraryOp
       for (const Value *v : f.ops[i]->operands)
         if (v && v->def && forward(*v->def) && !firstBackward.count(v))
           firstBackward[v] = i;
+  const ValueUses uses(f);
   // keep-library-operands: whether a backward op other than a library call
   // reads a value, through Reshapes (a weight gradient's GEMM reads its
   // operand flattened to rows).
-  std::optional<ValueUses> uses;
-  if (keepLibraryOperands)
-    uses.emplace(f);
   std::function<bool(const Value *)> fusiblyRead = [&](const Value *v) {
-    for (const Op *r : uses->readers(v)) {
+    for (const Op *r : uses.readers(v)) {
       if (forward(*r) || r->info().category == FusionCategory::Library)
         continue;
       if (!r->is(OpKind::Reshape) || fusiblyRead(r->result()))
@@ -362,14 +359,14 @@ static bool rematerializeSaved(Function &f, int64_t maxChain, bool keepLibraryOp
     return false;
   };
 
-  // The largest result of each value's readers (in elements).
-  std::unordered_map<const Value *, int64_t> largestReader;
-  for (const auto &op : f.ops)
-    for (const Value *v : op->operands)
-      if (v && !op->results.empty()) {
-        int64_t &n = largestReader[v];
-        n = std::max(n, elements(op->results[0]));
-      }
+  // The largest result of a value's readers (in elements).
+  auto largestReader = [&](const Value *v) {
+    int64_t n = 0;
+    for (const Op *r : uses.readers(v))
+      if (!r->results.empty())
+        n = std::max(n, elements(r->results[0]));
+    return n;
+  };
 
   // In forward order: a cheap forward value is recomputable when all it
   // reads is available in the backward (saved anyway, recomputable, an
@@ -383,8 +380,7 @@ static bool rematerializeSaved(Function &f, int64_t maxChain, bool keepLibraryOp
     // beside its 1 MB rows) stays saved: its forward kernel stores it beside
     // its rows for nothing, where a recompute is a kernel of its own in the
     // backward (t5_small: 30 a step).
-    if (auto r = largestReader.find(v); firstBackward.count(v) && r != largestReader.end() &&
-                                        elements(v) * kSmallRatio <= r->second)
+    if (firstBackward.count(v) && elements(v) * kSmallRatio <= largestReader(v))
       continue;
     int d = 1;
     bool available = true;
